@@ -1,0 +1,328 @@
+//! Access distributions over the blocks of an object.
+//!
+//! `zipf:θ` (θ < 1) and `pareto:h` follow fio's own generators (lib/zipf.c, Gray's
+//! approximation of Zipf and fio's Pareto power law), including fio's scattering of ranks over
+//! the file with a golden-ratio multiply plus a random offset, so a pagelab "fio zipf" job has
+//! the popularity profile fio's has. `zipf:θ` with θ ≥ 1, which fio refuses, uses exact
+//! rejection-inversion sampling (Hörmann & Derflinger), the method memtier's `Z` pattern uses.
+
+use crate::rng::Rng;
+
+/// fio's `GOLDEN_RATIO_64`, used to scatter popularity ranks over the blocks.
+const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
+/// fio sums at most this many terms of the zeta function.
+const ZIPF_MAX_TERMS: u64 = 10_000_000;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Distribution {
+    /// Block `i mod n` for the i-th access: streaming, and looping when ops exceed the blocks.
+    Sequential,
+    Uniform,
+    Zipf(f64),
+    Pareto(f64),
+    /// Normal around the middle block with this standard deviation in percent of the blocks.
+    Normal(f64),
+    /// A fraction `hot` of the blocks receives a fraction `prob` of the accesses.
+    HotCold { hot: f64, prob: f64 },
+}
+
+impl Distribution {
+    /// Parses `seq`, `uniform`/`random`, `zipf:0.8`, `pareto:0.2`, `normal:10`/`gauss:10`,
+    /// `hotcold:0.2:0.8`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let t = text.trim().to_ascii_lowercase();
+        let (name, args) = match t.split_once(':') {
+            Some((n, a)) => (n, Some(a)),
+            None => (t.as_str(), None),
+        };
+        let num = |a: Option<&str>, what: &str| -> Result<f64, String> {
+            let a = a.ok_or_else(|| format!("`{text}`: {name} needs a parameter, e.g. {name}:{what}"))?;
+            a.parse::<f64>().map_err(|_| format!("`{text}`: `{a}` is not a number"))
+        };
+        let d = match name {
+            "seq" | "sequential" | "loop" => Distribution::Sequential,
+            "uniform" | "random" | "rand" => Distribution::Uniform,
+            "zipf" => {
+                let theta = num(args, "0.8")?;
+                if !(theta > 0.0) || theta > 10.0 {
+                    return Err(format!("`{text}`: zipf exponent must be in (0, 10]"));
+                }
+                Distribution::Zipf(theta)
+            }
+            "pareto" => {
+                let h = num(args, "0.2")?;
+                if !(h > 0.0 && h < 1.0) {
+                    return Err(format!("`{text}`: pareto parameter must be in (0, 1)"));
+                }
+                Distribution::Pareto(h)
+            }
+            "normal" | "gauss" | "gaussian" => {
+                let dev = num(args, "10")?;
+                if !(dev > 0.0 && dev <= 100.0) {
+                    return Err(format!("`{text}`: the deviation is a percentage in (0, 100]"));
+                }
+                Distribution::Normal(dev)
+            }
+            "hotcold" => {
+                let a = args.ok_or_else(|| format!("`{text}`: use hotcold:HOT_FRACTION:HOT_PROBABILITY, e.g. hotcold:0.2:0.8"))?;
+                let (h, p) = a
+                    .split_once(':')
+                    .ok_or_else(|| format!("`{text}`: use hotcold:HOT_FRACTION:HOT_PROBABILITY, e.g. hotcold:0.2:0.8"))?;
+                let hot: f64 = h.parse().map_err(|_| format!("`{text}`: `{h}` is not a number"))?;
+                let prob: f64 = p.parse().map_err(|_| format!("`{text}`: `{p}` is not a number"))?;
+                if !(hot > 0.0 && hot < 1.0 && (0.0..=1.0).contains(&prob)) {
+                    return Err(format!("`{text}`: the hot fraction must be in (0, 1) and the probability in [0, 1]"));
+                }
+                Distribution::HotCold { hot, prob }
+            }
+            _ => {
+                return Err(format!(
+                    "`{text}` is not a distribution (use seq, uniform, zipf:θ, pareto:h, normal:σ%, hotcold:f:p)"
+                ))
+            }
+        };
+        Ok(d)
+    }
+}
+
+/// A sampler of block indices in `[0, n)` for one distribution and one object size.
+#[derive(Clone, Debug)]
+pub struct Sampler {
+    n: u64,
+    next_seq: u64,
+    scatter: bool,
+    rand_off: u64,
+    kind: SamplerKind,
+}
+
+#[derive(Clone, Debug)]
+enum SamplerKind {
+    Sequential,
+    Uniform,
+    Gray { theta: f64, zetan: f64, zeta2: f64 },
+    RejectionInversion(RejectionInversionZipf),
+    Pareto { pow: f64 },
+    Normal { stddev: f64 },
+    HotCold { hot_blocks: u64, prob: f64 },
+}
+
+impl Sampler {
+    /// `scatter` spreads popularity ranks over the object as fio does; without it rank r is
+    /// block r (the hottest blocks are at the start).
+    pub fn new(dist: &Distribution, n: u64, scatter: bool, rng: &mut Rng) -> Self {
+        assert!(n > 0, "a sampler needs at least one block");
+        let kind = match *dist {
+            Distribution::Sequential => SamplerKind::Sequential,
+            Distribution::Uniform => SamplerKind::Uniform,
+            Distribution::Zipf(theta) if theta < 1.0 => {
+                let terms = n.min(ZIPF_MAX_TERMS);
+                let zetan = (1..=terms).map(|i| (i as f64).powf(-theta)).sum();
+                SamplerKind::Gray { theta, zetan, zeta2: 1.0 + 0.5f64.powf(theta) }
+            }
+            Distribution::Zipf(theta) => SamplerKind::RejectionInversion(RejectionInversionZipf::new(n, theta)),
+            Distribution::Pareto(h) => SamplerKind::Pareto { pow: h.ln() / (1.0 - h).ln() },
+            Distribution::Normal(dev) => SamplerKind::Normal { stddev: (n as f64 * dev / 100.0).max(1e-9) },
+            Distribution::HotCold { hot, prob } => {
+                SamplerKind::HotCold { hot_blocks: ((n as f64 * hot).round() as u64).clamp(1, n), prob }
+            }
+        };
+        // fio draws its scatter offset first, from the same generator.
+        let rand_off = rng.next_u32() as u64;
+        Sampler { n, next_seq: 0, scatter, rand_off, kind }
+    }
+
+    pub fn blocks(&self) -> u64 {
+        self.n
+    }
+
+    #[inline]
+    fn place(&self, rank: u64) -> u64 {
+        if self.scatter {
+            (rank.wrapping_mul(GOLDEN_RATIO_64).wrapping_add(self.rand_off)) % self.n
+        } else {
+            rank % self.n
+        }
+    }
+
+    /// The next block index.
+    #[inline]
+    pub fn next(&mut self, rng: &mut Rng) -> u64 {
+        let n = self.n;
+        match &self.kind {
+            SamplerKind::Sequential => {
+                let b = self.next_seq;
+                self.next_seq = if b + 1 == n { 0 } else { b + 1 };
+                b
+            }
+            SamplerKind::Uniform => rng.below(n),
+            SamplerKind::Gray { theta, zetan, zeta2 } => {
+                // fio lib/zipf.c: zipf_next(), with a 32-bit uniform draw as fio's.
+                let alpha = 1.0 / (1.0 - theta);
+                let eta = (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta2 / zetan);
+                let u = rng.next_u32() as f64 / u32::MAX as f64;
+                let z = u * zetan;
+                let v = if z < 1.0 {
+                    1
+                } else if z < *zeta2 {
+                    2
+                } else {
+                    1 + (n as f64 * (eta * u - eta + 1.0).powf(alpha)) as u64
+                };
+                self.place(v - 1)
+            }
+            SamplerKind::RejectionInversion(z) => {
+                let rank = z.sample(rng) - 1;
+                self.place(rank)
+            }
+            SamplerKind::Pareto { pow } => {
+                let u = rng.next_u32() as f64 / u32::MAX as f64;
+                let v = ((n - 1) as f64 * u.powf(*pow)) as u64;
+                self.place(v)
+            }
+            SamplerKind::Normal { stddev } => {
+                let mean = n as f64 / 2.0;
+                loop {
+                    // Box-Muller; redraw values that fall outside the object.
+                    let u1 = rng.unit().max(f64::MIN_POSITIVE);
+                    let u2 = rng.unit();
+                    let g = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+                    let x = mean + g * stddev;
+                    if x >= 0.0 && x < n as f64 {
+                        let rank = x as u64;
+                        return self.place(rank);
+                    }
+                }
+            }
+            SamplerKind::HotCold { hot_blocks, prob } => {
+                let rank = if rng.unit() < *prob || *hot_blocks == n {
+                    rng.below(*hot_blocks)
+                } else {
+                    hot_blocks + rng.below(n - hot_blocks)
+                };
+                self.place(rank)
+            }
+        }
+    }
+}
+
+/// Exact Zipf sampling over ranks 1..=n with exponent s by rejection-inversion.
+#[derive(Clone, Debug)]
+struct RejectionInversionZipf {
+    n: f64,
+    s: f64,
+    h_integral_x1: f64,
+    h_integral_n: f64,
+    s_param: f64,
+}
+
+fn helper1(x: f64) -> f64 {
+    if x.abs() > 1e-8 { x.ln_1p() / x } else { 1.0 - x * (0.5 - x * (1.0 / 3.0 - 0.25 * x)) }
+}
+
+fn helper2(x: f64) -> f64 {
+    if x.abs() > 1e-8 { x.exp_m1() / x } else { 1.0 + x * 0.5 * (1.0 + x * (1.0 / 3.0) * (1.0 + 0.25 * x)) }
+}
+
+impl RejectionInversionZipf {
+    fn new(n: u64, s: f64) -> Self {
+        let mut z = RejectionInversionZipf { n: n as f64, s, h_integral_x1: 0.0, h_integral_n: 0.0, s_param: 0.0 };
+        z.h_integral_x1 = z.h_integral(1.5) - 1.0;
+        z.h_integral_n = z.h_integral(n as f64 + 0.5);
+        z.s_param = 2.0 - z.h_integral_inverse(z.h_integral(2.5) - z.h(2.0));
+        z
+    }
+    fn h(&self, x: f64) -> f64 {
+        (-self.s * x.ln()).exp()
+    }
+    fn h_integral(&self, x: f64) -> f64 {
+        let lx = x.ln();
+        helper2((1.0 - self.s) * lx) * lx
+    }
+    fn h_integral_inverse(&self, x: f64) -> f64 {
+        let t = (x * (1.0 - self.s)).max(-1.0);
+        (helper1(t) * x).exp()
+    }
+    fn sample(&self, rng: &mut Rng) -> u64 {
+        loop {
+            let u = self.h_integral_n + rng.unit() * (self.h_integral_x1 - self.h_integral_n);
+            let x = self.h_integral_inverse(u);
+            let k = (x + 0.5).floor().clamp(1.0, self.n);
+            if k - x <= self.s_param || u >= self.h_integral(k + 0.5) - self.h(k) {
+                return k as u64;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn histogram(dist: &Distribution, n: u64, draws: usize, scatter: bool) -> Vec<u64> {
+        let mut rng = Rng::new(3);
+        let mut s = Sampler::new(dist, n, scatter, &mut rng);
+        let mut h = vec![0u64; n as usize];
+        for _ in 0..draws {
+            let b = s.next(&mut rng);
+            assert!(b < n);
+            h[b as usize] += 1;
+        }
+        h
+    }
+
+    #[test]
+    fn parse_names_and_rejects_nonsense() {
+        assert_eq!(Distribution::parse("zipf:0.8").unwrap(), Distribution::Zipf(0.8));
+        assert_eq!(Distribution::parse("random").unwrap(), Distribution::Uniform);
+        assert_eq!(Distribution::parse("hotcold:0.1:0.9").unwrap(), Distribution::HotCold { hot: 0.1, prob: 0.9 });
+        assert!(Distribution::parse("zipf").unwrap_err().contains("needs a parameter"));
+        assert!(Distribution::parse("pareto:2").is_err());
+        assert!(Distribution::parse("bimodal").unwrap_err().contains("not a distribution"));
+    }
+
+    #[test]
+    fn sequential_wraps_around() {
+        let mut rng = Rng::new(1);
+        let mut s = Sampler::new(&Distribution::Sequential, 3, false, &mut rng);
+        let v: Vec<u64> = (0..7).map(|_| s.next(&mut rng)).collect();
+        assert_eq!(v, [0, 1, 2, 0, 1, 2, 0]);
+    }
+
+    #[test]
+    fn zipf_ranks_follow_the_power_law() {
+        // Without scatter rank r is block r: frequency(rank 1)/frequency(rank 2) ≈ 2^θ.
+        for theta in [0.8, 1.0, 1.2] {
+            let h = histogram(&Distribution::Zipf(theta), 1000, 400_000, false);
+            let ratio = h[0] as f64 / h[1] as f64;
+            let want = 2f64.powf(theta);
+            assert!((ratio / want - 1.0).abs() < 0.08, "θ={theta}: ratio {ratio} want {want}");
+            assert!(h[0] > h[9] && h[9] > h[99], "θ={theta} not decreasing");
+        }
+    }
+
+    #[test]
+    fn hotcold_puts_the_probability_on_the_hot_fraction() {
+        let h = histogram(&Distribution::HotCold { hot: 0.2, prob: 0.8 }, 100, 100_000, false);
+        let hot: u64 = h[..20].iter().sum();
+        assert!((hot as f64 / 100_000.0 - 0.8).abs() < 0.01, "hot share {hot}");
+    }
+
+    #[test]
+    fn normal_centres_on_the_middle() {
+        let h = histogram(&Distribution::Normal(10.0), 1000, 100_000, false);
+        let mid: u64 = h[400..600].iter().sum();
+        // ±1σ holds 68% of a normal distribution.
+        assert!((mid as f64 / 100_000.0 - 0.683).abs() < 0.02, "middle share {mid}");
+    }
+
+    #[test]
+    fn scatter_keeps_every_draw_in_range_for_odd_sizes() {
+        for n in [1u64, 7, 1_000_003] {
+            let mut rng = Rng::new(9);
+            let mut s = Sampler::new(&Distribution::Zipf(0.5), n, true, &mut rng);
+            for _ in 0..10_000 {
+                assert!(s.next(&mut rng) < n);
+            }
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! The access stream of one task: phases in order, each a sequence of operations drawn from
+//! its distribution. The simulator and the in-guest runner iterate the same [`JobStream`].
+
+use crate::dist::Sampler;
+use crate::rng::Rng;
+use crate::spec::{Access, Advice, Kind, Workload};
+
+/// An object a task touches: a file (shared with every task that names the same file) or a
+/// private anonymous region.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObjectDecl {
+    /// Files: the file name seen by every task. Anonymous regions: the region's name in its task.
+    pub name: String,
+    pub anon: bool,
+    pub pages: u64,
+}
+
+/// One operation: a read or write of `npages` consecutive pages of an object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Op {
+    /// Index into the task's [`JobStream::objects`].
+    pub object: u32,
+    pub page: u64,
+    pub npages: u32,
+    pub write: bool,
+    pub access: Access,
+    pub advice: Advice,
+    /// The first touch of anonymous memory before the accesses proper (`prefill`).
+    pub fill: bool,
+    /// Modeled CPU time the task thinks before this operation.
+    pub think_ns: u64,
+}
+
+/// The operations of one job (task) of a workload.
+#[derive(Clone, Debug)]
+pub struct JobStream {
+    objects: Vec<ObjectDecl>,
+    phases: Vec<PhaseState>,
+    current: usize,
+    rng: Rng,
+}
+
+#[derive(Clone, Debug)]
+struct PhaseState {
+    object: u32,
+    access: Access,
+    advice: Advice,
+    kind: Kind,
+    block_pages: u64,
+    object_pages: u64,
+    read_ratio: f64,
+    think_ns: u64,
+    fill_left: u64,
+    fill_next: u64,
+    ops_left: u64,
+    sampler: Option<Sampler>,
+    spec_index: usize,
+}
+
+/// The file name job `job` of workload `w` uses for `object`: fio names per-job files
+/// `name.N.0`; pagelab uses `name.N` unless the files are shared.
+pub fn job_file_name(w: &Workload, object: &str, job: u32) -> String {
+    if w.jobs == 1 || w.shared_file {
+        object.to_string()
+    } else {
+        format!("{object}.{job}")
+    }
+}
+
+impl JobStream {
+    pub fn new(w: &Workload, job: u32) -> Self {
+        let mut objects: Vec<ObjectDecl> = Vec::new();
+        let mut filled: Vec<bool> = Vec::new();
+        let mut phases = Vec::new();
+        for (i, p) in w.phases.iter().enumerate() {
+            let anon = p.kind.is_anon();
+            let name = if anon { p.object.clone() } else { job_file_name(w, &p.object, job) };
+            let idx = match objects.iter().position(|o| o.name == name && o.anon == anon) {
+                Some(idx) => {
+                    let o = &mut objects[idx];
+                    o.pages = o.pages.max(p.object_pages);
+                    idx
+                }
+                None => {
+                    objects.push(ObjectDecl { name, anon, pages: p.object_pages });
+                    filled.push(false);
+                    objects.len() - 1
+                }
+            };
+            let fill = if anon && p.prefill && !filled[idx] { p.object_pages } else { 0 };
+            if anon && p.prefill {
+                filled[idx] = true;
+            }
+            phases.push(PhaseState {
+                object: idx as u32,
+                access: p.kind.access(),
+                advice: p.advice,
+                kind: p.kind,
+                block_pages: p.block_pages,
+                object_pages: p.object_pages,
+                read_ratio: p.read_ratio,
+                think_ns: p.think_ns,
+                fill_left: fill,
+                fill_next: 0,
+                ops_left: p.ops,
+                sampler: None,
+                spec_index: i,
+            });
+        }
+        let rng = Rng::derive(w.seed, job as u64);
+        let mut s = JobStream { objects, phases, current: 0, rng };
+        // Build the samplers now, in phase order, so the random stream does not depend on
+        // when a consumer first asks for an operation.
+        let dists: Vec<_> = s.phases.iter().map(|p| w.phases[p.spec_index].distribution.clone()).collect();
+        for (ph, dist) in s.phases.iter_mut().zip(dists) {
+            let blocks = ph.object_pages / ph.block_pages;
+            let scatter = w.phases[ph.spec_index].scatter;
+            ph.sampler = Some(Sampler::new(&dist, blocks.max(1), scatter, &mut s.rng));
+        }
+        s
+    }
+
+    pub fn objects(&self) -> &[ObjectDecl] {
+        &self.objects
+    }
+
+    /// Index of the phase the next operation belongs to.
+    pub fn phase_index(&self) -> usize {
+        self.current
+    }
+
+    /// Operations still to come, fills included.
+    pub fn remaining(&self) -> u64 {
+        self.phases[self.current.min(self.phases.len())..].iter().map(|p| p.ops_left + p.fill_left).sum()
+    }
+}
+
+impl Iterator for JobStream {
+    type Item = Op;
+
+    #[inline]
+    fn next(&mut self) -> Option<Op> {
+        loop {
+            let ph = self.phases.get_mut(self.current)?;
+            if ph.fill_left > 0 {
+                ph.fill_left -= 1;
+                let page = ph.fill_next;
+                ph.fill_next += 1;
+                return Some(Op {
+                    object: ph.object,
+                    page,
+                    npages: 1,
+                    write: true,
+                    access: ph.access,
+                    advice: ph.advice,
+                    fill: true,
+                    think_ns: 0,
+                });
+            }
+            if ph.ops_left == 0 {
+                self.current += 1;
+                continue;
+            }
+            ph.ops_left -= 1;
+            let block = ph.sampler.as_mut().expect("sampler built in new()").next(&mut self.rng);
+            let write = match ph.kind {
+                Kind::FileRw | Kind::AnonRw => self.rng.unit() >= ph.read_ratio,
+                k => k.default_read_ratio() == 0.0,
+            };
+            return Some(Op {
+                object: ph.object,
+                page: block * ph.block_pages,
+                npages: ph.block_pages as u32,
+                write,
+                access: ph.access,
+                advice: ph.advice,
+                fill: false,
+                think_ns: ph.think_ns,
+            });
+        }
+    }
+}

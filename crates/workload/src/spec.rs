@@ -1,0 +1,284 @@
+//! Workload descriptions as they appear in a scenario's `[[workload]]` tables, and their
+//! validation into a [`Workload`] the generator can run.
+
+use serde::Deserialize;
+
+use crate::dist::Distribution;
+use crate::size::{parse_duration_ns, parse_size, PAGE_SIZE};
+
+/// How a phase reaches its pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// Buffered `pread` of a file (page cache, `folio_mark_accessed`, readahead).
+    FileRead,
+    /// Buffered `pwrite` of a file (dirty page cache, writeback).
+    FileWrite,
+    /// Buffered reads and writes mixed by `read_ratio`.
+    FileRw,
+    /// Loads through a shared file mapping (page faults, PTE young bits).
+    MmapRead,
+    /// Stores through a shared file mapping (dirty through the page table).
+    MmapWrite,
+    /// Loads from private anonymous memory (after it was first touched).
+    AnonRead,
+    /// Stores to private anonymous memory.
+    AnonWrite,
+    /// Loads and stores to anonymous memory mixed by `read_ratio`.
+    AnonRw,
+}
+
+impl Kind {
+    pub fn is_anon(self) -> bool {
+        matches!(self, Kind::AnonRead | Kind::AnonWrite | Kind::AnonRw)
+    }
+    pub fn is_mmap(self) -> bool {
+        matches!(self, Kind::MmapRead | Kind::MmapWrite)
+    }
+    pub fn access(self) -> Access {
+        if self.is_anon() {
+            Access::Anon
+        } else if self.is_mmap() {
+            Access::Mmap
+        } else {
+            Access::Buffered
+        }
+    }
+    /// Fraction of operations that read, before `read_ratio` is applied.
+    pub fn default_read_ratio(self) -> f64 {
+        match self {
+            Kind::FileRead | Kind::MmapRead | Kind::AnonRead => 1.0,
+            Kind::FileWrite | Kind::MmapWrite | Kind::AnonWrite => 0.0,
+            Kind::FileRw | Kind::AnonRw => 0.5,
+        }
+    }
+}
+
+/// The path by which an operation touches memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// read(2)/write(2) through the page cache.
+    Buffered,
+    /// Loads and stores through a shared file mapping.
+    Mmap,
+    /// Loads and stores to private anonymous memory.
+    Anon,
+}
+
+/// `posix_fadvise`/`madvise` access hints, which switch readahead and the page-table recency
+/// rules (`VM_RAND_READ`/`VM_SEQ_READ`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Advice {
+    #[default]
+    Normal,
+    Random,
+    Sequential,
+}
+
+/// The fields a phase may set; top-level workload fields are the defaults of every phase.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseToml {
+    pub kind: Option<Kind>,
+    /// Name of the file or anonymous region; files with the same name are one file.
+    pub file: Option<String>,
+    pub file_size: Option<String>,
+    /// Alias of `file_size`, more natural for anonymous memory.
+    pub size: Option<String>,
+    pub block_size: Option<String>,
+    pub distribution: Option<String>,
+    pub ops: Option<u64>,
+    pub read_ratio: Option<f64>,
+    pub fadvise: Option<Advice>,
+    pub madvise: Option<Advice>,
+    /// Spread popular blocks over the object as fio does (default true).
+    pub scatter: Option<bool>,
+    /// Touch every page of anonymous memory once, in order, before the accesses (default true).
+    pub prefill: Option<bool>,
+    /// Modeled CPU time the task spends between two operations, e.g. "2us".
+    pub think: Option<String>,
+}
+
+/// One `[[workload]]` table as written.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadToml {
+    pub name: Option<String>,
+    pub cgroup: Option<String>,
+    pub seed: Option<u64>,
+    /// Number of identical tasks (fio's numjobs); each gets its own seed stream.
+    pub jobs: Option<u32>,
+    /// With several jobs, share one file instead of one file per job (fio's filename=).
+    pub shared_file: Option<bool>,
+    /// Modeled time before the first operation, e.g. "5s".
+    pub start: Option<String>,
+    #[serde(flatten)]
+    pub defaults: PhaseToml,
+    #[serde(default)]
+    pub phase: Vec<PhaseToml>,
+}
+
+/// A validated phase.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Phase {
+    pub kind: Kind,
+    pub object: String,
+    pub object_pages: u64,
+    pub block_pages: u64,
+    pub distribution: Distribution,
+    pub ops: u64,
+    pub read_ratio: f64,
+    pub advice: Advice,
+    pub scatter: bool,
+    pub prefill: bool,
+    pub think_ns: u64,
+}
+
+/// A validated workload: one or more identical tasks running their phases in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Workload {
+    pub name: String,
+    pub cgroup: String,
+    pub seed: u64,
+    pub jobs: u32,
+    pub shared_file: bool,
+    pub start_ns: u64,
+    pub phases: Vec<Phase>,
+}
+
+/// A problem with one key of a workload table.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{key}: {message}")]
+pub struct SpecError {
+    /// Dotted key relative to the workload table, e.g. `phase[1].distribution`.
+    pub key: String,
+    pub message: String,
+}
+
+fn err(key: impl Into<String>, message: impl Into<String>) -> SpecError {
+    SpecError { key: key.into(), message: message.into() }
+}
+
+impl WorkloadToml {
+    /// Validates the table; `index` names it when it has no `name`.
+    pub fn resolve(&self, index: usize) -> Result<Workload, SpecError> {
+        let name = self.name.clone().unwrap_or_else(|| format!("workload{index}"));
+        if name.is_empty() || name.contains(char::is_whitespace) {
+            return Err(err("name", "must be a non-empty word without spaces"));
+        }
+        let cgroup = self
+            .cgroup
+            .clone()
+            .ok_or_else(|| err("cgroup", "missing: every workload runs in a cgroup (use \"/\" for the root)"))?;
+        let jobs = self.jobs.unwrap_or(1);
+        if jobs == 0 || jobs > 4096 {
+            return Err(err("jobs", "must be between 1 and 4096"));
+        }
+        let start_ns = match &self.start {
+            Some(s) => parse_duration_ns(s).map_err(|m| err("start", m))?,
+            None => 0,
+        };
+        let phases = if self.phase.is_empty() {
+            vec![resolve_phase(&self.defaults, &PhaseToml::default(), &name, "")?]
+        } else {
+            if self.defaults.ops.is_some() && self.phase.iter().all(|p| p.ops.is_some()) {
+                return Err(err("ops", "is set both for the workload and for every phase; set it in one place"));
+            }
+            self.phase
+                .iter()
+                .enumerate()
+                .map(|(i, p)| resolve_phase(&self.defaults, p, &name, &format!("phase[{i}].")))
+                .collect::<Result<Vec<_>, _>>()?
+        };
+        Ok(Workload {
+            name,
+            cgroup,
+            seed: self.seed.unwrap_or(1),
+            jobs,
+            shared_file: self.shared_file.unwrap_or(false),
+            start_ns,
+            phases,
+        })
+    }
+}
+
+fn resolve_phase(d: &PhaseToml, p: &PhaseToml, name: &str, prefix: &str) -> Result<Phase, SpecError> {
+    macro_rules! pick {
+        ($f:ident) => {
+            p.$f.clone().or_else(|| d.$f.clone())
+        };
+    }
+    let key = |k: &str| format!("{prefix}{k}");
+    let kind = pick!(kind).ok_or_else(|| {
+        err(
+            key("kind"),
+            "missing (one of file-read, file-write, file-rw, mmap-read, mmap-write, anon-read, anon-write, anon-rw)",
+        )
+    })?;
+    let size_text = match (pick!(file_size), pick!(size)) {
+        (Some(_), Some(_)) if p.file_size.is_some() && p.size.is_some() => {
+            return Err(err(key("size"), "give either file_size or size, not both"))
+        }
+        (Some(f), _) => f,
+        (None, Some(s)) => s,
+        (None, None) => return Err(err(key("file_size"), "missing: how large is the object this phase touches?")),
+    };
+    let bytes = parse_size(&size_text).map_err(|m| err(key("file_size"), m))?;
+    let object_pages = bytes.div_ceil(PAGE_SIZE);
+    if object_pages == 0 {
+        return Err(err(key("file_size"), "must be at least one page"));
+    }
+    if object_pages > u32::MAX as u64 / 2 {
+        return Err(err(key("file_size"), "is larger than pagelab's 8 TiB limit per object"));
+    }
+    let block = match pick!(block_size) {
+        Some(b) => parse_size(&b).map_err(|m| err(key("block_size"), m))?,
+        None => PAGE_SIZE,
+    };
+    if block == 0 || block % PAGE_SIZE != 0 {
+        return Err(err(key("block_size"), "must be a positive multiple of 4k"));
+    }
+    let block_pages = block / PAGE_SIZE;
+    if block_pages > object_pages {
+        return Err(err(key("block_size"), "is larger than the object"));
+    }
+    let distribution = match pick!(distribution) {
+        Some(t) => Distribution::parse(&t).map_err(|m| err(key("distribution"), m))?,
+        None => Distribution::Uniform,
+    };
+    let ops = pick!(ops).unwrap_or(object_pages / block_pages);
+    let read_ratio = pick!(read_ratio).unwrap_or(kind.default_read_ratio());
+    if !(0.0..=1.0).contains(&read_ratio) {
+        return Err(err(key("read_ratio"), "must be between 0 and 1"));
+    }
+    if p.read_ratio.is_some() || d.read_ratio.is_some() {
+        if !matches!(kind, Kind::FileRw | Kind::AnonRw) {
+            return Err(err(key("read_ratio"), "only applies to file-rw and anon-rw"));
+        }
+    }
+    let advice = match (kind.access(), pick!(fadvise), pick!(madvise)) {
+        (Access::Buffered, f, None) => f.unwrap_or_default(),
+        (Access::Mmap | Access::Anon, None, m) => m.unwrap_or_default(),
+        (Access::Buffered, _, Some(_)) => return Err(err(key("madvise"), "applies to mmap and anon kinds; use fadvise")),
+        (_, Some(_), _) => return Err(err(key("fadvise"), "applies to buffered file kinds; use madvise")),
+    };
+    let think_ns = match pick!(think) {
+        Some(t) => parse_duration_ns(&t).map_err(|m| err(key("think"), m))?,
+        None => 0,
+    };
+    let object = pick!(file).unwrap_or_else(|| name.to_string());
+    Ok(Phase {
+        kind,
+        object,
+        object_pages,
+        block_pages,
+        distribution,
+        ops,
+        read_ratio,
+        advice,
+        scatter: pick!(scatter).unwrap_or(true),
+        prefill: pick!(prefill).unwrap_or(kind.is_anon()),
+        think_ns,
+    })
+}
