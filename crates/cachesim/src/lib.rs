@@ -1,0 +1,1 @@
+//! Reference cache policies (placeholder; see issue 5).

@@ -1,0 +1,1 @@
+//! The real kernel as judge (placeholder; see issue 4).

@@ -1,0 +1,1 @@
+//! pagelab core (being written).

@@ -1,0 +1,1 @@
+//! Trace readers (placeholder; see issue 5).
