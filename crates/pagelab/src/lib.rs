@@ -1,1 +1,57 @@
-//! pagelab core (being written).
+//! pagelab: a page-level model of Linux page reclaim.
+//!
+//! Data flows one way: a [`Scenario`] (workloads from `pagelab-workload`) drives a
+//! [`sim::Machine`] (the core in the modules named after the kernel's own files, plus one
+//! [`policy::Policy`]), whose counters become a [`Report`].
+//!
+//! Every rule that models the kernel names the kernel function it follows and the versions
+//! (5.7, 6.1, 6.12) whose behaviour it reproduces.
+
+pub mod filemap;
+pub mod folio;
+pub mod invariants;
+pub mod kernel;
+pub mod mapping;
+pub mod memcontrol;
+pub mod memory;
+pub mod mm;
+pub mod oom_kill;
+pub mod page_alloc;
+pub mod page_writeback;
+pub mod policy;
+pub mod readahead;
+pub mod report;
+pub mod scenario;
+pub mod sim;
+pub mod swap;
+pub mod swap_state;
+pub mod swapfile;
+pub mod time;
+pub mod vmscan;
+pub mod vmstat;
+pub mod workingset;
+
+pub use kernel::Kernel;
+pub use pagelab_workload::Advice;
+pub use report::Report;
+pub use scenario::{PolicyKind, Scenario, ScenarioError};
+
+use policy::classic::Classic;
+use policy::Policy;
+use sim::Machine;
+
+/// Runs a scenario to completion and returns its report. `progress` is called now and then
+/// with (operations done, operations in total).
+pub fn run(s: &Scenario, mut progress: impl FnMut(u64, u64)) -> Result<Report, String> {
+    match s.machine.policy {
+        PolicyKind::Classic => run_with(s, |mm| Classic::new(mm.memcgs.cg.len()), &mut progress),
+        PolicyKind::Mglru => Err("policy `mglru` is not built yet (see issue 3); use `classic`".into()),
+    }
+}
+
+fn run_with<P: Policy>(s: &Scenario, make: impl FnOnce(&mm::Mm) -> P, progress: &mut dyn FnMut(u64, u64)) -> Result<Report, String> {
+    let mut m = Machine::new(s, make)?;
+    let total = m.total_ops();
+    m.run(|done| progress(done, total));
+    Ok(Report::collect(s, &m))
+}

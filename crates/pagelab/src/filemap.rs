@@ -1,0 +1,162 @@
+//! The page cache (mm/filemap.c): allocating and charging new pages, inserting them in place
+//! of shadow entries, and the buffered read and write paths.
+
+use crate::folio::{pg, Pfn};
+use crate::mapping::{Entry, Vpn};
+use crate::memcontrol::{try_charge_memcg, MemcgId};
+use crate::mm::Mm;
+use crate::page_alloc::{alloc_page, Gfp};
+use crate::page_writeback::{balance_dirty_pages_ratelimited, folio_mark_dirty};
+use crate::policy::Policy;
+use crate::readahead::{page_cache_async_ra, page_cache_sync_ra, FileRef, RaState};
+use crate::swap::folio_add_lru;
+use crate::vmstat::Ev;
+
+/// Allocates a page for `vpn` and charges it to `memcg` (filemap_alloc_folio() or
+/// vma_alloc_folio(), then mem_cgroup_charge()). None if the allocation failed or the
+/// allocating task was killed.
+pub fn new_folio<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, vpn: Vpn, anon: bool, gfp: Gfp) -> Option<Pfn> {
+    let pfn = alloc_page(mm, p, gfp)?;
+    {
+        let f = mm.folios.get_mut(pfn);
+        f.vpn = vpn;
+        f.memcg = memcg;
+        f.flags = if anon { pg::SWAPBACKED } else { 0 };
+    }
+    mm.page_counts(pfn, 1);
+    if try_charge_memcg(mm, p, memcg, 1).is_err() {
+        mm.page_counts(pfn, -1);
+        mm.folios.free(pfn);
+        return None;
+    }
+    Some(pfn)
+}
+
+/// The memcg new page cache is charged to: the current task's (`mem_cgroup_charge(folio,
+/// NULL, gfp)` charges the active memcg).
+fn current_memcg(mm: &Mm) -> MemcgId {
+    mm.current_task().map_or(crate::memcontrol::ROOT_MEMCG, |t| mm.tasks[t].memcg)
+}
+
+/// Models mm/filemap.c: filemap_add_folio() (6.1/6.12): a new page takes the place of
+/// whatever the slot held; a shadow entry makes it a refault unless the page is being
+/// written (`__GFP_WRITE`). The page then waits in the lru_add batch.
+pub fn filemap_add_folio<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, for_write: bool, gfp: Gfp) -> Option<Pfn> {
+    let memcg = current_memcg(mm);
+    let pfn = new_folio(mm, p, memcg, vpn, false, gfp)?;
+    let old = mm.space.get(vpn);
+    if let Entry::Shadow(_) = old {
+        mm.file_nodes.shadow_removed(vpn);
+    }
+    mm.space.set(vpn, Entry::Resident(pfn));
+    mm.file_nodes.page_added(vpn, memcg);
+    if let Entry::Shadow(s) = old {
+        if !for_write {
+            p.workingset_refault(mm, pfn, s);
+        }
+    }
+    folio_add_lru(mm, p, pfn);
+    Some(pfn)
+}
+
+/// A page whose read is still in flight (PG_locked until the IO completes): wait for it.
+pub fn wait_on_folio_read(mm: &mut Mm, pfn: Pfn) {
+    if mm.folios.test(pfn, pg::LOCKED) {
+        if let Some(&done) = mm.inflight.get(&pfn) {
+            mm.wait_until(done);
+        }
+        mm.inflight.remove(&pfn);
+        mm.folios.clear(pfn, pg::LOCKED);
+    }
+}
+
+/// Models mm/filemap.c: filemap_read() for `npages` pages at `index` (one pread call):
+/// filemap_get_pages() with sync and async readahead, the single-page read of
+/// filemap_create_folio(), and folio_mark_accessed() on the first page of each batch unless
+/// it is the page the previous read ended in.
+pub fn filemap_read<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaState, index: u64, npages: u64) -> bool {
+    let costs = mm.cfg.costs.clone();
+    mm.cpu(costs.syscall_ns);
+    let end = (index + npages).min(f.pages);
+    let mut idx = index;
+    while idx < end {
+        let mut batch_end = read_batch_end(mm, f, idx, end);
+        if batch_end == idx {
+            let io = page_cache_sync_ra(mm, p, f, ra, idx, end - idx);
+            if io.pages > 0 {
+                mm.wait_until(io.done);
+            }
+            batch_end = read_batch_end(mm, f, idx, end);
+            if batch_end == idx {
+                // filemap_create_folio(): read just this page.
+                if filemap_add_folio(mm, p, f.base + idx as Vpn, false, Gfp::User).is_none() {
+                    return false;
+                }
+                let now = mm.now();
+                let done = mm.file_dev.submit(now, 1, false);
+                mm.count(Ev::PgpgIn, 4);
+                mm.wait_until(done);
+                batch_end = idx + 1;
+            }
+        }
+        let last = batch_end - 1;
+        let last_pfn = mm.space.resident(f.base + last as Vpn).expect("batch pages are cached");
+        if mm.folios.test(last_pfn, pg::READAHEAD) {
+            page_cache_async_ra(mm, p, f, ra, last, end - last);
+        }
+        for i in idx..batch_end {
+            let Some(pfn) = mm.space.resident(f.base + i as Vpn) else { return false };
+            wait_on_folio_read(mm, pfn);
+            let same_as_previous = i == idx && ra.prev_valid && ra.prev_index == i + 1;
+            if !same_as_previous {
+                crate::swap::folio_mark_accessed(mm, p, pfn);
+            }
+            mm.cpu(costs.copy_page_ns);
+            ra.prev_index = i + 1;
+            ra.prev_valid = true;
+        }
+        idx = batch_end;
+    }
+    true
+}
+
+/// filemap_get_read_batch(): the run of cached pages from `idx`, ending after a page that
+/// is PG_readahead or still being read.
+fn read_batch_end(mm: &Mm, f: FileRef, idx: u64, end: u64) -> u64 {
+    let mut i = idx;
+    while i < end {
+        let Some(pfn) = mm.space.resident(f.base + i as Vpn) else { break };
+        i += 1;
+        let fl = mm.folios.get(pfn).flags;
+        if fl & (pg::READAHEAD | pg::LOCKED) != 0 {
+            break;
+        }
+    }
+    i
+}
+
+/// Models mm/filemap.c: generic_perform_write() for whole pages: find or create each page
+/// (write_begin never marks it accessed and never counts a refault), dirty it, and throttle
+/// against the dirty limits.
+pub fn filemap_write<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, index: u64, npages: u64) -> bool {
+    let costs = mm.cfg.costs.clone();
+    mm.cpu(costs.syscall_ns);
+    let end = (index + npages).min(f.pages);
+    for i in index..end {
+        let vpn = f.base + i as Vpn;
+        let pfn = match mm.space.resident(vpn) {
+            Some(pfn) => {
+                wait_on_folio_read(mm, pfn);
+                pfn
+            }
+            None => match filemap_add_folio(mm, p, vpn, true, Gfp::User) {
+                Some(pfn) => pfn,
+                None => return false,
+            },
+        };
+        mm.cpu(costs.copy_page_ns);
+        folio_mark_dirty(mm, pfn);
+    }
+    balance_dirty_pages_ratelimited(mm, p);
+    true
+}

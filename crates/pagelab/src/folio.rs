@@ -1,0 +1,299 @@
+//! `struct folio` for order-0 pages: one compact record per page frame, and the index-linked
+//! lists (include/linux/list.h used by include/linux/mm_inline.h) that thread them.
+//!
+//! Page frames are numbered densely (`Pfn`); a list is a head/tail pair and every folio
+//! carries its own `prev`/`next`, so list operations touch no allocator and a scan walks
+//! a flat array.
+
+/// A page frame number: an index into [`Folios`].
+pub type Pfn = u32;
+/// The end of a list, or "no page".
+pub const NIL: u32 = u32::MAX;
+
+/// Folio flag bits (include/linux/page-flags.h), plus the MGLRU generation and refs fields
+/// that the kernel keeps in `folio->flags` too.
+pub mod pg {
+    pub const LRU: u32 = 1 << 0;
+    pub const ACTIVE: u32 = 1 << 1;
+    pub const REFERENCED: u32 = 1 << 2;
+    pub const WORKINGSET: u32 = 1 << 3;
+    /// Rotate to the inactive tail once writeback ends.
+    pub const RECLAIM: u32 = 1 << 4;
+    pub const DIRTY: u32 = 1 << 5;
+    pub const WRITEBACK: u32 = 1 << 6;
+    /// Anonymous (or shmem) memory: lives on the anon LRU, reclaimed by swapping.
+    pub const SWAPBACKED: u32 = 1 << 7;
+    pub const SWAPCACHE: u32 = 1 << 8;
+    /// Mapped by a page table (an mmap'd file page or anonymous memory).
+    pub const MAPPED: u32 = 1 << 9;
+    /// The accessed bit of the mapping PTE: set by loads and stores, seen only by reclaim.
+    pub const YOUNG: u32 = 1 << 10;
+    pub const READAHEAD: u32 = 1 << 11;
+    pub const UNEVICTABLE: u32 = 1 << 12;
+    /// Mapped only through VMAs without recency (VM_SEQ_READ/VM_RAND_READ).
+    pub const NORECENCY: u32 = 1 << 13;
+    /// Waiting in the per-CPU lru_add batch: allocated but not yet on an LRU list.
+    pub const IN_LRU_ADD: u32 = 1 << 14;
+    /// Taken off its LRU list by reclaim (isolate_lru_folios/isolate_folio).
+    pub const ISOLATED: u32 = 1 << 15;
+    /// MGLRU generation + 1 (0 = not on an MGLRU list): LRU_GEN_MASK, 3 bits.
+    pub const GEN_SHIFT: u32 = 16;
+    pub const GEN_MASK: u32 = 0b111 << GEN_SHIFT;
+    /// MGLRU refs beyond PG_referenced/PG_workingset: LRU_REFS_MASK, 2 bits.
+    pub const REFS_SHIFT: u32 = 19;
+    pub const REFS_MASK: u32 = 0b11 << REFS_SHIFT;
+    /// PG_locked for a read in flight: the page is in the cache but not yet uptodate.
+    pub const LOCKED: u32 = 1 << 21;
+}
+
+/// One page frame. 24 bytes, so a scan touches one cache line per page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
+pub struct Folio {
+    pub flags: u32,
+    pub prev: u32,
+    pub next: u32,
+    /// The virtual page (file index or anon address) this frame holds.
+    pub vpn: u32,
+    /// The swap slot of a swap-cache page.
+    pub swap: u32,
+    /// The memcg the page is charged to.
+    pub memcg: u16,
+    _pad: u16,
+}
+
+impl Folio {
+    const FREE: Folio = Folio { flags: 0, prev: NIL, next: NIL, vpn: NIL, swap: NIL, memcg: 0, _pad: 0 };
+
+    #[inline]
+    pub fn test(&self, f: u32) -> bool {
+        self.flags & f != 0
+    }
+    #[inline]
+    pub fn is_file_lru(&self) -> bool {
+        self.flags & pg::SWAPBACKED == 0
+    }
+    /// The LRU type: 0 anon, 1 file (`folio_is_file_lru`).
+    #[inline]
+    pub fn lru_type(&self) -> usize {
+        self.is_file_lru() as usize
+    }
+}
+
+/// All page frames of the machine and the free list of the buddy allocator.
+#[derive(Clone, Debug)]
+pub struct Folios {
+    pub f: Vec<Folio>,
+    free: Vec<Pfn>,
+}
+
+impl Folios {
+    /// `frames` page frames, all free; the lowest numbers are handed out first.
+    pub fn new(frames: u32) -> Self {
+        Folios { f: vec![Folio::FREE; frames as usize], free: (0..frames).rev().collect() }
+    }
+
+    pub fn nr_free(&self) -> u64 {
+        self.free.len() as u64
+    }
+
+    pub fn frames(&self) -> u64 {
+        self.f.len() as u64
+    }
+
+    /// Takes a free frame (the buddy allocator's hot path).
+    #[inline]
+    pub fn alloc(&mut self) -> Option<Pfn> {
+        self.free.pop()
+    }
+
+    /// Returns a frame to the free list, clearing its state.
+    #[inline]
+    pub fn free(&mut self, pfn: Pfn) {
+        self.f[pfn as usize] = Folio::FREE;
+        self.free.push(pfn);
+    }
+
+    #[inline]
+    pub fn get(&self, pfn: Pfn) -> &Folio {
+        &self.f[pfn as usize]
+    }
+    #[inline]
+    pub fn get_mut(&mut self, pfn: Pfn) -> &mut Folio {
+        &mut self.f[pfn as usize]
+    }
+    #[inline]
+    pub fn test(&self, pfn: Pfn, flag: u32) -> bool {
+        self.f[pfn as usize].flags & flag != 0
+    }
+    #[inline]
+    pub fn set(&mut self, pfn: Pfn, flag: u32) {
+        self.f[pfn as usize].flags |= flag;
+    }
+    #[inline]
+    pub fn clear(&mut self, pfn: Pfn, flag: u32) {
+        self.f[pfn as usize].flags &= !flag;
+    }
+    /// Clears `flag` and says whether it was set (`folio_test_clear_*`).
+    #[inline]
+    pub fn test_clear(&mut self, pfn: Pfn, flag: u32) -> bool {
+        let f = &mut self.f[pfn as usize].flags;
+        let was = *f & flag != 0;
+        *f &= !flag;
+        was
+    }
+
+    /// Models include/linux/list.h: list_add(), at the head (most recently added end).
+    #[inline]
+    pub fn list_add(&mut self, list: &mut List, pfn: Pfn) {
+        let old = list.head;
+        {
+            let e = &mut self.f[pfn as usize];
+            e.prev = NIL;
+            e.next = old;
+        }
+        if old == NIL {
+            list.tail = pfn;
+        } else {
+            self.f[old as usize].prev = pfn;
+        }
+        list.head = pfn;
+        list.len += 1;
+    }
+
+    /// Models include/linux/list.h: list_add_tail(), at the tail (the end reclaim takes from).
+    #[inline]
+    pub fn list_add_tail(&mut self, list: &mut List, pfn: Pfn) {
+        let old = list.tail;
+        {
+            let e = &mut self.f[pfn as usize];
+            e.next = NIL;
+            e.prev = old;
+        }
+        if old == NIL {
+            list.head = pfn;
+        } else {
+            self.f[old as usize].next = pfn;
+        }
+        list.tail = pfn;
+        list.len += 1;
+    }
+
+    /// Models include/linux/list.h: list_del().
+    #[inline]
+    pub fn list_del(&mut self, list: &mut List, pfn: Pfn) {
+        let (prev, next) = {
+            let e = &self.f[pfn as usize];
+            (e.prev, e.next)
+        };
+        if prev == NIL {
+            debug_assert_eq!(list.head, pfn, "pfn {pfn} is not the head of its list");
+            list.head = next;
+        } else {
+            self.f[prev as usize].next = next;
+        }
+        if next == NIL {
+            debug_assert_eq!(list.tail, pfn, "pfn {pfn} is not the tail of its list");
+            list.tail = prev;
+        } else {
+            self.f[next as usize].prev = prev;
+        }
+        let e = &mut self.f[pfn as usize];
+        e.prev = NIL;
+        e.next = NIL;
+        list.len -= 1;
+    }
+
+    /// The entry before `pfn` in walk-from-tail order (towards the head), or NIL.
+    #[inline]
+    pub fn towards_head(&self, pfn: Pfn) -> Pfn {
+        self.f[pfn as usize].prev
+    }
+
+    /// Hints the CPU to fetch the folio reclaim will handle next (`prefetchw_prev_lru_folio`);
+    /// pagelab's own scan loops use it the way seed 003 proposes for MGLRU.
+    #[inline(always)]
+    pub fn prefetch(&self, pfn: Pfn) {
+        #[cfg(target_arch = "x86_64")]
+        if pfn != NIL {
+            // SAFETY: the pointer is in bounds (checked by the index) and prefetch has no
+            // observable effect.
+            unsafe {
+                let p = self.f.as_ptr().add((pfn as usize).min(self.f.len() - 1)) as *const i8;
+                core::arch::x86_64::_mm_prefetch(p, core::arch::x86_64::_MM_HINT_T0);
+            }
+        }
+    }
+
+    /// Walks a list from head to tail (for checks and reports, not hot paths).
+    pub fn iter_list<'a>(&'a self, list: &List) -> impl Iterator<Item = Pfn> + 'a {
+        let mut cur = list.head;
+        std::iter::from_fn(move || {
+            if cur == NIL {
+                None
+            } else {
+                let p = cur;
+                cur = self.f[p as usize].next;
+                Some(p)
+            }
+        })
+    }
+}
+
+/// A list head: the most recently added folio at `head`, the oldest at `tail`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct List {
+    pub head: Pfn,
+    pub tail: Pfn,
+    pub len: u64,
+}
+
+impl Default for List {
+    fn default() -> Self {
+        List { head: NIL, tail: NIL, len: 0 }
+    }
+}
+
+impl List {
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_keep_order_and_length() {
+        let mut f = Folios::new(8);
+        let mut l = List::default();
+        for p in 0..4 {
+            f.list_add(&mut l, p);
+        }
+        f.list_add_tail(&mut l, 4);
+        assert_eq!(f.iter_list(&l).collect::<Vec<_>>(), [3, 2, 1, 0, 4]);
+        f.list_del(&mut l, 1);
+        f.list_del(&mut l, 4);
+        f.list_del(&mut l, 3);
+        assert_eq!(f.iter_list(&l).collect::<Vec<_>>(), [2, 0]);
+        assert_eq!((l.len, l.head, l.tail), (2, 2, 0));
+        f.list_del(&mut l, 2);
+        f.list_del(&mut l, 0);
+        assert!(l.is_empty());
+        assert_eq!((l.head, l.tail), (NIL, NIL));
+    }
+
+    #[test]
+    fn alloc_and_free_recycle_frames() {
+        let mut f = Folios::new(2);
+        let a = f.alloc().unwrap();
+        let b = f.alloc().unwrap();
+        assert_eq!((a, b), (0, 1));
+        assert!(f.alloc().is_none());
+        f.set(a, pg::DIRTY);
+        f.free(a);
+        assert_eq!(f.nr_free(), 1);
+        assert_eq!(f.get(f.alloc().unwrap()).flags, 0);
+    }
+}

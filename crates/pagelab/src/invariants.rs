@@ -1,0 +1,64 @@
+//! Checks of the core state that must hold between operations (used by tests).
+
+use crate::folio::{pg, NIL};
+use crate::mapping::Entry;
+use crate::mm::Mm;
+
+/// Every frame is free or holds the page its address-space slot points at; no page is
+/// isolated between operations; memcg usage matches the pages charged; the LRU sizes add up;
+/// the dirty and writeback counts match the flags.
+pub fn check(mm: &Mm) -> Result<(), String> {
+    let frames = mm.folios.frames();
+    let mut used = 0u64;
+    let mut charged = vec![0u64; mm.memcgs.cg.len()];
+    let (mut dirty, mut writeback) = (0u64, 0u64);
+    let mut on_lru = 0u64;
+    for (pfn, f) in mm.folios.f.iter().enumerate() {
+        if f.vpn == NIL {
+            continue;
+        }
+        used += 1;
+        charged[f.memcg as usize] += 1;
+        match mm.space.get(f.vpn) {
+            Entry::Resident(p) if p as usize == pfn => {}
+            other => return Err(format!("pfn {pfn} holds vpn {} but the slot says {other:?}", f.vpn)),
+        }
+        if f.test(pg::ISOLATED) {
+            return Err(format!("pfn {pfn} is still isolated between operations"));
+        }
+        let in_activate_batch = mm.activate_batch.contains(&(pfn as u32));
+        if !(f.test(pg::LRU) || f.test(pg::IN_LRU_ADD) || in_activate_batch) {
+            return Err(format!("pfn {pfn} is on no LRU list and in no batch"));
+        }
+        if f.test(pg::LRU) || in_activate_batch {
+            on_lru += 1;
+        }
+        if f.test(pg::DIRTY) && !f.test(pg::SWAPBACKED) {
+            dirty += 1;
+        }
+        if f.test(pg::WRITEBACK) {
+            writeback += 1;
+        }
+        if f.test(pg::SWAPCACHE) && mm.swap.owner(f.swap) != Some(f.vpn) {
+            return Err(format!("pfn {pfn}: swap slot {} does not belong to it", f.swap));
+        }
+    }
+    if used + mm.nr_free() + mm.kernel_pages != frames {
+        return Err(format!("{used} used + {} free + {} kernel != {frames} frames", mm.nr_free(), mm.kernel_pages));
+    }
+    if dirty != mm.nr_dirty || writeback != mm.nr_writeback {
+        return Err(format!("dirty {dirty}/{} writeback {writeback}/{}", mm.nr_dirty, mm.nr_writeback));
+    }
+    let lru_total: u64 = mm.memcgs.cg.iter().map(|c| c.lruvec.lru_size.iter().sum::<u64>()).sum();
+    if lru_total != on_lru {
+        return Err(format!("LRU sizes add up to {lru_total} but {on_lru} pages are on lists"));
+    }
+    for c in &mm.memcgs.cg {
+        let subtree: u64 = mm.memcgs.subtree(c.id).iter().map(|&m| charged[m as usize]).sum();
+        let stock = mm.memcgs.subtree(c.id).iter().map(|&m| mm.memcgs.stock_pages(m)).sum::<u64>();
+        if c.usage != subtree + stock {
+            return Err(format!("memcg {}: usage {} != {} charged + {} stock", c.path, c.usage, subtree, stock));
+        }
+    }
+    Ok(())
+}

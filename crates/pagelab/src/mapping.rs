@@ -1,0 +1,181 @@
+//! The page cache and page tables in one flat index: every page of every file and anonymous
+//! region has a virtual page number (`Vpn`) whose entry says where the page is: resident in
+//! a frame, evicted with a shadow entry (include/linux/xarray.h value entries), swapped out,
+//! or never touched.
+
+use crate::folio::Pfn;
+
+/// A virtual page: the index of one page of one object in [`AddressSpace`].
+pub type Vpn = u32;
+
+/// Pages per xarray node (`XA_CHUNK_SIZE`, 1 << XA_CHUNK_SHIFT): objects start on a node
+/// boundary so that node = vpn >> 6, as with a file's own xarray.
+pub const XA_CHUNK_SHIFT: u32 = 6;
+
+/// A shadow entry (mm/workingset.c: pack_shadow()): the eviction timestamp or MGLRU token,
+/// the memcg the eviction was charged to, and whether the page was in the workingset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Shadow(u64);
+
+impl Shadow {
+    /// Bits of eviction clock a shadow keeps (the kernel keeps 36 on 64-bit with
+    /// NODES_SHIFT 10; pagelab keeps more, so its clock never wraps in a run).
+    pub const EVICTION_BITS: u32 = 44;
+    pub const EVICTION_MASK: u64 = (1 << Self::EVICTION_BITS) - 1;
+
+    pub fn pack(eviction: u64, memcg: u16, workingset: bool) -> Shadow {
+        Shadow(((eviction & Self::EVICTION_MASK) << 17) | ((memcg as u64) << 1) | workingset as u64)
+    }
+    pub fn eviction(self) -> u64 {
+        self.0 >> 17
+    }
+    pub fn memcg(self) -> u16 {
+        (self.0 >> 1) as u16
+    }
+    pub fn workingset(self) -> bool {
+        self.0 & 1 != 0
+    }
+    fn raw(self) -> u64 {
+        self.0
+    }
+}
+
+/// What an address-space slot holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Entry {
+    Empty,
+    /// Anonymous memory read before it was written: mapped to the shared zero page.
+    ZeroPage,
+    Resident(Pfn),
+    Shadow(Shadow),
+    /// Anonymous memory on swap at this slot (its shadow lives in the swap space).
+    Swapped(u32),
+}
+
+const TAG_BITS: u32 = 2;
+const TAG_RESIDENT: u64 = 1;
+const TAG_SHADOW: u64 = 2;
+const TAG_SWAP: u64 = 3;
+const ZERO_PAGE: u64 = 1 << TAG_BITS;
+
+impl Entry {
+    #[inline]
+    fn encode(self) -> u64 {
+        match self {
+            Entry::Empty => 0,
+            Entry::ZeroPage => ZERO_PAGE,
+            Entry::Resident(p) => ((p as u64) << TAG_BITS) | TAG_RESIDENT,
+            Entry::Shadow(s) => (s.raw() << TAG_BITS) | TAG_SHADOW,
+            Entry::Swapped(slot) => ((slot as u64) << TAG_BITS) | TAG_SWAP,
+        }
+    }
+    #[inline]
+    fn decode(v: u64) -> Entry {
+        match v & 3 {
+            TAG_RESIDENT => Entry::Resident((v >> TAG_BITS) as Pfn),
+            TAG_SHADOW => Entry::Shadow(Shadow(v >> TAG_BITS)),
+            TAG_SWAP => Entry::Swapped((v >> TAG_BITS) as u32),
+            _ if v == ZERO_PAGE => Entry::ZeroPage,
+            _ => Entry::Empty,
+        }
+    }
+}
+
+/// A file or an anonymous region.
+#[derive(Clone, Debug)]
+pub struct Object {
+    pub name: String,
+    pub anon: bool,
+    pub base: Vpn,
+    pub pages: u32,
+    /// The task that owns an anonymous region.
+    pub owner: Option<usize>,
+}
+
+/// All objects and the entry of each of their pages.
+#[derive(Clone, Debug, Default)]
+pub struct AddressSpace {
+    pub objects: Vec<Object>,
+    entries: Vec<u64>,
+    /// For each xarray node of 64 pages, the object it belongs to.
+    node_object: Vec<u32>,
+}
+
+impl AddressSpace {
+    /// Adds an object and returns its index; its pages start on a node boundary.
+    pub fn add_object(&mut self, name: &str, anon: bool, pages: u32, owner: Option<usize>) -> Result<usize, String> {
+        let base = self.entries.len() as u64;
+        let span = (pages as u64).div_ceil(1 << XA_CHUNK_SHIFT) << XA_CHUNK_SHIFT;
+        if base + span > (u32::MAX as u64) - 1 {
+            return Err(format!(
+                "the scenario's files and memory exceed pagelab's 16 TiB address space (at `{name}`)"
+            ));
+        }
+        let id = self.objects.len();
+        self.objects.push(Object { name: name.to_string(), anon, base: base as Vpn, pages, owner });
+        self.entries.resize((base + span) as usize, 0);
+        self.node_object.resize(((base + span) >> XA_CHUNK_SHIFT) as usize, id as u32);
+        Ok(id)
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    #[inline]
+    pub fn get(&self, vpn: Vpn) -> Entry {
+        Entry::decode(self.entries[vpn as usize])
+    }
+
+    #[inline]
+    pub fn set(&mut self, vpn: Vpn, e: Entry) {
+        self.entries[vpn as usize] = e.encode();
+    }
+
+    /// The page is resident: its frame.
+    #[inline]
+    pub fn resident(&self, vpn: Vpn) -> Option<Pfn> {
+        let v = self.entries[vpn as usize];
+        (v & 3 == TAG_RESIDENT).then_some((v >> TAG_BITS) as Pfn)
+    }
+
+    /// The object a page belongs to.
+    #[inline]
+    pub fn object_of(&self, vpn: Vpn) -> usize {
+        self.node_object[(vpn >> XA_CHUNK_SHIFT) as usize] as usize
+    }
+
+    /// Number of xarray nodes (for the shadow-node bookkeeping).
+    pub fn nodes(&self) -> usize {
+        self.node_object.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_round_trip() {
+        let s = Shadow::pack(0x0FFF_FFFF_FFFF, 0xBEEF, true);
+        assert_eq!((s.eviction(), s.memcg(), s.workingset()), (0x0FFF_FFFF_FFFF, 0xBEEF, true));
+        for e in [Entry::Empty, Entry::ZeroPage, Entry::Resident(7), Entry::Resident(u32::MAX - 1), Entry::Shadow(s), Entry::Swapped(123)] {
+            assert_eq!(Entry::decode(e.encode()), e);
+        }
+    }
+
+    #[test]
+    fn objects_start_on_node_boundaries() {
+        let mut a = AddressSpace::default();
+        let f = a.add_object("f", false, 65, None).unwrap();
+        let g = a.add_object("g", true, 1, Some(0)).unwrap();
+        assert_eq!(a.objects[f].base, 0);
+        assert_eq!(a.objects[g].base, 128);
+        assert_eq!(a.object_of(64), f);
+        assert_eq!(a.object_of(128), g);
+    }
+}

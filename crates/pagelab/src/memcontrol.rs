@@ -1,0 +1,764 @@
+//! Memory cgroups (mm/memcontrol.c, mm/page_counter.c): the cgroup tree, hierarchical
+//! charging with the per-CPU stock, memory.max/high/low/min, effective protection, the
+//! lruvec of each cgroup, and memory.stat with rstat's flush staleness.
+
+use crate::kernel::{Kernel, MEMCG_CHARGE_BATCH, RSTAT_FLUSH_NS};
+use crate::vmstat::{Events, Lru};
+
+/// A memcg, by index; the root is 0. The kernel's memcg id is the index + 1.
+pub type MemcgId = u16;
+pub const ROOT_MEMCG: MemcgId = 0;
+
+/// "No limit" for a page counter.
+pub const PAGE_COUNTER_MAX: u64 = u64::MAX / 2;
+
+/// The per-memcg reclaim state of the node's lruvec (`struct lruvec` minus the lists, which
+/// belong to the policy): exact list sizes, the IO costs, and the nonresident clock.
+#[derive(Clone, Debug, Default)]
+pub struct Lruvec {
+    /// `lru_zone_size`: exact pages per list, local to this memcg (not hierarchical).
+    pub lru_size: [u64; 5],
+    pub anon_cost: u64,
+    pub file_cost: u64,
+    /// mm/workingset.c's clock of evictions and activations (hierarchical by propagation).
+    pub nonresident_age: u64,
+    /// snapshot_refaults(): WORKINGSET_ACTIVATE_{ANON,FILE} at the end of the last reclaim.
+    pub refaults: [u64; 2],
+    /// 5.7's `zone_reclaim_stat`: recent_scanned/recent_rotated per type.
+    pub recent_scanned: [u64; 2],
+    pub recent_rotated: [u64; 2],
+}
+
+/// Items of memory.stat that reclaim reads through rstat (`lruvec_page_state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatItem {
+    Lru(Lru),
+    WorkingsetActivateAnon,
+    WorkingsetActivateFile,
+}
+
+impl StatItem {
+    fn index(self) -> usize {
+        match self {
+            StatItem::Lru(l) => l as usize,
+            StatItem::WorkingsetActivateAnon => 5,
+            StatItem::WorkingsetActivateFile => 6,
+        }
+    }
+}
+const NR_RSTAT: usize = 7;
+
+/// memory.events.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MemcgEvents {
+    pub low: u64,
+    pub high: u64,
+    pub max: u64,
+    pub oom: u64,
+    pub oom_kill: u64,
+}
+
+/// One memory cgroup.
+#[derive(Clone, Debug)]
+pub struct Memcg {
+    pub id: MemcgId,
+    pub path: String,
+    pub parent: Option<MemcgId>,
+    pub children: Vec<MemcgId>,
+    pub max: u64,
+    pub high: u64,
+    pub low: u64,
+    pub min: u64,
+    /// page_counter usage: pages charged here and below, per-CPU stock included.
+    pub usage: u64,
+    /// Swap slots charged here and below (memory.swap.current).
+    pub swap_usage: u64,
+    /// Effective protection computed by mem_cgroup_calculate_protection().
+    pub emin: u64,
+    pub elow: u64,
+    pub lruvec: Lruvec,
+    /// Local (non-hierarchical) event counters; memory.stat shows the subtree sums.
+    pub events: Events,
+    pub memory_events: MemcgEvents,
+    /// Exact local values of the rstat items, and the hierarchical values as of the last
+    /// flush (what reclaim reads).
+    rstat_local: [i64; NR_RSTAT],
+    rstat_flushed: [i64; NR_RSTAT],
+    /// 6.12: updates pending in this subtree (memcg->vmstats->stats_updates).
+    rstat_pending: u64,
+}
+
+/// How reclaim sees memcg statistics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RstatMode {
+    /// As the kernel: values as of the last flush (periodic every 2 s, or threshold-driven).
+    Kernel,
+    /// Always exact: for experiments that isolate the effect of staleness (seed 002).
+    Exact,
+}
+
+/// The cgroup tree plus the state shared by all cgroups (per-CPU stock, rstat flushing).
+#[derive(Clone, Debug)]
+pub struct Memcgs {
+    pub cg: Vec<Memcg>,
+    /// Pre-order: a parent before its children (mem_cgroup_iter order).
+    pub preorder: Vec<MemcgId>,
+    /// Per-CPU charge stock (one CPU): the cached memcg and its pre-charged pages.
+    stock: Option<(MemcgId, u64)>,
+    pub rstat_mode: RstatMode,
+    kernel: Kernel,
+    /// 6.1: per-CPU update count and the global flush threshold.
+    percpu_updates: u64,
+    flush_threshold: u64,
+    pub last_flush_ns: u64,
+    pub nr_flushes: u64,
+    pub nr_cpus: u64,
+}
+
+/// A cgroup as declared by the scenario.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemcgSpec {
+    pub path: String,
+    pub max: u64,
+    pub high: u64,
+    pub low: u64,
+    pub min: u64,
+}
+
+impl Memcgs {
+    /// Builds the tree; `specs` are non-root cgroups in any order, each parent declared.
+    pub fn new(kernel: Kernel, specs: &[MemcgSpec], rstat_mode: RstatMode) -> Result<Memcgs, String> {
+        let root = Memcg::new(ROOT_MEMCG, "/".into(), None, PAGE_COUNTER_MAX, PAGE_COUNTER_MAX, 0, 0);
+        let mut m = Memcgs {
+            cg: vec![root],
+            preorder: Vec::new(),
+            stock: None,
+            rstat_mode,
+            kernel,
+            percpu_updates: 0,
+            flush_threshold: 0,
+            last_flush_ns: 0,
+            nr_flushes: 0,
+            nr_cpus: 1,
+        };
+        let mut sorted: Vec<&MemcgSpec> = specs.iter().collect();
+        sorted.sort_by_key(|s| s.path.matches('/').count());
+        for s in sorted {
+            let parent_path = match s.path.rfind('/') {
+                Some(0) => "/",
+                Some(i) => &s.path[..i],
+                None => return Err(format!("cgroup path `{}` must start with /", s.path)),
+            };
+            let parent = m
+                .find(parent_path)
+                .ok_or_else(|| format!("cgroup `{}` needs its parent `{parent_path}` declared too", s.path))?;
+            if m.find(&s.path).is_some() {
+                return Err(format!("cgroup `{}` is declared twice", s.path));
+            }
+            if m.cg.len() >= u16::MAX as usize {
+                return Err("too many cgroups".into());
+            }
+            let id = m.cg.len() as MemcgId;
+            m.cg.push(Memcg::new(id, s.path.clone(), Some(parent), s.max, s.high, s.low, s.min));
+            m.cg[parent as usize].children.push(id);
+        }
+        m.preorder = m.subtree(ROOT_MEMCG);
+        Ok(m)
+    }
+
+    pub fn find(&self, path: &str) -> Option<MemcgId> {
+        self.cg.iter().find(|c| c.path == path).map(|c| c.id)
+    }
+
+    #[inline]
+    pub fn get(&self, id: MemcgId) -> &Memcg {
+        &self.cg[id as usize]
+    }
+    #[inline]
+    pub fn get_mut(&mut self, id: MemcgId) -> &mut Memcg {
+        &mut self.cg[id as usize]
+    }
+
+    /// `id` and its descendants in pre-order (mem_cgroup_iter's walk).
+    pub fn subtree(&self, id: MemcgId) -> Vec<MemcgId> {
+        let mut out = Vec::new();
+        let mut stack = vec![id];
+        while let Some(c) = stack.pop() {
+            out.push(c);
+            for &ch in self.cg[c as usize].children.iter().rev() {
+                stack.push(ch);
+            }
+        }
+        out
+    }
+
+    /// `id` and its ancestors up to the root (parent_lruvec() chain).
+    pub fn ancestors(&self, id: MemcgId) -> impl Iterator<Item = MemcgId> + '_ {
+        let mut cur = Some(id);
+        std::iter::from_fn(move || {
+            let c = cur?;
+            cur = self.cg[c as usize].parent;
+            Some(c)
+        })
+    }
+
+    pub fn is_descendant(&self, id: MemcgId, ancestor: MemcgId) -> bool {
+        self.ancestors(id).any(|a| a == ancestor)
+    }
+
+    // ---- charging -------------------------------------------------------------------
+
+    /// Models mm/memcontrol.c: consume_stock() (6.1/6.12): take a page from the per-CPU stock.
+    pub fn consume_stock(&mut self, memcg: MemcgId, nr: u64) -> bool {
+        match &mut self.stock {
+            Some((c, n)) if *c == memcg && *n >= nr => {
+                *n -= nr;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Models mm/page_counter.c: page_counter_try_charge(): charge the whole ancestor chain,
+    /// failing at the first level that would exceed memory.max; returns that level.
+    pub fn try_charge_counters(&mut self, memcg: MemcgId, nr: u64) -> Result<(), MemcgId> {
+        let chain: Vec<MemcgId> = self.ancestors(memcg).collect();
+        for (i, &c) in chain.iter().enumerate() {
+            let cg = &mut self.cg[c as usize];
+            if cg.usage + nr > cg.max {
+                for &undo in &chain[..i] {
+                    self.cg[undo as usize].usage -= nr;
+                }
+                return Err(c);
+            }
+            cg.usage += nr;
+        }
+        Ok(())
+    }
+
+    /// Models page_counter_charge(): charge past the limits (the force path).
+    pub fn force_charge(&mut self, memcg: MemcgId, nr: u64) {
+        for c in self.ancestors(memcg).collect::<Vec<_>>() {
+            self.cg[c as usize].usage += nr;
+        }
+    }
+
+    /// Models page_counter_uncharge() along the chain.
+    pub fn uncharge_counters(&mut self, memcg: MemcgId, nr: u64) {
+        for c in self.ancestors(memcg).collect::<Vec<_>>() {
+            let cg = &mut self.cg[c as usize];
+            debug_assert!(cg.usage >= nr, "memcg {} usage underflow", cg.path);
+            cg.usage = cg.usage.saturating_sub(nr);
+        }
+    }
+
+    /// Models mm/memcontrol.c: refill_stock()/__refill_stock(): keep surplus charge cached;
+    /// a stock of another memcg is drained first, and a stock above the batch is drained.
+    pub fn refill_stock(&mut self, memcg: MemcgId, nr: u64) {
+        if !matches!(self.stock, Some((c, _)) if c == memcg) {
+            self.drain_stock();
+            self.stock = Some((memcg, 0));
+        }
+        let over = {
+            let (_, n) = self.stock.as_mut().expect("stock set above");
+            *n += nr;
+            *n > MEMCG_CHARGE_BATCH
+        };
+        if over {
+            self.drain_stock();
+        }
+    }
+
+    /// Models drain_stock(): give the cached pre-charge back.
+    pub fn drain_stock(&mut self) {
+        if let Some((c, n)) = self.stock.take() {
+            if n > 0 {
+                self.uncharge_counters(c, n);
+            }
+        }
+    }
+
+    /// Pages cached in the per-CPU stock for `memcg` (counted in its usage).
+    pub fn stock_pages(&self, memcg: MemcgId) -> u64 {
+        match self.stock {
+            Some((c, n)) if c == memcg => n,
+            _ => 0,
+        }
+    }
+
+    /// Models mem_cgroup_margin() (6.1, memory only).
+    pub fn margin(&self, memcg: MemcgId) -> u64 {
+        let c = &self.cg[memcg as usize];
+        c.max.saturating_sub(c.usage)
+    }
+
+    // ---- protection -----------------------------------------------------------------
+
+    /// Models mm/memcontrol.c: mem_cgroup_calculate_protection() and effective_protection()
+    /// (6.1 and 6.12 agree): emin/elow of `memcg` under reclaim rooted at `root`. Values of
+    /// the reclaim root itself are left as they were, as in the kernel.
+    pub fn calculate_protection(&mut self, root: MemcgId, memcg: MemcgId, recursive: bool) {
+        if memcg == root {
+            return;
+        }
+        let usage = self.cg[memcg as usize].usage;
+        if usage == 0 {
+            return;
+        }
+        let parent = self.cg[memcg as usize].parent.expect("non-root memcg has a parent");
+        if parent == root {
+            let c = &mut self.cg[memcg as usize];
+            c.emin = c.min;
+            c.elow = c.low;
+            return;
+        }
+        let p = &self.cg[parent as usize];
+        let parent_usage = p.usage;
+        let (children_min, children_low) = p.children.iter().fold((0, 0), |(m, l), &ch| {
+            let c = &self.cg[ch as usize];
+            (m + c.usage.min(c.min), l + c.usage.min(c.low))
+        });
+        let (pemin, pelow) = (p.emin, p.elow);
+        let c = &self.cg[memcg as usize];
+        let emin = effective_protection(usage, parent_usage, c.min, pemin, children_min, recursive);
+        let elow = effective_protection(usage, parent_usage, c.low, pelow, children_low, recursive);
+        let c = &mut self.cg[memcg as usize];
+        c.emin = emin;
+        c.elow = elow;
+    }
+
+    /// Models include/linux/memcontrol.h: mem_cgroup_below_min().
+    pub fn below_min(&self, memcg: MemcgId) -> bool {
+        memcg != ROOT_MEMCG && self.cg[memcg as usize].emin >= self.cg[memcg as usize].usage
+    }
+
+    /// Models include/linux/memcontrol.h: mem_cgroup_below_low().
+    pub fn below_low(&self, memcg: MemcgId) -> bool {
+        memcg != ROOT_MEMCG && self.cg[memcg as usize].elow >= self.cg[memcg as usize].usage
+    }
+
+    /// Models mem_cgroup_protection(): (emin, elow) to apply to `memcg` under `root`.
+    pub fn protection(&self, root: MemcgId, memcg: MemcgId) -> (u64, u64) {
+        if root == memcg || memcg == ROOT_MEMCG {
+            return (0, 0);
+        }
+        let c = &self.cg[memcg as usize];
+        (c.emin, c.elow)
+    }
+
+    // ---- statistics (rstat) ---------------------------------------------------------
+
+    /// Models __mod_lruvec_state() for the items reclaim reads, with memcg_rstat_updated().
+    #[inline]
+    pub fn mod_state(&mut self, memcg: MemcgId, item: StatItem, delta: i64) {
+        self.cg[memcg as usize].rstat_local[item.index()] += delta;
+        self.rstat_updated(memcg, delta.unsigned_abs());
+    }
+
+    /// Models memcg_rstat_updated(): count pending updates towards the flush thresholds.
+    fn rstat_updated(&mut self, memcg: MemcgId, n: u64) {
+        match self.kernel {
+            Kernel::V6_12 => {
+                // Per-memcg counts, propagated to every ancestor in batches of 64.
+                let mut cur = Some(memcg);
+                while let Some(c) = cur {
+                    self.cg[c as usize].rstat_pending += n;
+                    cur = self.cg[c as usize].parent;
+                }
+            }
+            _ => {
+                self.percpu_updates += n;
+                if self.percpu_updates > MEMCG_CHARGE_BATCH {
+                    if self.flush_threshold <= self.nr_cpus {
+                        self.flush_threshold += self.percpu_updates / MEMCG_CHARGE_BATCH;
+                    }
+                    self.percpu_updates = 0;
+                }
+            }
+        }
+    }
+
+    /// Models lruvec_page_state()/memcg_page_state(): the hierarchical value reclaim sees.
+    pub fn page_state(&self, memcg: MemcgId, item: StatItem) -> u64 {
+        match self.rstat_mode {
+            RstatMode::Kernel => self.cg[memcg as usize].rstat_flushed[item.index()].max(0) as u64,
+            RstatMode::Exact => self.exact_state(memcg, item),
+        }
+    }
+
+    /// The exact hierarchical value (what a flush would publish now).
+    pub fn exact_state(&self, memcg: MemcgId, item: StatItem) -> u64 {
+        let i = item.index();
+        self.subtree(memcg).iter().map(|&c| self.cg[c as usize].rstat_local[i]).sum::<i64>().max(0) as u64
+    }
+
+    /// Flushes the subtree of `memcg`: publishes exact hierarchical values.
+    fn flush_subtree(&mut self, memcg: MemcgId, now: u64) {
+        let order = self.subtree(memcg);
+        for &c in order.iter().rev() {
+            let mut v = self.cg[c as usize].rstat_local;
+            for &ch in &self.cg[c as usize].children {
+                for (a, b) in v.iter_mut().zip(self.cg[ch as usize].rstat_flushed.iter()) {
+                    *a += b;
+                }
+            }
+            let cg = &mut self.cg[c as usize];
+            cg.rstat_flushed = v;
+            cg.rstat_pending = 0;
+        }
+        if memcg == ROOT_MEMCG {
+            self.last_flush_ns = now;
+            self.flush_threshold = 0;
+        }
+        self.nr_flushes += 1;
+    }
+
+    /// The periodic flusher (flush_memcg_stats_dwork, every FLUSH_TIME = 2 s).
+    pub fn periodic_flush(&mut self, now: u64) {
+        self.flush_subtree(ROOT_MEMCG, now);
+    }
+
+    /// Models mem_cgroup_flush_stats() (6.1: global threshold; 6.12: the subtree's own).
+    pub fn flush_stats(&mut self, memcg: MemcgId, now: u64) {
+        match self.kernel {
+            Kernel::V6_12 => {
+                if self.cg[memcg as usize].rstat_pending > MEMCG_CHARGE_BATCH * self.nr_cpus {
+                    self.flush_subtree(memcg, now);
+                }
+            }
+            _ => {
+                if self.flush_threshold > self.nr_cpus {
+                    self.flush_subtree(ROOT_MEMCG, now);
+                }
+            }
+        }
+    }
+
+    /// Models mem_cgroup_flush_stats_ratelimited() (6.12) / _delayed() (6.1): only when the
+    /// periodic flusher is a full cycle late (more than 2·FLUSH_TIME since the last flush).
+    pub fn flush_stats_ratelimited(&mut self, memcg: MemcgId, now: u64) {
+        if now > self.last_flush_ns + 2 * RSTAT_FLUSH_NS {
+            match self.kernel {
+                Kernel::V6_12 => self.flush_stats(memcg, now),
+                _ => self.flush_stats(ROOT_MEMCG, now),
+            }
+        }
+    }
+
+    /// The subtree sums of the event counters (memory.stat shows hierarchical events).
+    pub fn hierarchical_events(&self, memcg: MemcgId) -> Events {
+        let mut e = Events::default();
+        for c in self.subtree(memcg) {
+            e.add_all(&self.cg[c as usize].events);
+        }
+        e
+    }
+
+    /// Exact hierarchical LRU size (for memory.stat output).
+    pub fn hierarchical_lru(&self, memcg: MemcgId, lru: Lru) -> u64 {
+        self.subtree(memcg).iter().map(|&c| self.cg[c as usize].lruvec.lru_size[lru as usize]).sum()
+    }
+}
+
+impl Memcg {
+    fn new(id: MemcgId, path: String, parent: Option<MemcgId>, max: u64, high: u64, low: u64, min: u64) -> Memcg {
+        Memcg {
+            id,
+            path,
+            parent,
+            children: Vec::new(),
+            max,
+            high,
+            low,
+            min,
+            usage: 0,
+            swap_usage: 0,
+            emin: 0,
+            elow: 0,
+            lruvec: Lruvec::default(),
+            events: Events::default(),
+            memory_events: MemcgEvents::default(),
+            rstat_local: [0; NR_RSTAT],
+            rstat_flushed: [0; NR_RSTAT],
+            rstat_pending: 0,
+        }
+    }
+}
+
+/// Models mm/memcontrol.c: effective_protection().
+pub fn effective_protection(
+    usage: u64,
+    parent_usage: u64,
+    setting: u64,
+    parent_effective: u64,
+    siblings_protected: u64,
+    recursive: bool,
+) -> u64 {
+    let protected = usage.min(setting);
+    if siblings_protected > parent_effective {
+        return (protected as u128 * parent_effective as u128 / siblings_protected as u128) as u64;
+    }
+    let mut ep = protected;
+    if recursive && parent_effective > siblings_protected && usage > protected {
+        let unclaimed = (parent_effective - siblings_protected) as u128 * (usage - protected) as u128
+            / (parent_usage.saturating_sub(siblings_protected)).max(1) as u128;
+        ep += unclaimed as u64;
+    }
+    ep
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(path: &str, max: u64, low: u64) -> MemcgSpec {
+        MemcgSpec { path: path.into(), max, high: PAGE_COUNTER_MAX, low, min: 0 }
+    }
+
+    #[test]
+    fn tree_needs_declared_parents_and_walks_in_preorder() {
+        let e = Memcgs::new(Kernel::V6_1, &[spec("/a/b", 10, 0)], RstatMode::Kernel).unwrap_err();
+        assert!(e.contains("parent `/a`"), "{e}");
+        let m = Memcgs::new(Kernel::V6_1, &[spec("/a/b", 10, 0), spec("/a", 20, 0), spec("/c", 5, 0)], RstatMode::Kernel)
+            .unwrap();
+        let paths: Vec<&str> = m.preorder.iter().map(|&c| m.get(c).path.as_str()).collect();
+        assert_eq!(paths, ["/", "/a", "/a/b", "/c"]);
+    }
+
+    #[test]
+    fn charging_fails_at_the_first_ancestor_over_its_limit_and_leaves_no_trace() {
+        let mut m = Memcgs::new(Kernel::V6_1, &[spec("/a", 3, 0), spec("/a/b", 10, 0)], RstatMode::Kernel).unwrap();
+        let b = m.find("/a/b").unwrap();
+        let a = m.find("/a").unwrap();
+        assert!(m.try_charge_counters(b, 3).is_ok());
+        assert_eq!(m.try_charge_counters(b, 1), Err(a));
+        assert_eq!((m.get(b).usage, m.get(a).usage, m.get(ROOT_MEMCG).usage), (3, 3, 3));
+        m.uncharge_counters(b, 2);
+        assert_eq!(m.get(a).usage, 1);
+    }
+
+    #[test]
+    fn stock_keeps_surplus_and_drains_on_switch() {
+        let mut m = Memcgs::new(Kernel::V6_1, &[spec("/a", 1000, 0), spec("/b", 1000, 0)], RstatMode::Kernel).unwrap();
+        let (a, b) = (m.find("/a").unwrap(), m.find("/b").unwrap());
+        m.try_charge_counters(a, 64).unwrap();
+        m.refill_stock(a, 63);
+        assert!(m.consume_stock(a, 1));
+        assert!(!m.consume_stock(b, 1));
+        m.refill_stock(b, 0);
+        // Switching the stock to /b gives /a's 62 unused pages back.
+        assert_eq!(m.get(a).usage, 2);
+    }
+
+    #[test]
+    fn effective_protection_splits_overcommitted_parent_protection() {
+        // Two children claim 300 under a parent that has only 150 effective: each gets half.
+        assert_eq!(effective_protection(200, 400, 150, 150, 300, false), 100);
+        // Within budget: protected = min(usage, setting).
+        assert_eq!(effective_protection(200, 400, 150, 500, 300, false), 150);
+        // Recursive protection hands the unclaimed rest out by unprotected usage.
+        assert_eq!(effective_protection(200, 400, 100, 300, 100, true), 100 + 200 * 100 / 300);
+    }
+
+    #[test]
+    fn reclaim_sees_flushed_stats_until_a_flush() {
+        let mut m = Memcgs::new(Kernel::V6_1, &[spec("/a", 1000, 0)], RstatMode::Kernel).unwrap();
+        let a = m.find("/a").unwrap();
+        m.mod_state(a, StatItem::Lru(Lru::ActiveFile), 50);
+        assert_eq!(m.page_state(ROOT_MEMCG, StatItem::Lru(Lru::ActiveFile)), 0);
+        assert_eq!(m.exact_state(ROOT_MEMCG, StatItem::Lru(Lru::ActiveFile)), 50);
+        // 6.1 flushes once more than nr_cpus batches of 64 updates are pending.
+        m.flush_stats(ROOT_MEMCG, 1);
+        assert_eq!(m.page_state(ROOT_MEMCG, StatItem::Lru(Lru::ActiveFile)), 0);
+        m.mod_state(a, StatItem::Lru(Lru::ActiveFile), 100);
+        m.mod_state(a, StatItem::Lru(Lru::ActiveFile), 100);
+        m.flush_stats(ROOT_MEMCG, 2);
+        assert_eq!(m.page_state(ROOT_MEMCG, StatItem::Lru(Lru::ActiveFile)), 250);
+        assert_eq!(m.page_state(a, StatItem::Lru(Lru::ActiveFile)), 250);
+    }
+}
+
+// ---- charging with reclaim (the parts of mm/memcontrol.c that call into vmscan) ---------
+
+use crate::mm::Mm;
+use crate::policy::Policy;
+
+/// The charge could not be made: the task was killed by the OOM killer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChargeFailed;
+
+/// Models mm/memcontrol.c: try_charge_memcg() (6.1/6.12): the per-CPU stock, batch charges
+/// of 64 pages, limit reclaim rooted at the ancestor over its memory.max with the retry
+/// ladder, memcg OOM, and memory.high bookkeeping for the return to user space.
+pub fn try_charge_memcg<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, nr: u64) -> Result<(), ChargeFailed> {
+    if memcg == ROOT_MEMCG {
+        mm.memcgs.force_charge(memcg, nr);
+        return Ok(());
+    }
+    let mut batch = nr.max(MEMCG_CHARGE_BATCH);
+    let mut retries = crate::kernel::MAX_RECLAIM_RETRIES;
+    let mut drained = false;
+    loop {
+        if mm.memcgs.consume_stock(memcg, nr) {
+            return Ok(());
+        }
+        let over = match mm.memcgs.try_charge_counters(memcg, batch) {
+            Ok(()) => {
+                if batch > nr {
+                    mm.memcgs.refill_stock(memcg, batch - nr);
+                }
+                note_over_high(mm, p, memcg, batch);
+                return Ok(());
+            }
+            Err(over) => over,
+        };
+        if batch > nr {
+            batch = nr;
+            continue;
+        }
+        mm.memcgs.get_mut(over).memory_events.max += 1;
+        let reclaimed = crate::vmscan::try_to_free_mem_cgroup_pages(mm, p, over, nr, true);
+        if mm.memcgs.margin(over) >= nr {
+            continue;
+        }
+        if !drained {
+            mm.memcgs.drain_stock();
+            drained = true;
+            continue;
+        }
+        if reclaimed > 0 && nr <= 8 {
+            continue;
+        }
+        if retries > 0 {
+            retries -= 1;
+            continue;
+        }
+        if crate::oom_kill::out_of_memory(mm, p, Some(over)) {
+            if mm.current_task().is_some_and(|t| mm.tasks[t].killed) {
+                return Err(ChargeFailed);
+            }
+            retries = crate::kernel::MAX_RECLAIM_RETRIES;
+            continue;
+        }
+        // No victim: the charge is forced past the limit (the kernel's nomem path would fail
+        // the fault and retry; pagelab lets the page in and keeps going).
+        mm.memcgs.force_charge(memcg, nr);
+        return Ok(());
+    }
+}
+
+/// The tail of try_charge_memcg(): remember pages charged over memory.high, reclaiming at
+/// once when more than a batch is pending.
+fn note_over_high<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, batch: u64) {
+    let Some(t) = mm.current_task() else { return };
+    let over = mm.memcgs.ancestors(memcg).any(|c| {
+        let cg = mm.memcgs.get(c);
+        cg.usage > cg.high
+    });
+    if over {
+        mm.tasks[t].nr_pages_over_high += batch;
+        if mm.tasks[t].nr_pages_over_high > MEMCG_CHARGE_BATCH {
+            mem_cgroup_handle_over_high(mm, p, t);
+        }
+    }
+}
+
+/// MEMCG_DELAY_PRECISION_SHIFT / MEMCG_DELAY_SCALING_SHIFT, HZ of the Debian kernels.
+const DELAY_PRECISION_SHIFT: u32 = 20;
+const DELAY_SCALING_SHIFT: u32 = 14;
+const HZ: u64 = 250;
+
+/// Models mm/memcontrol.c: calculate_overage().
+fn calculate_overage(usage: u64, high: u64) -> u64 {
+    if usage <= high {
+        return 0;
+    }
+    let high = high.max(1);
+    (((usage - high) as u128) << DELAY_PRECISION_SHIFT).checked_div(high as u128).unwrap_or(0) as u64
+}
+
+/// Models mm/memcontrol.c: mem_find_max_overage() + calculate_high_delay(): the throttling
+/// penalty in jiffies for `nr_pages` charged over memory.high.
+pub fn high_delay_jiffies(memcgs: &Memcgs, memcg: MemcgId, nr_pages: u64) -> u64 {
+    let max_overage = memcgs
+        .ancestors(memcg)
+        .take_while(|&c| c != ROOT_MEMCG)
+        .map(|c| calculate_overage(memcgs.get(c).usage, memcgs.get(c).high))
+        .max()
+        .unwrap_or(0);
+    if max_overage == 0 {
+        return 0;
+    }
+    let penalty = ((max_overage as u128 * max_overage as u128 * HZ as u128) >> DELAY_PRECISION_SHIFT) >> DELAY_SCALING_SHIFT;
+    (penalty * nr_pages as u128 / MEMCG_CHARGE_BATCH as u128) as u64
+}
+
+/// Models mm/memcontrol.c: mem_cgroup_handle_over_high() (on return to user space):
+/// reclaim_high() at every level over memory.high, then sleep the penalty (capped at 2 s)
+/// if reclaim could not bring the overage down.
+pub fn mem_cgroup_handle_over_high<P: Policy>(mm: &mut Mm, p: &mut P, t: usize) {
+    let nr_pages = std::mem::take(&mut mm.tasks[t].nr_pages_over_high);
+    if nr_pages == 0 {
+        return;
+    }
+    let memcg = mm.tasks[t].memcg;
+    let mut retries = crate::kernel::MAX_RECLAIM_RETRIES;
+    let mut in_retry = false;
+    loop {
+        let reclaimed = reclaim_high(mm, p, memcg, if in_retry { crate::kernel::SWAP_CLUSTER_MAX } else { nr_pages });
+        let penalty = high_delay_jiffies(&mm.memcgs, memcg, nr_pages).min(2 * HZ);
+        if penalty <= HZ / 100 {
+            return;
+        }
+        if reclaimed > 0 || retries > 0 {
+            if reclaimed == 0 {
+                retries -= 1;
+            }
+            in_retry = true;
+            continue;
+        }
+        let now = mm.now();
+        mm.wait_until(now + penalty * (1_000_000_000 / HZ));
+        return;
+    }
+}
+
+/// Models mm/memcontrol.c: reclaim_high().
+fn reclaim_high<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, nr_pages: u64) -> u64 {
+    let chain: Vec<MemcgId> = mm.memcgs.ancestors(memcg).take_while(|&c| c != ROOT_MEMCG).collect();
+    let mut reclaimed = 0;
+    for c in chain {
+        let cg = mm.memcgs.get(c);
+        if cg.usage <= cg.high {
+            continue;
+        }
+        mm.memcgs.get_mut(c).memory_events.high += 1;
+        reclaimed += crate::vmscan::try_to_free_mem_cgroup_pages(mm, p, c, nr_pages, true);
+    }
+    reclaimed
+}
+
+#[cfg(test)]
+mod high_tests {
+    use super::*;
+
+    #[test]
+    fn high_delay_matches_the_kernel_table() {
+        // mm/memcontrol.c's comment: high 100M, usage 101M → ~6 ms; 110M → ~639 ms (per 64 pages).
+        let mb = 256; // pages per MiB
+        let m = Memcgs::new(
+            crate::kernel::Kernel::V6_1,
+            &[MemcgSpec { path: "/a".into(), max: PAGE_COUNTER_MAX, high: 100 * mb, low: 0, min: 0 }],
+            RstatMode::Kernel,
+        )
+        .unwrap();
+        let mut m = m;
+        let a = m.find("/a").unwrap();
+        m.force_charge(a, 101 * mb);
+        let ms = high_delay_jiffies(&m, a, MEMCG_CHARGE_BATCH) * 1000 / HZ;
+        assert!((4..=8).contains(&ms), "101M: {ms} ms");
+        m.force_charge(a, 9 * mb);
+        let ms = high_delay_jiffies(&m, a, MEMCG_CHARGE_BATCH) * 1000 / HZ;
+        assert!((600..=680).contains(&ms), "110M: {ms} ms");
+    }
+}

@@ -1,0 +1,252 @@
+//! Page faults and accesses through page tables (mm/memory.c, mm/filemap.c: filemap_fault(),
+//! filemap_map_pages()): anonymous memory, swap-in, and mmap'd files with fault-around.
+
+use crate::folio::{pg, Pfn};
+use crate::kernel::Kernel;
+use crate::mapping::{Entry, Vpn};
+use crate::mm::Mm;
+use crate::page_alloc::Gfp;
+use crate::page_writeback::folio_mark_dirty;
+use crate::policy::Policy;
+use crate::readahead::{do_async_mmap_readahead, do_sync_mmap_readahead, FileRef, RaState};
+use crate::swap_state::{folio_free_swap, swap_cache_hit, swapin};
+use crate::vmstat::Ev;
+use crate::Advice;
+
+/// Enters handle_mm_fault(): counts the fault and notes whether the VMA has recency
+/// (`lru_gen_enter_fault()`).
+fn fault_begin(mm: &mut Mm, t: usize, advice: Advice) {
+    let memcg = mm.tasks[t].memcg;
+    mm.count_both(memcg, Ev::PgFault, 1);
+    mm.tasks[t].in_lru_fault = advice == Advice::Normal;
+    let c = mm.cfg.costs.minor_fault_ns;
+    mm.cpu(c);
+}
+
+fn fault_end(mm: &mut Mm, t: usize) {
+    mm.tasks[t].in_lru_fault = false;
+}
+
+fn count_major(mm: &mut Mm, t: usize) {
+    let memcg = mm.tasks[t].memcg;
+    mm.count_both(memcg, Ev::PgMajFault, 1);
+}
+
+/// Installs a PTE for `pfn`: mapped and young (x86 creates PTEs with the accessed bit set).
+fn map_page(mm: &mut Mm, pfn: Pfn, advice: Advice) {
+    let f = mm.folios.get_mut(pfn);
+    let newly = f.flags & pg::MAPPED == 0;
+    f.flags |= pg::MAPPED | pg::YOUNG;
+    if advice != Advice::Normal {
+        f.flags |= pg::NORECENCY;
+    }
+    if newly && f.flags & pg::SWAPBACKED == 0 {
+        mm.nr_mapped += 1;
+    }
+}
+
+/// A load or store of one page of anonymous memory by task `t`. Returns false if the task
+/// was killed meanwhile.
+pub fn anon_access<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, write: bool, advice: Advice) -> bool {
+    match mm.space.get(vpn) {
+        Entry::Resident(pfn) if mm.folios.test(pfn, pg::MAPPED) => {
+            let f = mm.folios.get_mut(pfn);
+            f.flags |= pg::YOUNG;
+            if write && f.flags & pg::DIRTY == 0 {
+                // A clean swap-cache page is mapped read-only: the first store takes a
+                // write-protect fault that reuses the page (do_wp_page()).
+                fault_begin(mm, t, advice);
+                mm.folios.set(pfn, pg::DIRTY);
+                fault_end(mm, t);
+            }
+            let c = mm.cfg.costs.touch_ns;
+            mm.cpu(c);
+            true
+        }
+        Entry::Resident(pfn) => {
+            // do_swap_page() finds the page in the swap cache: a minor fault.
+            fault_begin(mm, t, advice);
+            swap_cache_hit(mm, t, pfn);
+            map_page(mm, pfn, advice);
+            finish_swapin(mm, p, pfn, write);
+            fault_end(mm, t);
+            true
+        }
+        Entry::Swapped(slot) => {
+            fault_begin(mm, t, advice);
+            count_major(mm, t);
+            let ok = match swapin(mm, p, t, vpn, slot) {
+                Some(pfn) => {
+                    map_page(mm, pfn, advice);
+                    finish_swapin(mm, p, pfn, write);
+                    true
+                }
+                None => false,
+            };
+            fault_end(mm, t);
+            ok && !mm.tasks[t].killed
+        }
+        Entry::ZeroPage if !write => {
+            let c = mm.cfg.costs.touch_ns;
+            mm.cpu(c);
+            true
+        }
+        Entry::Empty if !write => {
+            // do_anonymous_page() for a read: map the shared zero page.
+            fault_begin(mm, t, advice);
+            mm.space.set(vpn, Entry::ZeroPage);
+            fault_end(mm, t);
+            true
+        }
+        _ => {
+            // do_anonymous_page() for a write, or do_wp_page() copying the zero page.
+            fault_begin(mm, t, advice);
+            let ok = new_anon_page(mm, p, t, vpn, advice);
+            fault_end(mm, t);
+            ok
+        }
+    }
+}
+
+/// The end of do_swap_page(): free the slot for a write fault or when swap is half full
+/// (should_try_to_free_swap()); 5.7 also activated every swapped-in page.
+fn finish_swapin<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, write: bool) {
+    if mm.folios.test(pfn, pg::SWAPCACHE) && (write || mm.swap.full()) {
+        folio_free_swap(mm, pfn);
+    }
+    if write {
+        mm.folios.set(pfn, pg::DIRTY);
+    }
+    if mm.cfg.kernel == Kernel::V5_7 {
+        activate_page(mm, p, pfn);
+    }
+}
+
+/// 5.7's activate_page(): activate on the LRU, or in place while in the lru_add batch.
+fn activate_page<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) {
+    if mm.folios.test(pfn, pg::IN_LRU_ADD) {
+        crate::swap::lru_cache_activate_folio(mm, pfn);
+    } else {
+        crate::swap::folio_activate(mm, p, pfn);
+    }
+}
+
+/// Models mm/memory.c: do_anonymous_page() for a write: a new page, charged, mapped young
+/// and added to the LRU (inactive since 5.9; 5.7 put new anon pages on the active list).
+fn new_anon_page<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, advice: Advice) -> bool {
+    let memcg = mm.tasks[t].memcg;
+    let Some(pfn) = crate::filemap::new_folio(mm, p, memcg, vpn, true, Gfp::User) else { return false };
+    if mm.tasks[t].killed {
+        crate::page_alloc::free_folio(mm, pfn);
+        return false;
+    }
+    mm.space.set(vpn, Entry::Resident(pfn));
+    mm.tasks[t].rss_anon += 1;
+    map_page(mm, pfn, advice);
+    if mm.cfg.kernel == Kernel::V5_7 {
+        mm.folios.set(pfn, pg::ACTIVE);
+    }
+    crate::swap::folio_add_lru(mm, p, pfn);
+    true
+}
+
+/// A load or store of page `index` of a file mapped shared by task `t`.
+pub fn file_mmap_access<P: Policy>(
+    mm: &mut Mm,
+    p: &mut P,
+    t: usize,
+    f: FileRef,
+    ra: &mut RaState,
+    index: u64,
+    write: bool,
+    advice: Advice,
+) -> bool {
+    let vpn = f.base + index as Vpn;
+    if let Some(pfn) = mm.space.resident(vpn) {
+        if mm.folios.test(pfn, pg::MAPPED) {
+            mm.folios.set(pfn, pg::YOUNG);
+            if write && !mm.folios.test(pfn, pg::DIRTY) {
+                // A clean shared page is mapped read-only for dirty tracking: the first
+                // store faults into page_mkwrite.
+                fault_begin(mm, t, advice);
+                folio_mark_dirty(mm, pfn);
+                fault_end(mm, t);
+            }
+            let c = mm.cfg.costs.touch_ns;
+            mm.cpu(c);
+            return true;
+        }
+    }
+    fault_begin(mm, t, advice);
+    if !write && do_fault_around(mm, f, ra, index, advice) {
+        fault_end(mm, t);
+        return true;
+    }
+    let ok = filemap_fault(mm, p, t, f, ra, index, advice);
+    if ok {
+        let pfn = mm.space.resident(vpn).expect("filemap_fault leaves the page cached");
+        map_page(mm, pfn, advice);
+        if write {
+            folio_mark_dirty(mm, pfn);
+        }
+    }
+    fault_end(mm, t);
+    ok
+}
+
+/// Models mm/memory.c: do_fault_around() + mm/filemap.c: filemap_map_pages(): map the
+/// cached, uptodate pages of the 16-page block around a read fault that are not marked for
+/// readahead. Returns whether the faulting page itself was mapped this way.
+fn do_fault_around(mm: &mut Mm, f: FileRef, ra: &mut RaState, index: u64, advice: Advice) -> bool {
+    let n = mm.cfg.fault_around_pages;
+    if n <= 1 {
+        return false;
+    }
+    let start = index & !(n - 1);
+    let end = (start + n).min(f.pages);
+    let mut mapped_target = false;
+    for i in start..end {
+        let Some(pfn) = mm.space.resident(f.base + i as Vpn) else { continue };
+        let fl = mm.folios.get(pfn).flags;
+        if fl & (pg::LOCKED | pg::READAHEAD) != 0 {
+            continue;
+        }
+        ra.mmap_miss = ra.mmap_miss.saturating_sub(1);
+        if fl & pg::MAPPED != 0 {
+            continue;
+        }
+        map_page(mm, pfn, advice);
+        if i == index {
+            mapped_target = true;
+        }
+    }
+    mapped_target
+}
+
+/// Models mm/filemap.c: filemap_fault(): a cached page triggers async readahead when
+/// marked; a missing one is a major fault that reads around it (or just it).
+fn filemap_fault<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, f: FileRef, ra: &mut RaState, index: u64, advice: Advice) -> bool {
+    let vpn = f.base + index as Vpn;
+    if let Some(pfn) = mm.space.resident(vpn) {
+        do_async_mmap_readahead(mm, p, f, ra, index, advice);
+        crate::filemap::wait_on_folio_read(mm, pfn);
+        return true;
+    }
+    count_major(mm, t);
+    let io = do_sync_mmap_readahead(mm, p, f, ra, index, advice);
+    if io.pages > 0 {
+        mm.wait_until(io.done);
+    }
+    if let Some(pfn) = mm.space.resident(vpn) {
+        crate::filemap::wait_on_folio_read(mm, pfn);
+        return true;
+    }
+    if crate::filemap::filemap_add_folio(mm, p, vpn, false, Gfp::User).is_none() {
+        return false;
+    }
+    let now = mm.now();
+    let done = mm.file_dev.submit(now, 1, false);
+    mm.count(Ev::PgpgIn, 4);
+    mm.wait_until(done);
+    !mm.tasks[t].killed
+}

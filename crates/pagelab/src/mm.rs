@@ -1,0 +1,305 @@
+//! The machine's memory-management state that every part of the model shares: page frames,
+//! the address space, the zone and its watermarks, cgroups, swap, devices, the per-CPU
+//! batches, tasks, the clock and the global counters. Policies keep their own list state and
+//! receive `&mut Mm` for the rest.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::folio::{pg, Folios, Pfn};
+use crate::kernel::Kernel;
+use crate::mapping::{AddressSpace, Vpn};
+use crate::memcontrol::{MemcgId, Memcgs, StatItem};
+use crate::swapfile::Swap;
+use crate::time::{Costs, Device};
+use crate::vmstat::{Ev, Events, Lru};
+use crate::workingset::ShadowNodes;
+
+/// Tunables of the modeled machine (sysctls and boot parameters).
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub kernel: Kernel,
+    /// vm.swappiness (0..200).
+    pub swappiness: u32,
+    /// read_ahead_kb / 4: the readahead window (`ra_pages`).
+    pub ra_pages: u64,
+    /// vm.page-cluster: swap readahead window is 1 << page_cluster.
+    pub page_cluster: u32,
+    /// cgroup2 mount option memory_recursiveprot.
+    pub memory_recursiveprot: bool,
+    /// fault_around_bytes / 4096.
+    pub fault_around_pages: u64,
+    /// vm.dirty_ratio and vm.dirty_background_ratio (percent of dirtyable memory).
+    pub dirty_ratio: u64,
+    pub dirty_background_ratio: u64,
+    /// vm.dirty_expire_centisecs and vm.dirty_writeback_centisecs, in ns.
+    pub dirty_expire_ns: u64,
+    pub dirty_writeback_ns: u64,
+    pub costs: Costs,
+}
+
+/// The node's one zone: managed pages and watermarks (mm/page_alloc.c).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Zone {
+    pub managed: u64,
+    pub min_free_kbytes: u64,
+    pub wmark_min: u64,
+    pub wmark_low: u64,
+    pub wmark_high: u64,
+}
+
+impl Zone {
+    /// Models mm/page_alloc.c: calculate_min_free_kbytes() and __setup_per_zone_wmarks()
+    /// (6.1 and 6.12 agree) for a single lowmem zone.
+    pub fn new(managed: u64, min_free_kbytes: Option<u64>, watermark_scale_factor: u64) -> Zone {
+        let min_free_kbytes = min_free_kbytes.unwrap_or_else(|| {
+            let lowmem_kbytes = managed * 4;
+            int_sqrt(lowmem_kbytes * 16).clamp(128, 262_144)
+        });
+        let pages_min = min_free_kbytes / 4;
+        let wmark_min = pages_min; // the only zone holds all lowmem
+        let tmp = (wmark_min / 4).max(managed * watermark_scale_factor / 10_000);
+        Zone { managed, min_free_kbytes, wmark_min, wmark_low: wmark_min + tmp, wmark_high: wmark_min + 2 * tmp }
+    }
+}
+
+/// Integer square root (lib/math/int_sqrt.c semantics: floor).
+pub fn int_sqrt(x: u64) -> u64 {
+    if x < 2 {
+        return x;
+    }
+    let mut r = (x as f64).sqrt() as u64;
+    while r * r > x {
+        r -= 1;
+    }
+    while (r + 1) * (r + 1) <= x {
+        r += 1;
+    }
+    r
+}
+
+/// Who is running: a task of a workload, or kswapd.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Actor {
+    Task(usize),
+    Kswapd,
+}
+
+/// The memory side of a task (`struct task_struct` + `struct mm_struct`).
+#[derive(Clone, Debug)]
+pub struct TaskMm {
+    pub name: String,
+    pub memcg: MemcgId,
+    /// The task's virtual clock.
+    pub clock: u64,
+    /// MM_ANONPAGES and MM_FILEPAGES: resident pages mapped by the task.
+    pub rss_anon: u64,
+    pub rss_file: u64,
+    /// MM_SWAPENTS.
+    pub swapents: u64,
+    /// current->memcg_nr_pages_over_high.
+    pub nr_pages_over_high: u64,
+    /// current->in_lru_fault: in a page fault on a VMA with recency (MGLRU placement).
+    pub in_lru_fault: bool,
+    pub killed: bool,
+    /// Modeled time spent in reclaim (direct and memcg) and waiting for IO.
+    pub reclaim_ns: u64,
+    pub io_wait_ns: u64,
+    /// The anonymous regions the task owns (object indices).
+    pub anon_objects: Vec<usize>,
+    /// The VMA's swap readahead state (`vma->swap_readahead_info`).
+    pub swap_ra: crate::swap_state::SwapRaState,
+}
+
+/// A pending IO completion: writeback of a page ends at a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct WritebackDone {
+    pub at: u64,
+    pub pfn: Pfn,
+    /// The vpn written, to recognise a frame reused since.
+    pub vpn: Vpn,
+}
+
+/// A kill by the OOM killer.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct OomKill {
+    pub time_s: f64,
+    pub task: String,
+    /// The cgroup whose limit was hit, or "/" for a system-wide OOM.
+    pub constraint: String,
+    pub freed_pages: u64,
+}
+
+/// The shared state.
+pub struct Mm {
+    pub cfg: Config,
+    pub folios: Folios,
+    pub space: AddressSpace,
+    pub zone: Zone,
+    pub memcgs: Memcgs,
+    pub swap: Swap,
+    pub swap_dev: Device,
+    pub file_dev: Device,
+    /// /proc/vmstat event counters.
+    pub events: Events,
+    pub actor: Actor,
+    pub tasks: Vec<TaskMm>,
+    pub kswapd_clock: u64,
+    pub kswapd_cpu_ns: u64,
+    /// The per-CPU lru_add and activate folio batches (mm/swap.c cpu_fbatches), one CPU.
+    pub lru_add_batch: Vec<Pfn>,
+    pub activate_batch: Vec<Pfn>,
+    pub file_nodes: ShadowNodes,
+    pub swap_nodes: ShadowNodes,
+    pub nr_dirty: u64,
+    pub nr_writeback: u64,
+    pub nr_mapped: u64,
+    pub nr_file_pages: u64,
+    pub nr_anon_pages: u64,
+    pub nr_swapcached: u64,
+    pub writeback: BinaryHeap<Reverse<WritebackDone>>,
+    pub oom_kills: Vec<OomKill>,
+    /// Pages the kernel itself holds (never reclaimable in the model).
+    pub kernel_pages: u64,
+    pub node: crate::vmscan::NodeState,
+    /// swapin_nr_pages()'s global state for cluster readahead.
+    pub swap_ra_global: crate::swap_state::SwapRaState,
+    /// Reads in flight: page -> completion time (PG_locked pages).
+    pub inflight: std::collections::HashMap<Pfn, u64>,
+    /// Dirty page-cache pages in the order they were dirtied (for the flusher).
+    pub dirty_fifo: std::collections::VecDeque<(Pfn, Vpn, u64)>,
+    /// The flusher was asked to write everything (reclaim) or to background writeback.
+    pub wb_pending_all: bool,
+    pub wb_pending_background: bool,
+}
+
+impl Mm {
+    /// The current actor's time.
+    #[inline]
+    pub fn now(&self) -> u64 {
+        match self.actor {
+            Actor::Task(t) => self.tasks[t].clock,
+            Actor::Kswapd => self.kswapd_clock,
+        }
+    }
+
+    /// Charges CPU time to the current actor.
+    #[inline]
+    pub fn cpu(&mut self, ns: u64) {
+        match self.actor {
+            Actor::Task(t) => self.tasks[t].clock += ns,
+            Actor::Kswapd => {
+                self.kswapd_clock += ns;
+                self.kswapd_cpu_ns += ns;
+            }
+        }
+    }
+
+    /// The current actor waits until `t` (an IO completion).
+    pub fn wait_until(&mut self, t: u64) {
+        match self.actor {
+            Actor::Task(i) => {
+                let task = &mut self.tasks[i];
+                if t > task.clock {
+                    task.io_wait_ns += t - task.clock;
+                    task.clock = t;
+                }
+            }
+            Actor::Kswapd => self.kswapd_clock = self.kswapd_clock.max(t),
+        }
+    }
+
+    pub fn current_task(&self) -> Option<usize> {
+        match self.actor {
+            Actor::Task(t) => Some(t),
+            Actor::Kswapd => None,
+        }
+    }
+
+    #[inline]
+    pub fn nr_free(&self) -> u64 {
+        self.folios.nr_free()
+    }
+
+    /// Counts a global event (/proc/vmstat).
+    #[inline]
+    pub fn count(&mut self, e: Ev, n: u64) {
+        self.events.add(e, n);
+    }
+
+    /// Counts a memcg event (memory.stat; local, summed up the tree when printed).
+    #[inline]
+    pub fn count_memcg(&mut self, memcg: MemcgId, e: Ev, n: u64) {
+        self.memcgs.get_mut(memcg).events.add(e, n);
+    }
+
+    /// Counts both copies.
+    #[inline]
+    pub fn count_both(&mut self, memcg: MemcgId, e: Ev, n: u64) {
+        self.count(e, n);
+        self.count_memcg(memcg, e, n);
+    }
+
+    /// Models include/linux/mm_inline.h: update_lru_size(): the exact per-lruvec size and
+    /// the rstat counter of the memcg.
+    #[inline]
+    pub fn update_lru_size(&mut self, memcg: MemcgId, lru: Lru, delta: i64) {
+        let l = &mut self.memcgs.get_mut(memcg).lruvec.lru_size[lru as usize];
+        *l = (*l as i64 + delta) as u64;
+        self.memcgs.mod_state(memcg, StatItem::Lru(lru), delta);
+    }
+
+    /// Node-wide LRU size (the /proc/vmstat nr_* gauges).
+    pub fn node_lru_size(&self, lru: Lru) -> u64 {
+        self.memcgs.cg.iter().map(|c| c.lruvec.lru_size[lru as usize]).sum()
+    }
+
+    /// The memcg a page is charged to.
+    #[inline]
+    pub fn folio_memcg(&self, pfn: Pfn) -> MemcgId {
+        self.folios.get(pfn).memcg
+    }
+
+    /// Whether anon pages can be reclaimed for `memcg` (mem_cgroup_get_nr_swap_pages() > 0).
+    pub fn can_swap(&self) -> bool {
+        self.swap.free() > 0
+    }
+
+    /// Models get_swappiness()'s swap test: MGLRU needs at least MIN_LRU_BATCH free slots.
+    pub fn swap_pages_free(&self) -> u64 {
+        self.swap.free()
+    }
+
+    /// Adds `nr` to a page-state gauge kept globally.
+    pub fn page_counts(&mut self, pfn: Pfn, delta: i64) {
+        let anon = self.folios.test(pfn, pg::SWAPBACKED);
+        let c = if anon { &mut self.nr_anon_pages } else { &mut self.nr_file_pages };
+        *c = (*c as i64 + delta) as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn watermarks_follow_the_kernel_formula() {
+        // 256 MiB guest on 6.1: ~52.2k managed pages; the worked example of kernel-versions.md.
+        let z = Zone::new(52_177, None, 10);
+        assert_eq!(z.min_free_kbytes, int_sqrt(52_177 * 4 * 16));
+        assert_eq!(z.wmark_min, z.min_free_kbytes / 4);
+        let tmp = (z.wmark_min / 4).max(52_177 * 10 / 10_000);
+        assert_eq!((z.wmark_low, z.wmark_high), (z.wmark_min + tmp, z.wmark_min + 2 * tmp));
+        // Large machines: watermark_scale_factor dominates the gaps.
+        let big = Zone::new(8 << 20, None, 10);
+        assert_eq!(big.wmark_low - big.wmark_min, (8 << 20) * 10 / 10_000);
+        assert_eq!(Zone::new(10, None, 10).min_free_kbytes, 128);
+    }
+
+    #[test]
+    fn int_sqrt_floors() {
+        for (x, r) in [(0, 0), (1, 1), (3, 1), (4, 2), (99, 9), (100, 10), (1 << 40, 1 << 20)] {
+            assert_eq!(int_sqrt(x), r);
+        }
+    }
+}

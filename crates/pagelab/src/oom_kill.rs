@@ -1,0 +1,82 @@
+//! The OOM killer (mm/oom_kill.c): when reclaim cannot make progress, kill the task with the
+//! most memory and free what it held.
+
+use crate::folio::pg;
+use crate::mapping::Entry;
+use crate::memcontrol::MemcgId;
+use crate::mm::{Mm, OomKill};
+use crate::policy::Policy;
+use crate::vmstat::Ev;
+
+/// Models mm/oom_kill.c: out_of_memory(): pick the task with the highest badness (resident
+/// anon pages plus swap entries; pagelab keeps no page tables) among those in `memcg` (a memcg
+/// OOM) or all tasks (a system OOM), and kill it. Returns whether a task was killed.
+pub fn out_of_memory<P: Policy>(mm: &mut Mm, p: &mut P, memcg: Option<MemcgId>) -> bool {
+    let candidates = (0..mm.tasks.len()).filter(|&t| {
+        let task = &mm.tasks[t];
+        !task.killed && memcg.is_none_or(|m| mm.memcgs.is_descendant(task.memcg, m))
+    });
+    // oom_badness(): ties go to the first task found, as the kernel's scan keeps the first.
+    let victim = candidates.max_by_key(|&t| (mm.tasks[t].rss_anon + mm.tasks[t].swapents, std::cmp::Reverse(t)));
+    let Some(victim) = victim else { return false };
+    if mm.tasks[victim].rss_anon + mm.tasks[victim].swapents == 0 {
+        return false;
+    }
+    if let Some(m) = memcg {
+        mm.memcgs.get_mut(m).memory_events.oom += 1;
+        mm.memcgs.get_mut(m).memory_events.oom_kill += 1;
+    }
+    let task_memcg = mm.tasks[victim].memcg;
+    mm.count_both(task_memcg, Ev::OomKill, 1);
+    let freed = kill_task(mm, p, victim);
+    let constraint = memcg.map_or("/".to_string(), |m| mm.memcgs.get(m).path.clone());
+    let time_s = mm.now() as f64 / 1e9;
+    mm.oom_kills.push(OomKill { time_s, task: mm.tasks[victim].name.clone(), constraint, freed_pages: freed });
+    true
+}
+
+fn kill_task<P: Policy>(mm: &mut Mm, p: &mut P, t: usize) -> u64 {
+    mm.tasks[t].killed = true;
+    exit_mmap(mm, p, t)
+}
+
+/// Models mm/mmap.c: exit_mmap() for a task's private anonymous memory: every resident
+/// page and swap slot is freed. Returns the resident pages freed.
+pub fn exit_mmap<P: Policy>(mm: &mut Mm, p: &mut P, t: usize) -> u64 {
+    crate::swap::lru_add_drain(mm, p);
+    let mut freed = 0;
+    for obj in mm.tasks[t].anon_objects.clone() {
+        let (base, pages) = (mm.space.objects[obj].base, mm.space.objects[obj].pages);
+        for vpn in base..base + pages {
+            match mm.space.get(vpn) {
+                Entry::Resident(pfn) => {
+                    if mm.folios.test(pfn, pg::ISOLATED) {
+                        // Reclaim holds it; it will find the page gone.
+                        continue;
+                    }
+                    if mm.folios.test(pfn, pg::LRU) {
+                        p.lru_del(mm, pfn);
+                    }
+                    if mm.folios.test(pfn, pg::SWAPCACHE) {
+                        crate::swap_state::folio_free_swap(mm, pfn);
+                    }
+                    if mm.folios.test(pfn, pg::WRITEBACK) {
+                        mm.nr_writeback -= 1;
+                    }
+                    mm.space.set(vpn, Entry::Empty);
+                    crate::page_alloc::free_folio(mm, pfn);
+                    freed += 1;
+                }
+                Entry::Swapped(slot) => {
+                    crate::swap_state::free_swap_entry(mm, slot);
+                    mm.space.set(vpn, Entry::Empty);
+                }
+                _ => mm.space.set(vpn, Entry::Empty),
+            }
+        }
+    }
+    let task = &mut mm.tasks[t];
+    task.rss_anon = 0;
+    task.swapents = 0;
+    freed
+}

@@ -1,0 +1,494 @@
+//! The classic active/inactive LRU (mm/vmscan.c with MGLRU off, mm/swap.c, mm/workingset.c):
+//! two lists per type per memcg, two-touch promotion, deactivation driven by inactive_is_low()
+//! and refaults, the anon/file balance of get_scan_count() (IO cost in 6.1/6.12, 5.7's
+//! scanned/rotated ratios), and the refault-distance test.
+
+use crate::folio::{pg, List, Pfn};
+use crate::kernel::{Kernel, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use crate::mapping::Shadow;
+use crate::memcontrol::{MemcgId, StatItem};
+use crate::mm::{int_sqrt, Mm};
+use crate::policy::Policy;
+use crate::swap::{folio_activate, lru_add_drain, lru_cache_activate_folio, lru_note_cost};
+use crate::vmscan::{
+    folio_referenced, move_folios_to_lru, shrink_folio_list, shrink_node_memcgs, ReclaimStat, ScanControl, DEACTIVATE_ANON,
+    DEACTIVATE_FILE,
+};
+use crate::vmstat::{Ev, Lru};
+use crate::workingset::{classic_eviction, classic_refault, workingset_activation};
+
+/// The classic LRU: the five lists of every memcg's lruvec.
+#[derive(Clone, Debug)]
+pub struct Classic {
+    lists: Vec<[List; 5]>,
+}
+
+/// The anon/file balance chosen by get_scan_count().
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanBalance {
+    Equal,
+    Fract,
+    Anon,
+    File,
+}
+
+impl Classic {
+    pub fn new(nr_memcgs: usize) -> Classic {
+        Classic { lists: vec![[List::default(); 5]; nr_memcgs] }
+    }
+
+    /// The list a folio belongs on (`folio_lru_list()`).
+    fn folio_lru(mm: &Mm, pfn: Pfn) -> Lru {
+        let f = mm.folios.get(pfn);
+        if f.test(pg::UNEVICTABLE) {
+            Lru::Unevictable
+        } else {
+            Lru::of(f.is_file_lru(), f.test(pg::ACTIVE))
+        }
+    }
+
+    /// Models include/linux/mm_inline.h: lruvec_add_folio() (`tail`: lruvec_add_folio_tail()).
+    fn lruvec_add_folio(&mut self, mm: &mut Mm, pfn: Pfn, tail: bool) {
+        let lru = Self::folio_lru(mm, pfn);
+        let memcg = mm.folio_memcg(pfn);
+        let list = &mut self.lists[memcg as usize][lru as usize];
+        if tail {
+            mm.folios.list_add_tail(list, pfn);
+        } else {
+            mm.folios.list_add(list, pfn);
+        }
+        mm.update_lru_size(memcg, lru, 1);
+    }
+
+    /// Models include/linux/mm_inline.h: lruvec_del_folio().
+    fn lruvec_del_folio(&mut self, mm: &mut Mm, pfn: Pfn) {
+        let lru = Self::folio_lru(mm, pfn);
+        let memcg = mm.folio_memcg(pfn);
+        mm.folios.list_del(&mut self.lists[memcg as usize][lru as usize], pfn);
+        mm.update_lru_size(memcg, lru, -1);
+    }
+
+    pub fn list_len(&self, memcg: MemcgId, lru: Lru) -> u64 {
+        self.lists[memcg as usize][lru as usize].len
+    }
+
+    /// The pages of a list from the most recently added to the oldest (for tests).
+    pub fn list_pages(&self, mm: &Mm, memcg: MemcgId, lru: Lru) -> Vec<Pfn> {
+        mm.folios.iter_list(&self.lists[memcg as usize][lru as usize]).collect()
+    }
+
+    /// Models mm/vmscan.c: isolate_lru_folios(): take up to `nr_to_scan` folios from the
+    /// tail; folios not on the LRU (a 6.12 folio waiting for activation) or mapped when
+    /// unmapping is not allowed rotate to the head. Returns the taken folios, oldest first,
+    /// and the number scanned.
+    fn isolate_lru_folios(&mut self, mm: &mut Mm, memcg: MemcgId, lru: Lru, nr_to_scan: u64, sc: &ScanControl) -> (Vec<Pfn>, u64) {
+        let mut taken = Vec::with_capacity(nr_to_scan.min(SWAP_CLUSTER_MAX) as usize);
+        let mut scan = 0;
+        let list = &mut self.lists[memcg as usize][lru as usize];
+        while scan < nr_to_scan && !list.is_empty() {
+            let pfn = list.tail;
+            mm.folios.prefetch(mm.folios.towards_head(pfn));
+            scan += 1;
+            let fl = mm.folios.get(pfn).flags;
+            mm.folios.list_del(list, pfn);
+            if fl & pg::LRU == 0 || (!sc.may_unmap && fl & pg::MAPPED != 0) {
+                mm.folios.list_add(list, pfn);
+                continue;
+            }
+            let f = mm.folios.get_mut(pfn);
+            f.flags = (f.flags & !pg::LRU) | pg::ISOLATED;
+            taken.push(pfn);
+        }
+        mm.update_lru_size(memcg, lru, -(taken.len() as i64));
+        (taken, scan)
+    }
+
+    /// Models mm/vmscan.c: inactive_is_low() on the rstat counters of the lruvec.
+    pub fn inactive_is_low(mm: &Mm, memcg: MemcgId, inactive_lru: Lru) -> bool {
+        let active_lru = if inactive_lru == Lru::InactiveAnon { Lru::ActiveAnon } else { Lru::ActiveFile };
+        let inactive = mm.memcgs.page_state(memcg, StatItem::Lru(inactive_lru));
+        let active = mm.memcgs.page_state(memcg, StatItem::Lru(active_lru));
+        let gb = (inactive + active) >> (30 - 12);
+        let ratio = if gb > 0 { int_sqrt(10 * gb) } else { 1 };
+        inactive * ratio < active
+    }
+
+    /// Models mm/vmscan.c: prepare_scan_count() (6.1), prepare_scan_control() (6.12) and the
+    /// equivalent start of 5.7's shrink_node(): may_deactivate, cache_trim_mode, file_is_tiny.
+    fn prepare_scan_count(mm: &mut Mm, sc: &mut ScanControl) {
+        let target = sc.target;
+        let now = mm.now();
+        match mm.cfg.kernel {
+            Kernel::V6_12 => mm.memcgs.flush_stats_ratelimited(target, now),
+            _ => mm.memcgs.flush_stats(target, now),
+        }
+        let lv = &mm.memcgs.get(target).lruvec;
+        sc.anon_cost = lv.anon_cost;
+        sc.file_cost = lv.file_cost;
+        let refaults = lv.refaults;
+        if sc.force_deactivate {
+            sc.may_deactivate = DEACTIVATE_ANON | DEACTIVATE_FILE;
+        } else {
+            let io_cost = mm.cfg.kernel.io_cost_balance();
+            let anon_refaulted = io_cost && mm.memcgs.page_state(target, StatItem::WorkingsetActivateAnon) != refaults[0];
+            let deactivate_anon = anon_refaulted || Self::inactive_is_low(mm, target, Lru::InactiveAnon);
+            let file_refaulted = mm.memcgs.page_state(target, StatItem::WorkingsetActivateFile) != refaults[1];
+            let deactivate_file = file_refaulted || Self::inactive_is_low(mm, target, Lru::InactiveFile);
+            sc.may_deactivate = (deactivate_anon as u8 * DEACTIVATE_ANON) | (deactivate_file as u8 * DEACTIVATE_FILE);
+        }
+        let file = mm.memcgs.page_state(target, StatItem::Lru(Lru::InactiveFile));
+        sc.cache_trim_mode = (file >> sc.priority) != 0 && sc.may_deactivate & DEACTIVATE_FILE == 0 && !sc.no_cache_trim_mode;
+        if !sc.cgroup_reclaim() {
+            let file = mm.node_lru_size(Lru::ActiveFile) + mm.node_lru_size(Lru::InactiveFile);
+            let anon = mm.node_lru_size(Lru::InactiveAnon);
+            sc.file_is_tiny = file + mm.nr_free() <= mm.zone.wmark_high
+                && sc.may_deactivate & DEACTIVATE_ANON == 0
+                && (anon >> sc.priority) != 0;
+        }
+    }
+
+    /// Models mm/vmscan.c: get_scan_count(): how many pages of each list to scan at this
+    /// priority. 6.1/6.12 balance anon against file by the IO costs recorded at the reclaim
+    /// root; 5.7 by the scanned/rotated ratios of this lruvec.
+    pub fn get_scan_count(mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) -> ([u64; 4], ScanBalance) {
+        let swappiness = mm.cfg.swappiness as u64;
+        let balance = if !sc.may_swap || !mm.can_swap() {
+            ScanBalance::File
+        } else if sc.cgroup_reclaim() && swappiness == 0 {
+            ScanBalance::File
+        } else if sc.priority == 0 && swappiness != 0 {
+            ScanBalance::Equal
+        } else if sc.file_is_tiny {
+            ScanBalance::Anon
+        } else if sc.cache_trim_mode {
+            ScanBalance::File
+        } else {
+            ScanBalance::Fract
+        };
+        let (fraction, denominator) = if balance == ScanBalance::Fract {
+            if mm.cfg.kernel.io_cost_balance() {
+                scan_fraction_by_cost(sc.anon_cost, sc.file_cost, swappiness)
+            } else {
+                scan_fraction_by_rotation(&mut mm.memcgs.get_mut(memcg).lruvec, swappiness)
+            }
+        } else {
+            ([0, 0], 1)
+        };
+        let (min, low) = mm.memcgs.protection(sc.target, memcg);
+        let usage = mm.memcgs.get(memcg).usage;
+        let mut nr = [0u64; 4];
+        for lru in Lru::EVICTABLE {
+            let file = lru.is_file();
+            let size = mm.memcgs.get(memcg).lruvec.lru_size[lru as usize];
+            let mut scan = if min > 0 || low > 0 {
+                let protection = if !sc.memcg_low_reclaim && low > min {
+                    sc.memcg_low_skipped = true;
+                    low
+                } else {
+                    min
+                };
+                let cgroup_size = usage.max(protection);
+                let scan = size - (size as u128 * protection as u128 / (cgroup_size as u128 + 1)) as u64;
+                scan.max(SWAP_CLUSTER_MAX)
+            } else {
+                size
+            };
+            scan >>= sc.priority;
+            scan = match balance {
+                ScanBalance::Equal => scan,
+                ScanBalance::Fract => (scan as u128 * fraction[file as usize] as u128 / denominator as u128) as u64,
+                ScanBalance::File => {
+                    if file {
+                        scan
+                    } else {
+                        0
+                    }
+                }
+                ScanBalance::Anon => {
+                    if file {
+                        0
+                    } else {
+                        scan
+                    }
+                }
+            };
+            nr[lru as usize] = scan;
+        }
+        (nr, balance)
+    }
+
+    /// Models mm/vmscan.c: shrink_list().
+    fn shrink_list(&mut self, mm: &mut Mm, memcg: MemcgId, lru: Lru, nr: u64, sc: &mut ScanControl) -> u64 {
+        if lru.is_active() {
+            if sc.may_deactivate & (1 << lru.is_file() as u8) != 0 {
+                self.shrink_active_list(mm, memcg, lru, nr, sc);
+            } else {
+                sc.skipped_deactivate = true;
+            }
+            return 0;
+        }
+        self.shrink_inactive_list(mm, memcg, lru, nr, sc)
+    }
+
+    /// Models mm/vmscan.c: shrink_inactive_list() (6.1/6.12; 5.7's reclaim_stat).
+    fn shrink_inactive_list(&mut self, mm: &mut Mm, memcg: MemcgId, lru: Lru, nr_to_scan: u64, sc: &mut ScanControl) -> u64 {
+        let file = lru.is_file();
+        lru_add_drain(mm, self);
+        let (mut list, nr_scanned) = self.isolate_lru_folios(mm, memcg, lru, nr_to_scan, sc);
+        let nr_taken = list.len() as u64;
+        count_reclaim(mm, memcg, sc, sc.reclaimer.pgscan(), nr_scanned);
+        mm.count(if file { Ev::PgScanFile } else { Ev::PgScanAnon }, nr_scanned);
+        if nr_taken == 0 {
+            return 0;
+        }
+        if mm.cfg.kernel == Kernel::V5_7 {
+            mm.memcgs.get_mut(memcg).lruvec.recent_scanned[file as usize] += nr_taken;
+        }
+        let mut stat = ReclaimStat::default();
+        let reclaimed = shrink_folio_list(mm, self, &mut list, sc, &mut stat, false);
+        if mm.cfg.kernel == Kernel::V5_7 {
+            let rotated = list.iter().filter(|&&p| mm.folios.test(p, pg::ACTIVE)).count() as u64;
+            mm.memcgs.get_mut(memcg).lruvec.recent_rotated[file as usize] += rotated;
+        }
+        move_folios_to_lru(mm, self, &list);
+        count_reclaim(mm, memcg, sc, sc.reclaimer.pgsteal(), reclaimed);
+        mm.count(if file { Ev::PgStealFile } else { Ev::PgStealAnon }, reclaimed);
+        lru_note_cost(mm, memcg, file, stat.nr_pageout, nr_scanned - reclaimed);
+        if stat.nr_unqueued_dirty == nr_taken {
+            crate::page_writeback::wakeup_flusher_threads(mm);
+        }
+        sc.nr.add_cycle(&stat, nr_taken, file);
+        reclaimed
+    }
+
+    /// Models mm/vmscan.c: shrink_active_list(): deactivate what is not a referenced
+    /// executable file page (pagelab maps no executables, so every page is deactivated).
+    fn shrink_active_list(&mut self, mm: &mut Mm, memcg: MemcgId, lru: Lru, nr_to_scan: u64, sc: &mut ScanControl) {
+        let file = lru.is_file();
+        lru_add_drain(mm, self);
+        let (list, nr_scanned) = self.isolate_lru_folios(mm, memcg, lru, nr_to_scan, sc);
+        count_reclaim(mm, memcg, sc, Ev::PgRefill, nr_scanned);
+        let scan_cost = mm.cfg.costs.scan_page_ns * list.len() as u64;
+        mm.cpu(scan_cost);
+        let mut referenced = 0;
+        for &pfn in &list {
+            if folio_referenced(mm, self, pfn) != 0 {
+                referenced += 1;
+            }
+            let f = mm.folios.get_mut(pfn);
+            f.flags = (f.flags & !pg::ACTIVE) | pg::WORKINGSET;
+        }
+        move_folios_to_lru(mm, self, &list);
+        let nr_deactivated = list.len() as u64;
+        mm.count_both(memcg, Ev::PgDeactivate, nr_deactivated);
+        if mm.cfg.kernel == Kernel::V5_7 {
+            let rs = &mut mm.memcgs.get_mut(memcg).lruvec;
+            rs.recent_scanned[file as usize] += list.len() as u64;
+            rs.recent_rotated[file as usize] += referenced;
+        }
+    }
+}
+
+/// Counts a pgscan/pgsteal/pgrefill event: always for the memcg, globally only for node
+/// reclaim (cgroup reclaim is left out of /proc/vmstat's copy in 6.1-6.12).
+fn count_reclaim(mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, e: Ev, n: u64) {
+    if !sc.cgroup_reclaim() {
+        mm.count(e, n);
+    }
+    mm.count_memcg(memcg, e, n);
+}
+
+/// get_scan_count()'s SCAN_FRACT for 5.8+: the list with the lower recorded cost gets the
+/// larger share; the `total +` terms damp the ratio.
+pub fn scan_fraction_by_cost(anon_cost: u64, file_cost: u64, swappiness: u64) -> ([u64; 2], u64) {
+    let total = anon_cost + file_cost;
+    let anon = total + anon_cost;
+    let file = total + file_cost;
+    let total = anon + file;
+    let ap = swappiness * (total + 1) / (anon + 1);
+    let fp = (200 - swappiness) * (total + 1) / (file + 1);
+    ([ap, fp], (ap + fp).max(1))
+}
+
+/// 5.7's get_scan_count() SCAN_FRACT: pressure inversely proportional to the share of
+/// recently scanned pages that were rotated (recently referenced), halving the history when
+/// it exceeds a quarter of the list.
+fn scan_fraction_by_rotation(lv: &mut crate::memcontrol::Lruvec, swappiness: u64) -> ([u64; 2], u64) {
+    let anon = lv.lru_size[Lru::ActiveAnon as usize] + lv.lru_size[Lru::InactiveAnon as usize];
+    let file = lv.lru_size[Lru::ActiveFile as usize] + lv.lru_size[Lru::InactiveFile as usize];
+    for (ty, size) in [(0, anon), (1, file)] {
+        if lv.recent_scanned[ty] > size / 4 {
+            lv.recent_scanned[ty] /= 2;
+            lv.recent_rotated[ty] /= 2;
+        }
+    }
+    let ap = swappiness * (lv.recent_scanned[0] + 1) / (lv.recent_rotated[0] + 1);
+    let fp = (200 - swappiness) * (lv.recent_scanned[1] + 1) / (lv.recent_rotated[1] + 1);
+    ([ap, fp], ap + fp + 1)
+}
+
+impl Policy for Classic {
+    fn name(&self) -> &'static str {
+        "classic"
+    }
+
+    /// Models mm/swap.c: lru_add_fn() and the putback of move_folios_to_lru(); 5.7 also
+    /// fed each new page to its reclaim_stat (update_page_reclaim_stat()).
+    fn lru_add(&mut self, mm: &mut Mm, pfn: Pfn) {
+        self.lruvec_add_folio(mm, pfn, false);
+    }
+
+    fn lru_del(&mut self, mm: &mut Mm, pfn: Pfn) {
+        self.lruvec_del_folio(mm, pfn);
+        mm.folios.clear(pfn, pg::LRU);
+    }
+
+    /// Models mm/swap.c: folio_mark_accessed() with MGLRU off (identical in 5.7, 6.1 and
+    /// 6.12): the first access sets PG_referenced, the second activates.
+    fn mark_accessed(&mut self, mm: &mut Mm, pfn: Pfn) {
+        let f = *mm.folios.get(pfn);
+        if !f.test(pg::REFERENCED) {
+            mm.folios.set(pfn, pg::REFERENCED);
+        } else if f.test(pg::UNEVICTABLE) {
+        } else if !f.test(pg::ACTIVE) {
+            if f.test(pg::LRU) {
+                folio_activate(mm, self, pfn);
+            } else {
+                lru_cache_activate_folio(mm, pfn);
+            }
+            mm.folios.clear(pfn, pg::REFERENCED);
+            workingset_activation(mm, pfn);
+        }
+    }
+
+    /// Models mm/swap.c: folio_activate_fn().
+    fn activate(&mut self, mm: &mut Mm, pfn: Pfn) {
+        let f = *mm.folios.get(pfn);
+        if f.test(pg::ACTIVE) || f.test(pg::UNEVICTABLE) {
+            return;
+        }
+        self.lruvec_del_folio(mm, pfn);
+        mm.folios.set(pfn, pg::ACTIVE);
+        self.lruvec_add_folio(mm, pfn, false);
+        mm.count_both(f.memcg, Ev::PgActivate, 1);
+        if mm.cfg.kernel == Kernel::V5_7 {
+            let rs = &mut mm.memcgs.get_mut(f.memcg).lruvec;
+            rs.recent_scanned[f.lru_type()] += 1;
+            rs.recent_rotated[f.lru_type()] += 1;
+        }
+    }
+
+    /// Models mm/swap.c: lru_move_tail_fn(): to the tail of the inactive list.
+    fn rotate_reclaimable(&mut self, mm: &mut Mm, pfn: Pfn) {
+        self.lruvec_del_folio(mm, pfn);
+        mm.folios.clear(pfn, pg::ACTIVE);
+        self.lruvec_add_folio(mm, pfn, true);
+    }
+
+    fn workingset_eviction(&mut self, mm: &mut Mm, pfn: Pfn, target: MemcgId) -> Shadow {
+        classic_eviction(mm, pfn, target)
+    }
+
+    fn workingset_refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow) {
+        classic_refault(mm, pfn, shadow);
+    }
+
+    /// Models mm/vmscan.c: shrink_lruvec() with MGLRU off.
+    fn shrink_lruvec(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) {
+        let (mut nr, _) = Self::get_scan_count(mm, memcg, sc);
+        let targets = nr;
+        let nr_to_reclaim = sc.nr_to_reclaim;
+        let proportional = !sc.cgroup_reclaim() && !sc.is_kswapd() && sc.priority == DEF_PRIORITY;
+        let mut nr_reclaimed = 0;
+        while nr[Lru::InactiveAnon as usize] > 0 || nr[Lru::ActiveFile as usize] > 0 || nr[Lru::InactiveFile as usize] > 0 {
+            for lru in Lru::EVICTABLE {
+                let i = lru as usize;
+                if nr[i] > 0 {
+                    let n = nr[i].min(SWAP_CLUSTER_MAX);
+                    nr[i] -= n;
+                    nr_reclaimed += self.shrink_list(mm, memcg, lru, n, sc);
+                }
+            }
+            if nr_reclaimed < nr_to_reclaim || proportional {
+                continue;
+            }
+            // The target is met: stop the type with less left to scan and scale the other
+            // down to the same fraction of its original target.
+            let nr_file = nr[2] + nr[3];
+            let nr_anon = nr[0] + nr[1];
+            if nr_file == 0 || nr_anon == 0 {
+                break;
+            }
+            let (stop, other, percentage) = if nr_file > nr_anon {
+                (0, 2, nr_anon * 100 / (targets[0] + targets[1] + 1))
+            } else {
+                (2, 0, nr_file * 100 / (targets[2] + targets[3] + 1))
+            };
+            nr[stop] = 0;
+            nr[stop + 1] = 0;
+            for l in [other, other + 1] {
+                let scanned = targets[l] - nr[l];
+                nr[l] = targets[l] * (100 - percentage) / 100;
+                nr[l] -= nr[l].min(scanned);
+            }
+        }
+        sc.nr_reclaimed += nr_reclaimed;
+        if mm.swap.total() > 0 && Self::inactive_is_low(mm, memcg, Lru::InactiveAnon) {
+            self.shrink_active_list(mm, memcg, Lru::ActiveAnon, SWAP_CLUSTER_MAX, sc);
+        }
+    }
+
+    /// Models mm/vmscan.c: shrink_node() with MGLRU off: prepare_scan_count(), then the
+    /// walk over the target's memcgs.
+    fn shrink_node(&mut self, mm: &mut Mm, sc: &mut ScanControl) {
+        Self::prepare_scan_count(mm, sc);
+        shrink_node_memcgs(mm, self, sc);
+    }
+
+    /// Models mm/vmscan.c: kswapd_age_node() with MGLRU off: deactivate anon pages of every
+    /// memcg when the root's inactive anon list is low.
+    fn kswapd_age_node(&mut self, mm: &mut Mm, sc: &mut ScanControl) {
+        if mm.swap.total() == 0 || !Self::inactive_is_low(mm, crate::memcontrol::ROOT_MEMCG, Lru::InactiveAnon) {
+            return;
+        }
+        for memcg in mm.memcgs.preorder.clone() {
+            self.shrink_active_list(mm, memcg, Lru::ActiveAnon, SWAP_CLUSTER_MAX, sc);
+        }
+    }
+
+    /// Models mm/vmscan.c: snapshot_refaults().
+    fn snapshot_refaults(&mut self, mm: &mut Mm, target: MemcgId) {
+        let anon = mm.memcgs.page_state(target, StatItem::WorkingsetActivateAnon);
+        let file = mm.memcgs.page_state(target, StatItem::WorkingsetActivateFile);
+        mm.memcgs.get_mut(target).lruvec.refaults = [anon, file];
+    }
+
+    fn check(&self, mm: &Mm) -> Result<(), String> {
+        for (m, lists) in self.lists.iter().enumerate() {
+            for lru in Lru::ALL {
+                let list = &lists[lru as usize];
+                let mut n = 0;
+                for pfn in mm.folios.iter_list(list) {
+                    n += 1;
+                    let f = mm.folios.get(pfn);
+                    if f.memcg as usize != m {
+                        return Err(format!("pfn {pfn} of memcg {} on memcg {m}'s list", f.memcg));
+                    }
+                    if !f.test(pg::LRU) && mm.cfg.kernel < Kernel::V6_12 {
+                        return Err(format!("pfn {pfn} on {lru:?} without PG_lru"));
+                    }
+                    if Self::folio_lru(mm, pfn) != lru {
+                        return Err(format!("pfn {pfn} on {lru:?} but its flags say {:?}", Self::folio_lru(mm, pfn)));
+                    }
+                }
+                if n != list.len {
+                    return Err(format!("memcg {m} {lru:?}: list has {n} pages, length says {}", list.len));
+                }
+                if list.len != mm.memcgs.get(m as MemcgId).lruvec.lru_size[lru as usize] {
+                    return Err(format!("memcg {m} {lru:?}: lru_size disagrees with the list"));
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,78 @@
+//! The replacement policy behind one small trait.
+//!
+//! The kernel keeps two LRU implementations side by side in mm/vmscan.c and mm/workingset.c:
+//! the classic active/inactive lists and the multi-generational LRU. pagelab puts each behind
+//! [`Policy`]: a policy owns its lists and decides what to scan; the shared machinery
+//! (allocation, charging, shrink_folio_list, swap, writeback, counters) lives in the core and
+//! calls the policy at the kernel's own hook points. A new policy is one file.
+
+use crate::folio::Pfn;
+use crate::mapping::Shadow;
+use crate::memcontrol::MemcgId;
+use crate::mm::Mm;
+use crate::vmscan::ScanControl;
+
+pub mod classic;
+
+/// A page replacement policy: the hooks where the kernel's two LRUs differ.
+pub trait Policy {
+    /// The policy's name in reports.
+    fn name(&self) -> &'static str;
+
+    /// MGLRU semantics at shared call sites (`lru_gen_enabled()`).
+    fn is_lru_gen(&self) -> bool {
+        false
+    }
+
+    /// A folio joins its lruvec (`lruvec_add_folio()`, at lru_add drain or putback).
+    fn lru_add(&mut self, mm: &mut Mm, pfn: Pfn);
+
+    /// A folio on an LRU list leaves it for good (unmap of a dying task, OOM kill).
+    fn lru_del(&mut self, mm: &mut Mm, pfn: Pfn);
+
+    /// A buffered read touched the folio (`folio_mark_accessed()`).
+    fn mark_accessed(&mut self, mm: &mut Mm, pfn: Pfn);
+
+    /// A batched activation reaches the lruvec (`folio_activate_fn()`).
+    fn activate(&mut self, mm: &mut Mm, pfn: Pfn);
+
+    /// Writeback of a PG_reclaim folio ended: move it where reclaim looks next
+    /// (`lru_move_tail_fn()`).
+    fn rotate_reclaimable(&mut self, mm: &mut Mm, pfn: Pfn);
+
+    /// Reclaim found a young PTE mapping the folio (`folio_referenced_one()`); MGLRU looks
+    /// around it.
+    fn referenced_young(&mut self, _mm: &mut Mm, _pfn: Pfn) {}
+
+    /// The shadow entry a reclaimed folio leaves (`workingset_eviction()`).
+    fn workingset_eviction(&mut self, mm: &mut Mm, pfn: Pfn, target: MemcgId) -> Shadow;
+
+    /// A folio is being added in place of a shadow entry (`workingset_refault()`), before it
+    /// joins the LRU.
+    fn workingset_refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow);
+
+    /// Reclaim from one memcg's lruvec (`shrink_lruvec()`).
+    fn shrink_lruvec(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl);
+
+    /// Reclaim from the node (`shrink_node()`); the default walks the memcgs of the target.
+    fn shrink_node(&mut self, mm: &mut Mm, sc: &mut ScanControl)
+    where
+        Self: Sized,
+    {
+        crate::vmscan::shrink_node_memcgs(mm, self, sc);
+    }
+
+    /// kswapd's aging before it shrinks (`kswapd_age_node()`).
+    fn kswapd_age_node(&mut self, _mm: &mut Mm, _sc: &mut ScanControl) {}
+
+    /// End of a reclaim cycle (`snapshot_refaults()`).
+    fn snapshot_refaults(&mut self, _mm: &mut Mm, _target: MemcgId) {}
+
+    /// Checks the policy's invariants against the core state (for tests).
+    fn check(&self, mm: &Mm) -> Result<(), String>;
+
+    /// The policy's own view for reports (MGLRU: the lru_gen debugfs file).
+    fn debugfs(&self, _mm: &Mm) -> Option<String> {
+        None
+    }
+}

@@ -1,0 +1,359 @@
+//! File readahead (mm/readahead.c, and the mmap fault side of mm/filemap.c): the on-demand
+//! window of each open file, as 6.1 and 6.12 grow it.
+
+use crate::folio::pg;
+use crate::kernel::Kernel;
+use crate::mapping::{Entry, Vpn};
+use crate::mm::Mm;
+use crate::page_alloc::Gfp;
+use crate::policy::Policy;
+
+/// `struct file_ra_state` of one task's open file, plus the in-flight read of the last
+/// readahead (pages reach the page cache at once but are only uptodate when the IO ends).
+#[derive(Clone, Debug, Default)]
+pub struct RaState {
+    pub start: u64,
+    pub size: u64,
+    pub async_size: u64,
+    /// `prev_pos` in pages: one past the last page read (`ra->prev_pos >> PAGE_SHIFT`).
+    pub prev_index: u64,
+    /// Whether any read happened yet (prev_pos starts at -1 in the kernel).
+    pub prev_valid: bool,
+    pub mmap_miss: u32,
+    /// FMODE_RANDOM (POSIX_FADV_RANDOM) or readahead switched off.
+    pub random: bool,
+    pub ra_pages: u64,
+}
+
+/// `MMAP_LOTSAMISS`.
+const MMAP_LOTSAMISS: u32 = 100;
+
+/// The file being read: its first vpn and size in pages.
+#[derive(Clone, Copy, Debug)]
+pub struct FileRef {
+    pub base: Vpn,
+    pub pages: u64,
+}
+
+impl FileRef {
+    #[inline]
+    fn vpn(self, index: u64) -> Vpn {
+        self.base + index as Vpn
+    }
+    #[inline]
+    pub fn cached(self, mm: &Mm, index: u64) -> bool {
+        index < self.pages && mm.space.resident(self.vpn(index)).is_some()
+    }
+}
+
+/// Models mm/readahead.c: get_init_ra_size().
+pub fn get_init_ra_size(size: u64, max: u64) -> u64 {
+    let newsize = size.max(1).next_power_of_two();
+    if newsize <= max / 32 {
+        newsize * 4
+    } else if newsize <= max / 4 {
+        newsize * 2
+    } else {
+        max
+    }
+}
+
+/// Models mm/readahead.c: get_next_ra_size().
+pub fn get_next_ra_size(cur: u64, max: u64) -> u64 {
+    if cur < max / 16 {
+        4 * cur
+    } else if cur <= max / 2 {
+        2 * cur
+    } else {
+        max
+    }
+}
+
+/// Models mm/filemap.c: page_cache_prev_miss(): the first index at or below `index` that is
+/// not cached, scanning at most `max_scan` entries (the last one scanned if all are cached);
+/// -1 stands for the kernel's ULONG_MAX, "cached all the way back to the start of the file".
+fn page_cache_prev_miss(mm: &Mm, f: FileRef, index: u64, max_scan: u64) -> i64 {
+    let mut i = index as i64;
+    for n in 0..max_scan {
+        if i < 0 || !f.cached(mm, i as u64) || n + 1 == max_scan {
+            return i;
+        }
+        i -= 1;
+    }
+    i
+}
+
+/// Models mm/filemap.c: page_cache_next_miss().
+fn page_cache_next_miss(mm: &Mm, f: FileRef, index: u64, max_scan: u64) -> u64 {
+    let mut i = index;
+    for n in 0..max_scan {
+        if !f.cached(mm, i) {
+            return i;
+        }
+        if n + 1 < max_scan {
+            i += 1;
+        }
+    }
+    i
+}
+
+/// The outcome of a readahead: pages read and when their IO completes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RaIo {
+    pub pages: u64,
+    pub done: u64,
+}
+
+/// Models mm/readahead.c: page_cache_sync_ra() (6.1 through ondemand_readahead(), 6.12 its
+/// own rules) for a read of `req` pages at `index` that found nothing cached.
+pub fn page_cache_sync_ra<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaState, index: u64, req: u64) -> RaIo {
+    if ra.random || ra.ra_pages == 0 {
+        let req = if ra.ra_pages == 0 { 1 } else { req };
+        return force_page_cache_ra(mm, p, f, ra, index, req);
+    }
+    let max = ra.ra_pages;
+    let prev_index = if ra.prev_valid { ra.prev_index } else { u64::MAX };
+    let near_prev = index.wrapping_sub(prev_index) <= 1;
+    if mm.cfg.kernel >= Kernel::V6_12 {
+        if index == 0 || req > max || near_prev {
+            ra.start = index;
+            ra.size = get_init_ra_size(req, max);
+            ra.async_size = if ra.size > req { ra.size - req } else { ra.size / 2 };
+            return ra_submit(mm, p, f, ra);
+        }
+        let miss = page_cache_prev_miss(mm, f, index - 1, max);
+        let mut contig = (index as i64 - miss - 1) as u64;
+        if contig <= req {
+            return do_page_cache_ra(mm, p, f, index, req, 0);
+        }
+        if miss < 0 {
+            // cached back to the start of the file: a stream from the beginning
+            contig *= 2;
+        }
+        ra.start = index;
+        ra.size = (contig + req).min(max);
+        ra.async_size = 1;
+        return ra_submit(mm, p, f, ra);
+    }
+    ondemand_readahead(mm, p, f, ra, index, req, false)
+}
+
+/// Models mm/readahead.c: page_cache_async_ra(): a read hit a PG_readahead page.
+pub fn page_cache_async_ra<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaState, index: u64, req: u64) -> RaIo {
+    if ra.ra_pages == 0 {
+        return RaIo::default();
+    }
+    let vpn = f.vpn(index);
+    if let Some(pfn) = mm.space.resident(vpn) {
+        if mm.folios.test(pfn, pg::WRITEBACK) {
+            return RaIo::default();
+        }
+        mm.folios.clear(pfn, pg::READAHEAD);
+    }
+    if mm.cfg.kernel >= Kernel::V6_12 {
+        let max = ra.ra_pages;
+        let expected = ra.start + ra.size - ra.async_size;
+        if index == expected {
+            ra.start += ra.size;
+            ra.size = ra.size.max(get_next_ra_size(ra.size, max));
+            ra.async_size = ra.size;
+            return ra_submit(mm, p, f, ra);
+        }
+        return async_context(mm, p, f, ra, index, req);
+    }
+    ondemand_readahead(mm, p, f, ra, index, req, true)
+}
+
+/// The "hit a marker without a matching window" case shared by both versions: restart
+/// the window after the cached run that follows `index`.
+fn async_context<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaState, index: u64, req: u64) -> RaIo {
+    let max = ra.ra_pages;
+    let start = page_cache_next_miss(mm, f, index + 1, max);
+    if start == 0 || start - index > max {
+        return RaIo::default();
+    }
+    ra.start = start;
+    ra.size = get_next_ra_size(start - index + req, max);
+    ra.async_size = ra.size;
+    ra_submit(mm, p, f, ra)
+}
+
+/// Models mm/readahead.c: ondemand_readahead() (6.1), for sync (`hit_marker` false) and
+/// async reads.
+fn ondemand_readahead<P: Policy>(
+    mm: &mut Mm,
+    p: &mut P,
+    f: FileRef,
+    ra: &mut RaState,
+    index: u64,
+    req: u64,
+    hit_marker: bool,
+) -> RaIo {
+    let max = ra.ra_pages;
+    let initial = |ra: &mut RaState| {
+        ra.start = index;
+        ra.size = get_init_ra_size(req, max);
+        ra.async_size = if ra.size > req { ra.size - req } else { ra.size };
+    };
+    if index == 0 {
+        initial(ra);
+        return readit(mm, p, f, ra, index);
+    }
+    let expected = ra.start + ra.size - ra.async_size;
+    if index == expected || index == ra.start + ra.size {
+        ra.start += ra.size;
+        ra.size = ra.size.max(get_next_ra_size(ra.size, max));
+        ra.async_size = ra.size;
+        return readit(mm, p, f, ra, index);
+    }
+    if hit_marker {
+        return async_context(mm, p, f, ra, index, req);
+    }
+    if req > max {
+        initial(ra);
+        return readit(mm, p, f, ra, index);
+    }
+    let prev_index = if ra.prev_valid { ra.prev_index } else { u64::MAX };
+    if index.wrapping_sub(prev_index) <= 1 {
+        initial(ra);
+        return readit(mm, p, f, ra, index);
+    }
+    // try_context_readahead()
+    let head = page_cache_prev_miss(mm, f, index - 1, max);
+    let mut size = (index as i64 - 1 - head) as u64;
+    if size <= req {
+        return do_page_cache_ra(mm, p, f, index, req, 0);
+    }
+    if size >= index {
+        size *= 2;
+    }
+    ra.start = index;
+    ra.size = (size + req).min(max);
+    ra.async_size = 1;
+    readit(mm, p, f, ra, index)
+}
+
+/// The `readit:` tail of 6.1's ondemand_readahead(): a sync read that starts a fresh
+/// window whose whole size is lookahead gets the next window merged in.
+fn readit<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaState, index: u64) -> RaIo {
+    let max = ra.ra_pages;
+    if index == ra.start && ra.size == ra.async_size {
+        let add = get_next_ra_size(ra.size, max);
+        if ra.size + add <= max {
+            ra.async_size = add;
+            ra.size += add;
+        } else {
+            ra.size = max;
+            ra.async_size = max >> 1;
+        }
+    }
+    ra_submit(mm, p, f, ra)
+}
+
+/// page_cache_ra_order() for order-0 page caches (ext4 in both kernels): read the window.
+fn ra_submit<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaState) -> RaIo {
+    do_page_cache_ra(mm, p, f, ra.start, ra.size, ra.async_size)
+}
+
+/// Models mm/readahead.c: force_page_cache_ra(): exactly the requested pages, in 2 MiB chunks.
+fn force_page_cache_ra<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &RaState, index: u64, req: u64) -> RaIo {
+    let nr = req.min(ra.ra_pages.max(1)).max(1);
+    let mut io = RaIo::default();
+    let mut i = index;
+    let mut left = nr;
+    while left > 0 {
+        let chunk = left.min(512);
+        let r = do_page_cache_ra(mm, p, f, i, chunk, 0);
+        io.pages += r.pages;
+        io.done = io.done.max(r.done);
+        i += chunk;
+        left -= chunk;
+    }
+    io
+}
+
+/// Models mm/readahead.c: do_page_cache_ra() + page_cache_ra_unbounded(): allocate and
+/// insert every missing page of the window (each tested against its shadow entry), mark the
+/// page `nr - lookahead` PG_readahead, and read them with one request.
+pub fn do_page_cache_ra<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, index: u64, nr: u64, lookahead: u64) -> RaIo {
+    if f.pages == 0 || index >= f.pages {
+        return RaIo::default();
+    }
+    let nr = nr.min(f.pages - index);
+    let mut inserted = Vec::new();
+    for i in 0..nr {
+        let vpn = f.vpn(index + i);
+        if matches!(mm.space.get(vpn), Entry::Resident(_)) {
+            continue;
+        }
+        let Some(pfn) = crate::filemap::filemap_add_folio(mm, p, vpn, false, Gfp::NoRetry) else { break };
+        if lookahead > 0 && i == nr.wrapping_sub(lookahead) {
+            mm.folios.set(pfn, pg::READAHEAD);
+        }
+        inserted.push(pfn);
+    }
+    if inserted.is_empty() {
+        return RaIo::default();
+    }
+    let pages = inserted.len() as u64;
+    let now = mm.now();
+    let done = mm.file_dev.submit(now, pages, false);
+    mm.count(crate::vmstat::Ev::PgpgIn, 4 * pages);
+    // The pages stay locked (not uptodate) until the read completes.
+    for pfn in inserted {
+        mm.folios.set(pfn, pg::LOCKED);
+        mm.inflight.insert(pfn, done);
+    }
+    RaIo { pages, done }
+}
+
+/// Models mm/filemap.c: do_sync_mmap_readahead() for a major fault at `index`.
+pub fn do_sync_mmap_readahead<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaState, index: u64, advice: crate::Advice) -> RaIo {
+    use crate::Advice;
+    if advice == Advice::Random || ra.ra_pages == 0 {
+        return RaIo::default();
+    }
+    if advice == Advice::Sequential {
+        let max = ra.ra_pages;
+        return page_cache_sync_ra(mm, p, f, ra, index, max);
+    }
+    if ra.mmap_miss < MMAP_LOTSAMISS * 10 {
+        ra.mmap_miss += 1;
+    }
+    if ra.mmap_miss > MMAP_LOTSAMISS {
+        return RaIo::default();
+    }
+    // Read around the fault: a window centred on it, a quarter of it lookahead.
+    ra.start = index.saturating_sub(ra.ra_pages / 2);
+    ra.size = ra.ra_pages;
+    ra.async_size = ra.ra_pages / 4;
+    ra_submit(mm, p, f, ra)
+}
+
+/// Models mm/filemap.c: do_async_mmap_readahead(): a fault found the page cached.
+pub fn do_async_mmap_readahead<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaState, index: u64, advice: crate::Advice) -> RaIo {
+    if advice == crate::Advice::Random || ra.ra_pages == 0 {
+        return RaIo::default();
+    }
+    ra.mmap_miss = ra.mmap_miss.saturating_sub(1);
+    let marked = mm.space.resident(f.vpn(index)).is_some_and(|pfn| mm.folios.test(pfn, pg::READAHEAD));
+    if marked {
+        let max = ra.ra_pages;
+        return page_cache_async_ra(mm, p, f, ra, index, max);
+    }
+    RaIo::default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_sizes_follow_the_kernel_table() {
+        // kernel-versions.md §4.2 with read_ahead_kb = 128 (max 32 pages).
+        let init: Vec<u64> = [1, 2, 4, 8, 9, 32].iter().map(|&r| get_init_ra_size(r, 32)).collect();
+        assert_eq!(init, [4, 8, 16, 16, 32, 32]);
+        let next: Vec<u64> = [1, 4, 8, 16, 32].iter().map(|&c| get_next_ra_size(c, 32)).collect();
+        assert_eq!(next, [4, 8, 16, 32, 32]);
+    }
+}

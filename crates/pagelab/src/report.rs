@@ -1,0 +1,307 @@
+//! What a run reports: /proc/vmstat, memory.stat and memory.events of every cgroup, the
+//! counters per report interval, modeled time and throughput. Reports only read the
+//! counters the simulator kept; they never reach into its state.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::folio::{pg, NIL};
+use crate::mm::{Mm, OomKill};
+use crate::policy::Policy;
+use crate::scenario::Scenario;
+use crate::sim::Machine;
+use crate::vmstat::{Ev, Events, Lru};
+
+/// The counters of one report interval: event deltas and gauges at its end.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SeriesPoint {
+    pub t_s: f64,
+    pub ops: u64,
+    pub vmstat: BTreeMap<String, u64>,
+}
+
+/// One task's outcome.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TaskReport {
+    pub name: String,
+    pub cgroup: String,
+    pub ops: u64,
+    pub fill_ops: u64,
+    pub elapsed_s: f64,
+    pub ops_per_s: f64,
+    pub io_wait_s: f64,
+    pub reclaim_s: f64,
+    pub oom_killed: bool,
+}
+
+/// The zone as the model set it up (for checks against /proc/zoneinfo).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ZoneReport {
+    pub managed: u64,
+    pub min_free_kbytes: u64,
+    pub min: u64,
+    pub low: u64,
+    pub high: u64,
+}
+
+/// A run's report; `pagelab run --json` writes it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Report {
+    pub scenario: String,
+    pub kernel: String,
+    pub policy: String,
+    pub vmstat: BTreeMap<String, u64>,
+    pub memcg: BTreeMap<String, BTreeMap<String, u64>>,
+    pub series: Vec<SeriesPoint>,
+    pub elapsed_s: f64,
+    pub ops: u64,
+    pub fill_ops: u64,
+    pub throughput_ops_s: f64,
+    pub tasks: Vec<TaskReport>,
+    pub oom_kills: Vec<OomKill>,
+    pub zone: ZoneReport,
+    pub kswapd_cpu_s: f64,
+    pub rstat_flushes: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lru_gen: Option<String>,
+}
+
+/// The /proc/vmstat gauges (nr_* and workingset_nodes) as they stand.
+pub fn gauges(mm: &Mm) -> BTreeMap<&'static str, u64> {
+    let mut g = BTreeMap::new();
+    g.insert("nr_free_pages", mm.nr_free());
+    for lru in Lru::ALL {
+        g.insert(lru.vmstat_name(), mm.node_lru_size(lru));
+    }
+    g.insert("nr_file_pages", mm.nr_file_pages + mm.nr_swapcached);
+    g.insert("nr_anon_pages", mm.nr_anon_pages);
+    g.insert("nr_mapped", mm.nr_mapped);
+    g.insert("nr_dirty", mm.nr_dirty);
+    g.insert("nr_writeback", mm.nr_writeback);
+    g.insert("nr_swapcached", mm.nr_swapcached);
+    g.insert("workingset_nodes", mm.file_nodes.nr_shadow_nodes() + mm.swap_nodes.nr_shadow_nodes());
+    g
+}
+
+fn events_map(e: &Events) -> BTreeMap<String, u64> {
+    Ev::ALL.iter().map(|&ev| (ev.name().to_string(), e.get(ev))).collect()
+}
+
+/// memory.stat (sizes in bytes, events in counts), memory.current, memory.swap.current and
+/// memory.events of every cgroup, the root included.
+fn memcg_stats(mm: &Mm) -> BTreeMap<String, BTreeMap<String, u64>> {
+    // Per-memcg page kinds, local, from one walk over the frames.
+    let n = mm.memcgs.cg.len();
+    let (mut anon, mut file, mut dirty, mut wb, mut swapcached, mut mapped) =
+        (vec![0u64; n], vec![0u64; n], vec![0u64; n], vec![0u64; n], vec![0u64; n], vec![0u64; n]);
+    for f in &mm.folios.f {
+        if f.vpn == NIL {
+            continue;
+        }
+        let m = f.memcg as usize;
+        if f.test(pg::SWAPBACKED) {
+            anon[m] += 1;
+            if f.test(pg::SWAPCACHE) {
+                swapcached[m] += 1;
+            }
+        } else {
+            file[m] += 1;
+            if f.test(pg::DIRTY) {
+                dirty[m] += 1;
+            }
+            if f.test(pg::MAPPED) {
+                mapped[m] += 1;
+            }
+        }
+        if f.test(pg::WRITEBACK) {
+            wb[m] += 1;
+        }
+    }
+    let mut out = BTreeMap::new();
+    for c in &mm.memcgs.cg {
+        let sub = mm.memcgs.subtree(c.id);
+        let sum = |v: &[u64]| sub.iter().map(|&m| v[m as usize]).sum::<u64>() * 4096;
+        let mut s = BTreeMap::new();
+        s.insert("anon".to_string(), sum(&anon));
+        s.insert("file".to_string(), sum(&file));
+        s.insert("file_mapped".to_string(), sum(&mapped));
+        s.insert("file_dirty".to_string(), sum(&dirty));
+        s.insert("file_writeback".to_string(), sum(&wb));
+        s.insert("swapcached".to_string(), sum(&swapcached));
+        for lru in Lru::ALL {
+            s.insert(lru.memcg_name().to_string(), mm.memcgs.hierarchical_lru(c.id, lru) * 4096);
+        }
+        let e = mm.memcgs.hierarchical_events(c.id);
+        for ev in [
+            Ev::PgFault,
+            Ev::PgMajFault,
+            Ev::PgRefill,
+            Ev::PgActivate,
+            Ev::PgDeactivate,
+            Ev::WorkingsetRefaultAnon,
+            Ev::WorkingsetRefaultFile,
+            Ev::WorkingsetActivateAnon,
+            Ev::WorkingsetActivateFile,
+            Ev::WorkingsetRestoreAnon,
+            Ev::WorkingsetRestoreFile,
+            Ev::WorkingsetNodeReclaim,
+            Ev::PgScanKswapd,
+            Ev::PgScanDirect,
+            Ev::PgStealKswapd,
+            Ev::PgStealDirect,
+        ] {
+            s.insert(ev.name().to_string(), e.get(ev));
+        }
+        s.insert("pgscan".into(), e.get(Ev::PgScanKswapd) + e.get(Ev::PgScanDirect));
+        s.insert("pgsteal".into(), e.get(Ev::PgStealKswapd) + e.get(Ev::PgStealDirect));
+        s.insert("memory.current".into(), c.usage * 4096);
+        s.insert("memory.swap.current".into(), c.swap_usage * 4096);
+        let me = &c.memory_events;
+        s.insert("memory.events.low".into(), me.low);
+        s.insert("memory.events.high".into(), me.high);
+        s.insert("memory.events.max".into(), me.max);
+        s.insert("memory.events.oom".into(), me.oom);
+        s.insert("memory.events.oom_kill".into(), me.oom_kill);
+        out.insert(c.path.clone(), s);
+    }
+    out
+}
+
+fn vmstat_now(mm: &Mm) -> BTreeMap<String, u64> {
+    let mut v = events_map(&mm.events);
+    for (k, val) in gauges(mm) {
+        v.insert(k.to_string(), val);
+    }
+    // The name for the single zone's allocation stalls.
+    v.insert("allocstall".to_string(), mm.events.get(Ev::AllocStall));
+    v
+}
+
+impl Report {
+    /// Collects the report of a finished run.
+    pub fn collect<P: Policy>(s: &Scenario, m: &Machine<P>) -> Report {
+        let mm = &m.mm;
+        let elapsed = m.elapsed_ns();
+        let elapsed_s = elapsed as f64 / 1e9;
+        let mut series = Vec::new();
+        let mut prev = Events::default();
+        let mut prev_ops = 0;
+        for smp in &m.samples {
+            let mut delta = Events::default();
+            for (i, d) in delta.0.iter_mut().enumerate() {
+                *d = smp.events.0[i] - prev.0[i];
+            }
+            let mut v = events_map(&delta);
+            for (k, val) in &smp.gauges {
+                v.insert(k.to_string(), *val);
+            }
+            series.push(SeriesPoint { t_s: smp.t_ns as f64 / 1e9, ops: smp.ops - prev_ops, vmstat: v });
+            prev = smp.events.clone();
+            prev_ops = smp.ops;
+        }
+        let ops: u64 = m.tasks.iter().map(|t| t.ops).sum();
+        let fill_ops: u64 = m.tasks.iter().map(|t| t.fill_ops).sum();
+        let tasks = m
+            .tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let tm = &mm.tasks[i];
+                let el = (t.end_ns - t.start_ns) as f64 / 1e9;
+                TaskReport {
+                    name: tm.name.clone(),
+                    cgroup: mm.memcgs.get(tm.memcg).path.clone(),
+                    ops: t.ops,
+                    fill_ops: t.fill_ops,
+                    elapsed_s: el,
+                    ops_per_s: if el > 0.0 { t.ops as f64 / el } else { 0.0 },
+                    io_wait_s: tm.io_wait_ns as f64 / 1e9,
+                    reclaim_s: tm.reclaim_ns as f64 / 1e9,
+                    oom_killed: tm.killed,
+                }
+            })
+            .collect();
+        Report {
+            scenario: s.name.clone(),
+            kernel: s.machine.kernel.name().to_string(),
+            policy: m.policy.name().to_string(),
+            vmstat: vmstat_now(mm),
+            memcg: memcg_stats(mm),
+            series,
+            elapsed_s,
+            ops,
+            fill_ops,
+            throughput_ops_s: if elapsed_s > 0.0 { ops as f64 / elapsed_s } else { 0.0 },
+            tasks,
+            oom_kills: mm.oom_kills.clone(),
+            zone: ZoneReport {
+                managed: mm.zone.managed,
+                min_free_kbytes: mm.zone.min_free_kbytes,
+                min: mm.zone.wmark_min,
+                low: mm.zone.wmark_low,
+                high: mm.zone.wmark_high,
+            },
+            kswapd_cpu_s: mm.kswapd_cpu_ns as f64 / 1e9,
+            rstat_flushes: mm.memcgs.nr_flushes,
+            lru_gen: m.policy.debugfs(mm),
+        }
+    }
+
+    /// The counters a reclaim developer looks at first, as a plain table.
+    pub fn table(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "{} — kernel {}, policy {}: {} ops in {:.3} s modeled ({:.0} ops/s)",
+            self.scenario, self.kernel, self.policy, self.ops, self.elapsed_s, self.throughput_ops_s
+        );
+        for k in &self.oom_kills {
+            let _ = writeln!(out, "OOM kill at {:.3} s: {} (constraint {}, {} pages freed)", k.time_s, k.task, k.constraint, k.freed_pages);
+        }
+        let _ = writeln!(out, "\n/proc/vmstat");
+        let keys = [
+            "pgpgin", "pgpgout", "pswpin", "pswpout", "pgfault", "pgmajfault", "pgactivate", "pgdeactivate", "pgrefill",
+            "pgscan_kswapd", "pgscan_direct", "pgsteal_kswapd", "pgsteal_direct", "pgscan_anon", "pgscan_file", "pgsteal_anon",
+            "pgsteal_file", "pgrotated", "workingset_refault_anon", "workingset_refault_file", "workingset_activate_anon",
+            "workingset_activate_file", "workingset_restore_anon", "workingset_restore_file", "workingset_nodereclaim",
+            "allocstall_normal", "pageoutrun", "oom_kill", "nr_free_pages", "nr_inactive_anon", "nr_active_anon",
+            "nr_inactive_file", "nr_active_file", "nr_dirty", "nr_writeback", "workingset_nodes",
+        ];
+        for k in keys {
+            let _ = writeln!(out, "  {:<28} {:>14}", k, self.vmstat.get(k).copied().unwrap_or(0));
+        }
+        for (path, s) in &self.memcg {
+            if path == "/" && self.memcg.len() > 1 {
+                continue;
+            }
+            let _ = writeln!(out, "\nmemory.stat {path}");
+            for k in [
+                "memory.current", "anon", "file", "active_file", "inactive_file", "active_anon", "inactive_anon",
+                "workingset_refault_file", "workingset_refault_anon", "workingset_activate_file", "workingset_restore_file",
+                "pgscan", "pgsteal", "pgmajfault", "memory.events.max", "memory.events.high", "memory.events.low",
+                "memory.events.oom_kill",
+            ] {
+                let _ = writeln!(out, "  {:<28} {:>14}", k, s.get(k).copied().unwrap_or(0));
+            }
+        }
+        if !self.tasks.is_empty() {
+            let _ = writeln!(out, "\n{:<24} {:>10} {:>10} {:>12} {:>10} {:>10}", "task", "ops", "elapsed s", "ops/s", "io wait s", "reclaim s");
+            for t in &self.tasks {
+                let _ = writeln!(
+                    out,
+                    "{:<24} {:>10} {:>10.3} {:>12.0} {:>10.3} {:>10.3}{}",
+                    t.name,
+                    t.ops,
+                    t.elapsed_s,
+                    t.ops_per_s,
+                    t.io_wait_s,
+                    t.reclaim_s,
+                    if t.oom_killed { "  OOM-killed" } else { "" }
+                );
+            }
+        }
+        out
+    }
+}

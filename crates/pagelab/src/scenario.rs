@@ -1,0 +1,570 @@
+//! Scenario files (TOML): the machine, its cgroups and the workloads, validated into a
+//! [`Scenario`]. Every error names the file, the line when it can be found, the key and the
+//! problem.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::kernel::Kernel;
+use crate::memcontrol::{MemcgSpec, RstatMode, PAGE_COUNTER_MAX};
+use crate::swapfile::DeviceKind;
+use crate::time::{Costs, DeviceCost};
+use pagelab_workload::{parse_duration_ns, parse_size, Workload, WorkloadToml, PAGE_SIZE};
+
+/// A problem with a scenario, located as precisely as pagelab can.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    pub file: String,
+    pub line: Option<usize>,
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.line, self.key.is_empty()) {
+            (Some(l), false) => write!(f, "{}:{}: `{}`: {}", self.file, l, self.key, self.message),
+            (Some(l), true) => write!(f, "{}:{}: {}", self.file, l, self.message),
+            (None, false) => write!(f, "{}: `{}`: {}", self.file, self.key, self.message),
+            (None, true) => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// Which policy a run models.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PolicyKind {
+    Classic,
+    Mglru,
+}
+
+impl PolicyKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            PolicyKind::Classic => "classic",
+            PolicyKind::Mglru => "mglru",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SwapToml {
+    device: Option<String>,
+    size: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MachineToml {
+    memory: Option<String>,
+    kernel: Option<String>,
+    policy: Option<PolicyKind>,
+    swap: Option<SwapToml>,
+    /// The device files live on.
+    storage: Option<String>,
+    swappiness: Option<u32>,
+    read_ahead_kb: Option<u64>,
+    page_cluster: Option<u32>,
+    min_free_kbytes: Option<u64>,
+    watermark_scale_factor: Option<u64>,
+    /// Memory the kernel never hands to the page allocator (the gap to MemTotal).
+    reserved: Option<String>,
+    /// Memory the kernel itself uses when the workload starts (slab, modules, ...).
+    kernel_used: Option<String>,
+    dirty_ratio: Option<u64>,
+    dirty_background_ratio: Option<u64>,
+    dirty_expire: Option<String>,
+    dirty_writeback: Option<String>,
+    memory_recursiveprot: Option<bool>,
+    fault_around_kb: Option<u64>,
+    /// "kernel" (stale rstat, as the kernel) or "exact".
+    rstat: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CgroupToml {
+    path: Option<String>,
+    max: Option<String>,
+    high: Option<String>,
+    low: Option<String>,
+    min: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TimeToml {
+    #[serde(flatten)]
+    costs: Option<Costs>,
+    swap: Option<DeviceCost>,
+    storage: Option<DeviceCost>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReportToml {
+    interval: Option<String>,
+}
+
+/// MGLRU settings; read by the MGLRU policy.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MglruToml {
+    /// /sys/kernel/mm/lru_gen/enabled capabilities: page-table walks (0x0002).
+    pub walks: Option<bool>,
+    /// ... and clearing young bits of non-leaf PMDs (0x0004).
+    pub pmd_young: Option<bool>,
+    /// /sys/kernel/mm/lru_gen/min_ttl_ms.
+    pub min_ttl_ms: Option<u64>,
+    /// Seed 000: Kairui Song's refault-distance re-activation.
+    pub refault_distance: Option<bool>,
+    /// pagelab's own prefetch in generation scans (seed 003).
+    pub prefetch: Option<bool>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScenarioToml {
+    machine: Option<MachineToml>,
+    #[serde(default)]
+    cgroup: Vec<CgroupToml>,
+    #[serde(default)]
+    workload: Vec<WorkloadToml>,
+    time: Option<TimeToml>,
+    report: Option<ReportToml>,
+    mglru: Option<MglruToml>,
+}
+
+/// The validated machine.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MachineSpec {
+    pub memory_pages: u64,
+    pub kernel: Kernel,
+    pub policy: PolicyKind,
+    pub swap_device: DeviceKind,
+    pub swap_pages: u64,
+    pub storage: DeviceKind,
+    pub swappiness: u32,
+    pub ra_pages: u64,
+    pub page_cluster: u32,
+    pub min_free_kbytes: Option<u64>,
+    pub watermark_scale_factor: u64,
+    pub reserved_pages: u64,
+    pub kernel_used_pages: u64,
+    pub dirty_ratio: u64,
+    pub dirty_background_ratio: u64,
+    pub dirty_expire_ns: u64,
+    pub dirty_writeback_ns: u64,
+    pub memory_recursiveprot: bool,
+    pub fault_around_pages: u64,
+    pub rstat: RstatMode,
+}
+
+/// A validated scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub machine: MachineSpec,
+    pub mglru: MglruToml,
+    pub costs: Costs,
+    pub swap_cost: DeviceCost,
+    pub storage_cost: DeviceCost,
+    pub report_interval_ns: u64,
+    pub cgroups: Vec<MemcgSpec>,
+    pub workloads: Vec<Workload>,
+}
+
+impl Scenario {
+    /// Reads and validates a scenario file, applying `--set key=value` overrides first.
+    pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+            file: file.clone(),
+            line: None,
+            key: String::new(),
+            message: format!("cannot read: {e}"),
+        })?;
+        let name = path.file_stem().map_or("scenario".into(), |s| s.to_string_lossy().into_owned());
+        Scenario::parse(&text, &file, &name, overrides)
+    }
+
+    /// Parses scenario text; `file` names it in errors.
+    pub fn parse(text: &str, file: &str, name: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+        let err = |line: Option<usize>, key: &str, message: String| ScenarioError {
+            file: file.to_string(),
+            line,
+            key: key.to_string(),
+            message,
+        };
+        let mut doc: toml::Table = text.parse::<toml::Table>().map_err(|e| {
+            let line = e.span().map(|s| line_of(text, s.start));
+            err(line, "", e.message().to_string())
+        })?;
+        for o in overrides {
+            apply_override(&mut doc, o).map_err(|m| err(None, o.split('=').next().unwrap_or(""), m))?;
+        }
+        let de = toml::Value::Table(doc);
+        let raw: ScenarioToml = serde_path_to_error::deserialize(de).map_err(|e| {
+            let key = e.path().to_string();
+            let message = e.inner().message().to_string();
+            err(locate(text, &key), &key, message)
+        })?;
+        let located = |key: &str, message: String| err(locate(text, key), key, message);
+        build(raw, name, &located)
+    }
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// Finds the line of a dotted key such as `workload[1].distribution` or `machine.memory`.
+fn locate(text: &str, key: &str) -> Option<usize> {
+    let mut parts: Vec<&str> = key.split('.').collect();
+    let leaf = parts.pop()?;
+    let mut from = 0usize;
+    for part in &parts {
+        let (name, index) = match part.split_once('[') {
+            Some((n, i)) => (n, i.trim_end_matches(']').parse::<usize>().ok()),
+            None => (*part, None),
+        };
+        let header = match index {
+            Some(_) => format!("[[{name}]]"),
+            None => format!("[{name}]"),
+        };
+        let mut found = None;
+        let mut count = 0;
+        for (i, line) in text.lines().enumerate().skip(from) {
+            if line.trim() == header {
+                if index.is_none_or(|n| count == n) {
+                    found = Some(i);
+                    break;
+                }
+                count += 1;
+            }
+        }
+        match found {
+            Some(i) => from = i,
+            None => {
+                // An inline table (`swap = { ... }`) or an array-of-tables entry: look for the
+                // leaf after the parent key instead.
+                if let Some(i) = text.lines().enumerate().skip(from).find(|(_, l)| l.trim_start().starts_with(name)) {
+                    from = i.0;
+                }
+            }
+        }
+    }
+    let leaf_name = leaf.split('[').next().unwrap_or(leaf);
+    text.lines()
+        .enumerate()
+        .skip(from)
+        .find(|(_, l)| {
+            let t = l.trim_start();
+            t.starts_with(leaf_name) && t[leaf_name.len()..].trim_start().starts_with('=')
+                || t.contains(&format!("{leaf_name} ="))
+                || t.contains(&format!("{leaf_name}="))
+        })
+        .map(|(i, _)| i + 1)
+        .or(if parts.is_empty() { None } else { Some(from + 1) })
+}
+
+/// Applies `a.b.c=value`; list entries are addressed by index (`workload.0.ops`) or by their
+/// `name`/`path` (`workload.fio-zipf.ops`, `cgroup./test.max`).
+fn apply_override(doc: &mut toml::Table, o: &str) -> Result<(), String> {
+    let (key, value) = o.split_once('=').ok_or_else(|| format!("`{o}`: --set takes key=value"))?;
+    let value = parse_override_value(value.trim());
+    let parts: Vec<&str> = split_key(key.trim());
+    if parts.is_empty() {
+        return Err(format!("`{o}`: empty key"));
+    }
+    // Work on a copy so a failed override leaves the document unchanged.
+    let mut root = toml::Value::Table(doc.clone());
+    let mut cur = &mut root;
+    for (i, part) in parts.iter().enumerate() {
+        let last = i + 1 == parts.len();
+        cur = match cur {
+            toml::Value::Table(t) => {
+                if last {
+                    t.insert(part.to_string(), value.clone());
+                    break;
+                }
+                t.entry(part.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()))
+            }
+            toml::Value::Array(a) => {
+                let idx = match part.parse::<usize>() {
+                    Ok(n) => n,
+                    Err(_) => a
+                        .iter()
+                        .position(|e| {
+                            e.get("name").and_then(|v| v.as_str()) == Some(part)
+                                || e.get("path").and_then(|v| v.as_str()) == Some(part)
+                        })
+                        .ok_or_else(|| format!("`{key}`: no entry named `{part}`"))?,
+                };
+                if last {
+                    return Err(format!("`{key}`: cannot replace a whole list entry"));
+                }
+                a.get_mut(idx).ok_or_else(|| format!("`{key}`: there is no entry {idx}"))?
+            }
+            _ => return Err(format!("`{key}`: `{part}` is inside a value, not a table")),
+        };
+    }
+    match root {
+        toml::Value::Table(t) => *doc = t,
+        _ => unreachable!("the root stays a table"),
+    }
+    Ok(())
+}
+
+/// Splits `cgroup./a/b.max` into ["cgroup", "/a/b", "max"]: a part that starts with '/'
+/// runs to the next '.'.
+fn split_key(key: &str) -> Vec<&str> {
+    key.split('.').filter(|s| !s.is_empty()).collect()
+}
+
+fn parse_override_value(v: &str) -> toml::Value {
+    match format!("v = {v}").parse::<toml::Table>() {
+        Ok(mut t) => t.remove("v").unwrap_or(toml::Value::String(v.to_string())),
+        Err(_) => toml::Value::String(v.to_string()),
+    }
+}
+
+fn pages(text: &str) -> Result<u64, String> {
+    Ok(parse_size(text)? / PAGE_SIZE)
+}
+
+fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioError) -> Result<Scenario, ScenarioError> {
+    let m = raw.machine.ok_or_else(|| err("machine", "missing the [machine] table".into()))?;
+    let memory_pages = pages(m.memory.as_deref().ok_or_else(|| err("machine.memory", "missing: how much RAM?".into()))?)
+        .map_err(|e| err("machine.memory", e))?;
+    if memory_pages < 256 {
+        return Err(err("machine.memory", "must be at least 1M".into()));
+    }
+    if memory_pages > u32::MAX as u64 / 2 {
+        return Err(err("machine.memory", "is larger than pagelab's 8 TiB limit".into()));
+    }
+    let kernel = Kernel::parse(m.kernel.as_deref().unwrap_or("6.1")).map_err(|e| err("machine.kernel", e))?;
+    let policy = m.policy.unwrap_or(PolicyKind::Classic);
+    if policy == PolicyKind::Mglru && kernel == Kernel::V5_7 {
+        return Err(err("machine.policy", "MGLRU needs kernel 6.1 or 6.12 (5.7 predates it)".into()));
+    }
+    let swap = m.swap.unwrap_or_default();
+    let swap_device = DeviceKind::parse(swap.device.as_deref().unwrap_or("none")).map_err(|e| err("machine.swap.device", e))?;
+    let swap_pages = match (&swap.size, swap_device) {
+        (_, DeviceKind::None) => 0,
+        (Some(s), _) => pages(s).map_err(|e| err("machine.swap.size", e))?,
+        (None, _) => return Err(err("machine.swap.size", "missing: a swap device needs a size".into())),
+    };
+    let storage = DeviceKind::parse(m.storage.as_deref().unwrap_or("ssd")).map_err(|e| err("machine.storage", e))?;
+    if matches!(storage, DeviceKind::None | DeviceKind::Zram) {
+        return Err(err("machine.storage", "files need a disk, ssd or ramdisk".into()));
+    }
+    let swappiness = m.swappiness.unwrap_or(60);
+    if swappiness > 200 {
+        return Err(err("machine.swappiness", "must be between 0 and 200".into()));
+    }
+    let page_cluster = m.page_cluster.unwrap_or(3);
+    if page_cluster > 10 {
+        return Err(err("machine.page_cluster", "must be between 0 and 10".into()));
+    }
+    let opt_pages = |key: &str, v: &Option<String>| -> Result<u64, ScenarioError> {
+        v.as_deref().map_or(Ok(0), |s| pages(s).map_err(|e| err(key, e)))
+    };
+    let reserved_pages = opt_pages("machine.reserved", &m.reserved)?;
+    let kernel_used_pages = opt_pages("machine.kernel_used", &m.kernel_used)?;
+    if reserved_pages + kernel_used_pages + 256 > memory_pages {
+        return Err(err("machine.reserved", "reserved and kernel_used leave less than 1M for the page cache and processes".into()));
+    }
+    let percent = |key: &str, v: Option<u64>, default: u64| -> Result<u64, ScenarioError> {
+        let v = v.unwrap_or(default);
+        if v > 100 {
+            return Err(err(key, "is a percentage (0..100)".into()));
+        }
+        Ok(v)
+    };
+    let duration = |key: &str, v: &Option<String>, default: u64| -> Result<u64, ScenarioError> {
+        v.as_deref().map_or(Ok(default), |s| parse_duration_ns(s).map_err(|e| err(key, e)))
+    };
+    let rstat = match m.rstat.as_deref().unwrap_or("kernel") {
+        "kernel" => RstatMode::Kernel,
+        "exact" => RstatMode::Exact,
+        other => return Err(err("machine.rstat", format!("`{other}`: use \"kernel\" or \"exact\""))),
+    };
+    let machine = MachineSpec {
+        memory_pages,
+        kernel,
+        policy,
+        swap_device,
+        swap_pages,
+        storage,
+        swappiness,
+        ra_pages: m.read_ahead_kb.unwrap_or(128) / 4,
+        page_cluster,
+        min_free_kbytes: m.min_free_kbytes,
+        watermark_scale_factor: m.watermark_scale_factor.unwrap_or(10).clamp(1, 3000),
+        reserved_pages,
+        kernel_used_pages,
+        dirty_ratio: percent("machine.dirty_ratio", m.dirty_ratio, 20)?,
+        dirty_background_ratio: percent("machine.dirty_background_ratio", m.dirty_background_ratio, 10)?,
+        dirty_expire_ns: duration("machine.dirty_expire", &m.dirty_expire, 30_000_000_000)?,
+        dirty_writeback_ns: duration("machine.dirty_writeback", &m.dirty_writeback, 5_000_000_000)?.max(1_000_000),
+        memory_recursiveprot: m.memory_recursiveprot.unwrap_or(false),
+        fault_around_pages: (m.fault_around_kb.unwrap_or(64) / 4).max(1),
+        rstat,
+    };
+
+    let mut cgroups = Vec::new();
+    for (i, c) in raw.cgroup.iter().enumerate() {
+        let key = |k: &str| format!("cgroup[{i}].{k}");
+        let path = c.path.clone().ok_or_else(|| err(&key("path"), "missing".into()))?;
+        if !path.starts_with('/') || path == "/" || path.ends_with('/') || path.contains("//") {
+            return Err(err(&key("path"), format!("`{path}` must look like /name or /parent/name")));
+        }
+        let limit = |k: &str, v: &Option<String>, default: u64| -> Result<u64, ScenarioError> {
+            match v.as_deref() {
+                None => Ok(default),
+                Some("max") => Ok(PAGE_COUNTER_MAX),
+                Some(s) => pages(s).map_err(|e| err(&key(k), e)),
+            }
+        };
+        cgroups.push(MemcgSpec {
+            path,
+            max: limit("max", &c.max, PAGE_COUNTER_MAX)?,
+            high: limit("high", &c.high, PAGE_COUNTER_MAX)?,
+            low: limit("low", &c.low, 0)?,
+            min: limit("min", &c.min, 0)?,
+        });
+    }
+    crate::memcontrol::Memcgs::new(kernel, &cgroups, rstat).map_err(|e| err("cgroup", e))?;
+
+    if raw.workload.is_empty() {
+        return Err(err("workload", "the scenario has no [[workload]]".into()));
+    }
+    let mut workloads = Vec::new();
+    let mut names = BTreeMap::new();
+    for (i, w) in raw.workload.iter().enumerate() {
+        let wl = w.resolve(i).map_err(|e| err(&format!("workload[{i}].{}", e.key), e.message))?;
+        if wl.cgroup != "/" && !cgroups.iter().any(|c| c.path == wl.cgroup) {
+            return Err(err(
+                &format!("workload[{i}].cgroup"),
+                format!("cgroup `{}` is not declared (add a [[cgroup]] with path = \"{}\")", wl.cgroup, wl.cgroup),
+            ));
+        }
+        if let Some(prev) = names.insert(wl.name.clone(), i) {
+            return Err(err(&format!("workload[{i}].name"), format!("`{}` is also the name of workload[{prev}]", wl.name)));
+        }
+        workloads.push(wl);
+    }
+
+    let time = raw.time.unwrap_or_default();
+    let report = raw.report.unwrap_or_default();
+    let report_interval_ns = match report.interval.as_deref() {
+        Some(s) => parse_duration_ns(s).map_err(|e| err("report.interval", e))?,
+        None => 1_000_000_000,
+    };
+    if report_interval_ns < 1_000_000 {
+        return Err(err("report.interval", "must be at least 1ms".into()));
+    }
+    Ok(Scenario {
+        name: name.to_string(),
+        mglru: raw.mglru.unwrap_or_default(),
+        costs: time.costs.unwrap_or_default(),
+        swap_cost: time.swap.unwrap_or_else(|| DeviceCost::default_for(swap_device)),
+        storage_cost: time.storage.unwrap_or_else(|| DeviceCost::default_for(storage)),
+        report_interval_ns,
+        machine,
+        cgroups,
+        workloads,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub const EXAMPLE: &str = r#"
+[machine]
+memory = "256M"
+kernel = "6.1"
+policy = "classic"
+swap = { device = "disk", size = "1G" }
+
+[[cgroup]]
+path = "/test"
+max = "192M"
+
+[[workload]]
+name = "fio-zipf"
+cgroup = "/test"
+kind = "file-read"
+file_size = "720M"
+block_size = "4k"
+distribution = "zipf:0.8"
+ops = 300000
+seed = 42
+"#;
+
+    fn parse(text: &str) -> Result<Scenario, ScenarioError> {
+        Scenario::parse(text, "s.toml", "s", &[])
+    }
+
+    #[test]
+    fn the_issue_example_parses() {
+        let s = parse(EXAMPLE).unwrap();
+        assert_eq!(s.machine.memory_pages, 65536);
+        assert_eq!(s.machine.swap_pages, 262144);
+        assert_eq!(s.cgroups[0].max, 49152);
+        assert_eq!(s.workloads[0].phases[0].object_pages, 184320);
+    }
+
+    #[test]
+    fn unknown_keys_are_named_with_file_and_line() {
+        let e = parse(&EXAMPLE.replace("memory = \"256M\"", "memroy = \"256M\"")).unwrap_err();
+        assert_eq!((e.file.as_str(), e.line), ("s.toml", Some(3)));
+        assert!(e.to_string().contains("memroy"), "{e}");
+        let e = parse(&EXAMPLE.replace("seed = 42", "seed = 42\nspeed = 3")).unwrap_err();
+        assert!(e.key.starts_with("workload[0]"), "{e}");
+        assert!(e.message.contains("speed"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        let e = parse(&EXAMPLE.replace("\"192M\"", "\"192Q\"")).unwrap_err();
+        assert_eq!(e.key, "cgroup[0].max");
+        assert_eq!(e.line, Some(10));
+        let e = parse(&EXAMPLE.replace("cgroup = \"/test\"", "cgroup = \"/nope\"")).unwrap_err();
+        assert_eq!(e.key, "workload[0].cgroup");
+        assert!(e.message.contains("not declared"), "{e}");
+        let e = parse(&EXAMPLE.replace("cgroup = \"/test\"\n", "")).unwrap_err();
+        assert_eq!(e.key, "workload[0].cgroup");
+        let e = parse(&EXAMPLE.replace("zipf:0.8", "zipf")).unwrap_err();
+        assert_eq!(e.key, "workload[0].distribution");
+        assert_eq!(e.line, Some(19));
+        let e = parse("[machine\nmemory=1").unwrap_err();
+        assert_eq!(e.line, Some(1));
+    }
+
+    #[test]
+    fn overrides_reach_tables_and_named_list_entries() {
+        let s = Scenario::parse(
+            EXAMPLE,
+            "s.toml",
+            "s",
+            &["machine.memory=512M".into(), "workload.fio-zipf.ops=10".into(), "cgroup./test.max=\"64M\"".into(), "machine.swappiness=100".into()],
+        )
+        .unwrap();
+        assert_eq!(s.machine.memory_pages, 131072);
+        assert_eq!(s.workloads[0].phases[0].ops, 10);
+        assert_eq!(s.cgroups[0].max, 16384);
+        assert_eq!(s.machine.swappiness, 100);
+        let e = Scenario::parse(EXAMPLE, "s.toml", "s", &["workload.nope.ops=1".into()]).unwrap_err();
+        assert!(e.message.contains("no entry named"), "{e}");
+    }
+}

@@ -1,0 +1,411 @@
+//! The simulated machine and its clock: builds the model from a scenario, then runs the
+//! tasks of the workloads against it, interleaved by their virtual clocks, with kswapd, the
+//! rstat flusher, the writeback flusher and IO completions as timed events.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use pagelab_workload::{Access, JobStream, Op};
+
+use crate::folio::Folios;
+use crate::mapping::AddressSpace;
+use crate::memcontrol::{MemcgId, Memcgs};
+use crate::mm::{Actor, Config, Mm, TaskMm, Zone};
+use crate::policy::Policy;
+use crate::readahead::{FileRef, RaState};
+use crate::scenario::Scenario;
+use crate::swap_state::SwapRaState;
+use crate::swapfile::Swap;
+use crate::time::Device;
+use crate::vmscan::{kswapd_next, kswapd_step, NodeState};
+use crate::vmstat::Events;
+use crate::workingset::ShadowNodes;
+
+/// One object as a task sees it.
+#[derive(Clone, Copy, Debug)]
+struct TaskObject {
+    file: FileRef,
+    anon: bool,
+}
+
+/// A running job of a workload: its access stream and per-file state.
+pub struct Task {
+    pub workload: usize,
+    pub job: u32,
+    stream: JobStream,
+    objects: Vec<TaskObject>,
+    ra: Vec<RaState>,
+    pending: Option<Op>,
+    pub ops: u64,
+    pub fill_ops: u64,
+    pub done: bool,
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+/// One report interval of the counters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    pub t_ns: u64,
+    pub events: Events,
+    pub gauges: BTreeMap<&'static str, u64>,
+    pub ops: u64,
+}
+
+/// The model of one scenario under one policy.
+pub struct Machine<P: Policy> {
+    pub mm: Mm,
+    pub policy: P,
+    pub tasks: Vec<Task>,
+    pub samples: Vec<Sample>,
+    interval: u64,
+    next_sample: u64,
+    next_flush: u64,
+    next_wb: u64,
+    total_ops: u64,
+    done_ops: u64,
+}
+
+impl<P: Policy> Machine<P> {
+    /// Builds the machine; `make_policy` receives the number of memcgs.
+    pub fn new(s: &Scenario, make_policy: impl FnOnce(&Mm) -> P) -> Result<Machine<P>, String> {
+        let m = &s.machine;
+        let managed = m.memory_pages - m.reserved_pages;
+        let zone = Zone::new(managed, m.min_free_kbytes, m.watermark_scale_factor);
+        let memcgs = Memcgs::new(m.kernel, &s.cgroups, m.rstat)?;
+        let mut space = AddressSpace::default();
+
+        // Files are shared by name; anonymous regions belong to their task.
+        let mut streams = Vec::new();
+        let mut files: BTreeMap<String, u64> = BTreeMap::new();
+        let mut file_order = Vec::new();
+        for (wi, w) in s.workloads.iter().enumerate() {
+            for job in 0..w.jobs {
+                let st = JobStream::new(w, job);
+                for o in st.objects().iter().filter(|o| !o.anon) {
+                    match files.get_mut(&o.name) {
+                        Some(p) => *p = (*p).max(o.pages),
+                        None => {
+                            files.insert(o.name.clone(), o.pages);
+                            file_order.push(o.name.clone());
+                        }
+                    }
+                }
+                streams.push((wi, job, st));
+            }
+        }
+        let mut file_ids = BTreeMap::new();
+        for name in &file_order {
+            let id = space.add_object(name, false, files[name] as u32, None)?;
+            file_ids.insert(name.clone(), id);
+        }
+        let mut tasks = Vec::new();
+        let mut task_mms = Vec::new();
+        for (t, (wi, job, st)) in streams.into_iter().enumerate() {
+            let w = &s.workloads[wi];
+            let memcg = memcgs.find(&w.cgroup).expect("validated by the scenario");
+            let mut objects = Vec::new();
+            let mut anon_objects = Vec::new();
+            for o in st.objects() {
+                let id = if o.anon {
+                    let id = space.add_object(&format!("{}.{}:{}", w.name, job, o.name), true, o.pages as u32, Some(t))?;
+                    anon_objects.push(id);
+                    id
+                } else {
+                    file_ids[&o.name]
+                };
+                let obj = &space.objects[id];
+                objects.push(TaskObject { file: FileRef { base: obj.base, pages: obj.pages as u64 }, anon: o.anon });
+            }
+            let ra = objects
+                .iter()
+                .map(|o| RaState { ra_pages: if o.anon { 0 } else { m.ra_pages }, ..RaState::default() })
+                .collect();
+            task_mms.push(TaskMm {
+                name: if w.jobs > 1 { format!("{}.{}", w.name, job) } else { w.name.clone() },
+                memcg,
+                clock: w.start_ns,
+                rss_anon: 0,
+                rss_file: 0,
+                swapents: 0,
+                nr_pages_over_high: 0,
+                in_lru_fault: false,
+                killed: false,
+                reclaim_ns: 0,
+                io_wait_ns: 0,
+                anon_objects,
+                swap_ra: SwapRaState::default(),
+            });
+            tasks.push(Task {
+                workload: wi,
+                job,
+                stream: st,
+                objects,
+                ra,
+                pending: None,
+                ops: 0,
+                fill_ops: 0,
+                done: false,
+                start_ns: w.start_ns,
+                end_ns: w.start_ns,
+            });
+        }
+        let total_ops = tasks.iter().map(|t| t.stream.remaining()).sum();
+        let nr_memcgs = memcgs.cg.len();
+        let swap = Swap::new(m.swap_device, m.swap_pages);
+        let swap_nodes = ShadowNodes::new((swap.total() as usize).div_ceil(64), nr_memcgs);
+        let file_nodes = ShadowNodes::new(space.nodes(), nr_memcgs);
+        let cfg = Config {
+            kernel: m.kernel,
+            swappiness: m.swappiness,
+            ra_pages: m.ra_pages,
+            page_cluster: m.page_cluster,
+            memory_recursiveprot: m.memory_recursiveprot,
+            fault_around_pages: m.fault_around_pages,
+            dirty_ratio: m.dirty_ratio,
+            dirty_background_ratio: m.dirty_background_ratio,
+            dirty_expire_ns: m.dirty_expire_ns,
+            dirty_writeback_ns: m.dirty_writeback_ns,
+            costs: s.costs.clone(),
+        };
+        let mut folios = Folios::new(managed as u32);
+        for _ in 0..m.kernel_used_pages {
+            folios.alloc();
+        }
+        let mm = Mm {
+            cfg,
+            folios,
+            space,
+            zone,
+            memcgs,
+            swap,
+            swap_dev: Device::new(m.swap_device, s.swap_cost.clone()),
+            file_dev: Device::new(m.storage, s.storage_cost.clone()),
+            events: Events::default(),
+            actor: Actor::Kswapd,
+            tasks: task_mms,
+            kswapd_clock: 0,
+            kswapd_cpu_ns: 0,
+            lru_add_batch: Vec::with_capacity(32),
+            activate_batch: Vec::with_capacity(32),
+            file_nodes,
+            swap_nodes,
+            nr_dirty: 0,
+            nr_writeback: 0,
+            nr_mapped: 0,
+            nr_file_pages: 0,
+            nr_anon_pages: 0,
+            nr_swapcached: 0,
+            writeback: Default::default(),
+            oom_kills: Vec::new(),
+            kernel_pages: m.kernel_used_pages,
+            node: NodeState::default(),
+            swap_ra_global: SwapRaState::default(),
+            inflight: Default::default(),
+            dirty_fifo: VecDeque::new(),
+            wb_pending_all: false,
+            wb_pending_background: false,
+        };
+        let policy = make_policy(&mm);
+        let interval = s.report_interval_ns;
+        Ok(Machine {
+            mm,
+            policy,
+            tasks,
+            samples: Vec::new(),
+            interval,
+            next_sample: interval,
+            next_flush: crate::kernel::RSTAT_FLUSH_NS,
+            next_wb: s.machine.dirty_writeback_ns,
+            total_ops,
+            done_ops: 0,
+        })
+    }
+
+    /// Operations the run will perform, fills included.
+    pub fn total_ops(&self) -> u64 {
+        self.total_ops
+    }
+
+    /// Runs every task to completion; `progress` is called now and then with the operations
+    /// done so far.
+    pub fn run(&mut self, mut progress: impl FnMut(u64)) {
+        let mut since_report = 0u64;
+        while let Some(t) = self.next_task() {
+            let now = self.mm.tasks[t].clock;
+            self.run_events_until(now);
+            self.step_task(t);
+            since_report += 1;
+            if since_report >= 4096 {
+                progress(self.done_ops);
+                since_report = 0;
+            }
+        }
+        let end = self.elapsed_ns();
+        self.run_events_until(end);
+        self.sample(end);
+        progress(self.done_ops);
+    }
+
+    /// The runnable task with the earliest clock (ties: the first).
+    fn next_task(&self) -> Option<usize> {
+        let mut best: Option<(u64, usize)> = None;
+        for (t, task) in self.tasks.iter().enumerate() {
+            if task.done {
+                continue;
+            }
+            let c = self.mm.tasks[t].clock;
+            if best.is_none_or(|(bc, _)| c < bc) {
+                best = Some((c, t));
+            }
+        }
+        best.map(|(_, t)| t)
+    }
+
+    /// Runs kswapd, the flushers, IO completions and samples due by `now`, in time order.
+    fn run_events_until(&mut self, now: u64) {
+        loop {
+            let mut next = (u64::MAX, 0u8);
+            let mut consider = |at: u64, kind: u8| {
+                if at <= now && (at, kind) < next {
+                    next = (at, kind);
+                }
+            };
+            if let Some(std::cmp::Reverse(w)) = self.mm.writeback.peek() {
+                consider(w.at, 0);
+            }
+            consider(self.next_flush, 1);
+            consider(self.next_wb, 2);
+            if let Some(k) = kswapd_next(&self.mm) {
+                consider(k, 3);
+            }
+            consider(self.next_sample, 4);
+            let (at, kind) = next;
+            if at == u64::MAX {
+                return;
+            }
+            match kind {
+                0 => crate::page_writeback::complete_writeback(&mut self.mm, &mut self.policy, at),
+                1 => {
+                    self.mm.memcgs.periodic_flush(at);
+                    self.next_flush += crate::kernel::RSTAT_FLUSH_NS;
+                }
+                2 => {
+                    self.with_kernel_clock(at, |m| crate::page_writeback::flusher_run(&mut m.mm, &mut m.policy, true));
+                    self.next_wb += self.mm.cfg.dirty_writeback_ns;
+                }
+                3 => {
+                    let before = self.mm.kswapd_clock;
+                    kswapd_step(&mut self.mm, &mut self.policy);
+                    // Every step costs at least a microsecond, so kswapd cannot stall time.
+                    if self.mm.kswapd_clock == before {
+                        self.mm.kswapd_clock += 1_000;
+                    }
+                }
+                _ => {
+                    self.sample(at);
+                    self.next_sample += self.interval;
+                }
+            }
+        }
+    }
+
+    /// Runs `f` as a kernel thread at time `at` (the flusher).
+    fn with_kernel_clock(&mut self, at: u64, f: impl FnOnce(&mut Self)) {
+        let saved = (self.mm.actor, self.mm.kswapd_clock);
+        self.mm.actor = Actor::Kswapd;
+        self.mm.kswapd_clock = at;
+        f(self);
+        self.mm.actor = saved.0;
+        self.mm.kswapd_clock = saved.1;
+    }
+
+    /// Performs the next operation of task `t`.
+    fn step_task(&mut self, t: usize) {
+        let op = match self.tasks[t].pending.take().or_else(|| self.tasks[t].stream.next()) {
+            Some(op) if !self.mm.tasks[t].killed => op,
+            _ => return self.finish_task(t),
+        };
+        self.mm.actor = Actor::Task(t);
+        self.mm.tasks[t].clock += op.think_ns;
+        let obj = self.tasks[t].objects[op.object as usize];
+        let ok = match op.access {
+            Access::Buffered => {
+                let ra = &mut self.tasks[t].ra[op.object as usize];
+                // posix_fadvise(POSIX_FADV_RANDOM) sets FMODE_RANDOM on the file.
+                ra.random = op.advice == pagelab_workload::Advice::Random;
+                if op.write {
+                    crate::filemap::filemap_write(&mut self.mm, &mut self.policy, obj.file, op.page, op.npages as u64)
+                } else {
+                    crate::filemap::filemap_read(&mut self.mm, &mut self.policy, obj.file, ra, op.page, op.npages as u64)
+                }
+            }
+            Access::Mmap => {
+                let mut ok = true;
+                for i in 0..op.npages as u64 {
+                    let ra = &mut self.tasks[t].ra[op.object as usize];
+                    ok &= crate::memory::file_mmap_access(&mut self.mm, &mut self.policy, t, obj.file, ra, op.page + i, op.write, op.advice);
+                }
+                ok
+            }
+            Access::Anon => {
+                let mut ok = true;
+                for i in 0..op.npages as u64 {
+                    let vpn = obj.file.base + (op.page + i) as u32;
+                    ok &= crate::memory::anon_access(&mut self.mm, &mut self.policy, t, vpn, op.write, op.advice);
+                }
+                ok
+            }
+        };
+        if self.mm.tasks[t].nr_pages_over_high > 0 {
+            crate::memcontrol::mem_cgroup_handle_over_high(&mut self.mm, &mut self.policy, t);
+        }
+        if self.mm.wb_pending_all || self.mm.wb_pending_background {
+            crate::page_writeback::flusher_run(&mut self.mm, &mut self.policy, false);
+        }
+        self.done_ops += 1;
+        if !ok || self.mm.tasks[t].killed {
+            return self.finish_task(t);
+        }
+        if op.fill {
+            self.tasks[t].fill_ops += 1;
+        } else {
+            self.tasks[t].ops += 1;
+        }
+    }
+
+    /// A task is done: it exits, and its anonymous memory goes with it (exit_mmap()).
+    fn finish_task(&mut self, t: usize) {
+        let task = &mut self.tasks[t];
+        task.done = true;
+        task.end_ns = self.mm.tasks[t].clock;
+        self.mm.actor = Actor::Task(t);
+        if !self.mm.tasks[t].killed {
+            crate::oom_kill::exit_mmap(&mut self.mm, &mut self.policy, t);
+        }
+    }
+
+    /// Modeled time from the start to the end of the last task.
+    pub fn elapsed_ns(&self) -> u64 {
+        self.tasks.iter().map(|t| t.end_ns.max(t.start_ns)).max().unwrap_or(0)
+    }
+
+    fn sample(&mut self, at: u64) {
+        if self.samples.last().is_some_and(|s| s.t_ns >= at) {
+            return;
+        }
+        let gauges = crate::report::gauges(&self.mm);
+        let ops = self.tasks.iter().map(|t| t.ops).sum();
+        self.samples.push(Sample { t_ns: at, events: self.mm.events.clone(), gauges, ops });
+    }
+
+    /// The memcg a task runs in.
+    pub fn task_memcg(&self, t: usize) -> MemcgId {
+        self.mm.tasks[t].memcg
+    }
+
+    /// Checks the core's and the policy's invariants (for tests).
+    pub fn check(&self) -> Result<(), String> {
+        crate::invariants::check(&self.mm)?;
+        self.policy.check(&self.mm)
+    }
+}

@@ -1,0 +1,141 @@
+//! LRU batching and LRU cost accounting (mm/swap.c): the per-CPU lru_add and activate
+//! batches, folio_mark_accessed(), and lru_note_cost().
+
+use crate::folio::{pg, Pfn};
+use crate::kernel::{Kernel, SWAP_CLUSTER_MAX};
+use crate::memcontrol::{MemcgId, StatItem};
+use crate::mm::Mm;
+use crate::policy::Policy;
+use crate::vmstat::Lru;
+
+/// Models mm/swap.c: folio_add_lru() (6.1/6.12): the folio waits in this CPU's lru_add batch,
+/// invisible to reclaim, until the batch fills (PAGEVEC_SIZE entries) or is drained. With
+/// MGLRU on, a folio added while the task faults on a VMA with recency is marked active, so
+/// it lands in the youngest generation.
+pub fn folio_add_lru<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) {
+    if p.is_lru_gen() {
+        if let Some(t) = mm.current_task() {
+            if mm.tasks[t].in_lru_fault {
+                mm.folios.set(pfn, pg::ACTIVE);
+            }
+        }
+    }
+    mm.folios.set(pfn, pg::IN_LRU_ADD);
+    mm.lru_add_batch.push(pfn);
+    if mm.lru_add_batch.len() >= mm.cfg.kernel.pagevec_size() {
+        drain_lru_add(mm, p);
+    }
+}
+
+/// Models folio_batch_move_lru(lru_add_fn): every batched folio joins its lruvec.
+fn drain_lru_add<P: Policy>(mm: &mut Mm, p: &mut P) {
+    let batch = std::mem::take(&mut mm.lru_add_batch);
+    for &pfn in &batch {
+        mm.folios.clear(pfn, pg::IN_LRU_ADD);
+        mm.folios.set(pfn, pg::LRU);
+        p.lru_add(mm, pfn);
+        if mm.cfg.kernel == Kernel::V5_7 {
+            update_page_reclaim_stat(mm, pfn);
+        }
+    }
+    mm.lru_add_batch = batch;
+    mm.lru_add_batch.clear();
+}
+
+/// Models 5.7's mm/swap.c: update_page_reclaim_stat() for a page joining the LRU: it
+/// counts as scanned, and as rotated if it starts out active.
+fn update_page_reclaim_stat(mm: &mut Mm, pfn: Pfn) {
+    let f = *mm.folios.get(pfn);
+    let rs = &mut mm.memcgs.get_mut(f.memcg).lruvec;
+    rs.recent_scanned[f.lru_type()] += 1;
+    if f.test(pg::ACTIVE) {
+        rs.recent_rotated[f.lru_type()] += 1;
+    }
+}
+
+/// Models mm/swap.c: lru_add_drain(): flush this CPU's batches.
+pub fn lru_add_drain<P: Policy>(mm: &mut Mm, p: &mut P) {
+    if !mm.lru_add_batch.is_empty() {
+        drain_lru_add(mm, p);
+    }
+    if !mm.activate_batch.is_empty() {
+        drain_activate(mm, p);
+    }
+}
+
+/// Models mm/swap.c: folio_mark_accessed(): the policy decides (the classic two-touch
+/// promotion, or MGLRU's access counting for tiers).
+#[inline]
+pub fn folio_mark_accessed<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) {
+    p.mark_accessed(mm, pfn);
+}
+
+/// Models mm/swap.c: folio_activate(): queue an inactive LRU folio for activation. 6.12
+/// takes it off the LRU while it waits (PG_lru cleared), 6.1 leaves it there.
+pub fn folio_activate<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) {
+    let f = mm.folios.get(pfn);
+    if !f.test(pg::LRU) || f.test(pg::ACTIVE) || f.test(pg::UNEVICTABLE) {
+        return;
+    }
+    if mm.cfg.kernel >= Kernel::V6_12 {
+        mm.folios.clear(pfn, pg::LRU);
+    }
+    mm.activate_batch.push(pfn);
+    if mm.activate_batch.len() >= mm.cfg.kernel.pagevec_size() {
+        drain_activate(mm, p);
+    }
+}
+
+/// Models folio_batch_move_lru(folio_activate_fn): a folio reclaim isolated meanwhile
+/// (PG_lru clear on 6.1) is skipped.
+fn drain_activate<P: Policy>(mm: &mut Mm, p: &mut P) {
+    let batch = std::mem::take(&mut mm.activate_batch);
+    let v612 = mm.cfg.kernel >= Kernel::V6_12;
+    for &pfn in &batch {
+        // The batch is drained before every isolation, so a 6.12 folio (PG_lru cleared when
+        // queued) is still on its list; a 6.1 folio may have been isolated since.
+        if !v612 && !mm.folios.test(pfn, pg::LRU) {
+            continue;
+        }
+        mm.folios.set(pfn, pg::LRU);
+        p.activate(mm, pfn);
+    }
+    mm.activate_batch = batch;
+    mm.activate_batch.clear();
+}
+
+/// Models the search of mm/swap.c: __lru_cache_activate_folio(): a folio still waiting in
+/// the lru_add batch is activated in place (no pgactivate event).
+pub fn lru_cache_activate_folio(mm: &mut Mm, pfn: Pfn) {
+    if mm.folios.test(pfn, pg::IN_LRU_ADD) {
+        mm.folios.set(pfn, pg::ACTIVE);
+    }
+}
+
+/// Models mm/swap.c: lru_note_cost(): 6.12 charges `nr_io` IOs at SWAP_CLUSTER_MAX each
+/// plus `nr_rotated` rotations; 6.1 charges the written pages only. Every ancestor pays too,
+/// and each level halves both costs once they exceed a quarter of its LRU pages.
+pub fn lru_note_cost(mm: &mut Mm, memcg: MemcgId, file: bool, nr_io: u64, nr_rotated: u64) {
+    let cost = if mm.cfg.kernel.cost_counts_rotations() { nr_io * SWAP_CLUSTER_MAX + nr_rotated } else { nr_io };
+    let mut cur = Some(memcg);
+    while let Some(c) = cur {
+        let lrusize: u64 = Lru::EVICTABLE.iter().map(|&l| mm.memcgs.page_state(c, StatItem::Lru(l))).sum();
+        let lv = &mut mm.memcgs.get_mut(c).lruvec;
+        if file {
+            lv.file_cost += cost;
+        } else {
+            lv.anon_cost += cost;
+        }
+        if lv.file_cost + lv.anon_cost > lrusize / 4 {
+            lv.file_cost /= 2;
+            lv.anon_cost /= 2;
+        }
+        cur = mm.memcgs.get(c).parent;
+    }
+}
+
+/// Models workingset_refault()'s cost of a restored workingset page: 6.12
+/// lru_note_cost_refault() counts one IO (32 units), 6.1 lru_note_cost_folio() one page.
+pub fn lru_note_cost_refault(mm: &mut Mm, memcg: MemcgId, file: bool) {
+    lru_note_cost(mm, memcg, file, 1, 0);
+}

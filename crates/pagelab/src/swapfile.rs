@@ -1,0 +1,144 @@
+//! Swap devices (mm/swapfile.c): slot allocation, the swap map and the shadow entries kept
+//! in the swap address space for pages swapped out.
+
+use crate::mapping::{Shadow, Vpn};
+
+/// What backs swap (and, for files, the data disk): latencies per IO and per page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DeviceKind {
+    None,
+    Disk,
+    Ssd,
+    Zram,
+    Ramdisk,
+}
+
+impl DeviceKind {
+    pub fn parse(text: &str) -> Result<DeviceKind, String> {
+        match text {
+            "none" => Ok(DeviceKind::None),
+            "disk" | "hdd" => Ok(DeviceKind::Disk),
+            "ssd" | "nvme" => Ok(DeviceKind::Ssd),
+            "zram" => Ok(DeviceKind::Zram),
+            "ramdisk" | "brd" | "pmem" => Ok(DeviceKind::Ramdisk),
+            other => Err(format!("`{other}` is not a device (use none, disk, ssd, zram or ramdisk)")),
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            DeviceKind::None => "none",
+            DeviceKind::Disk => "disk",
+            DeviceKind::Ssd => "ssd",
+            DeviceKind::Zram => "zram",
+            DeviceKind::Ramdisk => "ramdisk",
+        }
+    }
+    /// SWP_SYNCHRONOUS_IO: swap-in bypasses the swap cache and readahead (zram, brd, pmem).
+    pub fn synchronous_io(self) -> bool {
+        matches!(self, DeviceKind::Zram | DeviceKind::Ramdisk)
+    }
+    /// Whether the block layer reports the device rotational (selects cluster swap readahead).
+    pub fn rotational(self) -> bool {
+        matches!(self, DeviceKind::Disk)
+    }
+}
+
+const FREE: Vpn = Vpn::MAX;
+
+/// One swap device.
+#[derive(Clone, Debug)]
+pub struct Swap {
+    pub kind: DeviceKind,
+    /// Slot -> the anonymous page stored there.
+    map: Vec<Vpn>,
+    /// Slot -> shadow of the page last evicted from the swap cache at this slot.
+    shadow: Vec<Option<Shadow>>,
+    used: u64,
+    /// The allocator's cursor: slots are handed out in ascending order and wrap, like the
+    /// kernel's per-CPU cluster allocation on a fresh device.
+    cursor: u32,
+}
+
+impl Swap {
+    pub fn new(kind: DeviceKind, pages: u64) -> Swap {
+        let pages = if kind == DeviceKind::None { 0 } else { pages.min(u32::MAX as u64 - 1) };
+        Swap { kind, map: vec![FREE; pages as usize], shadow: vec![None; pages as usize], used: 0, cursor: 0 }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.map.len() as u64
+    }
+    pub fn used(&self) -> u64 {
+        self.used
+    }
+    /// get_nr_swap_pages().
+    pub fn free(&self) -> u64 {
+        self.total() - self.used
+    }
+    /// Models vm_swap_full(): more than half of swap is in use.
+    pub fn full(&self) -> bool {
+        self.used * 2 > self.total()
+    }
+
+    /// Models mm/swapfile.c: get_swap_pages() for one page: the next free slot.
+    pub fn alloc(&mut self, vpn: Vpn) -> Option<u32> {
+        let n = self.map.len() as u32;
+        if self.used >= n as u64 {
+            return None;
+        }
+        let mut s = self.cursor;
+        loop {
+            if s >= n {
+                s = 0;
+            }
+            if self.map[s as usize] == FREE {
+                self.map[s as usize] = vpn;
+                self.shadow[s as usize] = None;
+                self.used += 1;
+                self.cursor = s + 1;
+                return Some(s);
+            }
+            s += 1;
+        }
+    }
+
+    /// Models swap_free()/put_swap_folio(): the slot and its shadow are gone.
+    pub fn free_slot(&mut self, slot: u32) {
+        debug_assert_ne!(self.map[slot as usize], FREE, "double free of swap slot {slot}");
+        self.map[slot as usize] = FREE;
+        self.shadow[slot as usize] = None;
+        self.used -= 1;
+    }
+
+    pub fn owner(&self, slot: u32) -> Option<Vpn> {
+        let v = *self.map.get(slot as usize)?;
+        (v != FREE).then_some(v)
+    }
+
+    pub fn set_shadow(&mut self, slot: u32, s: Option<Shadow>) {
+        self.shadow[slot as usize] = s;
+    }
+    pub fn take_shadow(&mut self, slot: u32) -> Option<Shadow> {
+        self.shadow[slot as usize].take()
+    }
+    pub fn shadow(&self, slot: u32) -> Option<Shadow> {
+        self.shadow[slot as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_are_handed_out_in_order_and_reused() {
+        let mut s = Swap::new(DeviceKind::Disk, 3);
+        assert_eq!((s.alloc(10), s.alloc(11), s.alloc(12)), (Some(0), Some(1), Some(2)));
+        assert_eq!(s.alloc(13), None);
+        assert!(s.full());
+        s.free_slot(1);
+        assert_eq!(s.alloc(14), Some(1));
+        assert_eq!(s.owner(1), Some(14));
+        assert_eq!(Swap::new(DeviceKind::None, 100).total(), 0);
+    }
+}

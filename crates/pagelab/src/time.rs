@@ -1,0 +1,99 @@
+//! The virtual clock's cost model: CPU time per access, per fault and per scanned page, and
+//! the latency and bandwidth of each storage device. Every figure can be overridden from the
+//! scenario's `[time]` table; the defaults are round numbers for a current server.
+
+use serde::{Deserialize, Serialize};
+
+use crate::swapfile::DeviceKind;
+
+/// CPU costs in nanoseconds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Costs {
+    /// A read()/write() system call: entry, exit and the page-cache lookup.
+    pub syscall_ns: u64,
+    /// Copying one 4 KiB page between the page cache and the user buffer.
+    pub copy_page_ns: u64,
+    /// A load or store through a present page-table entry.
+    pub touch_ns: u64,
+    /// A page fault that does not wait for IO (zero-fill, page-cache hit, swap-cache hit).
+    pub minor_fault_ns: u64,
+    /// Reclaim's CPU time per page scanned.
+    pub scan_page_ns: u64,
+    /// Reclaim's CPU time per page freed (unmap, remove mapping, free).
+    pub reclaim_page_ns: u64,
+}
+
+impl Default for Costs {
+    fn default() -> Self {
+        Costs { syscall_ns: 600, copy_page_ns: 250, touch_ns: 5, minor_fault_ns: 700, scan_page_ns: 120, reclaim_page_ns: 350 }
+    }
+}
+
+/// An IO device: latency per request and transfer time per page.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceCost {
+    pub read_latency_ns: u64,
+    pub write_latency_ns: u64,
+    pub page_transfer_ns: u64,
+}
+
+impl DeviceCost {
+    pub fn default_for(kind: DeviceKind) -> DeviceCost {
+        let (r, w, t) = match kind {
+            DeviceKind::None => (0, 0, 0),
+            DeviceKind::Disk => (4_000_000, 4_000_000, 25_000),
+            DeviceKind::Ssd => (80_000, 30_000, 2_000),
+            // zram compresses and decompresses on the CPU of the task that swaps.
+            DeviceKind::Zram => (3_000, 8_000, 0),
+            DeviceKind::Ramdisk => (1_000, 1_000, 400),
+        };
+        DeviceCost { read_latency_ns: r, write_latency_ns: w, page_transfer_ns: t }
+    }
+}
+
+/// A device as a queue: requests wait for the previous transfer to finish.
+#[derive(Clone, Debug)]
+pub struct Device {
+    pub kind: DeviceKind,
+    pub cost: DeviceCost,
+    busy_until: u64,
+    pub pages_read: u64,
+    pub pages_written: u64,
+}
+
+impl Device {
+    pub fn new(kind: DeviceKind, cost: DeviceCost) -> Device {
+        Device { kind, cost, busy_until: 0, pages_read: 0, pages_written: 0 }
+    }
+
+    /// Submits a request of `pages` at `now` and returns when it completes.
+    pub fn submit(&mut self, now: u64, pages: u64, write: bool) -> u64 {
+        let latency = if write { self.cost.write_latency_ns } else { self.cost.read_latency_ns };
+        let start = (now + latency).max(self.busy_until);
+        let done = start + pages * self.cost.page_transfer_ns;
+        self.busy_until = done;
+        if write {
+            self.pages_written += pages;
+        } else {
+            self.pages_read += pages;
+        }
+        done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_queue_behind_each_other() {
+        let mut d = Device::new(DeviceKind::Ssd, DeviceCost { read_latency_ns: 10, write_latency_ns: 20, page_transfer_ns: 5 });
+        assert_eq!(d.submit(0, 2, false), 20);
+        // The second request's latency overlaps; its transfer waits for the first.
+        assert_eq!(d.submit(0, 1, false), 25);
+        assert_eq!(d.submit(100, 1, true), 125);
+        assert_eq!((d.pages_read, d.pages_written), (3, 1));
+    }
+}

@@ -1,0 +1,635 @@
+//! Reclaim that every policy shares (mm/vmscan.c): the scan_control, direct and memcg limit
+//! reclaim, kswapd's balance_pgdat(), the walk over the memcgs of a reclaim target,
+//! shrink_folio_list() with its reference checks, unmapping, swap-out and writeback, and the
+//! putback of survivors. The list-specific parts (what to isolate, how to age) belong to the
+//! policies.
+
+use crate::folio::{pg, Pfn};
+use crate::kernel::{Kernel, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use crate::mapping::{Entry, Shadow};
+use crate::memcontrol::{MemcgId, ROOT_MEMCG};
+use crate::mm::{Actor, Mm, WritebackDone};
+use crate::page_alloc::free_folio;
+use crate::policy::Policy;
+use crate::swap_state::add_to_swap;
+use crate::vmstat::{Ev, Reclaimer};
+use crate::workingset::shrink_shadow_nodes;
+
+pub const DEACTIVATE_ANON: u8 = 1;
+pub const DEACTIVATE_FILE: u8 = 2;
+
+/// What shrink_folio_list() saw (`struct reclaim_stat`) and the per-node sums of a cycle
+/// (`sc->nr`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReclaimStat {
+    pub nr_dirty: u64,
+    pub nr_unqueued_dirty: u64,
+    pub nr_congested: u64,
+    pub nr_writeback: u64,
+    pub nr_immediate: u64,
+    pub nr_pageout: u64,
+    pub nr_activate: [u64; 2],
+    pub nr_ref_keep: u64,
+    pub nr_unmap_fail: u64,
+    pub nr_taken: u64,
+    pub nr_file_taken: u64,
+}
+
+impl ReclaimStat {
+    /// Adds one shrink_inactive_list() call to the node's sums (`sc->nr`).
+    pub fn add_cycle(&mut self, s: &ReclaimStat, taken: u64, file: bool) {
+        self.nr_dirty += s.nr_dirty;
+        self.nr_congested += s.nr_congested;
+        self.nr_unqueued_dirty += s.nr_unqueued_dirty;
+        self.nr_writeback += s.nr_writeback;
+        self.nr_immediate += s.nr_immediate;
+        self.nr_taken += taken;
+        if file {
+            self.nr_file_taken += taken;
+        }
+    }
+}
+
+/// `struct scan_control`.
+#[derive(Clone, Debug)]
+pub struct ScanControl {
+    pub nr_to_reclaim: u64,
+    /// The memcg whose limit is reclaimed, or the root for global reclaim.
+    pub target: MemcgId,
+    pub reclaimer: Reclaimer,
+    pub priority: u32,
+    pub initial_priority: u32,
+    pub may_writepage: bool,
+    pub may_unmap: bool,
+    pub may_swap: bool,
+    pub may_deactivate: u8,
+    pub force_deactivate: bool,
+    pub skipped_deactivate: bool,
+    pub memcg_low_reclaim: bool,
+    pub memcg_low_skipped: bool,
+    /// 6.12: walk every memcg instead of resuming the shared iterator.
+    pub memcg_full_walk: bool,
+    pub cache_trim_mode: bool,
+    pub cache_trim_mode_failed: bool,
+    pub no_cache_trim_mode: bool,
+    pub file_is_tiny: bool,
+    pub anon_cost: u64,
+    pub file_cost: u64,
+    pub nr_scanned: u64,
+    pub nr_reclaimed: u64,
+    pub nr: ReclaimStat,
+}
+
+impl ScanControl {
+    pub fn new(target: MemcgId, reclaimer: Reclaimer, nr_to_reclaim: u64) -> ScanControl {
+        ScanControl {
+            nr_to_reclaim,
+            target,
+            reclaimer,
+            priority: DEF_PRIORITY,
+            initial_priority: DEF_PRIORITY,
+            may_writepage: true,
+            may_unmap: true,
+            may_swap: true,
+            may_deactivate: 0,
+            force_deactivate: false,
+            skipped_deactivate: false,
+            memcg_low_reclaim: false,
+            memcg_low_skipped: false,
+            memcg_full_walk: false,
+            cache_trim_mode: false,
+            cache_trim_mode_failed: false,
+            no_cache_trim_mode: false,
+            file_is_tiny: false,
+            anon_cost: 0,
+            file_cost: 0,
+            nr_scanned: 0,
+            nr_reclaimed: 0,
+            nr: ReclaimStat::default(),
+        }
+    }
+
+    /// `cgroup_reclaim()`: reclaim on behalf of a memcg limit rather than the node.
+    #[inline]
+    pub fn cgroup_reclaim(&self) -> bool {
+        self.target != ROOT_MEMCG
+    }
+
+    #[inline]
+    pub fn is_kswapd(&self) -> bool {
+        self.reclaimer == Reclaimer::Kswapd
+    }
+}
+
+/// Per-node reclaim state (`struct pglist_data` flags and kswapd).
+#[derive(Clone, Debug, Default)]
+pub struct NodeState {
+    pub kswapd_failures: u32,
+    /// PGDAT_DIRTY / PGDAT_WRITEBACK.
+    pub dirty: bool,
+    pub writeback: bool,
+    pub kswapd: Option<Balance>,
+    /// 6.12: where the shared memcg iterator of each reclaim root stopped.
+    pub memcg_cursor: Vec<(MemcgId, usize)>,
+}
+
+/// `MAX_RECLAIM_RETRIES` consecutive kswapd runs that reclaimed nothing make the node hopeless.
+const KSWAPD_FAILURES_HOPELESS: u32 = 16;
+
+// ---- entry points -------------------------------------------------------------------------
+
+/// Models mm/vmscan.c: try_to_free_pages() (6.1/6.12): direct reclaim of 32 pages for an
+/// allocation. Returns pages reclaimed.
+pub fn try_to_free_pages<P: Policy>(mm: &mut Mm, p: &mut P) -> u64 {
+    let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Direct, SWAP_CLUSTER_MAX);
+    do_try_to_free_pages(mm, p, &mut sc)
+}
+
+/// Models mm/vmscan.c: try_to_free_mem_cgroup_pages() (6.1/6.12): reclaim rooted at `memcg`
+/// on behalf of its limit.
+pub fn try_to_free_mem_cgroup_pages<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, nr_pages: u64, may_swap: bool) -> u64 {
+    let mut sc = ScanControl::new(memcg, Reclaimer::Direct, nr_pages.max(SWAP_CLUSTER_MAX));
+    sc.may_swap = may_swap;
+    do_try_to_free_pages(mm, p, &mut sc)
+}
+
+/// Models mm/vmscan.c: do_try_to_free_pages(): the priority loop and its retry passes.
+pub fn do_try_to_free_pages<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanControl) -> u64 {
+    let start_scan_cost = mm.now();
+    loop {
+        if !sc.cgroup_reclaim() {
+            mm.count(Ev::AllocStall, 1);
+        }
+        loop {
+            sc.nr_scanned = 0;
+            shrink_node(mm, p, sc);
+            if sc.nr_reclaimed >= sc.nr_to_reclaim {
+                break;
+            }
+            if sc.priority < DEF_PRIORITY - 2 {
+                sc.may_writepage = true;
+            }
+            if sc.priority == 0 {
+                break;
+            }
+            sc.priority -= 1;
+        }
+        p.snapshot_refaults(mm, sc.target);
+        if sc.nr_reclaimed > 0 {
+            break;
+        }
+        if mm.cfg.kernel >= Kernel::V6_12 && !sc.memcg_full_walk {
+            sc.priority = sc.initial_priority;
+            sc.memcg_full_walk = true;
+            continue;
+        }
+        if sc.skipped_deactivate {
+            sc.priority = sc.initial_priority;
+            sc.force_deactivate = true;
+            sc.skipped_deactivate = false;
+            continue;
+        }
+        if sc.memcg_low_skipped {
+            sc.priority = sc.initial_priority;
+            sc.force_deactivate = false;
+            sc.memcg_low_reclaim = true;
+            sc.memcg_low_skipped = false;
+            continue;
+        }
+        break;
+    }
+    if let Actor::Task(t) = mm.actor {
+        mm.tasks[t].reclaim_ns += mm.now() - start_scan_cost;
+    }
+    sc.nr_reclaimed
+}
+
+/// Models mm/vmscan.c: shrink_node() (the classic driver of 6.1/6.12): one pass of the
+/// policy over the node, then kswapd's dirty/writeback flags and the failure count.
+pub fn shrink_node<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanControl) {
+    sc.nr = ReclaimStat::default();
+    let reclaimed_before = sc.nr_reclaimed;
+    p.shrink_node(mm, sc);
+    if sc.is_kswapd() {
+        if sc.nr.nr_writeback > 0 && sc.nr.nr_writeback == sc.nr.nr_taken {
+            mm.node.writeback = true;
+        }
+        if sc.nr.nr_unqueued_dirty > 0 && sc.nr.nr_unqueued_dirty == sc.nr.nr_file_taken {
+            mm.node.dirty = true;
+        }
+    }
+    if sc.cache_trim_mode && sc.nr_reclaimed == reclaimed_before {
+        sc.cache_trim_mode_failed = true;
+    }
+    if sc.nr_reclaimed > reclaimed_before {
+        mm.node.kswapd_failures = 0;
+    }
+}
+
+/// Models mm/vmscan.c: shrink_node_memcgs(): visit the memcgs under the reclaim target in
+/// pre-order, skip the protected ones, shrink each lruvec and its shadow nodes. 6.1 always
+/// walks them all; 6.12 resumes a shared iterator and stops once the target is met (except
+/// for kswapd and full-walk retries).
+pub fn shrink_node_memcgs<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanControl) {
+    let order = mm.memcgs.subtree(sc.target);
+    let partial = mm.cfg.kernel >= Kernel::V6_12 && !sc.is_kswapd() && !sc.memcg_full_walk;
+    let start = if partial { memcg_cursor(mm, sc.target) % order.len() } else { 0 };
+    for (i, &memcg) in order.iter().enumerate().skip(start) {
+        mm.memcgs.calculate_protection(sc.target, memcg, mm.cfg.memory_recursiveprot);
+        if mm.memcgs.below_min(memcg) {
+            continue;
+        } else if mm.memcgs.below_low(memcg) {
+            if !sc.memcg_low_reclaim {
+                sc.memcg_low_skipped = true;
+                continue;
+            }
+            mm.memcgs.get_mut(memcg).memory_events.low += 1;
+        }
+        p.shrink_lruvec(mm, memcg, sc);
+        shrink_slab(mm, memcg, sc.priority);
+        if partial && sc.nr_reclaimed >= sc.nr_to_reclaim {
+            set_memcg_cursor(mm, sc.target, i + 1);
+            return;
+        }
+    }
+    if partial {
+        set_memcg_cursor(mm, sc.target, 0);
+    }
+}
+
+fn memcg_cursor(mm: &Mm, root: MemcgId) -> usize {
+    mm.node.memcg_cursor.iter().find(|(r, _)| *r == root).map_or(0, |&(_, c)| c)
+}
+
+fn set_memcg_cursor(mm: &mut Mm, root: MemcgId, at: usize) {
+    match mm.node.memcg_cursor.iter_mut().find(|(r, _)| *r == root) {
+        Some(e) => e.1 = at,
+        None => mm.node.memcg_cursor.push((root, at)),
+    }
+}
+
+/// Models mm/vmscan.c: shrink_slab(): pagelab's only shrinker is the shadow-node one.
+pub fn shrink_slab(mm: &mut Mm, memcg: MemcgId, priority: u32) {
+    shrink_shadow_nodes(mm, memcg, priority);
+}
+
+// ---- shrink_folio_list ----------------------------------------------------------------------
+
+/// `enum folio_references`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FolioRef {
+    Reclaim,
+    ReclaimClean,
+    Keep,
+    Activate,
+}
+
+/// Models mm/rmap.c: folio_referenced() for pagelab's one mapping per page: test and clear
+/// the young bit. 6.1 clears but ignores young bits of VM_SEQ_READ mappings; 6.12 skips
+/// mappings without recency altogether. Returns the number of referencing mappings.
+pub fn folio_referenced<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) -> u32 {
+    let f = *mm.folios.get(pfn);
+    if !f.test(pg::MAPPED) {
+        return 0;
+    }
+    let norecency = f.test(pg::NORECENCY);
+    if norecency && mm.cfg.kernel >= Kernel::V6_12 {
+        return 0;
+    }
+    let young = mm.folios.test_clear(pfn, pg::YOUNG);
+    if young && !norecency && p.is_lru_gen() {
+        p.referenced_young(mm, pfn);
+    }
+    (young && !norecency) as u32
+}
+
+/// Models mm/vmscan.c: folio_check_references() (6.1/6.12; MGLRU uses it too before 6.14).
+pub fn folio_check_references<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) -> FolioRef {
+    let referenced_ptes = folio_referenced(mm, p, pfn);
+    let referenced_folio = mm.folios.test_clear(pfn, pg::REFERENCED);
+    let f = *mm.folios.get(pfn);
+    if referenced_ptes > 0 {
+        mm.folios.set(pfn, pg::REFERENCED);
+        if referenced_folio || referenced_ptes > 1 {
+            return FolioRef::Activate;
+        }
+        return FolioRef::Keep;
+    }
+    if referenced_folio && f.is_file_lru() {
+        return FolioRef::ReclaimClean;
+    }
+    FolioRef::Reclaim
+}
+
+/// What happened to one folio in shrink_folio_list().
+enum Verdict {
+    Freed,
+    Activate,
+    Keep,
+}
+
+/// Models mm/vmscan.c: shrink_folio_list() (6.1/6.12, order-0 pages, no demotion tiers):
+/// reclaims what it can from `list`; survivors stay in `list` in order, activated ones with
+/// PG_active set. Returns pages reclaimed.
+pub fn shrink_folio_list<P: Policy>(
+    mm: &mut Mm,
+    p: &mut P,
+    list: &mut Vec<Pfn>,
+    sc: &mut ScanControl,
+    stat: &mut ReclaimStat,
+    ignore_references: bool,
+) -> u64 {
+    let mut reclaimed = 0;
+    let mut survivors = Vec::with_capacity(list.len());
+    let costs = mm.cfg.costs.clone();
+    for &pfn in list.iter() {
+        sc.nr_scanned += 1;
+        mm.cpu(costs.scan_page_ns);
+        match shrink_one_folio(mm, p, pfn, sc, stat, ignore_references) {
+            Verdict::Freed => {
+                reclaimed += 1;
+                mm.cpu(costs.reclaim_page_ns);
+            }
+            Verdict::Activate => {
+                if mm.folios.test(pfn, pg::SWAPCACHE) && mm.swap.full() {
+                    crate::swap_state::folio_free_swap(mm, pfn);
+                }
+                let f = mm.folios.get(pfn);
+                let ty = f.lru_type();
+                let memcg = f.memcg;
+                mm.folios.set(pfn, pg::ACTIVE);
+                stat.nr_activate[ty] += 1;
+                mm.count_memcg(memcg, Ev::PgActivate, 1);
+                survivors.push(pfn);
+            }
+            Verdict::Keep => survivors.push(pfn),
+        }
+    }
+    mm.count(Ev::PgActivate, stat.nr_activate[0] + stat.nr_activate[1]);
+    *list = survivors;
+    reclaimed
+}
+
+fn shrink_one_folio<P: Policy>(
+    mm: &mut Mm,
+    p: &mut P,
+    pfn: Pfn,
+    sc: &mut ScanControl,
+    stat: &mut ReclaimStat,
+    ignore_references: bool,
+) -> Verdict {
+    let f = *mm.folios.get(pfn);
+    if f.test(pg::UNEVICTABLE) {
+        return Verdict::Activate;
+    }
+    if !sc.may_unmap && f.test(pg::MAPPED) {
+        return Verdict::Keep;
+    }
+    if p.is_lru_gen() && !ignore_references && f.test(pg::MAPPED) && f.test(pg::REFERENCED) {
+        return Verdict::Keep;
+    }
+    let dirty = f.test(pg::DIRTY);
+    let writeback = f.test(pg::WRITEBACK);
+    if dirty || writeback {
+        stat.nr_dirty += 1;
+    }
+    if dirty && !writeback {
+        stat.nr_unqueued_dirty += 1;
+    }
+    if writeback && f.test(pg::RECLAIM) {
+        stat.nr_congested += 1;
+    }
+    if writeback {
+        if sc.is_kswapd() && f.test(pg::RECLAIM) && mm.node.writeback {
+            stat.nr_immediate += 1;
+        } else {
+            mm.folios.set(pfn, pg::RECLAIM);
+            stat.nr_writeback += 1;
+        }
+        return Verdict::Activate;
+    }
+    let references = if ignore_references { FolioRef::Reclaim } else { folio_check_references(mm, p, pfn) };
+    match references {
+        FolioRef::Activate => return Verdict::Activate,
+        FolioRef::Keep => {
+            stat.nr_ref_keep += 1;
+            return Verdict::Keep;
+        }
+        FolioRef::Reclaim | FolioRef::ReclaimClean => {}
+    }
+    let anon = f.test(pg::SWAPBACKED);
+    if anon && !mm.folios.test(pfn, pg::SWAPCACHE) && !add_to_swap(mm, pfn) {
+        return Verdict::Activate;
+    }
+    if mm.folios.test(pfn, pg::MAPPED) {
+        try_to_unmap(mm, pfn);
+    }
+    if mm.folios.test(pfn, pg::DIRTY) {
+        if !anon && (!sc.is_kswapd() || !mm.folios.test(pfn, pg::RECLAIM) || !mm.node.dirty) {
+            mm.count(Ev::NrVmscanImmediateReclaim, 1);
+            mm.folios.set(pfn, pg::RECLAIM);
+            crate::page_writeback::wakeup_flusher_threads(mm);
+            return Verdict::Activate;
+        }
+        if references == FolioRef::ReclaimClean || !sc.may_writepage {
+            return Verdict::Keep;
+        }
+        pageout(mm, pfn);
+        stat.nr_pageout += 1;
+        if mm.folios.test(pfn, pg::WRITEBACK) || mm.folios.test(pfn, pg::DIRTY) {
+            return Verdict::Keep;
+        }
+    }
+    remove_mapping(mm, p, pfn, sc.target);
+    Verdict::Freed
+}
+
+/// Models mm/rmap.c: try_to_unmap(): the page leaves the page table (an anon PTE becomes a
+/// swap entry, kept in the swap cache until the page is freed).
+pub fn try_to_unmap(mm: &mut Mm, pfn: Pfn) {
+    let f = mm.folios.get_mut(pfn);
+    f.flags &= !(pg::MAPPED | pg::YOUNG);
+    if f.flags & pg::SWAPBACKED == 0 {
+        mm.nr_mapped -= 1;
+    }
+}
+
+/// Models mm/vmscan.c: pageout(): write a dirty folio (swap_writepage() for anon, the
+/// filesystem's writepage for file pages). Synchronous devices finish at once; others leave
+/// the folio under writeback with PG_reclaim, to be rotated when the write completes.
+pub fn pageout(mm: &mut Mm, pfn: Pfn) {
+    let anon = mm.folios.test(pfn, pg::SWAPBACKED);
+    mm.folios.clear(pfn, pg::DIRTY);
+    mm.folios.set(pfn, pg::RECLAIM);
+    mm.count(Ev::NrVmscanWrite, 1);
+    if anon {
+        mm.count(Ev::PswpOut, 1);
+        mm.count(Ev::PgpgOut, 4);
+        let now = mm.now();
+        let done = mm.swap_dev.submit(now, 1, true);
+        if mm.swap_dev.kind.synchronous_io() {
+            // zram and brd complete the bio before pageout() returns; zram compresses on
+            // the reclaiming CPU.
+            mm.cpu(done - now);
+            mm.folios.clear(pfn, pg::RECLAIM);
+        } else {
+            start_writeback(mm, pfn, done);
+        }
+    } else {
+        mm.nr_dirty -= 1;
+        mm.count(Ev::PgpgOut, 4);
+        let now = mm.now();
+        let done = mm.file_dev.submit(now, 1, true);
+        start_writeback(mm, pfn, done);
+    }
+}
+
+/// Marks a folio under writeback until `done`.
+pub fn start_writeback(mm: &mut Mm, pfn: Pfn, done: u64) {
+    mm.folios.set(pfn, pg::WRITEBACK);
+    mm.nr_writeback += 1;
+    let vpn = mm.folios.get(pfn).vpn;
+    mm.writeback.push(std::cmp::Reverse(WritebackDone { at: done, pfn, vpn }));
+}
+
+/// Models mm/vmscan.c: __remove_mapping() + the free: store the shadow entry the policy
+/// gives, uncharge and free the frame.
+pub fn remove_mapping<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, target: MemcgId) {
+    let f = *mm.folios.get(pfn);
+    let anon = f.test(pg::SWAPBACKED);
+    let keep_shadow = !anon || mm.cfg.kernel.anon_workingset();
+    let shadow = if keep_shadow { Some(p.workingset_eviction(mm, pfn, target)) } else { None };
+    if anon {
+        let slot = f.swap;
+        mm.space.set(f.vpn, Entry::Swapped(slot));
+        mm.swap_nodes.page_removed(slot);
+        if let Some(s) = shadow {
+            mm.swap.set_shadow(slot, Some(s));
+            mm.swap_nodes.shadow_added(slot, f.memcg);
+        }
+        mm.nr_swapcached -= 1;
+        if let Some(t) = owner_task(mm, f.vpn) {
+            mm.tasks[t].rss_anon -= 1;
+            mm.tasks[t].swapents += 1;
+        }
+    } else {
+        let s = shadow.unwrap_or(Shadow::pack(0, 0, false));
+        mm.space.set(f.vpn, Entry::Shadow(s));
+        mm.file_nodes.page_removed(f.vpn);
+        mm.file_nodes.shadow_added(f.vpn, f.memcg);
+    }
+    free_folio(mm, pfn);
+}
+
+/// The task owning the anonymous region of `vpn`.
+pub fn owner_task(mm: &Mm, vpn: u32) -> Option<usize> {
+    mm.space.objects[mm.space.object_of(vpn)].owner
+}
+
+/// Models mm/vmscan.c: move_folios_to_lru(): put survivors back; active ones age the
+/// nonresident clock. Returns pages moved.
+pub fn move_folios_to_lru<P: Policy>(mm: &mut Mm, p: &mut P, list: &[Pfn]) -> u64 {
+    for &pfn in list {
+        mm.folios.clear(pfn, pg::ISOLATED);
+        mm.folios.set(pfn, pg::LRU);
+        p.lru_add(mm, pfn);
+        if mm.folios.test(pfn, pg::ACTIVE) && !p.is_lru_gen() {
+            let memcg = mm.folio_memcg(pfn);
+            crate::workingset::workingset_age_nonresident(mm, memcg, 1);
+        }
+    }
+    list.len() as u64
+}
+
+// ---- kswapd -------------------------------------------------------------------------------
+
+/// kswapd's balance_pgdat() in progress: the loop's state between steps.
+#[derive(Clone, Debug)]
+pub struct Balance {
+    pub sc: ScanControl,
+}
+
+/// Models mm/vmscan.c: pgdat_balanced(): order-0, one zone: free pages above the high mark.
+pub fn pgdat_balanced(mm: &Mm) -> bool {
+    mm.nr_free() > mm.zone.wmark_high
+}
+
+/// Models mm/vmscan.c: wakeup_kswapd(): wake kswapd unless the node is balanced or hopeless.
+pub fn wakeup_kswapd(mm: &mut Mm) {
+    if mm.node.kswapd.is_some() || pgdat_balanced(mm) || mm.node.kswapd_failures >= KSWAPD_FAILURES_HOPELESS {
+        return;
+    }
+    let now = mm.now();
+    mm.kswapd_clock = mm.kswapd_clock.max(now);
+    start_balance(mm);
+}
+
+fn start_balance(mm: &mut Mm) {
+    mm.count(Ev::PageOutRun, 1);
+    let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 0);
+    sc.may_writepage = true;
+    mm.node.kswapd = Some(Balance { sc });
+}
+
+/// Whether kswapd has work and when it can run next.
+pub fn kswapd_next(mm: &Mm) -> Option<u64> {
+    mm.node.kswapd.as_ref().map(|_| mm.kswapd_clock)
+}
+
+/// Runs one iteration of balance_pgdat()'s priority loop (mm/vmscan.c, 6.1/6.12): one
+/// kswapd_shrink_node() at the current priority. Ends the run when the node is balanced or
+/// priority 1 is done, and starts another run if the node is still unbalanced then
+/// (kswapd_try_to_sleep() declines to sleep).
+pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
+    let Some(mut bal) = mm.node.kswapd.take() else { return };
+    let prev_actor = mm.actor;
+    mm.actor = Actor::Kswapd;
+    let sc = &mut bal.sc;
+    if pgdat_balanced(mm) {
+        finish_balance(mm, p, sc);
+        mm.actor = prev_actor;
+        return;
+    }
+    let reclaimed_before = sc.nr_reclaimed;
+    p.kswapd_age_node(mm, sc);
+    if sc.priority < DEF_PRIORITY - 2 {
+        sc.may_writepage = true;
+    }
+    sc.nr_scanned = 0;
+    // kswapd_shrink_node(): reclaim up to the high watermark at this priority.
+    sc.nr_to_reclaim = mm.zone.wmark_high.max(SWAP_CLUSTER_MAX);
+    let scanned_target = sc.nr_to_reclaim;
+    let reclaimed_in_call = sc.nr_reclaimed;
+    shrink_node(mm, p, sc);
+    let progress = match mm.cfg.kernel {
+        Kernel::V6_12 => sc.nr_scanned.max(sc.nr_reclaimed - reclaimed_in_call) >= scanned_target,
+        _ => sc.nr_scanned >= scanned_target,
+    };
+    let raise_priority = !progress;
+    let reclaimed = sc.nr_reclaimed - reclaimed_before;
+    if raise_priority || reclaimed == 0 {
+        if sc.priority <= 1 {
+            if sc.nr_reclaimed == 0 {
+                mm.node.kswapd_failures += 1;
+            }
+            finish_balance(mm, p, sc);
+            mm.actor = prev_actor;
+            return;
+        }
+        sc.priority -= 1;
+    }
+    mm.node.kswapd = Some(bal);
+    mm.actor = prev_actor;
+}
+
+fn finish_balance<P: Policy>(mm: &mut Mm, p: &mut P, _sc: &mut ScanControl) {
+    p.snapshot_refaults(mm, ROOT_MEMCG);
+    if pgdat_balanced(mm) || mm.node.kswapd_failures >= KSWAPD_FAILURES_HOPELESS {
+        // prepare_kswapd_sleep(): balanced, so clear the congestion flags and sleep.
+        mm.node.dirty = false;
+        mm.node.writeback = false;
+        mm.node.kswapd = None;
+    } else {
+        start_balance(mm);
+    }
+}

@@ -1,0 +1,161 @@
+//! The counters pagelab reports, under the kernel's own names: /proc/vmstat events
+//! (mm/vmstat.c: vmstat_text) and the per-cgroup memory.stat events (mm/memcontrol.c).
+
+use serde::Serialize;
+
+macro_rules! events {
+    ($($(#[$m:meta])* $v:ident = $name:literal,)*) => {
+        /// An event counter (`enum vm_event_item` and the node/lruvec event stats).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[allow(non_camel_case_types)]
+        pub enum Ev { $($(#[$m])* $v,)* }
+        impl Ev {
+            pub const ALL: &'static [Ev] = &[$(Ev::$v,)*];
+            pub const COUNT: usize = Ev::ALL.len();
+            pub fn name(self) -> &'static str {
+                match self { $(Ev::$v => $name,)* }
+            }
+        }
+    };
+}
+
+events! {
+    PgpgIn = "pgpgin",
+    PgpgOut = "pgpgout",
+    PswpIn = "pswpin",
+    PswpOut = "pswpout",
+    PgFault = "pgfault",
+    PgMajFault = "pgmajfault",
+    PgActivate = "pgactivate",
+    PgDeactivate = "pgdeactivate",
+    PgRefill = "pgrefill",
+    PgScanKswapd = "pgscan_kswapd",
+    PgScanDirect = "pgscan_direct",
+    PgStealKswapd = "pgsteal_kswapd",
+    PgStealDirect = "pgsteal_direct",
+    PgScanAnon = "pgscan_anon",
+    PgScanFile = "pgscan_file",
+    PgStealAnon = "pgsteal_anon",
+    PgStealFile = "pgsteal_file",
+    PgRotated = "pgrotated",
+    WorkingsetRefaultAnon = "workingset_refault_anon",
+    WorkingsetRefaultFile = "workingset_refault_file",
+    WorkingsetActivateAnon = "workingset_activate_anon",
+    WorkingsetActivateFile = "workingset_activate_file",
+    WorkingsetRestoreAnon = "workingset_restore_anon",
+    WorkingsetRestoreFile = "workingset_restore_file",
+    WorkingsetNodeReclaim = "workingset_nodereclaim",
+    AllocStall = "allocstall_normal",
+    PageOutRun = "pageoutrun",
+    NrVmscanWrite = "nr_vmscan_write",
+    NrVmscanImmediateReclaim = "nr_vmscan_immediate_reclaim",
+    SlabsScanned = "slabs_scanned",
+    UnevictablePgsCulled = "unevictable_pgs_culled",
+    OomKill = "oom_kill",
+    KswapdLowWmarkHitQuickly = "kswapd_low_wmark_hit_quickly",
+    KswapdHighWmarkHitQuickly = "kswapd_high_wmark_hit_quickly",
+    SwapRa = "swap_ra",
+    SwapRaHit = "swap_ra_hit",
+}
+
+/// A set of event counters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Events(pub [u64; Ev::COUNT]);
+
+impl Default for Events {
+    fn default() -> Self {
+        Events([0; Ev::COUNT])
+    }
+}
+
+impl Events {
+    #[inline]
+    pub fn add(&mut self, e: Ev, n: u64) {
+        self.0[e as usize] += n;
+    }
+    #[inline]
+    pub fn get(&self, e: Ev) -> u64 {
+        self.0[e as usize]
+    }
+    pub fn add_all(&mut self, other: &Events) {
+        for (a, b) in self.0.iter_mut().zip(other.0.iter()) {
+            *a += b;
+        }
+    }
+}
+
+/// The reclaimer kind that pgscan/pgsteal are attributed to (mm/vmscan.c: reclaimer_offset()).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Reclaimer {
+    Kswapd,
+    Direct,
+}
+
+impl Reclaimer {
+    pub fn pgscan(self) -> Ev {
+        match self {
+            Reclaimer::Kswapd => Ev::PgScanKswapd,
+            Reclaimer::Direct => Ev::PgScanDirect,
+        }
+    }
+    pub fn pgsteal(self) -> Ev {
+        match self {
+            Reclaimer::Kswapd => Ev::PgStealKswapd,
+            Reclaimer::Direct => Ev::PgStealDirect,
+        }
+    }
+}
+
+/// The four evictable LRU lists and the unevictable one, in `enum lru_list` order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Lru {
+    InactiveAnon = 0,
+    ActiveAnon = 1,
+    InactiveFile = 2,
+    ActiveFile = 3,
+    Unevictable = 4,
+}
+
+impl Lru {
+    pub const EVICTABLE: [Lru; 4] = [Lru::InactiveAnon, Lru::ActiveAnon, Lru::InactiveFile, Lru::ActiveFile];
+    pub const ALL: [Lru; 5] = [Lru::InactiveAnon, Lru::ActiveAnon, Lru::InactiveFile, Lru::ActiveFile, Lru::Unevictable];
+
+    #[inline]
+    pub fn of(file: bool, active: bool) -> Lru {
+        match (file, active) {
+            (false, false) => Lru::InactiveAnon,
+            (false, true) => Lru::ActiveAnon,
+            (true, false) => Lru::InactiveFile,
+            (true, true) => Lru::ActiveFile,
+        }
+    }
+    pub fn is_file(self) -> bool {
+        matches!(self, Lru::InactiveFile | Lru::ActiveFile)
+    }
+    pub fn is_active(self) -> bool {
+        matches!(self, Lru::ActiveAnon | Lru::ActiveFile)
+    }
+    /// The vmstat gauge name.
+    pub fn vmstat_name(self) -> &'static str {
+        match self {
+            Lru::InactiveAnon => "nr_inactive_anon",
+            Lru::ActiveAnon => "nr_active_anon",
+            Lru::InactiveFile => "nr_inactive_file",
+            Lru::ActiveFile => "nr_active_file",
+            Lru::Unevictable => "nr_unevictable",
+        }
+    }
+    /// The memory.stat name (in bytes there).
+    pub fn memcg_name(self) -> &'static str {
+        &self.vmstat_name()[3..]
+    }
+}
+
+/// Event counter for anon (0) or file (1).
+pub fn by_type(file: bool, anon: Ev, file_ev: Ev) -> Ev {
+    if file {
+        file_ev
+    } else {
+        anon
+    }
+}

@@ -1,0 +1,321 @@
+//! Workingset detection (mm/workingset.c): the nonresident clock, shadow entries of the
+//! classic LRU, the refault-distance test, and the shadow-node shrinker that bounds how many
+//! shadow entries are kept. MGLRU's eviction tokens live in `policy::lru_gen`.
+
+use crate::folio::{pg, Pfn, NIL};
+use crate::kernel::Kernel;
+use crate::mapping::{Entry, Shadow, XA_CHUNK_SHIFT};
+use crate::memcontrol::{MemcgId, StatItem};
+use crate::mm::Mm;
+use crate::swap::lru_note_cost_refault;
+use crate::vmstat::{by_type, Ev, Lru};
+
+/// Models mm/workingset.c: workingset_age_nonresident() (6.1/6.12): advance the clock of the
+/// lruvec and of every ancestor, so each level's clock counts its whole subtree.
+pub fn workingset_age_nonresident(mm: &mut Mm, memcg: MemcgId, nr: u64) {
+    let mut cur = Some(memcg);
+    while let Some(c) = cur {
+        let cg = mm.memcgs.get_mut(c);
+        cg.lruvec.nonresident_age += nr;
+        cur = cg.parent;
+    }
+}
+
+/// Models mm/workingset.c: workingset_activation() (6.1/6.12): a page promoted by
+/// folio_mark_accessed() ages its own lruvec's clock.
+pub fn workingset_activation(mm: &mut Mm, pfn: Pfn) {
+    let memcg = mm.folio_memcg(pfn);
+    workingset_age_nonresident(mm, memcg, 1);
+}
+
+/// Models mm/workingset.c: workingset_eviction() for the classic LRU (6.1/6.12): the shadow
+/// records the clock of the reclaim target's lruvec, which the eviction then ages.
+pub fn classic_eviction(mm: &mut Mm, pfn: Pfn, target: MemcgId) -> Shadow {
+    let eviction = mm.memcgs.get(target).lruvec.nonresident_age;
+    workingset_age_nonresident(mm, target, 1);
+    Shadow::pack(eviction, target, mm.folios.test(pfn, pg::WORKINGSET))
+}
+
+/// The counters of a refault: which type, and the memcg that now owns the page.
+fn refault_events(file: bool) -> (Ev, Ev, Ev) {
+    (
+        by_type(file, Ev::WorkingsetRefaultAnon, Ev::WorkingsetRefaultFile),
+        by_type(file, Ev::WorkingsetActivateAnon, Ev::WorkingsetActivateFile),
+        by_type(file, Ev::WorkingsetRestoreAnon, Ev::WorkingsetRestoreFile),
+    )
+}
+
+/// Counts a workingset event on the page's memcg and node (mod_lruvec_state()).
+pub fn count_workingset(mm: &mut Mm, memcg: MemcgId, e: Ev, nr: u64) {
+    mm.count_both(memcg, e, nr);
+    match e {
+        Ev::WorkingsetActivateAnon => mm.memcgs.mod_state(memcg, StatItem::WorkingsetActivateAnon, nr as i64),
+        Ev::WorkingsetActivateFile => mm.memcgs.mod_state(memcg, StatItem::WorkingsetActivateFile, nr as i64),
+        _ => {}
+    }
+}
+
+/// Models mm/workingset.c: workingset_refault() for the classic LRU, 6.1 and 6.12 (the
+/// `workingset_test_recent()` split of 6.12 folded in), and 5.7's file-only variant.
+///
+/// Called before the page joins the LRU: a recent refault sets PG_active, so the page is
+/// added to the active list. Returns whether the refault was judged recent.
+pub fn classic_refault(mm: &mut Mm, pfn: Pfn, shadow: Shadow) -> bool {
+    let kernel = mm.cfg.kernel;
+    let file = mm.folios.get(pfn).is_file_lru();
+    if kernel == Kernel::V5_7 && !file {
+        return false; // anon workingset detection came with 5.9
+    }
+    let memcg = mm.folio_memcg(pfn);
+    let eviction_memcg = shadow.memcg();
+    let (refault_ev, activate_ev, restore_ev) = refault_events(file);
+    count_workingset(mm, memcg, refault_ev, 1);
+
+    let now = mm.now();
+    mm.memcgs.flush_stats_ratelimited(eviction_memcg, now);
+    let age = mm.memcgs.get(eviction_memcg).lruvec.nonresident_age;
+    let distance = age.wrapping_sub(shadow.eviction()) & Shadow::EVICTION_MASK;
+    let state = |lru| mm.memcgs.page_state(eviction_memcg, StatItem::Lru(lru));
+    let mut workingset_size = state(Lru::ActiveFile);
+    if kernel != Kernel::V5_7 {
+        if !file {
+            workingset_size += state(Lru::InactiveFile);
+        }
+        // 6.1 asks whether the page's new memcg has swap, 6.12 the eviction memcg; pagelab
+        // has no swap.max, so both read the device's free slots.
+        if mm.can_swap() {
+            workingset_size += state(Lru::ActiveAnon);
+            if file {
+                workingset_size += state(Lru::InactiveAnon);
+            }
+        }
+    }
+    if distance > workingset_size {
+        return false;
+    }
+    mm.folios.set(pfn, pg::ACTIVE);
+    workingset_age_nonresident(mm, memcg, 1);
+    count_workingset(mm, memcg, activate_ev, 1);
+    if shadow.workingset() && kernel != Kernel::V5_7 {
+        mm.folios.set(pfn, pg::WORKINGSET);
+        lru_note_cost_refault(mm, memcg, file);
+        count_workingset(mm, memcg, restore_ev, 1);
+    }
+    true
+}
+
+// ---- shadow nodes ------------------------------------------------------------------------
+
+/// The xarray nodes of one address space (files, or the swap space), with the list_lru of
+/// nodes that hold only shadow entries (mm/workingset.c: shadow_nodes).
+#[derive(Clone, Debug, Default)]
+pub struct ShadowNodes {
+    present: Vec<u8>,
+    values: Vec<u8>,
+    owner: Vec<MemcgId>,
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    on_list: Vec<bool>,
+    /// Per memcg: (head = oldest, tail = newest, length).
+    lists: Vec<(u32, u32, u64)>,
+    deferred: Vec<u64>,
+}
+
+impl ShadowNodes {
+    pub fn new(nodes: usize, memcgs: usize) -> ShadowNodes {
+        ShadowNodes {
+            present: vec![0; nodes],
+            values: vec![0; nodes],
+            owner: vec![0; nodes],
+            prev: vec![NIL; nodes],
+            next: vec![NIL; nodes],
+            on_list: vec![false; nodes],
+            lists: vec![(NIL, NIL, 0); memcgs],
+            deferred: vec![0; memcgs],
+        }
+    }
+
+    /// workingset_nodes: nodes holding only shadows.
+    pub fn nr_shadow_nodes(&self) -> u64 {
+        self.lists.iter().map(|l| l.2).sum()
+    }
+
+    pub fn nr_on_list(&self, memcg: MemcgId) -> u64 {
+        self.lists[memcg as usize].2
+    }
+
+    /// A page entered the node; a node that had no entries is charged to `memcg` (the
+    /// xa_node is allocated, and accounted, by whoever fills it first).
+    #[inline]
+    pub fn page_added(&mut self, index: u32, memcg: MemcgId) {
+        let n = (index >> XA_CHUNK_SHIFT) as usize;
+        if self.values[n] == 0 && self.present[n] == 0 {
+            self.owner[n] = memcg;
+        }
+        self.present[n] += 1;
+        self.update(n);
+    }
+    #[inline]
+    pub fn page_removed(&mut self, index: u32) {
+        let n = (index >> XA_CHUNK_SHIFT) as usize;
+        self.present[n] -= 1;
+        self.update(n);
+    }
+    /// A shadow entry was stored; a node that had no entries is charged to `memcg`.
+    #[inline]
+    pub fn shadow_added(&mut self, index: u32, memcg: MemcgId) {
+        let n = (index >> XA_CHUNK_SHIFT) as usize;
+        if self.values[n] == 0 && self.present[n] == 0 {
+            self.owner[n] = memcg;
+        }
+        self.values[n] += 1;
+        self.update(n);
+    }
+    #[inline]
+    pub fn shadow_removed(&mut self, index: u32) {
+        let n = (index >> XA_CHUNK_SHIFT) as usize;
+        self.values[n] -= 1;
+        self.update(n);
+    }
+
+    /// Models workingset_update_node(): a node is on the list iff all its entries are shadows.
+    fn update(&mut self, n: usize) {
+        let shadow_only = self.values[n] > 0 && self.present[n] == 0;
+        if shadow_only && !self.on_list[n] {
+            let m = self.owner[n] as usize;
+            let (head, tail, len) = self.lists[m];
+            self.prev[n] = tail;
+            self.next[n] = NIL;
+            if tail == NIL {
+                self.lists[m] = (n as u32, n as u32, len + 1);
+            } else {
+                self.next[tail as usize] = n as u32;
+                self.lists[m] = (head, n as u32, len + 1);
+            }
+            self.on_list[n] = true;
+        } else if !shadow_only && self.on_list[n] {
+            self.unlink(n);
+        }
+    }
+
+    fn unlink(&mut self, n: usize) {
+        let m = self.owner[n] as usize;
+        let (p, nx) = (self.prev[n], self.next[n]);
+        let l = &mut self.lists[m];
+        if p == NIL {
+            l.0 = nx;
+        } else {
+            self.next[p as usize] = nx;
+        }
+        if nx == NIL {
+            l.1 = p;
+        } else {
+            self.prev[nx as usize] = p;
+        }
+        l.2 -= 1;
+        self.on_list[n] = false;
+    }
+
+    fn oldest(&self, memcg: MemcgId) -> Option<usize> {
+        let h = self.lists[memcg as usize].0;
+        (h != NIL).then_some(h as usize)
+    }
+}
+
+/// Which address space a node list belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Space {
+    File,
+    Swap,
+}
+
+/// `SHRINK_BATCH`.
+const SHRINK_BATCH: u64 = 128;
+
+/// Models mm/workingset.c: count_shadow_nodes() + scan_shadow_nodes() driven by
+/// mm/vmscan.c: do_shrink_slab() with seeks = 0 (6.1/6.12): when a memcg's shadow-only
+/// nodes exceed 1/8 of its LRU pages, free the oldest nodes with all their shadows.
+pub fn shrink_shadow_nodes(mm: &mut Mm, memcg: MemcgId, priority: u32) {
+    let lru_pages: u64 = mm.memcgs.get(memcg).lruvec.lru_size.iter().sum();
+    let max_nodes = lru_pages >> (XA_CHUNK_SHIFT - 3);
+    for space in [Space::File, Space::Swap] {
+        let nodes = match space {
+            Space::File => &mm.file_nodes,
+            Space::Swap => &mm.swap_nodes,
+        };
+        let count = nodes.nr_on_list(memcg);
+        if count <= max_nodes {
+            continue;
+        }
+        let freeable = count - max_nodes;
+        let deferred = nodes.deferred[memcg as usize];
+        let mut total_scan = ((deferred >> priority) + freeable / 2).min(2 * freeable);
+        let mut scanned = 0;
+        while total_scan >= SHRINK_BATCH || total_scan >= freeable {
+            let nr = SHRINK_BATCH.min(total_scan);
+            let mut done = 0;
+            while done < nr {
+                let n = match space {
+                    Space::File => mm.file_nodes.oldest(memcg),
+                    Space::Swap => mm.swap_nodes.oldest(memcg),
+                };
+                let Some(n) = n else { break };
+                reclaim_shadow_node(mm, space, n, memcg);
+                done += 1;
+            }
+            mm.count(Ev::SlabsScanned, done);
+            if done == 0 {
+                break;
+            }
+            total_scan -= done.min(total_scan);
+            scanned += done;
+        }
+        let nodes = match space {
+            Space::File => &mut mm.file_nodes,
+            Space::Swap => &mut mm.swap_nodes,
+        };
+        nodes.deferred[memcg as usize] = (deferred + freeable / 2).saturating_sub(scanned);
+    }
+}
+
+/// Models mm/workingset.c: shadow_lru_isolate(): delete the node and every shadow in it.
+fn reclaim_shadow_node(mm: &mut Mm, space: Space, n: usize, memcg: MemcgId) {
+    let first = (n as u32) << XA_CHUNK_SHIFT;
+    for index in first..first + (1 << XA_CHUNK_SHIFT) {
+        match space {
+            Space::File => {
+                if let Entry::Shadow(_) = mm.space.get(index) {
+                    mm.space.set(index, Entry::Empty);
+                    mm.file_nodes.shadow_removed(index);
+                }
+            }
+            Space::Swap => {
+                if (index as u64) < mm.swap.total() && mm.swap.take_shadow(index).is_some() {
+                    mm.swap_nodes.shadow_removed(index);
+                }
+            }
+        }
+    }
+    mm.count_both(memcg, Ev::WorkingsetNodeReclaim, 1);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_is_listed_only_while_it_holds_nothing_but_shadows() {
+        let mut s = ShadowNodes::new(4, 2);
+        s.page_added(0, 0);
+        s.shadow_added(1, 1);
+        assert_eq!(s.nr_shadow_nodes(), 0, "a page is still present");
+        s.page_removed(0);
+        assert_eq!(s.nr_on_list(0), 1, "the node belongs to the memcg of its first entry");
+        s.shadow_added(64, 1);
+        assert_eq!(s.nr_on_list(1), 1);
+        s.page_added(65, 0);
+        assert_eq!(s.nr_on_list(1), 0);
+        s.shadow_removed(1);
+        assert_eq!(s.nr_shadow_nodes(), 0);
+    }
+}
