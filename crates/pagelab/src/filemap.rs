@@ -59,6 +59,23 @@ pub fn filemap_add_folio<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, for_write:
     Some(pfn)
 }
 
+/// Models folio_trylock() for a page whose read may still be in flight: a read that has
+/// completed by now unlocks it.
+pub fn folio_trylock(mm: &mut Mm, pfn: Pfn) -> bool {
+    if !mm.folios.test(pfn, pg::LOCKED) {
+        return true;
+    }
+    let now = mm.now();
+    match mm.inflight.get(&pfn) {
+        Some(&done) if done > now => false,
+        _ => {
+            mm.inflight.remove(&pfn);
+            mm.folios.clear(pfn, pg::LOCKED);
+            true
+        }
+    }
+}
+
 /// A page whose read is still in flight (PG_locked until the IO completes): wait for it.
 pub fn wait_on_folio_read(mm: &mut Mm, pfn: Pfn) {
     if mm.folios.test(pfn, pg::LOCKED) {
@@ -100,12 +117,16 @@ pub fn filemap_read<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaSt
             }
         }
         let last = batch_end - 1;
-        let last_pfn = mm.space.resident(f.base + last as Vpn).expect("batch pages are cached");
-        if mm.folios.test(last_pfn, pg::READAHEAD) {
+        // The batch holds references: async readahead's allocations cannot free these pages.
+        let batch: Vec<Pfn> = (idx..batch_end).map(|i| mm.space.resident(f.base + i as Vpn).expect("batch pages are cached")).collect();
+        for &pfn in &batch {
+            mm.folios.set(pfn, pg::PINNED);
+        }
+        if mm.folios.test(batch[batch.len() - 1], pg::READAHEAD) {
             page_cache_async_ra(mm, p, f, ra, last, end - last);
         }
-        for i in idx..batch_end {
-            let Some(pfn) = mm.space.resident(f.base + i as Vpn) else { return false };
+        for (i, &pfn) in (idx..batch_end).zip(&batch) {
+            mm.folios.clear(pfn, pg::PINNED);
             wait_on_folio_read(mm, pfn);
             let same_as_previous = i == idx && ra.prev_valid && ra.prev_index == i + 1;
             if !same_as_previous {

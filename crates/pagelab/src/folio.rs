@@ -44,6 +44,10 @@ pub mod pg {
     pub const REFS_MASK: u32 = 0b11 << REFS_SHIFT;
     /// PG_locked for a read in flight: the page is in the cache but not yet uptodate.
     pub const LOCKED: u32 = 1 << 21;
+    /// A reference held by the operation in progress (a read's folio batch, a fault's page):
+    /// reclaim may isolate the folio but cannot free it (__remove_mapping()'s refcount freeze
+    /// fails).
+    pub const PINNED: u32 = 1 << 22;
 }
 
 /// One page frame. 24 bytes, so a scan touches one cache line per page.

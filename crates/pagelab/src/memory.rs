@@ -52,7 +52,7 @@ pub fn anon_access<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, write:
         Entry::Resident(pfn) if mm.folios.test(pfn, pg::MAPPED) => {
             let f = mm.folios.get_mut(pfn);
             f.flags |= pg::YOUNG;
-            if write && f.flags & pg::DIRTY == 0 {
+            if write && f.flags & pg::SWAPCACHE != 0 && f.flags & pg::DIRTY == 0 {
                 // A clean swap-cache page is mapped read-only: the first store takes a
                 // write-protect fault that reuses the page (do_wp_page()).
                 fault_begin(mm, t, advice);
@@ -167,9 +167,11 @@ pub fn file_mmap_access<P: Policy>(
             mm.folios.set(pfn, pg::YOUNG);
             if write && !mm.folios.test(pfn, pg::DIRTY) {
                 // A clean shared page is mapped read-only for dirty tracking: the first
-                // store faults into page_mkwrite.
+                // store faults into page_mkwrite (do_page_mkwrite() +
+                // fault_dirty_shared_page(), which throttles against the dirty limits).
                 fault_begin(mm, t, advice);
                 folio_mark_dirty(mm, pfn);
+                crate::page_writeback::balance_dirty_pages_ratelimited(mm, p);
                 fault_end(mm, t);
             }
             let c = mm.cfg.costs.touch_ns;
@@ -188,6 +190,7 @@ pub fn file_mmap_access<P: Policy>(
         map_page(mm, pfn, advice);
         if write {
             folio_mark_dirty(mm, pfn);
+            crate::page_writeback::balance_dirty_pages_ratelimited(mm, p);
         }
     }
     fault_end(mm, t);
@@ -228,7 +231,10 @@ fn do_fault_around(mm: &mut Mm, f: FileRef, ra: &mut RaState, index: u64, advice
 fn filemap_fault<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, f: FileRef, ra: &mut RaState, index: u64, advice: Advice) -> bool {
     let vpn = f.base + index as Vpn;
     if let Some(pfn) = mm.space.resident(vpn) {
+        // The fault holds a reference on the page while readahead allocates.
+        mm.folios.set(pfn, pg::PINNED);
         do_async_mmap_readahead(mm, p, f, ra, index, advice);
+        mm.folios.clear(pfn, pg::PINNED);
         crate::filemap::wait_on_folio_read(mm, pfn);
         return true;
     }

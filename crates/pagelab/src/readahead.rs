@@ -290,6 +290,9 @@ pub fn do_page_cache_ra<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, index: u6
         if lookahead > 0 && i == nr.wrapping_sub(lookahead) {
             mm.folios.set(pfn, pg::READAHEAD);
         }
+        // Locked from insertion until the read completes, so reclaim leaves it alone.
+        mm.folios.set(pfn, pg::LOCKED);
+        mm.inflight.insert(pfn, u64::MAX);
         inserted.push(pfn);
     }
     if inserted.is_empty() {
@@ -301,7 +304,6 @@ pub fn do_page_cache_ra<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, index: u6
     mm.count(crate::vmstat::Ev::PgpgIn, 4 * pages);
     // The pages stay locked (not uptodate) until the read completes.
     for pfn in inserted {
-        mm.folios.set(pfn, pg::LOCKED);
         mm.inflight.insert(pfn, done);
     }
     RaIo { pages, done }

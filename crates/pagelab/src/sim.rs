@@ -230,20 +230,33 @@ impl<P: Policy> Machine<P> {
     /// done so far.
     pub fn run(&mut self, mut progress: impl FnMut(u64)) {
         let mut since_report = 0u64;
-        while let Some(t) = self.next_task() {
-            let now = self.mm.tasks[t].clock;
-            self.run_events_until(now);
-            self.step_task(t);
+        while self.step() {
             since_report += 1;
             if since_report >= 4096 {
                 progress(self.done_ops);
                 since_report = 0;
             }
         }
+        self.finish();
+        progress(self.done_ops);
+    }
+
+    /// Performs one operation of the task whose clock is earliest; false when all are done.
+    pub fn step(&mut self) -> bool {
+        match self.next_task() {
+            Some(t) => {
+                self.step_task(t);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// After the last operation: run the events up to the end and take the last sample.
+    pub fn finish(&mut self) {
         let end = self.elapsed_ns();
         self.run_events_until(end);
         self.sample(end);
-        progress(self.done_ops);
     }
 
     /// The runnable task with the earliest clock (ties: the first).
@@ -325,6 +338,14 @@ impl<P: Policy> Machine<P> {
             Some(op) if !self.mm.tasks[t].killed => op,
             _ => return self.finish_task(t),
         };
+        self.apply(t, op);
+    }
+
+    /// Performs `op` for task `t` now, outside its stream (tests and trace replay use this);
+    /// events due by the task's clock run first.
+    pub fn apply(&mut self, t: usize, op: Op) {
+        let now = self.mm.tasks[t].clock;
+        self.run_events_until(now);
         self.mm.actor = Actor::Task(t);
         self.mm.tasks[t].clock += op.think_ns;
         let obj = self.tasks[t].objects[op.object as usize];
@@ -382,6 +403,17 @@ impl<P: Policy> Machine<P> {
         if !self.mm.tasks[t].killed {
             crate::oom_kill::exit_mmap(&mut self.mm, &mut self.policy, t);
         }
+    }
+
+    /// The first page (vpn) of object `object` of task `t`, and its size in pages.
+    pub fn object(&self, t: usize, object: usize) -> (u32, u64) {
+        let o = self.tasks[t].objects[object];
+        (o.file.base, o.file.pages)
+    }
+
+    /// Flushes the per-CPU LRU batches (`lru_add_drain()`), as reclaim would.
+    pub fn drain(&mut self) {
+        crate::swap::lru_add_drain(&mut self.mm, &mut self.policy);
     }
 
     /// Modeled time from the start to the end of the last task.

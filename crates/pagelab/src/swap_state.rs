@@ -173,6 +173,8 @@ pub fn swapin<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, slot: u32) 
             if let Some(got) = read_swap_page(mm, p, v, s, ra) {
                 nr += 1;
                 if !ra {
+                    // do_swap_page() holds the page while the rest of the window is read.
+                    mm.folios.set(got, pg::PINNED);
                     pfn = Some(got);
                 }
             } else if !ra {
@@ -182,6 +184,9 @@ pub fn swapin<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, slot: u32) 
     }
     let done = mm.swap_dev.submit(now, nr.max(1), false);
     mm.wait_until(done);
+    if let Some(got) = pfn {
+        mm.folios.clear(got, pg::PINNED);
+    }
     pfn
 }
 

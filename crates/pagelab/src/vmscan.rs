@@ -268,6 +268,20 @@ fn set_memcg_cursor(mm: &mut Mm, root: MemcgId, at: usize) {
     }
 }
 
+/// Models mm/vmscan.c: reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK) after a reclaim pass that
+/// freed nothing because pages were dirty or under writeback: the flusher (woken by reclaim)
+/// starts writing, and the reclaimer sleeps until a write completes or HZ/10 passes.
+pub fn reclaim_throttle_writeback<P: Policy>(mm: &mut Mm, p: &mut P) {
+    if mm.wb_pending_all || mm.wb_pending_background {
+        crate::page_writeback::flusher_run(mm, p, false);
+    }
+    let now = mm.now();
+    let Some(std::cmp::Reverse(next)) = mm.writeback.peek().copied() else { return };
+    let until = next.at.min(now + 100_000_000).max(now);
+    mm.wait_until(until);
+    crate::page_writeback::complete_writeback(mm, p, until);
+}
+
 /// Models mm/vmscan.c: shrink_slab(): pagelab's only shrinker is the shadow-node one.
 pub fn shrink_slab(mm: &mut Mm, memcg: MemcgId, priority: u32) {
     shrink_shadow_nodes(mm, memcg, priority);
@@ -343,6 +357,10 @@ pub fn shrink_folio_list<P: Policy>(
     let mut survivors = Vec::with_capacity(list.len());
     let costs = mm.cfg.costs.clone();
     for &pfn in list.iter() {
+        if !crate::filemap::folio_trylock(mm, pfn) {
+            survivors.push(pfn);
+            continue;
+        }
         sc.nr_scanned += 1;
         mm.cpu(costs.scan_page_ns);
         match shrink_one_folio(mm, p, pfn, sc, stat, ignore_references) {
@@ -439,6 +457,10 @@ fn shrink_one_folio<P: Policy>(
         if mm.folios.test(pfn, pg::WRITEBACK) || mm.folios.test(pfn, pg::DIRTY) {
             return Verdict::Keep;
         }
+    }
+    if mm.folios.test(pfn, pg::PINNED) {
+        // Someone holds a reference: the refcount freeze in __remove_mapping() fails.
+        return Verdict::Keep;
     }
     remove_mapping(mm, p, pfn, sc.target);
     Verdict::Freed

@@ -1,0 +1,198 @@
+//! The classic LRU's rules, each pinned to the kernel behaviour it models.
+
+mod common;
+use common::*;
+
+use pagelab::folio::pg;
+use pagelab::memcontrol::ROOT_MEMCG;
+use pagelab::policy::classic::{scan_fraction_by_cost, Classic};
+use pagelab::vmstat::{Ev, Lru};
+
+/// One file of `pages` pages read by one task in the root cgroup, nothing run yet.
+fn one_file(memory: &str, kernel: &str, pages: u64) -> pagelab::sim::Machine<Classic> {
+    classic(&format!(
+        r#"
+[machine]
+memory = "{memory}"
+kernel = "{kernel}"
+[[workload]]
+name = "r"
+cgroup = "/"
+kind = "file-read"
+file_size = "{pages}p"
+fadvise = "random"
+ops = 0
+"#
+    ))
+}
+
+#[test]
+fn a_file_page_read_twice_while_inactive_is_activated() {
+    for kernel in ["6.1", "6.12"] {
+        let mut m = one_file("64M", kernel, 100);
+        m.apply(0, read(0, 7));
+        m.drain();
+        let pfn = pfn_of(&m, 0, 0, 7).unwrap();
+        let f = *m.mm.folios.get(pfn);
+        assert!(f.test(pg::REFERENCED) && !f.test(pg::ACTIVE), "{kernel}: first read only sets PG_referenced");
+        assert_eq!(m.policy.list_pages(&m.mm, ROOT_MEMCG, Lru::InactiveFile), vec![pfn]);
+        m.apply(0, read(0, 3)); // a different page in between, so the second read is marked
+        m.apply(0, read(0, 7));
+        m.drain();
+        let f = *m.mm.folios.get(pfn);
+        assert!(f.test(pg::ACTIVE) && !f.test(pg::REFERENCED), "{kernel}: second read activates");
+        assert_eq!(m.policy.list_pages(&m.mm, ROOT_MEMCG, Lru::ActiveFile), vec![pfn]);
+        assert_eq!(ev(&m, Ev::PgActivate), 1, "{kernel}: the batched activation counts pgactivate");
+        m.check().unwrap();
+    }
+}
+
+#[test]
+fn a_page_activated_while_still_in_the_lru_add_batch_counts_no_pgactivate() {
+    let mut m = one_file("64M", "6.1", 100);
+    m.apply(0, read(0, 1));
+    m.apply(0, read(0, 2));
+    m.apply(0, read(0, 1)); // page 1 still waits in the per-CPU batch (fewer than 15 adds)
+    let pfn = pfn_of(&m, 0, 0, 1).unwrap();
+    assert!(m.mm.folios.test(pfn, pg::IN_LRU_ADD) && m.mm.folios.test(pfn, pg::ACTIVE));
+    assert_eq!(ev(&m, Ev::PgActivate), 0);
+    m.drain();
+    assert_eq!(m.policy.list_len(ROOT_MEMCG, Lru::ActiveFile), 1);
+}
+
+#[test]
+fn rereading_the_same_page_in_a_row_marks_it_once() {
+    let mut m = one_file("64M", "6.1", 100);
+    m.apply(0, read(0, 5));
+    m.apply(0, read(0, 5));
+    m.drain();
+    let pfn = pfn_of(&m, 0, 0, 5).unwrap();
+    assert!(!m.mm.folios.test(pfn, pg::ACTIVE), "filemap_read() marks only the first touch of a folio in a row");
+}
+
+#[test]
+fn the_lru_add_batch_holds_pagevec_size_minus_one_pages() {
+    for (kernel, size) in [("6.1", 15usize), ("6.12", 31)] {
+        let mut m = one_file("64M", kernel, 100);
+        for p in 0..(size as u64 - 1) {
+            m.apply(0, read(0, p));
+        }
+        assert_eq!(m.mm.lru_add_batch.len(), size - 1, "{kernel}");
+        assert_eq!(m.policy.list_len(ROOT_MEMCG, Lru::InactiveFile), 0, "{kernel}: still invisible to reclaim");
+        m.apply(0, read(0, size as u64));
+        assert!(m.mm.lru_add_batch.is_empty(), "{kernel}: the {size}th add drains");
+        assert_eq!(m.policy.list_len(ROOT_MEMCG, Lru::InactiveFile), size as u64);
+    }
+}
+
+/// Reads `pages` pages once each, in order.
+fn stream(m: &mut pagelab::sim::Machine<Classic>, from: u64, pages: u64) {
+    for p in from..from + pages {
+        m.apply(0, read(0, p));
+    }
+}
+
+#[test]
+fn a_refault_within_the_workingset_size_is_activated_and_one_beyond_is_not() {
+    // 16M machine (4096 frames): stream 6000 pages through it so the first ones are evicted.
+    let mut m = one_file("16M", "6.1", 20_000);
+    stream(&mut m, 0, 6000);
+    m.check().unwrap();
+    let evicted = ev(&m, Ev::PgStealFile);
+    assert!(evicted > 1000, "streaming must have evicted pages ({evicted})");
+    assert!(pfn_of(&m, 0, 0, 0).is_none());
+    // Every page was read once: nothing is active, so the workingset size (active file,
+    // no swap) is 0 and no refault is recent.
+    assert_eq!(m.policy.list_len(ROOT_MEMCG, Lru::ActiveFile), 0);
+    m.apply(0, read(0, 0));
+    assert_eq!(ev(&m, Ev::WorkingsetRefaultFile), 1);
+    assert_eq!(ev(&m, Ev::WorkingsetActivateFile), 0, "distance > 0 = workingset size");
+
+    // Now make half of the next pages active (read twice), so the active list is large,
+    // evict a page and bring it back soon: its refault distance is below the active size.
+    let mut m = one_file("16M", "6.1", 20_000);
+    for p in 0..1500 {
+        m.apply(0, read(0, p));
+        m.apply(0, read(0, 19_999));
+        m.apply(0, read(0, p));
+    }
+    m.drain();
+    let active = m.policy.list_len(ROOT_MEMCG, Lru::ActiveFile);
+    assert!(active >= 1400, "pages read twice are active ({active})");
+    stream(&mut m, 2000, 4000);
+    // The most recently evicted page: few evictions happened since, fewer than active pages.
+    let victim = (2000..6000).rev().find(|&p| pfn_of(&m, 0, 0, p).is_none()).expect("streaming evicts pages");
+    m.apply(0, read(0, victim));
+    m.drain();
+    assert_eq!(ev(&m, Ev::WorkingsetRefaultFile), 1);
+    assert_eq!(ev(&m, Ev::WorkingsetActivateFile), 1, "distance < active file pages: recent");
+    let pfn = pfn_of(&m, 0, 0, victim).unwrap();
+    assert!(m.mm.folios.test(pfn, pg::ACTIVE), "a recent refault is added to the active list");
+    // The first page the stream evicted has seen more evictions since than there are active
+    // pages: not recent.
+    let old = (2000..6000).find(|&p| pfn_of(&m, 0, 0, p).is_none()).unwrap();
+    m.apply(0, read(0, old));
+    assert_eq!(ev(&m, Ev::WorkingsetRefaultFile), 2);
+    assert_eq!(ev(&m, Ev::WorkingsetActivateFile), 1);
+    m.check().unwrap();
+}
+
+#[test]
+fn inactive_is_low_follows_the_ratio_table() {
+    // mm/vmscan.c: inactive_is_low(): ratio int_sqrt(10 * GB) of active to inactive.
+    for (gb_pages, ratio) in [(2560u64, 1u64), (25_600, 1), (262_144, 3), (2_621_440, 10), (26_214_400, 31), (268_435_456, 101)] {
+        let mut m = one_file("16M", "6.1", 1);
+        // Put `gb_pages` on the lists' rstat counters by hand: inactive = total/(ratio+1).
+        let inactive = gb_pages / (ratio + 1);
+        let active = gb_pages - inactive;
+        m.mm.memcgs.mod_state(ROOT_MEMCG, pagelab::memcontrol::StatItem::Lru(Lru::InactiveFile), inactive as i64);
+        m.mm.memcgs.mod_state(ROOT_MEMCG, pagelab::memcontrol::StatItem::Lru(Lru::ActiveFile), active as i64);
+        m.mm.memcgs.periodic_flush(0);
+        let low = Classic::inactive_is_low(&m.mm, ROOT_MEMCG, Lru::InactiveFile);
+        assert_eq!(low, inactive * ratio < active, "{gb_pages} pages, ratio {ratio}");
+        // One page fewer of inactive tips it exactly at the ratio.
+        m.mm.memcgs.mod_state(ROOT_MEMCG, pagelab::memcontrol::StatItem::Lru(Lru::InactiveFile), -(inactive as i64) + (active / ratio - 1) as i64);
+        m.mm.memcgs.periodic_flush(0);
+        assert!(Classic::inactive_is_low(&m.mm, ROOT_MEMCG, Lru::InactiveFile), "{gb_pages}: below 1:{ratio} is low");
+    }
+}
+
+#[test]
+fn get_scan_count_splits_by_io_cost_and_swappiness() {
+    // Equal costs at swappiness 100: equal shares.
+    let ([a, f], d) = scan_fraction_by_cost(100, 100, 100);
+    assert_eq!(a, f);
+    assert_eq!(d, a + f);
+    // T = 400, A = 700, F = 500, T' = 1200: ap = 60*1201/701 = 102, fp = 140*1201/501 = 335.
+    assert_eq!(scan_fraction_by_cost(300, 100, 60), ([102, 335], 437));
+    // swappiness 0 gives anon nothing; 200 gives file nothing.
+    assert_eq!(scan_fraction_by_cost(5, 5, 0).0[0], 0);
+    assert_eq!(scan_fraction_by_cost(5, 5, 200).0[1], 0);
+    // A zero cost cannot starve the other list (the `T +` damping).
+    let ([a, f], _) = scan_fraction_by_cost(0, 1000, 100);
+    assert!(a > f && f > 0, "{a} {f}");
+}
+
+#[test]
+fn restore_cost_is_one_page_on_6_1_and_one_io_on_6_12() {
+    for (kernel, cost) in [("6.1", 1u64), ("6.12", 32)] {
+        let mut m = one_file("16M", kernel, 10);
+        m.mm.memcgs.mod_state(ROOT_MEMCG, pagelab::memcontrol::StatItem::Lru(Lru::InactiveFile), 100_000);
+        m.mm.memcgs.periodic_flush(0);
+        pagelab::swap::lru_note_cost_refault(&mut m.mm, ROOT_MEMCG, true);
+        assert_eq!(m.mm.memcgs.get(ROOT_MEMCG).lruvec.file_cost, cost, "{kernel}");
+    }
+}
+
+#[test]
+fn lru_note_cost_halves_both_costs_past_a_quarter_of_the_lru() {
+    let mut m = one_file("16M", "6.12", 10);
+    m.mm.memcgs.mod_state(ROOT_MEMCG, pagelab::memcontrol::StatItem::Lru(Lru::InactiveFile), 400);
+    m.mm.memcgs.periodic_flush(0);
+    pagelab::swap::lru_note_cost(&mut m.mm, ROOT_MEMCG, false, 3, 0); // 96
+    assert_eq!(m.mm.memcgs.get(ROOT_MEMCG).lruvec.anon_cost, 96);
+    pagelab::swap::lru_note_cost(&mut m.mm, ROOT_MEMCG, true, 0, 10); // 106 > 400/4
+    let lv = &m.mm.memcgs.get(ROOT_MEMCG).lruvec;
+    assert_eq!((lv.anon_cost, lv.file_cost), (48, 5));
+}
+

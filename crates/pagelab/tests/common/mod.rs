@@ -1,0 +1,34 @@
+//! Helpers for driving a machine operation by operation.
+#![allow(dead_code)]
+
+use pagelab::folio::{Pfn, NIL};
+use pagelab::policy::classic::Classic;
+use pagelab::sim::Machine;
+use pagelab::Scenario;
+use pagelab_workload::{Access, Advice, Op};
+
+pub fn scenario(text: &str) -> Scenario {
+    Scenario::parse(text, "test.toml", "test", &[]).unwrap_or_else(|e| panic!("{e}"))
+}
+
+pub fn classic(text: &str) -> Machine<Classic> {
+    Machine::new(&scenario(text), |mm| Classic::new(mm.memcgs.cg.len())).unwrap()
+}
+
+pub fn read(object: u32, page: u64) -> Op {
+    Op { object, page, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0 }
+}
+
+pub fn touch(object: u32, page: u64, write: bool) -> Op {
+    Op { object, page, npages: 1, write, access: Access::Anon, advice: Advice::Normal, fill: false, think_ns: 0 }
+}
+
+/// The frame holding page `page` of object `object` of task `t`, if resident.
+pub fn pfn_of<P: pagelab::policy::Policy>(m: &Machine<P>, t: usize, object: usize, page: u64) -> Option<Pfn> {
+    let (base, _) = m.object(t, object);
+    m.mm.space.resident(base + page as u32).filter(|&p| p != NIL)
+}
+
+pub fn ev<P: pagelab::policy::Policy>(m: &Machine<P>, e: pagelab::vmstat::Ev) -> u64 {
+    m.mm.events.get(e)
+}

@@ -1,0 +1,142 @@
+//! memcg limits and protection.
+
+mod common;
+use common::*;
+
+use pagelab::vmstat::Ev;
+
+#[test]
+fn a_cgroup_never_stays_above_memory_max() {
+    for kernel in ["6.1", "6.12"] {
+        let mut m = classic(&format!(
+            r#"
+[machine]
+memory = "64M"
+kernel = "{kernel}"
+swap = {{ device = "zram", size = "64M" }}
+[[cgroup]]
+path = "/a"
+max = "8M"
+[[workload]]
+name = "files"
+cgroup = "/a"
+kind = "file-read"
+file_size = "40M"
+distribution = "zipf:0.7"
+ops = 6000
+[[workload]]
+name = "heap"
+cgroup = "/a"
+kind = "anon-rw"
+size = "12M"
+distribution = "uniform"
+ops = 6000
+"#
+        ));
+        let a = m.mm.memcgs.find("/a").unwrap();
+        let max = m.mm.memcgs.get(a).max;
+        let mut steps = 0;
+        while m.step() {
+            steps += 1;
+            assert!(m.mm.memcgs.get(a).usage <= max, "{kernel}: usage {} > max {max} after {steps} ops", m.mm.memcgs.get(a).usage);
+            if steps % 500 == 0 {
+                m.check().unwrap_or_else(|e| panic!("{kernel} step {steps}: {e}"));
+            }
+        }
+        assert!(m.mm.memcgs.get(a).memory_events.max > 0, "{kernel}: the limit was hit");
+        assert!(m.mm.events.get(Ev::PswpOut) > 0, "{kernel}: limit reclaim swapped anon");
+        // Limit reclaim is cgroup reclaim: /proc/vmstat's kswapd/direct copies stay out of it.
+        assert_eq!(ev(&m, Ev::PgScanDirect) + ev(&m, Ev::PgScanKswapd), 0, "{kernel}");
+        let memcg_scan = m.mm.memcgs.hierarchical_events(a).get(Ev::PgScanDirect);
+        assert!(memcg_scan > 0 && ev(&m, Ev::PgScanFile) + ev(&m, Ev::PgScanAnon) >= memcg_scan, "{kernel}");
+    }
+}
+
+/// /p/a reads its 10M file, /p/b then streams 60M through their 24M parent, and /p/a reads
+/// its file again; `low` protects /p/a or not.
+fn refaults_of_protected(low: &str) -> (u64, u64) {
+    let mut m = classic(&format!(
+        r#"
+[machine]
+memory = "128M"
+kernel = "6.1"
+[[cgroup]]
+path = "/p"
+max = "24M"
+[[cgroup]]
+path = "/p/a"
+low = "{low}"
+[[cgroup]]
+path = "/p/b"
+[[workload]]
+name = "a-first"
+cgroup = "/p/a"
+kind = "file-read"
+file = "dataset-a"
+file_size = "10M"
+distribution = "seq"
+ops = 2560
+[[workload]]
+name = "b"
+cgroup = "/p/b"
+kind = "file-read"
+file_size = "60M"
+distribution = "seq"
+ops = 15360
+start = "1s"
+[[workload]]
+name = "a-again"
+cgroup = "/p/a"
+kind = "file-read"
+file = "dataset-a"
+file_size = "10M"
+distribution = "seq"
+ops = 2560
+start = "10s"
+"#
+    ));
+    while m.step() {}
+    m.check().unwrap();
+    let a = m.mm.memcgs.find("/p/a").unwrap();
+    let b = m.mm.memcgs.find("/p/b").unwrap();
+    let ra = m.mm.memcgs.hierarchical_events(a).get(Ev::WorkingsetRefaultFile);
+    let steal_b = m.mm.memcgs.hierarchical_events(b).get(Ev::PgStealDirect);
+    (ra, steal_b)
+}
+
+#[test]
+fn memory_low_protects_a_cgroup_working_set() {
+    let (unprotected, _) = refaults_of_protected("0");
+    let (protected, b_reclaimed) = refaults_of_protected("12M");
+    assert!(unprotected > 1000, "without protection /p/a's pages are reclaimed too ({unprotected} refaults)");
+    assert!(protected * 10 < unprotected, "memory.low keeps /p/a's 10M set: {protected} vs {unprotected} refaults");
+    assert!(b_reclaimed > 5000, "/p/b's stream is reclaimed instead ({b_reclaimed})");
+}
+
+#[test]
+fn memory_high_throttles_and_reclaims_without_failing_charges() {
+    let mut m = classic(
+        r#"
+[machine]
+memory = "64M"
+kernel = "6.1"
+[[cgroup]]
+path = "/h"
+high = "4M"
+[[workload]]
+name = "r"
+cgroup = "/h"
+kind = "file-read"
+file_size = "16M"
+distribution = "seq"
+ops = 8192
+"#,
+    );
+    while m.step() {}
+    let h = m.mm.memcgs.find("/h").unwrap();
+    let cg = m.mm.memcgs.get(h);
+    assert!(cg.memory_events.high > 0);
+    assert_eq!(cg.memory_events.max, 0);
+    // Reclaim brings usage back to about memory.high (batches may leave it a little over).
+    assert!(cg.usage <= cg.high + 128, "usage {} high {}", cg.usage, cg.high);
+}
