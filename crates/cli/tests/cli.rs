@@ -1,0 +1,64 @@
+//! The command line: clear errors for bad scenarios, JSON output.
+
+use std::process::Command;
+
+fn pagelab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_pagelab"))
+}
+
+fn write(name: &str, text: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("pagelab-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+const GOOD: &str = r#"[machine]
+memory = "32M"
+[[workload]]
+name = "r"
+cgroup = "/"
+kind = "file-read"
+file_size = "8M"
+distribution = "seq"
+ops = 1000
+"#;
+
+fn fails_with(text: &str, name: &str, needles: &[&str]) {
+    let p = write(name, text);
+    let out = pagelab().arg("run").arg(&p).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{name} should fail cleanly");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    for n in needles {
+        assert!(err.contains(n), "{name}: `{n}` not in: {err}");
+    }
+}
+
+#[test]
+fn malformed_scenarios_name_file_key_and_problem() {
+    fails_with(&GOOD.replace("memory", "memroy"), "unknown-key.toml", &["unknown-key.toml:2", "memroy"]);
+    fails_with(&GOOD.replace("\"32M\"", "\"32Q\""), "bad-size.toml", &["bad-size.toml:2", "machine.memory", "unknown unit"]);
+    fails_with(&GOOD.replace("cgroup = \"/\"", "cgroup = \"/db\""), "undeclared.toml", &["undeclared.toml:5", "workload[0].cgroup", "not declared"]);
+    fails_with(&GOOD.replace("cgroup = \"/\"\n", ""), "no-cgroup.toml", &["no-cgroup.toml", "workload[0].cgroup", "missing"]);
+    fails_with("[machine\n", "syntax.toml", &["syntax.toml:1"]);
+    let missing = std::env::temp_dir().join("pagelab-does-not-exist.toml");
+    let out = pagelab().arg("run").arg(&missing).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read"));
+}
+
+#[test]
+fn run_writes_json_with_the_kernel_counter_names() {
+    let p = write("good.toml", GOOD);
+    let out = pagelab().args(["run", "-q", "--json", "-"]).arg(&p).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ops"], 1000);
+    assert!(v["vmstat"]["pgpgin"].as_u64().unwrap() >= 4000, "every read page came from disk");
+    assert!(v["memcg"]["/"]["file"].as_u64().is_some());
+    let set = pagelab().args(["run", "-q", "--json", "-", "--set", "workload.r.ops=10"]).arg(&p).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&set.stdout).unwrap();
+    assert_eq!(v["ops"], 10);
+}
