@@ -552,8 +552,9 @@ mod tests {
 
     #[test]
     fn effective_protection_splits_overcommitted_parent_protection() {
-        // Two children claim 300 under a parent that has only 150 effective: each gets half.
-        assert_eq!(effective_protection(200, 400, 150, 150, 300, false), 100);
+        // Children claim 300 under a parent that has only 150 effective: each child's claim
+        // is scaled by 150/300.
+        assert_eq!(effective_protection(200, 400, 150, 150, 300, false), 75);
         // Within budget: protected = min(usage, setting).
         assert_eq!(effective_protection(200, 400, 150, 500, 300, false), 150);
         // Recursive protection hands the unclaimed rest out by unprotected usage.

@@ -546,7 +546,7 @@ seed = 42
         assert_eq!(e.key, "workload[0].cgroup");
         let e = parse(&EXAMPLE.replace("zipf:0.8", "zipf")).unwrap_err();
         assert_eq!(e.key, "workload[0].distribution");
-        assert_eq!(e.line, Some(19));
+        assert_eq!(e.line, Some(18));
         let e = parse("[machine\nmemory=1").unwrap_err();
         assert_eq!(e.line, Some(1));
     }
