@@ -143,13 +143,12 @@ pub fn filemap_read<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaSt
 
 /// filemap_get_read_batch(): the run of cached pages from `idx`, ending after a page that
 /// is PG_readahead or still being read.
-fn read_batch_end(mm: &Mm, f: FileRef, idx: u64, end: u64) -> u64 {
+fn read_batch_end(mm: &mut Mm, f: FileRef, idx: u64, end: u64) -> u64 {
     let mut i = idx;
     while i < end {
         let Some(pfn) = mm.space.resident(f.base + i as Vpn) else { break };
         i += 1;
-        let fl = mm.folios.get(pfn).flags;
-        if fl & (pg::READAHEAD | pg::LOCKED) != 0 {
+        if mm.folios.test(pfn, pg::READAHEAD) || !folio_trylock(mm, pfn) {
             break;
         }
     }

@@ -210,12 +210,11 @@ fn do_fault_around(mm: &mut Mm, f: FileRef, ra: &mut RaState, index: u64, advice
     let mut mapped_target = false;
     for i in start..end {
         let Some(pfn) = mm.space.resident(f.base + i as Vpn) else { continue };
-        let fl = mm.folios.get(pfn).flags;
-        if fl & (pg::LOCKED | pg::READAHEAD) != 0 {
+        if mm.folios.test(pfn, pg::READAHEAD) || !crate::filemap::folio_trylock(mm, pfn) {
             continue;
         }
         ra.mmap_miss = ra.mmap_miss.saturating_sub(1);
-        if fl & pg::MAPPED != 0 {
+        if mm.folios.test(pfn, pg::MAPPED) {
             continue;
         }
         map_page(mm, pfn, advice);
