@@ -65,24 +65,18 @@ pub fn folio_trylock(mm: &mut Mm, pfn: Pfn) -> bool {
     if !mm.folios.test(pfn, pg::LOCKED) {
         return true;
     }
-    let now = mm.now();
-    match mm.inflight.get(&pfn) {
-        Some(&done) if done > now => false,
-        _ => {
-            mm.inflight.remove(&pfn);
-            mm.folios.clear(pfn, pg::LOCKED);
-            true
-        }
+    if mm.read_done[pfn as usize] > mm.now() {
+        return false;
     }
+    mm.folios.clear(pfn, pg::LOCKED);
+    true
 }
 
 /// A page whose read is still in flight (PG_locked until the IO completes): wait for it.
 pub fn wait_on_folio_read(mm: &mut Mm, pfn: Pfn) {
     if mm.folios.test(pfn, pg::LOCKED) {
-        if let Some(&done) = mm.inflight.get(&pfn) {
-            mm.wait_until(done);
-        }
-        mm.inflight.remove(&pfn);
+        let done = mm.read_done[pfn as usize];
+        mm.wait_until(done);
         mm.folios.clear(pfn, pg::LOCKED);
     }
 }
@@ -92,8 +86,8 @@ pub fn wait_on_folio_read(mm: &mut Mm, pfn: Pfn) {
 /// filemap_create_folio(), and folio_mark_accessed() on the first page of each batch unless
 /// it is the page the previous read ended in.
 pub fn filemap_read<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaState, index: u64, npages: u64) -> bool {
-    let costs = mm.cfg.costs.clone();
-    mm.cpu(costs.syscall_ns);
+    let (syscall_ns, copy_page_ns) = (mm.cfg.costs.syscall_ns, mm.cfg.costs.copy_page_ns);
+    mm.cpu(syscall_ns);
     let end = (index + npages).min(f.pages);
     let mut idx = index;
     while idx < end {
@@ -117,28 +111,39 @@ pub fn filemap_read<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaSt
             }
         }
         let last = batch_end - 1;
-        // The batch holds references: async readahead's allocations cannot free these pages.
-        let batch: Vec<Pfn> = (idx..batch_end).map(|i| mm.space.resident(f.base + i as Vpn).expect("batch pages are cached")).collect();
-        for &pfn in &batch {
-            mm.folios.set(pfn, pg::PINNED);
-        }
-        if mm.folios.test(batch[batch.len() - 1], pg::READAHEAD) {
+        let last_pfn = mm.space.resident(f.base + last as Vpn).expect("batch pages are cached");
+        if mm.folios.test(last_pfn, pg::READAHEAD) {
+            // The batch holds references: async readahead's allocations cannot free it.
+            set_pinned(mm, f, idx, batch_end, true);
             page_cache_async_ra(mm, p, f, ra, last, end - last);
+            set_pinned(mm, f, idx, batch_end, false);
         }
-        for (i, &pfn) in (idx..batch_end).zip(&batch) {
-            mm.folios.clear(pfn, pg::PINNED);
+        for i in idx..batch_end {
+            let Some(pfn) = mm.space.resident(f.base + i as Vpn) else { return false };
             wait_on_folio_read(mm, pfn);
             let same_as_previous = i == idx && ra.prev_valid && ra.prev_index == i + 1;
             if !same_as_previous {
                 crate::swap::folio_mark_accessed(mm, p, pfn);
             }
-            mm.cpu(costs.copy_page_ns);
+            mm.cpu(copy_page_ns);
             ra.prev_index = i + 1;
             ra.prev_valid = true;
         }
         idx = batch_end;
     }
     true
+}
+
+fn set_pinned(mm: &mut Mm, f: FileRef, from: u64, to: u64, pinned: bool) {
+    for i in from..to {
+        if let Some(pfn) = mm.space.resident(f.base + i as Vpn) {
+            if pinned {
+                mm.folios.set(pfn, pg::PINNED);
+            } else {
+                mm.folios.clear(pfn, pg::PINNED);
+            }
+        }
+    }
 }
 
 /// filemap_get_read_batch(): the run of cached pages from `idx`, ending after a page that

@@ -143,6 +143,17 @@ impl AddressSpace {
         (v & 3 == TAG_RESIDENT).then_some((v >> TAG_BITS) as Pfn)
     }
 
+    /// Hints the CPU to fetch the entry of `vpn` (the simulator looks ahead in the access
+    /// stream; no effect on results).
+    #[inline(always)]
+    pub fn prefetch(&self, vpn: Vpn) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(e) = self.entries.get(vpn as usize) {
+            // SAFETY: prefetching a valid address has no observable effect.
+            unsafe { core::arch::x86_64::_mm_prefetch(e as *const u64 as *const i8, core::arch::x86_64::_MM_HINT_T0) };
+        }
+    }
+
     /// The object a page belongs to.
     #[inline]
     pub fn object_of(&self, vpn: Vpn) -> usize {

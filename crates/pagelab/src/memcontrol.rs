@@ -222,33 +222,41 @@ impl Memcgs {
     /// Models mm/page_counter.c: page_counter_try_charge(): charge the whole ancestor chain,
     /// failing at the first level that would exceed memory.max; returns that level.
     pub fn try_charge_counters(&mut self, memcg: MemcgId, nr: u64) -> Result<(), MemcgId> {
-        let chain: Vec<MemcgId> = self.ancestors(memcg).collect();
-        for (i, &c) in chain.iter().enumerate() {
+        let mut cur = Some(memcg);
+        while let Some(c) = cur {
             let cg = &mut self.cg[c as usize];
             if cg.usage + nr > cg.max {
-                for &undo in &chain[..i] {
-                    self.cg[undo as usize].usage -= nr;
+                // Undo the levels below the one that failed.
+                let mut undo = Some(memcg);
+                while let Some(u) = undo.filter(|&u| u != c) {
+                    self.cg[u as usize].usage -= nr;
+                    undo = self.cg[u as usize].parent;
                 }
                 return Err(c);
             }
             cg.usage += nr;
+            cur = cg.parent;
         }
         Ok(())
     }
 
     /// Models page_counter_charge(): charge past the limits (the force path).
     pub fn force_charge(&mut self, memcg: MemcgId, nr: u64) {
-        for c in self.ancestors(memcg).collect::<Vec<_>>() {
+        let mut cur = Some(memcg);
+        while let Some(c) = cur {
             self.cg[c as usize].usage += nr;
+            cur = self.cg[c as usize].parent;
         }
     }
 
     /// Models page_counter_uncharge() along the chain.
     pub fn uncharge_counters(&mut self, memcg: MemcgId, nr: u64) {
-        for c in self.ancestors(memcg).collect::<Vec<_>>() {
+        let mut cur = Some(memcg);
+        while let Some(c) = cur {
             let cg = &mut self.cg[c as usize];
             debug_assert!(cg.usage >= nr, "memcg {} usage underflow", cg.path);
             cg.usage = cg.usage.saturating_sub(nr);
+            cur = cg.parent;
         }
     }
 

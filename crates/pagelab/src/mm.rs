@@ -164,8 +164,8 @@ pub struct Mm {
     pub node: crate::vmscan::NodeState,
     /// swapin_nr_pages()'s global state for cluster readahead.
     pub swap_ra_global: crate::swap_state::SwapRaState,
-    /// Reads in flight: page -> completion time (PG_locked pages).
-    pub inflight: std::collections::HashMap<Pfn, u64>,
+    /// When the read of a PG_locked page completes, by frame.
+    pub read_done: Vec<u64>,
     /// Dirty page-cache pages in the order they were dirtied (for the flusher).
     pub dirty_fifo: std::collections::VecDeque<(Pfn, Vpn, u64)>,
     /// The flusher was asked to write everything (reclaim) or to background writeback.

@@ -72,8 +72,5 @@ pub fn free_folio(mm: &mut Mm, pfn: Pfn) {
     if mm.folios.test(pfn, pg::DIRTY) && !mm.folios.test(pfn, pg::SWAPBACKED) {
         mm.nr_dirty -= 1;
     }
-    if mm.folios.test(pfn, pg::LOCKED) {
-        mm.inflight.remove(&pfn);
-    }
     mm.folios.free(pfn);
 }

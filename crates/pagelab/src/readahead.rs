@@ -292,7 +292,7 @@ pub fn do_page_cache_ra<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, index: u6
         }
         // Locked from insertion until the read completes, so reclaim leaves it alone.
         mm.folios.set(pfn, pg::LOCKED);
-        mm.inflight.insert(pfn, u64::MAX);
+        mm.read_done[pfn as usize] = u64::MAX;
         inserted.push(pfn);
     }
     if inserted.is_empty() {
@@ -304,7 +304,7 @@ pub fn do_page_cache_ra<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, index: u6
     mm.count(crate::vmstat::Ev::PgpgIn, 4 * pages);
     // The pages stay locked (not uptodate) until the read completes.
     for pfn in inserted {
-        mm.inflight.insert(pfn, done);
+        mm.read_done[pfn as usize] = done;
     }
     RaIo { pages, done }
 }

@@ -20,6 +20,9 @@ use crate::vmscan::{kswapd_next, kswapd_step, NodeState};
 use crate::vmstat::Events;
 use crate::workingset::ShadowNodes;
 
+/// How many operations a task fetches ahead for prefetching.
+const LOOKAHEAD: usize = 4;
+
 /// One object as a task sees it.
 #[derive(Clone, Copy, Debug)]
 struct TaskObject {
@@ -34,7 +37,8 @@ pub struct Task {
     stream: JobStream,
     objects: Vec<TaskObject>,
     ra: Vec<RaState>,
-    pending: Option<Op>,
+    /// The next operations, fetched ahead so their page state can be prefetched.
+    ahead: VecDeque<Op>,
     pub ops: u64,
     pub fill_ops: u64,
     pub done: bool,
@@ -141,7 +145,7 @@ impl<P: Policy> Machine<P> {
                 stream: st,
                 objects,
                 ra,
-                pending: None,
+                ahead: VecDeque::with_capacity(LOOKAHEAD + 1),
                 ops: 0,
                 fill_ops: 0,
                 done: false,
@@ -200,7 +204,7 @@ impl<P: Policy> Machine<P> {
             kernel_pages: m.kernel_used_pages,
             node: NodeState::default(),
             swap_ra_global: SwapRaState::default(),
-            inflight: Default::default(),
+            read_done: vec![0; managed as usize],
             dirty_fifo: VecDeque::new(),
             wb_pending_all: false,
             wb_pending_background: false,
@@ -334,11 +338,36 @@ impl<P: Policy> Machine<P> {
 
     /// Performs the next operation of task `t`.
     fn step_task(&mut self, t: usize) {
-        let op = match self.tasks[t].pending.take().or_else(|| self.tasks[t].stream.next()) {
+        let op = match self.next_op(t) {
             Some(op) if !self.mm.tasks[t].killed => op,
             _ => return self.finish_task(t),
         };
         self.apply(t, op);
+    }
+
+    /// The task's next operation. The ones after it are fetched ahead and their page state
+    /// prefetched in two stages (the entry two operations ahead, the frame one ahead), so
+    /// the memory the simulator is about to touch is in cache when it gets there.
+    #[inline]
+    fn next_op(&mut self, t: usize) -> Option<Op> {
+        let task = &mut self.tasks[t];
+        while task.ahead.len() <= LOOKAHEAD {
+            match task.stream.next() {
+                Some(op) => task.ahead.push_back(op),
+                None => break,
+            }
+        }
+        let op = task.ahead.pop_front()?;
+        let vpn_of = |o: &Op| task.objects[o.object as usize].file.base + o.page as u32;
+        if let Some(o) = task.ahead.front() {
+            if let Some(pfn) = self.mm.space.resident(vpn_of(o)) {
+                self.mm.folios.prefetch(pfn);
+            }
+        }
+        if let Some(o) = task.ahead.get(LOOKAHEAD - 1) {
+            self.mm.space.prefetch(vpn_of(o));
+        }
+        Some(op)
     }
 
     /// Performs `op` for task `t` now, outside its stream (tests and trace replay use this);

@@ -99,7 +99,7 @@ pub struct Sampler {
 enum SamplerKind {
     Sequential,
     Uniform,
-    Gray { theta: f64, zetan: f64, zeta2: f64 },
+    Gray { zeta2: f64, zetan: f64, alpha: f64, eta: f64 },
     RejectionInversion(RejectionInversionZipf),
     Pareto { pow: f64 },
     Normal { stddev: f64 },
@@ -116,8 +116,11 @@ impl Sampler {
             Distribution::Uniform => SamplerKind::Uniform,
             Distribution::Zipf(theta) if theta < 1.0 => {
                 let terms = n.min(ZIPF_MAX_TERMS);
-                let zetan = (1..=terms).map(|i| (i as f64).powf(-theta)).sum();
-                SamplerKind::Gray { theta, zetan, zeta2: 1.0 + 0.5f64.powf(theta) }
+                let zetan: f64 = (1..=terms).map(|i| (i as f64).powf(-theta)).sum();
+                let zeta2 = 1.0 + 0.5f64.powf(theta);
+                let alpha = 1.0 / (1.0 - theta);
+                let eta = (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta2 / zetan);
+                SamplerKind::Gray { zeta2, zetan, alpha, eta }
             }
             Distribution::Zipf(theta) => SamplerKind::RejectionInversion(RejectionInversionZipf::new(n, theta)),
             Distribution::Pareto(h) => SamplerKind::Pareto { pow: h.ln() / (1.0 - h).ln() },
@@ -155,10 +158,9 @@ impl Sampler {
                 b
             }
             SamplerKind::Uniform => rng.below(n),
-            SamplerKind::Gray { theta, zetan, zeta2 } => {
+            SamplerKind::Gray { zeta2, zetan, alpha, eta } => {
                 // fio lib/zipf.c: zipf_next(), with a 32-bit uniform draw as fio's.
-                let alpha = 1.0 / (1.0 - theta);
-                let eta = (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta2 / zetan);
+                let (alpha, eta) = (*alpha, *eta);
                 let u = rng.next_u32() as f64 / u32::MAX as f64;
                 let z = u * zetan;
                 let v = if z < 1.0 {
