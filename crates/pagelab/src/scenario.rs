@@ -212,8 +212,12 @@ impl Scenario {
         }
         let de = toml::Value::Table(doc);
         let raw: ScenarioToml = serde_path_to_error::deserialize(de).map_err(|e| {
-            let key = e.path().to_string();
+            let mut key = e.path().to_string();
             let message = e.inner().message().to_string();
+            // An unknown field is reported at its table: name the field itself.
+            if let Some(field) = message.strip_prefix("unknown field `").and_then(|m| m.split('`').next()) {
+                key = if key == "." || key.is_empty() { field.to_string() } else { format!("{key}.{field}") };
+            }
             err(locate(text, &key), &key, message)
         })?;
         let located = |key: &str, message: String| err(locate(text, key), key, message);

@@ -67,6 +67,8 @@ pub struct Machine<P: Policy> {
     next_wb: u64,
     total_ops: u64,
     done_ops: u64,
+    /// Per task: keep its memory when it is done (`hold = true`).
+    hold: Vec<bool>,
 }
 
 impl<P: Policy> Machine<P> {
@@ -211,7 +213,9 @@ impl<P: Policy> Machine<P> {
         };
         let policy = make_policy(&mm);
         let interval = s.report_interval_ns;
+        let hold = tasks.iter().map(|t| s.workloads[t.workload].hold).collect();
         Ok(Machine {
+            hold,
             mm,
             policy,
             tasks,
@@ -429,7 +433,7 @@ impl<P: Policy> Machine<P> {
         task.done = true;
         task.end_ns = self.mm.tasks[t].clock;
         self.mm.actor = Actor::Task(t);
-        if !self.mm.tasks[t].killed {
+        if !self.mm.tasks[t].killed && !self.hold[t] {
             crate::oom_kill::exit_mmap(&mut self.mm, &mut self.policy, t);
         }
     }

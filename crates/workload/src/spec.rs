@@ -113,6 +113,8 @@ pub struct WorkloadToml {
     pub shared_file: Option<bool>,
     /// Modeled time before the first operation, e.g. "5s".
     pub start: Option<String>,
+    /// Keep the task's memory after its last operation (an idle process) instead of exiting.
+    pub hold: Option<bool>,
     #[serde(flatten)]
     pub defaults: PhaseToml,
     #[serde(default)]
@@ -144,6 +146,8 @@ pub struct Workload {
     pub jobs: u32,
     pub shared_file: bool,
     pub start_ns: u64,
+    /// The task stays alive, holding its memory, after its last operation.
+    pub hold: bool,
     pub phases: Vec<Phase>,
 }
 
@@ -198,6 +202,7 @@ impl WorkloadToml {
             jobs,
             shared_file: self.shared_file.unwrap_or(false),
             start_ns,
+            hold: self.hold.unwrap_or(false),
             phases,
         })
     }
