@@ -31,6 +31,15 @@ enum Cmd {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Compare runs side by side (mmtests compare-kernels style), the first as baseline.
+    Compare {
+        /// Reports written by `pagelab run --json`.
+        #[arg(required = true, num_args = 1..)]
+        reports: Vec<PathBuf>,
+        /// Column labels, one per report, in order (default: scenario/kernel-policy).
+        #[arg(long, value_delimiter = ',')]
+        labels: Vec<String>,
+    },
 }
 
 fn main() {
@@ -44,7 +53,20 @@ fn real_main() -> Result<()> {
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::Run { scenario, json, set, quiet } => run(&scenario, json.as_deref(), &set, quiet),
+        Cmd::Compare { reports, labels } => compare(&reports, &labels),
     }
+}
+
+fn compare(paths: &[PathBuf], labels: &[String]) -> Result<()> {
+    if !labels.is_empty() && labels.len() != paths.len() {
+        anyhow::bail!("--labels has {} labels for {} reports", labels.len(), paths.len());
+    }
+    let mut runs = paths.iter().map(|p| pagelab::compare::Run::load(p)).collect::<Result<Vec<_>, _>>().map_err(anyhow::Error::msg)?;
+    for (r, l) in runs.iter_mut().zip(labels) {
+        r.label = l.clone();
+    }
+    print!("{}", pagelab::compare::table(&runs, &pagelab::compare::default_rows()));
+    Ok(())
 }
 
 fn run(path: &std::path::Path, json: Option<&std::path::Path>, set: &[String], quiet: bool) -> Result<()> {

@@ -62,3 +62,24 @@ fn run_writes_json_with_the_kernel_counter_names() {
     let v: serde_json::Value = serde_json::from_slice(&set.stdout).unwrap();
     assert_eq!(v["ops"], 10);
 }
+
+#[test]
+fn compare_prints_seed_001_rows_for_two_runs() {
+    let p = write("cmp.toml", GOOD);
+    let dir = p.parent().unwrap();
+    let (a, b) = (dir.join("a.json"), dir.join("b.json"));
+    for (out, ops) in [(&a, "1000"), (&b, "500")] {
+        let st = pagelab().args(["run", "-q", "--json"]).arg(out).arg(&p).args(["--set", &format!("workload.r.ops={ops}")]).status().unwrap();
+        assert!(st.success());
+    }
+    let out = pagelab().arg("compare").arg(&a).arg(&b).args(["--labels", "full,half"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let t = String::from_utf8_lossy(&out.stdout);
+    for row in ["Scanned", "Reclaimed", "Reclaim efficiency %", "Scanned file", "Scanned anon", "Swapouts", "Swapins", "Refaults", "Restore refaults", "Total paging IO"] {
+        assert!(t.lines().any(|l| l.starts_with(row)), "no row {row}:\n{t}");
+    }
+    assert!(t.lines().next().unwrap().contains("full") && t.contains("half"));
+    let bad = pagelab().arg("compare").arg(&a).arg(dir.join("missing.json")).output().unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("missing.json"));
+}

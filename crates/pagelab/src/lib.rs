@@ -7,6 +7,7 @@
 //! Every rule that models the kernel names the kernel function it follows and the versions
 //! (5.7, 6.1, 6.12) whose behaviour it reproduces.
 
+pub mod compare;
 pub mod filemap;
 pub mod folio;
 pub mod invariants;

@@ -1,0 +1,160 @@
+//! Side-by-side comparison of runs in the style of mmtests' compare-kernels, the tables
+//! kernel developers post with reclaim patches: one column per run, each row a counter or a
+//! derived figure, the relative change against the first column in parentheses.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// What a comparison needs from a run's JSON report.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Run {
+    pub label: String,
+    pub vmstat: BTreeMap<String, f64>,
+    pub elapsed_s: f64,
+    pub throughput: f64,
+}
+
+impl Run {
+    /// Reads a report written by `pagelab run --json`.
+    pub fn load(path: &Path) -> Result<Run, String> {
+        let name = path.display();
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: cannot read: {e}"))?;
+        let v: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| format!("{name}:{}:{}: not a JSON report: {e}", e.line(), e.column()))?;
+        let vm = v
+            .get("vmstat")
+            .and_then(|x| x.as_object())
+            .ok_or_else(|| format!("{name}: no \"vmstat\" object (is it the output of `pagelab run --json`?)"))?;
+        let mut vmstat = BTreeMap::new();
+        for (k, x) in vm {
+            let n = x.as_f64().ok_or_else(|| format!("{name}: vmstat.{k} is not a number"))?;
+            vmstat.insert(k.clone(), n);
+        }
+        let num = |k: &str| v.get(k).and_then(|x| x.as_f64()).unwrap_or(0.0);
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let label = match (v.get("scenario").and_then(|x| x.as_str()), v.get("kernel").and_then(|x| x.as_str()), v.get("policy").and_then(|x| x.as_str())) {
+            (Some(s), Some(k), Some(p)) => format!("{s}/{k}-{p}"),
+            _ => stem,
+        };
+        Ok(Run { label, vmstat, elapsed_s: num("elapsed_s"), throughput: num("throughput_ops_s") })
+    }
+
+    fn get(&self, k: &str) -> f64 {
+        self.vmstat.get(k).copied().unwrap_or(0.0)
+    }
+}
+
+/// A row of the table: its label and how to compute it from a run.
+pub struct Row {
+    pub label: &'static str,
+    pub value: fn(&Run) -> f64,
+}
+
+fn scanned(r: &Run) -> f64 {
+    r.get("pgscan_anon") + r.get("pgscan_file")
+}
+fn reclaimed(r: &Run) -> f64 {
+    r.get("pgsteal_anon") + r.get("pgsteal_file")
+}
+fn refaults(r: &Run) -> f64 {
+    r.get("workingset_refault_anon") + r.get("workingset_refault_file")
+}
+
+/// The rows of seed 001's tables (Johannes Weiner's LRU balancing series), then time,
+/// throughput and the mmtests vmstat summary rows.
+pub fn default_rows() -> Vec<Row> {
+    vec![
+        Row { label: "Scanned", value: scanned },
+        Row { label: "Reclaimed", value: reclaimed },
+        Row { label: "Reclaim efficiency %", value: |r| if scanned(r) > 0.0 { reclaimed(r) * 100.0 / scanned(r) } else { 0.0 } },
+        Row { label: "Scanned file", value: |r| r.get("pgscan_file") },
+        Row { label: "Scanned anon", value: |r| r.get("pgscan_anon") },
+        Row { label: "Swapouts", value: |r| r.get("pswpout") },
+        Row { label: "Swapins", value: |r| r.get("pswpin") },
+        Row { label: "Refaults", value: refaults },
+        Row { label: "Restore refaults", value: |r| r.get("workingset_restore_anon") + r.get("workingset_restore_file") },
+        Row { label: "Total paging IO", value: |r| r.get("pswpout") + r.get("pswpin") + refaults(r) },
+        Row { label: "Elapsed (modeled s)", value: |r| r.elapsed_s },
+        Row { label: "Throughput ops/s", value: |r| r.throughput },
+        Row { label: "Major Faults", value: |r| r.get("pgmajfault") },
+        Row { label: "Kswapd pages scanned", value: |r| r.get("pgscan_kswapd") },
+        Row { label: "Kswapd pages reclaimed", value: |r| r.get("pgsteal_kswapd") },
+        Row { label: "Direct pages scanned", value: |r| r.get("pgscan_direct") },
+        Row { label: "Direct pages reclaimed", value: |r| r.get("pgsteal_direct") },
+        Row {
+            label: "Kswapd efficiency %",
+            value: |r| if r.get("pgscan_kswapd") > 0.0 { r.get("pgsteal_kswapd") * 100.0 / r.get("pgscan_kswapd") } else { 0.0 },
+        },
+        Row { label: "Scan velocity (pages/s)", value: |r| if r.elapsed_s > 0.0 { scanned(r) / r.elapsed_s } else { 0.0 } },
+        Row { label: "Refaults activated", value: |r| r.get("workingset_activate_anon") + r.get("workingset_activate_file") },
+        Row { label: "Pages activated", value: |r| r.get("pgactivate") },
+        Row { label: "Pages deactivated", value: |r| r.get("pgdeactivate") },
+        Row { label: "Direct reclaim stalls", value: |r| r.get("allocstall") },
+    ]
+}
+
+/// The relative change of `v` against `base`, as the seeds print it: `( +12.34%)`, or blank
+/// parentheses when the base is zero and the value is not.
+pub fn change(base: f64, v: f64) -> String {
+    if base == 0.0 {
+        return if v == 0.0 { "( +0.00%)".into() } else { "(        )".into() };
+    }
+    let pct = (v - base) / base * 100.0;
+    format!("({}{:.2}%)", if pct >= 0.0 { " +" } else { " " }, pct)
+}
+
+/// The comparison table of `runs` (the first is the baseline).
+pub fn table(runs: &[Run], rows: &[Row]) -> String {
+    let label_w = rows.iter().map(|r| r.label.len()).max().unwrap_or(10).max(10);
+    let col_w = runs.iter().map(|r| r.label.len()).max().unwrap_or(10).max(25);
+    let mut out = String::new();
+    let _ = write!(out, "{:label_w$}", "");
+    for r in runs {
+        let _ = write!(out, " {:>col_w$}", r.label);
+    }
+    out.push('\n');
+    for row in rows {
+        let base = (row.value)(&runs[0]);
+        let _ = write!(out, "{:<label_w$}", row.label);
+        for r in runs {
+            let v = (row.value)(r);
+            let cell = format!("{:.2} {:>10}", v, change(base, v));
+            let _ = write!(out, " {cell:>col_w$}");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(label: &str, kv: &[(&str, f64)]) -> Run {
+        Run { label: label.into(), vmstat: kv.iter().map(|&(k, v)| (k.to_string(), v)).collect(), elapsed_s: 10.0, throughput: 100.0 }
+    }
+
+    #[test]
+    fn changes_print_like_the_seed_tables() {
+        assert_eq!(change(417719308.0, 64091155.0), "( -84.66%)");
+        assert_eq!(change(100.0, 112.5), "( +12.50%)");
+        assert_eq!(change(0.0, 0.0), "( +0.00%)");
+        assert_eq!(change(0.0, 4880037.0), "(        )");
+    }
+
+    #[test]
+    fn derived_rows_follow_seed_001() {
+        // Test 2 of seed 001 (kernel build, 5.7-rc5-mm): the total is swapouts + swapins + refaults.
+        let r = run(
+            "5.7",
+            &[("pswpout", 185920.0), ("pswpin", 34583.0), ("workingset_refault_file", 212664.0), ("pgscan_file", 354682.0), ("pgscan_anon", 465381.0)],
+        );
+        let rows = default_rows();
+        let get = |l: &str| (rows.iter().find(|x| x.label == l).unwrap().value)(&r);
+        assert_eq!(get("Total paging IO"), 433167.0);
+        assert_eq!(get("Scanned"), 354682.0 + 465381.0);
+        let t = table(&[r.clone(), r], &rows);
+        assert!(t.contains("Total paging IO") && t.contains("433167.00"), "{t}");
+    }
+}
