@@ -31,6 +31,29 @@ enum Cmd {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Run a scenario for every combination of values (in parallel) and tabulate the counters.
+    Sweep {
+        /// The scenario file (TOML).
+        scenario: PathBuf,
+        /// A swept key and its values, e.g. --vary machine.memory=256M,512M,1G (repeatable:
+        /// the sweep is the cartesian product).
+        #[arg(long = "vary", value_name = "KEY=V1,V2,...", required = true)]
+        vary: Vec<String>,
+        /// Fixed overrides applied to every point.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Worker threads (default: all cores); results do not depend on it.
+        #[arg(long, default_value_t = 0)]
+        threads: usize,
+        /// Write every point's full report as a JSON array.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Write one CSV row per point: the swept values, then every vmstat counter.
+        #[arg(long)]
+        csv: Option<PathBuf>,
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Compare runs side by side (mmtests compare-kernels style), the first as baseline.
     Compare {
         /// Reports written by `pagelab run --json`.
@@ -54,7 +77,80 @@ fn real_main() -> Result<()> {
     match cli.cmd {
         Cmd::Run { scenario, json, set, quiet } => run(&scenario, json.as_deref(), &set, quiet),
         Cmd::Compare { reports, labels } => compare(&reports, &labels),
+        Cmd::Sweep { scenario, vary, set, threads, json, csv, quiet } => {
+            sweep(&scenario, &vary, &set, threads, json.as_deref(), csv.as_deref(), quiet)
+        }
     }
+}
+
+fn sweep(
+    path: &std::path::Path,
+    vary: &[String],
+    set: &[String],
+    threads: usize,
+    json: Option<&std::path::Path>,
+    csv: Option<&std::path::Path>,
+    quiet: bool,
+) -> Result<()> {
+    use pagelab::sweep::{points, run, Axis};
+    let axes = vary.iter().map(|v| Axis::parse(v)).collect::<Result<Vec<_>, _>>().map_err(anyhow::Error::msg)?;
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let name = path.file_stem().map_or("scenario".into(), |s| s.to_string_lossy().into_owned());
+    let n = points(&axes).len() as u64;
+    let bar = if quiet || !std::io::stderr().is_terminal() { ProgressBar::hidden() } else { ProgressBar::new(n) };
+    let results = run(&text, &path.display().to_string(), &name, set, &axes, threads, &|| bar.inc(1))?;
+    bar.finish_and_clear();
+    let keys = ["workingset_refault_file", "workingset_refault_anon", "pgscan_file", "pgscan_anon", "pgsteal_file", "pgsteal_anon", "pswpout", "pswpin"];
+    if !quiet {
+        print!("{:<36}", "point");
+        for k in keys {
+            print!(" {:>14}", k.trim_start_matches("workingset_"));
+        }
+        println!(" {:>10} {:>12}", "elapsed s", "ops/s");
+        for (p, r) in &results {
+            print!("{:<36}", p.label());
+            match r {
+                Ok(r) => {
+                    for k in keys {
+                        print!(" {:>14}", r.vmstat[k]);
+                    }
+                    println!(" {:>10.3} {:>12.0}", r.elapsed_s, r.throughput_ops_s);
+                }
+                Err(e) => println!(" failed: {e}"),
+            }
+        }
+    }
+    if let Some(out) = json {
+        let v: Vec<serde_json::Value> = results
+            .iter()
+            .map(|(p, r)| {
+                let point: serde_json::Map<String, serde_json::Value> =
+                    p.overrides.iter().map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone()))).collect();
+                match r {
+                    Ok(r) => serde_json::json!({"point": point, "report": r}),
+                    Err(e) => serde_json::json!({"point": point, "error": e}),
+                }
+            })
+            .collect();
+        std::fs::write(out, serde_json::to_string_pretty(&v)? + "\n").with_context(|| format!("cannot write {}", out.display()))?;
+    }
+    if let Some(out) = csv {
+        let mut text = String::new();
+        let counters: Vec<String> = results.iter().find_map(|(_, r)| r.as_ref().ok()).map(|r| r.vmstat.keys().cloned().collect()).unwrap_or_default();
+        let head: Vec<String> = axes.iter().map(|a| a.key.clone()).chain(["elapsed_s".into(), "ops".into(), "throughput_ops_s".into()]).chain(counters.iter().cloned()).collect();
+        text += &head.join(",");
+        text.push('\n');
+        for (p, r) in &results {
+            let Ok(r) = r else { continue };
+            let mut row: Vec<String> = p.overrides.iter().map(|(_, v)| v.clone()).collect();
+            row.extend([r.elapsed_s.to_string(), r.ops.to_string(), r.throughput_ops_s.to_string()]);
+            row.extend(counters.iter().map(|k| r.vmstat.get(k).copied().unwrap_or(0).to_string()));
+            text += &row.join(",");
+            text.push('\n');
+        }
+        std::fs::write(out, text).with_context(|| format!("cannot write {}", out.display()))?;
+    }
+    Ok(())
 }
 
 fn compare(paths: &[PathBuf], labels: &[String]) -> Result<()> {

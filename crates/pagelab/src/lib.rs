@@ -27,6 +27,7 @@ pub mod sim;
 pub mod swap;
 pub mod swap_state;
 pub mod swapfile;
+pub mod sweep;
 pub mod time;
 pub mod vmscan;
 pub mod vmstat;

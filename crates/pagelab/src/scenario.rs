@@ -53,6 +53,23 @@ impl PolicyKind {
     }
 }
 
+/// A value written as a string or a bare number (`kernel = 6.12` from `--set`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+enum Text {
+    Str(String),
+    Num(f64),
+}
+
+impl Text {
+    fn text(&self) -> String {
+        match self {
+            Text::Str(s) => s.clone(),
+            Text::Num(n) => n.to_string(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SwapToml {
@@ -64,7 +81,7 @@ struct SwapToml {
 #[serde(deny_unknown_fields)]
 struct MachineToml {
     memory: Option<String>,
-    kernel: Option<String>,
+    kernel: Option<Text>,
     policy: Option<PolicyKind>,
     swap: Option<SwapToml>,
     /// The device files live on.
@@ -354,7 +371,8 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
     if memory_pages > u32::MAX as u64 / 2 {
         return Err(err("machine.memory", "is larger than pagelab's 8 TiB limit".into()));
     }
-    let kernel = Kernel::parse(m.kernel.as_deref().unwrap_or("6.1")).map_err(|e| err("machine.kernel", e))?;
+    let kernel_text = m.kernel.as_ref().map_or("6.1".to_string(), Text::text);
+    let kernel = Kernel::parse(&kernel_text).map_err(|e| err("machine.kernel", e))?;
     let policy = m.policy.unwrap_or(PolicyKind::Classic);
     if policy == PolicyKind::Mglru && kernel == Kernel::V5_7 {
         return Err(err("machine.policy", "MGLRU needs kernel 6.1 or 6.12 (5.7 predates it)".into()));

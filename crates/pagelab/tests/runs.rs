@@ -82,3 +82,24 @@ ops = 1
     assert!(m.mm.tasks[1].killed && !m.mm.tasks[0].killed);
     assert_eq!(m.tasks[0].ops, 20000, "the other task runs to completion");
 }
+
+#[test]
+fn a_parallel_sweep_equals_the_same_sweep_on_one_thread() {
+    let axes = [
+        pagelab::sweep::Axis::parse("cgroup./test.max=16M,24M,32M").unwrap(),
+        pagelab::sweep::Axis::parse("machine.kernel=6.1,6.12").unwrap(),
+    ];
+    let base = ["workload.fio-zipf.ops=15000".to_string()];
+    let json = |threads| {
+        pagelab::sweep::run(EXAMPLE, "example.toml", "fio-zipf", &base, &axes, threads, &|| {})
+            .unwrap()
+            .into_iter()
+            .map(|(p, r)| (p.label(), serde_json::to_string(&r.unwrap()).unwrap()))
+            .collect::<Vec<_>>()
+    };
+    let one = json(1);
+    let many = json(4);
+    assert_eq!(one.len(), 6);
+    assert_eq!(one, many);
+    assert_ne!(one[0].1, one[2].1, "the limit changes the run");
+}
