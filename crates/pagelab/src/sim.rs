@@ -69,6 +69,14 @@ pub struct Machine<P: Policy> {
     done_ops: u64,
     /// Per task: keep its memory when it is done (`hold = true`).
     hold: Vec<bool>,
+    /// Per workload: the timing limits of its tasks.
+    workloads: Vec<WorkloadTiming>,
+}
+
+/// A workload's runtime and rate limit.
+struct WorkloadTiming {
+    runtime: Option<u64>,
+    op_interval: u64,
 }
 
 impl<P: Policy> Machine<P> {
@@ -155,7 +163,7 @@ impl<P: Policy> Machine<P> {
                 end_ns: w.start_ns,
             });
         }
-        let total_ops = tasks.iter().map(|t| t.stream.remaining()).sum();
+        let total_ops = tasks.iter().fold(0u64, |a, t| a.saturating_add(t.stream.remaining()));
         let nr_memcgs = memcgs.cg.len();
         let swap = Swap::new(m.swap_device, m.swap_pages);
         let swap_nodes = ShadowNodes::new((swap.total() as usize).div_ceil(64), nr_memcgs);
@@ -214,8 +222,10 @@ impl<P: Policy> Machine<P> {
         let policy = make_policy(&mm);
         let interval = s.report_interval_ns;
         let hold = tasks.iter().map(|t| s.workloads[t.workload].hold).collect();
+        let workloads = s.workloads.iter().map(|w| WorkloadTiming { runtime: w.runtime_ns, op_interval: w.op_interval_ns }).collect();
         Ok(Machine {
             hold,
+            workloads,
             mm,
             policy,
             tasks,
@@ -342,6 +352,17 @@ impl<P: Policy> Machine<P> {
 
     /// Performs the next operation of task `t`.
     fn step_task(&mut self, t: usize) {
+        let w = &self.workloads[self.tasks[t].workload];
+        if w.runtime.is_some_and(|r| self.mm.tasks[t].clock >= self.tasks[t].start_ns + r) {
+            return self.finish_task(t);
+        }
+        if w.op_interval > 0 {
+            // rate_iops: the next operation starts no earlier than its slot.
+            let n = self.tasks[t].ops + self.tasks[t].fill_ops;
+            let slot = self.tasks[t].start_ns + n * w.op_interval;
+            let c = &mut self.mm.tasks[t].clock;
+            *c = (*c).max(slot);
+        }
         let op = match self.next_op(t) {
             Some(op) if !self.mm.tasks[t].killed => op,
             _ => return self.finish_task(t),

@@ -131,7 +131,7 @@ impl JobStream {
 
     /// Operations still to come, fills included.
     pub fn remaining(&self) -> u64 {
-        self.phases[self.current.min(self.phases.len())..].iter().map(|p| p.ops_left + p.fill_left).sum()
+        self.phases[self.current.min(self.phases.len())..].iter().fold(0u64, |a, p| a.saturating_add(p.ops_left).saturating_add(p.fill_left))
     }
 }
 

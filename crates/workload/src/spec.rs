@@ -115,6 +115,11 @@ pub struct WorkloadToml {
     pub start: Option<String>,
     /// Keep the task's memory after its last operation (an idle process) instead of exiting.
     pub hold: Option<bool>,
+    /// Stop after this much modeled time, e.g. "30s" (fio's time_based runtime); operations
+    /// repeat until then unless `ops` bounds them.
+    pub runtime: Option<String>,
+    /// At most this many operations per modeled second (fio's rate_iops).
+    pub rate_iops: Option<u64>,
     #[serde(flatten)]
     pub defaults: PhaseToml,
     #[serde(default)]
@@ -148,6 +153,10 @@ pub struct Workload {
     pub start_ns: u64,
     /// The task stays alive, holding its memory, after its last operation.
     pub hold: bool,
+    /// The task stops issuing operations this long after its start.
+    pub runtime_ns: Option<u64>,
+    /// Minimum modeled time between the starts of two operations (from rate_iops).
+    pub op_interval_ns: u64,
     pub phases: Vec<Phase>,
 }
 
@@ -183,8 +192,18 @@ impl WorkloadToml {
             Some(s) => parse_duration_ns(s).map_err(|m| err("start", m))?,
             None => 0,
         };
+        let runtime_ns = match &self.runtime {
+            Some(s) => Some(parse_duration_ns(s).map_err(|m| err("runtime", m))?),
+            None => None,
+        };
+        let op_interval_ns = match self.rate_iops {
+            Some(0) => return Err(err("rate_iops", "must be at least 1")),
+            Some(r) => 1_000_000_000 / r,
+            None => 0,
+        };
+        let unbounded = runtime_ns.is_some();
         let phases = if self.phase.is_empty() {
-            vec![resolve_phase(&self.defaults, &PhaseToml::default(), &name, "")?]
+            vec![resolve_phase(&self.defaults, &PhaseToml::default(), &name, "", unbounded)?]
         } else {
             if self.defaults.ops.is_some() && self.phase.iter().all(|p| p.ops.is_some()) {
                 return Err(err("ops", "is set both for the workload and for every phase; set it in one place"));
@@ -192,7 +211,7 @@ impl WorkloadToml {
             self.phase
                 .iter()
                 .enumerate()
-                .map(|(i, p)| resolve_phase(&self.defaults, p, &name, &format!("phase[{i}].")))
+                .map(|(i, p)| resolve_phase(&self.defaults, p, &name, &format!("phase[{i}]."), unbounded))
                 .collect::<Result<Vec<_>, _>>()?
         };
         Ok(Workload {
@@ -203,12 +222,15 @@ impl WorkloadToml {
             shared_file: self.shared_file.unwrap_or(false),
             start_ns,
             hold: self.hold.unwrap_or(false),
+            runtime_ns,
+            op_interval_ns,
             phases,
         })
     }
 }
 
-fn resolve_phase(d: &PhaseToml, p: &PhaseToml, name: &str, prefix: &str) -> Result<Phase, SpecError> {
+/// `unbounded`: the workload runs for a time, so a phase without `ops` repeats until then.
+fn resolve_phase(d: &PhaseToml, p: &PhaseToml, name: &str, prefix: &str, unbounded: bool) -> Result<Phase, SpecError> {
     macro_rules! pick {
         ($f:ident) => {
             p.$f.clone().or_else(|| d.$f.clone())
@@ -252,7 +274,7 @@ fn resolve_phase(d: &PhaseToml, p: &PhaseToml, name: &str, prefix: &str) -> Resu
         Some(t) => Distribution::parse(&t).map_err(|m| err(key("distribution"), m))?,
         None => Distribution::Uniform,
     };
-    let ops = pick!(ops).unwrap_or(object_pages / block_pages);
+    let ops = pick!(ops).unwrap_or(if unbounded { u64::MAX } else { object_pages / block_pages });
     let read_ratio = pick!(read_ratio).unwrap_or(kind.default_read_ratio());
     if !(0.0..=1.0).contains(&read_ratio) {
         return Err(err(key("read_ratio"), "must be between 0 and 1"));
