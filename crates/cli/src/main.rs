@@ -54,6 +54,21 @@ enum Cmd {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Run the seeds' experiments (a manifest of scenarios and before/after settings) and
+    /// print a comparison table for each.
+    Seeds {
+        /// The manifest.
+        #[arg(long, default_value = "examples/seeds/experiments.toml")]
+        manifest: PathBuf,
+        /// Only these experiment ids (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
+        #[arg(long, default_value_t = 0)]
+        threads: usize,
+        /// Write each run's report as DIR/<experiment>-<run>.json.
+        #[arg(long)]
+        json_dir: Option<PathBuf>,
+    },
     /// Compare runs side by side (mmtests compare-kernels style), the first as baseline.
     Compare {
         /// Reports written by `pagelab run --json`.
@@ -66,6 +81,13 @@ enum Cmd {
 }
 
 fn main() {
+    // Die quietly when the reader of our output goes away (`pagelab seeds | head`), as Unix
+    // tools do, instead of panicking on a broken pipe.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of a signal at start-up.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     if let Err(e) = real_main() {
         eprintln!("pagelab: {e:#}");
         std::process::exit(1);
@@ -77,6 +99,7 @@ fn real_main() -> Result<()> {
     match cli.cmd {
         Cmd::Run { scenario, json, set, quiet } => run(&scenario, json.as_deref(), &set, quiet),
         Cmd::Compare { reports, labels } => compare(&reports, &labels),
+        Cmd::Seeds { manifest, only, threads, json_dir } => seeds(&manifest, &only, threads, json_dir.as_deref()),
         Cmd::Sweep { scenario, vary, set, threads, json, csv, quiet } => {
             sweep(&scenario, &vary, &set, threads, json.as_deref(), csv.as_deref(), quiet)
         }
@@ -149,6 +172,43 @@ fn sweep(
             text.push('\n');
         }
         std::fs::write(out, text).with_context(|| format!("cannot write {}", out.display()))?;
+    }
+    Ok(())
+}
+
+fn seeds(manifest: &std::path::Path, only: &[String], threads: usize, json_dir: Option<&std::path::Path>) -> Result<()> {
+    let mut exps = pagelab::experiments::load(manifest).map_err(anyhow::Error::msg)?;
+    if !only.is_empty() {
+        for id in only {
+            if !exps.iter().any(|e| &e.id == id) {
+                anyhow::bail!("{}: no experiment `{id}`", manifest.display());
+            }
+        }
+        exps.retain(|e| only.contains(&e.id));
+    }
+    let total: usize = exps.iter().map(|e| e.runs.len()).sum();
+    let bar = if std::io::stderr().is_terminal() {
+        let b = ProgressBar::new(total as u64);
+        b.set_style(ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} runs ({elapsed})")?.progress_chars("=> "));
+        b.set_message("seeds");
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let outcomes = pagelab::experiments::run(&exps, threads, &|| bar.inc(1)).map_err(anyhow::Error::msg)?;
+    bar.finish_and_clear();
+    for o in &outcomes {
+        println!("{}", o.table());
+        if let Some(dir) = json_dir {
+            std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            for (spec, r) in o.experiment.runs.iter().zip(&o.reports) {
+                if let Ok(r) = r {
+                    let slug: String = spec.label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' }).collect();
+                    let p = dir.join(format!("{}-{slug}.json", o.experiment.id));
+                    std::fs::write(&p, serde_json::to_string_pretty(r)? + "\n").with_context(|| format!("cannot write {}", p.display()))?;
+                }
+            }
+        }
     }
     Ok(())
 }

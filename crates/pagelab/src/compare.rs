@@ -40,6 +40,16 @@ impl Run {
         Ok(Run { label, vmstat, elapsed_s: num("elapsed_s"), throughput: num("throughput_ops_s") })
     }
 
+    /// A run from a report in memory.
+    pub fn from_report(label: &str, r: &crate::Report) -> Run {
+        Run {
+            label: label.to_string(),
+            vmstat: r.vmstat.iter().map(|(k, &v)| (k.clone(), v as f64)).collect(),
+            elapsed_s: r.elapsed_s,
+            throughput: r.throughput_ops_s,
+        }
+    }
+
     fn get(&self, k: &str) -> f64 {
         self.vmstat.get(k).copied().unwrap_or(0.0)
     }
