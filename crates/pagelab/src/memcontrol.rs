@@ -103,6 +103,8 @@ pub struct Memcgs {
     pub cg: Vec<Memcg>,
     /// Pre-order: a parent before its children (mem_cgroup_iter order).
     pub preorder: Vec<MemcgId>,
+    /// Each memcg's subtree in pre-order (the tree is fixed once built).
+    subtrees: Vec<Vec<MemcgId>>,
     /// Per-CPU charge stock (one CPU): the cached memcg and its pre-charged pages.
     stock: Option<(MemcgId, u64)>,
     pub rstat_mode: RstatMode,
@@ -132,6 +134,7 @@ impl Memcgs {
         let mut m = Memcgs {
             cg: vec![root],
             preorder: Vec::new(),
+            subtrees: Vec::new(),
             stock: None,
             rstat_mode,
             kernel,
@@ -162,7 +165,8 @@ impl Memcgs {
             m.cg.push(Memcg::new(id, s.path.clone(), Some(parent), s.max, s.high, s.low, s.min));
             m.cg[parent as usize].children.push(id);
         }
-        m.preorder = m.subtree(ROOT_MEMCG);
+        m.subtrees = (0..m.cg.len()).map(|c| m.walk_subtree(c as MemcgId)).collect();
+        m.preorder = m.subtrees[ROOT_MEMCG as usize].clone();
         Ok(m)
     }
 
@@ -180,7 +184,12 @@ impl Memcgs {
     }
 
     /// `id` and its descendants in pre-order (mem_cgroup_iter's walk).
-    pub fn subtree(&self, id: MemcgId) -> Vec<MemcgId> {
+    #[inline]
+    pub fn subtree(&self, id: MemcgId) -> &[MemcgId] {
+        &self.subtrees[id as usize]
+    }
+
+    fn walk_subtree(&self, id: MemcgId) -> Vec<MemcgId> {
         let mut out = Vec::new();
         let mut stack = vec![id];
         while let Some(c) = stack.pop() {
@@ -402,7 +411,7 @@ impl Memcgs {
 
     /// Flushes the subtree of `memcg`: publishes exact hierarchical values.
     fn flush_subtree(&mut self, memcg: MemcgId, now: u64) {
-        let order = self.subtree(memcg);
+        let order = std::mem::take(&mut self.subtrees[memcg as usize]);
         for &c in order.iter().rev() {
             let mut v = self.cg[c as usize].rstat_local;
             for &ch in &self.cg[c as usize].children {
@@ -414,6 +423,7 @@ impl Memcgs {
             cg.rstat_flushed = v;
             cg.rstat_pending = 0;
         }
+        self.subtrees[memcg as usize] = order;
         if memcg == ROOT_MEMCG {
             self.last_flush_ns = now;
             self.flush_threshold = 0;
@@ -456,7 +466,7 @@ impl Memcgs {
     /// The subtree sums of the event counters (memory.stat shows hierarchical events).
     pub fn hierarchical_events(&self, memcg: MemcgId) -> Events {
         let mut e = Events::default();
-        for c in self.subtree(memcg) {
+        for &c in self.subtree(memcg) {
             e.add_all(&self.cg[c as usize].events);
         }
         e

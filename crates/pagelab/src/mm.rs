@@ -166,6 +166,8 @@ pub struct Mm {
     pub swap_ra_global: crate::swap_state::SwapRaState,
     /// When the read of a PG_locked page completes, by frame.
     pub read_done: Vec<u64>,
+    /// A reusable buffer for the pages one readahead inserts.
+    pub ra_scratch: Vec<Pfn>,
     /// Dirty page-cache pages in the order they were dirtied (for the flusher).
     pub dirty_fifo: std::collections::VecDeque<(Pfn, Vpn, u64)>,
     /// The flusher was asked to write everything (reclaim) or to background writeback.

@@ -280,7 +280,8 @@ pub fn do_page_cache_ra<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, index: u6
         return RaIo::default();
     }
     let nr = nr.min(f.pages - index);
-    let mut inserted = Vec::new();
+    let mut inserted = std::mem::take(&mut mm.ra_scratch);
+    inserted.clear();
     for i in 0..nr {
         let vpn = f.vpn(index + i);
         if matches!(mm.space.get(vpn), Entry::Resident(_)) {
@@ -295,17 +296,19 @@ pub fn do_page_cache_ra<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, index: u6
         mm.read_done[pfn as usize] = u64::MAX;
         inserted.push(pfn);
     }
-    if inserted.is_empty() {
+    let pages = inserted.len() as u64;
+    if pages == 0 {
+        mm.ra_scratch = inserted;
         return RaIo::default();
     }
-    let pages = inserted.len() as u64;
     let now = mm.now();
     let done = mm.file_dev.submit(now, pages, false);
     mm.count(crate::vmstat::Ev::PgpgIn, 4 * pages);
     // The pages stay locked (not uptodate) until the read completes.
-    for pfn in inserted {
+    for &pfn in &inserted {
         mm.read_done[pfn as usize] = done;
     }
+    mm.ra_scratch = inserted;
     RaIo { pages, done }
 }
 

@@ -215,6 +215,7 @@ impl<P: Policy> Machine<P> {
             node: NodeState::default(),
             swap_ra_global: SwapRaState::default(),
             read_done: vec![0; managed as usize],
+            ra_scratch: Vec::with_capacity(64),
             dirty_fifo: VecDeque::new(),
             wb_pending_all: false,
             wb_pending_background: false,

@@ -231,10 +231,11 @@ pub fn shrink_node<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanControl) {
 /// walks them all; 6.12 resumes a shared iterator and stops once the target is met (except
 /// for kswapd and full-walk retries).
 pub fn shrink_node_memcgs<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanControl) {
-    let order = mm.memcgs.subtree(sc.target);
+    let n = mm.memcgs.subtree(sc.target).len();
     let partial = mm.cfg.kernel >= Kernel::V6_12 && !sc.is_kswapd() && !sc.memcg_full_walk;
-    let start = if partial { memcg_cursor(mm, sc.target) % order.len() } else { 0 };
-    for (i, &memcg) in order.iter().enumerate().skip(start) {
+    let start = if partial { memcg_cursor(mm, sc.target) % n } else { 0 };
+    for i in start..n {
+        let memcg = mm.memcgs.subtree(sc.target)[i];
         mm.memcgs.calculate_protection(sc.target, memcg, mm.cfg.memory_recursiveprot);
         if mm.memcgs.below_min(memcg) {
             continue;
@@ -354,19 +355,25 @@ pub fn shrink_folio_list<P: Policy>(
     ignore_references: bool,
 ) -> u64 {
     let mut reclaimed = 0;
-    let mut survivors = Vec::with_capacity(list.len());
-    let costs = mm.cfg.costs.clone();
-    for &pfn in list.iter() {
+    let (scan_ns, reclaim_ns) = (mm.cfg.costs.scan_page_ns, mm.cfg.costs.reclaim_page_ns);
+    // Survivors are compacted to the front of `list`, in order.
+    let mut kept = 0;
+    for i in 0..list.len() {
+        let pfn = list[i];
+        let mut survive = |list: &mut Vec<Pfn>| {
+            list[kept] = pfn;
+            kept += 1;
+        };
         if !crate::filemap::folio_trylock(mm, pfn) {
-            survivors.push(pfn);
+            survive(list);
             continue;
         }
         sc.nr_scanned += 1;
-        mm.cpu(costs.scan_page_ns);
+        mm.cpu(scan_ns);
         match shrink_one_folio(mm, p, pfn, sc, stat, ignore_references) {
             Verdict::Freed => {
                 reclaimed += 1;
-                mm.cpu(costs.reclaim_page_ns);
+                mm.cpu(reclaim_ns);
             }
             Verdict::Activate => {
                 if mm.folios.test(pfn, pg::SWAPCACHE) && mm.swap.full() {
@@ -378,13 +385,13 @@ pub fn shrink_folio_list<P: Policy>(
                 mm.folios.set(pfn, pg::ACTIVE);
                 stat.nr_activate[ty] += 1;
                 mm.count_memcg(memcg, Ev::PgActivate, 1);
-                survivors.push(pfn);
+                survive(list);
             }
-            Verdict::Keep => survivors.push(pfn),
+            Verdict::Keep => survive(list),
         }
     }
     mm.count(Ev::PgActivate, stat.nr_activate[0] + stat.nr_activate[1]);
-    *list = survivors;
+    list.truncate(kept);
     reclaimed
 }
 

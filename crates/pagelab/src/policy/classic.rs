@@ -21,6 +21,8 @@ use crate::workingset::{classic_eviction, classic_refault, workingset_activation
 #[derive(Clone, Debug)]
 pub struct Classic {
     lists: Vec<[List; 5]>,
+    /// A reusable buffer for isolated folios.
+    scratch: Vec<Pfn>,
 }
 
 /// The anon/file balance chosen by get_scan_count().
@@ -34,7 +36,7 @@ pub enum ScanBalance {
 
 impl Classic {
     pub fn new(nr_memcgs: usize) -> Classic {
-        Classic { lists: vec![[List::default(); 5]; nr_memcgs] }
+        Classic { lists: vec![[List::default(); 5]; nr_memcgs], scratch: Vec::with_capacity(SWAP_CLUSTER_MAX as usize) }
     }
 
     /// The list a folio belongs on (`folio_lru_list()`).
@@ -82,7 +84,8 @@ impl Classic {
     /// unmapping is not allowed rotate to the head. Returns the taken folios, oldest first,
     /// and the number scanned.
     fn isolate_lru_folios(&mut self, mm: &mut Mm, memcg: MemcgId, lru: Lru, nr_to_scan: u64, sc: &ScanControl) -> (Vec<Pfn>, u64) {
-        let mut taken = Vec::with_capacity(nr_to_scan.min(SWAP_CLUSTER_MAX) as usize);
+        let mut taken = std::mem::take(&mut self.scratch);
+        taken.clear();
         let mut scan = 0;
         let list = &mut self.lists[memcg as usize][lru as usize];
         while scan < nr_to_scan && !list.is_empty() {
@@ -239,6 +242,7 @@ impl Classic {
         count_reclaim(mm, memcg, sc, sc.reclaimer.pgscan(), nr_scanned);
         mm.count(if file { Ev::PgScanFile } else { Ev::PgScanAnon }, nr_scanned);
         if nr_taken == 0 {
+            self.scratch = list;
             return 0;
         }
         if mm.cfg.kernel == Kernel::V5_7 {
@@ -258,6 +262,7 @@ impl Classic {
             crate::page_writeback::wakeup_flusher_threads(mm);
         }
         sc.nr.add_cycle(&stat, nr_taken, file);
+        self.scratch = list;
         reclaimed
     }
 
@@ -286,6 +291,7 @@ impl Classic {
             rs.recent_scanned[file as usize] += list.len() as u64;
             rs.recent_rotated[file as usize] += referenced;
         }
+        self.scratch = list;
     }
 }
 
