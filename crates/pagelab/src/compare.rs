@@ -13,7 +13,12 @@ pub struct Run {
     pub vmstat: BTreeMap<String, f64>,
     pub elapsed_s: f64,
     pub throughput: f64,
+    /// The model's own figures (rstat flushes, stale refault decisions, kswapd CPU).
+    pub model: BTreeMap<String, f64>,
 }
+
+/// The report's top-level numbers a comparison shows besides vmstat.
+const MODEL_FIELDS: [&str; 4] = ["rstat_flushes", "rstat_flushed_memcgs", "stale_refault_decisions", "kswapd_cpu_s"];
 
 impl Run {
     /// Reads a report written by `pagelab run --json`.
@@ -37,7 +42,8 @@ impl Run {
             (Some(s), Some(k), Some(p)) => format!("{s}/{k}-{p}"),
             _ => stem,
         };
-        Ok(Run { label, vmstat, elapsed_s: num("elapsed_s"), throughput: num("throughput_ops_s") })
+        let model = MODEL_FIELDS.iter().map(|&k| (k.to_string(), num(k))).collect();
+        Ok(Run { label, vmstat, elapsed_s: num("elapsed_s"), throughput: num("throughput_ops_s"), model })
     }
 
     /// A run from a report in memory.
@@ -47,7 +53,20 @@ impl Run {
             vmstat: r.vmstat.iter().map(|(k, &v)| (k.clone(), v as f64)).collect(),
             elapsed_s: r.elapsed_s,
             throughput: r.throughput_ops_s,
+            model: [
+                ("rstat_flushes", r.rstat_flushes as f64),
+                ("rstat_flushed_memcgs", r.rstat_flushed_memcgs as f64),
+                ("stale_refault_decisions", r.stale_refault_decisions as f64),
+                ("kswapd_cpu_s", r.kswapd_cpu_s),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
         }
+    }
+
+    fn model(&self, k: &str) -> f64 {
+        self.model.get(k).copied().unwrap_or(0.0)
     }
 
     fn get(&self, k: &str) -> f64 {
@@ -101,6 +120,10 @@ pub fn default_rows() -> Vec<Row> {
         Row { label: "Pages activated", value: |r| r.get("pgactivate") },
         Row { label: "Pages deactivated", value: |r| r.get("pgdeactivate") },
         Row { label: "Direct reclaim stalls", value: |r| r.get("allocstall") },
+        Row { label: "Kswapd CPU (modeled s)", value: |r| r.model("kswapd_cpu_s") },
+        Row { label: "rstat flushes", value: |r| r.model("rstat_flushes") },
+        Row { label: "rstat memcgs flushed", value: |r| r.model("rstat_flushed_memcgs") },
+        Row { label: "Stale refault decisions", value: |r| r.model("stale_refault_decisions") },
     ]
 }
 
@@ -142,7 +165,13 @@ mod tests {
     use super::*;
 
     fn run(label: &str, kv: &[(&str, f64)]) -> Run {
-        Run { label: label.into(), vmstat: kv.iter().map(|&(k, v)| (k.to_string(), v)).collect(), elapsed_s: 10.0, throughput: 100.0 }
+        Run {
+            label: label.into(),
+            vmstat: kv.iter().map(|&(k, v)| (k.to_string(), v)).collect(),
+            elapsed_s: 10.0,
+            throughput: 100.0,
+            model: BTreeMap::new(),
+        }
     }
 
     #[test]

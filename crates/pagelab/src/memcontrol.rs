@@ -88,6 +88,21 @@ pub struct Memcg {
     rstat_pending: u64,
 }
 
+/// When a refault flushes memcg statistics before reading the workingset size (seed 002).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefaultFlush {
+    /// The pinned kernel's rule: 6.1 mem_cgroup_flush_stats_delayed(), 6.12
+    /// mem_cgroup_flush_stats_ratelimited() — both only when the periodic flush is late.
+    Kernel,
+    /// mem_cgroup_flush_stats(): flush when the update threshold is exceeded — the refault
+    /// flush of Shakeel Butt's 2021 patch ("memcg: flush lruvec stats in the refault").
+    Threshold,
+    /// Flush the whole tree on every refault: exact sizes, at the highest cost.
+    Always,
+    /// Never flush for a refault: only the periodic and reclaim flushes publish statistics.
+    Never,
+}
+
 /// How reclaim sees memcg statistics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RstatMode {
@@ -114,7 +129,15 @@ pub struct Memcgs {
     flush_threshold: u64,
     pub last_flush_ns: u64,
     pub nr_flushes: u64,
+    /// Memcgs visited by flushes (the work of flushing).
+    pub flushed_memcgs: u64,
     pub nr_cpus: u64,
+    pub refault_flush: RefaultFlush,
+    /// Flush from the update path once the threshold is exceeded (5.15-rc1's async flush,
+    /// before the 2021 refault-flush patch).
+    pub update_path_flush: bool,
+    /// Refaults whose recency decision differs from the one exact statistics would give.
+    pub stale_refault_decisions: u64,
 }
 
 /// A cgroup as declared by the scenario.
@@ -142,7 +165,11 @@ impl Memcgs {
             flush_threshold: 0,
             last_flush_ns: 0,
             nr_flushes: 0,
+            flushed_memcgs: 0,
             nr_cpus: 1,
+            refault_flush: RefaultFlush::Kernel,
+            update_path_flush: false,
+            stale_refault_decisions: 0,
         };
         let mut sorted: Vec<&MemcgSpec> = specs.iter().collect();
         sorted.sort_by_key(|s| s.path.matches('/').count());
@@ -393,6 +420,23 @@ impl Memcgs {
                 }
             }
         }
+        if self.update_path_flush {
+            let now = self.last_flush_ns; // the async flush does not move the periodic clock
+            self.flush_stats(ROOT_MEMCG, now);
+        }
+    }
+
+    /// The flush a refault does before reading the workingset size (`refault_flush`).
+    pub fn flush_for_refault(&mut self, eviction_memcg: MemcgId, now: u64) {
+        match self.refault_flush {
+            RefaultFlush::Kernel => self.flush_stats_ratelimited(eviction_memcg, now),
+            RefaultFlush::Threshold => match self.kernel {
+                Kernel::V6_12 => self.flush_stats(eviction_memcg, now),
+                _ => self.flush_stats(ROOT_MEMCG, now),
+            },
+            RefaultFlush::Always => self.flush_subtree(ROOT_MEMCG, now),
+            RefaultFlush::Never => {}
+        }
     }
 
     /// Models lruvec_page_state()/memcg_page_state(): the hierarchical value reclaim sees.
@@ -423,6 +467,7 @@ impl Memcgs {
             cg.rstat_flushed = v;
             cg.rstat_pending = 0;
         }
+        self.flushed_memcgs += order.len() as u64;
         self.subtrees[memcg as usize] = order;
         if memcg == ROOT_MEMCG {
             self.last_flush_ns = now;

@@ -64,6 +64,10 @@ pub struct Report {
     pub zone: ZoneReport,
     pub kswapd_cpu_s: f64,
     pub rstat_flushes: u64,
+    /// Memcgs visited by rstat flushes.
+    pub rstat_flushed_memcgs: u64,
+    /// Refaults judged differently than exact statistics would have judged them.
+    pub stale_refault_decisions: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lru_gen: Option<String>,
 }
@@ -245,6 +249,8 @@ impl Report {
             },
             kswapd_cpu_s: mm.kswapd_cpu_ns as f64 / 1e9,
             rstat_flushes: mm.memcgs.nr_flushes,
+            rstat_flushed_memcgs: mm.memcgs.flushed_memcgs,
+            stale_refault_decisions: mm.memcgs.stale_refault_decisions,
             lru_gen: m.policy.debugfs(mm),
         }
     }

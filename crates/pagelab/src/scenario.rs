@@ -103,6 +103,10 @@ struct MachineToml {
     fault_around_kb: Option<u64>,
     /// "kernel" (stale rstat, as the kernel) or "exact".
     rstat: Option<String>,
+    /// When refaults flush memcg statistics: "kernel", "threshold", "always", "never".
+    refault_flush: Option<String>,
+    /// Flush from the stat update path when over the threshold (5.15-rc1).
+    update_path_flush: Option<bool>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -182,6 +186,8 @@ pub struct MachineSpec {
     pub memory_recursiveprot: bool,
     pub fault_around_pages: u64,
     pub rstat: RstatMode,
+    pub refault_flush: crate::memcontrol::RefaultFlush,
+    pub update_path_flush: bool,
 }
 
 /// A validated scenario.
@@ -419,7 +425,19 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
         "exact" => RstatMode::Exact,
         other => return Err(err("machine.rstat", format!("`{other}`: use \"kernel\" or \"exact\""))),
     };
+    let refault_flush = {
+        use crate::memcontrol::RefaultFlush as F;
+        match m.refault_flush.as_deref().unwrap_or("kernel") {
+            "kernel" => F::Kernel,
+            "threshold" => F::Threshold,
+            "always" => F::Always,
+            "never" => F::Never,
+            other => return Err(err("machine.refault_flush", format!("`{other}`: use kernel, threshold, always or never"))),
+        }
+    };
     let machine = MachineSpec {
+        refault_flush,
+        update_path_flush: m.update_path_flush.unwrap_or(false),
         memory_pages,
         kernel,
         policy,

@@ -85,7 +85,9 @@ impl<P: Policy> Machine<P> {
         let m = &s.machine;
         let managed = m.memory_pages - m.reserved_pages;
         let zone = Zone::new(managed, m.min_free_kbytes, m.watermark_scale_factor);
-        let memcgs = Memcgs::new(m.kernel, &s.cgroups, m.rstat)?;
+        let mut memcgs = Memcgs::new(m.kernel, &s.cgroups, m.rstat)?;
+        memcgs.refault_flush = m.refault_flush;
+        memcgs.update_path_flush = m.update_path_flush;
         let mut space = AddressSpace::default();
 
         // Files are shared by name; anonymous regions belong to their task.

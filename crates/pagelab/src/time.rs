@@ -22,11 +22,13 @@ pub struct Costs {
     pub scan_page_ns: u64,
     /// Reclaim's CPU time per page freed (unmap, remove mapping, free).
     pub reclaim_page_ns: u64,
+    /// An rstat flush's CPU time per memcg it visits (with one CPU).
+    pub rstat_flush_memcg_ns: u64,
 }
 
 impl Default for Costs {
     fn default() -> Self {
-        Costs { syscall_ns: 600, copy_page_ns: 250, touch_ns: 5, minor_fault_ns: 700, scan_page_ns: 120, reclaim_page_ns: 350 }
+        Costs { syscall_ns: 600, copy_page_ns: 250, touch_ns: 5, minor_fault_ns: 700, scan_page_ns: 120, reclaim_page_ns: 350, rstat_flush_memcg_ns: 300 }
     }
 }
 

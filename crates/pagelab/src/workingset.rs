@@ -55,6 +55,34 @@ pub fn count_workingset(mm: &mut Mm, memcg: MemcgId, e: Ev, nr: u64) {
     }
 }
 
+/// The workingset size a refault is compared with (from the eviction lruvec's statistics as
+/// reclaim sees them, or `exact`): active file pages, plus inactive file for anon refaults,
+/// plus anon when swap is available (5.7: active file only).
+fn refault_workingset_size(mm: &Mm, memcg: MemcgId, file: bool, exact: bool) -> u64 {
+    let state = |lru| {
+        if exact {
+            mm.memcgs.exact_state(memcg, StatItem::Lru(lru))
+        } else {
+            mm.memcgs.page_state(memcg, StatItem::Lru(lru))
+        }
+    };
+    let mut size = state(Lru::ActiveFile);
+    if mm.cfg.kernel != Kernel::V5_7 {
+        if !file {
+            size += state(Lru::InactiveFile);
+        }
+        // 6.1 asks whether the page's new memcg has swap, 6.12 the eviction memcg; pagelab
+        // has no swap.max, so both read the device's free slots.
+        if mm.can_swap() {
+            size += state(Lru::ActiveAnon);
+            if file {
+                size += state(Lru::InactiveAnon);
+            }
+        }
+    }
+    size
+}
+
 /// Models mm/workingset.c: workingset_refault() for the classic LRU, 6.1 and 6.12 (the
 /// `workingset_test_recent()` split of 6.12 folded in), and 5.7's file-only variant.
 ///
@@ -72,25 +100,17 @@ pub fn classic_refault(mm: &mut Mm, pfn: Pfn, shadow: Shadow) -> bool {
     count_workingset(mm, memcg, refault_ev, 1);
 
     let now = mm.now();
-    mm.memcgs.flush_stats_ratelimited(eviction_memcg, now);
+    let flushed_before = mm.memcgs.flushed_memcgs;
+    mm.memcgs.flush_for_refault(eviction_memcg, now);
+    let flush_work = mm.memcgs.flushed_memcgs - flushed_before;
+    mm.cpu(flush_work * mm.cfg.costs.rstat_flush_memcg_ns);
     let age = mm.memcgs.get(eviction_memcg).lruvec.nonresident_age;
     let distance = age.wrapping_sub(shadow.eviction()) & Shadow::EVICTION_MASK;
-    let state = |lru| mm.memcgs.page_state(eviction_memcg, StatItem::Lru(lru));
-    let mut workingset_size = state(Lru::ActiveFile);
-    if kernel != Kernel::V5_7 {
-        if !file {
-            workingset_size += state(Lru::InactiveFile);
-        }
-        // 6.1 asks whether the page's new memcg has swap, 6.12 the eviction memcg; pagelab
-        // has no swap.max, so both read the device's free slots.
-        if mm.can_swap() {
-            workingset_size += state(Lru::ActiveAnon);
-            if file {
-                workingset_size += state(Lru::InactiveAnon);
-            }
-        }
+    let recent = distance <= refault_workingset_size(mm, eviction_memcg, file, false);
+    if recent != (distance <= refault_workingset_size(mm, eviction_memcg, file, true)) {
+        mm.memcgs.stale_refault_decisions += 1;
     }
-    if distance > workingset_size {
+    if !recent {
         return false;
     }
     mm.folios.set(pfn, pg::ACTIVE);

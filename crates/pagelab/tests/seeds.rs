@@ -46,3 +46,15 @@ fn seed_001_test_4_streaming_writes_do_not_swap() {
         assert_eq!(v["pswpout"], 0.0);
     }
 }
+
+#[test]
+fn seed_002_flushing_in_the_refault_path_removes_stale_decisions_for_more_flushes() {
+    let o = outcome("002");
+    let r: Vec<&pagelab::Report> = o.reports.iter().map(|r| r.as_ref().unwrap()).collect();
+    let (ratelimited, refault_flush, exact) = (r[0], r[1], r[2]);
+    assert!(ratelimited.stale_refault_decisions > 1000, "6.12 judges refaults on statistics up to 2 s old");
+    assert!(refault_flush.stale_refault_decisions * 100 < ratelimited.stale_refault_decisions);
+    assert_eq!(exact.stale_refault_decisions, 0);
+    assert!(refault_flush.rstat_flushes > 100 * ratelimited.rstat_flushes, "the price is flushes");
+    assert!(exact.rstat_flushes > 10 * refault_flush.rstat_flushes);
+}
