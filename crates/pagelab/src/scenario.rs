@@ -95,6 +95,9 @@ struct MachineToml {
     reserved: Option<String>,
     /// Memory the kernel itself uses when the workload starts (slab, modules, ...).
     kernel_used: Option<String>,
+    /// Swappable shared memory present at the start and never touched again (a rootfs in
+    /// tmpfs, such as an initramfs): inactive anon pages reclaim may swap out.
+    shmem: Option<String>,
     dirty_ratio: Option<u64>,
     dirty_background_ratio: Option<u64>,
     dirty_expire: Option<String>,
@@ -179,6 +182,7 @@ pub struct MachineSpec {
     pub watermark_scale_factor: u64,
     pub reserved_pages: u64,
     pub kernel_used_pages: u64,
+    pub shmem_pages: u64,
     pub dirty_ratio: u64,
     pub dirty_background_ratio: u64,
     pub dirty_expire_ns: u64,
@@ -407,8 +411,9 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
     };
     let reserved_pages = opt_pages("machine.reserved", &m.reserved)?;
     let kernel_used_pages = opt_pages("machine.kernel_used", &m.kernel_used)?;
-    if reserved_pages + kernel_used_pages + 256 > memory_pages {
-        return Err(err("machine.reserved", "reserved and kernel_used leave less than 1M for the page cache and processes".into()));
+    let shmem_pages = opt_pages("machine.shmem", &m.shmem)?;
+    if reserved_pages + kernel_used_pages + shmem_pages + 256 > memory_pages {
+        return Err(err("machine.reserved", "reserved, kernel_used and shmem leave less than 1M for the page cache and processes".into()));
     }
     let percent = |key: &str, v: Option<u64>, default: u64| -> Result<u64, ScenarioError> {
         let v = v.unwrap_or(default);
@@ -451,6 +456,7 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
         watermark_scale_factor: m.watermark_scale_factor.unwrap_or(10).clamp(1, 3000),
         reserved_pages,
         kernel_used_pages,
+        shmem_pages,
         dirty_ratio: percent("machine.dirty_ratio", m.dirty_ratio, 20)?,
         dirty_background_ratio: percent("machine.dirty_background_ratio", m.dirty_background_ratio, 10)?,
         dirty_expire_ns: duration("machine.dirty_expire", &m.dirty_expire, 30_000_000_000)?,

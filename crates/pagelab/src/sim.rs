@@ -20,6 +20,26 @@ use crate::vmscan::{kswapd_next, kswapd_step, NodeState};
 use crate::vmstat::Events;
 use crate::workingset::ShadowNodes;
 
+/// Fills the shmem object: swap-backed, unmapped, dirty pages charged to the root memcg,
+/// added to the LRU as shmem_add_to_page_cache() + folio_add_lru() would.
+fn populate_shmem<P: Policy>(mm: &mut Mm, p: &mut P, obj: usize) {
+    let (base, pages) = (mm.space.objects[obj].base, mm.space.objects[obj].pages);
+    for vpn in base..base + pages {
+        let Some(pfn) = mm.folios.alloc() else { break };
+        {
+            let f = mm.folios.get_mut(pfn);
+            f.vpn = vpn;
+            f.memcg = crate::memcontrol::ROOT_MEMCG;
+            f.flags = crate::folio::pg::SWAPBACKED | crate::folio::pg::DIRTY;
+        }
+        mm.page_counts(pfn, 1);
+        mm.memcgs.force_charge(crate::memcontrol::ROOT_MEMCG, 1);
+        mm.space.set(vpn, crate::mapping::Entry::Resident(pfn));
+        crate::swap::folio_add_lru(mm, p, pfn);
+    }
+    crate::swap::lru_add_drain(mm, p);
+}
+
 /// How many operations a task fetches ahead for prefetching.
 const LOOKAHEAD: usize = 4;
 
@@ -165,6 +185,7 @@ impl<P: Policy> Machine<P> {
                 end_ns: w.start_ns,
             });
         }
+        let shmem_object = if m.shmem_pages > 0 { Some(space.add_object("shmem", true, m.shmem_pages as u32, None)?) } else { None };
         let total_ops = tasks.iter().fold(0u64, |a, t| a.saturating_add(t.stream.remaining()));
         let nr_memcgs = memcgs.cg.len();
         let swap = Swap::new(m.swap_device, m.swap_pages);
@@ -187,7 +208,7 @@ impl<P: Policy> Machine<P> {
         for _ in 0..m.kernel_used_pages {
             folios.alloc();
         }
-        let mm = Mm {
+        let mut mm = Mm {
             cfg,
             folios,
             space,
@@ -222,7 +243,10 @@ impl<P: Policy> Machine<P> {
             wb_pending_all: false,
             wb_pending_background: false,
         };
-        let policy = make_policy(&mm);
+        let mut policy = make_policy(&mm);
+        if let Some(obj) = shmem_object {
+            populate_shmem(&mut mm, &mut policy, obj);
+        }
         let interval = s.report_interval_ns;
         let hold = tasks.iter().map(|t| s.workloads[t.workload].hold).collect();
         let workloads = s.workloads.iter().map(|w| WorkloadTiming { runtime: w.runtime_ns, op_interval: w.op_interval_ns }).collect();
