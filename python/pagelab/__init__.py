@@ -1,0 +1,84 @@
+"""pagelab: a fast, faithful laboratory for Linux page reclaim.
+
+    import pagelab
+    r = pagelab.run("examples/fio-zipf.toml", set={"machine.memory": "512M"})
+    r["vmstat"]["workingset_refault_file"], r["memcg"]["/test"]["pgsteal"]
+
+Reports are the dicts `pagelab run --json` writes, with the kernel's own counter names.
+"""
+
+import json
+
+from . import _pagelab
+
+__version__ = _pagelab.__version__
+
+__all__ = ["run", "sweep", "compare", "cluster_sweep"]
+
+
+def _set_args(set):
+    """{"machine.memory": "512M"} -> ["machine.memory=\"512M\""]; values are TOML."""
+    if set is None:
+        return []
+    if isinstance(set, dict):
+        return [f"{k}={_toml(v)}" for k, v in set.items()]
+    return list(set)
+
+
+def _toml(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    return json.dumps(str(v))
+
+
+def run(scenario=None, *, text=None, set=None):
+    """Runs a scenario (a path, or TOML `text`) and returns its report as a dict."""
+    path = None if scenario is None else str(scenario)
+    return json.loads(_pagelab.run_json(path, text, _set_args(set)))
+
+
+def sweep(scenario=None, *, text=None, vary, set=None, threads=0):
+    """Runs every combination of `vary` ({key: [values]}) in parallel; returns a list of
+    {"point": {...}, "report": {...}} in point order (results do not depend on `threads`)."""
+    if text is None:
+        with open(scenario) as f:
+            text = f.read()
+    axes = [(k, [str(v) for v in vs]) for k, vs in vary.items()]
+    return json.loads(_pagelab.sweep_json(text, axes, _set_args(set), threads))
+
+
+def compare(paths, labels=None):
+    """The mmtests-style table of reports written by `pagelab run --json`."""
+    return _pagelab.compare_table([str(p) for p in paths], labels)
+
+
+def cluster_sweep(scenario, vary, *, set=None, client=None):
+    """Runs a sweep's points as tasks of a Dask distributed cluster (one point per task).
+
+    `client` is a dask.distributed.Client; without one a local cluster is started. The
+    points and their results are the same as `sweep`'s, in the same order."""
+    import itertools
+
+    from dask.distributed import Client
+
+    with open(scenario) as f:
+        text = f.read()
+    keys = list(vary)
+    points = [dict(zip(keys, combo)) for combo in itertools.product(*(vary[k] for k in keys))]
+    own = client is None
+    client = client or Client(processes=True)
+    try:
+        futures = [client.submit(_run_point, text, _set_args(set) + _set_args(p), pure=True) for p in points]
+        reports = client.gather(futures)
+    finally:
+        if own:
+            client.close()
+    return [{"point": {k: str(v) for k, v in p.items()}, "report": r} for p, r in zip(points, reports)]
+
+
+def _run_point(text, set_args):
+    from pagelab import _pagelab as lib
+
+    return json.loads(lib.run_json(None, text, set_args))

@@ -1,0 +1,89 @@
+"""The Python package: runs, sweeps, comparisons, plots and Dask sweeps."""
+
+import json
+import os
+import pathlib
+
+import pytest
+
+import pagelab
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "fio-zipf.toml"
+SMALL = {"workload.fio-zipf.ops": 20000}
+
+
+def test_run_returns_the_report_with_kernel_counter_names():
+    r = pagelab.run(EXAMPLE, set=SMALL)
+    assert r["ops"] == 20000
+    assert r["kernel"] == "6.1" and r["policy"] == "classic"
+    for k in ("workingset_refault_file", "pgscan_file", "pgsteal_file", "pswpout", "nr_active_file"):
+        assert k in r["vmstat"]
+    assert r["memcg"]["/test"]["memory.current"] <= 192 << 20
+
+
+def test_runs_are_deterministic_and_text_equals_file():
+    a = pagelab.run(EXAMPLE, set=SMALL)
+    b = pagelab.run(text=EXAMPLE.read_text(), set=SMALL)
+    b["scenario"] = a["scenario"]  # named after the file or "scenario"
+    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def test_sweep_points_equal_single_runs_whatever_the_threads():
+    vary = {"cgroup./test.max": ["16M", "32M"], "machine.kernel": ["6.1", "6.12"]}
+    one = pagelab.sweep(EXAMPLE, vary=vary, set=SMALL, threads=1)
+    many = pagelab.sweep(EXAMPLE, vary=vary, set=SMALL, threads=4)
+    assert [p["point"] for p in one] == [
+        {"cgroup./test.max": "16M", "machine.kernel": "6.1"},
+        {"cgroup./test.max": "16M", "machine.kernel": "6.12"},
+        {"cgroup./test.max": "32M", "machine.kernel": "6.1"},
+        {"cgroup./test.max": "32M", "machine.kernel": "6.12"},
+    ]
+    assert one == many
+    single = pagelab.run(EXAMPLE, set={**SMALL, "cgroup./test.max": "16M", "machine.kernel": "6.12"})
+    assert one[1]["report"]["vmstat"] == single["vmstat"]
+
+
+def test_bad_scenarios_raise_value_errors_naming_the_key():
+    with pytest.raises(ValueError, match="machine.memory"):
+        pagelab.run(text='[machine]\nmemory = "12Q"\n')
+    with pytest.raises(ValueError, match="workload"):
+        pagelab.run(text='[machine]\nmemory = "64M"\n')
+
+
+def test_compare_renders_seed_001_rows(tmp_path):
+    paths = []
+    for ops in (20000, 10000):
+        p = tmp_path / f"r{ops}.json"
+        p.write_text(json.dumps(pagelab.run(EXAMPLE, set={"workload.fio-zipf.ops": ops})))
+        paths.append(p)
+    t = pagelab.compare(paths, labels=["a", "b"])
+    assert "Total paging IO" in t and "Restore refaults" in t
+    assert t.splitlines()[0].split() == ["a", "b"]
+
+
+def test_series_plot_draws_one_line_per_counter():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from pagelab import plot
+
+    r = pagelab.run(EXAMPLE, set={"workload.fio-zipf.ops": 100000, "report.interval": "500ms"})
+    fig, ax = plt.subplots()
+    plot.series(r, ["pgsteal_file", "workingset_refault_file"], ax=ax)
+    assert len(ax.lines) == 2
+    assert len(ax.lines[0].get_xdata()) == len(r["series"]) > 1
+    plt.close(fig)
+
+
+def test_a_dask_cluster_sweep_equals_the_local_sweep():
+    pytest.importorskip("dask.distributed")
+    from dask.distributed import Client, LocalCluster
+
+    vary = {"machine.kernel": ["6.1", "6.12"]}
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster) as client:
+        remote = pagelab.cluster_sweep(EXAMPLE, vary, set=SMALL, client=client)
+    local = pagelab.sweep(EXAMPLE, vary=vary, set=SMALL)
+    assert [x["point"] for x in remote] == [x["point"] for x in local]
+    assert [x["report"]["vmstat"] for x in remote] == [x["report"]["vmstat"] for x in local]
