@@ -639,6 +639,15 @@ pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
     if raise_priority || reclaimed == 0 {
         if sc.priority <= 1 {
             if sc.nr_reclaimed == 0 {
+                // 6.12: a run that reclaimed nothing because cache trimming found nothing
+                // restarts once with cache_trim_mode off before counting a failure.
+                if mm.cfg.kernel >= Kernel::V6_12 && sc.cache_trim_mode_failed && !sc.no_cache_trim_mode {
+                    sc.no_cache_trim_mode = true;
+                    sc.priority = DEF_PRIORITY;
+                    mm.node.kswapd = Some(bal);
+                    mm.actor = prev_actor;
+                    return;
+                }
                 mm.node.kswapd_failures += 1;
             }
             finish_balance(mm, p, sc);
