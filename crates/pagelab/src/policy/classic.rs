@@ -17,6 +17,9 @@ use crate::vmscan::{
 use crate::vmstat::{Ev, Lru};
 use crate::workingset::{classic_eviction, classic_refault, workingset_activation};
 
+/// How far ahead of the scan position isolation prefetches folios.
+const PREFETCH_AHEAD: usize = 8;
+
 /// The classic LRU: the five lists of every memcg's lruvec.
 #[derive(Clone, Debug)]
 pub struct Classic {
@@ -36,7 +39,7 @@ pub enum ScanBalance {
 
 impl Classic {
     pub fn new(nr_memcgs: usize) -> Classic {
-        Classic { lists: vec![[List::default(); 5]; nr_memcgs], scratch: Vec::with_capacity(SWAP_CLUSTER_MAX as usize) }
+        Classic { lists: (0..nr_memcgs).map(|_| Default::default()).collect(), scratch: Vec::with_capacity(SWAP_CLUSTER_MAX as usize) }
     }
 
     /// The list a folio belongs on (`folio_lru_list()`).
@@ -88,9 +91,9 @@ impl Classic {
         taken.clear();
         let mut scan = 0;
         let list = &mut self.lists[memcg as usize][lru as usize];
-        while scan < nr_to_scan && !list.is_empty() {
-            let pfn = list.tail;
-            mm.folios.prefetch(mm.folios.towards_head(pfn));
+        while scan < nr_to_scan {
+            let Some(pfn) = list.tail() else { break };
+            mm.folios.prefetch_from_tail(list, PREFETCH_AHEAD);
             scan += 1;
             let fl = mm.folios.get(pfn).flags;
             mm.folios.list_del(list, pfn);
