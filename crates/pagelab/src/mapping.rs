@@ -35,8 +35,11 @@ impl Shadow {
     pub fn workingset(self) -> bool {
         self.0 & 1 != 0
     }
-    fn raw(self) -> u64 {
+    pub(crate) fn raw(self) -> u64 {
         self.0
+    }
+    pub(crate) fn from_raw(v: u64) -> Shadow {
+        Shadow(v)
     }
 }
 

@@ -51,8 +51,9 @@ pub struct Swap {
     pub kind: DeviceKind,
     /// Slot -> the anonymous page stored there.
     map: Vec<Vpn>,
-    /// Slot -> shadow of the page last evicted from the swap cache at this slot.
-    shadow: Vec<Option<Shadow>>,
+    /// Slot -> shadow of the page last evicted from the swap cache at this slot, stored
+    /// plus one so that 0 means none (8 bytes a slot).
+    shadow: Vec<u64>,
     used: u64,
     /// The allocator's cursor: slots are handed out in ascending order and wrap, like the
     /// kernel's per-CPU cluster allocation on a fresh device.
@@ -62,7 +63,7 @@ pub struct Swap {
 impl Swap {
     pub fn new(kind: DeviceKind, pages: u64) -> Swap {
         let pages = if kind == DeviceKind::None { 0 } else { pages.min(u32::MAX as u64 - 1) };
-        Swap { kind, map: vec![FREE; pages as usize], shadow: vec![None; pages as usize], used: 0, cursor: 0 }
+        Swap { kind, map: vec![FREE; pages as usize], shadow: vec![0; pages as usize], used: 0, cursor: 0 }
     }
 
     pub fn total(&self) -> u64 {
@@ -93,7 +94,7 @@ impl Swap {
             }
             if self.map[s as usize] == FREE {
                 self.map[s as usize] = vpn;
-                self.shadow[s as usize] = None;
+                self.shadow[s as usize] = 0;
                 self.used += 1;
                 self.cursor = s + 1;
                 return Some(s);
@@ -106,7 +107,7 @@ impl Swap {
     pub fn free_slot(&mut self, slot: u32) {
         debug_assert_ne!(self.map[slot as usize], FREE, "double free of swap slot {slot}");
         self.map[slot as usize] = FREE;
-        self.shadow[slot as usize] = None;
+        self.shadow[slot as usize] = 0;
         self.used -= 1;
     }
 
@@ -116,13 +117,18 @@ impl Swap {
     }
 
     pub fn set_shadow(&mut self, slot: u32, s: Option<Shadow>) {
-        self.shadow[slot as usize] = s;
+        self.shadow[slot as usize] = s.map_or(0, |s| s.raw() + 1);
     }
     pub fn take_shadow(&mut self, slot: u32) -> Option<Shadow> {
-        self.shadow[slot as usize].take()
+        let s = self.shadow(slot);
+        self.shadow[slot as usize] = 0;
+        s
     }
     pub fn shadow(&self, slot: u32) -> Option<Shadow> {
-        self.shadow[slot as usize]
+        match self.shadow[slot as usize] {
+            0 => None,
+            v => Some(Shadow::from_raw(v - 1)),
+        }
     }
 }
 
