@@ -105,6 +105,11 @@ impl Folios {
         self.free.len() as u64
     }
 
+    /// Bytes of the frame table and the free list.
+    pub fn state_bytes(&self) -> u64 {
+        (self.f.capacity() * std::mem::size_of::<Folio>() + self.free.capacity() * 4) as u64
+    }
+
     pub fn frames(&self) -> u64 {
         self.f.len() as u64
     }
@@ -236,6 +241,11 @@ pub struct List {
 }
 
 impl List {
+    /// Bytes this list holds (its ring).
+    pub fn state_bytes(&self) -> u64 {
+        self.slots.capacity() as u64 * 4
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

@@ -125,6 +125,11 @@ impl AddressSpace {
         self.entries.len()
     }
 
+    /// Bytes of the entry table and the node-to-object map.
+    pub fn state_bytes(&self) -> u64 {
+        (self.entries.capacity() * 8 + self.node_object.capacity() * 4) as u64
+    }
+
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

@@ -516,6 +516,19 @@ impl<P: Policy> Machine<P> {
         self.mm.tasks[t].memcg
     }
 
+    /// Bytes of simulation state: frames, address space, shadow nodes, swap map, read
+    /// completions and the policy's lists.
+    pub fn state_bytes(&self) -> u64 {
+        let mm = &self.mm;
+        mm.folios.state_bytes()
+            + mm.space.state_bytes()
+            + mm.file_nodes.state_bytes()
+            + mm.swap_nodes.state_bytes()
+            + mm.swap.state_bytes()
+            + mm.read_done.capacity() as u64 * 8
+            + self.policy.state_bytes()
+    }
+
     /// Checks the core's and the policy's invariants (for tests).
     pub fn check(&self) -> Result<(), String> {
         crate::invariants::check(&self.mm)?;

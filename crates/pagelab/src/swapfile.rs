@@ -66,6 +66,11 @@ impl Swap {
         Swap { kind, map: vec![FREE; pages as usize], shadow: vec![0; pages as usize], used: 0, cursor: 0 }
     }
 
+    /// Bytes of the swap map and its shadows.
+    pub fn state_bytes(&self) -> u64 {
+        (self.map.capacity() * 4 + self.shadow.capacity() * 8) as u64
+    }
+
     pub fn total(&self) -> u64 {
         self.map.len() as u64
     }

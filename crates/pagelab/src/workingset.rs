@@ -155,6 +155,11 @@ impl ShadowNodes {
         }
     }
 
+    /// Bytes of the node tables.
+    pub fn state_bytes(&self) -> u64 {
+        (self.present.capacity() * 2 + self.owner.capacity() * 2 + self.prev.capacity() * 8 + self.on_list.capacity()) as u64
+    }
+
     /// workingset_nodes: nodes holding only shadows.
     pub fn nr_shadow_nodes(&self) -> u64 {
         self.lists.iter().map(|l| l.2).sum()

@@ -472,6 +472,10 @@ impl Policy for Classic {
         mm.memcgs.get_mut(target).lruvec.refaults = [anon, file];
     }
 
+    fn state_bytes(&self) -> u64 {
+        self.lists.iter().flat_map(|l| l.iter()).map(|l| l.state_bytes()).sum::<u64>() + self.scratch.capacity() as u64 * 4
+    }
+
     fn check(&self, mm: &Mm) -> Result<(), String> {
         for (m, lists) in self.lists.iter().enumerate() {
             for lru in Lru::ALL {

@@ -71,6 +71,11 @@ pub trait Policy {
     /// Checks the policy's invariants against the core state (for tests).
     fn check(&self, mm: &Mm) -> Result<(), String>;
 
+    /// Bytes of state the policy keeps (for the memory benchmark).
+    fn state_bytes(&self) -> u64 {
+        0
+    }
+
     /// The policy's own view for reports (MGLRU: the lru_gen debugfs file).
     fn debugfs(&self, _mm: &Mm) -> Option<String> {
         None
