@@ -131,6 +131,21 @@ pub struct NodeState {
     pub kswapd: Option<Balance>,
     /// 6.12: where the shared memcg iterator of each reclaim root stopped.
     pub memcg_cursor: Vec<(MemcgId, usize)>,
+    /// LRUVEC_CONGESTED of reclaim targets (memcgs) whose dirty pages all await writeback.
+    congested: Vec<MemcgId>,
+}
+
+impl NodeState {
+    pub fn congested(&self, target: MemcgId) -> bool {
+        self.congested.contains(&target)
+    }
+    pub fn set_congested(&mut self, target: MemcgId, on: bool) {
+        if on && !self.congested(target) {
+            self.congested.push(target);
+        } else if !on {
+            self.congested.retain(|&t| t != target);
+        }
+    }
 }
 
 /// `MAX_RECLAIM_RETRIES` consecutive kswapd runs that reclaimed nothing make the node hopeless.
@@ -175,6 +190,9 @@ pub fn do_try_to_free_pages<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanCont
             sc.priority -= 1;
         }
         p.snapshot_refaults(mm, sc.target);
+        if sc.cgroup_reclaim() {
+            mm.node.set_congested(sc.target, false);
+        }
         if sc.nr_reclaimed > 0 {
             break;
         }
@@ -214,9 +232,20 @@ pub fn shrink_node<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanControl) {
         if sc.nr.nr_writeback > 0 && sc.nr.nr_writeback == sc.nr.nr_taken {
             mm.node.writeback = true;
         }
-        if sc.nr.nr_unqueued_dirty > 0 && sc.nr.nr_unqueued_dirty == sc.nr.nr_file_taken {
+        if sc.nr.nr_unqueued_dirty == sc.nr.nr_file_taken {
             mm.node.dirty = true;
         }
+        // Pages cycle through the LRU faster than they are written: stall.
+        if sc.nr.nr_immediate > 0 {
+            reclaim_throttle(mm, p, Throttle::Writeback);
+        }
+    }
+    // All dirty pages seen were already queued for writeback: the target is congested.
+    if (sc.is_kswapd() || sc.cgroup_reclaim()) && sc.nr.nr_dirty > 0 && sc.nr.nr_dirty == sc.nr.nr_congested {
+        mm.node.set_congested(sc.target, true);
+    }
+    if !sc.is_kswapd() && mm.node.congested(sc.target) {
+        reclaim_throttle(mm, p, Throttle::Congested);
     }
     if sc.cache_trim_mode && sc.nr_reclaimed == reclaimed_before {
         sc.cache_trim_mode_failed = true;
@@ -267,6 +296,38 @@ fn set_memcg_cursor(mm: &mut Mm, root: MemcgId, at: usize) {
         Some(e) => e.1 = at,
         None => mm.node.memcg_cursor.push((root, at)),
     }
+}
+
+/// Why reclaim stalls (`enum vmscan_throttle_state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Throttle {
+    /// Until SWAP_CLUSTER_MAX pages finish writeback, or HZ/10.
+    Writeback,
+    /// One jiffy.
+    Congested,
+}
+
+/// Models mm/vmscan.c: reclaim_throttle() (6.1/6.12) for the current actor: sleep until the
+/// reason clears or the timeout passes, completing the writeback that finished meanwhile.
+pub fn reclaim_throttle<P: Policy>(mm: &mut Mm, p: &mut P, why: Throttle) {
+    const JIFFY: u64 = 4_000_000;
+    let now = mm.now();
+    let until = match why {
+        Throttle::Congested => now + JIFFY,
+        Throttle::Writeback => {
+            let timeout = now + 25 * JIFFY;
+            let mut ends: Vec<u64> = mm.writeback.iter().map(|r| r.0.at).collect();
+            let k = SWAP_CLUSTER_MAX as usize;
+            if ends.len() >= k {
+                let (_, kth, _) = ends.select_nth_unstable(k - 1);
+                (*kth).clamp(now, timeout)
+            } else {
+                timeout
+            }
+        }
+    };
+    mm.wait_until(until);
+    crate::page_writeback::complete_writeback(mm, p, until);
 }
 
 /// Models mm/vmscan.c: reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK) after a reclaim pass that
@@ -666,6 +727,7 @@ fn finish_balance<P: Policy>(mm: &mut Mm, p: &mut P, _sc: &mut ScanControl) {
         // prepare_kswapd_sleep(): balanced, so clear the congestion flags and sleep.
         mm.node.dirty = false;
         mm.node.writeback = false;
+        mm.node.set_congested(ROOT_MEMCG, false);
         mm.node.kswapd = None;
     } else {
         start_balance(mm);
