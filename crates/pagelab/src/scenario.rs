@@ -252,6 +252,18 @@ impl Scenario {
     }
 }
 
+/// The scenario text with `--set` overrides applied, re-serialized as TOML: what `pagelab
+/// oracle` hands to its in-guest runner so the guest and the model read the same values.
+/// Errors are located in `text` as [`Scenario::parse`] locates them.
+pub fn with_overrides(text: &str, file: &str, overrides: &[String]) -> Result<String, ScenarioError> {
+    let err = |line: Option<usize>, key: &str, message: String| ScenarioError { file: file.to_string(), line, key: key.to_string(), message };
+    let mut doc: toml::Table = text.parse::<toml::Table>().map_err(|e| err(e.span().map(|s| line_of(text, s.start)), "", e.message().to_string()))?;
+    for o in overrides {
+        apply_override(&mut doc, o).map_err(|m| err(None, o.split('=').next().unwrap_or(""), m))?;
+    }
+    toml::to_string(&doc).map_err(|e| err(None, "", format!("cannot re-serialize: {e}")))
+}
+
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
@@ -595,6 +607,16 @@ seed = 42
         assert_eq!(e.line, Some(18));
         let e = parse("[machine\nmemory=1").unwrap_err();
         assert_eq!(e.line, Some(1));
+    }
+
+    #[test]
+    fn with_overrides_gives_text_that_parses_to_the_overridden_scenario() {
+        let o = vec!["machine.memory=512M".to_string(), "workload.fio-zipf.ops=10".to_string()];
+        let text = with_overrides(EXAMPLE, "s.toml", &o).unwrap();
+        let a = Scenario::parse(&text, "s.toml", "s", &[]).unwrap();
+        let b = Scenario::parse(EXAMPLE, "s.toml", "s", &o).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.workloads[0].phases[0].ops, 10);
     }
 
     #[test]
