@@ -1,1 +1,772 @@
-//! Trace readers (placeholder; see issue 5).
+//! pagelab-trace: page-access traces as pagelab reads them.
+//!
+//! * [`OracleReader`] streams libCacheSim's `oracleGeneral` traces: packed little-endian
+//!   24-byte records `u32 time, u64 obj_id, u32 obj_size, i64 next_access_vtime`, plain or
+//!   zstd-compressed (detected by the zstd frame magic, whatever the file is called). It
+//!   reads in 1 MiB batches in constant memory and never drops a record: a truncated last
+//!   record or a corrupt zstd stream is an error naming the file and the byte offset.
+//! * [`IdMap`] maps object ids to dense page indices (0, 1, 2, ... in order of first access)
+//!   in a flat open-addressing table, once per record, so the simulators keep per-page state
+//!   in flat arrays instead of hash maps.
+//! * The *dense* format is pagelab's own: a 32-byte header (`PLDENSE1`, records, pages, 0)
+//!   and one little-endian `u32` page index per access. [`convert`] writes it from an
+//!   oracleGeneral trace; [`DenseReader`] reads it back at memory bandwidth.
+//! * [`PageSource`] is what the simulators consume: batches of dense page indices (with the
+//!   oracle's next-access times when the trace has them), from either format.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Bytes of one oracleGeneral record.
+pub const ORACLE_RECORD: usize = 24;
+/// The magic number that starts every zstd frame (RFC 8878).
+pub const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
+/// The magic number of pagelab's dense format.
+pub const DENSE_MAGIC: [u8; 8] = *b"PLDENSE1";
+/// Bytes of the dense format's header.
+pub const DENSE_HEADER: u64 = 32;
+/// Bytes read per batch.
+const BATCH_BYTES: usize = 1 << 20;
+
+/// A trace that cannot be read: the file, where in it (bytes from its start; for zstd files,
+/// of the decompressed stream unless the message says otherwise) and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceError {
+    pub path: PathBuf,
+    pub offset: Option<u64>,
+    pub msg: String,
+}
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.offset {
+            Some(o) => write!(f, "{}: byte offset {o}: {}", self.path.display(), self.msg),
+            None => write!(f, "{}: {}", self.path.display(), self.msg),
+        }
+    }
+}
+
+impl std::error::Error for TraceError {}
+
+fn err(path: &Path, offset: Option<u64>, msg: impl Into<String>) -> TraceError {
+    TraceError { path: path.to_path_buf(), offset, msg: msg.into() }
+}
+
+/// The trace formats pagelab reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// libCacheSim's oracleGeneral (plain or zstd).
+    OracleGeneral,
+    /// pagelab's dense page-index format.
+    Dense,
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Format, String> {
+        match s {
+            "oracleGeneral" | "oraclegeneral" | "oracle" => Ok(Format::OracleGeneral),
+            "dense" | "pagelab" => Ok(Format::Dense),
+            _ => Err(format!("unknown trace format `{s}` (expected `oracleGeneral` or `dense`)")),
+        }
+    }
+}
+
+/// One oracleGeneral record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Record {
+    pub time: u32,
+    pub obj_id: u64,
+    pub obj_size: u32,
+    /// The index (from 0) of the next record of the same object; -1 if there is none.
+    pub next_access_vtime: i64,
+}
+
+impl Record {
+    /// Decodes one record from its 24 bytes.
+    #[inline(always)]
+    pub fn parse(b: &[u8]) -> Record {
+        let b: &[u8; ORACLE_RECORD] = b[..ORACLE_RECORD].try_into().expect("24 bytes");
+        Record {
+            time: u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            obj_id: obj_id(b),
+            obj_size: u32::from_le_bytes([b[12], b[13], b[14], b[15]]),
+            next_access_vtime: i64::from_le_bytes([b[16], b[17], b[18], b[19], b[20], b[21], b[22], b[23]]),
+        }
+    }
+
+    /// Encodes the record as 24 bytes.
+    pub fn to_bytes(&self) -> [u8; ORACLE_RECORD] {
+        let mut b = [0u8; ORACLE_RECORD];
+        b[0..4].copy_from_slice(&self.time.to_le_bytes());
+        b[4..12].copy_from_slice(&self.obj_id.to_le_bytes());
+        b[12..16].copy_from_slice(&self.obj_size.to_le_bytes());
+        b[16..24].copy_from_slice(&self.next_access_vtime.to_le_bytes());
+        b
+    }
+}
+
+#[inline(always)]
+fn obj_id(b: &[u8; ORACLE_RECORD]) -> u64 {
+    u64::from_le_bytes([b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11]])
+}
+
+#[inline(always)]
+fn next_vtime(b: &[u8; ORACLE_RECORD]) -> i64 {
+    i64::from_le_bytes([b[16], b[17], b[18], b[19], b[20], b[21], b[22], b[23]])
+}
+
+/// Counts the bytes read through it (the compressed position of a zstd stream).
+struct Counting<R> {
+    inner: R,
+    n: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let k = self.inner.read(buf)?;
+        self.n.fetch_add(k as u64, Ordering::Relaxed);
+        Ok(k)
+    }
+}
+
+/// Streams an oracleGeneral trace in batches of whole records.
+pub struct OracleReader {
+    path: PathBuf,
+    src: Box<dyn Read + Send>,
+    compressed: Option<Arc<AtomicU64>>,
+    buf: Vec<u8>,
+    /// Bytes of `buf` already handed out.
+    start: usize,
+    /// Valid bytes in `buf`.
+    end: usize,
+    /// Stream offset of `buf[0]`.
+    offset: u64,
+    records: u64,
+    eof: bool,
+    /// Records in the file, when known without reading it (plain files).
+    len: Option<u64>,
+}
+
+impl OracleReader {
+    /// Opens a trace; zstd compression is detected by its magic number. A plain file whose
+    /// size is not a whole number of records is refused here, before anything is read.
+    pub fn open(path: impl AsRef<Path>) -> Result<OracleReader, TraceError> {
+        let path = path.as_ref();
+        let mut f = File::open(path).map_err(|e| err(path, None, format!("cannot open: {e}")))?;
+        let size = f.metadata().map_err(|e| err(path, None, format!("cannot stat: {e}")))?.len();
+        let mut magic = [0u8; 4];
+        let got = read_full(&mut f, &mut magic).map_err(|e| err(path, Some(0), format!("cannot read: {e}")))?;
+        f.seek(SeekFrom::Start(0)).map_err(|e| err(path, Some(0), format!("cannot seek: {e}")))?;
+        let (src, compressed, len): (Box<dyn Read + Send>, _, _) = if got == 4 && magic == ZSTD_MAGIC {
+            let n = Arc::new(AtomicU64::new(0));
+            let counting = Counting { inner: f, n: n.clone() };
+            let d = zstd::stream::read::Decoder::new(counting).map_err(|e| err(path, Some(0), format!("zstd: {e}")))?;
+            (Box::new(d), Some(n), None)
+        } else {
+            let whole = size / ORACLE_RECORD as u64 * ORACLE_RECORD as u64;
+            if whole != size {
+                return Err(err(
+                    path,
+                    Some(whole),
+                    format!(
+                        "truncated record: the file has {size} bytes, not a whole number of {ORACLE_RECORD}-byte oracleGeneral records; the last record has {} of {ORACLE_RECORD} bytes",
+                        size - whole
+                    ),
+                ));
+            }
+            (Box::new(f), None, Some(size / ORACLE_RECORD as u64))
+        };
+        Ok(OracleReader {
+            path: path.to_path_buf(),
+            src,
+            compressed,
+            buf: vec![0; BATCH_BYTES],
+            start: 0,
+            end: 0,
+            offset: 0,
+            records: 0,
+            eof: false,
+            len,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn is_compressed(&self) -> bool {
+        self.compressed.is_some()
+    }
+
+    /// Records in the trace, if known before reading it (plain files).
+    pub fn len_hint(&self) -> Option<u64> {
+        self.len
+    }
+
+    /// Records handed out so far.
+    pub fn records_read(&self) -> u64 {
+        self.records
+    }
+
+    /// The next batch of whole records as raw bytes (a multiple of 24 long; decode with
+    /// [`Record::parse`]), or `None` at the end of the trace.
+    pub fn next_batch(&mut self) -> Result<Option<&[u8]>, TraceError> {
+        let left = self.end - self.start;
+        self.buf.copy_within(self.start..self.end, 0);
+        self.offset += self.start as u64;
+        self.start = 0;
+        self.end = left;
+        while !self.eof && self.end < self.buf.len() {
+            match self.src.read(&mut self.buf[self.end..]) {
+                Ok(0) => self.eof = true,
+                Ok(n) => self.end += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(self.read_error(e)),
+            }
+        }
+        let whole = self.end / ORACLE_RECORD * ORACLE_RECORD;
+        if whole == 0 {
+            if self.end > 0 {
+                return Err(err(
+                    &self.path,
+                    Some(self.offset),
+                    format!(
+                        "truncated record: the {}trace ends {} bytes into record {} ({ORACLE_RECORD} bytes each)",
+                        if self.compressed.is_some() { "decompressed " } else { "" },
+                        self.end,
+                        self.records
+                    ),
+                ));
+            }
+            return Ok(None);
+        }
+        self.start = whole;
+        self.records += (whole / ORACLE_RECORD) as u64;
+        Ok(Some(&self.buf[..whole]))
+    }
+
+    fn read_error(&self, e: io::Error) -> TraceError {
+        let at = self.offset + self.end as u64;
+        match &self.compressed {
+            Some(n) => err(
+                &self.path,
+                Some(n.load(Ordering::Relaxed)),
+                format!(
+                    "bad zstd data (compressed byte offset; {at} bytes, {} whole records, decompressed before it): {e}",
+                    at / ORACLE_RECORD as u64
+                ),
+            ),
+            None => err(&self.path, Some(at), format!("read error: {e}")),
+        }
+    }
+
+    /// Reads the whole trace record by record (convenient, not the fastest way).
+    pub fn for_each(mut self, mut f: impl FnMut(Record)) -> Result<u64, TraceError> {
+        while let Some(b) = self.next_batch()? {
+            for r in b.chunks_exact(ORACLE_RECORD) {
+                f(Record::parse(r));
+            }
+        }
+        Ok(self.records)
+    }
+}
+
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// Prefetches `p` into the cache (no effect on results).
+#[inline(always)]
+pub fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching has no observable effect, whatever the address.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch(p as *const i8, core::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// A vector of `n` copies of `v` whose memory the kernel is asked to back with transparent
+/// huge pages (`MADV_HUGEPAGE`, before it is touched): the flat per-page arrays of the
+/// simulators are accessed at random, and 2 MiB pages take the TLB misses off that path.
+pub fn huge_vec<T: Copy>(n: usize, v: T) -> Vec<T> {
+    let mut vec: Vec<T> = Vec::with_capacity(n);
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let bytes = n * std::mem::size_of::<T>();
+        if bytes >= HUGE {
+            let start = vec.as_ptr() as usize;
+            let first = start.next_multiple_of(HUGE);
+            let end = (start + bytes) / HUGE * HUGE;
+            if end > first {
+                // SAFETY: advice on memory this vector owns; it changes no contents.
+                unsafe {
+                    libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
+                }
+            }
+        }
+    }
+    vec.resize(n, v);
+    vec
+}
+
+const EMPTY: u32 = u32::MAX;
+
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+struct Slot {
+    key: u64,
+    val: u32,
+}
+
+/// Object id → dense page index, in order of first appearance: open addressing with linear
+/// probing over a power-of-two table kept at most half full, Fibonacci hashing.
+pub struct IdMap {
+    slots: Vec<Slot>,
+    shift: u32,
+    len: u32,
+    hashes: Vec<u64>,
+}
+
+impl Default for IdMap {
+    fn default() -> Self {
+        IdMap::with_capacity(1 << 16)
+    }
+}
+
+impl IdMap {
+    /// A map sized for `n` objects without growing.
+    pub fn with_capacity(n: usize) -> IdMap {
+        let size = (n.max(8) * 2).next_power_of_two();
+        IdMap { slots: huge_vec(size, Slot { key: 0, val: EMPTY }), shift: 64 - size.trailing_zeros(), len: 0, hashes: Vec::new() }
+    }
+
+    /// Distinct objects seen (the next new object gets this index).
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn state_bytes(&self) -> u64 {
+        (self.slots.capacity() * std::mem::size_of::<Slot>() + self.hashes.capacity() * 8) as u64
+    }
+
+    #[inline(always)]
+    fn home(&self, key: u64) -> usize {
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    /// The dense index of `key`, if it was seen.
+    #[inline]
+    pub fn get(&self, key: u64) -> Option<u32> {
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(key);
+        loop {
+            let s = self.slots[i];
+            if s.val == EMPTY {
+                return None;
+            }
+            if s.key == key {
+                return Some(s.val);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// The dense index of `key`, giving it the next index if it is new.
+    #[inline]
+    pub fn get_or_insert(&mut self, key: u64) -> u32 {
+        let h = self.home(key);
+        self.get_or_insert_at(key, h)
+    }
+
+    #[inline(always)]
+    fn get_or_insert_at(&mut self, key: u64, home: usize) -> u32 {
+        let mask = self.slots.len() - 1;
+        let mut i = home;
+        loop {
+            let s = self.slots[i];
+            if s.val == EMPTY {
+                break;
+            }
+            if s.key == key {
+                return s.val;
+            }
+            i = (i + 1) & mask;
+        }
+        assert!(self.len < EMPTY - 1, "more than 2^32-2 distinct objects");
+        let v = self.len;
+        self.slots[i] = Slot { key, val: v };
+        self.len += 1;
+        if self.len as usize * 2 > self.slots.len() {
+            self.grow();
+        }
+        v
+    }
+
+    fn grow(&mut self) {
+        let old = std::mem::take(&mut self.slots);
+        let size = old.len() * 2;
+        self.slots = huge_vec(size, Slot { key: 0, val: EMPTY });
+        self.shift = 64 - size.trailing_zeros();
+        let mask = size - 1;
+        for s in old.into_iter().filter(|s| s.val != EMPTY) {
+            let mut i = self.home(s.key);
+            while self.slots[i].val != EMPTY {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = s;
+        }
+    }
+
+    /// Maps the object ids of a batch of raw oracleGeneral records, appending their dense
+    /// indices to `out` (and, if given, their next-access times to `next`). New objects
+    /// get new indices unless `frozen`, when an unknown object is an error (its record's
+    /// index in the batch).
+    pub fn map_records(&mut self, raw: &[u8], out: &mut Vec<u32>, mut next: Option<&mut Vec<i64>>, frozen: bool) -> Result<(), usize> {
+        const AHEAD: usize = 96;
+        let n = raw.len() / ORACLE_RECORD;
+        self.hashes.clear();
+        self.hashes.reserve(n);
+        for r in raw.chunks_exact(ORACLE_RECORD) {
+            let r: &[u8; ORACLE_RECORD] = r.try_into().expect("24 bytes");
+            self.hashes.push(obj_id(r));
+            if let Some(v) = next.as_deref_mut() {
+                v.push(next_vtime(r));
+            }
+        }
+        out.reserve(n);
+        let hashes = std::mem::take(&mut self.hashes);
+        for i in 0..n {
+            if let Some(&k) = hashes.get(i + AHEAD) {
+                prefetch(&self.slots[self.home(k)]);
+            }
+            let key = hashes[i];
+            let home = self.home(key);
+            let v = if frozen {
+                match self.get(key) {
+                    Some(v) => v,
+                    None => {
+                        self.hashes = hashes;
+                        return Err(i);
+                    }
+                }
+            } else {
+                self.get_or_insert_at(key, home)
+            };
+            out.push(v);
+        }
+        self.hashes = hashes;
+        Ok(())
+    }
+}
+
+/// A stream of dense page indices, what the simulators consume.
+pub trait PageSource: Send {
+    /// Distinct pages, if known before the trace is read (dense files; a second pass).
+    fn pages(&self) -> Option<u64>;
+    /// Accesses in the trace, if known before it is read.
+    fn len_hint(&self) -> Option<u64>;
+    /// The next batch of page indices, or `None` at the end.
+    fn next_batch(&mut self) -> Result<Option<&[u32]>, TraceError>;
+    /// The next-access times (record indices, -1 for never) of the last batch, if the trace
+    /// carries them and they were asked for.
+    fn next_access(&self) -> Option<&[i64]> {
+        None
+    }
+    /// Pages seen so far (all of them at the end).
+    fn pages_seen(&self) -> u64;
+    /// Records with `obj_size == 0` so far (libCacheSim skips them by default; pagelab
+    /// counts every record as an access).
+    fn zero_size_records(&self) -> u64 {
+        0
+    }
+}
+
+/// An oracleGeneral trace as dense page indices, mapped on the fly.
+pub struct OracleSource {
+    reader: OracleReader,
+    pub map: IdMap,
+    frozen: bool,
+    want_next: bool,
+    out: Vec<u32>,
+    next: Vec<i64>,
+    zero: u64,
+}
+
+impl OracleSource {
+    pub fn open(path: impl AsRef<Path>, want_next: bool) -> Result<OracleSource, TraceError> {
+        Ok(OracleSource {
+            reader: OracleReader::open(path)?,
+            map: IdMap::default(),
+            frozen: false,
+            want_next,
+            out: Vec::new(),
+            next: Vec::new(),
+            zero: 0,
+        })
+    }
+
+    /// A second pass over the same file with the ids of a first one: the page count is known,
+    /// and indices are the same as the first pass gave.
+    pub fn reopen(path: impl AsRef<Path>, map: IdMap, want_next: bool) -> Result<OracleSource, TraceError> {
+        let mut s = OracleSource::open(path, want_next)?;
+        s.map = map;
+        s.frozen = true;
+        Ok(s)
+    }
+
+    /// Reads the whole trace once: the id map (for [`OracleSource::reopen`]), the number of
+    /// records and of zero-size records.
+    pub fn scan(path: impl AsRef<Path>) -> Result<(IdMap, u64), TraceError> {
+        let mut s = OracleSource::open(path, false)?;
+        while s.next_batch()?.is_some() {}
+        let n = s.reader.records_read();
+        Ok((s.map, n))
+    }
+
+    pub fn records_read(&self) -> u64 {
+        self.reader.records_read()
+    }
+}
+
+impl PageSource for OracleSource {
+    fn pages(&self) -> Option<u64> {
+        self.frozen.then_some(self.map.len() as u64)
+    }
+    fn len_hint(&self) -> Option<u64> {
+        self.reader.len_hint()
+    }
+    fn next_batch(&mut self) -> Result<Option<&[u32]>, TraceError> {
+        self.out.clear();
+        self.next.clear();
+        let base = self.reader.offset;
+        let Some(raw) = self.reader.next_batch()? else { return Ok(None) };
+        self.zero += raw.chunks_exact(ORACLE_RECORD).filter(|r| r[12..16] == [0, 0, 0, 0]).count() as u64;
+        let next = if self.want_next { Some(&mut self.next) } else { None };
+        if let Err(i) = self.map.map_records(raw, &mut self.out, next, self.frozen) {
+            return Err(err(
+                &self.reader.path,
+                Some(base + (i * ORACLE_RECORD) as u64),
+                "object not seen in the first pass: the file changed while it was read",
+            ));
+        }
+        Ok(Some(&self.out))
+    }
+    fn next_access(&self) -> Option<&[i64]> {
+        self.want_next.then_some(&self.next[..])
+    }
+    fn pages_seen(&self) -> u64 {
+        self.map.len() as u64
+    }
+    fn zero_size_records(&self) -> u64 {
+        self.zero
+    }
+}
+
+/// Reads pagelab's dense format.
+pub struct DenseReader {
+    path: PathBuf,
+    f: File,
+    records: u64,
+    pages: u64,
+    read: u64,
+    buf: Vec<u32>,
+}
+
+impl DenseReader {
+    pub fn open(path: impl AsRef<Path>) -> Result<DenseReader, TraceError> {
+        let path = path.as_ref();
+        let mut f = File::open(path).map_err(|e| err(path, None, format!("cannot open: {e}")))?;
+        let size = f.metadata().map_err(|e| err(path, None, format!("cannot stat: {e}")))?.len();
+        let mut h = [0u8; DENSE_HEADER as usize];
+        let got = read_full(&mut f, &mut h).map_err(|e| err(path, Some(0), format!("cannot read: {e}")))?;
+        if got < 8 || h[..8] != DENSE_MAGIC {
+            return Err(err(path, Some(0), "not a pagelab dense trace (no PLDENSE1 magic)"));
+        }
+        if got < h.len() {
+            return Err(err(path, Some(got as u64), format!("truncated header: {got} of {DENSE_HEADER} bytes")));
+        }
+        let word = |i: usize| u64::from_le_bytes(h[i..i + 8].try_into().expect("8 bytes"));
+        let (records, pages) = (word(8), word(16));
+        let want = DENSE_HEADER + records * 4;
+        if size < want {
+            let whole = (size - DENSE_HEADER) / 4;
+            return Err(err(
+                path,
+                Some(DENSE_HEADER + whole * 4),
+                format!("truncated trace: the header promises {records} records, the file holds {whole}{}", if (size - DENSE_HEADER) % 4 != 0 { " and part of another" } else { "" }),
+            ));
+        }
+        if size > want {
+            return Err(err(path, Some(want), format!("{} bytes after the last of the {records} records the header promises", size - want)));
+        }
+        Ok(DenseReader { path: path.to_path_buf(), f, records, pages, read: 0, buf: vec![0; BATCH_BYTES / 4] })
+    }
+
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+}
+
+impl PageSource for DenseReader {
+    fn pages(&self) -> Option<u64> {
+        Some(self.pages)
+    }
+    fn len_hint(&self) -> Option<u64> {
+        Some(self.records)
+    }
+    fn next_batch(&mut self) -> Result<Option<&[u32]>, TraceError> {
+        let n = ((self.records - self.read) as usize).min(self.buf.len());
+        if n == 0 {
+            return Ok(None);
+        }
+        let at = DENSE_HEADER + self.read * 4;
+        // SAFETY: any bytes are a valid u32, and u8 has no alignment requirement.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(self.buf.as_mut_ptr() as *mut u8, n * 4) };
+        let got = read_full(&mut self.f, bytes).map_err(|e| err(&self.path, Some(at), format!("read error: {e}")))?;
+        if got < n * 4 {
+            return Err(err(&self.path, Some(at + got as u64), "truncated trace: the file shrank while it was read"));
+        }
+        #[cfg(target_endian = "big")]
+        for v in &mut self.buf[..n] {
+            *v = u32::from_le(*v);
+        }
+        let first = self.read;
+        self.read += n as u64;
+        let buf = &self.buf[..n];
+        if let Some(i) = buf.iter().position(|&p| p as u64 >= self.pages) {
+            return Err(err(&self.path, Some(DENSE_HEADER + (first + i as u64) * 4), format!("page index {} beyond the {} pages of the header", buf[i], self.pages)));
+        }
+        Ok(Some(buf))
+    }
+    fn pages_seen(&self) -> u64 {
+        self.pages
+    }
+}
+
+/// Writes pagelab's dense format.
+pub struct DenseWriter {
+    path: PathBuf,
+    w: io::BufWriter<File>,
+    records: u64,
+    pages: u64,
+}
+
+impl DenseWriter {
+    pub fn create(path: impl AsRef<Path>) -> Result<DenseWriter, TraceError> {
+        let path = path.as_ref();
+        let f = File::create(path).map_err(|e| err(path, None, format!("cannot create: {e}")))?;
+        let mut w = io::BufWriter::with_capacity(BATCH_BYTES, f);
+        w.write_all(&[0u8; DENSE_HEADER as usize]).map_err(|e| err(path, Some(0), format!("write error: {e}")))?;
+        Ok(DenseWriter { path: path.to_path_buf(), w, records: 0, pages: 0 })
+    }
+
+    pub fn write(&mut self, pages: &[u32]) -> Result<(), TraceError> {
+        for &p in pages {
+            self.pages = self.pages.max(p as u64 + 1);
+            self.w.write_all(&p.to_le_bytes()).map_err(|e| err(&self.path, Some(DENSE_HEADER + self.records * 4), format!("write error: {e}")))?;
+            self.records += 1;
+        }
+        Ok(())
+    }
+
+    /// Writes the header; `pages` at least one more than the largest index written.
+    pub fn finish(mut self, pages: u64) -> Result<(u64, u64), TraceError> {
+        let pages = pages.max(self.pages);
+        let io = |e: io::Error| err(&self.path, Some(0), format!("write error: {e}"));
+        let mut h = [0u8; DENSE_HEADER as usize];
+        h[..8].copy_from_slice(&DENSE_MAGIC);
+        h[8..16].copy_from_slice(&self.records.to_le_bytes());
+        h[16..24].copy_from_slice(&pages.to_le_bytes());
+        self.w.seek(SeekFrom::Start(0)).map_err(io)?;
+        self.w.write_all(&h).map_err(io)?;
+        self.w.flush().map_err(io)?;
+        Ok((self.records, pages))
+    }
+}
+
+/// What [`convert`] wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConvertStats {
+    pub records: u64,
+    pub pages: u64,
+    pub zero_size_records: u64,
+}
+
+/// Converts an oracleGeneral trace to the dense format in one pass.
+pub fn convert(input: impl AsRef<Path>, output: impl AsRef<Path>) -> Result<ConvertStats, TraceError> {
+    let mut src = OracleSource::open(input, false)?;
+    let mut w = DenseWriter::create(output)?;
+    while let Some(b) = src.next_batch()? {
+        w.write(b)?;
+    }
+    let (records, pages) = w.finish(src.pages_seen())?;
+    Ok(ConvertStats { records, pages, zero_size_records: src.zero_size_records() })
+}
+
+/// Opens a trace as a page source. An oracleGeneral trace is mapped on the fly (pages
+/// unknown until the end) unless `two_pass`, which reads it once first to know the pages.
+pub fn open(path: impl AsRef<Path>, format: Format, two_pass: bool, want_next: bool) -> Result<Box<dyn PageSource>, TraceError> {
+    let path = path.as_ref();
+    match format {
+        Format::Dense => Ok(Box::new(DenseReader::open(path)?)),
+        Format::OracleGeneral if two_pass => {
+            let (map, _) = OracleSource::scan(path)?;
+            Ok(Box::new(OracleSource::reopen(path, map, want_next)?))
+        }
+        Format::OracleGeneral => Ok(Box::new(OracleSource::open(path, want_next)?)),
+    }
+}
+
+/// Writes records as an oracleGeneral trace (tests and benchmarks), zstd-compressed at
+/// `level` if given.
+pub fn write_oracle(path: impl AsRef<Path>, records: impl IntoIterator<Item = Record>, zstd_level: Option<i32>) -> io::Result<u64> {
+    let f = File::create(path)?;
+    let mut w: Box<dyn Write> = match zstd_level {
+        Some(l) => Box::new(zstd::stream::write::Encoder::new(f, l)?.auto_finish()),
+        None => Box::new(io::BufWriter::with_capacity(BATCH_BYTES, f)),
+    };
+    let mut n = 0;
+    for r in records {
+        w.write_all(&r.to_bytes())?;
+        n += 1;
+    }
+    w.flush()?;
+    Ok(n)
+}
+
+/// Fills in the next-access times of a sequence of object ids (a backward pass).
+pub fn with_next_access(ids: &[u64], size: u32) -> Vec<Record> {
+    let mut next = vec![-1i64; ids.len()];
+    let mut last: std::collections::HashMap<u64, i64> = std::collections::HashMap::new();
+    for (i, &id) in ids.iter().enumerate().rev() {
+        if let Some(&j) = last.get(&id) {
+            next[i] = j;
+        }
+        last.insert(id, i as i64);
+    }
+    ids.iter().zip(next).enumerate().map(|(i, (&obj_id, n))| Record { time: i as u32, obj_id, obj_size: size, next_access_vtime: n }).collect()
+}
+
+#[cfg(test)]
+mod tests;

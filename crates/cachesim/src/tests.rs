@@ -1,0 +1,166 @@
+use super::*;
+
+fn run_pages(policy: PolicyKind, cap: u64, pages: &[u32]) -> (u64, Box<dyn Cache + Send>) {
+    let mut c = new_cache(policy, cap, 4);
+    let next = next_access(pages);
+    // Small batches, so batch boundaries are exercised too.
+    let mut misses = 0;
+    for (b, n) in pages.chunks(7).zip(next.chunks(7)) {
+        misses += c.access_batch(b, Some(n));
+    }
+    c.check().unwrap();
+    (misses, c)
+}
+
+/// Misses of a list-based LRU written the obvious way.
+fn naive_lru(cap: usize, pages: &[u32]) -> u64 {
+    let mut v: Vec<u32> = Vec::new();
+    let mut misses = 0;
+    for &p in pages {
+        if let Some(i) = v.iter().position(|&q| q == p) {
+            v.remove(i);
+        } else {
+            misses += 1;
+            if v.len() == cap {
+                v.pop();
+            }
+        }
+        if cap > 0 {
+            v.insert(0, p);
+        }
+    }
+    misses
+}
+
+/// Belady written the obvious way: evict the resident page used farthest in the future.
+fn naive_opt(cap: usize, pages: &[u32]) -> u64 {
+    let mut v: Vec<u32> = Vec::new();
+    let mut misses = 0;
+    for (i, &p) in pages.iter().enumerate() {
+        if v.contains(&p) {
+            continue;
+        }
+        misses += 1;
+        if cap == 0 {
+            continue;
+        }
+        if v.len() == cap {
+            let far = |q: u32| pages[i + 1..].iter().position(|&r| r == q).unwrap_or(usize::MAX);
+            let j = (0..v.len()).max_by_key(|&j| far(v[j])).unwrap();
+            v.remove(j);
+        }
+        v.push(p);
+    }
+    misses
+}
+
+fn random_pages(n: usize, pages: u32, seed: u64) -> Vec<u32> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let r = (x >> 11) as f64 / (1u64 << 53) as f64;
+            (r * r * pages as f64) as u32
+        })
+        .collect()
+}
+
+#[test]
+fn lru_by_hand() {
+    // cap 3: a b c a d b e a b c d e
+    let t = [0, 1, 2, 0, 3, 1, 4, 0, 1, 2, 3, 4];
+    // a m, b m, c m, a h, d m (evict b), b m (evict c), e m (evict a), a m (evict d),
+    // b h, c m (evict e), d m (evict a), e m (evict b)
+    let (misses, _) = run_pages(PolicyKind::Lru, 3, &t);
+    assert_eq!(misses, 10);
+    let mut l = Lru::new(3, 0);
+    for p in t {
+        l.access(p);
+    }
+    assert_eq!(l.order(), vec![4, 3, 2]);
+}
+
+#[test]
+fn opt_by_hand() {
+    // The classic textbook string, 3 frames: OPT takes 9 faults.
+    let t = [7, 0, 1, 2, 0, 3, 0, 4, 2, 3, 0, 3, 2, 1, 2, 0, 1, 7, 0, 1];
+    assert_eq!(run_pages(PolicyKind::Opt, 3, &t).0, 9);
+    assert_eq!(run_pages(PolicyKind::Lru, 3, &t).0, 12);
+    assert_eq!(run_pages(PolicyKind::Fifo, 3, &t).0, 15);
+}
+
+#[test]
+fn clock_by_hand() {
+    // cap 2: a m, b m, a h (ref); c m: the hand clears a's bit, evicts b, c takes its slot;
+    // a h (ref again); b m: the hand clears a's bit, evicts c; a h.
+    let mut c = Clock::new(2, 0);
+    let hits: Vec<bool> = [0, 1, 0, 2, 0, 1, 0].iter().map(|&p| c.access(p)).collect();
+    assert_eq!(hits, [false, false, true, false, true, false, true]);
+}
+
+#[test]
+fn zero_capacity_misses_everything() {
+    for p in PolicyKind::ALL {
+        assert_eq!(run_pages(p, 0, &[1, 1, 1]).0, 3, "{p:?}");
+    }
+}
+
+#[test]
+fn lru_and_opt_equal_the_obvious_implementations_on_random_traces() {
+    for seed in 1..6 {
+        let t = random_pages(3000, 200, seed);
+        for cap in [1, 2, 7, 50, 199, 250] {
+            assert_eq!(run_pages(PolicyKind::Lru, cap as u64, &t).0, naive_lru(cap, &t), "lru seed {seed} cap {cap}");
+            assert_eq!(run_pages(PolicyKind::Opt, cap as u64, &t).0, naive_opt(cap, &t), "opt seed {seed} cap {cap}");
+        }
+    }
+}
+
+#[test]
+fn opt_never_misses_more_than_lru_fifo_or_clock() {
+    let t = random_pages(20_000, 2000, 9);
+    for cap in [10, 100, 1000] {
+        let opt = run_pages(PolicyKind::Opt, cap, &t).0;
+        for p in [PolicyKind::Lru, PolicyKind::Fifo, PolicyKind::Clock] {
+            assert!(opt <= run_pages(p, cap, &t).0, "{p:?} cap {cap}");
+        }
+    }
+}
+
+/// A trace in memory as a page source.
+struct Mem(Vec<u32>, bool);
+
+impl PageSource for Mem {
+    fn pages(&self) -> Option<u64> {
+        None
+    }
+    fn len_hint(&self) -> Option<u64> {
+        None
+    }
+    fn next_batch(&mut self) -> Result<Option<&[u32]>, TraceError> {
+        if self.1 {
+            return Ok(None);
+        }
+        self.1 = true;
+        Ok(Some(&self.0))
+    }
+    fn pages_seen(&self) -> u64 {
+        self.0.iter().map(|&p| p as u64 + 1).max().unwrap_or(0)
+    }
+}
+
+#[test]
+fn a_multi_threaded_sweep_equals_the_single_threaded_one() {
+    let t = random_pages(50_000, 5000, 3);
+    let points: Vec<(PolicyKind, u64)> = PolicyKind::ALL.iter().flat_map(|&p| [50u64, 500, 2000].map(move |c| (p, c))).collect();
+    let open = || -> Result<Box<dyn PageSource>, TraceError> { Ok(Box::new(Mem(t.clone(), false))) };
+    let one = sweep(&open, &points, 1).unwrap();
+    let many = sweep(&open, &points, 4).unwrap();
+    assert_eq!(one, many);
+    for (s, &(p, c)) in one.iter().zip(&points) {
+        assert_eq!((s.policy, s.capacity, s.ops), (p.name(), c, 50_000));
+        assert_eq!(s.misses, run_pages(p, c, &t).0);
+    }
+}

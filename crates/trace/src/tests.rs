@@ -1,0 +1,171 @@
+use super::*;
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("pagelab-trace-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn ids(n: usize) -> Vec<u64> {
+    // A few hot objects, many cold ones, large sparse ids.
+    (0..n as u64).map(|i| if i % 3 == 0 { (i % 7) << 40 } else { i.wrapping_mul(0x9E37_79B9_7F4A_7C15) }).collect()
+}
+
+fn pages_of(src: &mut dyn PageSource) -> Result<Vec<u32>, TraceError> {
+    let mut v = Vec::new();
+    while let Some(b) = src.next_batch()? {
+        v.extend_from_slice(b);
+    }
+    Ok(v)
+}
+
+fn dense_expected(ids: &[u64]) -> Vec<u32> {
+    let mut m = std::collections::HashMap::new();
+    ids.iter().map(|id| { let n = m.len() as u32; *m.entry(*id).or_insert(n) }).collect()
+}
+
+#[test]
+fn plain_and_zstd_read_every_record_in_order() {
+    // More than one 1 MiB batch, and a record count that does not divide it.
+    let ids = ids(100_003);
+    let recs = with_next_access(&ids, 4096);
+    let (plain, zst) = (tmp("a.oracleGeneral"), tmp("a.oracleGeneral.zst"));
+    write_oracle(&plain, recs.iter().copied(), None).unwrap();
+    write_oracle(&zst, recs.iter().copied(), Some(3)).unwrap();
+    for p in [&plain, &zst] {
+        let mut got = Vec::new();
+        let n = OracleReader::open(p).unwrap().for_each(|r| got.push(r)).unwrap();
+        assert_eq!(n, recs.len() as u64);
+        assert_eq!(got, recs);
+        let mut s = OracleSource::open(p, true).unwrap();
+        let mut next = Vec::new();
+        let mut pages = Vec::new();
+        while let Some(b) = s.next_batch().unwrap() {
+            pages.extend_from_slice(b);
+            next.extend_from_slice(s.next_access().unwrap());
+        }
+        assert_eq!(pages, dense_expected(&ids));
+        assert_eq!(next, recs.iter().map(|r| r.next_access_vtime).collect::<Vec<_>>());
+    }
+    assert!(OracleReader::open(&zst).unwrap().is_compressed());
+    assert!(!OracleReader::open(&plain).unwrap().is_compressed());
+}
+
+#[test]
+fn two_passes_and_the_dense_format_give_the_same_pages() {
+    let ids = ids(50_000);
+    let p = tmp("b.oracleGeneral");
+    write_oracle(&p, with_next_access(&ids, 4096), None).unwrap();
+    let want = dense_expected(&ids);
+    let mut two = open(&p, Format::OracleGeneral, true, false).unwrap();
+    assert_eq!(two.pages(), Some(*want.iter().max().unwrap() as u64 + 1));
+    assert_eq!(pages_of(two.as_mut()).unwrap(), want);
+    let d = tmp("b.dense");
+    let st = convert(&p, &d).unwrap();
+    assert_eq!(st, ConvertStats { records: ids.len() as u64, pages: two.pages().unwrap(), zero_size_records: 0 });
+    let mut r = open(&d, Format::Dense, false, false).unwrap();
+    assert_eq!(r.pages(), two.pages());
+    assert_eq!(pages_of(r.as_mut()).unwrap(), want);
+}
+
+#[test]
+fn a_truncated_plain_trace_is_refused_with_its_offset() {
+    let p = tmp("c.oracleGeneral");
+    write_oracle(&p, with_next_access(&[1, 2, 3], 4096), None).unwrap();
+    let mut bytes = std::fs::read(&p).unwrap();
+    bytes.truncate(24 * 2 + 10);
+    std::fs::write(&p, &bytes).unwrap();
+    let e = OracleReader::open(&p).err().expect("refused");
+    assert_eq!(e.offset, Some(48));
+    let text = e.to_string();
+    assert!(text.contains("c.oracleGeneral") && text.contains("byte offset 48") && text.contains("truncated record"), "{text}");
+    assert!(text.contains("10 of 24 bytes"), "{text}");
+}
+
+#[test]
+fn a_truncated_record_inside_a_zstd_trace_is_an_error_not_a_dropped_record() {
+    let p = tmp("d.zst");
+    let f = File::create(&p).unwrap();
+    let mut w = zstd::stream::write::Encoder::new(f, 1).unwrap().auto_finish();
+    for r in with_next_access(&[1, 2, 3], 4096) {
+        w.write_all(&r.to_bytes()).unwrap();
+    }
+    w.write_all(&[7u8; 5]).unwrap();
+    drop(w);
+    let mut r = OracleReader::open(&p).unwrap();
+    assert_eq!(r.next_batch().unwrap().unwrap().len(), 72);
+    let e = r.next_batch().unwrap_err();
+    assert_eq!(e.offset, Some(72));
+    assert!(e.to_string().contains("d.zst: byte offset 72: truncated record"), "{e}");
+    assert!(e.to_string().contains("decompressed"), "{e}");
+}
+
+#[test]
+fn corrupt_and_cut_zstd_streams_are_errors() {
+    let recs = with_next_access(&ids(20_000), 4096);
+    let p = tmp("e.zst");
+    write_oracle(&p, recs, Some(3)).unwrap();
+    let good = std::fs::read(&p).unwrap();
+    // Cut in the middle of the frame.
+    std::fs::write(&p, &good[..good.len() / 2]).unwrap();
+    let e = OracleReader::open(&p).unwrap().for_each(|_| {}).unwrap_err();
+    assert!(e.to_string().contains("e.zst") && e.to_string().contains("zstd"), "{e}");
+    // Garbage after the magic.
+    let mut bad = good.clone();
+    for b in &mut bad[4..40] {
+        *b = 0xff;
+    }
+    std::fs::write(&p, &bad).unwrap();
+    let e = OracleReader::open(&p).unwrap().for_each(|_| {}).unwrap_err();
+    assert!(e.to_string().contains("bad zstd data"), "{e}");
+    assert!(e.offset.is_some());
+}
+
+#[test]
+fn dense_files_check_their_header_and_length() {
+    let d = tmp("f.dense");
+    let mut w = DenseWriter::create(&d).unwrap();
+    w.write(&[0, 1, 2, 1, 0]).unwrap();
+    w.finish(3).unwrap();
+    let mut bytes = std::fs::read(&d).unwrap();
+    assert_eq!(bytes.len(), 32 + 20);
+    bytes.truncate(32 + 18);
+    std::fs::write(&d, &bytes).unwrap();
+    let e = DenseReader::open(&d).err().unwrap();
+    assert_eq!(e.offset, Some(32 + 16));
+    assert!(e.to_string().contains("promises 5 records, the file holds 4 and part of another"), "{e}");
+    std::fs::write(&d, b"not a trace").unwrap();
+    assert!(DenseReader::open(&d).err().unwrap().to_string().contains("PLDENSE1"));
+}
+
+#[test]
+fn zero_size_records_are_accesses_and_counted() {
+    let p = tmp("g.oracleGeneral");
+    let mut recs = with_next_access(&[5, 6, 5], 4096);
+    recs[1].obj_size = 0;
+    write_oracle(&p, recs, None).unwrap();
+    let mut s = OracleSource::open(&p, false).unwrap();
+    assert_eq!(pages_of(&mut s).unwrap(), vec![0, 1, 0]);
+    assert_eq!(s.zero_size_records(), 1);
+}
+
+#[test]
+fn the_id_map_grows_and_keeps_indices() {
+    let mut m = IdMap::with_capacity(4);
+    let keys: Vec<u64> = (0..10_000u64).map(|i| i * 4096).collect();
+    for (i, &k) in keys.iter().enumerate() {
+        assert_eq!(m.get_or_insert(k), i as u32);
+    }
+    for (i, &k) in keys.iter().enumerate() {
+        assert_eq!(m.get(k), Some(i as u32));
+    }
+    assert_eq!(m.get(1), None);
+    assert_eq!(m.len(), 10_000);
+}
+
+#[test]
+fn format_names() {
+    assert_eq!("oracleGeneral".parse::<Format>(), Ok(Format::OracleGeneral));
+    assert_eq!("dense".parse::<Format>(), Ok(Format::Dense));
+    assert!("csv".parse::<Format>().is_err());
+}
