@@ -67,11 +67,13 @@ pub struct Folio {
     pub swap: u32,
     /// The memcg the page is charged to.
     pub memcg: u16,
-    _pad: u16,
+    /// Which of its lruvec's lists the folio sits on, for policies with several lists a
+    /// folio's flags do not name (MGLRU: generation and type, plus one; 0 = none).
+    pub lru_slot: u16,
 }
 
 impl Folio {
-    const FREE: Folio = Folio { flags: 0, pos: NIL, vpn: NIL, swap: NIL, memcg: 0, _pad: 0 };
+    const FREE: Folio = Folio { flags: 0, pos: NIL, vpn: NIL, swap: NIL, memcg: 0, lru_slot: 0 };
 
     #[inline]
     pub fn test(&self, f: u32) -> bool {

@@ -48,7 +48,7 @@ use sim::Machine;
 pub fn run(s: &Scenario, mut progress: impl FnMut(u64, u64)) -> Result<Report, String> {
     match s.machine.policy {
         PolicyKind::Classic => run_with(s, |mm| Classic::new(mm.memcgs.cg.len()), &mut progress),
-        PolicyKind::Mglru => Err("policy `mglru` is not built yet (see issue 3); use `classic`".into()),
+        PolicyKind::Mglru => run_with(s, |mm| policy::lru_gen::LruGen::new(mm, &s.mglru), &mut progress),
     }
 }
 

@@ -34,6 +34,8 @@ fn count_major(mm: &mut Mm, t: usize) {
 
 /// Installs a PTE for `pfn`: mapped and young (x86 creates PTEs with the accessed bit set).
 fn map_page(mm: &mut Mm, pfn: Pfn, advice: Advice) {
+    let vpn = mm.folios.get(pfn).vpn;
+    mm.set_pmd_young(vpn);
     let f = mm.folios.get_mut(pfn);
     let newly = f.flags & pg::MAPPED == 0;
     f.flags |= pg::MAPPED | pg::YOUNG;
@@ -50,6 +52,7 @@ fn map_page(mm: &mut Mm, pfn: Pfn, advice: Advice) {
 pub fn anon_access<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, write: bool, advice: Advice) -> bool {
     match mm.space.get(vpn) {
         Entry::Resident(pfn) if mm.folios.test(pfn, pg::MAPPED) => {
+            mm.set_pmd_young(vpn);
             let f = mm.folios.get_mut(pfn);
             f.flags |= pg::YOUNG;
             if write && f.flags & pg::SWAPCACHE != 0 && f.flags & pg::DIRTY == 0 {
@@ -164,6 +167,7 @@ pub fn file_mmap_access<P: Policy>(
     let vpn = f.base + index as Vpn;
     if let Some(pfn) = mm.space.resident(vpn) {
         if mm.folios.test(pfn, pg::MAPPED) {
+            mm.set_pmd_young(vpn);
             mm.folios.set(pfn, pg::YOUNG);
             if write && !mm.folios.test(pfn, pg::DIRTY) {
                 // A clean shared page is mapped read-only for dirty tracking: the first
@@ -178,6 +182,10 @@ pub fn file_mmap_access<P: Policy>(
             mm.cpu(c);
             return true;
         }
+    }
+    let obj = mm.space.object_of(vpn);
+    if !mm.tasks[t].mapped_files.contains(&obj) {
+        mm.tasks[t].mapped_files.push(obj);
     }
     fault_begin(mm, t, advice);
     if !write && do_fault_around(mm, f, ra, index, advice) {

@@ -109,6 +109,10 @@ pub struct TaskMm {
     pub anon_objects: Vec<usize>,
     /// The VMA's swap readahead state (`vma->swap_readahead_info`).
     pub swap_ra: crate::swap_state::SwapRaState,
+    /// Files the task has mapped (object indices), for page-table walks.
+    pub mapped_files: Vec<usize>,
+    /// The task ran since the last page-table walk (`mm->lru_gen.bitmap`).
+    pub ran: bool,
 }
 
 /// A pending IO completion: writeback of a page ends at a time.
@@ -170,6 +174,9 @@ pub struct Mm {
     pub ra_scratch: Vec<Pfn>,
     /// Dirty page-cache pages in the order they were dirtied (for the flusher).
     pub dirty_fifo: std::collections::VecDeque<(Pfn, Vpn, u64)>,
+    /// Accessed bits of the page-middle directories (one per 512 pages): set by any access
+    /// through page tables, cleared by MGLRU's page-table walks (non-leaf PMD young).
+    pub pmd_young: Vec<u64>,
     /// The flusher was asked to write everything (reclaim) or to background writeback.
     pub wb_pending_all: bool,
     pub wb_pending_background: bool,
@@ -270,6 +277,28 @@ impl Mm {
     /// Models get_swappiness()'s swap test: MGLRU needs at least MIN_LRU_BATCH free slots.
     pub fn swap_pages_free(&self) -> u64 {
         self.swap.free()
+    }
+
+    /// Marks the PMD covering `vpn` accessed.
+    #[inline]
+    pub fn set_pmd_young(&mut self, vpn: Vpn) {
+        let i = (vpn >> 9) as usize;
+        if let Some(w) = self.pmd_young.get_mut(i >> 6) {
+            *w |= 1 << (i & 63);
+        }
+    }
+
+    /// Tests and clears the accessed bit of the PMD covering `vpn`.
+    pub fn test_clear_pmd_young(&mut self, vpn: Vpn) -> bool {
+        let i = (vpn >> 9) as usize;
+        match self.pmd_young.get_mut(i >> 6) {
+            Some(w) => {
+                let was = *w & (1 << (i & 63)) != 0;
+                *w &= !(1 << (i & 63));
+                was
+            }
+            None => false,
+        }
     }
 
     /// Adds `nr` to a page-state gauge kept globally.

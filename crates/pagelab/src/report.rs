@@ -20,6 +20,9 @@ pub struct SeriesPoint {
     pub t_s: f64,
     pub ops: u64,
     pub vmstat: BTreeMap<String, u64>,
+    /// MGLRU: the generations of every memcg at the end of the interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lru_gen: Option<serde_json::Value>,
 }
 
 /// One task's outcome.
@@ -68,8 +71,9 @@ pub struct Report {
     pub rstat_flushed_memcgs: u64,
     /// Refaults judged differently than exact statistics would have judged them.
     pub stale_refault_decisions: u64,
+    /// MGLRU: `{"debugfs": <lru_gen_full text>, "lruvecs": [...]}` at the end of the run.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub lru_gen: Option<String>,
+    pub lru_gen: Option<serde_json::Value>,
 }
 
 /// The /proc/vmstat gauges (nr_* and workingset_nodes) as they stand.
@@ -201,7 +205,7 @@ impl Report {
             for (k, val) in &smp.gauges {
                 v.insert(k.to_string(), *val);
             }
-            series.push(SeriesPoint { t_s: smp.t_ns as f64 / 1e9, ops: smp.ops - prev_ops, vmstat: v });
+            series.push(SeriesPoint { t_s: smp.t_ns as f64 / 1e9, ops: smp.ops - prev_ops, vmstat: v, lru_gen: smp.policy.clone() });
             prev = smp.events.clone();
             prev_ops = smp.ops;
         }
@@ -251,7 +255,7 @@ impl Report {
             rstat_flushes: mm.memcgs.nr_flushes,
             rstat_flushed_memcgs: mm.memcgs.flushed_memcgs,
             stale_refault_decisions: mm.memcgs.stale_refault_decisions,
-            lru_gen: m.policy.debugfs(mm),
+            lru_gen: m.policy.debugfs(mm).map(|text| serde_json::json!({"debugfs": text, "lruvecs": m.policy.snapshot(mm)})),
         }
     }
 

@@ -73,6 +73,8 @@ pub struct Sample {
     pub events: Events,
     pub gauges: BTreeMap<&'static str, u64>,
     pub ops: u64,
+    /// The policy's own state (MGLRU: the generations).
+    pub policy: Option<serde_json::Value>,
 }
 
 /// The model of one scenario under one policy.
@@ -170,6 +172,8 @@ impl<P: Policy> Machine<P> {
                 io_wait_ns: 0,
                 anon_objects,
                 swap_ra: SwapRaState::default(),
+                mapped_files: Vec::new(),
+                ran: false,
             });
             tasks.push(Task {
                 workload: wi,
@@ -240,9 +244,11 @@ impl<P: Policy> Machine<P> {
             read_done: vec![0; managed as usize],
             ra_scratch: Vec::with_capacity(64),
             dirty_fifo: VecDeque::new(),
+            pmd_young: Vec::new(),
             wb_pending_all: false,
             wb_pending_background: false,
         };
+        mm.pmd_young = vec![0; mm.space.len().div_ceil(512 * 64)];
         let mut policy = make_policy(&mm);
         if let Some(obj) = shmem_object {
             populate_shmem(&mut mm, &mut policy, obj);
@@ -429,6 +435,7 @@ impl<P: Policy> Machine<P> {
         self.run_events_until(now);
         self.mm.actor = Actor::Task(t);
         self.mm.tasks[t].clock += op.think_ns;
+        self.mm.tasks[t].ran = true;
         let obj = self.tasks[t].objects[op.object as usize];
         let ok = match op.access {
             Access::Buffered => {
@@ -508,7 +515,8 @@ impl<P: Policy> Machine<P> {
         }
         let gauges = crate::report::gauges(&self.mm);
         let ops = self.tasks.iter().map(|t| t.ops).sum();
-        self.samples.push(Sample { t_ns: at, events: self.mm.events.clone(), gauges, ops });
+        let policy = self.policy.snapshot(&self.mm);
+        self.samples.push(Sample { t_ns: at, events: self.mm.events.clone(), gauges, ops, policy });
     }
 
     /// The memcg a task runs in.

@@ -78,6 +78,10 @@ pub struct ScanControl {
     pub nr_scanned: u64,
     pub nr_reclaimed: u64,
     pub nr: ReclaimStat,
+    /// MGLRU 6.1: reclaimed pages when kswapd last aged (`sc->last_reclaimed`).
+    pub last_reclaimed: u64,
+    /// MGLRU 6.1: whether kswapd should age memcgs (`sc->memcgs_need_aging`).
+    pub memcgs_need_aging: bool,
 }
 
 impl ScanControl {
@@ -106,6 +110,8 @@ impl ScanControl {
             nr_scanned: 0,
             nr_reclaimed: 0,
             nr: ReclaimStat::default(),
+            last_reclaimed: 0,
+            memcgs_need_aging: false,
         }
     }
 

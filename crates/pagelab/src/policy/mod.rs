@@ -13,6 +13,7 @@ use crate::mm::Mm;
 use crate::vmscan::ScanControl;
 
 pub mod classic;
+pub mod lru_gen;
 
 /// A page replacement policy: the hooks where the kernel's two LRUs differ.
 pub trait Policy {
@@ -78,6 +79,11 @@ pub trait Policy {
 
     /// The policy's own view for reports (MGLRU: the lru_gen debugfs file).
     fn debugfs(&self, _mm: &Mm) -> Option<String> {
+        None
+    }
+
+    /// The policy's state as JSON for each report interval (MGLRU: the generations).
+    fn snapshot(&self, _mm: &Mm) -> Option<serde_json::Value> {
         None
     }
 }

@@ -1,0 +1,294 @@
+//! Aging (mm/vmscan.c): when to create a generation (should_run_aging()), the page-table walk
+//! over every task of the memcg that promotes young mapped pages to the youngest generation
+//! (try_to_inc_max_seq(), walk_pmd_range(), walk_pte_range()) with the Bloom filters that
+//! skip sparse page tables, and the look-around from the eviction path
+//! (lru_gen_look_around()).
+
+use super::gen::{folio_gen, gen_of};
+use super::{LruGen, MIN_LRU_BATCH, MIN_NR_GENS};
+use crate::folio::{pg, Pfn};
+use crate::kernel::Kernel;
+use crate::mapping::{Entry, Vpn};
+use crate::memcontrol::MemcgId;
+use crate::mm::{Actor, Mm};
+
+/// PTEs per page table (a PMD covers this many pages).
+const PTRS_PER_PTE: u32 = 512;
+/// Bits of each Bloom filter (BLOOM_FILTER_SHIFT 15).
+const BLOOM_BITS: u32 = 1 << 15;
+/// folio_activate() batches below this size in 6.1's look-around (PAGEVEC_SIZE).
+const LOOK_AROUND_BATCH_6_1: usize = 15;
+
+/// Models mm/vmscan.c: suitable_to_scan(): at least one young PTE per cache line of PTEs
+/// (8 on x86) on average.
+fn suitable_to_scan(total: u32, young: u32) -> bool {
+    young * 8 >= total
+}
+
+/// The two 15-bit keys of a page table (get_item_key(): a hash of its address).
+fn bloom_keys(pmd: u32) -> [u32; 2] {
+    let h = (pmd as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 34; // 30 bits
+    [(h as u32) & (BLOOM_BITS - 1), ((h >> 15) as u32) & (BLOOM_BITS - 1)]
+}
+
+/// Page-table walk statistics (the mm_stats of lru_gen_full): leaf total, leaf old, leaf
+/// young, non-leaf total, found, added.
+pub const MM_STATS: usize = 6;
+
+impl LruGen {
+    /// Models mm/vmscan.c: should_run_aging() (6.1; 6.12 computes nr_to_scan unshifted and
+    /// returns early with fewer than three generations): whether to create a generation, and
+    /// the pages eligible to scan.
+    pub fn should_run_aging(&self, memcg: MemcgId, can_swap: bool, priority: u32) -> (bool, u64) {
+        let lv = &self.lv[memcg as usize];
+        let max_seq = lv.max_seq;
+        let min_seq = lv.min_seq;
+        let eligible_min = min_seq[(!can_swap) as usize];
+        if self.kernel >= Kernel::V6_12 && eligible_min + MIN_NR_GENS as u64 > max_seq {
+            return (true, 0);
+        }
+        let (mut old, mut young, mut total) = (0u64, 0u64, 0u64);
+        for ty in (!can_swap) as usize..2 {
+            for seq in min_seq[ty]..=max_seq {
+                let size = lv.nr_pages[gen_of(seq)][ty].max(0) as u64;
+                total += size;
+                if seq == max_seq {
+                    young += size;
+                } else if seq + MIN_NR_GENS as u64 == max_seq {
+                    old += size;
+                }
+            }
+        }
+        let nr_to_scan = if self.kernel >= Kernel::V6_12 { total } else { total >> priority };
+        let need = if eligible_min + MIN_NR_GENS as u64 > max_seq {
+            true
+        } else if eligible_min + (MIN_NR_GENS as u64) < max_seq {
+            false
+        } else {
+            young * MIN_NR_GENS as u64 > total || old * (MIN_NR_GENS as u64 + 2) < total
+        };
+        (need, nr_to_scan)
+    }
+
+    /// Models mm/vmscan.c: try_to_inc_max_seq() (6.1/6.12, one walker at a time): with
+    /// page-table walks enabled, walk every task of the memcg, then create the generation.
+    /// Fails when another walk already covered `max_seq`.
+    pub fn try_to_inc_max_seq(&mut self, mm: &mut Mm, memcg: MemcgId, max_seq: u64, can_swap: bool) -> bool {
+        if max_seq <= self.lv[memcg as usize].mm_seq {
+            return false;
+        }
+        if self.walks {
+            self.walk_mms(mm, memcg, max_seq, can_swap);
+        }
+        self.lv[memcg as usize].mm_seq = max_seq;
+        self.inc_max_seq(mm, memcg, can_swap);
+        true
+    }
+
+    /// Models iterate_mm_list() + walk_mm() for one full pass: the tasks of the memcg that
+    /// ran since their last walk (6.1 also skips tasks with fewer than 64 eligible pages).
+    fn walk_mms(&mut self, mm: &mut Mm, memcg: MemcgId, max_seq: u64, can_swap: bool) {
+        // A new pass clears the filter the walk fills for the next generation.
+        self.bloom_reset(memcg, max_seq + 1);
+        for t in 0..mm.tasks.len() {
+            if mm.tasks[t].memcg != memcg || mm.tasks[t].killed || !mm.tasks[t].ran {
+                continue;
+            }
+            mm.tasks[t].ran = false;
+            let mut objects: Vec<usize> = mm.tasks[t].mapped_files.clone();
+            if can_swap {
+                objects.extend(mm.tasks[t].anon_objects.iter().copied());
+            }
+            if self.kernel < Kernel::V6_12 {
+                let eligible = mm.tasks[t].rss_anon * can_swap as u64 + self.mapped_file_pages(mm, &mm.tasks[t].mapped_files);
+                if eligible < MIN_LRU_BATCH {
+                    continue;
+                }
+            }
+            for obj in objects {
+                let (base, pages) = (mm.space.objects[obj].base, mm.space.objects[obj].pages);
+                self.walk_range(mm, memcg, base, base + pages, max_seq);
+            }
+        }
+    }
+
+    fn mapped_file_pages(&self, mm: &Mm, files: &[usize]) -> u64 {
+        files
+            .iter()
+            .map(|&o| {
+                let (base, pages) = (mm.space.objects[o].base, mm.space.objects[o].pages);
+                (base..base + pages).filter(|&v| mm.space.resident(v).is_some_and(|p| mm.folios.test(p, pg::MAPPED))).count() as u64
+            })
+            .sum()
+    }
+
+    /// Models mm/vmscan.c: walk_pmd_range() over a mapping: page tables whose PMD was not
+    /// accessed since the last walk (cap 0x0004) or that the Bloom filter of `max_seq` does
+    /// not hold are skipped; suitable ones carry over to the next generation's filter.
+    fn walk_range(&mut self, mm: &mut Mm, memcg: MemcgId, start: Vpn, end: Vpn, max_seq: u64) {
+        let mut pmd_start = start;
+        while pmd_start < end {
+            let pmd = pmd_start / PTRS_PER_PTE;
+            let pmd_end = ((pmd + 1) * PTRS_PER_PTE).min(end);
+            self.lv[memcg as usize].mm_stats[3] += 1;
+            let accessed = mm.test_clear_pmd_young(pmd_start);
+            let skip = (self.pmd_young && !accessed) || !self.bloom_test(memcg, max_seq, pmd);
+            if !skip {
+                self.lv[memcg as usize].mm_stats[4] += 1;
+                if self.walk_pte_range(mm, memcg, pmd_start, pmd_end, max_seq) {
+                    self.lv[memcg as usize].mm_stats[5] += 1;
+                    self.bloom_add(memcg, max_seq + 1, pmd);
+                }
+            }
+            pmd_start = pmd_end;
+        }
+    }
+
+    /// Models mm/vmscan.c: walk_pte_range(): clear the young bit of every young mapped page
+    /// of the memcg and give it the youngest generation (folio_update_gen()). Returns whether
+    /// the table was dense enough in young pages to walk next time.
+    fn walk_pte_range(&mut self, mm: &mut Mm, memcg: MemcgId, start: Vpn, end: Vpn, max_seq: u64) -> bool {
+        let new_gen = gen_of(max_seq);
+        let (mut total, mut young) = (0u32, 0u32);
+        for vpn in start..end {
+            total += 1;
+            let Entry::Resident(pfn) = mm.space.get(vpn) else { continue };
+            let f = *mm.folios.get(pfn);
+            if !f.test(pg::MAPPED) || f.test(pg::NORECENCY) {
+                continue;
+            }
+            if !f.test(pg::YOUNG) {
+                self.lv[memcg as usize].mm_stats[1] += 1;
+                continue;
+            }
+            if f.memcg != memcg {
+                continue;
+            }
+            mm.folios.clear(pfn, pg::YOUNG);
+            young += 1;
+            self.lv[memcg as usize].mm_stats[2] += 1;
+            self.promote(mm, pfn, new_gen);
+        }
+        self.lv[memcg as usize].mm_stats[0] += total as u64;
+        let cost = mm.cfg.costs.touch_ns * total as u64;
+        mm.cpu(cost);
+        suitable_to_scan(total, young)
+    }
+
+    /// folio_update_gen() to the youngest generation, with the size bookkeeping.
+    fn promote(&mut self, mm: &mut Mm, pfn: Pfn, new_gen: usize) {
+        let ty = mm.folios.get(pfn).lru_type();
+        let memcg = mm.folios.get(pfn).memcg;
+        if let Some(old) = self.folio_update_gen(mm, pfn, new_gen) {
+            if old != new_gen {
+                self.update_size(mm, memcg, ty, Some(old), Some(new_gen));
+            }
+        }
+    }
+
+    /// Models mm/vmscan.c: lru_gen_look_around() (6.1/6.12): reclaim found `pfn` young
+    /// through its PTE; look at up to 64 neighbouring PTEs in the same page table and
+    /// mapping, clearing young bits and promoting the young pages of the same memcg. Without
+    /// a walk context (everyone but kswapd) they are activated through folio_activate() —
+    /// in 6.1 only when fewer than 15 — else their generation is updated in place. The
+    /// isolated triggering folio itself gets PG_referenced.
+    pub fn look_around(&mut self, mm: &mut Mm, pfn: Pfn) {
+        let f = *mm.folios.get(pfn);
+        let memcg = f.memcg;
+        let vpn = f.vpn;
+        let obj = mm.space.object_of(vpn);
+        let (vma_start, vma_end) = (mm.space.objects[obj].base, mm.space.objects[obj].base + mm.space.objects[obj].pages);
+        let pmd = vpn / PTRS_PER_PTE;
+        let mut start = (pmd * PTRS_PER_PTE).max(vma_start);
+        let mut end = ((pmd + 1) * PTRS_PER_PTE).min(vma_end);
+        let half = MIN_LRU_BATCH as u32 / 2;
+        if end - start > MIN_LRU_BATCH as u32 {
+            if vpn - start < half {
+                end = start + MIN_LRU_BATCH as u32;
+            } else if end - vpn < half {
+                start = end - MIN_LRU_BATCH as u32;
+            } else {
+                start = vpn - half;
+                end = vpn + half;
+            }
+        }
+        if self.kernel >= Kernel::V6_12 && end - start <= 1 {
+            return;
+        }
+        let max_seq = self.lv[memcg as usize].max_seq;
+        let new_gen = gen_of(max_seq);
+        let (mut total, mut young) = (0u32, 0u32);
+        let mut marked: Vec<Pfn> = Vec::new();
+        for v in start..end {
+            total += 1;
+            let Entry::Resident(p) = mm.space.get(v) else { continue };
+            let nf = *mm.folios.get(p);
+            if !nf.test(pg::MAPPED) || !nf.test(pg::YOUNG) || nf.memcg != memcg {
+                continue;
+            }
+            mm.folios.clear(p, pg::YOUNG);
+            young += 1;
+            match folio_gen(nf.flags) {
+                None => mm.folios.set(p, pg::REFERENCED),
+                Some(g) if g != new_gen => marked.push(p),
+                Some(_) => {}
+            }
+        }
+        if suitable_to_scan(total, young) {
+            self.bloom_add(memcg, max_seq, pmd);
+        }
+        let walk = mm.actor == Actor::Kswapd;
+        let activate = !walk && (self.kernel >= Kernel::V6_12 || marked.len() < LOOK_AROUND_BATCH_6_1);
+        for p in marked {
+            if activate {
+                crate::swap::folio_activate(mm, self, p);
+            } else {
+                self.promote(mm, p, new_gen);
+            }
+        }
+    }
+
+    /// The Bloom filter of `seq` (two filters, by seq % 2); a filter not yet created tests
+    /// positive for everything.
+    fn bloom_test(&self, memcg: MemcgId, seq: u64, pmd: u32) -> bool {
+        match &self.lv[memcg as usize].bloom[(seq % 2) as usize] {
+            None => true,
+            Some(bits) => bloom_keys(pmd).iter().all(|&k| bits[(k / 64) as usize] & (1 << (k % 64)) != 0),
+        }
+    }
+
+    fn bloom_add(&mut self, memcg: MemcgId, seq: u64, pmd: u32) {
+        if let Some(bits) = &mut self.lv[memcg as usize].bloom[(seq % 2) as usize] {
+            for k in bloom_keys(pmd) {
+                bits[(k / 64) as usize] |= 1 << (k % 64);
+            }
+        }
+    }
+
+    /// Models reset_bloom_filter(): (create and) clear the filter of `seq`.
+    fn bloom_reset(&mut self, memcg: MemcgId, seq: u64) {
+        let slot = &mut self.lv[memcg as usize].bloom[(seq % 2) as usize];
+        match slot {
+            Some(bits) => bits.iter_mut().for_each(|w| *w = 0),
+            None => *slot = Some(vec![0u64; (BLOOM_BITS / 64) as usize]),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_young_pte_per_cache_line_is_suitable() {
+        assert!(suitable_to_scan(512, 64));
+        assert!(!suitable_to_scan(512, 63));
+    }
+
+    #[test]
+    fn bloom_keys_stay_in_range() {
+        for pmd in [0, 1, 7, 1 << 20, u32::MAX] {
+            assert!(bloom_keys(pmd).iter().all(|&k| k < BLOOM_BITS));
+        }
+    }
+}

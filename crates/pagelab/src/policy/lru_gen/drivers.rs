@@ -1,0 +1,413 @@
+//! The reclaim loops around eviction, per kernel version (mm/vmscan.c):
+//! 6.1: lru_gen_shrink_lruvec() under the classic memcg walk, with its get_nr_to_scan(),
+//! should_abort_scan() and kswapd aging in lru_gen_age_node();
+//! 6.12: lru_gen_shrink_node() over the memcg LRU (shrink_many(), shrink_one(),
+//! lru_gen_rotate_memcg()), set_initial_priority(), try_to_shrink_lruvec(), and memcg limit
+//! reclaim through lru_gen_shrink_lruvec().
+
+use super::{LruGen, MIN_LRU_BATCH, MIN_NR_GENS};
+use crate::kernel::{Kernel, DEF_PRIORITY};
+use crate::memcontrol::{MemcgId, ROOT_MEMCG};
+use crate::mm::Mm;
+use crate::vmscan::ScanControl;
+use pagelab_workload::Rng;
+
+/// `MEMCG_NR_GENS` and `MEMCG_NR_BINS` (6.12).
+const MEMCG_NR_GENS: usize = 3;
+const MEMCG_NR_BINS: usize = 8;
+
+/// Memcg LRU rotations (`MEMCG_LRU_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rotate {
+    Nop,
+    Head,
+    Tail,
+    Old,
+    Young,
+}
+
+/// 6.12's per-node memcg LRU: generations of bins of memcgs, reclaimed oldest first.
+#[derive(Clone, Debug)]
+pub struct MemcgLru {
+    seq: u64,
+    fifo: Vec<Vec<Vec<MemcgId>>>,
+    gen: Vec<usize>,
+    /// `lrugen->seg`: whether the memcg was last moved to a head or a tail.
+    seg: Vec<Rotate>,
+    nr: [usize; MEMCG_NR_GENS],
+}
+
+impl MemcgLru {
+    /// Models mm/vmscan.c: lru_gen_online_memcg() for every memcg: the tail of a random bin
+    /// of the current generation.
+    pub fn new(n: usize, rng: &mut Rng) -> MemcgLru {
+        let mut m = MemcgLru {
+            seq: 0,
+            fifo: vec![vec![Vec::new(); MEMCG_NR_BINS]; MEMCG_NR_GENS],
+            gen: vec![0; n],
+            seg: vec![Rotate::Nop; n],
+            nr: [0; MEMCG_NR_GENS],
+        };
+        for memcg in 0..n {
+            let bin = rng.below(MEMCG_NR_BINS as u64) as usize;
+            m.fifo[0][bin].push(memcg as MemcgId);
+            m.nr[0] += 1;
+        }
+        m
+    }
+
+    /// Models mm/vmscan.c: lru_gen_rotate_memcg(): HEAD/TAIL keep the generation, OLD moves
+    /// to the oldest, YOUNG to the next; a random bin each time. An emptied oldest
+    /// generation advances the sequence.
+    fn rotate(&mut self, memcg: MemcgId, op: Rotate, rng: &mut Rng) {
+        let bin = rng.below(MEMCG_NR_BINS as u64) as usize;
+        let old = self.gen[memcg as usize];
+        let new = match op {
+            Rotate::Old => (self.seq % MEMCG_NR_GENS as u64) as usize,
+            Rotate::Young => ((self.seq + 1) % MEMCG_NR_GENS as u64) as usize,
+            _ => old,
+        };
+        self.seg[memcg as usize] = if matches!(op, Rotate::Head | Rotate::Tail) { op } else { Rotate::Nop };
+        for b in self.fifo[old].iter_mut() {
+            b.retain(|&m| m != memcg);
+        }
+        if matches!(op, Rotate::Head | Rotate::Old) {
+            self.fifo[new][bin].insert(0, memcg);
+        } else {
+            self.fifo[new][bin].push(memcg);
+        }
+        self.gen[memcg as usize] = new;
+        self.nr[old] -= 1;
+        self.nr[new] += 1;
+        if self.nr[old] == 0 && old == (self.seq % MEMCG_NR_GENS as u64) as usize {
+            self.seq += 1;
+        }
+    }
+}
+
+impl LruGen {
+    /// Models lru_gen_shrink_lruvec() — 6.1: the eviction loop for one memcg under any
+    /// reclaim; 6.12: memcg limit reclaim only (try_to_shrink_lruvec(), then a YOUNG
+    /// rotation if it aged).
+    pub fn lru_gen_shrink_lruvec(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) {
+        crate::swap::lru_add_drain(mm, self);
+        if self.kernel >= Kernel::V6_12 {
+            if self.try_to_shrink_lruvec(mm, memcg, sc) {
+                self.memcg_lru.rotate(memcg, Rotate::Young, &mut self.rng);
+            }
+            return;
+        }
+        let reclaimed = sc.nr_reclaimed;
+        let max_seq_at_start = self.lv[memcg as usize].max_seq;
+        self.need_swapping = false;
+        let mut need_aging = false;
+        let mut scanned = 0;
+        loop {
+            let swappiness = if sc.may_swap {
+                self.get_swappiness(mm, sc)
+            } else if !sc.cgroup_reclaim() && self.get_swappiness(mm, sc) > 0 {
+                1
+            } else {
+                0
+            };
+            let nr_to_scan = self.get_nr_to_scan_6_1(mm, memcg, sc, swappiness, &mut need_aging);
+            if nr_to_scan == 0 {
+                return;
+            }
+            let delta = self.evict_folios(mm, memcg, sc, swappiness);
+            if delta == 0 {
+                return;
+            }
+            scanned += delta;
+            if scanned >= nr_to_scan {
+                break;
+            }
+            if self.should_abort_scan_6_1(mm, memcg, max_seq_at_start, sc) {
+                break;
+            }
+        }
+        if sc.nr_reclaimed - reclaimed >= MIN_LRU_BATCH && !need_aging {
+            sc.memcgs_need_aging = false;
+        }
+    }
+
+    /// Models mm/vmscan.c: get_nr_to_scan() of 6.1: nothing for protected memcgs; with
+    /// aging needed, age (not at DEF_PRIORITY, and kswapd leaves it to lru_gen_age_node()).
+    fn get_nr_to_scan_6_1(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, swappiness: u64, need_aging: &mut bool) -> u64 {
+        if mm.memcgs.below_min(memcg) || (mm.memcgs.below_low(memcg) && !sc.memcg_low_reclaim) {
+            return 0;
+        }
+        let can_swap = swappiness != 0;
+        let (need, nr_to_scan) = self.should_run_aging(memcg, can_swap, sc.priority);
+        *need_aging = need;
+        if !need {
+            return nr_to_scan;
+        }
+        if sc.priority != DEF_PRIORITY {
+            if sc.is_kswapd() {
+                return 0;
+            }
+            let max_seq = self.lv[memcg as usize].max_seq;
+            if self.try_to_inc_max_seq(mm, memcg, max_seq, can_swap) {
+                return nr_to_scan;
+            }
+        }
+        let lv = &self.lv[memcg as usize];
+        if lv.min_seq[(!can_swap) as usize] + MIN_NR_GENS as u64 <= lv.max_seq {
+            nr_to_scan
+        } else {
+            0
+        }
+    }
+
+    /// Models mm/vmscan.c: should_abort_scan() of 6.1: direct reclaim stops after aging
+    /// twice, or once the target is met and anon was evicted; kswapd continues until its
+    /// target; both stop below priority 10 once every zone is above its low (direct) or
+    /// high (kswapd) watermark.
+    fn should_abort_scan_6_1(&mut self, mm: &Mm, memcg: MemcgId, seq: u64, sc: &mut ScanControl) -> bool {
+        if !sc.is_kswapd() {
+            if self.lv[memcg as usize].max_seq - seq > 1 {
+                return true;
+            }
+            if sc.nr_reclaimed >= sc.nr_to_reclaim && self.need_swapping {
+                return true;
+            }
+            if sc.cgroup_reclaim() {
+                return false;
+            }
+        } else if sc.nr_reclaimed - sc.last_reclaimed < sc.nr_to_reclaim {
+            return false;
+        }
+        if sc.priority > DEF_PRIORITY - 2 {
+            return false;
+        }
+        let mark = if sc.is_kswapd() { mm.zone.wmark_high } else { mm.zone.wmark_low };
+        if mark > mm.nr_free() {
+            return false;
+        }
+        sc.nr_reclaimed += MIN_LRU_BATCH;
+        true
+    }
+
+    /// Models mm/vmscan.c: lru_gen_age_node() — 6.1: kswapd ages every memcg that needs it
+    /// (not on the first priority iteration of a run) and, with min_ttl_ms set, OOM-kills
+    /// when no memcg is reclaimable; 6.12: no aging here, only set_initial_priority() and the
+    /// min_ttl_ms check.
+    pub fn lru_gen_age_node(&mut self, mm: &mut Mm, sc: &mut ScanControl) {
+        if self.kernel >= Kernel::V6_12 {
+            self.set_initial_priority(mm, sc);
+            let mut reclaimable = self.min_ttl_ns == 0;
+            for i in 0..mm.memcgs.preorder.len() {
+                let memcg = mm.memcgs.preorder[i];
+                mm.memcgs.calculate_protection(ROOT_MEMCG, memcg, mm.cfg.memory_recursiveprot);
+                if !reclaimable {
+                    reclaimable = self.lruvec_is_reclaimable(mm, memcg, sc);
+                }
+            }
+            if !reclaimable {
+                crate::oom_kill::out_of_memory(mm, self, None);
+            }
+            return;
+        }
+        sc.last_reclaimed = sc.nr_reclaimed;
+        if !sc.memcgs_need_aging {
+            sc.memcgs_need_aging = true;
+            return;
+        }
+        let mut success = false;
+        for i in 0..mm.memcgs.preorder.len() {
+            let memcg = mm.memcgs.preorder[i];
+            if self.age_lruvec(mm, memcg, sc) {
+                success = true;
+            }
+        }
+        if !success && self.min_ttl_ns > 0 {
+            crate::oom_kill::out_of_memory(mm, self, None);
+        }
+    }
+
+    /// Models mm/vmscan.c: age_lruvec() of 6.1.
+    fn age_lruvec(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &ScanControl) -> bool {
+        let swappiness = self.get_swappiness(mm, sc);
+        mm.memcgs.calculate_protection(ROOT_MEMCG, memcg, mm.cfg.memory_recursiveprot);
+        if mm.memcgs.below_min(memcg) {
+            return false;
+        }
+        let (need_aging, nr_to_scan) = self.should_run_aging(memcg, swappiness != 0, sc.priority);
+        if self.min_ttl_ns > 0 {
+            let lv = &self.lv[memcg as usize];
+            let birth = lv.timestamps[super::gen_of(lv.min_seq[1])];
+            if birth + self.min_ttl_ns > mm.now() {
+                return false;
+            }
+            if nr_to_scan == 0 && sc.priority != DEF_PRIORITY {
+                return false;
+            }
+        }
+        if need_aging {
+            let max_seq = self.lv[memcg as usize].max_seq;
+            self.try_to_inc_max_seq(mm, memcg, max_seq, swappiness != 0);
+        }
+        true
+    }
+
+    /// Models mm/vmscan.c: lruvec_is_sizable() (6.12).
+    fn lruvec_is_sizable(&self, mm: &Mm, memcg: MemcgId, sc: &ScanControl) -> bool {
+        let can_swap = self.get_swappiness(mm, sc) != 0;
+        let lv = &self.lv[memcg as usize];
+        let mut total = 0u64;
+        for ty in (!can_swap) as usize..2 {
+            for seq in lv.min_seq[ty]..=lv.max_seq {
+                total += lv.nr_pages[super::gen_of(seq)][ty].max(0) as u64;
+            }
+        }
+        (total >> sc.priority) != 0
+    }
+
+    /// Models mm/vmscan.c: lruvec_is_reclaimable() (6.12): not protected, sizable, and its
+    /// oldest file generation older than min_ttl_ms.
+    fn lruvec_is_reclaimable(&self, mm: &Mm, memcg: MemcgId, sc: &ScanControl) -> bool {
+        if mm.memcgs.below_min(memcg) || !self.lruvec_is_sizable(mm, memcg, sc) {
+            return false;
+        }
+        let lv = &self.lv[memcg as usize];
+        lv.timestamps[super::gen_of(lv.min_seq[1])] + self.min_ttl_ns < mm.now()
+    }
+
+    /// Models mm/vmscan.c: set_initial_priority() (6.12): reclaim of at least 64 pages starts
+    /// at the priority that scans about that many of the node's inactive pages, within
+    /// [6, 12].
+    fn set_initial_priority(&self, mm: &Mm, sc: &mut ScanControl) {
+        if sc.priority != DEF_PRIORITY || sc.nr_to_reclaim < MIN_LRU_BATCH {
+            return;
+        }
+        let mut reclaimable = mm.node_lru_size(crate::vmstat::Lru::InactiveFile);
+        if mm.can_swap() {
+            reclaimable += mm.node_lru_size(crate::vmstat::Lru::InactiveAnon);
+        }
+        let fls = |x: u64| 64 - x.leading_zeros() as i64;
+        let priority = fls(reclaimable) - 1 - fls(sc.nr_to_reclaim - 1);
+        sc.priority = priority.clamp(DEF_PRIORITY as i64 / 2, DEF_PRIORITY as i64) as u32;
+    }
+
+    /// Models mm/vmscan.c: get_nr_to_scan() of 6.12: -1 for a memcg below memory.min or
+    /// after aging succeeded (stop this memcg), 0 if aging failed.
+    fn get_nr_to_scan_6_12(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, can_swap: bool) -> i64 {
+        mm.memcgs.calculate_protection(sc.target, memcg, mm.cfg.memory_recursiveprot);
+        if memcg != sc.target && mm.memcgs.below_min(memcg) {
+            return -1;
+        }
+        let (need, nr_to_scan) = self.should_run_aging(memcg, can_swap, sc.priority);
+        if !need || sc.priority == DEF_PRIORITY {
+            return (nr_to_scan >> sc.priority) as i64;
+        }
+        let max_seq = self.lv[memcg as usize].max_seq;
+        if self.try_to_inc_max_seq(mm, memcg, max_seq, can_swap) {
+            -1
+        } else {
+            0
+        }
+    }
+
+    /// Models mm/vmscan.c: should_abort_scan() of 6.12: only root reclaim stops, once its
+    /// target is met or, for kswapd, once every zone passes high + 64.
+    fn should_abort_scan_6_12(&self, mm: &Mm, sc: &ScanControl) -> bool {
+        if sc.cgroup_reclaim() {
+            return false;
+        }
+        if sc.nr_reclaimed >= sc.nr_to_reclaim {
+            return true;
+        }
+        sc.is_kswapd() && mm.nr_free() > mm.zone.wmark_high + MIN_LRU_BATCH
+    }
+
+    /// Models mm/vmscan.c: try_to_shrink_lruvec() (6.12). Returns whether aging succeeded.
+    fn try_to_shrink_lruvec(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) -> bool {
+        let swappiness = self.get_swappiness(mm, sc);
+        let mut scanned = 0;
+        loop {
+            let nr_to_scan = self.get_nr_to_scan_6_12(mm, memcg, sc, swappiness != 0);
+            if nr_to_scan <= 0 {
+                return nr_to_scan < 0;
+            }
+            let delta = self.evict_folios(mm, memcg, sc, swappiness);
+            if delta == 0 {
+                return false;
+            }
+            scanned += delta;
+            if scanned >= nr_to_scan as u64 || self.should_abort_scan_6_12(mm, sc) {
+                return false;
+            }
+        }
+    }
+
+    /// Models mm/vmscan.c: shrink_one() (6.12).
+    fn shrink_one(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) -> Rotate {
+        mm.memcgs.calculate_protection(ROOT_MEMCG, memcg, mm.cfg.memory_recursiveprot);
+        if mm.memcgs.below_min(memcg) {
+            return Rotate::Young;
+        }
+        if mm.memcgs.below_low(memcg) {
+            if self.memcg_lru.seg[memcg as usize] != Rotate::Tail {
+                return Rotate::Tail;
+            }
+            mm.memcgs.get_mut(memcg).memory_events.low += 1;
+        }
+        let success = self.try_to_shrink_lruvec(mm, memcg, sc);
+        crate::vmscan::shrink_slab(mm, memcg, sc.priority);
+        if success {
+            return Rotate::Young;
+        }
+        if self.lruvec_is_sizable(mm, memcg, sc) {
+            return Rotate::Nop;
+        }
+        if self.memcg_lru.seg[memcg as usize] != Rotate::Tail {
+            Rotate::Tail
+        } else {
+            Rotate::Young
+        }
+    }
+
+    /// Models mm/vmscan.c: shrink_many() (6.12): the oldest memcg generation, bin by bin from
+    /// a random one, until should_abort_scan().
+    fn shrink_many(&mut self, mm: &mut Mm, sc: &mut ScanControl) {
+        let gen = (self.memcg_lru.seq % MEMCG_NR_GENS as u64) as usize;
+        let first = self.rng.below(MEMCG_NR_BINS as u64) as usize;
+        for i in 0..MEMCG_NR_BINS {
+            let bin = (first + i) % MEMCG_NR_BINS;
+            let members = self.memcg_lru.fifo[gen][bin].clone();
+            for memcg in members {
+                if self.memcg_lru.gen[memcg as usize] != gen {
+                    continue;
+                }
+                let op = self.shrink_one(mm, memcg, sc);
+                if op != Rotate::Nop {
+                    self.memcg_lru.rotate(memcg, op, &mut self.rng);
+                }
+                if self.should_abort_scan_6_12(mm, sc) {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Models mm/vmscan.c: lru_gen_shrink_node() (6.12 root reclaim): nothing when writeback
+    /// or unmapping is forbidden (boosted kswapd); kswapd counts this call's reclaim from 0.
+    pub fn lru_gen_shrink_node(&mut self, mm: &mut Mm, sc: &mut ScanControl) {
+        let reclaimed = sc.nr_reclaimed;
+        if sc.may_writepage && sc.may_unmap {
+            crate::swap::lru_add_drain(mm, self);
+            self.set_initial_priority(mm, sc);
+            if sc.is_kswapd() {
+                sc.nr_reclaimed = 0;
+            }
+            self.shrink_many(mm, sc);
+            if sc.is_kswapd() {
+                sc.nr_reclaimed += reclaimed;
+            }
+        }
+        if sc.nr_reclaimed > reclaimed {
+            mm.node.kswapd_failures = 0;
+        }
+    }
+}

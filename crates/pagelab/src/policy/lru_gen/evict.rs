@@ -1,0 +1,323 @@
+//! Eviction (mm/vmscan.c): the PID controller that picks the type and the tiers to protect,
+//! sort_folio()/isolate_folio()/scan_folios() over the oldest generation, and evict_folios()
+//! with its retry of clean folios.
+
+use super::gen::{folio_gen, folio_lru_refs, gen_of, lru_tier_from_refs, PREFETCH_AHEAD, REFS_ALL};
+use super::{LruGen, MAX_LRU_BATCH, MAX_NR_TIERS, MIN_LRU_BATCH, MIN_NR_GENS};
+use crate::folio::{pg, Pfn};
+use crate::kernel::Kernel;
+use crate::memcontrol::MemcgId;
+use crate::mm::Mm;
+use crate::vmscan::{move_folios_to_lru, shrink_folio_list, ReclaimStat, ScanControl};
+use crate::vmstat::Ev;
+
+/// `struct ctrl_pos`: a refault rate (refaulted / total) with a gain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CtrlPos {
+    pub refaulted: u64,
+    pub total: u64,
+    pub gain: u64,
+}
+
+/// Models mm/vmscan.c: positive_ctrl_err() (6.1/6.12): true when the process variable's
+/// refault rate is not above the set point's (so `pv` need not be protected / may be
+/// evicted); too few refaults (< MIN_LRU_BATCH) count as no error.
+pub fn positive_ctrl_err(sp: CtrlPos, pv: CtrlPos) -> bool {
+    pv.refaulted < MIN_LRU_BATCH
+        || pv.refaulted as u128 * (sp.total + MIN_LRU_BATCH) as u128 * sp.gain as u128
+            <= (sp.refaulted + 1) as u128 * pv.total as u128 * pv.gain as u128
+}
+
+impl LruGen {
+    /// Models mm/vmscan.c: read_ctrl_pos() (6.1/6.12, one history slot): averages plus the
+    /// current generation's counters; tiers above 0 count protected folios in the total.
+    pub fn read_ctrl_pos(&self, memcg: MemcgId, ty: usize, tier: usize, gain: u64) -> CtrlPos {
+        let lv = &self.lv[memcg as usize];
+        let mut total = lv.avg_total[ty][tier] + lv.evicted[ty][tier];
+        if tier > 0 {
+            total += lv.protected[ty][tier - 1];
+        }
+        CtrlPos { refaulted: lv.avg_refaulted[ty][tier] + lv.refaulted[ty][tier], total, gain }
+    }
+
+    /// Models mm/vmscan.c: get_tier_idx(): protect the tiers whose refault rate (gain 2)
+    /// exceeds tier 0's (gain 1); returns the highest tier to evict.
+    pub fn get_tier_idx(&self, memcg: MemcgId, ty: usize) -> usize {
+        let sp = self.read_ctrl_pos(memcg, ty, 0, 1);
+        let mut tier = 1;
+        while tier < MAX_NR_TIERS {
+            let pv = self.read_ctrl_pos(memcg, ty, tier, 2);
+            if !positive_ctrl_err(sp, pv) {
+                break;
+            }
+            tier += 1;
+        }
+        tier - 1
+    }
+
+    /// Models mm/vmscan.c: get_type_to_scan(): evict file unless its tier-0 refault rate,
+    /// weighted by 200 - swappiness against anon's swappiness, is the higher; also picks
+    /// the tier against the other type's tier 0.
+    pub fn get_type_to_scan(&self, memcg: MemcgId, swappiness: u64) -> (usize, usize) {
+        let gain = [swappiness, 200 - swappiness];
+        let sp = self.read_ctrl_pos(memcg, 0, 0, gain[0]);
+        let pv = self.read_ctrl_pos(memcg, 1, 0, gain[1]);
+        let ty = positive_ctrl_err(sp, pv) as usize;
+        let sp = self.read_ctrl_pos(memcg, 1 - ty, 0, gain[1 - ty]);
+        let mut tier = 1;
+        while tier < MAX_NR_TIERS {
+            let pv = self.read_ctrl_pos(memcg, ty, tier, gain[ty]);
+            if !positive_ctrl_err(sp, pv) {
+                break;
+            }
+            tier += 1;
+        }
+        (ty, tier - 1)
+    }
+
+    /// Models mm/vmscan.c: sort_folio() (6.1/6.12 with the Dec-2023 fix): a folio the walk
+    /// promoted moves to its generation's list; a folio in a protected tier (or with the
+    /// maximal refs) moves to min_seq + 1 and counts as protected (6.1 also counts it in
+    /// workingset_activate); a folio locked, under writeback or dirty (file) moves to the
+    /// next generation with PG_reclaim. True: handled, not to be isolated.
+    fn sort_folio(&mut self, mm: &mut Mm, pfn: Pfn, tier_idx: usize) -> bool {
+        let f = *mm.folios.get(pfn);
+        let ty = f.lru_type();
+        let memcg = f.memcg;
+        let gen = folio_gen(f.flags).expect("a folio on a generation list has a generation");
+        let min_gen = gen_of(self.lv[memcg as usize].min_seq[ty]);
+        if gen != min_gen {
+            self.relink(mm, pfn, gen, false);
+            return true;
+        }
+        let refs = folio_lru_refs(f.flags);
+        let tier = lru_tier_from_refs(refs);
+        if tier > tier_idx || refs == 4 {
+            let new_gen = self.folio_inc_gen(mm, pfn, false);
+            self.relink(mm, pfn, new_gen, true);
+            self.lv[memcg as usize].protected[ty][tier - 1] += 1;
+            if self.kernel < Kernel::V6_12 {
+                let e = if ty == 1 { Ev::WorkingsetActivateFile } else { Ev::WorkingsetActivateAnon };
+                crate::workingset::count_workingset(mm, memcg, e, 1);
+            }
+            return true;
+        }
+        let locked = f.test(pg::LOCKED) && !crate::filemap::folio_trylock(mm, pfn);
+        if locked || f.test(pg::WRITEBACK) || (ty == 1 && f.test(pg::DIRTY)) {
+            let new_gen = self.folio_inc_gen(mm, pfn, true);
+            self.relink(mm, pfn, new_gen, false);
+            return true;
+        }
+        false
+    }
+
+    /// Models mm/vmscan.c: isolate_folio(): 6.1 needs may_writepage (and __GFP_IO) to take a
+    /// dirty folio or anon not yet in the swap cache; 6.12 only __GFP_IO. An unreferenced
+    /// folio loses its access history; PG_reclaim and PG_referenced are cleared. A folio
+    /// whose PG_lru a per-CPU batch holds (6.12's folio_activate()) fails
+    /// folio_test_clear_lru() and is skipped.
+    fn isolate_folio(&mut self, mm: &mut Mm, pfn: Pfn, sc: &ScanControl) -> bool {
+        let f = *mm.folios.get(pfn);
+        if !f.test(pg::LRU) {
+            return false;
+        }
+        if self.kernel < Kernel::V6_12 {
+            if !sc.may_unmap && f.test(pg::MAPPED) {
+                return false;
+            }
+            let needs_io = f.test(pg::DIRTY) || (!f.is_file_lru() && !f.test(pg::SWAPCACHE));
+            if !sc.may_writepage && needs_io {
+                return false;
+            }
+        }
+        {
+            let fm = mm.folios.get_mut(pfn);
+            if fm.flags & pg::REFERENCED == 0 {
+                fm.flags &= !REFS_ALL;
+            }
+            fm.flags &= !(pg::RECLAIM | pg::REFERENCED | pg::LRU);
+            fm.flags |= pg::ISOLATED;
+        }
+        self.del_folio(mm, pfn, true);
+        true
+    }
+
+    /// Models mm/vmscan.c: scan_folios() (6.1/6.12; one zone): walk the oldest generation of
+    /// `ty` from its tail, sorting or isolating folios, until 64 are isolated or the 4096
+    /// budget is spent. Counts pgscan (isolated) and pgrefill (sorted). Returns the folios
+    /// scanned, or 0 if none could be isolated with budget left.
+    fn scan_folios(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, ty: usize, tier: usize, out: &mut Vec<Pfn>) -> u64 {
+        if self.nr_gens(memcg, ty) == MIN_NR_GENS as u64 {
+            return 0;
+        }
+        let gen = gen_of(self.lv[memcg as usize].min_seq[ty]);
+        let (mut scanned, mut sorted, mut isolated, mut skipped) = (0u64, 0u64, 0u64, 0u64);
+        let mut remaining = MAX_LRU_BATCH;
+        let mut parked = Vec::new();
+        while let Some(pfn) = self.lv[memcg as usize].lists[gen][ty].tail() {
+            if self.prefetch {
+                mm.folios.prefetch_from_tail(&self.lv[memcg as usize].lists[gen][ty], PREFETCH_AHEAD);
+            }
+            scanned += 1;
+            if self.sort_folio(mm, pfn, tier) {
+                sorted += 1;
+            } else if self.isolate_folio(mm, pfn, sc) {
+                out.push(pfn);
+                isolated += 1;
+            } else {
+                // Parked off the list, then spliced back at the head (list_move to `moved`).
+                self.unlink(mm, pfn);
+                parked.push(pfn);
+                skipped += 1;
+            }
+            remaining -= 1;
+            if remaining == 0 || isolated.max(skipped) >= MIN_LRU_BATCH {
+                break;
+            }
+        }
+        // The parked folios go back to the head, the last parked first in line.
+        for &pfn in &parked {
+            self.relink_parked(mm, pfn, gen, ty);
+        }
+        let cost = mm.cfg.costs.scan_page_ns * scanned;
+        mm.cpu(cost);
+        let item = sc.reclaimer.pgscan();
+        if !sc.cgroup_reclaim() {
+            mm.count(item, isolated);
+            mm.count(Ev::PgRefill, sorted);
+        }
+        mm.count_memcg(memcg, item, isolated);
+        mm.count_memcg(memcg, Ev::PgRefill, sorted);
+        mm.count(if ty == 1 { Ev::PgScanFile } else { Ev::PgScanAnon }, isolated);
+        if isolated > 0 || remaining == 0 {
+            scanned
+        } else {
+            0
+        }
+    }
+
+    /// Puts a parked folio back at the head of its list.
+    fn relink_parked(&mut self, mm: &mut Mm, pfn: Pfn, gen: usize, ty: usize) {
+        let f = mm.folios.get_mut(pfn);
+        f.lru_slot = (gen * 2 + ty + 1) as u16;
+        let memcg = f.memcg;
+        mm.folios.list_add(&mut self.lv[memcg as usize].lists[gen][ty], pfn);
+    }
+
+    /// Models mm/vmscan.c: isolate_folios(): pick the type (file when swappiness is 0 or 1,
+    /// anon when it is 200 or anon's oldest generation is older, else the PID controller)
+    /// and fall back to the other type when nothing could be scanned. Returns (scanned, type).
+    fn isolate_folios(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, swappiness: u64, out: &mut Vec<Pfn>) -> (u64, usize) {
+        let min_seq = self.lv[memcg as usize].min_seq;
+        let mut tier = None;
+        let mut ty = if swappiness == 0 {
+            1
+        } else if min_seq[0] < min_seq[1] {
+            0
+        } else if swappiness == 1 {
+            1
+        } else if swappiness == 200 {
+            0
+        } else {
+            let (t, tier_idx) = self.get_type_to_scan(memcg, swappiness);
+            tier = Some(tier_idx);
+            t
+        };
+        let mut scanned = 0;
+        for _ in (swappiness == 0) as usize..2 {
+            let t = tier.unwrap_or_else(|| self.get_tier_idx(memcg, ty));
+            scanned = self.scan_folios(mm, memcg, sc, ty, t, out);
+            if scanned > 0 {
+                break;
+            }
+            ty = 1 - ty;
+            tier = None;
+        }
+        (scanned, ty)
+    }
+
+    /// Models mm/vmscan.c: evict_folios() (6.1/6.12): isolate, drop empty generations,
+    /// reclaim with shrink_folio_list(); survivors that are active, referenced, mapped,
+    /// locked, dirty or under writeback go to the youngest generation, clean ones get one
+    /// more try. Returns the folios scanned (0: nothing more to do here).
+    pub fn evict_folios(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl, swappiness: u64) -> u64 {
+        let mut list = std::mem::take(&mut self.scratch);
+        list.clear();
+        let (mut scanned, ty) = self.isolate_folios(mm, memcg, sc, swappiness, &mut list);
+        scanned += self.try_to_inc_min_seq(memcg, swappiness != 0) as u64;
+        if self.nr_gens(memcg, (swappiness == 0) as usize) == MIN_NR_GENS as u64 {
+            scanned = 0;
+        }
+        if list.is_empty() {
+            self.scratch = list;
+            return scanned;
+        }
+        let mut skip_retry = false;
+        loop {
+            let mut stat = ReclaimStat::default();
+            let reclaimed = shrink_folio_list(mm, self, &mut list, sc, &mut stat, false);
+            sc.nr_reclaimed += reclaimed;
+            let mut clean = Vec::new();
+            let mut kept = Vec::with_capacity(list.len());
+            for &pfn in list.iter() {
+                let f = *mm.folios.get(pfn);
+                if f.test(pg::RECLAIM) && (f.test(pg::DIRTY) || f.test(pg::WRITEBACK)) {
+                    if f.test(pg::WORKINGSET) {
+                        mm.folios.set(pfn, pg::REFERENCED);
+                    }
+                    kept.push(pfn);
+                    continue;
+                }
+                let locked = f.test(pg::LOCKED);
+                if skip_retry
+                    || f.test(pg::ACTIVE)
+                    || f.test(pg::REFERENCED)
+                    || f.test(pg::MAPPED)
+                    || locked
+                    || f.test(pg::DIRTY)
+                    || f.test(pg::WRITEBACK)
+                {
+                    let fm = mm.folios.get_mut(pfn);
+                    fm.flags = (fm.flags & !REFS_ALL) | pg::ACTIVE;
+                    kept.push(pfn);
+                    continue;
+                }
+                clean.push(pfn);
+            }
+            move_folios_to_lru(mm, self, &kept);
+            let item = sc.reclaimer.pgsteal();
+            if !sc.cgroup_reclaim() {
+                mm.count(item, reclaimed);
+            }
+            mm.count_memcg(memcg, item, reclaimed);
+            mm.count(if ty == 1 { Ev::PgStealFile } else { Ev::PgStealAnon }, reclaimed);
+            if clean.is_empty() {
+                break;
+            }
+            list.clear();
+            list.extend_from_slice(&clean);
+            skip_retry = true;
+        }
+        if ty == 0 {
+            self.need_swapping = true;
+        }
+        self.scratch = list;
+        scanned
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_controller_protects_only_what_refaults_more() {
+        let sp = CtrlPos { refaulted: 100, total: 1000, gain: 1 };
+        // Fewer than MIN_LRU_BATCH refaults: no error, evict.
+        assert!(positive_ctrl_err(sp, CtrlPos { refaulted: 63, total: 64, gain: 2 }));
+        // 10% vs 50% refault rate: the process variable refaults more, protect it.
+        assert!(!positive_ctrl_err(sp, CtrlPos { refaulted: 500, total: 1000, gain: 2 }));
+        // 10% vs 4%: evict.
+        assert!(positive_ctrl_err(sp, CtrlPos { refaulted: 80, total: 2000, gain: 2 }));
+    }
+}

@@ -1,0 +1,322 @@
+//! Generations: placement of folios (include/linux/mm_inline.h: lru_gen_add_folio(),
+//! lru_gen_del_folio(), lru_gen_update_size()), moving folios between generations
+//! (mm/vmscan.c: folio_update_gen(), folio_inc_gen()) and advancing the sequence numbers
+//! (inc_min_seq(), try_to_inc_min_seq(), inc_max_seq()). 6.1.192 and 6.12.95 agree on all of
+//! these (both carry the December 2023 "underprotected page cache" fix).
+
+use super::{LruGen, MAX_NR_GENS, MAX_NR_TIERS, MIN_NR_GENS};
+use crate::folio::{pg, Pfn};
+use crate::memcontrol::MemcgId;
+use crate::mm::Mm;
+use crate::vmstat::Lru;
+
+/// `lru_gen_from_seq()`.
+#[inline]
+pub fn gen_of(seq: u64) -> usize {
+    (seq % MAX_NR_GENS as u64) as usize
+}
+
+/// The folio's generation from its flags (`folio_lru_gen()`), if it is on a generation list.
+#[inline]
+pub fn folio_gen(flags: u32) -> Option<usize> {
+    let g = (flags & pg::GEN_MASK) >> pg::GEN_SHIFT;
+    (g != 0).then(|| g as usize - 1)
+}
+
+#[inline]
+fn with_gen(flags: u32, gen: usize) -> u32 {
+    (flags & !pg::GEN_MASK) | (((gen as u32) + 1) << pg::GEN_SHIFT)
+}
+
+/// The flags that hold a folio's access history: LRU_REFS_MASK | LRU_REFS_FLAGS.
+pub const REFS_ALL: u32 = pg::REFS_MASK | pg::REFERENCED | pg::WORKINGSET;
+
+/// Models include/linux/mm_inline.h: folio_lru_refs() (6.1/6.12): accesses through file
+/// descriptors beyond the first: the LRU_REFS field plus PG_workingset (0..4).
+#[inline]
+pub fn folio_lru_refs(flags: u32) -> u32 {
+    ((flags & pg::REFS_MASK) >> pg::REFS_SHIFT) + (flags & pg::WORKINGSET != 0) as u32
+}
+
+/// Models include/linux/mm_inline.h: lru_tier_from_refs(): order_base_2(refs + 1).
+#[inline]
+pub fn lru_tier_from_refs(refs: u32) -> usize {
+    let n = refs + 1;
+    (if n <= 1 { 0 } else { 32 - (n - 1).leading_zeros() }) as usize
+}
+
+/// The physical list a folio sits on: generation and type, plus one (0: none).
+#[inline]
+fn slot(gen: usize, ty: usize) -> u16 {
+    (gen * 2 + ty + 1) as u16
+}
+
+impl LruGen {
+    /// Models include/linux/mm_inline.h: lru_gen_is_active(): the two youngest generations
+    /// count as active in the LRU size statistics.
+    #[inline]
+    pub fn is_active(&self, memcg: MemcgId, gen: usize) -> bool {
+        let max = self.lv[memcg as usize].max_seq;
+        gen == gen_of(max) || gen == gen_of(max - 1)
+    }
+
+    /// Models include/linux/mm_inline.h: lru_gen_update_size(): the generation sizes and the
+    /// active/inactive statistics.
+    pub fn update_size(&mut self, mm: &mut Mm, memcg: MemcgId, ty: usize, old: Option<usize>, new: Option<usize>) {
+        let lv = &mut self.lv[memcg as usize];
+        if let Some(o) = old {
+            lv.nr_pages[o][ty] -= 1;
+        }
+        if let Some(n) = new {
+            lv.nr_pages[n][ty] += 1;
+        }
+        let inactive = Lru::of(ty == 1, false);
+        let active = Lru::of(ty == 1, true);
+        match (old, new) {
+            (None, Some(n)) => mm.update_lru_size(memcg, if self.is_active(memcg, n) { active } else { inactive }, 1),
+            (Some(o), None) => mm.update_lru_size(memcg, if self.is_active(memcg, o) { active } else { inactive }, -1),
+            (Some(o), Some(n)) => {
+                if !self.is_active(memcg, o) && self.is_active(memcg, n) {
+                    mm.update_lru_size(memcg, inactive, -1);
+                    mm.update_lru_size(memcg, active, 1);
+                }
+            }
+            (None, None) => {}
+        }
+    }
+
+    /// Models include/linux/mm_inline.h: lru_gen_add_folio() (6.1 and 6.12 with the Dec-2023
+    /// fix): active folios go to max_seq; anon not in the swap cache and folios under
+    /// writeback for reclaim to max_seq - 1; the rest to the oldest generation when reclaim
+    /// puts them back or only three generations exist, else to min_seq + 1. Reclaim adds at
+    /// the tail, everyone else at the head.
+    pub fn add_folio(&mut self, mm: &mut Mm, pfn: Pfn, reclaiming: bool) {
+        let f = *mm.folios.get(pfn);
+        let ty = f.lru_type();
+        let memcg = f.memcg;
+        let lv = &self.lv[memcg as usize];
+        let seq = if f.test(pg::ACTIVE) {
+            lv.max_seq
+        } else if (ty == 0 && !f.test(pg::SWAPCACHE))
+            || (f.test(pg::RECLAIM) && (f.test(pg::DIRTY) || f.test(pg::WRITEBACK)))
+        {
+            lv.max_seq - 1
+        } else if reclaiming || lv.min_seq[ty] + MIN_NR_GENS as u64 >= lv.max_seq {
+            lv.min_seq[ty]
+        } else {
+            lv.min_seq[ty] + 1
+        };
+        let gen = gen_of(seq);
+        {
+            let fm = mm.folios.get_mut(pfn);
+            fm.flags = with_gen(fm.flags & !pg::ACTIVE, gen);
+            fm.lru_slot = slot(gen, ty);
+        }
+        self.update_size(mm, memcg, ty, None, Some(gen));
+        let list = &mut self.lv[memcg as usize].lists[gen][ty];
+        if reclaiming {
+            mm.folios.list_add_tail(list, pfn);
+        } else {
+            mm.folios.list_add(list, pfn);
+        }
+    }
+
+    /// Models include/linux/mm_inline.h: lru_gen_del_folio(): off its list; a folio leaving
+    /// an active generation other than for reclaim gets PG_active back.
+    pub fn del_folio(&mut self, mm: &mut Mm, pfn: Pfn, reclaiming: bool) -> bool {
+        let f = *mm.folios.get(pfn);
+        let Some(gen) = folio_gen(f.flags) else { return false };
+        let ty = f.lru_type();
+        let memcg = f.memcg;
+        let active = !reclaiming && self.is_active(memcg, gen);
+        {
+            let fm = mm.folios.get_mut(pfn);
+            fm.flags = (fm.flags & !pg::GEN_MASK) | if active { pg::ACTIVE } else { 0 };
+        }
+        self.update_size(mm, memcg, ty, Some(gen), None);
+        self.unlink(mm, pfn);
+        true
+    }
+
+    /// Takes a folio off the physical list it sits on.
+    pub(super) fn unlink(&mut self, mm: &mut Mm, pfn: Pfn) {
+        let f = *mm.folios.get(pfn);
+        let s = f.lru_slot as usize;
+        debug_assert!(s > 0, "pfn {pfn} is on no generation list");
+        let (gen, ty) = ((s - 1) / 2, (s - 1) % 2);
+        mm.folios.list_del(&mut self.lv[f.memcg as usize].lists[gen][ty], pfn);
+        mm.folios.get_mut(pfn).lru_slot = 0;
+    }
+
+    /// Moves a folio to the head (or tail) of the list of `gen`.
+    pub(super) fn relink(&mut self, mm: &mut Mm, pfn: Pfn, gen: usize, tail: bool) {
+        self.unlink(mm, pfn);
+        let f = mm.folios.get_mut(pfn);
+        let ty = f.lru_type();
+        f.lru_slot = slot(gen, ty);
+        let memcg = f.memcg;
+        let list = &mut self.lv[memcg as usize].lists[gen][ty];
+        if tail {
+            mm.folios.list_add_tail(list, pfn);
+        } else {
+            mm.folios.list_add(list, pfn);
+        }
+    }
+
+    /// Models mm/vmscan.c: folio_update_gen(): the page-table walk or look-around found the
+    /// folio young: give it generation `gen` (the list move waits for sort_folio()) and wipe
+    /// its access history; a folio off the lists (isolated) gets PG_referenced instead.
+    /// Returns the old generation.
+    pub fn folio_update_gen(&mut self, mm: &mut Mm, pfn: Pfn, gen: usize) -> Option<usize> {
+        let f = mm.folios.get_mut(pfn);
+        let Some(old) = folio_gen(f.flags) else {
+            f.flags |= pg::REFERENCED;
+            return None;
+        };
+        f.flags = with_gen(f.flags & !REFS_ALL, gen);
+        Some(old)
+    }
+
+    /// Models mm/vmscan.c: folio_inc_gen(): move a folio of the oldest generation to the next
+    /// one, wiping its access history (and setting PG_reclaim for reclaim); a folio the walk
+    /// already promoted keeps its generation. Returns the generation to list it on.
+    pub fn folio_inc_gen(&mut self, mm: &mut Mm, pfn: Pfn, reclaiming: bool) -> usize {
+        let f = *mm.folios.get(pfn);
+        let ty = f.lru_type();
+        let memcg = f.memcg;
+        let old_gen = gen_of(self.lv[memcg as usize].min_seq[ty]);
+        if let Some(cur) = folio_gen(f.flags) {
+            if cur != old_gen {
+                return cur;
+            }
+        }
+        let new_gen = (old_gen + 1) % MAX_NR_GENS;
+        {
+            let fm = mm.folios.get_mut(pfn);
+            fm.flags = with_gen(fm.flags & !REFS_ALL, new_gen) | if reclaiming { pg::RECLAIM } else { 0 };
+        }
+        self.update_size(mm, memcg, ty, Some(old_gen), Some(new_gen));
+        new_gen
+    }
+
+    /// Models mm/vmscan.c: reset_ctrl_pos() with NR_HIST_GENS = 1 (neither Debian kernel sets
+    /// CONFIG_LRU_GEN_STATS): fold the current generation's counters into the averages (the
+    /// controller's integral term, factor 1/2) and clear them.
+    pub fn reset_ctrl_pos(&mut self, memcg: MemcgId, ty: usize, carryover: bool) {
+        if !carryover {
+            return; // with one history slot only carry-overs clear anything
+        }
+        let lv = &mut self.lv[memcg as usize];
+        for tier in 0..MAX_NR_TIERS {
+            lv.avg_refaulted[ty][tier] = (lv.avg_refaulted[ty][tier] + lv.refaulted[ty][tier]) / 2;
+            let protected = if tier > 0 { lv.protected[ty][tier - 1] } else { 0 };
+            lv.avg_total[ty][tier] = (lv.avg_total[ty][tier] + lv.evicted[ty][tier] + protected) / 2;
+            lv.refaulted[ty][tier] = 0;
+            lv.evicted[ty][tier] = 0;
+            if tier > 0 {
+                lv.protected[ty][tier - 1] = 0;
+            }
+        }
+    }
+
+    /// Models mm/vmscan.c: inc_min_seq(): move every folio left in the oldest generation of
+    /// `ty` to the next one (prefetching ahead as seed 003 proposes), then advance min_seq.
+    pub fn inc_min_seq(&mut self, mm: &mut Mm, memcg: MemcgId, ty: usize, can_swap: bool) {
+        if !(ty == 0 && !can_swap) {
+            let old_gen = gen_of(self.lv[memcg as usize].min_seq[ty]);
+            while let Some(pfn) = self.lv[memcg as usize].lists[old_gen][ty].tail() {
+                if self.prefetch {
+                    mm.folios.prefetch_from_tail(&self.lv[memcg as usize].lists[old_gen][ty], PREFETCH_AHEAD);
+                }
+                let new_gen = self.folio_inc_gen(mm, pfn, false);
+                self.relink(mm, pfn, new_gen, true);
+            }
+        }
+        self.reset_ctrl_pos(memcg, ty, true);
+        self.lv[memcg as usize].min_seq[ty] += 1;
+    }
+
+    /// Models mm/vmscan.c: try_to_inc_min_seq(): drop empty oldest generations, keeping at
+    /// least MIN_NR_GENS, anon's minimum no older than file's... and file's no newer than
+    /// the new anon minimum allows when swapping. Returns whether anything moved.
+    pub fn try_to_inc_min_seq(&mut self, memcg: MemcgId, can_swap: bool) -> bool {
+        let lv = &self.lv[memcg as usize];
+        let mut min_seq = lv.min_seq;
+        for ty in (!can_swap) as usize..2 {
+            while min_seq[ty] + MIN_NR_GENS as u64 <= lv.max_seq {
+                if !lv.lists[gen_of(min_seq[ty])][ty].is_empty() {
+                    break;
+                }
+                min_seq[ty] += 1;
+            }
+        }
+        if can_swap {
+            min_seq[0] = min_seq[0].min(min_seq[1]);
+            min_seq[1] = min_seq[0].max(lv.min_seq[1]);
+        }
+        let mut success = false;
+        for ty in (!can_swap) as usize..2 {
+            if min_seq[ty] == self.lv[memcg as usize].min_seq[ty] {
+                continue;
+            }
+            self.reset_ctrl_pos(memcg, ty, true);
+            self.lv[memcg as usize].min_seq[ty] = min_seq[ty];
+            success = true;
+        }
+        success
+    }
+
+    /// Models mm/vmscan.c: inc_max_seq(): make room (a type with four generations loses its
+    /// oldest, file first), move the previous youngest-but-one generation to the inactive
+    /// statistics, stamp the new generation and advance max_seq.
+    pub fn inc_max_seq(&mut self, mm: &mut Mm, memcg: MemcgId, can_swap: bool) {
+        for ty in [1, 0] {
+            if self.nr_gens(memcg, ty) == MAX_NR_GENS as u64 {
+                self.inc_min_seq(mm, memcg, ty, can_swap);
+            }
+        }
+        let lv = &self.lv[memcg as usize];
+        let prev = gen_of(lv.max_seq - 1);
+        let next = gen_of(lv.max_seq + 1);
+        let deltas: [i64; 2] = [lv.nr_pages[prev][0] - lv.nr_pages[next][0], lv.nr_pages[prev][1] - lv.nr_pages[next][1]];
+        for (ty, delta) in deltas.into_iter().enumerate() {
+            if delta != 0 {
+                mm.update_lru_size(memcg, Lru::of(ty == 1, false), delta);
+                mm.update_lru_size(memcg, Lru::of(ty == 1, true), -delta);
+            }
+        }
+        let now = mm.now();
+        let lv = &mut self.lv[memcg as usize];
+        lv.timestamps[next] = now;
+        lv.max_seq += 1;
+    }
+
+    /// `get_nr_gens()`.
+    #[inline]
+    pub fn nr_gens(&self, memcg: MemcgId, ty: usize) -> u64 {
+        let lv = &self.lv[memcg as usize];
+        lv.max_seq - lv.min_seq[ty] + 1
+    }
+}
+
+/// How many folios ahead of the scan position pagelab's generation scans prefetch.
+pub const PREFETCH_AHEAD: usize = 8;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiers_are_order_base_2_of_refs_plus_one() {
+        let tiers: Vec<usize> = (0..=4).map(lru_tier_from_refs).collect();
+        assert_eq!(tiers, [0, 1, 2, 2, 3]);
+    }
+
+    #[test]
+    fn refs_count_the_field_and_pg_workingset() {
+        assert_eq!(folio_lru_refs(0), 0);
+        assert_eq!(folio_lru_refs(pg::WORKINGSET), 1);
+        assert_eq!(folio_lru_refs(pg::WORKINGSET | (3 << pg::REFS_SHIFT)), 4);
+        assert_eq!(folio_lru_refs(pg::REFERENCED), 0, "PG_referenced alone is the first access");
+    }
+}

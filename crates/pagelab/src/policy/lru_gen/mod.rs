@@ -1,0 +1,313 @@
+//! The multi-generational LRU (mm/vmscan.c CONFIG_LRU_GEN, mm/workingset.c, mm/swap.c,
+//! include/linux/mm_inline.h) as Debian's 6.1.192 and 6.12.95 run it: per-lruvec
+//! generations with tiers of fd accesses, a PID controller choosing what to evict, aging by
+//! page-table walks and look-around, and the two kernels' reclaim drivers (6.1 reclaims each
+//! memcg in turn; 6.12's root reclaim walks the memcg LRU).
+//!
+//! Files: `gen` (placement and sequence numbers), `evict` (controller, scanning, eviction),
+//! `aging` (should_run_aging, page-table walks, Bloom filters, look-around), `workingset`
+//! (shadows and refaults, and seed 000's refault-distance variant), `drivers` (per-version
+//! reclaim loops and the memcg LRU), `debugfs` (/sys/kernel/debug/lru_gen).
+
+mod aging;
+mod debugfs;
+mod drivers;
+mod evict;
+mod gen;
+#[cfg(test)]
+mod tests;
+mod workingset;
+
+pub use evict::{positive_ctrl_err, CtrlPos};
+pub use gen::{folio_gen, folio_lru_refs, gen_of, lru_tier_from_refs};
+
+use crate::folio::{pg, List, Pfn};
+use crate::kernel::Kernel;
+use crate::mapping::Shadow;
+use crate::memcontrol::MemcgId;
+use crate::mm::Mm;
+use crate::policy::Policy;
+use crate::scenario::MglruToml;
+use crate::vmscan::ScanControl;
+use crate::vmstat::Ev;
+use pagelab_workload::Rng;
+
+/// `MIN_NR_GENS`, `MAX_NR_GENS`, `MAX_NR_TIERS`.
+pub const MIN_NR_GENS: usize = 2;
+pub const MAX_NR_GENS: usize = 4;
+pub const MAX_NR_TIERS: usize = 4;
+/// `MIN_LRU_BATCH` (BITS_PER_LONG) and `MAX_LRU_BATCH`.
+pub const MIN_LRU_BATCH: u64 = 64;
+pub const MAX_LRU_BATCH: u64 = 4096;
+
+/// `struct lru_gen_folio` of one memcg's lruvec (one node, one zone, NR_HIST_GENS = 1).
+#[derive(Clone, Debug)]
+pub struct GenLruvec {
+    pub max_seq: u64,
+    pub min_seq: [u64; 2],
+    /// Birth time (ns) of each generation.
+    pub timestamps: [u64; MAX_NR_GENS],
+    /// `folios[gen][type]`: type 0 anon, 1 file.
+    lists: [[List; 2]; MAX_NR_GENS],
+    /// `nr_pages[gen][type]` (may dip below zero transiently in the kernel; exact here).
+    pub nr_pages: [[i64; 2]; MAX_NR_GENS],
+    pub avg_refaulted: [[u64; MAX_NR_TIERS]; 2],
+    pub avg_total: [[u64; MAX_NR_TIERS]; 2],
+    pub refaulted: [[u64; MAX_NR_TIERS]; 2],
+    pub evicted: [[u64; MAX_NR_TIERS]; 2],
+    pub protected: [[u64; MAX_NR_TIERS - 1]; 2],
+    /// `mm_state.seq`: the last max_seq a page-table walk finished for.
+    mm_seq: u64,
+    /// The two Bloom filters (None until a walk first creates one).
+    bloom: [Option<Vec<u64>>; 2],
+    /// Page-table walk statistics (lru_gen_full's LOYNFA).
+    pub mm_stats: [u64; aging::MM_STATS],
+}
+
+impl GenLruvec {
+    /// Models mm/vmscan.c: lru_gen_init_lruvec(): max_seq 3, min_seq 0 (four generations),
+    /// mm_state.seq 2.
+    fn new(now: u64) -> GenLruvec {
+        GenLruvec {
+            max_seq: MIN_NR_GENS as u64 + 1,
+            min_seq: [0, 0],
+            timestamps: [now; MAX_NR_GENS],
+            lists: Default::default(),
+            nr_pages: [[0; 2]; MAX_NR_GENS],
+            avg_refaulted: [[0; MAX_NR_TIERS]; 2],
+            avg_total: [[0; MAX_NR_TIERS]; 2],
+            refaulted: [[0; MAX_NR_TIERS]; 2],
+            evicted: [[0; MAX_NR_TIERS]; 2],
+            protected: [[0; MAX_NR_TIERS - 1]; 2],
+            mm_seq: MIN_NR_GENS as u64,
+            bloom: [None, None],
+            mm_stats: [0; aging::MM_STATS],
+        }
+    }
+}
+
+/// The MGLRU policy.
+#[derive(Clone, Debug)]
+pub struct LruGen {
+    kernel: Kernel,
+    pub lv: Vec<GenLruvec>,
+    /// Capabilities of /sys/kernel/mm/lru_gen/enabled: page-table walks (0x0002) and
+    /// non-leaf PMD young bits (0x0004).
+    walks: bool,
+    pmd_young: bool,
+    /// /sys/kernel/mm/lru_gen/min_ttl_ms, in ns.
+    min_ttl_ns: u64,
+    /// Seed 000's refault-distance re-activation.
+    refault_distance: bool,
+    /// pagelab's prefetch in generation scans (seed 003).
+    prefetch: bool,
+    /// 6.1 evict_folios() evicted anon this pass (`need_swapping`).
+    need_swapping: bool,
+    /// 6.12's memcg LRU.
+    memcg_lru: drivers::MemcgLru,
+    rng: Rng,
+    scratch: Vec<Pfn>,
+}
+
+impl LruGen {
+    pub fn new(mm: &Mm, cfg: &MglruToml) -> LruGen {
+        let n = mm.memcgs.cg.len();
+        let mut rng = Rng::new(0x6c72_7567_656e); // the memcg LRU's random bins, deterministic
+        let memcg_lru = drivers::MemcgLru::new(n, &mut rng);
+        LruGen {
+            kernel: mm.cfg.kernel,
+            lv: (0..n).map(|_| GenLruvec::new(mm.now())).collect(),
+            walks: cfg.walks.unwrap_or(true),
+            pmd_young: cfg.pmd_young.unwrap_or(true),
+            min_ttl_ns: cfg.min_ttl_ms.unwrap_or(0) * 1_000_000,
+            refault_distance: cfg.refault_distance.unwrap_or(false),
+            prefetch: cfg.prefetch.unwrap_or(true),
+            need_swapping: false,
+            memcg_lru,
+            rng,
+            scratch: Vec::with_capacity(MIN_LRU_BATCH as usize),
+        }
+    }
+
+    /// Models mm/vmscan.c: get_swappiness(): 0 without at least MIN_LRU_BATCH free swap
+    /// slots (6.12 also when the reclaim may not swap).
+    pub fn get_swappiness(&self, mm: &Mm, sc: &ScanControl) -> u64 {
+        if self.kernel >= Kernel::V6_12 && !sc.may_swap {
+            return 0;
+        }
+        if mm.swap_pages_free() < MIN_LRU_BATCH {
+            return 0;
+        }
+        mm.cfg.swappiness as u64
+    }
+
+    /// The folios of a generation list, head first (for tests and debugfs).
+    pub fn gen_pages(&self, mm: &Mm, memcg: MemcgId, gen: usize, ty: usize) -> Vec<Pfn> {
+        mm.folios.iter_list(&self.lv[memcg as usize].lists[gen][ty]).collect()
+    }
+
+    /// Models mm/swap.c: folio_inc_refs() (6.1/6.12): the first fd access sets
+    /// PG_referenced, the second PG_workingset, later ones count up the LRU_REFS field to 3.
+    fn folio_inc_refs(mm: &mut Mm, pfn: Pfn) {
+        let f = mm.folios.get_mut(pfn);
+        if f.flags & pg::UNEVICTABLE != 0 {
+            return;
+        }
+        if f.flags & pg::REFERENCED == 0 {
+            f.flags |= pg::REFERENCED;
+        } else if f.flags & pg::WORKINGSET == 0 {
+            f.flags |= pg::WORKINGSET;
+        } else if f.flags & pg::REFS_MASK != pg::REFS_MASK {
+            f.flags += 1 << pg::REFS_SHIFT;
+        }
+    }
+}
+
+impl Policy for LruGen {
+    fn name(&self) -> &'static str {
+        "mglru"
+    }
+
+    fn is_lru_gen(&self) -> bool {
+        true
+    }
+
+    /// Models lru_add_fn() -> lruvec_add_folio() -> lru_gen_add_folio(reclaiming = false).
+    fn lru_add(&mut self, mm: &mut Mm, pfn: Pfn) {
+        self.add_folio(mm, pfn, false);
+    }
+
+    fn lru_del(&mut self, mm: &mut Mm, pfn: Pfn) {
+        self.del_folio(mm, pfn, false);
+        mm.folios.clear(pfn, pg::LRU | pg::ACTIVE);
+    }
+
+    fn mark_accessed(&mut self, mm: &mut Mm, pfn: Pfn) {
+        Self::folio_inc_refs(mm, pfn);
+    }
+
+    /// Models mm/swap.c: folio_activate_fn() with MGLRU: off the generation list, PG_active,
+    /// back on (the youngest generation); counts pgactivate.
+    fn activate(&mut self, mm: &mut Mm, pfn: Pfn) {
+        let f = *mm.folios.get(pfn);
+        if f.test(pg::ACTIVE) || f.test(pg::UNEVICTABLE) || folio_gen(f.flags).is_none() {
+            return;
+        }
+        self.del_folio(mm, pfn, false);
+        mm.folios.set(pfn, pg::ACTIVE);
+        self.add_folio(mm, pfn, false);
+        mm.count_both(f.memcg, Ev::PgActivate, 1);
+    }
+
+    /// Models mm/swap.c: lru_move_tail_fn() with MGLRU: to the tail of the oldest generation.
+    fn rotate_reclaimable(&mut self, mm: &mut Mm, pfn: Pfn) {
+        self.del_folio(mm, pfn, false);
+        mm.folios.clear(pfn, pg::ACTIVE);
+        self.add_folio(mm, pfn, true);
+    }
+
+    fn referenced_young(&mut self, mm: &mut Mm, pfn: Pfn) {
+        self.look_around(mm, pfn);
+    }
+
+    fn workingset_eviction(&mut self, mm: &mut Mm, pfn: Pfn, _target: MemcgId) -> Shadow {
+        self.eviction(mm, pfn)
+    }
+
+    fn workingset_refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow) {
+        self.refault(mm, pfn, shadow);
+    }
+
+    fn shrink_lruvec(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) {
+        self.lru_gen_shrink_lruvec(mm, memcg, sc);
+    }
+
+    fn shrink_node(&mut self, mm: &mut Mm, sc: &mut ScanControl) {
+        if self.kernel >= Kernel::V6_12 && !sc.cgroup_reclaim() {
+            self.lru_gen_shrink_node(mm, sc);
+        } else {
+            crate::vmscan::shrink_node_memcgs(mm, self, sc);
+        }
+    }
+
+    fn kswapd_age_node(&mut self, mm: &mut Mm, sc: &mut ScanControl) {
+        self.lru_gen_age_node(mm, sc);
+    }
+
+    fn state_bytes(&self) -> u64 {
+        let lists: u64 = self.lv.iter().flat_map(|l| l.lists.iter().flatten()).map(|l| l.state_bytes()).sum();
+        let bloom: u64 = self.lv.iter().flat_map(|l| l.bloom.iter()).map(|b| b.as_ref().map_or(0, |v| v.len() as u64 * 8)).sum();
+        lists + bloom + (self.lv.len() * std::mem::size_of::<GenLruvec>()) as u64
+    }
+
+    fn check(&self, mm: &Mm) -> Result<(), String> {
+        for (m, lv) in self.lv.iter().enumerate() {
+            let memcg = m as MemcgId;
+            for ty in 0..2 {
+                let gens = lv.max_seq - lv.min_seq[ty] + 1;
+                let lo = if ty == 1 || mm.swap.total() > 0 { MIN_NR_GENS as u64 } else { 1 };
+                if gens < lo || gens > MAX_NR_GENS as u64 {
+                    return Err(format!("memcg {m} type {ty}: {gens} generations"));
+                }
+            }
+            if lv.min_seq[0] > lv.min_seq[1] && mm.swap.total() > 0 && self.kernel < Kernel::V6_12 {
+                // 6.1-6.13 keep anon's oldest generation no younger than file's while swapping.
+            }
+            let mut counted = [[0i64; 2]; MAX_NR_GENS];
+            for (gen, lists) in lv.lists.iter().enumerate() {
+                for (ty, list) in lists.iter().enumerate() {
+                    let mut n = 0;
+                    for pfn in mm.folios.iter_list(list) {
+                        n += 1;
+                        let f = mm.folios.get(pfn);
+                        if f.memcg != memcg || f.lru_type() != ty || f.lru_slot as usize != gen * 2 + ty + 1 {
+                            return Err(format!("pfn {pfn} on memcg {m} gen {gen} type {ty} does not belong there"));
+                        }
+                        let g = folio_gen(f.flags).ok_or(format!("pfn {pfn} on a generation list without a generation"))?;
+                        let seq_ok = (lv.min_seq[ty]..=lv.max_seq).any(|s| gen_of(s) == g);
+                        if !seq_ok {
+                            return Err(format!("pfn {pfn} in generation {g}, outside memcg {m}'s live generations"));
+                        }
+                        counted[g][ty] += 1;
+                        if f.test(pg::ACTIVE) {
+                            return Err(format!("pfn {pfn} keeps PG_active on a generation list"));
+                        }
+                    }
+                    if n != list.len {
+                        return Err(format!("memcg {m} gen {gen} type {ty}: list length {} but {n} members", list.len));
+                    }
+                }
+            }
+            if counted != lv.nr_pages {
+                return Err(format!("memcg {m}: nr_pages {:?} but the folios say {counted:?}", lv.nr_pages));
+            }
+            let (mut active, mut inactive) = ([0u64; 2], [0u64; 2]);
+            for seq in lv.min_seq[0].min(lv.min_seq[1])..=lv.max_seq {
+                for ty in 0..2 {
+                    if seq < lv.min_seq[ty] {
+                        continue;
+                    }
+                    let n = lv.nr_pages[gen_of(seq)][ty] as u64;
+                    if seq + 1 >= lv.max_seq {
+                        active[ty] += n;
+                    } else {
+                        inactive[ty] += n;
+                    }
+                }
+            }
+            let sizes = mm.memcgs.get(memcg).lruvec.lru_size;
+            if sizes[0] != inactive[0] || sizes[1] != active[0] || sizes[2] != inactive[1] || sizes[3] != active[1] {
+                return Err(format!("memcg {m}: LRU sizes {sizes:?} but generations give inactive {inactive:?} active {active:?}"));
+            }
+        }
+        Ok(())
+    }
+
+    fn debugfs(&self, mm: &Mm) -> Option<String> {
+        Some(self.lru_gen_debugfs(mm, true))
+    }
+
+    fn snapshot(&self, mm: &Mm) -> Option<serde_json::Value> {
+        Some(self.lru_gen_json(mm))
+    }
+}

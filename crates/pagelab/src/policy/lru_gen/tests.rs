@@ -1,0 +1,342 @@
+//! Tests of the MGLRU drivers and of the rules where 6.1.192 and 6.12.95 differ (the
+//! kernel-versions.md §8 table), plus seed 000's scenario. The generation, tier, controller and
+//! refault rules shared by both kernels are pinned in tests/mglru.rs.
+
+use super::gen::{folio_gen, gen_of};
+use super::LruGen;
+use crate::folio::{pg, Pfn};
+use crate::kernel::DEF_PRIORITY;
+use crate::memcontrol::ROOT_MEMCG;
+use crate::mm::Actor;
+use crate::policy::Policy;
+use crate::scenario::Scenario;
+use crate::sim::Machine;
+use crate::vmscan::ScanControl;
+use crate::vmstat::{Ev, Reclaimer};
+use pagelab_workload::{Access, Advice, Op};
+
+fn machine(text: &str) -> Machine<LruGen> {
+    let s = Scenario::parse(text, "test.toml", "test", &[]).unwrap_or_else(|e| panic!("{e}"));
+    Machine::new(&s, |mm| LruGen::new(mm, &s.mglru)).unwrap()
+}
+
+/// One task with `pages` of anonymous memory (object 0), swap on an SSD, nothing run yet.
+fn anon(kernel: &str, pages: u64, walks: bool) -> Machine<LruGen> {
+    machine(&format!(
+        "[machine]\nmemory = \"64M\"\nkernel = \"{kernel}\"\npolicy = \"mglru\"\nswap = {{ device = \"ssd\", size = \"64M\" }}\n\
+         [mglru]\nwalks = {walks}\n\
+         [[workload]]\nname = \"a\"\ncgroup = \"/\"\nkind = \"anon-write\"\nsize = \"{pages}p\"\nops = 0\n"
+    ))
+}
+
+/// One task with a file of `pages` (object 0) it reads through `kind` (file-read or mmap-read).
+fn file(kernel: &str, memory: &str, kind: &str, pages: u64) -> Machine<LruGen> {
+    let advice = if kind == "file-read" { "fadvise = \"random\"\n" } else { "" };
+    machine(&format!(
+        "[machine]\nmemory = \"{memory}\"\nkernel = \"{kernel}\"\npolicy = \"mglru\"\n\
+         [[workload]]\nname = \"f\"\ncgroup = \"/\"\nkind = \"{kind}\"\nfile_size = \"{pages}p\"\n{advice}ops = 0\n"
+    ))
+}
+
+fn op(access: Access, page: u64, write: bool) -> Op {
+    Op { object: 0, page, npages: 1, write, access, advice: Advice::Normal, fill: false, think_ns: 0 }
+}
+
+fn pfn(m: &Machine<LruGen>, page: u64) -> Pfn {
+    let (base, _) = m.object(0, 0);
+    m.mm.space.resident(base + page as u32).expect("resident")
+}
+
+fn gen(m: &Machine<LruGen>, page: u64) -> Option<usize> {
+    folio_gen(m.mm.folios.get(pfn(m, page)).flags)
+}
+
+fn max_seq(m: &Machine<LruGen>) -> u64 {
+    m.policy.lv[ROOT_MEMCG as usize].max_seq
+}
+
+/// Creates `n` generations without walking page tables (young bits stay as they are).
+fn age(m: &mut Machine<LruGen>, n: usize) {
+    let walks = std::mem::replace(&mut m.policy.walks, false);
+    for _ in 0..n {
+        let max = max_seq(m);
+        assert!(m.policy.try_to_inc_max_seq(&mut m.mm, ROOT_MEMCG, max, true));
+    }
+    m.policy.walks = walks;
+}
+
+/// Touches `pages` anonymous pages, then ages them into the oldest of three generations with
+/// their young bits cleared (as if reclaim's rmap walk had seen them).
+fn anon_in_oldest(kernel: &str, pages: u64, walks: bool) -> Machine<LruGen> {
+    let mut m = anon(kernel, pages, walks);
+    for p in 0..pages {
+        m.apply(0, op(Access::Anon, p, true));
+    }
+    m.drain();
+    age(&mut m, 2);
+    m.policy.try_to_inc_min_seq(ROOT_MEMCG, true);
+    for p in 0..pages {
+        let f = pfn(&m, p);
+        m.mm.folios.clear(f, pg::YOUNG);
+    }
+    let lv = &m.policy.lv[ROOT_MEMCG as usize];
+    assert_eq!(lv.max_seq - lv.min_seq[0] + 1, 3, "{kernel}: three anon generations");
+    assert_eq!(gen(&m, 0), Some(gen_of(lv.min_seq[0])), "{kernel}: the pages are in the oldest one");
+    m.check().unwrap();
+    m
+}
+
+#[test]
+fn v6_1_walks_skip_a_task_with_fewer_than_64_eligible_pages() {
+    // kernel-versions.md §8 #27: 6.1's should_skip_mm() has a size filter, 6.12's has none.
+    for (kernel, promoted) in [("6.1", false), ("6.12", true)] {
+        let mut m = anon_in_oldest(kernel, 32, true);
+        m.apply(0, op(Access::Anon, 5, false));
+        let max = max_seq(&m);
+        assert!(m.policy.try_to_inc_max_seq(&mut m.mm, ROOT_MEMCG, max, true));
+        // The walk promotes to the generation it ages (max_seq then, max_seq - 1 now).
+        let youngest = Some(gen_of(max));
+        assert_eq!(max_seq(&m), max + 1);
+        assert_eq!(gen(&m, 5) == youngest, promoted, "{kernel}: walked and promoted?");
+        assert_eq!(m.mm.folios.test(pfn(&m, 5), pg::YOUNG), !promoted, "{kernel}: the walk clears the young bit");
+        assert_ne!(gen(&m, 6), youngest, "{kernel}: an old page is never promoted");
+        m.check().unwrap();
+    }
+}
+
+/// Calls look-around from direct reclaim (no walk context) for page 0 after touching `young`
+/// of its neighbours; returns (pgactivate after the batch drains, how many reached max_seq).
+fn look_around_from_direct_reclaim(kernel: &str, young: u64) -> (u64, usize) {
+    let mut m = anon_in_oldest(kernel, 64, true);
+    for p in 1..=young {
+        m.apply(0, op(Access::Anon, p, false));
+    }
+    m.mm.actor = Actor::Task(0);
+    let trigger = pfn(&m, 0);
+    m.policy.look_around(&mut m.mm, trigger);
+    let before = m.mm.events.get(Ev::PgActivate);
+    m.drain();
+    let activated = m.mm.events.get(Ev::PgActivate) - before;
+    let youngest = Some(gen_of(max_seq(&m)));
+    let promoted = (1..=young).filter(|&p| gen(&m, p) == youngest).count();
+    assert!((1..=young).all(|p| !m.mm.folios.test(pfn(&m, p), pg::YOUNG)), "{kernel}: young bits cleared");
+    m.check().unwrap();
+    (activated, promoted)
+}
+
+#[test]
+fn look_around_without_a_walk_activates_in_6_12_and_only_below_15_folios_in_6_1() {
+    // kernel-versions.md §8 #26.
+    assert_eq!(look_around_from_direct_reclaim("6.1", 5), (5, 5), "6.1: few folios go through folio_activate()");
+    assert_eq!(look_around_from_direct_reclaim("6.1", 20), (0, 20), "6.1: many are moved under the LRU lock");
+    assert_eq!(look_around_from_direct_reclaim("6.12", 5), (5, 5));
+    assert_eq!(look_around_from_direct_reclaim("6.12", 20), (20, 20), "6.12: always folio_activate()");
+}
+
+#[test]
+fn look_around_from_kswapd_updates_generations_in_place() {
+    for kernel in ["6.1", "6.12"] {
+        let mut m = anon_in_oldest(kernel, 64, true);
+        for p in 1..=5 {
+            m.apply(0, op(Access::Anon, p, false));
+        }
+        m.mm.actor = Actor::Kswapd;
+        let trigger = pfn(&m, 0);
+        m.policy.look_around(&mut m.mm, trigger);
+        let youngest = Some(gen_of(max_seq(&m)));
+        assert!((1..=5).all(|p| gen(&m, p) == youngest), "{kernel}");
+        assert_eq!(m.mm.events.get(Ev::PgActivate), 0, "{kernel}");
+        m.check().unwrap();
+    }
+}
+
+#[test]
+fn isolate_folio_needs_may_writepage_for_unswapped_anon_only_in_6_1() {
+    // kernel-versions.md §8 #22: boosted kswapd (may_writepage = 0) cannot start swap-out in
+    // 6.1; 6.12 only asks for __GFP_IO.
+    for (kernel, isolates) in [("6.1", false), ("6.12", true)] {
+        let mut m = anon_in_oldest(kernel, 64, true);
+        let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 32);
+        sc.may_writepage = false;
+        m.mm.actor = Actor::Kswapd;
+        m.policy.evict_folios(&mut m.mm, ROOT_MEMCG, &mut sc, 60);
+        let scanned = m.mm.events.get(Ev::PgScanAnon);
+        assert_eq!(scanned > 0, isolates, "{kernel}: pgscan_anon {scanned}");
+        m.check().unwrap();
+    }
+}
+
+/// File pages faulted through a mapping (all in max_seq), with the emptied generations
+/// dropped: two generations left, so aging is needed.
+fn mapped_file_needing_aging(kernel: &str) -> Machine<LruGen> {
+    let mut m = file(kernel, "64M", "mmap-read", 256);
+    for p in 0..256 {
+        m.apply(0, op(Access::Mmap, p, false));
+    }
+    m.drain();
+    m.policy.try_to_inc_min_seq(ROOT_MEMCG, false);
+    let (need, _) = m.policy.should_run_aging(ROOT_MEMCG, false, DEF_PRIORITY - 1);
+    assert!(need, "{kernel}: two generations need aging");
+    m
+}
+
+#[test]
+fn kswapd_ages_in_get_nr_to_scan_only_in_6_12() {
+    // kernel-versions.md §8 #18: 6.1's get_nr_to_scan() returns 0 to kswapd and leaves the
+    // aging to lru_gen_age_node(); 6.12 ages right there (and stops this lruvec).
+    for (kernel, aged) in [("6.1", false), ("6.12", true)] {
+        let mut m = mapped_file_needing_aging(kernel);
+        let before = max_seq(&m);
+        let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 32);
+        sc.priority = DEF_PRIORITY - 1;
+        m.mm.actor = Actor::Kswapd;
+        m.policy.shrink_node(&mut m.mm, &mut sc);
+        assert_eq!(max_seq(&m) > before, aged, "{kernel}");
+        assert_eq!(sc.nr_reclaimed, 0, "{kernel}: nothing evicted in this pass");
+        m.check().unwrap();
+    }
+}
+
+#[test]
+fn v6_1_kswapd_ages_in_lru_gen_age_node_but_not_on_its_first_iteration() {
+    let mut m = mapped_file_needing_aging("6.1");
+    let before = max_seq(&m);
+    let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 0);
+    m.mm.actor = Actor::Kswapd;
+    m.policy.kswapd_age_node(&mut m.mm, &mut sc);
+    assert_eq!(max_seq(&m), before, "the first call only arms memcgs_need_aging");
+    assert!(sc.memcgs_need_aging);
+    sc.priority = DEF_PRIORITY - 1;
+    m.policy.kswapd_age_node(&mut m.mm, &mut sc);
+    assert_eq!(max_seq(&m), before + 1, "the second one ages");
+    // 6.12's lru_gen_age_node() ages nothing.
+    let mut m = mapped_file_needing_aging("6.12");
+    let before = max_seq(&m);
+    let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 0);
+    m.mm.actor = Actor::Kswapd;
+    for _ in 0..2 {
+        m.policy.kswapd_age_node(&mut m.mm, &mut sc);
+    }
+    assert_eq!(max_seq(&m), before);
+}
+
+/// Clean file pages read through read(2), spread over the generations by aging.
+fn read_file(kernel: &str, pages: u64) -> Machine<LruGen> {
+    let mut m = file(kernel, "256M", "file-read", pages);
+    for p in 0..pages {
+        m.apply(0, op(Access::Buffered, p, false));
+    }
+    m.drain();
+    m
+}
+
+#[test]
+fn boosted_kswapd_reclaims_clean_pages_in_6_1_and_nothing_in_6_12() {
+    // kernel-versions.md §8 #24: lru_gen_shrink_node() returns at once without may_writepage.
+    for (kernel, reclaims) in [("6.1", true), ("6.12", false)] {
+        let mut m = read_file(kernel, 2048);
+        let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 64);
+        sc.may_writepage = false;
+        sc.priority = 4;
+        m.mm.actor = Actor::Kswapd;
+        m.policy.shrink_node(&mut m.mm, &mut sc);
+        assert_eq!(sc.nr_reclaimed > 0, reclaims, "{kernel}: reclaimed {}", sc.nr_reclaimed);
+        m.check().unwrap();
+    }
+}
+
+#[test]
+fn v6_12_kswapd_starts_at_the_priority_that_fits_its_target() {
+    // kernel-versions.md §8 #15: set_initial_priority(): fls(inactive) - 1 - fls(target - 1),
+    // clamped to [6, 12]; 6.1 has no such step.
+    for (kernel, pages, target, want) in
+        [("6.12", 16_384u64, 1000u64, 6u32), ("6.12", 16_384, 64, 8), ("6.12", 2048, 1000, 6), ("6.1", 16_384, 1000, 12)]
+    {
+        let mut m = read_file(kernel, pages);
+        let inactive = m.mm.node_lru_size(crate::vmstat::Lru::InactiveFile);
+        if kernel == "6.12" {
+            let fls = |x: u64| 64 - x.leading_zeros() as i64;
+            let expect = (fls(inactive) - 1 - fls(target - 1)).clamp(6, 12) as u32;
+            assert_eq!(expect, want, "inactive {inactive}");
+        }
+        let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, target);
+        m.mm.actor = Actor::Kswapd;
+        m.policy.shrink_node(&mut m.mm, &mut sc);
+        assert_eq!(sc.priority, want, "{kernel}: {pages} pages, target {target}");
+    }
+}
+
+#[test]
+fn min_ttl_ms_ooms_when_every_oldest_generation_is_younger_than_it() {
+    // Both kernels invoke the OOM killer from lru_gen_age_node() when no lruvec's oldest file
+    // generation has lived min_ttl_ms (6.1 from its second call on, see memcgs_need_aging).
+    for kernel in ["6.1", "6.12"] {
+        for (now_ns, oom) in [(500_000_000u64, true), (2_000_000_000, false)] {
+            let mut m = machine(&format!(
+                "[machine]\nmemory = \"64M\"\nkernel = \"{kernel}\"\npolicy = \"mglru\"\n[mglru]\nmin_ttl_ms = 1000\n\
+                 [[workload]]\nname = \"f\"\ncgroup = \"/\"\nkind = \"file-read\"\nfile_size = \"8192p\"\nfadvise = \"random\"\nops = 0\n\
+                 [[workload]]\nname = \"a\"\ncgroup = \"/\"\nkind = \"anon-write\"\nsize = \"64p\"\nops = 0\n"
+            ));
+            for p in 0..8192 {
+                m.apply(0, op(Access::Buffered, p, false));
+            }
+            for p in 0..64 {
+                m.apply(1, op(Access::Anon, p, true));
+            }
+            m.drain();
+            let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 0);
+            sc.priority = DEF_PRIORITY - 1;
+            m.mm.actor = Actor::Kswapd;
+            m.mm.kswapd_clock = now_ns; // every generation was born at 0
+            for _ in 0..2 {
+                m.policy.kswapd_age_node(&mut m.mm, &mut sc);
+            }
+            assert_eq!(m.mm.oom_kills.len() == 1, oom, "{kernel} at {now_ns} ns");
+        }
+    }
+}
+
+#[test]
+fn prefetch_changes_nothing_but_speed() {
+    // Seed 003: the prefetch in scan_folios()/inc_min_seq() has no semantic effect.
+    let text = include_str!("../../../../../examples/mglru-kairui.toml");
+    for kernel in ["6.1", "6.12"] {
+        let run = |prefetch: bool| {
+            let sets = [format!("machine.kernel=\"{kernel}\""), format!("mglru.prefetch={prefetch}"), "workload.scan.ops=20000".into()];
+            let s = Scenario::parse(text, "mglru-kairui.toml", "kairui", &sets).unwrap();
+            crate::run(&s, |_, _| {}).unwrap()
+        };
+        let (on, off) = (run(true), run(false));
+        assert_eq!(on.vmstat, off.vmstat, "{kernel}");
+        assert_eq!(on.elapsed_s, off.elapsed_s, "{kernel}");
+    }
+}
+
+/// Runs examples/mglru-kairui.toml: (workingset_refault_file, the scan task's ops/s).
+fn kairui(kernel: &str, refault_distance: bool) -> (u64, f64, crate::Report) {
+    let text = include_str!("../../../../../examples/mglru-kairui.toml");
+    let sets = [format!("machine.kernel=\"{kernel}\""), format!("mglru.refault_distance={refault_distance}")];
+    let s = Scenario::parse(text, "mglru-kairui.toml", "kairui", &sets).unwrap();
+    let r = crate::run(&s, |_, _| {}).unwrap();
+    let scan = r.tasks.iter().find(|t| t.name == "scan").unwrap();
+    (r.vmstat["workingset_refault_file"], scan.ops_per_s, r.clone())
+}
+
+#[test]
+fn seed_000_refault_distance_lowers_refaults_and_raises_throughput() {
+    for kernel in ["6.1", "6.12"] {
+        let (plain_refaults, plain_ops, plain) = kairui(kernel, false);
+        let (rd_refaults, rd_ops, rd) = kairui(kernel, true);
+        let scan_ops = plain.tasks.iter().find(|t| t.name == "scan").unwrap().ops;
+        // Plain MGLRU: the scanned file is stuck in the oldest generation, every access after
+        // the first loop refaults, and nothing is activated on refault.
+        assert!(plain_refaults as f64 > 0.9 * scan_ops as f64, "{kernel}: {plain_refaults} refaults in {scan_ops} reads");
+        if kernel == "6.1" {
+            assert_eq!(plain.vmstat["workingset_activate_file"], 0, "{kernel}");
+        }
+        // The variant re-activates refaults within the active generations' reach.
+        assert!(rd.vmstat["workingset_activate_file"] > 0, "{kernel}");
+        assert!((rd_refaults as f64) < 0.75 * plain_refaults as f64, "{kernel}: refaults {rd_refaults} vs {plain_refaults}");
+        assert!(rd_ops > 1.3 * plain_ops, "{kernel}: scan ops/s {rd_ops:.0} vs {plain_ops:.0}");
+    }
+}
