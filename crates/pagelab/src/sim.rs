@@ -50,11 +50,43 @@ struct TaskObject {
     anon: bool,
 }
 
+/// Where a task's operations come from: its workload's generator, or a stream given from
+/// outside the scenario, such as a replayed trace ([`Machine::set_ops`]).
+pub enum OpSource {
+    Job(JobStream),
+    External { ops: Box<dyn Iterator<Item = Op> + Send>, remaining: u64 },
+}
+
+impl OpSource {
+    /// Operations still to come (for progress reports).
+    pub fn remaining(&self) -> u64 {
+        match self {
+            OpSource::Job(s) => s.remaining(),
+            OpSource::External { remaining, .. } => *remaining,
+        }
+    }
+}
+
+impl Iterator for OpSource {
+    type Item = Op;
+
+    #[inline]
+    fn next(&mut self) -> Option<Op> {
+        match self {
+            OpSource::Job(s) => s.next(),
+            OpSource::External { ops, remaining } => {
+                *remaining = remaining.saturating_sub(1);
+                ops.next()
+            }
+        }
+    }
+}
+
 /// A running job of a workload: its access stream and per-file state.
 pub struct Task {
     pub workload: usize,
     pub job: u32,
-    stream: JobStream,
+    stream: OpSource,
     objects: Vec<TaskObject>,
     ra: Vec<RaState>,
     /// The next operations, fetched ahead so their page state can be prefetched.
@@ -178,7 +210,7 @@ impl<P: Policy> Machine<P> {
             tasks.push(Task {
                 workload: wi,
                 job,
-                stream: st,
+                stream: OpSource::Job(st),
                 objects,
                 ra,
                 ahead: VecDeque::with_capacity(LOOKAHEAD + 1),
@@ -275,6 +307,13 @@ impl<P: Policy> Machine<P> {
     /// Operations the run will perform, fills included.
     pub fn total_ops(&self) -> u64 {
         self.total_ops
+    }
+
+    /// Replaces task `t`'s operations with `ops` (about `n` of them), e.g. a trace's
+    /// accesses: the task's objects stay those its workload declared.
+    pub fn set_ops(&mut self, t: usize, ops: Box<dyn Iterator<Item = Op> + Send>, n: u64) {
+        let old = std::mem::replace(&mut self.tasks[t].stream, OpSource::External { ops, remaining: n });
+        self.total_ops = self.total_ops.saturating_sub(old.remaining()).saturating_add(n);
     }
 
     /// Runs every task to completion; `progress` is called now and then with the operations
