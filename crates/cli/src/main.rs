@@ -8,6 +8,8 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
+mod trace;
+
 #[derive(Parser)]
 #[command(name = "pagelab", version, about = "A fast, faithful laboratory for Linux page reclaim")]
 struct Cli {
@@ -17,10 +19,27 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Run a scenario and print its counters.
+    /// Run a scenario, or replay a trace (--trace), and print its counters.
     Run {
         /// The scenario file (TOML).
-        scenario: PathBuf,
+        #[arg(required_unless_present = "trace", conflicts_with = "trace")]
+        scenario: Option<PathBuf>,
+        /// Replay this page-access trace (one object = one 4 KiB page) instead of a scenario.
+        #[arg(long, requires = "memory")]
+        trace: Option<PathBuf>,
+        /// The trace's format: oracleGeneral (libCacheSim; plain or zstd) or dense (pagelab's).
+        #[arg(long, default_value = "oracleGeneral")]
+        trace_format: String,
+        /// With --trace: classic or mglru (the kernel models, the trace as buffered reads of
+        /// one file), or a plain page cache: lru, fifo, clock, opt.
+        #[arg(long, default_value = "classic")]
+        policy: String,
+        /// With --trace: the machine's memory (the plain caches hold memory / 4 KiB pages).
+        #[arg(long)]
+        memory: Option<String>,
+        /// With --trace and a kernel model: the kernel version.
+        #[arg(long, default_value = "6.1")]
+        kernel: String,
         /// Write the full report as JSON to this file ("-" for standard output).
         #[arg(long)]
         json: Option<PathBuf>,
@@ -69,6 +88,9 @@ enum Cmd {
         #[arg(long)]
         json_dir: Option<PathBuf>,
     },
+    /// Convert an oracleGeneral trace to pagelab's dense format (object ids mapped to page
+    /// indices once).
+    TraceConvert { input: PathBuf, output: PathBuf },
     /// Compare runs side by side (mmtests compare-kernels style), the first as baseline.
     Compare {
         /// Reports written by `pagelab run --json`.
@@ -97,13 +119,36 @@ fn main() {
 fn real_main() -> Result<()> {
     let cli = Cli::parse();
     match cli.cmd {
-        Cmd::Run { scenario, json, set, quiet } => run(&scenario, json.as_deref(), &set, quiet),
+        Cmd::Run { scenario: Some(scenario), json, set, quiet, .. } => run(&scenario, json.as_deref(), &set, quiet),
+        Cmd::Run { trace: Some(path), trace_format, policy, memory, kernel, json, set, quiet, .. } => {
+            let memory = memory.expect("clap requires --memory with --trace");
+            let o = trace::TraceRun { path: &path, format: &trace_format, policy: &policy, memory: &memory, kernel: &kernel, set: &set };
+            let (v, table) = trace::run(&o)?;
+            write_json(json.as_deref(), &v)?;
+            if !quiet && json.is_none_or(|o| o.as_os_str() != "-") {
+                print!("{table}");
+            }
+            Ok(())
+        }
+        Cmd::Run { .. } => unreachable!("clap requires a scenario or --trace"),
+        Cmd::TraceConvert { input, output } => trace::convert(&input, &output),
         Cmd::Compare { reports, labels } => compare(&reports, &labels),
         Cmd::Seeds { manifest, only, threads, json_dir } => seeds(&manifest, &only, threads, json_dir.as_deref()),
         Cmd::Sweep { scenario, vary, set, threads, json, csv, quiet } => {
             sweep(&scenario, &vary, &set, threads, json.as_deref(), csv.as_deref(), quiet)
         }
     }
+}
+
+fn write_json(out: Option<&std::path::Path>, v: &serde_json::Value) -> Result<()> {
+    let Some(out) = out else { return Ok(()) };
+    let text = serde_json::to_string_pretty(v)?;
+    if out.as_os_str() == "-" {
+        println!("{text}");
+    } else {
+        std::fs::write(out, text + "\n").with_context(|| format!("cannot write {}", out.display()))?;
+    }
+    Ok(())
 }
 
 fn sweep(

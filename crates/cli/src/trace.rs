@@ -1,0 +1,146 @@
+//! `pagelab run --trace`: a page-access trace replayed against a plain cache (`lru`, `fifo`,
+//! `clock`, `opt`) or against a kernel model (`classic`, `mglru`) as buffered reads of the
+//! 4 KiB pages of one file, one page per trace object.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use pagelab_cachesim::PolicyKind as Plain;
+use pagelab_trace::{Format, PageSource, TraceError};
+use pagelab_workload::{Access, Advice, Op, PAGE_SIZE};
+use serde_json::{json, Value};
+
+/// The options of a trace run.
+pub struct TraceRun<'a> {
+    pub path: &'a Path,
+    pub format: &'a str,
+    pub policy: &'a str,
+    pub memory: &'a str,
+    pub kernel: &'a str,
+    pub set: &'a [String],
+}
+
+/// Runs the trace; returns the JSON report and a short text table.
+pub fn run(o: &TraceRun) -> Result<(Value, String)> {
+    let format: Format = o.format.parse().map_err(anyhow::Error::msg)?;
+    let memory = pagelab_workload::parse_size(o.memory).map_err(|e| anyhow::anyhow!("--memory {}: {e}", o.memory))?;
+    let trace_json = |records: u64, pages: u64, zero: Option<u64>| {
+        json!({"path": o.path.display().to_string(), "format": o.format, "records": records, "pages": pages, "zero_size_records": zero})
+    };
+    if let Some(policy) = Plain::parse(o.policy) {
+        if !o.set.is_empty() {
+            bail!("--set applies to the kernel models (classic, mglru), not to `{}`", o.policy);
+        }
+        let capacity = memory / PAGE_SIZE;
+        let start = Instant::now();
+        let mut src = pagelab_trace::open(o.path, format, false, policy.needs_future())?;
+        let st = pagelab_cachesim::run(src.as_mut(), policy, capacity)?;
+        let wall = start.elapsed().as_secs_f64();
+        let v = json!({
+            "policy": st.policy,
+            "trace": trace_json(st.ops, st.pages, Some(src.zero_size_records())),
+            "memory": memory,
+            "capacity_pages": capacity,
+            "ops": st.ops,
+            "hits": st.hits,
+            "misses": st.misses,
+            "miss_ratio": st.miss_ratio(),
+            "evictions": st.evictions,
+            "state_bytes": st.state_bytes,
+            "wall_s": wall,
+            "accesses_per_s": st.ops as f64 / wall,
+        });
+        let table = format!(
+            "{} {} pages: {} accesses, {} misses, miss ratio {:.6}, {:.1} M accesses/s\n",
+            st.policy,
+            capacity,
+            st.ops,
+            st.misses,
+            st.miss_ratio(),
+            st.ops as f64 / wall / 1e6
+        );
+        return Ok((v, table));
+    }
+    if !matches!(o.policy, "classic" | "mglru") {
+        bail!("unknown policy `{}` (expected classic, mglru, lru, fifo, clock or opt)", o.policy);
+    }
+    // The model needs the file's size first: dense traces carry it, oracleGeneral traces
+    // are read twice (the first pass maps the object ids).
+    let start = Instant::now();
+    let src = pagelab_trace::open(o.path, format, true, false)?;
+    let scan_s = start.elapsed().as_secs_f64();
+    let pages = src.pages().expect("known after the first pass");
+    let records = src.len_hint();
+    let name = o.path.file_name().map_or("trace".into(), |n| n.to_string_lossy().into_owned());
+    let text = format!(
+        "[machine]\nmemory = \"{}\"\nkernel = \"{}\"\npolicy = \"{}\"\n\n[[workload]]\nname = \"trace\"\ncgroup = \"/\"\nkind = \"file-read\"\nfile_size = \"{}p\"\nfadvise = \"random\"\nops = 0\n",
+        o.memory,
+        o.kernel,
+        o.policy,
+        pages.max(1)
+    );
+    let s = pagelab::Scenario::parse(&text, &format!("{} (trace scenario)", o.path.display()), &name, o.set).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let error = Arc::new(Mutex::new(None));
+    let ops = TraceOps { src, buf: Vec::new(), pos: 0, error: error.clone() };
+    let start = Instant::now();
+    let report = pagelab::run_ops(&s, Box::new(ops), records.unwrap_or(0), |_, _| {}).map_err(anyhow::Error::msg)?;
+    let wall = start.elapsed().as_secs_f64();
+    if let Some(e) = error.lock().expect("trace error slot").take() {
+        return Err(e.into());
+    }
+    let table = report.table();
+    let mut v = serde_json::to_value(&report)?;
+    // Without readahead (the file is read with POSIX_FADV_RANDOM) every miss reads one page.
+    let misses = report.vmstat.get("pgpgin").copied().unwrap_or(0) / (PAGE_SIZE / 1024);
+    let ops_done = report.ops;
+    let m = v.as_object_mut().expect("a report is an object");
+    m.insert("trace".into(), trace_json(ops_done, pages, None));
+    m.insert("misses".into(), misses.into());
+    m.insert("miss_ratio".into(), (if ops_done == 0 { 0.0 } else { misses as f64 / ops_done as f64 }).into());
+    m.insert("scan_s".into(), scan_s.into());
+    m.insert("wall_s".into(), wall.into());
+    m.insert("accesses_per_s".into(), (ops_done as f64 / wall).into());
+    let table = format!("{table}trace: {ops_done} accesses, {misses} misses, miss ratio {:.6}, {:.2} M accesses/s\n", misses as f64 / ops_done.max(1) as f64, ops_done as f64 / wall / 1e6);
+    Ok((v, table))
+}
+
+/// A trace's accesses as buffered single-page reads of object 0. A read error ends the
+/// stream and is kept for the caller.
+struct TraceOps {
+    src: Box<dyn PageSource>,
+    buf: Vec<u32>,
+    pos: usize,
+    error: Arc<Mutex<Option<TraceError>>>,
+}
+
+impl Iterator for TraceOps {
+    type Item = Op;
+
+    #[inline]
+    fn next(&mut self) -> Option<Op> {
+        if self.pos == self.buf.len() {
+            self.buf.clear();
+            self.pos = 0;
+            match self.src.next_batch() {
+                Ok(Some(b)) => self.buf.extend_from_slice(b),
+                Ok(None) => return None,
+                Err(e) => {
+                    *self.error.lock().expect("trace error slot") = Some(e);
+                    return None;
+                }
+            }
+        }
+        let page = self.buf[self.pos] as u64;
+        self.pos += 1;
+        Some(Op { object: 0, page, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0 })
+    }
+}
+
+/// `pagelab trace-convert`: an oracleGeneral trace to the dense format.
+pub fn convert(input: &Path, output: &Path) -> Result<()> {
+    let st = pagelab_trace::convert(input, output).with_context(|| format!("converting {}", input.display()))?;
+    eprintln!("{}: {} records, {} pages, {} zero-size records", output.display(), st.records, st.pages, st.zero_size_records);
+    Ok(())
+}
