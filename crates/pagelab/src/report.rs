@@ -71,7 +71,8 @@ pub struct Report {
     pub rstat_flushed_memcgs: u64,
     /// Refaults judged differently than exact statistics would have judged them.
     pub stale_refault_decisions: u64,
-    /// MGLRU: `{"debugfs": <lru_gen_full text>, "lruvecs": [...]}` at the end of the run.
+    /// MGLRU: `{"debugfs": <lru_gen text>, "debugfs_full": <lru_gen_full text>, "lruvecs": [...]}`
+    /// at the end of the run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lru_gen: Option<serde_json::Value>,
 }
@@ -255,7 +256,9 @@ impl Report {
             rstat_flushes: mm.memcgs.nr_flushes,
             rstat_flushed_memcgs: mm.memcgs.flushed_memcgs,
             stale_refault_decisions: mm.memcgs.stale_refault_decisions,
-            lru_gen: m.policy.debugfs(mm).map(|text| serde_json::json!({"debugfs": text, "lruvecs": m.policy.snapshot(mm)})),
+            lru_gen: m.policy.debugfs(mm).map(|text| {
+                serde_json::json!({"debugfs": text, "debugfs_full": m.policy.debugfs_full(mm), "lruvecs": m.policy.snapshot(mm)})
+            }),
         }
     }
 

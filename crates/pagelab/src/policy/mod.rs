@@ -82,6 +82,11 @@ pub trait Policy {
         None
     }
 
+    /// The detailed view (MGLRU: lru_gen_full).
+    fn debugfs_full(&self, _mm: &Mm) -> Option<String> {
+        None
+    }
+
     /// The policy's state as JSON for each report interval (MGLRU: the generations).
     fn snapshot(&self, _mm: &Mm) -> Option<serde_json::Value> {
         None

@@ -100,7 +100,8 @@ impl LruGen {
                 objects.extend(mm.tasks[t].anon_objects.iter().copied());
             }
             if self.kernel < Kernel::V6_12 {
-                let eligible = mm.tasks[t].rss_anon * can_swap as u64 + self.mapped_file_pages(mm, &mm.tasks[t].mapped_files);
+                let anon = mm.tasks[t].rss_anon * can_swap as u64;
+                let eligible = anon + Self::mapped_file_pages(mm, &mm.tasks[t].mapped_files, MIN_LRU_BATCH.saturating_sub(anon));
                 if eligible < MIN_LRU_BATCH {
                     continue;
                 }
@@ -112,14 +113,20 @@ impl LruGen {
         }
     }
 
-    fn mapped_file_pages(&self, mm: &Mm, files: &[usize]) -> u64 {
-        files
-            .iter()
-            .map(|&o| {
-                let (base, pages) = (mm.space.objects[o].base, mm.space.objects[o].pages);
-                (base..base + pages).filter(|&v| mm.space.resident(v).is_some_and(|p| mm.folios.test(p, pg::MAPPED))).count() as u64
-            })
-            .sum()
+    /// MM_FILEPAGES of a task (pagelab keeps no per-task file RSS): its mapped pages of the
+    /// files it mapped, counted up to `enough`.
+    fn mapped_file_pages(mm: &Mm, files: &[usize], enough: u64) -> u64 {
+        let mut n = 0;
+        for &o in files {
+            let (base, pages) = (mm.space.objects[o].base, mm.space.objects[o].pages);
+            for v in base..base + pages {
+                if n >= enough {
+                    return n;
+                }
+                n += mm.space.resident(v).is_some_and(|p| mm.folios.test(p, pg::MAPPED)) as u64;
+            }
+        }
+        n
     }
 
     /// Models mm/vmscan.c: walk_pmd_range() over a mapping: page tables whose PMD was not

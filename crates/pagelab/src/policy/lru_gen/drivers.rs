@@ -16,8 +16,10 @@ use pagelab_workload::Rng;
 const MEMCG_NR_GENS: usize = 3;
 const MEMCG_NR_BINS: usize = 8;
 
-/// Memcg LRU rotations (`MEMCG_LRU_*`).
+/// Memcg LRU rotations (`MEMCG_LRU_*`). HEAD (soft-limit excess) and OLD (offlining) have no
+/// cause in pagelab, which models neither soft limits nor memcg removal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(dead_code)]
 enum Rotate {
     Nop,
     Head,

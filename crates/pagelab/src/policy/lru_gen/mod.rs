@@ -243,15 +243,11 @@ impl Policy for LruGen {
     fn check(&self, mm: &Mm) -> Result<(), String> {
         for (m, lv) in self.lv.iter().enumerate() {
             let memcg = m as MemcgId;
-            for ty in 0..2 {
-                let gens = lv.max_seq - lv.min_seq[ty] + 1;
-                let lo = if ty == 1 || mm.swap.total() > 0 { MIN_NR_GENS as u64 } else { 1 };
-                if gens < lo || gens > MAX_NR_GENS as u64 {
-                    return Err(format!("memcg {m} type {ty}: {gens} generations"));
-                }
-            }
-            if lv.min_seq[0] > lv.min_seq[1] && mm.swap.total() > 0 && self.kernel < Kernel::V6_12 {
-                // 6.1-6.13 keep anon's oldest generation no younger than file's while swapping.
+            // seq_is_valid() (6.1-6.13): 2 <= file gens <= anon gens <= 4, i.e. anon's oldest
+            // generation is never younger than file's.
+            let gens = [lv.max_seq - lv.min_seq[0] + 1, lv.max_seq - lv.min_seq[1] + 1];
+            if gens[1] < MIN_NR_GENS as u64 || gens[1] > gens[0] || gens[0] > MAX_NR_GENS as u64 {
+                return Err(format!("memcg {m}: {} anon and {} file generations", gens[0], gens[1]));
             }
             let mut counted = [[0i64; 2]; MAX_NR_GENS];
             for (gen, lists) in lv.lists.iter().enumerate() {
@@ -304,6 +300,10 @@ impl Policy for LruGen {
     }
 
     fn debugfs(&self, mm: &Mm) -> Option<String> {
+        Some(self.lru_gen_debugfs(mm, false))
+    }
+
+    fn debugfs_full(&self, mm: &Mm) -> Option<String> {
         Some(self.lru_gen_debugfs(mm, true))
     }
 
