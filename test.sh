@@ -9,7 +9,7 @@ echo "[test] cargo test (release)" >&2
 cargo test --workspace --exclude pagelab-python --release --locked
 
 echo "[test] python package" >&2
-python3 -m pip install -q --disable-pip-version-check maturin pytest matplotlib "dask[distributed]" 2>&1 | grep -v "Running pip as the 'root' user" || true
+python3 -m pip install -q --disable-pip-version-check maturin pytest matplotlib numpy libcachesim "dask[distributed]" 2>&1 | grep -v "Running pip as the 'root' user" || true
 python3 -m maturin build --release --locked -o target/wheels >&2
 python3 -m pip install -q --force-reinstall --no-deps target/wheels/pagelab-*.whl 2>&1 | grep -v "Running pip as the 'root' user" || true
 python3 -m pytest -q tests/python

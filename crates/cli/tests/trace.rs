@@ -1,0 +1,94 @@
+//! `pagelab run --trace`: exact answers on small traces, the kernel models on a trace, and
+//! the errors for malformed traces.
+
+use std::process::Command;
+
+use pagelab_trace::{with_next_access, write_oracle};
+
+fn pagelab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_pagelab"))
+}
+
+fn path(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("pagelab-cli-trace-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn run_json(args: &[&str]) -> serde_json::Value {
+    let out = pagelab().args(args).args(["--json", "-"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn plain_policies_give_the_hand_computed_misses() {
+    // The textbook reference string with 3 frames: OPT 9, LRU 12, FIFO 15 faults.
+    let ids: Vec<u64> = [7, 0, 1, 2, 0, 3, 0, 4, 2, 3, 0, 3, 2, 1, 2, 0, 1, 7, 0, 1].iter().map(|&i| i * 1000 + 17).collect();
+    let p = path("textbook.oracleGeneral");
+    write_oracle(&p, with_next_access(&ids, 4096), None).unwrap();
+    let zst = path("textbook.oracleGeneral.zst");
+    write_oracle(&zst, with_next_access(&ids, 4096), Some(3)).unwrap();
+    let dense = path("textbook.dense");
+    assert!(pagelab().arg("trace-convert").arg(&p).arg(&dense).status().unwrap().success());
+    for (file, format) in [(&p, "oracleGeneral"), (&zst, "oracleGeneral"), (&dense, "dense")] {
+        for (policy, misses) in [("opt", 9), ("lru", 12), ("fifo", 15)] {
+            let v = run_json(&["run", "--trace", file.to_str().unwrap(), "--trace-format", format, "--policy", policy, "--memory", "12k"]);
+            assert_eq!(v["misses"], misses, "{policy} {format}");
+            assert_eq!(v["ops"], 20);
+            assert_eq!(v["trace"]["pages"], 6);
+            assert_eq!(v["miss_ratio"].as_f64().unwrap(), misses as f64 / 20.0);
+        }
+    }
+}
+
+#[test]
+fn the_kernel_models_replay_a_trace_as_file_reads() {
+    // 5000 accesses over 2000 pages; memory far above the footprint: only cold misses.
+    let ids: Vec<u64> = (0..5000u64).map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) % 2000).collect();
+    let p = path("small.oracleGeneral");
+    write_oracle(&p, with_next_access(&ids, 4096), None).unwrap();
+    for policy in ["classic", "mglru"] {
+        let v = run_json(&["run", "--trace", p.to_str().unwrap(), "--policy", policy, "--memory", "256M"]);
+        let distinct = ids.iter().collect::<std::collections::BTreeSet<_>>().len() as u64;
+        assert_eq!(v["ops"], 5000, "{policy}");
+        assert_eq!(v["misses"], distinct, "{policy}");
+        assert_eq!(v["policy"], policy);
+        assert!(v["vmstat"]["pgpgin"].as_u64().unwrap() == distinct * 4);
+    }
+    // Memory below the footprint: the model reclaims, and misses exceed the cold ones.
+    let v = run_json(&["run", "--trace", p.to_str().unwrap(), "--policy", "classic", "--memory", "4M"]);
+    let distinct = ids.iter().collect::<std::collections::BTreeSet<_>>().len() as u64;
+    assert!(v["misses"].as_u64().unwrap() > distinct, "{}", v["misses"]);
+    assert!(v["vmstat"]["pgsteal_file"].as_u64().unwrap() > 0);
+}
+
+fn fails(args: &[&str], needles: &[&str]) {
+    let out = pagelab().args(args).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    for n in needles {
+        assert!(err.contains(n), "`{n}` not in: {err}");
+    }
+}
+
+#[test]
+fn malformed_traces_are_refused_with_file_and_offset() {
+    let p = path("cut.oracleGeneral");
+    write_oracle(&p, with_next_access(&[1, 2, 3, 4], 4096), None).unwrap();
+    let mut b = std::fs::read(&p).unwrap();
+    b.truncate(24 * 3 + 5);
+    std::fs::write(&p, &b).unwrap();
+    for policy in ["lru", "classic"] {
+        fails(&["run", "--trace", p.to_str().unwrap(), "--policy", policy, "--memory", "1M"], &["cut.oracleGeneral", "byte offset 72", "truncated record"]);
+    }
+    let z = path("bad.zst");
+    let mut bytes = pagelab_trace::ZSTD_MAGIC.to_vec();
+    bytes.extend_from_slice(&[0xff; 64]);
+    std::fs::write(&z, &bytes).unwrap();
+    fails(&["run", "--trace", z.to_str().unwrap(), "--policy", "lru", "--memory", "1M"], &["bad.zst", "zstd"]);
+    fails(&["run", "--trace", "/nonexistent/t.oracleGeneral", "--policy", "lru", "--memory", "1M"], &["/nonexistent/t.oracleGeneral", "cannot open"]);
+    fails(&["run", "--trace", p.to_str().unwrap(), "--policy", "lfu", "--memory", "1M"], &["unknown policy `lfu`"]);
+    fails(&["run", "--trace", p.to_str().unwrap(), "--trace-format", "csv", "--memory", "1M"], &["unknown trace format `csv`"]);
+    fails(&["run", "--trace", p.to_str().unwrap()], &["--memory"]);
+}
