@@ -91,6 +91,9 @@ enum Cmd {
     /// Convert an oracleGeneral trace to pagelab's dense format (object ids mapped to page
     /// indices once).
     TraceConvert { input: PathBuf, output: PathBuf },
+    /// Run a scenario in a real Debian kernel under qemu and in the model; print the fidelity
+    /// table (counter, kernel, pagelab, error %).
+    Oracle(pagelab_oracle::OracleArgs),
     /// Compare runs side by side (mmtests compare-kernels style), the first as baseline.
     Compare {
         /// Reports written by `pagelab run --json`.
@@ -133,6 +136,7 @@ fn real_main() -> Result<()> {
         Cmd::Run { .. } => unreachable!("clap requires a scenario or --trace"),
         Cmd::TraceConvert { input, output } => trace::convert(&input, &output),
         Cmd::Compare { reports, labels } => compare(&reports, &labels),
+        Cmd::Oracle(a) => pagelab_oracle::main(&a),
         Cmd::Seeds { manifest, only, threads, json_dir } => seeds(&manifest, &only, threads, json_dir.as_deref()),
         Cmd::Sweep { scenario, vary, set, threads, json, csv, quiet } => {
             sweep(&scenario, &vary, &set, threads, json.as_deref(), csv.as_deref(), quiet)

@@ -1,1 +1,487 @@
-//! The real kernel as judge (placeholder; see issue 4).
+//! The real kernel as judge: `pagelab oracle SCENARIO.toml` runs the scenario's workload in a
+//! Debian kernel (6.1 or 6.12) under qemu, with the same memory size, cgroups, swap device and
+//! access sequence, runs the pagelab model on the identical scenario, and prints the two
+//! sets of counters side by side.
+//!
+//! The guest runs `pagelab-guest` (crates/guest), which drives the same
+//! `pagelab_workload::JobStream`s as the simulator with real system calls; both sides compute
+//! a checksum of the operations, so every report shows that they saw the same accesses.
+//!
+//! Setup is scripted and cached (see [`setup`]): missing Debian packages are installed
+//! (qemu-system-x86, busybox-static, e2fsprogs, kmod, xz-utils), the kernel packages are
+//! fetched with `apt-get download`, the initramfs and data disks are built once.
+//!
+//! The model is calibrated to the guest: the memory the guest's kernel never hands to the
+//! page allocator (`machine.reserved`), the memory it already holds when the workload starts
+//! (`machine.kernel_used`), its initramfs (`machine.shmem`) and its `min_free_kbytes` are
+//! measured in the guest just before the workload and given to the model, unless the
+//! scenario sets them itself.
+
+pub mod cpio;
+pub mod fidelity;
+pub mod setup;
+pub mod vm;
+
+use std::fs;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+use pagelab::{Kernel, Scenario};
+use pagelab_guest::{GuestReport, OpChecksum, Plan, TaskResult};
+use serde::{Deserialize, Serialize};
+
+use fidelity::{KernelSide, Row};
+use setup::note;
+
+/// `pagelab oracle`'s command line.
+#[derive(clap::Args, Debug, Clone)]
+pub struct OracleArgs {
+    /// The scenario file (TOML).
+    pub scenario: PathBuf,
+    /// The kernel: 6.1 (Debian 6.1.192) or 6.12 (Debian backports 6.12.95); default: the
+    /// scenario's machine.kernel.
+    #[arg(long)]
+    pub kernel: Option<String>,
+    /// The policy: classic or mglru (the kernel's LRU is switched at run time through
+    /// /sys/kernel/mm/lru_gen/enabled); default: the scenario's machine.policy.
+    #[arg(long)]
+    pub policy: Option<String>,
+    /// Override a scenario value for both the guest and the model (as `pagelab run --set`).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// A sysctl the model has no key for, set in the guest only (repeatable), e.g.
+    /// --sysctl vm.watermark_boost_factor=0; the report lists it.
+    #[arg(long = "sysctl", value_name = "NAME=VALUE")]
+    pub sysctl: Vec<String>,
+    /// Write {"kernel": {...}, "model": <pagelab run JSON>, "errors": {...}, "rows": [...]}.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Boot the guest this many times and compare the per-counter median.
+    #[arg(long, default_value_t = 1)]
+    pub runs: u32,
+    /// Fail (exit status 1) unless |error| <= PERCENT for this counter (repeatable), e.g.
+    /// --check workingset_refault_file=10 --check memcg[/a].pgsteal=10.
+    #[arg(long = "check", value_name = "COUNTER=PERCENT")]
+    pub check: Vec<String>,
+    /// Reuse the kernel's side of an earlier `--json` output instead of booting (to iterate
+    /// on the model).
+    #[arg(long, value_name = "ORACLE.json")]
+    pub from: Option<PathBuf>,
+    /// Keep the guest's console log, raw report and qemu command in this directory.
+    #[arg(long, value_name = "DIR")]
+    pub keep: Option<PathBuf>,
+    /// Do not calibrate the model's reserved/kernel_used/shmem/min_free_kbytes to the guest.
+    #[arg(long)]
+    pub no_calibrate: bool,
+    /// Seconds before a guest run is abandoned.
+    #[arg(long, default_value_t = 900)]
+    pub timeout: u64,
+    /// Print only the verdicts of --check.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// What `--json` writes.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct OracleOutput {
+    pub scenario: String,
+    pub kernel_version: String,
+    pub policy: String,
+    pub kernel: KernelSide,
+    /// The model's report, as `pagelab run --json` writes it.
+    pub model: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_error: Option<String>,
+    /// Counter → (pagelab − kernel) / kernel in percent (null: the kernel counted none).
+    pub errors: std::collections::BTreeMap<String, Option<f64>>,
+    pub rows: Vec<Row>,
+    /// Whether every task of the guest performed exactly the model's operations.
+    pub sequences_identical: bool,
+}
+
+/// Runs `pagelab oracle`.
+pub fn main(a: &OracleArgs) -> Result<()> {
+    let checks = a
+        .check
+        .iter()
+        .map(|c| {
+            let (k, v) = c.rsplit_once('=').ok_or_else(|| anyhow!("--check {c}: expected COUNTER=PERCENT"))?;
+            let v: f64 = v.trim_end_matches('%').parse().map_err(|_| anyhow!("--check {c}: `{v}` is not a percentage"))?;
+            Ok((k.to_string(), v))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if a.runs == 0 {
+        bail!("--runs must be at least 1");
+    }
+    let out = oracle(a)?;
+    if !a.quiet {
+        print!("{}", render(&out));
+    }
+    if let Some(p) = &a.json {
+        let text = serde_json::to_string_pretty(&out)?;
+        if p.as_os_str() == "-" {
+            println!("{text}");
+        } else {
+            fs::write(p, text + "\n").with_context(|| format!("cannot write {}", p.display()))?;
+        }
+    }
+    if let Some(e) = &out.model_error {
+        bail!("the model failed on this scenario: {e}");
+    }
+    if !checks.is_empty() {
+        match fidelity::check(&out.rows, &checks) {
+            Ok(lines) => lines.iter().for_each(|l| println!("check ok: {l}")),
+            Err(lines) => {
+                lines.iter().for_each(|l| println!("check FAILED: {l}"));
+                bail!("{} of {} fidelity checks failed ({} on {} {})", lines.len(), checks.len(), out.scenario, out.kernel_version, out.policy);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The scenario with `--kernel`, `--policy` and `--set` applied: validated by the model's
+/// parser (errors name the user's file and line), and as text for the guest.
+fn prepare(a: &OracleArgs) -> Result<(String, String, Vec<String>, Scenario)> {
+    let file = a.scenario.display().to_string();
+    let text = fs::read_to_string(&a.scenario).with_context(|| format!("cannot read {file}"))?;
+    let name = a.scenario.file_stem().map_or("scenario".into(), |s| s.to_string_lossy().into_owned());
+    let mut overrides = a.set.clone();
+    if let Some(k) = &a.kernel {
+        let k = Kernel::parse(k).map_err(|e| anyhow!("--kernel: {e}"))?;
+        overrides.push(format!("machine.kernel=\"{}\"", k.name()));
+    }
+    if let Some(p) = &a.policy {
+        if !["classic", "mglru"].contains(&p.as_str()) {
+            bail!("--policy: `{p}`: use classic or mglru");
+        }
+        overrides.push(format!("machine.policy=\"{p}\""));
+    }
+    let scenario = Scenario::parse(&text, &file, &name, &overrides)?;
+    let mut effective = pagelab::scenario::with_overrides(&text, &file, &overrides)?;
+    if !a.sysctl.is_empty() {
+        let mut doc: toml::Table = effective.parse()?;
+        let mut t = toml::Table::new();
+        for s in &a.sysctl {
+            let (k, v) = s.split_once('=').ok_or_else(|| anyhow!("--sysctl {s}: expected NAME=VALUE"))?;
+            t.insert(k.trim().to_string(), toml::Value::String(v.trim().to_string()));
+        }
+        let mut o = toml::Table::new();
+        o.insert("sysctl".into(), toml::Value::Table(t));
+        doc.insert("oracle".into(), toml::Value::Table(o));
+        effective = toml::to_string(&doc)?;
+    }
+    Ok((name, effective, overrides, scenario))
+}
+
+/// Boots the guest (or reads `--from`), runs the model, and compares.
+pub fn oracle(a: &OracleArgs) -> Result<OracleOutput> {
+    let (name, effective, overrides, scenario) = prepare(a)?;
+    let m = &scenario.machine;
+    if m.kernel == Kernel::V5_7 {
+        bail!("{}: kernel 5.7 cannot be booted by the oracle; use --kernel 6.1 or 6.12", a.scenario.display());
+    }
+    let plan = Plan::parse(&effective, &a.scenario.display().to_string())?;
+    let policy = m.policy.name();
+
+    let mut kernel = match &a.from {
+        Some(p) => {
+            let text = fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
+            let prev: OracleOutput = serde_json::from_str(&text).with_context(|| format!("{}: not an oracle --json output", p.display()))?;
+            if prev.kernel_version != m.kernel.name() || prev.policy != policy {
+                bail!("{}: it holds {} {}, the scenario asks for {} {}", p.display(), prev.kernel_version, prev.policy, m.kernel.name(), policy);
+            }
+            prev.kernel
+        }
+        None => boot_runs(a, &name, &effective, &plan, &scenario)?,
+    };
+
+    // Calibrate the model to the guest's own memory use, then run it.
+    let doc: toml::Table = effective.parse().unwrap_or_default();
+    let sets = |key: &str| {
+        let k = key.trim_start_matches("machine.");
+        doc.get("machine").and_then(|t| t.get(k)).is_some()
+    };
+    let before = pagelab_guest::Snapshot { meminfo: kernel.meminfo_before.clone(), min_free_kbytes: kernel.calibration.min_free_kbytes, ..Default::default() };
+    let min_free = kernel.calibration.min_free_kbytes;
+    kernel.calibration = if a.no_calibrate { Default::default() } else { fidelity::calibrate(m.memory_pages, &before, &sets) };
+    kernel.calibration.min_free_kbytes = kernel.calibration.min_free_kbytes.or(min_free);
+    let mut model_overrides = overrides.clone();
+    model_overrides.extend(kernel.calibration.overrides.iter().cloned());
+    let text = fs::read_to_string(&a.scenario)?;
+    let model_scenario = Scenario::parse(&text, &a.scenario.display().to_string(), &name, &model_overrides)
+        .map_err(|e| anyhow!("calibrating the model ({}): {e}", kernel.calibration.overrides.join(" ")))?;
+    let (model, model_error) = match pagelab::run(&model_scenario, |_, _| {}) {
+        Ok(r) => (Some(r), None),
+        Err(e) => (None, Some(e)),
+    };
+
+    let sequences_identical = sequences_match(&plan, &kernel.tasks).is_ok();
+    let rows = model.as_ref().map(|r| fidelity::rows(&kernel, r)).unwrap_or_default();
+    let model = model.map(|r| serde_json::to_value(&r)).transpose()?;
+    let errors = rows.iter().map(|r| (r.counter.clone(), r.error_pct)).collect();
+    Ok(OracleOutput {
+        scenario: name,
+        kernel_version: m.kernel.name().to_string(),
+        policy: policy.to_string(),
+        kernel,
+        model,
+        model_error,
+        errors,
+        rows,
+        sequences_identical,
+    })
+}
+
+/// Every task did exactly the operations the model replays (same count, same checksum).
+pub fn sequences_match(plan: &Plan, tasks: &[TaskResult]) -> Result<usize, Vec<String>> {
+    let mut bad = Vec::new();
+    if tasks.len() != plan.tasks.len() {
+        bad.push(format!("the guest ran {} tasks, the plan has {}", tasks.len(), plan.tasks.len()));
+    }
+    for (i, (tp, tr)) in plan.tasks.iter().zip(tasks).enumerate() {
+        let mut c = OpChecksum::default();
+        plan.stream(i).for_each(|op| c.add(&op));
+        if tr.status != "ok" {
+            bad.push(format!("task {}: {}", tp.name, tr.status));
+        } else if tp.runtime_ns.is_none() && (tr.ops != c.ops || tr.fill_ops != c.fill_ops || tr.checksum != c.hex()) {
+            bad.push(format!("task {}: the guest did {} ops (checksum {}), the model {} ({})", tp.name, tr.ops, tr.checksum, c.ops, c.hex()));
+        }
+    }
+    if bad.is_empty() {
+        Ok(plan.tasks.len())
+    } else {
+        Err(bad)
+    }
+}
+
+fn boot_runs(a: &OracleArgs, name: &str, effective: &str, plan: &Plan, scenario: &Scenario) -> Result<KernelSide> {
+    let m = &scenario.machine;
+    let bytes = m.memory_pages * 4096;
+    if bytes % (1 << 20) != 0 {
+        bail!("{}: machine.memory must be a whole number of MiB for the guest", a.scenario.display());
+    }
+    if m.storage == pagelab::swapfile::DeviceKind::Ramdisk {
+        note("storage = \"ramdisk\": the guest's files live on a virtio disk (qemu caches it in host memory)");
+    }
+    for w in plan.timing_warnings() {
+        note(format!("warning: {w}"));
+    }
+    setup::ensure_host_tools()?;
+    let cache = setup::Cache::open()?;
+    let pkg = setup::kernel_pkg(m.kernel)?;
+    let kimg = setup::kernel_image(&cache, &pkg)?;
+    let guest = setup::guest_binary(&cache)?;
+    let data = vm::data_image(&cache, &plan.files)?;
+    let run_dir = match &a.keep {
+        Some(d) => {
+            fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
+            d.clone()
+        }
+        None => {
+            let d = cache.dir("runs")?.join(format!("{name}-{}-{}-{}", m.kernel.name(), m.policy.name(), std::process::id()));
+            fs::create_dir_all(&d)?;
+            d
+        }
+    };
+    let tools = vm::tools_image(&run_dir, &guest, effective)?;
+    let swap_disk = match m.swap_device {
+        pagelab::swapfile::DeviceKind::Disk | pagelab::swapfile::DeviceKind::Ssd => Some(m.swap_pages * 4096),
+        _ => None,
+    };
+    let mut reports: Vec<GuestReport> = Vec::new();
+    for i in 0..a.runs {
+        note(format!(
+            "booting {} ({} LRU) with {} MiB{}",
+            kimg.release,
+            m.policy.name(),
+            bytes >> 20,
+            if a.runs > 1 { format!(", run {}/{}", i + 1, a.runs) } else { String::new() }
+        ));
+        let t0 = std::time::Instant::now();
+        let text = vm::Boot {
+            kernel: &kimg,
+            memory_mib: bytes >> 20,
+            data: &data,
+            tools: &tools,
+            swap_disk,
+            run_dir: &run_dir,
+            timeout: Duration::from_secs(a.timeout),
+        }
+        .run()
+        .map_err(|e| anyhow!("{e:#}\n(run directory kept: {})", run_dir.display()))?;
+        let r = GuestReport::extract(&text).map_err(|e| anyhow!("{e} (see {})", run_dir.join("out.txt").display()))?;
+        note(format!("guest done in {:.1} s (workload {:.1} s)", t0.elapsed().as_secs_f64(), r.wall_s));
+        if let Err(bad) = sequences_match(plan, &r.tasks) {
+            note(format!("warning: the guest's accesses differ from the model's:\n  {}", bad.join("\n  ")));
+        }
+        if a.keep.is_some() {
+            fs::write(run_dir.join(format!("guest-report-{}.json", i + 1)), serde_json::to_string_pretty(&r)?)?;
+        }
+        reports.push(r);
+    }
+    let _ = fs::remove_file(&tools);
+    if a.keep.is_none() {
+        let _ = fs::remove_dir_all(&run_dir);
+    }
+    let mut k = KernelSide::from_runs(&reports, &kimg.deb);
+    k.calibration.min_free_kbytes = reports[0].before.min_free_kbytes;
+    Ok(k)
+}
+
+/// The report as printed: header, calibration, sequence check, table, warnings.
+pub fn render(o: &OracleOutput) -> String {
+    use std::fmt::Write as _;
+    let k = &o.kernel;
+    let mut s = String::new();
+    let ops: u64 = k.tasks.iter().map(|t| t.ops).sum();
+    let _ = writeln!(
+        s,
+        "{} — kernel {} ({}, lru_gen {}), policy {}: {} ops; guest workload {}",
+        o.scenario,
+        o.kernel_version,
+        k.release,
+        k.lru_gen_enabled.as_deref().unwrap_or("absent"),
+        o.policy,
+        ops,
+        k.wall_s.iter().map(|w| format!("{w:.1} s")).collect::<Vec<_>>().join(", ")
+    );
+    let c = &k.calibration;
+    if !c.overrides.is_empty() {
+        let _ = writeln!(s, "model calibrated to the guest: {}", c.overrides.join(" "));
+    }
+    let _ = writeln!(
+        s,
+        "access sequences: {}",
+        if o.sequences_identical { format!("identical ({} tasks, checksums match)", k.tasks.len()) } else { "DIFFERENT (see the tasks below)".into() }
+    );
+    if !o.sequences_identical {
+        for t in &k.tasks {
+            let _ = writeln!(s, "  task {} in {}: {} ops, {} fills, {}", t.name, t.cgroup, t.ops, t.fill_ops, t.status);
+        }
+    }
+    for w in &k.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    match (&o.model, &o.model_error) {
+        (_, Some(e)) => {
+            let _ = writeln!(s, "model: FAILED: {e}");
+        }
+        (Some(r), None) => {
+            let _ = writeln!(s, "model: {:.3} s modeled, {} ops\n", r["elapsed_s"].as_f64().unwrap_or(0.0), r["ops"]);
+            s += &fidelity::table(&o.rows);
+        }
+        _ => {}
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pagelab::PolicyKind;
+    use std::path::Path;
+
+    fn args(scenario: &Path) -> OracleArgs {
+        OracleArgs {
+            scenario: scenario.to_path_buf(),
+            kernel: None,
+            policy: None,
+            set: vec![],
+            sysctl: vec![],
+            json: None,
+            runs: 1,
+            check: vec![],
+            from: None,
+            keep: None,
+            no_calibrate: false,
+            timeout: 10,
+            quiet: true,
+        }
+    }
+
+    fn scenario_file(text: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("pagelab-oracle-test-{}-{}", std::process::id(), text.len()));
+        fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("s.toml");
+        fs::write(&p, text).unwrap();
+        p
+    }
+
+    const S: &str = "[machine]\nmemory = \"64M\"\nkernel = \"6.1\"\n\n[[workload]]\nname = \"w\"\ncgroup = \"/\"\nkind = \"file-read\"\nfile_size = \"16M\"\nops = 5000\n";
+
+    #[test]
+    fn kernel_and_policy_flags_reach_guest_and_model() {
+        let p = scenario_file(S);
+        let mut a = args(&p);
+        a.kernel = Some("6.12".into());
+        a.policy = Some("mglru".into());
+        a.set = vec!["workload.w.ops=100".into()];
+        a.sysctl = vec!["vm.watermark_boost_factor=0".into()];
+        let (_, effective, _, s) = prepare(&a).unwrap();
+        assert_eq!(s.machine.kernel, Kernel::V6_12);
+        assert_eq!(s.machine.policy, PolicyKind::Mglru);
+        let plan = Plan::parse(&effective, "x").unwrap();
+        assert_eq!(plan.machine.policy, pagelab_guest::PolicyChoice::Mglru);
+        assert_eq!(plan.stream(0).count(), 100);
+        assert!(plan.machine.settings("vda").iter().any(|s| s.path == "/proc/sys/vm/watermark_boost_factor" && s.value == "0"));
+    }
+
+    #[test]
+    fn bad_flags_and_scenarios_are_refused_clearly() {
+        let p = scenario_file(S);
+        let mut a = args(&p);
+        a.kernel = Some("6.2".into());
+        assert!(prepare(&a).unwrap_err().to_string().contains("--kernel"));
+        let mut a = args(&p);
+        a.policy = Some("lru".into());
+        assert!(prepare(&a).unwrap_err().to_string().contains("--policy"));
+        let bad = scenario_file(&S.replace("ops = 5000", "ops = 5000\nspeed = 1"));
+        let e = prepare(&args(&bad)).unwrap_err().to_string();
+        assert!(e.contains("s.toml:11") && e.contains("speed"), "{e}");
+        let mut a = args(&p);
+        a.set = vec!["machine.kernel=\"5.7\"".into()];
+        assert!(oracle(&a).unwrap_err().to_string().contains("5.7"));
+    }
+
+    #[test]
+    fn from_reuses_a_saved_kernel_side_and_reruns_the_model() {
+        let p = scenario_file(S);
+        let plan = Plan::parse(S, "s").unwrap();
+        let mut c = OpChecksum::default();
+        plan.stream(0).for_each(|op| c.add(&op));
+        let mut k = KernelSide::default();
+        k.vmstat.insert("pgpgin".into(), 20000);
+        k.meminfo_before = [("MemTotal", 60000u64), ("MemFree", 50000), ("Shmem", 400)].iter().map(|(a, b)| (a.to_string(), *b)).collect();
+        k.tasks = vec![TaskResult { name: "w".into(), cgroup: "/".into(), ops: c.ops, fill_ops: 0, checksum: c.hex(), elapsed_s: 1.0, status: "ok".into() }];
+        let saved = OracleOutput {
+            scenario: "s".into(),
+            kernel_version: "6.1".into(),
+            policy: "classic".into(),
+            kernel: k,
+            model: None,
+            model_error: None,
+            errors: Default::default(),
+            rows: vec![],
+            sequences_identical: true,
+        };
+        let j = p.with_file_name("saved.json");
+        fs::write(&j, serde_json::to_string(&saved).unwrap()).unwrap();
+        let mut a = args(&p);
+        a.from = Some(j.clone());
+        let o = oracle(&a).unwrap();
+        assert!(o.sequences_identical);
+        assert_eq!(o.kernel.calibration.reserved_pages, 16384 - 15000);
+        assert!(o.kernel.calibration.overrides.contains(&"machine.shmem=100p".to_string()));
+        let m = o.model.as_ref().unwrap();
+        assert_eq!(m["ops"], 5000);
+        let row = o.rows.iter().find(|r| r.counter == "pgpgin").unwrap();
+        assert_eq!(row.kernel, 20000);
+        assert_eq!(row.model, m["vmstat"]["pgpgin"].as_i64().unwrap());
+        assert!(render(&o).contains("pgpgin"));
+        // A saved run of another kernel is refused.
+        a.kernel = Some("6.12".into());
+        assert!(oracle(&a).unwrap_err().to_string().contains("holds 6.1 classic"));
+    }
+}

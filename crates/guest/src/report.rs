@@ -1,0 +1,122 @@
+//! What the guest prints: snapshots before and after the workload and every task's outcome.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The line before the report's JSON on the guest's result port.
+pub const REPORT_BEGIN: &str = "=== PAGELAB-GUEST REPORT BEGIN";
+/// The line after it.
+pub const REPORT_END: &str = "=== PAGELAB-GUEST REPORT END";
+
+/// The kernel's counters at one moment.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    pub uptime_s: f64,
+    /// `/proc/vmstat`.
+    pub vmstat: BTreeMap<String, i64>,
+    /// `/proc/meminfo`, in kB as the file gives them (`HugePages_*` in pages).
+    pub meminfo: BTreeMap<String, u64>,
+    /// Per cgroup path ("/" is the root): `memory.stat` keys, plus `memory.current`,
+    /// `memory.swap.current` and `memory.events.<key>` where the files exist.
+    pub memcg: BTreeMap<String, BTreeMap<String, i64>>,
+    /// `/sys/kernel/debug/lru_gen` (MGLRU on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lru_gen: Option<String>,
+    /// The zone lines of `/proc/zoneinfo` that matter for calibration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zoneinfo: Option<String>,
+    /// `/proc/sys/vm/min_free_kbytes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_free_kbytes: Option<u64>,
+}
+
+/// One task's outcome.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TaskResult {
+    pub name: String,
+    pub cgroup: String,
+    /// Operations performed, fills excluded.
+    pub ops: u64,
+    pub fill_ops: u64,
+    /// [`crate::OpChecksum::hex`] of the operations performed.
+    pub checksum: String,
+    pub elapsed_s: f64,
+    /// "ok", "killed by signal N" (an OOM kill is signal 9), or the task's own error.
+    pub status: String,
+}
+
+/// Everything one guest run reports.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GuestReport {
+    /// `uname -r`.
+    pub kernel: String,
+    /// `/sys/kernel/mm/lru_gen/enabled` after the scenario's policy was applied.
+    pub lru_gen_enabled: Option<String>,
+    /// Knobs written (path = value).
+    pub applied: Vec<String>,
+    pub before: Snapshot,
+    pub after: Snapshot,
+    pub tasks: Vec<TaskResult>,
+    /// Wall time of the workload (guest clock).
+    pub wall_s: f64,
+    pub warnings: Vec<String>,
+}
+
+impl GuestReport {
+    /// Finds the report in the text of the guest's result port.
+    pub fn extract(text: &str) -> Result<GuestReport, String> {
+        let start = text.find(REPORT_BEGIN).ok_or("the guest printed no report")?;
+        let body = &text[start + REPORT_BEGIN.len()..];
+        let end = body.find(REPORT_END).ok_or("the guest's report is cut short")?;
+        serde_json::from_str(body[..end].trim()).map_err(|e| format!("the guest's report is not valid JSON: {e}"))
+    }
+}
+
+/// Parses `key value` lines (`/proc/vmstat`, `memory.stat`, `memory.events`).
+pub fn parse_key_values(text: &str) -> BTreeMap<String, i64> {
+    text.lines()
+        .filter_map(|l| {
+            let mut it = l.split_whitespace();
+            let k = it.next()?;
+            let v = it.next()?.parse().ok()?;
+            Some((k.to_string(), v))
+        })
+        .collect()
+}
+
+/// Parses `/proc/meminfo` (`Key:   123 kB`).
+pub fn parse_meminfo(text: &str) -> BTreeMap<String, u64> {
+    text.lines()
+        .filter_map(|l| {
+            let (k, rest) = l.split_once(':')?;
+            let v = rest.split_whitespace().next()?.parse().ok()?;
+            Some((k.trim().to_string(), v))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn report_roundtrips_through_the_result_port_text() {
+        let mut r = GuestReport { kernel: "6.1.0-56-amd64".into(), ..Default::default() };
+        r.after.vmstat.insert("pgsteal_file".into(), 11644);
+        let text = format!("noise\n{REPORT_BEGIN}\n{}\n{REPORT_END}\nmore", serde_json::to_string(&r).unwrap());
+        assert_eq!(GuestReport::extract(&text).unwrap(), r);
+        assert!(GuestReport::extract("nothing").unwrap_err().contains("no report"));
+        assert!(GuestReport::extract(&format!("{REPORT_BEGIN}\n{{")).unwrap_err().contains("cut short"));
+    }
+
+    #[test]
+    fn proc_files_parse() {
+        let v = parse_key_values("nr_free_pages 43762\npgscan_file 34695\nbad\n");
+        assert_eq!(v["pgscan_file"], 34695);
+        assert_eq!(v.len(), 2);
+        let m = parse_meminfo("MemTotal:         208708 kB\nHugePages_Total:       0\n");
+        assert_eq!(m["MemTotal"], 208708);
+        assert_eq!(m["HugePages_Total"], 0);
+    }
+}

@@ -1,0 +1,449 @@
+//! From the guest's snapshots to the kernel's counter deltas, the model's calibration to the
+//! guest, and the fidelity table: counter, kernel, pagelab, error %.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use pagelab::Report;
+use pagelab_guest::{GuestReport, Snapshot, TaskResult};
+use serde::{Deserialize, Serialize};
+
+/// `/proc/vmstat` entries that are running totals although named `nr_*`.
+const NR_EVENTS: &[&str] = &["nr_dirtied", "nr_written", "nr_vmscan_write", "nr_vmscan_immediate_reclaim", "nr_foll_pin_acquired", "nr_foll_pin_released"];
+
+/// A `/proc/vmstat` gauge (reported at its value after the workload) rather than an event
+/// counter (reported as its increase).
+pub fn vmstat_is_gauge(key: &str) -> bool {
+    (key.starts_with("nr_") && !NR_EVENTS.contains(&key)) || key == "workingset_nodes"
+}
+
+/// A `memory.stat` (or memory.current/events) gauge: sizes in bytes.
+pub fn memcg_is_gauge(key: &str) -> bool {
+    !(key.starts_with("pg")
+        || (key.starts_with("workingset_") && key != "workingset_nodes")
+        || key.starts_with("thp_")
+        || key.starts_with("zswp")
+        || key.starts_with("memory.events."))
+}
+
+/// The counters of one guest run: events as increases over the workload, gauges at its end.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Deltas {
+    pub vmstat: BTreeMap<String, i64>,
+    pub memcg: BTreeMap<String, BTreeMap<String, i64>>,
+}
+
+pub fn deltas(before: &Snapshot, after: &Snapshot) -> Deltas {
+    let mut vmstat = BTreeMap::new();
+    for (k, &a) in &after.vmstat {
+        let b = before.vmstat.get(k).copied().unwrap_or(0);
+        vmstat.insert(k.clone(), if vmstat_is_gauge(k) { a } else { a - b });
+    }
+    // Sums the kernel splits by zone, named as pagelab names them.
+    let sum = |v: &BTreeMap<String, i64>, prefix: &str| v.iter().filter(|(k, _)| k.starts_with(prefix)).map(|(_, x)| x).sum::<i64>();
+    vmstat.insert("allocstall".into(), sum(&vmstat, "allocstall_"));
+    let mut memcg = BTreeMap::new();
+    for (path, a) in &after.memcg {
+        let empty = BTreeMap::new();
+        let b = before.memcg.get(path).unwrap_or(&empty);
+        let m: BTreeMap<String, i64> =
+            a.iter().map(|(k, &v)| (k.clone(), if memcg_is_gauge(k) { v } else { v - b.get(k).copied().unwrap_or(0) })).collect();
+        memcg.insert(path.clone(), m);
+    }
+    Deltas { vmstat, memcg }
+}
+
+fn median(mut v: Vec<i64>) -> i64 {
+    v.sort_unstable();
+    let n = v.len();
+    if n == 0 {
+        0
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        // The lower middle keeps results integral and an observed value.
+        v[n / 2 - 1]
+    }
+}
+
+/// Per-counter medians over several runs.
+pub fn median_deltas(runs: &[Deltas]) -> Deltas {
+    let mut out = Deltas::default();
+    let keys: std::collections::BTreeSet<&String> = runs.iter().flat_map(|r| r.vmstat.keys()).collect();
+    for k in keys {
+        out.vmstat.insert(k.clone(), median(runs.iter().map(|r| r.vmstat.get(k).copied().unwrap_or(0)).collect()));
+    }
+    let paths: std::collections::BTreeSet<&String> = runs.iter().flat_map(|r| r.memcg.keys()).collect();
+    for p in paths {
+        let keys: std::collections::BTreeSet<&String> = runs.iter().filter_map(|r| r.memcg.get(p)).flat_map(|m| m.keys()).collect();
+        let m = keys
+            .into_iter()
+            .map(|k| (k.clone(), median(runs.iter().map(|r| r.memcg.get(p).and_then(|m| m.get(k)).copied().unwrap_or(0)).collect())))
+            .collect();
+        out.memcg.insert(p.clone(), m);
+    }
+    out
+}
+
+/// What the model is told about the guest's own memory, measured in the "before" snapshot.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    /// RAM the kernel never gave the page allocator (RAM − MemTotal).
+    pub reserved_pages: u64,
+    /// Memory the kernel holds at the start, outside shmem: slab, page tables, stacks, the
+    /// runner itself (MemTotal − MemFree − Shmem).
+    pub kernel_used_pages: u64,
+    /// The initramfs and other shmem (Shmem).
+    pub shmem_pages: u64,
+    pub min_free_kbytes: Option<u64>,
+    /// The `--set` overrides the model ran with (scenario values win over measured ones).
+    pub overrides: Vec<String>,
+}
+
+/// Measures the guest and returns overrides for the keys the scenario does not set itself.
+pub fn calibrate(memory_pages: u64, before: &Snapshot, scenario_sets: &dyn Fn(&str) -> bool) -> Calibration {
+    let kb = |k: &str| before.meminfo.get(k).copied().unwrap_or(0);
+    let total = kb("MemTotal") / 4;
+    let mut c = Calibration {
+        reserved_pages: memory_pages.saturating_sub(total),
+        kernel_used_pages: (kb("MemTotal").saturating_sub(kb("MemFree")).saturating_sub(kb("Shmem"))) / 4,
+        shmem_pages: kb("Shmem") / 4,
+        min_free_kbytes: before.min_free_kbytes,
+        overrides: Vec::new(),
+    };
+    for (key, v) in [
+        ("machine.reserved", Some(format!("{}p", c.reserved_pages))),
+        ("machine.kernel_used", Some(format!("{}p", c.kernel_used_pages))),
+        ("machine.shmem", Some(format!("{}p", c.shmem_pages))),
+        ("machine.min_free_kbytes", c.min_free_kbytes.map(|v| v.to_string())),
+    ] {
+        if let Some(v) = v {
+            if total > 0 && !scenario_sets(key) {
+                c.overrides.push(format!("{key}={v}"));
+            }
+        }
+    }
+    c
+}
+
+/// The kernel's side of a comparison, as the JSON's `kernel` object.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct KernelSide {
+    /// `uname -r` of the guest.
+    pub release: String,
+    pub deb: String,
+    pub lru_gen_enabled: Option<String>,
+    /// Median over the runs.
+    pub vmstat: BTreeMap<String, i64>,
+    pub memcg: BTreeMap<String, BTreeMap<String, i64>>,
+    /// Every run's own counters.
+    pub runs: Vec<Deltas>,
+    pub wall_s: Vec<f64>,
+    pub tasks: Vec<TaskResult>,
+    pub calibration: Calibration,
+    pub applied: Vec<String>,
+    pub warnings: Vec<String>,
+    /// `/sys/kernel/debug/lru_gen` before and after the last run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lru_gen: Option<(String, String)>,
+    /// The guest's zones and watermarks before the workload.
+    #[serde(default)]
+    pub zoneinfo: Option<String>,
+    #[serde(default)]
+    pub meminfo_before: BTreeMap<String, u64>,
+}
+
+impl KernelSide {
+    pub fn from_runs(reports: &[GuestReport], deb: &str) -> KernelSide {
+        let runs: Vec<Deltas> = reports.iter().map(|r| deltas(&r.before, &r.after)).collect();
+        let m = median_deltas(&runs);
+        let last = reports.last().expect("at least one run");
+        KernelSide {
+            release: last.kernel.clone(),
+            deb: deb.to_string(),
+            lru_gen_enabled: last.lru_gen_enabled.clone(),
+            vmstat: m.vmstat,
+            memcg: m.memcg,
+            runs,
+            wall_s: reports.iter().map(|r| r.wall_s).collect(),
+            tasks: last.tasks.clone(),
+            calibration: Calibration::default(),
+            applied: last.applied.clone(),
+            warnings: last.warnings.clone(),
+            lru_gen: match (&last.before.lru_gen, &last.after.lru_gen) {
+                (Some(b), Some(a)) if last.lru_gen_enabled.as_deref().is_some_and(|e| e != "0x0000") => Some((b.clone(), a.clone())),
+                _ => None,
+            },
+            zoneinfo: reports[0].before.zoneinfo.clone(),
+            meminfo_before: reports[0].before.meminfo.clone(),
+        }
+    }
+}
+
+/// One row of the fidelity table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    pub counter: String,
+    pub kernel: i64,
+    pub model: i64,
+    /// (pagelab − kernel) / kernel in percent; None when the kernel counted nothing and the
+    /// model did.
+    pub error_pct: Option<f64>,
+    /// The goal for this counter (±10 % for refaults, steals and swap traffic,
+    /// ±25 % for scans), if it has one.
+    pub goal_pct: Option<f64>,
+    /// Smallest and largest kernel value over the runs (run-to-run noise).
+    pub kernel_range: Option<(i64, i64)>,
+}
+
+/// Counts this small on both sides are noise: no verdict.
+pub const SMALL: i64 = 100;
+
+impl Row {
+    pub fn small(&self) -> bool {
+        self.kernel.abs() < SMALL && self.model.abs() < SMALL
+    }
+    pub fn verdict(&self) -> &'static str {
+        match (self.goal_pct, self.error_pct) {
+            _ if self.small() => "",
+            (Some(g), Some(e)) if e.abs() <= g => "ok",
+            (Some(_), _) => "OFF",
+            _ => "",
+        }
+    }
+}
+
+pub fn error_pct(kernel: i64, model: i64) -> Option<f64> {
+    if kernel == 0 {
+        return if model == 0 { Some(0.0) } else { None };
+    }
+    Some((model - kernel) as f64 / kernel as f64 * 100.0)
+}
+
+/// The vmstat counters compared, in table order, and the goal for each.
+pub const VMSTAT_ROWS: &[(&str, Option<f64>)] = &[
+    ("workingset_refault_file", Some(10.0)),
+    ("workingset_refault_anon", Some(10.0)),
+    ("pgsteal_file", Some(10.0)),
+    ("pgsteal_anon", Some(10.0)),
+    ("pgsteal", Some(10.0)),
+    ("pswpin", Some(10.0)),
+    ("pswpout", Some(10.0)),
+    ("pgscan_file", Some(25.0)),
+    ("pgscan_anon", Some(25.0)),
+    ("pgscan", Some(25.0)),
+    ("workingset_activate_file", None),
+    ("workingset_activate_anon", None),
+    ("workingset_restore_file", None),
+    ("workingset_restore_anon", None),
+    ("pgsteal_kswapd", None),
+    ("pgsteal_direct", None),
+    ("pgscan_kswapd", None),
+    ("pgscan_direct", None),
+    ("pgrefill", None),
+    ("pgactivate", None),
+    ("pgdeactivate", None),
+    ("pgpgin", None),
+    ("pgpgout", None),
+    ("pgmajfault", None),
+    ("allocstall", None),
+    ("workingset_nodereclaim", None),
+    ("oom_kill", None),
+];
+
+/// The memory.stat counters compared for every cgroup of the scenario.
+pub const MEMCG_ROWS: &[(&str, Option<f64>)] = &[
+    ("workingset_refault_file", Some(10.0)),
+    ("workingset_refault_anon", Some(10.0)),
+    ("pgsteal", Some(10.0)),
+    ("pgscan", Some(25.0)),
+    ("workingset_activate_file", None),
+    ("workingset_activate_anon", None),
+    ("pgrefill", None),
+    ("pgactivate", None),
+    ("pgdeactivate", None),
+    ("pgmajfault", None),
+    ("memory.events.max", None),
+    ("memory.events.high", None),
+    ("memory.events.oom_kill", None),
+];
+
+fn vm_value(v: &BTreeMap<String, i64>, key: &str) -> i64 {
+    let g = |k: &str| v.get(k).copied().unwrap_or(0);
+    match key {
+        "pgsteal" => g("pgsteal_anon") + g("pgsteal_file"),
+        "pgscan" => g("pgscan_anon") + g("pgscan_file"),
+        k => g(k),
+    }
+}
+
+fn to_i64(m: &BTreeMap<String, u64>) -> BTreeMap<String, i64> {
+    m.iter().map(|(k, &v)| (k.clone(), v as i64)).collect()
+}
+
+/// The rows of the fidelity table: vmstat, then `memcg[PATH].counter` for every cgroup.
+pub fn rows(k: &KernelSide, model: &Report) -> Vec<Row> {
+    let mut out = Vec::new();
+    let mv = to_i64(&model.vmstat);
+    let range = |f: &dyn Fn(&Deltas) -> i64| -> Option<(i64, i64)> {
+        if k.runs.len() < 2 {
+            return None;
+        }
+        let v: Vec<i64> = k.runs.iter().map(f).collect();
+        Some((*v.iter().min().expect("runs"), *v.iter().max().expect("runs")))
+    };
+    for &(key, goal) in VMSTAT_ROWS {
+        let (kv, mv) = (vm_value(&k.vmstat, key), vm_value(&mv, key));
+        out.push(Row {
+            counter: key.to_string(),
+            kernel: kv,
+            model: mv,
+            error_pct: error_pct(kv, mv),
+            goal_pct: goal,
+            kernel_range: range(&|d: &Deltas| vm_value(&d.vmstat, key)),
+        });
+    }
+    for (path, mm) in &model.memcg {
+        if path == "/" {
+            continue;
+        }
+        let Some(km) = k.memcg.get(path) else { continue };
+        let mm = to_i64(mm);
+        for &(key, goal) in MEMCG_ROWS {
+            let (kv, mv) = (km.get(key).copied().unwrap_or(0), mm.get(key).copied().unwrap_or(0));
+            out.push(Row {
+                counter: format!("memcg[{path}].{key}"),
+                kernel: kv,
+                model: mv,
+                error_pct: error_pct(kv, mv),
+                goal_pct: goal,
+                kernel_range: range(&|d: &Deltas| d.memcg.get(path).and_then(|m| m.get(key)).copied().unwrap_or(0)),
+            });
+        }
+    }
+    out
+}
+
+/// The table as printed.
+pub fn table(rows: &[Row]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "{:<40} {:>12} {:>12} {:>9} {:>6}  {}", "counter", "kernel", "pagelab", "error %", "goal", "");
+    for r in rows {
+        if r.kernel == 0 && r.model == 0 {
+            continue;
+        }
+        let err = match r.error_pct {
+            Some(e) => format!("{e:+.1}"),
+            None => "new".into(),
+        };
+        let goal = r.goal_pct.map_or(String::new(), |g| format!("±{g:.0}"));
+        let mut note = r.verdict().to_string();
+        if r.small() && r.goal_pct.is_some() {
+            note = "(small)".into();
+        }
+        if let Some((lo, hi)) = r.kernel_range {
+            if lo != hi {
+                let _ = write!(note, "{}kernel runs {lo}..{hi}", if note.is_empty() { "" } else { "  " });
+            }
+        }
+        let _ = writeln!(s, "{:<40} {:>12} {:>12} {:>9} {:>6}  {}", r.counter, r.kernel, r.model, err, goal, note);
+    }
+    s
+}
+
+/// `--check COUNTER=PERCENT`: Ok, or the failures.
+pub fn check(rows: &[Row], checks: &[(String, f64)]) -> Result<Vec<String>, Vec<String>> {
+    let mut ok = Vec::new();
+    let mut bad = Vec::new();
+    for (key, tol) in checks {
+        match rows.iter().find(|r| &r.counter == key) {
+            None => bad.push(format!("{key}: no such counter in the table")),
+            Some(r) => {
+                let line = format!(
+                    "{key}: kernel {} pagelab {} error {} (tolerance ±{tol}%)",
+                    r.kernel,
+                    r.model,
+                    r.error_pct.map_or("n/a".into(), |e| format!("{e:+.1}%"))
+                );
+                if r.error_pct.is_some_and(|e| e.abs() <= *tol) {
+                    ok.push(line);
+                } else {
+                    bad.push(line);
+                }
+            }
+        }
+    }
+    if bad.is_empty() {
+        Ok(ok)
+    } else {
+        Err(bad)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snap(v: &[(&str, i64)], meminfo: &[(&str, u64)]) -> Snapshot {
+        Snapshot {
+            vmstat: v.iter().map(|(k, x)| (k.to_string(), *x)).collect(),
+            meminfo: meminfo.iter().map(|(k, x)| (k.to_string(), *x)).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn events_are_deltas_and_gauges_are_end_values() {
+        let mut b = snap(&[("pgsteal_file", 100), ("nr_free_pages", 40000), ("nr_dirtied", 5), ("allocstall_dma32", 1), ("allocstall_normal", 0)], &[]);
+        let mut a = snap(&[("pgsteal_file", 11744), ("nr_free_pages", 796), ("nr_dirtied", 9), ("allocstall_dma32", 4), ("allocstall_normal", 2)], &[]);
+        b.memcg.insert("/t".into(), [("pgscan".to_string(), 0), ("file".to_string(), 0)].into());
+        a.memcg.insert("/t".into(), [("pgscan".to_string(), 70), ("file".to_string(), 4096)].into());
+        let d = deltas(&b, &a);
+        assert_eq!(d.vmstat["pgsteal_file"], 11644);
+        assert_eq!(d.vmstat["nr_free_pages"], 796);
+        assert_eq!(d.vmstat["nr_dirtied"], 4, "nr_dirtied is a running total");
+        assert_eq!(d.vmstat["allocstall"], 5);
+        assert_eq!(d.memcg["/t"]["pgscan"], 70);
+        assert_eq!(d.memcg["/t"]["file"], 4096);
+    }
+
+    #[test]
+    fn medians_take_the_middle_run() {
+        let run = |x: i64| Deltas { vmstat: [("pswpin".to_string(), x)].into(), memcg: BTreeMap::new() };
+        assert_eq!(median_deltas(&[run(5), run(1), run(9)]).vmstat["pswpin"], 5);
+        assert_eq!(median_deltas(&[run(5), run(1)]).vmstat["pswpin"], 1);
+    }
+
+    #[test]
+    fn calibration_measures_the_guest_and_leaves_scenario_values_alone() {
+        let b = Snapshot {
+            meminfo: [("MemTotal", 208708), ("MemFree", 175048), ("Shmem", 2760)].iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            min_free_kbytes: Some(1760),
+            ..Default::default()
+        };
+        let c = calibrate(65536, &b, &|k| k == "machine.shmem");
+        assert_eq!(c.reserved_pages, 13359);
+        assert_eq!(c.shmem_pages, 690);
+        assert_eq!(c.kernel_used_pages, (208708 - 175048 - 2760) / 4);
+        assert_eq!(c.overrides, ["machine.reserved=13359p", "machine.kernel_used=7725p", "machine.min_free_kbytes=1760"]);
+    }
+
+    #[test]
+    fn errors_checks_and_small_counts() {
+        assert_eq!(error_pct(1000, 1100), Some(10.0));
+        assert_eq!(error_pct(0, 0), Some(0.0));
+        assert_eq!(error_pct(0, 5), None);
+        let r = |c: &str, k, m| Row { counter: c.into(), kernel: k, model: m, error_pct: error_pct(k, m), goal_pct: Some(10.0), kernel_range: None };
+        let rows = vec![r("pgsteal", 11644, 11501), r("workingset_refault_file", 1233, 1000), r("pswpin", 10, 20)];
+        assert_eq!(rows[0].verdict(), "ok");
+        assert_eq!(rows[1].verdict(), "OFF");
+        assert_eq!(rows[2].verdict(), "", "small counts get no verdict");
+        assert!(check(&rows, &[("pgsteal".into(), 10.0)]).is_ok());
+        let e = check(&rows, &[("pgsteal".into(), 10.0), ("workingset_refault_file".into(), 10.0), ("nope".into(), 1.0)]).unwrap_err();
+        assert_eq!(e.len(), 2);
+        assert!(e[0].contains("-18.9%"), "{e:?}");
+        assert!(e[1].contains("no such counter"));
+        let t = table(&rows);
+        assert!(t.contains("-1.2") && t.contains("OFF") && t.contains("(small)"), "{t}");
+    }
+}
