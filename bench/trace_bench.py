@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""pagelab against libCacheSim on the same trace files, measured in the same run.
+
+Generates Zipf traces (alpha 0.8 and 1.0; 10 M accesses over 1 M objects by default) as
+libCacheSim oracleGeneral files, then for cache sizes of 1% and 10% of the footprint runs
+
+  * libCacheSim's LRU (PyPI `libcachesim`, its C core via `process_trace`), with the hash
+    table sized several ways (hashpower log2(objects)+1 .. +3, 20 and its default 24); the
+    best time of all of them is the baseline;
+  * pagelab's plain `lru` on the same oracleGeneral file (reading, id mapping and
+    simulation, all timed) and on the dense file (`pagelab trace-convert`, done once);
+  * pagelab's kernel models (`classic`, `mglru`) on the oracleGeneral file (both passes
+    timed: the first maps the ids, the second replays),
+
+and prints miss ratios, M accesses/s and the ratio to libCacheSim's best LRU. pagelab's
+times are taken inside the process (`wall_s` of its JSON); libCacheSim's around
+`process_trace` only. Both simulate every access of the trace.
+
+    python3 bench/trace_bench.py [--requests 10000000] [--objects 1000000] [--reps 3]
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import traces  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def libcachesim_lru(lcs, path, pages, hashpowers, reps):
+    best = (float("inf"), None, None)
+    for hp in hashpowers:
+        for _ in range(reps):
+            reader = lcs.TraceReader(str(path), lcs.TraceType.ORACLE_GENERAL_TRACE)
+            cache = lcs.LRU(pages * 4096, hashpower=hp)
+            t = time.perf_counter()
+            mr, _ = cache.process_trace(reader)
+            dt = time.perf_counter() - t
+            if dt < best[0]:
+                best = (dt, hp, mr)
+    return best
+
+
+def pagelab(bin_, path, fmt, policy, pages, reps):
+    best = None
+    for _ in range(reps):
+        out = subprocess.run(
+            [bin_, "run", "--trace", str(path), "--trace-format", fmt, "--policy", policy, "--memory", f"{pages * 4}k", "--json", "-"],
+            check=True, capture_output=True, text=True,
+        )
+        v = json.loads(out.stdout)
+        secs = v["wall_s"] + v.get("scan_s", 0.0)
+        if best is None or secs < best[0]:
+            best = (secs, v)
+    return best
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--requests", type=int, default=10_000_000)
+    ap.add_argument("--objects", type=int, default=1_000_000)
+    ap.add_argument("--alphas", default="0.8,1.0")
+    ap.add_argument("--fractions", default="0.01,0.1")
+    ap.add_argument("--policies", default="lru,classic,mglru")
+    ap.add_argument("--reps", type=int, default=3, help="best of this many runs (kernel models: 1)")
+    ap.add_argument("--dir", default=os.environ.get("TMPDIR", "/tmp") + "/pagelab-trace-bench")
+    ap.add_argument("--pagelab", default=None, help="the pagelab binary (default: target/release/pagelab)")
+    ap.add_argument("--json", default=None, help="write the rows here")
+    a = ap.parse_args()
+
+    import libcachesim as lcs
+
+    bin_ = a.pagelab or str(pathlib.Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release" / "pagelab")
+    d = pathlib.Path(a.dir)
+    d.mkdir(parents=True, exist_ok=True)
+    rows = []
+    print(f"libcachesim {lcs.__version__}; {a.requests / 1e6:g} M accesses over {a.objects / 1e6:g} M objects; {os.cpu_count()} CPUs", flush=True)
+    hdr = f"{'trace':<10} {'cache':>6} {'simulator':<34} {'miss ratio':>10} {'M acc/s':>8} {'vs LCS LRU':>10}"
+    print(hdr)
+    print("-" * len(hdr))
+    for alpha in [float(x) for x in a.alphas.split(",")]:
+        path = d / f"zipf{alpha}-{a.requests}-{a.objects}.oracleGeneral"
+        if not path.exists():
+            traces.write_zipf(path, a.requests, a.objects, alpha, seed=42)
+        dense = path.with_suffix(".dense")
+        if not dense.exists():
+            subprocess.run([bin_, "trace-convert", str(path), str(dense)], check=True, capture_output=True)
+        ids = np.fromfile(path, dtype=traces.RECORD)["obj_id"]
+        footprint = len(np.unique(ids))
+        del ids
+        for frac in [float(x) for x in a.fractions.split(",")]:
+            pages = max(1, int(footprint * frac))
+            lg = pages.bit_length()
+            hps = sorted({lg + 1, lg + 2, lg + 3, 20, 24})
+            secs, hp, mr = libcachesim_lru(lcs, path, pages, hps, a.reps)
+            base = a.requests / secs
+            label = f"zipf{alpha}"
+
+            def row(sim, miss_ratio, rate):
+                rows.append({"trace": label, "fraction": frac, "pages": pages, "simulator": sim, "miss_ratio": miss_ratio, "accesses_per_s": rate, "ratio": rate / base})
+                print(f"{label:<10} {frac * 100:>5g}% {sim:<34} {miss_ratio:>10.4f} {rate / 1e6:>8.2f} {rate / base:>9.2f}x", flush=True)
+
+            row(f"libCacheSim LRU (hashpower {hp})", mr, base)
+            for policy in a.policies.split(","):
+                reps = a.reps if policy == "lru" else 1
+                secs, v = pagelab(bin_, path, "oracleGeneral", policy, pages, reps)
+                row(f"pagelab {policy}", v["miss_ratio"], v["ops"] / secs)
+                if policy == "lru":
+                    assert v["misses"] == round(mr * a.requests), "pagelab's LRU and libCacheSim's disagree"
+                    secs, v = pagelab(bin_, dense, "dense", policy, pages, reps)
+                    row(f"pagelab {policy} (dense input)", v["miss_ratio"], v["ops"] / secs)
+    if a.json:
+        pathlib.Path(a.json).write_text(json.dumps(rows, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
