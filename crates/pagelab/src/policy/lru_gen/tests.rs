@@ -340,3 +340,46 @@ fn seed_000_refault_distance_lowers_refaults_and_raises_throughput() {
         assert!(rd_ops > 1.3 * plain_ops, "{kernel}: scan ops/s {rd_ops:.0} vs {plain_ops:.0}");
     }
 }
+
+#[test]
+fn memory_low_is_skipped_once_by_6_12s_memcg_lru_and_until_the_low_pass_in_6_1() {
+    // kernel-versions.md §8 #17: 6.1 skips a memcg below memory.low until reclaim retries with
+    // memcg_low_reclaim; 6.12's shrink_one() rotates it to the tail once, then reclaims it and
+    // counts a `low` event.
+    for kernel in ["6.1", "6.12"] {
+        let mut m = machine(&format!(
+            "[machine]\nmemory = \"256M\"\nkernel = \"{kernel}\"\npolicy = \"mglru\"\n\
+             [[cgroup]]\npath = \"/a\"\nlow = \"64M\"\n[[cgroup]]\npath = \"/b\"\n\
+             [[workload]]\nname = \"f\"\ncgroup = \"/a\"\nkind = \"file-read\"\nfile_size = \"2048p\"\nfadvise = \"random\"\nops = 0\n"
+        ));
+        for p in 0..2048 {
+            m.apply(0, op(Access::Buffered, p, false));
+        }
+        m.drain();
+        let a = m.mm.memcgs.find("/a").unwrap();
+        m.mm.actor = Actor::Task(0);
+        let pass = |m: &mut Machine<LruGen>, low_reclaim: bool| {
+            let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Direct, 32);
+            sc.priority = 4;
+            sc.memcg_low_reclaim = low_reclaim;
+            m.policy.shrink_node(&mut m.mm, &mut sc);
+            (sc.nr_reclaimed, sc.memcg_low_skipped)
+        };
+        let (first, skipped) = pass(&mut m, false);
+        let low_after_first = m.mm.memcgs.get(a).memory_events.low;
+        let (second, _) = pass(&mut m, kernel == "6.1" && skipped);
+        let low = m.mm.memcgs.get(a).memory_events.low;
+        if kernel == "6.1" {
+            assert_eq!((first, low_after_first), (0, 0), "6.1: passed over without memcg_low_reclaim");
+            assert!(skipped, "6.1: shrink_node_memcgs() notes the skip for a low-reclaim retry");
+            assert!(second > 0 && low == 1, "6.1: the low-reclaim pass reclaims it and counts `low`");
+        } else {
+            // The first visit only rotates it to the tail; a later visit (in the same pass if
+            // the random bins bring it round again) reclaims it, each time counting `low`.
+            assert_eq!(low_after_first, (first > 0) as u64, "6.12: a low event with every reclaim");
+            assert_eq!(low, (first > 0) as u64 + (second > 0) as u64, "6.12");
+            assert!(second > 0, "6.12: reclaimed once it was rotated to the tail");
+        }
+        m.check().unwrap();
+    }
+}
