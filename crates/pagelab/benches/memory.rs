@@ -37,5 +37,8 @@ fn main() {
         let s = scenario("classic", pages);
         let bytes = measure(&s, |mm| pagelab::policy::classic::Classic::new(mm.memcgs.cg.len()));
         println!("{:<10} {:>12} {:>14.1} {:>16.2}", "classic", pages, bytes as f64 / (1 << 20) as f64, bytes as f64 / pages as f64);
+        let s = scenario("mglru", pages);
+        let bytes = measure(&s, |mm| pagelab::policy::lru_gen::LruGen::new(mm, &s.mglru));
+        println!("{:<10} {:>12} {:>14.1} {:>16.2}", "mglru", pages, bytes as f64 / (1 << 20) as f64, bytes as f64 / pages as f64);
     }
 }
