@@ -34,7 +34,8 @@ enum Cmd {
         /// one file), or a plain page cache: lru, fifo, clock, opt.
         #[arg(long, default_value = "classic")]
         policy: String,
-        /// With --trace: the machine's memory (the plain caches hold memory / 4 KiB pages).
+        /// With --trace: the machine's memory (the plain caches hold memory / 4 KiB pages);
+        /// several sizes, comma-separated, run in parallel and give a JSON array.
         #[arg(long)]
         memory: Option<String>,
         /// With --trace and a kernel model: the kernel version.

@@ -22,8 +22,37 @@ pub struct TraceRun<'a> {
     pub set: &'a [String],
 }
 
-/// Runs the trace; returns the JSON report and a short text table.
+/// Runs the trace; returns the JSON report and a short text table. Several memory sizes
+/// (`--memory 40M,400M`) run in parallel, each streaming the trace itself, and give a JSON
+/// array in their order; the results do not depend on the number of cores.
 pub fn run(o: &TraceRun) -> Result<(Value, String)> {
+    let sizes: Vec<&str> = o.memory.split(',').map(str::trim).collect();
+    if sizes.len() == 1 {
+        return run_one(o);
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(sizes.len());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<Mutex<Option<Result<(Value, String)>>>> = sizes.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(memory) = sizes.get(i) else { break };
+                let r = run_one(&TraceRun { memory, ..*o });
+                *results[i].lock().expect("result slot") = Some(r);
+            });
+        }
+    });
+    let (mut all, mut table) = (Vec::new(), String::new());
+    for (r, memory) in results.into_iter().zip(&sizes) {
+        let (v, t) = r.into_inner().expect("result slot").expect("every size ran").with_context(|| format!("--memory {memory}"))?;
+        all.push(v);
+        table += &format!("--memory {memory}: {t}");
+    }
+    Ok((Value::Array(all), table))
+}
+
+fn run_one(o: &TraceRun) -> Result<(Value, String)> {
     let format: Format = o.format.parse().map_err(anyhow::Error::msg)?;
     let memory = pagelab_workload::parse_size(o.memory).map_err(|e| anyhow::anyhow!("--memory {}: {e}", o.memory))?;
     let trace_json = |records: u64, pages: u64, zero: Option<u64>| {

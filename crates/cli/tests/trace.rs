@@ -92,3 +92,30 @@ fn malformed_traces_are_refused_with_file_and_offset() {
     fails(&["run", "--trace", p.to_str().unwrap(), "--trace-format", "csv", "--memory", "1M"], &["unknown trace format `csv`"]);
     fails(&["run", "--trace", p.to_str().unwrap()], &["--memory"]);
 }
+
+/// The report without the wall-clock fields.
+fn timeless(mut v: serde_json::Value) -> serde_json::Value {
+    for k in ["wall_s", "accesses_per_s", "scan_s"] {
+        v.as_object_mut().unwrap().remove(k);
+    }
+    v
+}
+
+#[test]
+fn several_memory_sizes_run_in_parallel_and_equal_single_runs() {
+    let ids: Vec<u64> = (0..20_000u64).map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 50) % 3000).collect();
+    let p = path("sizes.oracleGeneral");
+    write_oracle(&p, with_next_access(&ids, 4096), None).unwrap();
+    let f = p.to_str().unwrap();
+    for policy in ["lru", "opt", "classic"] {
+        let all = run_json(&["run", "--trace", f, "--policy", policy, "--memory", "2M,4M,8M,16M"]);
+        let all = all.as_array().unwrap();
+        assert_eq!(all.len(), 4);
+        for (v, m) in all.iter().zip(["2M", "4M", "8M", "16M"]) {
+            let one = run_json(&["run", "--trace", f, "--policy", policy, "--memory", m]);
+            assert_eq!(timeless(v.clone()), timeless(one), "{policy} {m}");
+        }
+        let misses: Vec<u64> = all.iter().map(|v| v["misses"].as_u64().unwrap()).collect();
+        assert!(misses.windows(2).all(|w| w[0] >= w[1]), "{policy}: {misses:?}");
+    }
+}
