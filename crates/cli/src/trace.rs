@@ -22,13 +22,47 @@ pub struct TraceRun<'a> {
     pub set: &'a [String],
 }
 
+/// The trace as the runs read it: an oracleGeneral trace that is read more than once (by a
+/// kernel model, which needs the number of pages first, or by several memory sizes) is
+/// converted to the dense format once, into a temporary file.
+struct Input<'a> {
+    path: &'a Path,
+    format: Format,
+    convert_s: f64,
+    zero_size_records: Option<u64>,
+}
+
+/// A temporary file, removed when dropped.
+struct TempFile(std::path::PathBuf);
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 /// Runs the trace; returns the JSON report and a short text table. Several memory sizes
 /// (`--memory 40M,400M`) run in parallel, each streaming the trace itself, and give a JSON
 /// array in their order; the results do not depend on the number of cores.
 pub fn run(o: &TraceRun) -> Result<(Value, String)> {
+    let format: Format = o.format.parse().map_err(anyhow::Error::msg)?;
+    let kernel_model = matches!(o.policy, "classic" | "mglru");
+    if !kernel_model && Plain::parse(o.policy).is_none() {
+        bail!("unknown policy `{}` (expected classic, mglru, lru, fifo, clock or opt)", o.policy);
+    }
     let sizes: Vec<&str> = o.memory.split(',').map(str::trim).collect();
+    let _tmp;
+    let input = if format == Format::OracleGeneral && (kernel_model || sizes.len() > 1) {
+        let start = Instant::now();
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        _tmp = TempFile(std::env::temp_dir().join(format!("pagelab-{}-{nanos}.dense", std::process::id())));
+        let st = pagelab_trace::convert(o.path, &_tmp.0)?;
+        Input { path: &_tmp.0, format: Format::Dense, convert_s: start.elapsed().as_secs_f64(), zero_size_records: Some(st.zero_size_records) }
+    } else {
+        Input { path: o.path, format, convert_s: 0.0, zero_size_records: None }
+    };
     if sizes.len() == 1 {
-        return run_one(o);
+        return run_one(o, &input);
     }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(sizes.len());
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -38,7 +72,7 @@ pub fn run(o: &TraceRun) -> Result<(Value, String)> {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(memory) = sizes.get(i) else { break };
-                let r = run_one(&TraceRun { memory, ..*o });
+                let r = run_one(&TraceRun { memory, ..*o }, &input);
                 *results[i].lock().expect("result slot") = Some(r);
             });
         }
@@ -52,8 +86,7 @@ pub fn run(o: &TraceRun) -> Result<(Value, String)> {
     Ok((Value::Array(all), table))
 }
 
-fn run_one(o: &TraceRun) -> Result<(Value, String)> {
-    let format: Format = o.format.parse().map_err(anyhow::Error::msg)?;
+fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
     let memory = pagelab_workload::parse_size(o.memory).map_err(|e| anyhow::anyhow!("--memory {}: {e}", o.memory))?;
     let trace_json = |records: u64, pages: u64, zero: Option<u64>| {
         json!({"path": o.path.display().to_string(), "format": o.format, "records": records, "pages": pages, "zero_size_records": zero})
@@ -64,12 +97,12 @@ fn run_one(o: &TraceRun) -> Result<(Value, String)> {
         }
         let capacity = memory / PAGE_SIZE;
         let start = Instant::now();
-        let mut src = pagelab_trace::open(o.path, format, false, policy.needs_future())?;
+        let mut src = pagelab_trace::open(input.path, input.format, false, policy.needs_future())?;
         let st = pagelab_cachesim::run(src.as_mut(), policy, capacity)?;
         let wall = start.elapsed().as_secs_f64();
         let v = json!({
             "policy": st.policy,
-            "trace": trace_json(st.ops, st.pages, Some(src.zero_size_records())),
+            "trace": trace_json(st.ops, st.pages, input.zero_size_records.or(Some(src.zero_size_records()))),
             "memory": memory,
             "capacity_pages": capacity,
             "ops": st.ops,
@@ -78,6 +111,7 @@ fn run_one(o: &TraceRun) -> Result<(Value, String)> {
             "miss_ratio": st.miss_ratio(),
             "evictions": st.evictions,
             "state_bytes": st.state_bytes,
+            "convert_s": input.convert_s,
             "wall_s": wall,
             "accesses_per_s": st.ops as f64 / wall,
         });
@@ -92,14 +126,8 @@ fn run_one(o: &TraceRun) -> Result<(Value, String)> {
         );
         return Ok((v, table));
     }
-    if !matches!(o.policy, "classic" | "mglru") {
-        bail!("unknown policy `{}` (expected classic, mglru, lru, fifo, clock or opt)", o.policy);
-    }
-    // The model needs the file's size first: dense traces carry it, oracleGeneral traces
-    // are read twice (the first pass maps the object ids).
-    let start = Instant::now();
-    let src = pagelab_trace::open(o.path, format, true, false)?;
-    let scan_s = start.elapsed().as_secs_f64();
+    // The model needs the file's size first: dense traces carry it.
+    let src = pagelab_trace::open(input.path, input.format, true, false)?;
     let pages = src.pages().expect("known after the first pass");
     let records = src.len_hint();
     let name = o.path.file_name().map_or("trace".into(), |n| n.to_string_lossy().into_owned());
@@ -125,10 +153,10 @@ fn run_one(o: &TraceRun) -> Result<(Value, String)> {
     let misses = report.vmstat.get("pgpgin").copied().unwrap_or(0) / (PAGE_SIZE / 1024);
     let ops_done = report.ops;
     let m = v.as_object_mut().expect("a report is an object");
-    m.insert("trace".into(), trace_json(ops_done, pages, None));
+    m.insert("trace".into(), trace_json(ops_done, pages, input.zero_size_records));
     m.insert("misses".into(), misses.into());
     m.insert("miss_ratio".into(), (if ops_done == 0 { 0.0 } else { misses as f64 / ops_done as f64 }).into());
-    m.insert("scan_s".into(), scan_s.into());
+    m.insert("convert_s".into(), input.convert_s.into());
     m.insert("wall_s".into(), wall.into());
     m.insert("accesses_per_s".into(), (ops_done as f64 / wall).into());
     let table = format!("{table}trace: {ops_done} accesses, {misses} misses, miss ratio {:.6}, {:.2} M accesses/s\n", misses as f64 / ops_done.max(1) as f64, ops_done as f64 / wall / 1e6);
