@@ -280,7 +280,9 @@ fn boot_runs(a: &OracleArgs, name: &str, effective: &str, plan: &Plan, scenario:
             d.clone()
         }
         None => {
-            let d = cache.dir("runs")?.join(format!("{name}-{}-{}-{}", m.kernel.name(), m.policy.name(), std::process::id()));
+            let runs = cache.dir("runs")?;
+            prune_stale_runs(&runs);
+            let d = runs.join(format!("{name}-{}-{}-{}", m.kernel.name(), m.policy.name(), std::process::id()));
             fs::create_dir_all(&d)?;
             d
         }
@@ -328,6 +330,17 @@ fn boot_runs(a: &OracleArgs, name: &str, effective: &str, plan: &Plan, scenario:
     let mut k = KernelSide::from_runs(&reports, &kimg.deb);
     k.calibration.min_free_kbytes = reports[0].before.min_free_kbytes;
     Ok(k)
+}
+
+/// Run directories of interrupted runs (a day old and more) go: they may hold swap images.
+fn prune_stale_runs(dir: &std::path::Path) {
+    let day = Duration::from_secs(86_400);
+    for e in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let old = e.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok()).is_some_and(|age| age > day);
+        if old {
+            let _ = fs::remove_dir_all(e.path());
+        }
+    }
 }
 
 /// The report as printed: header, calibration, sequence check, table, warnings.
