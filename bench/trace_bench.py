@@ -5,14 +5,16 @@ Generates Zipf traces (alpha 0.8 and 1.0; 10 M accesses over 1 M objects by defa
 libCacheSim oracleGeneral files, then for cache sizes of 1% and 10% of the footprint runs
 
   * libCacheSim's LRU (PyPI `libcachesim`, its C core via `process_trace`), with the hash
-    table sized several ways (hashpower log2(objects)+1 .. +3, 20 and its default 24); the
+    table sized several ways (hashpower log2(cache objects)+1 .. +3 and its default 24); the
     best time of all of them is the baseline;
   * pagelab's plain `lru` on the same oracleGeneral file (reading, id mapping and
     simulation, all timed) and on the dense file (`pagelab trace-convert`, done once);
   * pagelab's kernel models (`classic`, `mglru`) on the oracleGeneral file (timed with the
     conversion to the dense format they do first, to size the file),
 
-and prints miss ratios, M accesses/s and the ratio to libCacheSim's best LRU. pagelab's
+and prints miss ratios, M accesses/s and the ratio to libCacheSim's best LRU. Each round runs
+every simulator once (a busy spell of a shared machine slows all of them alike); each
+simulator's best round counts. pagelab's
 times are taken inside the process (`wall_s` of its JSON); libCacheSim's around
 `process_trace` only. Both simulate every access of the trace.
 
@@ -35,32 +37,21 @@ import traces  # noqa: E402
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
-def libcachesim_lru(lcs, path, pages, hashpowers, reps):
-    best = (float("inf"), None, None)
-    for hp in hashpowers:
-        for _ in range(reps):
-            reader = lcs.TraceReader(str(path), lcs.TraceType.ORACLE_GENERAL_TRACE)
-            cache = lcs.LRU(pages * 4096, hashpower=hp)
-            t = time.perf_counter()
-            mr, _ = cache.process_trace(reader)
-            dt = time.perf_counter() - t
-            if dt < best[0]:
-                best = (dt, hp, mr)
-    return best
+def libcachesim_lru(lcs, path, pages, hp):
+    reader = lcs.TraceReader(str(path), lcs.TraceType.ORACLE_GENERAL_TRACE)
+    cache = lcs.LRU(pages * 4096, hashpower=hp)
+    t = time.perf_counter()
+    mr, _ = cache.process_trace(reader)
+    return time.perf_counter() - t, mr
 
 
-def pagelab(bin_, path, fmt, policy, pages, reps):
-    best = None
-    for _ in range(reps):
-        out = subprocess.run(
-            [bin_, "run", "--trace", str(path), "--trace-format", fmt, "--policy", policy, "--memory", f"{pages * 4}k", "--json", "-"],
-            check=True, capture_output=True, text=True,
-        )
-        v = json.loads(out.stdout)
-        secs = v["wall_s"] + v.get("convert_s", 0.0)
-        if best is None or secs < best[0]:
-            best = (secs, v)
-    return best
+def pagelab(bin_, path, fmt, policy, pages):
+    out = subprocess.run(
+        [bin_, "run", "--trace", str(path), "--trace-format", fmt, "--policy", policy, "--memory", f"{pages * 4}k", "--json", "-"],
+        check=True, capture_output=True, text=True,
+    )
+    v = json.loads(out.stdout)
+    return v["wall_s"] + v.get("convert_s", 0.0), v["miss_ratio"], v["misses"]
 
 
 def main():
@@ -70,7 +61,7 @@ def main():
     ap.add_argument("--alphas", default="0.8,1.0")
     ap.add_argument("--fractions", default="0.01,0.1")
     ap.add_argument("--policies", default="lru,classic,mglru")
-    ap.add_argument("--reps", type=int, default=3, help="best of this many runs (kernel models: 1)")
+    ap.add_argument("--reps", type=int, default=3, help="rounds; each runs every simulator once, the best round counts")
     ap.add_argument("--dir", default=os.environ.get("TMPDIR", "/tmp") + "/pagelab-trace-bench")
     ap.add_argument("--pagelab", default=None, help="the pagelab binary (default: target/release/pagelab)")
     ap.add_argument("--json", default=None, help="write the rows here")
@@ -99,24 +90,34 @@ def main():
         for frac in [float(x) for x in a.fractions.split(",")]:
             pages = max(1, int(footprint * frac))
             lg = pages.bit_length()
-            hps = sorted({lg + 1, lg + 2, lg + 3, 20, 24})
-            secs, hp, mr = libcachesim_lru(lcs, path, pages, hps, a.reps)
-            base = a.requests / secs
             label = f"zipf{alpha}"
+            # Every simulator once per round, so a busy spell of the machine slows all alike.
+            sims = [("lcs", hp) for hp in sorted({lg + 1, lg + 2, lg + 3, 24})]
+            for policy in a.policies.split(","):
+                sims.append(("pagelab", policy, path, "oracleGeneral"))
+                if policy == "lru":
+                    sims.append(("pagelab", policy, dense, "dense"))
+            best = {}
+            for _ in range(a.reps):
+                for sim in sims:
+                    r = libcachesim_lru(lcs, path, pages, sim[1]) if sim[0] == "lcs" else pagelab(bin_, sim[2], sim[3], sim[1], pages)
+                    if sim not in best or r[0] < best[sim][0]:
+                        best[sim] = r
+            lcs_best = min((s_ for s_ in sims if s_[0] == "lcs"), key=lambda s_: best[s_][0])
+            base = a.requests / best[lcs_best][0]
+            lru_misses = round(best[lcs_best][1] * a.requests)
 
             def row(sim, miss_ratio, rate):
                 rows.append({"trace": label, "fraction": frac, "pages": pages, "simulator": sim, "miss_ratio": miss_ratio, "accesses_per_s": rate, "ratio": rate / base})
                 print(f"{label:<10} {frac * 100:>5g}% {sim:<34} {miss_ratio:>10.4f} {rate / 1e6:>8.2f} {rate / base:>9.2f}x", flush=True)
 
-            row(f"libCacheSim LRU (hashpower {hp})", mr, base)
-            for policy in a.policies.split(","):
-                reps = a.reps if policy == "lru" else 1
-                secs, v = pagelab(bin_, path, "oracleGeneral", policy, pages, reps)
-                row(f"pagelab {policy}", v["miss_ratio"], v["ops"] / secs)
-                if policy == "lru":
-                    assert v["misses"] == round(mr * a.requests), "pagelab's LRU and libCacheSim's disagree"
-                    secs, v = pagelab(bin_, dense, "dense", policy, pages, reps)
-                    row(f"pagelab {policy} (dense input)", v["miss_ratio"], v["ops"] / secs)
+            row(f"libCacheSim LRU (hashpower {lcs_best[1]})", best[lcs_best][1], base)
+            for sim in sims:
+                if sim[0] == "pagelab":
+                    secs, mr, misses = best[sim]
+                    if sim[1] == "lru":
+                        assert misses == lru_misses, "pagelab's LRU and libCacheSim's disagree"
+                    row(f"pagelab {sim[1]}" + (" (dense input)" if sim[3] == "dense" else ""), mr, a.requests / secs)
     if a.json:
         pathlib.Path(a.json).write_text(json.dumps(rows, indent=1) + "\n")
 
