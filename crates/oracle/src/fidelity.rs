@@ -232,6 +232,10 @@ pub const VMSTAT_ROWS: &[(&str, Option<f64>)] = &[
     ("pgscan_file", Some(25.0)),
     ("pgscan_anon", Some(25.0)),
     ("pgscan", Some(25.0)),
+    // Pages isolate_lru_folios() stepped over because their zone was above the reclaim
+    // index (kswapd balancing a boosted lower zone): the kernel counts them in pgscan and
+    // pgrefill; the model has one zone and never skips.
+    ("pgskip", None),
     ("workingset_activate_file", None),
     ("workingset_activate_anon", None),
     ("workingset_restore_file", None),
@@ -257,6 +261,10 @@ pub const MEMCG_ROWS: &[(&str, Option<f64>)] = &[
     ("workingset_refault_anon", Some(10.0)),
     ("pgsteal", Some(10.0)),
     ("pgscan", Some(25.0)),
+    // Pages isolate_lru_folios() stepped over because their zone was above the reclaim
+    // index (kswapd balancing a boosted lower zone): the kernel counts them in pgscan and
+    // pgrefill; the model has one zone and never skips.
+    ("pgskip", None),
     ("workingset_activate_file", None),
     ("workingset_activate_anon", None),
     ("pgrefill", None),
@@ -273,6 +281,7 @@ fn vm_value(v: &BTreeMap<String, i64>, key: &str) -> i64 {
     match key {
         "pgsteal" => g("pgsteal_anon") + g("pgsteal_file"),
         "pgscan" => g("pgscan_anon") + g("pgscan_file"),
+        "pgskip" => v.iter().filter(|(k, _)| k.starts_with("pgskip_")).map(|(_, x)| x).sum(),
         k => g(k),
     }
 }
@@ -435,6 +444,8 @@ mod tests {
         assert_eq!(error_pct(0, 5), None);
         let r = |c: &str, k, m| Row { counter: c.into(), kernel: k, model: m, error_pct: error_pct(k, m), goal_pct: Some(10.0), kernel_range: None };
         let rows = vec![r("pgsteal", 11644, 11501), r("workingset_refault_file", 1233, 1000), r("pswpin", 10, 20)];
+        let v: BTreeMap<String, i64> = [("pgskip_dma32".to_string(), 29080), ("pgskip_dma".to_string(), 2), ("pgscan_file".to_string(), 5)].into();
+        assert_eq!(vm_value(&v, "pgskip"), 29082);
         assert_eq!(rows[0].verdict(), "ok");
         assert_eq!(rows[1].verdict(), "OFF");
         assert_eq!(rows[2].verdict(), "", "small counts get no verdict");
