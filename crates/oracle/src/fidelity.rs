@@ -95,6 +95,11 @@ pub struct Calibration {
     pub kernel_used_pages: u64,
     /// The initramfs and other shmem (Shmem).
     pub shmem_pages: u64,
+    /// The part of it on the active anon list (Active(anon), at most Shmem): the guest's
+    /// init reads the initramfs after unpacking it, so most of it starts active, and the
+    /// kernel reclaims only the inactive rest before the workload's idle anon.
+    #[serde(default)]
+    pub shmem_active_pages: u64,
     pub min_free_kbytes: Option<u64>,
     /// The `--set` overrides the model ran with (scenario values win over measured ones).
     pub overrides: Vec<String>,
@@ -108,6 +113,7 @@ pub fn calibrate(memory_pages: u64, before: &Snapshot, scenario_sets: &dyn Fn(&s
         reserved_pages: memory_pages.saturating_sub(total),
         kernel_used_pages: (kb("MemTotal").saturating_sub(kb("MemFree")).saturating_sub(kb("Shmem"))) / 4,
         shmem_pages: kb("Shmem") / 4,
+        shmem_active_pages: (kb("Active(anon)") / 4).min(kb("Shmem") / 4),
         min_free_kbytes: before.min_free_kbytes,
         overrides: Vec::new(),
     };
@@ -115,6 +121,8 @@ pub fn calibrate(memory_pages: u64, before: &Snapshot, scenario_sets: &dyn Fn(&s
         ("machine.reserved", Some(format!("{}p", c.reserved_pages))),
         ("machine.kernel_used", Some(format!("{}p", c.kernel_used_pages))),
         ("machine.shmem", Some(format!("{}p", c.shmem_pages))),
+        // Only with the measured shmem: a scenario's own shmem size gets no active part.
+        ("machine.shmem_active", (!scenario_sets("machine.shmem")).then(|| format!("{}p", c.shmem_active_pages))),
         ("machine.min_free_kbytes", c.min_free_kbytes.map(|v| v.to_string())),
     ] {
         if let Some(v) = v {
@@ -426,7 +434,7 @@ mod tests {
     #[test]
     fn calibration_measures_the_guest_and_leaves_scenario_values_alone() {
         let b = Snapshot {
-            meminfo: [("MemTotal", 208708), ("MemFree", 175048), ("Shmem", 2760)].iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            meminfo: [("MemTotal", 208708), ("MemFree", 175048), ("Shmem", 2760), ("Active(anon)", 2200)].iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             min_free_kbytes: Some(1760),
             ..Default::default()
         };
@@ -434,7 +442,12 @@ mod tests {
         assert_eq!(c.reserved_pages, 13359);
         assert_eq!(c.shmem_pages, 690);
         assert_eq!(c.kernel_used_pages, (208708 - 175048 - 2760) / 4);
+        assert_eq!(c.shmem_active_pages, 550);
         assert_eq!(c.overrides, ["machine.reserved=13359p", "machine.kernel_used=7725p", "machine.min_free_kbytes=1760"]);
+        let c = calibrate(65536, &b, &|_| false);
+        assert!(c.overrides.contains(&"machine.shmem_active=550p".to_string()), "{:?}", c.overrides);
+        let b2 = Snapshot { meminfo: [("MemTotal", 208708), ("MemFree", 175048), ("Shmem", 2000), ("Active(anon)", 4000)].iter().map(|(k, v)| (k.to_string(), *v)).collect(), ..Default::default() };
+        assert_eq!(calibrate(65536, &b2, &|_| false).shmem_active_pages, 500, "never more than the shmem");
     }
 
     #[test]

@@ -98,6 +98,9 @@ struct MachineToml {
     /// Swappable shared memory present at the start and never touched again (a rootfs in
     /// tmpfs, such as an initramfs): inactive anon pages reclaim may swap out.
     shmem: Option<String>,
+    /// How much of `shmem` starts on the active anon list (the youngest generation under
+    /// MGLRU): an initramfs whose files were read after unpacking is mostly active.
+    shmem_active: Option<String>,
     dirty_ratio: Option<u64>,
     dirty_background_ratio: Option<u64>,
     dirty_expire: Option<String>,
@@ -183,6 +186,7 @@ pub struct MachineSpec {
     pub reserved_pages: u64,
     pub kernel_used_pages: u64,
     pub shmem_pages: u64,
+    pub shmem_active_pages: u64,
     pub dirty_ratio: u64,
     pub dirty_background_ratio: u64,
     pub dirty_expire_ns: u64,
@@ -424,6 +428,10 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
     let reserved_pages = opt_pages("machine.reserved", &m.reserved)?;
     let kernel_used_pages = opt_pages("machine.kernel_used", &m.kernel_used)?;
     let shmem_pages = opt_pages("machine.shmem", &m.shmem)?;
+    let shmem_active_pages = opt_pages("machine.shmem_active", &m.shmem_active)?;
+    if shmem_active_pages > shmem_pages {
+        return Err(err("machine.shmem_active", format!("{shmem_active_pages} pages is more than machine.shmem ({shmem_pages} pages)")));
+    }
     if reserved_pages + kernel_used_pages + shmem_pages + 256 > memory_pages {
         return Err(err("machine.reserved", "reserved, kernel_used and shmem leave less than 1M for the page cache and processes".into()));
     }
@@ -469,6 +477,7 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
         reserved_pages,
         kernel_used_pages,
         shmem_pages,
+        shmem_active_pages,
         dirty_ratio: percent("machine.dirty_ratio", m.dirty_ratio, 20)?,
         dirty_background_ratio: percent("machine.dirty_background_ratio", m.dirty_background_ratio, 10)?,
         dirty_expire_ns: duration("machine.dirty_expire", &m.dirty_expire, 30_000_000_000)?,

@@ -21,16 +21,24 @@ use crate::vmstat::Events;
 use crate::workingset::ShadowNodes;
 
 /// Fills the shmem object: swap-backed, unmapped, dirty pages charged to the root memcg,
-/// added to the LRU as shmem_add_to_page_cache() + folio_add_lru() would.
-fn populate_shmem<P: Policy>(mm: &mut Mm, p: &mut P, obj: usize) {
+/// added to the LRU as shmem_add_to_page_cache() + folio_add_lru() would. The first
+/// `active` pages carry PG_active, as pages read twice since (folio_mark_accessed()) do: they
+/// go to the active anon list, or under MGLRU to the youngest generation (lru_gen_add_folio()
+/// of 6.1/6.12, which is also where lru_gen_change_state() moves active pages when MGLRU is
+/// switched on at run time).
+fn populate_shmem<P: Policy>(mm: &mut Mm, p: &mut P, obj: usize, active: u64) {
     let (base, pages) = (mm.space.objects[obj].base, mm.space.objects[obj].pages);
     for vpn in base..base + pages {
+        let active = ((vpn - base) as u64) < active;
         let Some(pfn) = mm.folios.alloc() else { break };
         {
             let f = mm.folios.get_mut(pfn);
             f.vpn = vpn;
             f.memcg = crate::memcontrol::ROOT_MEMCG;
             f.flags = crate::folio::pg::SWAPBACKED | crate::folio::pg::DIRTY;
+            if active {
+                f.flags |= crate::folio::pg::ACTIVE;
+            }
         }
         mm.page_counts(pfn, 1);
         mm.memcgs.force_charge(crate::memcontrol::ROOT_MEMCG, 1);
@@ -283,7 +291,7 @@ impl<P: Policy> Machine<P> {
         mm.pmd_young = vec![0; mm.space.len().div_ceil(512 * 64)];
         let mut policy = make_policy(&mm);
         if let Some(obj) = shmem_object {
-            populate_shmem(&mut mm, &mut policy, obj);
+            populate_shmem(&mut mm, &mut policy, obj, m.shmem_active_pages);
         }
         let interval = s.report_interval_ns;
         let hold = tasks.iter().map(|t| s.workloads[t.workload].hold).collect();

@@ -196,3 +196,25 @@ fn lru_note_cost_halves_both_costs_past_a_quarter_of_the_lru() {
     assert_eq!((lv.anon_cost, lv.file_cost), (48, 5));
 }
 
+
+#[test]
+fn shmem_active_starts_on_the_active_anon_list_the_rest_inactive() {
+    // machine.shmem_active: the part of the calibrated initramfs the guest's kernel holds on
+    // the active anon list; the rest is inactive and goes first.
+    let text = |active: &str| {
+        format!(
+            "[machine]\nmemory = \"32M\"\nkernel = \"6.1\"\nshmem = \"400p\"\nshmem_active = \"{active}\"\n\
+             swap = {{ device = \"ssd\", size = \"64M\" }}\n\
+             [[workload]]\nname = \"a\"\ncgroup = \"/\"\nkind = \"anon-write\"\nsize = \"1p\"\nops = 0\n"
+        )
+    };
+    let m = classic(&text("300p"));
+    assert_eq!(m.policy.list_len(ROOT_MEMCG, Lru::ActiveAnon), 300);
+    assert_eq!(m.policy.list_len(ROOT_MEMCG, Lru::InactiveAnon), 100);
+    m.check().unwrap();
+    let m = classic(&text("0p"));
+    assert_eq!(m.policy.list_len(ROOT_MEMCG, Lru::ActiveAnon), 0);
+    assert_eq!(m.policy.list_len(ROOT_MEMCG, Lru::InactiveAnon), 400);
+    let e = pagelab::Scenario::parse(&text("401p"), "t.toml", "t", &[]).unwrap_err().to_string();
+    assert!(e.contains("machine.shmem_active") && e.contains("more than machine.shmem"), "{e}");
+}

@@ -383,3 +383,20 @@ fn memory_low_is_skipped_once_by_6_12s_memcg_lru_and_until_the_low_pass_in_6_1()
         m.check().unwrap();
     }
 }
+
+#[test]
+fn active_shmem_starts_in_the_youngest_generation() {
+    // lru_gen_add_folio(): an active folio joins max_seq; an inactive anon folio outside the
+    // swap cache max_seq - 1.
+    for kernel in ["6.1", "6.12"] {
+        let m = machine(&format!(
+            "[machine]\nmemory = \"32M\"\nkernel = \"{kernel}\"\npolicy = \"mglru\"\nshmem = \"40p\"\nshmem_active = \"30p\"\n\
+             [[workload]]\nname = \"a\"\ncgroup = \"/\"\nkind = \"anon-write\"\nsize = \"1p\"\nops = 0\n"
+        ));
+        let lv = &m.policy.lv[ROOT_MEMCG as usize];
+        let (youngest, next) = (gen_of(lv.max_seq), gen_of(lv.max_seq - 1));
+        assert_eq!(m.policy.gen_pages(&m.mm, ROOT_MEMCG, youngest, 0).len(), 30, "{kernel}");
+        assert_eq!(m.policy.gen_pages(&m.mm, ROOT_MEMCG, next, 0).len(), 10, "{kernel}");
+        m.check().unwrap();
+    }
+}
