@@ -5,6 +5,8 @@
 mod common;
 use common::*;
 
+use pagelab::policy::Policy;
+use pagelab::sim::Machine;
 use pagelab::vmstat::Ev;
 use proptest::prelude::*;
 
@@ -50,6 +52,42 @@ fn scenario_text(kernel: &str, memory_pages: u32, swap: usize, limit_pages: u32,
     s
 }
 
+/// Runs a machine to the end, checking the invariants every 16 operations.
+fn run_checked<P: Policy>(mut m: Machine<P>, text: &str, v612: bool) -> Result<(), TestCaseError> {
+    let lru_gen = m.policy.is_lru_gen();
+    let lim = m.mm.memcgs.find("/lim").unwrap();
+    let max = m.mm.memcgs.get(lim).max;
+    let mut n = 0u64;
+    while m.step() {
+        n += 1;
+        if n % 16 == 0 {
+            if let Err(e) = m.check() {
+                prop_assert!(false, "after {} ops: {}\n{}", n, e, text);
+            }
+        }
+        let e = &m.mm.events;
+        prop_assert!(e.get(Ev::PgStealFile) <= e.get(Ev::PgScanFile));
+        prop_assert!(e.get(Ev::PgStealAnon) <= e.get(Ev::PgScanAnon));
+        prop_assert!(e.get(Ev::WorkingsetRefaultFile) <= e.get(Ev::PgStealFile), "file refault without eviction");
+        prop_assert!(e.get(Ev::WorkingsetRefaultAnon) <= e.get(Ev::PgStealAnon), "anon refault without eviction");
+        if lru_gen && !v612 {
+            // 6.1 MGLRU counts activations when sort_folio() protects a tier, not on refault.
+            prop_assert!(e.get(Ev::WorkingsetRestoreFile) <= e.get(Ev::WorkingsetRefaultFile));
+        } else {
+            prop_assert!(e.get(Ev::WorkingsetActivateFile) <= e.get(Ev::WorkingsetRefaultFile));
+            prop_assert!(e.get(Ev::WorkingsetRestoreFile) <= e.get(Ev::WorkingsetActivateFile));
+        }
+        if m.mm.oom_kills.is_empty() {
+            prop_assert!(m.mm.memcgs.get(lim).usage <= max, "/lim over its limit:\n{}", text);
+        }
+    }
+    m.finish();
+    if let Err(e) = m.check() {
+        prop_assert!(false, "at the end: {}\n{}", e, text);
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
 
@@ -63,31 +101,26 @@ proptest! {
     ) {
         let kernel = if v612 { "6.12" } else { "6.1" };
         let text = scenario_text(kernel, memory_pages, swap, memory_pages * limit_frac / 100, &wls);
-        let mut m = classic(&text);
-        let lim = m.mm.memcgs.find("/lim").unwrap();
-        let max = m.mm.memcgs.get(lim).max;
-        let mut n = 0u64;
-        while m.step() {
-            n += 1;
-            if n % 16 == 0 {
-                if let Err(e) = m.check() {
-                    prop_assert!(false, "after {} ops: {}\n{}", n, e, text);
-                }
-            }
-            let e = &m.mm.events;
-            prop_assert!(e.get(Ev::PgStealFile) <= e.get(Ev::PgScanFile));
-            prop_assert!(e.get(Ev::PgStealAnon) <= e.get(Ev::PgScanAnon));
-            prop_assert!(e.get(Ev::WorkingsetRefaultFile) <= e.get(Ev::PgStealFile), "file refault without eviction");
-            prop_assert!(e.get(Ev::WorkingsetRefaultAnon) <= e.get(Ev::PgStealAnon), "anon refault without eviction");
-            prop_assert!(e.get(Ev::WorkingsetActivateFile) <= e.get(Ev::WorkingsetRefaultFile));
-            prop_assert!(e.get(Ev::WorkingsetRestoreFile) <= e.get(Ev::WorkingsetActivateFile));
-            if m.mm.oom_kills.is_empty() {
-                prop_assert!(m.mm.memcgs.get(lim).usage <= max, "/lim over its limit:\n{}", text);
-            }
-        }
-        m.finish();
-        if let Err(e) = m.check() {
-            prop_assert!(false, "at the end: {}\n{}", e, text);
-        }
+        run_checked(classic(&text), &text, v612)?;
+    }
+
+    /// MGLRU: 2..4 generations per type, every folio on exactly the generation list its
+    /// flags name, generation sizes and LRU sizes that add up (Policy::check), plus the
+    /// counter invariants above.
+    #[test]
+    fn mglru_invariants_hold_on_random_workloads(
+        v612 in any::<bool>(),
+        memory_pages in 1024u32..4096,
+        swap in 0..SWAPS.len(),
+        limit_frac in 20u32..90,
+        wls in proptest::collection::vec(wl(), 1..4),
+        walks in any::<bool>(),
+        refault_distance in any::<bool>(),
+    ) {
+        let kernel = if v612 { "6.12" } else { "6.1" };
+        let mut text = scenario_text(kernel, memory_pages, swap, memory_pages * limit_frac / 100, &wls);
+        text = text.replacen("[machine]\n", "[machine]\npolicy = \"mglru\"\n", 1);
+        text += &format!("[mglru]\nwalks = {walks}\nrefault_distance = {refault_distance}\n");
+        run_checked(mglru(&text), &text, v612)?;
     }
 }

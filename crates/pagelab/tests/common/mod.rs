@@ -3,6 +3,7 @@
 
 use pagelab::folio::{Pfn, NIL};
 use pagelab::policy::classic::Classic;
+use pagelab::policy::lru_gen::LruGen;
 use pagelab::sim::Machine;
 use pagelab::Scenario;
 use pagelab_workload::{Access, Advice, Op};
@@ -13,6 +14,11 @@ pub fn scenario(text: &str) -> Scenario {
 
 pub fn classic(text: &str) -> Machine<Classic> {
     Machine::new(&scenario(text), |mm| Classic::new(mm.memcgs.cg.len())).unwrap()
+}
+
+pub fn mglru(text: &str) -> Machine<LruGen> {
+    let s = scenario(text);
+    Machine::new(&s, |mm| LruGen::new(mm, &s.mglru)).unwrap()
 }
 
 pub fn read(object: u32, page: u64) -> Op {

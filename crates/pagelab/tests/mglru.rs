@@ -1,0 +1,367 @@
+//! MGLRU's rules, each pinned to the kernel behaviour it models (6.1.192 and 6.12.95).
+
+mod common;
+use common::*;
+
+use pagelab::folio::pg;
+use pagelab::memcontrol::ROOT_MEMCG;
+use pagelab::policy::lru_gen::{folio_gen, folio_lru_refs, gen_of, lru_tier_from_refs, positive_ctrl_err, CtrlPos, LruGen};
+use pagelab::policy::Policy;
+use pagelab::sim::Machine;
+use pagelab::vmstat::Ev;
+
+const KERNELS: [&str; 2] = ["6.1", "6.12"];
+
+/// One file of `pages` pages read by one task in the root cgroup, nothing run yet.
+fn one_file(memory: &str, kernel: &str, pages: u64) -> Machine<LruGen> {
+    mglru(&format!(
+        r#"
+[machine]
+memory = "{memory}"
+kernel = "{kernel}"
+policy = "mglru"
+[[workload]]
+name = "r"
+cgroup = "/"
+kind = "file-read"
+file_size = "{pages}p"
+fadvise = "random"
+ops = 0
+"#
+    ))
+}
+
+/// One task touching `pages` anonymous pages, with swap (so anon is aged and walked).
+fn one_anon(kernel: &str, pages: u64, walks: bool) -> Machine<LruGen> {
+    mglru(&format!(
+        r#"
+[machine]
+memory = "64M"
+kernel = "{kernel}"
+policy = "mglru"
+swap = {{ device = "ssd", size = "64M" }}
+[mglru]
+walks = {walks}
+[[workload]]
+name = "a"
+cgroup = "/"
+kind = "anon-write"
+size = "{pages}p"
+ops = 0
+"#
+    ))
+}
+
+fn tier_of(m: &Machine<LruGen>, pfn: pagelab::folio::Pfn) -> usize {
+    lru_tier_from_refs(folio_lru_refs(m.mm.folios.get(pfn).flags))
+}
+
+fn order_base_2(n: u32) -> usize {
+    (n.max(1) as f64).log2().ceil() as usize
+}
+
+#[test]
+fn a_page_read_n_times_through_a_file_descriptor_lands_in_tier_order_base_2_of_n() {
+    for kernel in KERNELS {
+        let mut m = one_file("64M", kernel, 64);
+        for n in 1..=6u32 {
+            let page = n as u64;
+            for _ in 0..n {
+                m.apply(0, read(0, page));
+                m.apply(0, read(0, 40)); // another page between, so every read is marked
+            }
+        }
+        m.drain();
+        for n in 1..=6u32 {
+            let pfn = pfn_of(&m, 0, 0, n as u64).unwrap();
+            let want = order_base_2(n).min(3);
+            assert_eq!(tier_of(&m, pfn), want, "{kernel}: {n} reads");
+        }
+        m.check().unwrap();
+    }
+}
+
+#[test]
+fn the_controller_compares_refault_rates_with_a_margin_of_min_lru_batch() {
+    let sp = CtrlPos { refaulted: 100, total: 1000, gain: 1 };
+    // Fewer than MIN_LRU_BATCH refaults are never an error, whatever the rate.
+    assert!(positive_ctrl_err(sp, CtrlPos { refaulted: 63, total: 64, gain: 2 }));
+    // 20% vs 10% with twice the gain: 200*(1064)*1 <= 101*1000*2 is false.
+    assert!(!positive_ctrl_err(sp, CtrlPos { refaulted: 200, total: 1000, gain: 2 }));
+    // 10% vs 10% with twice the gain: protected only when clearly worse.
+    assert!(positive_ctrl_err(sp, CtrlPos { refaulted: 100, total: 1000, gain: 2 }));
+}
+
+#[test]
+fn the_pid_controller_protects_a_tier_whose_refault_rate_exceeds_tier_0s() {
+    for kernel in KERNELS {
+        let mut m = one_file("64M", kernel, 64);
+        let lv = &mut m.policy.lv[ROOT_MEMCG as usize];
+        lv.evicted[1][0] = 10_000;
+        lv.refaulted[1][0] = 100; // 1% for tier 0
+        lv.evicted[1][2] = 1_000;
+        lv.refaulted[1][2] = 500; // 50% for tier 2
+        assert_eq!(m.policy.get_tier_idx(ROOT_MEMCG, 1), 1, "{kernel}: tiers above 1 are protected");
+        let lv = &mut m.policy.lv[ROOT_MEMCG as usize];
+        lv.refaulted[1][1] = 500;
+        lv.evicted[1][1] = 1_000;
+        assert_eq!(m.policy.get_tier_idx(ROOT_MEMCG, 1), 0, "{kernel}: tier 1 refaulting too is protected");
+        let lv = &mut m.policy.lv[ROOT_MEMCG as usize];
+        lv.refaulted[1] = [500, 500, 500, 0];
+        lv.evicted[1] = [1_000, 1_000, 1_000, 0];
+        assert_eq!(m.policy.get_tier_idx(ROOT_MEMCG, 1), 3, "{kernel}: equal rates protect nothing");
+    }
+}
+
+/// Reads `hot` pages three times each (tier 2), then streams new pages through a small
+/// memory so reclaim runs; returns the machine.
+fn hot_then_stream(kernel: &str, protect: bool) -> Machine<LruGen> {
+    let mut m = one_file("8M", kernel, 20_000);
+    if protect {
+        let lv = &mut m.policy.lv[ROOT_MEMCG as usize];
+        lv.avg_total[1][0] = 100_000;
+        lv.avg_refaulted[1][0] = 1_000;
+        lv.avg_total[1][2] = 1_000;
+        lv.avg_refaulted[1][2] = 800;
+    }
+    for _ in 0..3 {
+        for p in 0..200 {
+            m.apply(0, read(0, p));
+        }
+    }
+    for p in 1000..8000 {
+        m.apply(0, read(0, p));
+    }
+    m.drain();
+    m.check().unwrap();
+    m
+}
+
+#[test]
+fn sort_folio_keeps_a_protected_tier_and_counts_it() {
+    for kernel in KERNELS {
+        let m = hot_then_stream(kernel, true);
+        let resident = (0..200).filter(|&p| pfn_of(&m, 0, 0, p).is_some()).count();
+        let lv = &m.policy.lv[ROOT_MEMCG as usize];
+        assert!(resident >= 190, "{kernel}: {resident} of 200 hot pages resident");
+        assert!(lv.protected[1][1] > 0, "{kernel}: tier 2 protections counted: {:?}", lv.protected);
+        let activate = ev(&m, Ev::WorkingsetActivateFile);
+        if kernel == "6.1" {
+            // 6.1 counts each protection as a workingset activation; 6.12 does not.
+            assert!(activate >= lv.protected[1][1], "{kernel}: activate {activate}");
+        } else {
+            assert_eq!(activate, 0, "{kernel}: no refault, no activation");
+        }
+    }
+}
+
+#[test]
+fn without_refault_evidence_tiers_are_not_protected_and_hot_pages_age_out() {
+    for kernel in KERNELS {
+        let m = hot_then_stream(kernel, false);
+        let lv = &m.policy.lv[ROOT_MEMCG as usize];
+        assert_eq!(lv.protected[1][1], 0, "{kernel}: {:?}", lv.protected);
+        let resident = (0..200).filter(|&p| pfn_of(&m, 0, 0, p).is_some()).count();
+        assert!(resident < 50, "{kernel}: {resident} hot pages survived a stream 3x memory");
+    }
+}
+
+#[test]
+fn aging_moves_a_young_mapped_page_to_max_seq() {
+    for kernel in KERNELS {
+        let mut m = one_anon(kernel, 64, true);
+        for p in 0..64 {
+            m.apply(0, touch(0, p, true));
+        }
+        m.drain();
+        let lv = &m.policy.lv[ROOT_MEMCG as usize];
+        let first = lv.max_seq;
+        let p5 = pfn_of(&m, 0, 0, 5).unwrap();
+        assert_eq!(folio_gen(m.mm.folios.get(p5).flags), Some(gen_of(first)), "{kernel}: faulted anon starts in max_seq");
+        // A first walk finds every freshly faulted page young (a dense page table, so the
+        // Bloom filter lets the next walk in); then page 5 alone is touched again.
+        assert!(m.policy.try_to_inc_max_seq(&mut m.mm, ROOT_MEMCG, first, true), "{kernel}");
+        m.apply(0, touch(0, 5, false));
+        assert!(m.mm.folios.test(p5, pg::YOUNG), "{kernel}: the access set the PTE young bit");
+        let max = m.policy.lv[ROOT_MEMCG as usize].max_seq;
+        assert!(m.policy.try_to_inc_max_seq(&mut m.mm, ROOT_MEMCG, max, true));
+        assert_eq!(m.policy.lv[ROOT_MEMCG as usize].max_seq, first + 2);
+        // The walk promotes to the max_seq it walks for, which the new generation then follows.
+        assert_eq!(folio_gen(m.mm.folios.get(p5).flags), Some(gen_of(max)), "{kernel}: the walk promoted the young page");
+        assert!(!m.mm.folios.test(p5, pg::YOUNG), "{kernel}: and cleared its young bit");
+        let p6 = pfn_of(&m, 0, 0, 6).unwrap();
+        assert_eq!(folio_gen(m.mm.folios.get(p6).flags), Some(gen_of(first)), "{kernel}: an old page keeps its generation");
+        m.check().unwrap();
+    }
+}
+
+#[test]
+fn without_page_table_walks_aging_leaves_young_pages_for_look_around() {
+    let mut m = one_anon("6.1", 64, false);
+    for p in 0..64 {
+        m.apply(0, touch(0, p, true));
+    }
+    m.drain();
+    let first = m.policy.lv[ROOT_MEMCG as usize].max_seq;
+    m.apply(0, touch(0, 5, false));
+    assert!(m.policy.try_to_inc_max_seq(&mut m.mm, ROOT_MEMCG, first, true));
+    let p5 = pfn_of(&m, 0, 0, 5).unwrap();
+    assert_eq!(folio_gen(m.mm.folios.get(p5).flags), Some(gen_of(first)));
+    assert!(m.mm.folios.test(p5, pg::YOUNG), "the young bit waits for reclaim's rmap walk");
+}
+
+/// Evicts file page 3 (its shadow made now), then lets `advance` generations of the oldest
+/// file generation pass before it refaults. Returns (refault, activate) counted.
+fn refault_after(kernel: &str, advance: u64) -> (u64, u64) {
+    let mut m = one_file("64M", kernel, 64);
+    m.apply(0, read(0, 3));
+    m.drain();
+    let pfn = pfn_of(&m, 0, 0, 3).unwrap();
+    let shadow = m.policy.eviction(&mut m.mm, pfn);
+    let lv = &mut m.policy.lv[ROOT_MEMCG as usize];
+    lv.min_seq[1] += advance;
+    lv.max_seq += advance;
+    m.policy.refault(&mut m.mm, pfn, shadow);
+    (ev(&m, Ev::WorkingsetRefaultFile), ev(&m, Ev::WorkingsetActivateFile))
+}
+
+#[test]
+fn v6_1_counts_only_refaults_from_the_current_oldest_generation() {
+    assert_eq!(refault_after("6.1", 0), (1, 0), "recent: a refault; activations come from sort_folio()");
+    assert_eq!(refault_after("6.1", 1), (0, 0), "older: nothing is counted at all");
+}
+
+#[test]
+fn v6_12_counts_every_refault_and_activates_the_recent_ones() {
+    assert_eq!(refault_after("6.12", 0), (1, 1));
+    assert_eq!(refault_after("6.12", 1), (1, 0));
+}
+
+#[test]
+fn a_refault_in_a_fault_or_with_maximal_refs_is_restored() {
+    for kernel in KERNELS {
+        let mut m = one_file("64M", kernel, 64);
+        for _ in 0..5 {
+            m.apply(0, read(0, 3));
+            m.apply(0, read(0, 9));
+        }
+        m.drain();
+        let pfn = pfn_of(&m, 0, 0, 3).unwrap();
+        assert_eq!(folio_lru_refs(m.mm.folios.get(pfn).flags), 4);
+        let shadow = m.policy.eviction(&mut m.mm, pfn);
+        m.mm.folios.clear(pfn, pg::REFS_MASK | pg::WORKINGSET | pg::REFERENCED);
+        m.policy.refault(&mut m.mm, pfn, shadow);
+        assert_eq!(ev(&m, Ev::WorkingsetRestoreFile), 1, "{kernel}");
+        assert_eq!(folio_lru_refs(m.mm.folios.get(pfn).flags), 4, "{kernel}: restored to the top tier");
+    }
+}
+
+#[test]
+fn should_run_aging_scales_the_scan_by_priority_only_in_6_1() {
+    for (kernel, want) in [("6.1", 4096u64 >> 10), ("6.12", 4096)] {
+        let mut m = one_file("64M", kernel, 64);
+        let lv = &mut m.policy.lv[ROOT_MEMCG as usize];
+        lv.nr_pages[gen_of(lv.min_seq[1])][1] = 4096;
+        let (need, nr) = m.policy.should_run_aging(ROOT_MEMCG, false, 10);
+        assert_eq!(nr, want, "{kernel}");
+        assert!(!need, "{kernel}: four generations need no aging");
+    }
+}
+
+#[test]
+fn get_swappiness_is_zero_when_reclaim_may_not_swap_only_in_6_12() {
+    for (kernel, want) in [("6.1", 60u64), ("6.12", 0)] {
+        let m = one_anon(kernel, 16, true);
+        let mut sc = pagelab::vmscan::ScanControl::new(ROOT_MEMCG, pagelab::vmstat::Reclaimer::Direct, 32);
+        sc.may_swap = false;
+        assert_eq!(m.policy.get_swappiness(&m.mm, &sc), want, "{kernel}");
+    }
+}
+
+#[test]
+fn the_kairui_rule_reactivates_a_refault_whose_distance_beats_the_active_generations() {
+    let text = r#"
+[machine]
+memory = "64M"
+kernel = "6.1"
+policy = "mglru"
+[mglru]
+refault_distance = true
+[[workload]]
+name = "r"
+cgroup = "/"
+kind = "file-read"
+file_size = "4000p"
+fadvise = "random"
+ops = 0
+"#;
+    let mut m = mglru(text);
+    for p in 0..2000 {
+        m.apply(0, read(0, p));
+    }
+    m.drain();
+    // All 2000 pages sit in the inactive (two oldest) generations: a file refault must beat
+    // the active set, which is empty, so even distance 1 is not re-activated.
+    let p7 = pfn_of(&m, 0, 0, 7).unwrap();
+    let shadow = m.policy.eviction(&mut m.mm, p7);
+    m.policy.refault(&mut m.mm, p7, shadow);
+    assert_eq!(ev(&m, Ev::WorkingsetRefaultFile), 1);
+    assert_eq!(ev(&m, Ev::WorkingsetActivateFile), 0, "nothing active to compete with");
+    // Activate 1000 pages (to max_seq): now active < inactive, and a file refault is
+    // re-activated iff its distance < active + inactive anon (no swap: 0) = 1000.
+    for p in 1000..2000 {
+        let pfn = pfn_of(&m, 0, 0, p).unwrap();
+        m.policy.activate(&mut m.mm, pfn);
+    }
+    let p8 = pfn_of(&m, 0, 0, 8).unwrap();
+    let shadow = m.policy.eviction(&mut m.mm, p8);
+    m.policy.refault(&mut m.mm, p8, shadow);
+    assert_eq!(ev(&m, Ev::WorkingsetActivateFile), 1, "distance 1 < 1000 active pages");
+    assert!(m.mm.folios.test(p8, pg::ACTIVE), "re-activated: lru_gen_add_folio() puts it in max_seq");
+    let p9 = pfn_of(&m, 0, 0, 9).unwrap();
+    let shadow = m.policy.eviction(&mut m.mm, p9);
+    let p10 = pfn_of(&m, 0, 0, 10).unwrap();
+    for _ in 0..1000 {
+        m.policy.eviction(&mut m.mm, p10); // each eviction ages the nonresident clock
+    }
+    m.policy.refault(&mut m.mm, p9, shadow);
+    assert_eq!(ev(&m, Ev::WorkingsetRefaultFile), 3);
+    assert_eq!(ev(&m, Ev::WorkingsetActivateFile), 1, "distance 1001 is beyond the active set");
+}
+
+#[test]
+fn generation_lists_and_sizes_stay_consistent_through_reclaim_and_refaults() {
+    for kernel in KERNELS {
+        let mut m = one_file("8M", kernel, 6000);
+        for round in 0..3u64 {
+            for p in 0..6000u64 {
+                m.apply(0, read(0, (p * 7 + round) % 6000));
+            }
+            m.check().unwrap();
+        }
+        assert!(ev(&m, Ev::PgStealFile) > 0);
+        let lv = &m.policy.lv[ROOT_MEMCG as usize];
+        let gens = lv.max_seq - lv.min_seq[1] + 1;
+        assert!((2..=4).contains(&gens), "{kernel}: {gens}");
+        assert!(m.policy.debugfs(&m.mm).unwrap().contains("memcg     1 /"));
+    }
+}
+
+#[test]
+fn the_bloom_filter_skips_a_page_table_that_was_sparse_in_young_pages_last_walk() {
+    let mut m = one_anon("6.1", 64, true);
+    for p in 0..64 {
+        m.apply(0, touch(0, p, true));
+    }
+    m.drain();
+    let first = m.policy.lv[ROOT_MEMCG as usize].max_seq;
+    assert!(m.policy.try_to_inc_max_seq(&mut m.mm, ROOT_MEMCG, first, true)); // dense: kept
+    assert!(m.policy.try_to_inc_max_seq(&mut m.mm, ROOT_MEMCG, first + 1, true)); // none young: dropped
+    m.apply(0, touch(0, 5, false));
+    let walked = m.policy.lv[ROOT_MEMCG as usize].mm_stats[4];
+    assert!(m.policy.try_to_inc_max_seq(&mut m.mm, ROOT_MEMCG, first + 2, true));
+    assert_eq!(m.policy.lv[ROOT_MEMCG as usize].mm_stats[4], walked, "the page table was not walked");
+    let p5 = pfn_of(&m, 0, 0, 5).unwrap();
+    assert!(m.mm.folios.test(p5, pg::YOUNG), "its young bit waits for look-around");
+    assert_eq!(folio_gen(m.mm.folios.get(p5).flags), Some(gen_of(first)));
+}
