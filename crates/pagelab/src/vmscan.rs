@@ -374,6 +374,7 @@ pub fn folio_referenced<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) -> u32 {
     if !f.test(pg::MAPPED) {
         return 0;
     }
+    mm.cpu(mm.cfg.costs.rmap_walk_ns);
     let norecency = f.test(pg::NORECENCY);
     if norecency && mm.cfg.kernel >= Kernel::V6_12 {
         return 0;
@@ -543,6 +544,7 @@ fn shrink_one_folio<P: Policy>(
 /// Models mm/rmap.c: try_to_unmap(): the page leaves the page table (an anon PTE becomes a
 /// swap entry, kept in the swap cache until the page is freed).
 pub fn try_to_unmap(mm: &mut Mm, pfn: Pfn) {
+    mm.cpu(mm.cfg.costs.rmap_walk_ns);
     let f = mm.folios.get_mut(pfn);
     f.flags &= !(pg::MAPPED | pg::YOUNG);
     if f.flags & pg::SWAPBACKED == 0 {

@@ -179,7 +179,9 @@ impl LruGen {
         for &pfn in &parked {
             self.relink_parked(mm, pfn, gen, ty);
         }
-        let cost = mm.cfg.costs.scan_page_ns * scanned;
+        // Isolated folios pay their scan in shrink_folio_list(), as the classic LRU's do; here
+        // only the ones sorted or skipped without leaving the generation lists.
+        let cost = mm.cfg.costs.scan_page_ns * (scanned - isolated);
         mm.cpu(cost);
         let item = sc.reclaimer.pgscan();
         if !sc.cgroup_reclaim() {
