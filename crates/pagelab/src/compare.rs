@@ -127,6 +127,14 @@ pub fn default_rows() -> Vec<Row> {
     ]
 }
 
+/// The rows of a timed experiment: pagelab's own speed (wall clock, not the modeled time).
+pub fn timing_rows() -> Vec<Row> {
+    vec![
+        Row { label: "pagelab wall s", value: |r| r.model("pagelab_wall_s") },
+        Row { label: "pagelab M acc/s (wall)", value: |r| r.model("pagelab_macc_per_s") },
+    ]
+}
+
 /// The relative change of `v` against `base`, as the seeds print it: `( +12.34%)`, or blank
 /// parentheses when the base is zero and the value is not.
 pub fn change(base: f64, v: f64) -> String {

@@ -27,6 +27,15 @@ pub struct Experiment {
     /// Relative to the manifest.
     pub scenario: PathBuf,
     pub runs: Vec<RunSpec>,
+    /// The throughput row counts only the tasks whose name starts with this (seed 000's query
+    /// rate is the readers', not the cache's).
+    #[serde(default)]
+    pub throughput_tasks: Option<String>,
+    /// Times pagelab itself: the runs go one at a time after the others, in this many rounds
+    /// that alternate them (a busy machine slows all alike), the best round of each counting
+    /// (seed 003 measures a scan loop's speed). 0: not timed.
+    #[serde(default)]
+    pub timing_rounds: u32,
 }
 
 #[derive(Deserialize)]
@@ -56,6 +65,8 @@ pub fn load(path: &Path) -> Result<Vec<Experiment>, String> {
 pub struct Outcome {
     pub experiment: Experiment,
     pub reports: Vec<Result<Report, String>>,
+    /// pagelab's best wall-clock seconds per run, for timed experiments.
+    pub wall_s: Vec<Option<f64>>,
 }
 
 impl Outcome {
@@ -66,7 +77,8 @@ impl Outcome {
             .runs
             .iter()
             .zip(&self.reports)
-            .filter_map(|(spec, r)| r.as_ref().ok().map(|r| Run::from_report(&spec.label, r)))
+            .zip(&self.wall_s)
+            .filter_map(|((spec, r), wall)| r.as_ref().ok().map(|r| self.run_row(&spec.label, r, *wall)))
             .collect();
         let mut out = format!("{} — {}\n", self.experiment.id, self.experiment.title);
         for (spec, r) in self.experiment.runs.iter().zip(&self.reports) {
@@ -75,19 +87,36 @@ impl Outcome {
             }
         }
         if !runs.is_empty() {
-            out += &crate::compare::table(&runs, &crate::compare::default_rows());
+            let mut rows = crate::compare::default_rows();
+            if self.experiment.timing_rounds > 0 {
+                rows.extend(crate::compare::timing_rows());
+            }
+            out += &crate::compare::table(&runs, &rows);
         }
         out
+    }
+
+    /// A run of the table, with the experiment's throughput and timing rules applied.
+    fn run_row(&self, label: &str, r: &Report, wall_s: Option<f64>) -> Run {
+        let mut run = Run::from_report(label, r);
+        if let Some(prefix) = &self.experiment.throughput_tasks {
+            run.throughput = r.tasks.iter().filter(|t| t.name.starts_with(prefix.as_str())).map(|t| t.ops_per_s).sum();
+        }
+        if let Some(wall) = wall_s {
+            run.model.insert("pagelab_wall_s".into(), wall);
+            run.model.insert("pagelab_macc_per_s".into(), r.ops as f64 / wall / 1e6);
+        }
+        run
     }
 }
 
 /// Validates every run's scenario, then runs them all in parallel (`threads` 0: all cores).
 pub fn run(experiments: &[Experiment], threads: usize, progress: &(dyn Fn() + Sync)) -> Result<Vec<Outcome>, String> {
-    let mut jobs = Vec::new();
+    let (mut jobs, mut timed) = (Vec::new(), Vec::new());
     for (ei, e) in experiments.iter().enumerate() {
         for (ri, r) in e.runs.iter().enumerate() {
             let s = Scenario::load(&e.scenario, &r.set).map_err(|err| format!("experiment {} run `{}`: {err}", e.id, r.label))?;
-            jobs.push((ei, ri, s));
+            if e.timing_rounds > 0 { &mut timed } else { &mut jobs }.push((ei, ri, s));
         }
     }
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| e.to_string())?;
@@ -100,10 +129,47 @@ pub fn run(experiments: &[Experiment], threads: usize, progress: &(dyn Fn() + Sy
             })
             .collect()
     });
-    let mut out: Vec<Outcome> =
-        experiments.iter().map(|e| Outcome { experiment: e.clone(), reports: Vec::with_capacity(e.runs.len()) }).collect();
-    for (ei, _, r) in results {
-        out[ei].reports.push(r);
+    let mut out: Vec<Outcome> = experiments
+        .iter()
+        .map(|e| Outcome { experiment: e.clone(), reports: e.runs.iter().map(|_| Err(String::new())).collect(), wall_s: vec![None; e.runs.len()] })
+        .collect();
+    for (ei, ri, r) in results {
+        out[ei].reports[ri] = r;
+    }
+    for (ei, ri, r, wall) in run_timed(&timed, experiments, progress) {
+        out[ei].reports[ri] = r;
+        out[ei].wall_s[ri] = wall;
     }
     Ok(out)
+}
+
+/// Runs timed experiments' runs alone, one after the other, in rounds that alternate them;
+/// keeps each run's first report (the runs are deterministic) and its best wall time.
+fn run_timed(
+    timed: &[(usize, usize, Scenario)],
+    experiments: &[Experiment],
+    progress: &(dyn Fn() + Sync),
+) -> Vec<(usize, usize, Result<Report, String>, Option<f64>)> {
+    let rounds = timed.iter().map(|(ei, _, _)| experiments[*ei].timing_rounds).max().unwrap_or(0);
+    let mut out: Vec<_> = timed.iter().map(|(ei, ri, _)| (*ei, *ri, Err(String::new()), None::<f64>)).collect();
+    for round in 0..rounds {
+        for (slot, (ei, _, s)) in out.iter_mut().zip(timed) {
+            if round >= experiments[*ei].timing_rounds {
+                continue;
+            }
+            let start = std::time::Instant::now();
+            let r = crate::run(s, |_, _| {});
+            let wall = start.elapsed().as_secs_f64();
+            if r.is_ok() {
+                slot.3 = Some(slot.3.map_or(wall, |w: f64| w.min(wall)));
+            }
+            if round == 0 {
+                slot.2 = r;
+            }
+            if round + 1 == experiments[*ei].timing_rounds {
+                progress();
+            }
+        }
+    }
+    out
 }
