@@ -86,6 +86,22 @@ const NONE: u32 = u32::MAX;
 /// How many accesses ahead per-page state is prefetched.
 const AHEAD: usize = 12;
 
+/// Runs `access` over a batch, prefetching the per-page state `slot` names for the access
+/// `AHEAD` places later (the next pages are known: they are in the batch). Returns misses.
+#[inline(always)]
+fn batch_with_prefetch<C, T>(c: &mut C, pages: &[u32], slot: impl Fn(&C, u32) -> Option<&T>, access: impl Fn(&mut C, u32) -> bool) -> u64 {
+    let mut misses = 0;
+    for (k, &p) in pages.iter().enumerate() {
+        if let Some(&q) = pages.get(k + AHEAD) {
+            if let Some(r) = slot(c, q) {
+                prefetch(r);
+            }
+        }
+        misses += !access(c, p) as u64;
+    }
+    misses
+}
+
 /// Exact LRU: a doubly linked list of the resident pages through `link[page + 1] =
 /// [prev, next]`, with node 0 as the sentinel (`link[0] = [least recent, most recent]`);
 /// `[NONE, NONE]` for a page not in the cache. Eight bytes per page.
@@ -163,16 +179,7 @@ impl Lru {
 
 impl Cache for Lru {
     fn access_batch(&mut self, pages: &[u32], _next: Option<&[i64]>) -> u64 {
-        let mut misses = 0;
-        for (k, &p) in pages.iter().enumerate() {
-            if let Some(&q) = pages.get(k + AHEAD) {
-                if let Some(l) = self.link.get(q as usize + 1) {
-                    prefetch(l);
-                }
-            }
-            misses += !self.access(p) as u64;
-        }
-        misses
+        batch_with_prefetch(self, pages, |c, q| c.link.get(q as usize + 1), |c, p| c.access(p))
     }
     fn evictions(&self) -> u64 {
         self.evictions
@@ -251,16 +258,7 @@ impl Fifo {
 
 impl Cache for Fifo {
     fn access_batch(&mut self, pages: &[u32], _next: Option<&[i64]>) -> u64 {
-        let mut misses = 0;
-        for (k, &p) in pages.iter().enumerate() {
-            if let Some(&q) = pages.get(k + AHEAD) {
-                if let Some(r) = self.resident.get(q as usize) {
-                    prefetch(r);
-                }
-            }
-            misses += !self.access(p) as u64;
-        }
-        misses
+        batch_with_prefetch(self, pages, |c, q| c.resident.get(q as usize), |c, p| c.access(p))
     }
     fn evictions(&self) -> u64 {
         self.evictions
@@ -340,16 +338,7 @@ impl Clock {
 
 impl Cache for Clock {
     fn access_batch(&mut self, pages: &[u32], _next: Option<&[i64]>) -> u64 {
-        let mut misses = 0;
-        for (k, &p) in pages.iter().enumerate() {
-            if let Some(&q) = pages.get(k + AHEAD) {
-                if let Some(r) = self.state.get(q as usize) {
-                    prefetch(r);
-                }
-            }
-            misses += !self.access(p) as u64;
-        }
-        misses
+        batch_with_prefetch(self, pages, |c, q| c.state.get(q as usize), |c, p| c.access(p))
     }
     fn evictions(&self) -> u64 {
         self.evictions

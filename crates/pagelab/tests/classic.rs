@@ -10,20 +10,7 @@ use pagelab::vmstat::{Ev, Lru};
 
 /// One file of `pages` pages read by one task in the root cgroup, nothing run yet.
 fn one_file(memory: &str, kernel: &str, pages: u64) -> pagelab::sim::Machine<Classic> {
-    classic(&format!(
-        r#"
-[machine]
-memory = "{memory}"
-kernel = "{kernel}"
-[[workload]]
-name = "r"
-cgroup = "/"
-kind = "file-read"
-file_size = "{pages}p"
-fadvise = "random"
-ops = 0
-"#
-    ))
+    classic(&one_file_scenario(memory, kernel, "classic", pages))
 }
 
 #[test]

@@ -14,21 +14,7 @@ const KERNELS: [&str; 2] = ["6.1", "6.12"];
 
 /// One file of `pages` pages read by one task in the root cgroup, nothing run yet.
 fn one_file(memory: &str, kernel: &str, pages: u64) -> Machine<LruGen> {
-    mglru(&format!(
-        r#"
-[machine]
-memory = "{memory}"
-kernel = "{kernel}"
-policy = "mglru"
-[[workload]]
-name = "r"
-cgroup = "/"
-kind = "file-read"
-file_size = "{pages}p"
-fadvise = "random"
-ops = 0
-"#
-    ))
+    mglru(&one_file_scenario(memory, kernel, "mglru", pages))
 }
 
 /// One task touching `pages` anonymous pages, with swap (so anon is aged and walked).

@@ -21,6 +21,26 @@ pub fn mglru(text: &str) -> Machine<LruGen> {
     Machine::new(&s, |mm| LruGen::new(mm, &s.mglru)).unwrap()
 }
 
+/// A scenario of one file of `pages` pages read at random by one task in the root cgroup
+/// (`ops = 0`: the test drives the operations).
+pub fn one_file_scenario(memory: &str, kernel: &str, policy: &str, pages: u64) -> String {
+    format!(
+        r#"
+[machine]
+memory = "{memory}"
+kernel = "{kernel}"
+policy = "{policy}"
+[[workload]]
+name = "r"
+cgroup = "/"
+kind = "file-read"
+file_size = "{pages}p"
+fadvise = "random"
+ops = 0
+"#
+    )
+}
+
 pub fn read(object: u32, page: u64) -> Op {
     Op { object, page, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0 }
 }
