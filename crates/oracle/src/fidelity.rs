@@ -134,6 +134,26 @@ pub fn calibrate(memory_pages: u64, before: &Snapshot, scenario_sets: &dyn Fn(&s
     c
 }
 
+/// The model's cost of the guest's swap disk, unless the scenario sets `[time] swap`: a
+/// block device (`disk` or `ssd`) is a virtio disk whose sparse file sits in the host's page
+/// cache, and under emulation the guest's CPU runs 20–100× slower than the model's cost model,
+/// so a host write of tens of microseconds is about a microsecond of the model's time — a
+/// spinning disk's 4 ms would leave thousands of pages under writeback that the guest's kernel
+/// frees at once (anon-swap-disk wrote twice the pages it freed). zram keeps its own cost
+/// (compression on the CPU). The data disk keeps the scenario's `storage` cost.
+pub fn calibrate_swap_device(device: pagelab::swapfile::DeviceKind, scenario_sets_time_swap: bool) -> Vec<String> {
+    use pagelab::swapfile::DeviceKind;
+    if scenario_sets_time_swap || !matches!(device, DeviceKind::Disk | DeviceKind::Ssd) {
+        return Vec::new();
+    }
+    let c = pagelab::time::DeviceCost::default_for(DeviceKind::Ramdisk);
+    vec![
+        format!("time.swap.read_latency_ns={}", c.read_latency_ns),
+        format!("time.swap.write_latency_ns={}", c.write_latency_ns),
+        format!("time.swap.page_transfer_ns={}", c.page_transfer_ns),
+    ]
+}
+
 /// The kernel's side of a comparison, as the JSON's `kernel` object.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct KernelSide {
@@ -448,6 +468,17 @@ mod tests {
         assert!(c.overrides.contains(&"machine.shmem_active=550p".to_string()), "{:?}", c.overrides);
         let b2 = Snapshot { meminfo: [("MemTotal", 208708), ("MemFree", 175048), ("Shmem", 2000), ("Active(anon)", 4000)].iter().map(|(k, v)| (k.to_string(), *v)).collect(), ..Default::default() };
         assert_eq!(calibrate(65536, &b2, &|_| false).shmem_active_pages, 500, "never more than the shmem");
+    }
+
+    #[test]
+    fn a_block_swap_device_is_modeled_at_the_speed_the_emulated_guest_sees() {
+        use pagelab::swapfile::DeviceKind;
+        let o = calibrate_swap_device(DeviceKind::Disk, false);
+        assert_eq!(o, ["time.swap.read_latency_ns=1000", "time.swap.write_latency_ns=1000", "time.swap.page_transfer_ns=400"]);
+        assert_eq!(calibrate_swap_device(DeviceKind::Ssd, false).len(), 3);
+        assert!(calibrate_swap_device(DeviceKind::Disk, true).is_empty(), "the scenario's own [time] swap wins");
+        assert!(calibrate_swap_device(DeviceKind::Zram, false).is_empty(), "zram keeps its CPU cost");
+        assert!(calibrate_swap_device(DeviceKind::None, false).is_empty());
     }
 
     #[test]

@@ -207,6 +207,10 @@ pub fn oracle(a: &OracleArgs) -> Result<OracleOutput> {
     let min_free = kernel.calibration.min_free_kbytes;
     kernel.calibration = if a.no_calibrate { Default::default() } else { fidelity::calibrate(m.memory_pages, &before, &sets) };
     kernel.calibration.min_free_kbytes = kernel.calibration.min_free_kbytes.or(min_free);
+    if !a.no_calibrate {
+        let time_swap = doc.get("time").and_then(|t| t.get("swap")).is_some();
+        kernel.calibration.overrides.extend(fidelity::calibrate_swap_device(m.swap_device, time_swap));
+    }
     let mut model_overrides = overrides.clone();
     model_overrides.extend(kernel.calibration.overrides.iter().cloned());
     let text = fs::read_to_string(&a.scenario)?;

@@ -422,6 +422,7 @@ pub fn shrink_folio_list<P: Policy>(
     stat: &mut ReclaimStat,
     ignore_references: bool,
 ) -> u64 {
+    complete_writeback_in_reclaim(mm, p);
     let mut reclaimed = 0;
     let (scan_ns, reclaim_ns) = (mm.cfg.costs.scan_page_ns, mm.cfg.costs.reclaim_page_ns);
     // Survivors are compacted to the front of `list`, in order.
@@ -461,6 +462,18 @@ pub fn shrink_folio_list<P: Policy>(
     mm.count(Ev::PgActivate, stat.nr_activate[0] + stat.nr_activate[1]);
     list.truncate(kept);
     reclaimed
+}
+
+/// Models the completion side of mm/page_io.c (the swap bio's end_io) and
+/// mm/filemap.c: folio_end_writeback() (6.1/6.12), which run from the device's interrupt
+/// whenever a write finishes, also in the middle of a reclaim pass: every write finished by
+/// the reclaimer's clock is completed before it takes the next batch, so a page it wrote a
+/// batch ago is already rotated to the inactive tail (folio_rotate_reclaimable()) and is
+/// freed by a later isolation of the same pass, instead of waiting for the pass to end while
+/// priority drops and ever more pages are written.
+fn complete_writeback_in_reclaim<P: Policy>(mm: &mut Mm, p: &mut P) {
+    let now = mm.now();
+    crate::page_writeback::complete_writeback(mm, p, now);
 }
 
 fn shrink_one_folio<P: Policy>(

@@ -205,3 +205,29 @@ fn shmem_active_starts_on_the_active_anon_list_the_rest_inactive() {
     let e = pagelab::Scenario::parse(&text("401p"), "t.toml", "t", &[]).unwrap_err().to_string();
     assert!(e.contains("machine.shmem_active") && e.contains("more than machine.shmem"), "{e}");
 }
+
+#[test]
+fn pages_written_early_in_a_reclaim_pass_are_freed_by_the_same_pass() {
+    // folio_end_writeback() runs from the device's interrupt: a swap write that finished
+    // while reclaim goes on rotates its page to the inactive tail, and the pass frees it
+    // instead of writing page after page while priority drops.
+    let mut m = classic(
+        "[machine]\nmemory = \"32M\"\nkernel = \"6.1\"\nswap = { device = \"ssd\", size = \"64M\" }\n\
+         [time.swap]\nread_latency_ns = 1000\nwrite_latency_ns = 1000\npage_transfer_ns = 400\n\
+         [[workload]]\nname = \"a\"\ncgroup = \"/\"\nkind = \"anon-write\"\nsize = \"2000p\"\nops = 0\n",
+    );
+    for page in 0..2000 {
+        m.apply(0, touch(0, page, true));
+    }
+    m.drain();
+    for page in 0..2000 {
+        let pfn = pfn_of(&m, 0, 0, page).unwrap();
+        m.mm.folios.clear(pfn, pg::YOUNG | pg::REFERENCED);
+    }
+    assert_eq!(m.policy.list_len(ROOT_MEMCG, Lru::InactiveAnon), 2000);
+    let reclaimed = pagelab::vmscan::try_to_free_pages(&mut m.mm, &mut m.policy);
+    let written = ev(&m, Ev::PswpOut);
+    assert!(reclaimed >= 32, "the pass frees what it wrote: {reclaimed} reclaimed, {written} written");
+    assert!(written < 200, "it writes about what it frees, not the whole list: {written} written, {reclaimed} reclaimed");
+    m.check().unwrap();
+}
