@@ -192,7 +192,11 @@ pub fn file_mmap_access<P: Policy>(
         fault_end(mm, t);
         return true;
     }
-    let ok = filemap_fault(mm, p, t, f, ra, index, advice);
+    let (ok, retry) = filemap_fault(mm, p, t, f, ra, index, advice);
+    if ok && retry && fault_retry(mm, t, f, ra, index, write, advice) {
+        fault_end(mm, t);
+        return true;
+    }
     if ok {
         let pfn = mm.space.resident(vpn).expect("filemap_fault leaves the page cached");
         map_page(mm, pfn, advice);
@@ -207,7 +211,8 @@ pub fn file_mmap_access<P: Policy>(
 
 /// Models mm/memory.c: do_fault_around() + mm/filemap.c: filemap_map_pages(): map the
 /// cached, uptodate pages of the 16-page block around a read fault that are not marked for
-/// readahead. Returns whether the faulting page itself was mapped this way.
+/// readahead, lowering mmap_miss for the pages found (6.1; 6.12 only for pages without
+/// PG_workingset). Returns whether the faulting page itself was mapped this way.
 fn do_fault_around(mm: &mut Mm, f: FileRef, ra: &mut RaState, index: u64, advice: Advice) -> bool {
     let n = mm.cfg.fault_around_pages;
     if n <= 1 {
@@ -221,7 +226,11 @@ fn do_fault_around(mm: &mut Mm, f: FileRef, ra: &mut RaState, index: u64, advice
         if mm.folios.test(pfn, pg::READAHEAD) || !crate::filemap::folio_trylock(mm, pfn) {
             continue;
         }
-        ra.mmap_miss = ra.mmap_miss.saturating_sub(1);
+        // 6.1 lowers mmap_miss for every page it finds; 6.12 only for pages not marked
+        // workingset (filemap_map_folio_range()): refaulting pages keep read-around off.
+        if mm.cfg.kernel < Kernel::V6_12 || !mm.folios.test(pfn, pg::WORKINGSET) {
+            ra.mmap_miss = ra.mmap_miss.saturating_sub(1);
+        }
         if mm.folios.test(pfn, pg::MAPPED) {
             continue;
         }
@@ -234,16 +243,19 @@ fn do_fault_around(mm: &mut Mm, f: FileRef, ra: &mut RaState, index: u64, advice
 }
 
 /// Models mm/filemap.c: filemap_fault(): a cached page triggers async readahead when
-/// marked; a missing one is a major fault that reads around it (or just it).
-fn filemap_fault<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, f: FileRef, ra: &mut RaState, index: u64, advice: Advice) -> bool {
+/// marked; a missing one is a major fault that reads around it (or just it). Returns whether
+/// the page is there, and whether the fault dropped the mmap lock to wait for IO (readahead
+/// it started, or the page's read in flight), which makes it return VM_FAULT_RETRY.
+fn filemap_fault<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, f: FileRef, ra: &mut RaState, index: u64, advice: Advice) -> (bool, bool) {
     let vpn = f.base + index as Vpn;
     if let Some(pfn) = mm.space.resident(vpn) {
         // The fault holds a reference on the page while readahead allocates.
         mm.folios.set(pfn, pg::PINNED);
-        do_async_mmap_readahead(mm, p, f, ra, index, advice);
+        let io = do_async_mmap_readahead(mm, p, f, ra, index, advice);
         mm.folios.clear(pfn, pg::PINNED);
+        let locked = mm.folios.test(pfn, pg::LOCKED) && mm.read_done[pfn as usize] > mm.now();
         crate::filemap::wait_on_folio_read(mm, pfn);
-        return true;
+        return (true, io.pages > 0 || locked);
     }
     count_major(mm, t);
     let io = do_sync_mmap_readahead(mm, p, f, ra, index, advice);
@@ -252,14 +264,64 @@ fn filemap_fault<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, f: FileRef, ra: &m
     }
     if let Some(pfn) = mm.space.resident(vpn) {
         crate::filemap::wait_on_folio_read(mm, pfn);
-        return true;
+        return (true, true);
     }
     if crate::filemap::filemap_add_folio(mm, p, vpn, false, Gfp::User).is_none() {
-        return false;
+        return (false, false);
     }
     let now = mm.now();
     let done = mm.file_dev.submit(now, 1, false);
     mm.count(Ev::PgpgIn, 4);
     mm.wait_until(done);
-    !mm.tasks[t].killed
+    (!mm.tasks[t].killed, true)
+}
+
+/// Models the retry of a file fault that returned VM_FAULT_RETRY (arch/x86/mm/fault.c:
+/// do_user_addr_fault() calls handle_mm_fault() again with FAULT_FLAG_TRIED): the second
+/// attempt starts over in do_read_fault(), so fault-around (do_fault_around() +
+/// filemap_map_pages()) maps the uptodate pages around the fault that the read just brought
+/// in, and lowers mmap_miss for them, before filemap_fault() finds the page cached. 6.1
+/// counts PGFAULT at every entry to handle_mm_fault(), so a retried fault counts twice; 6.12
+/// counts it once, on completion (mm_account_fault()). Returns whether fault-around mapped
+/// the faulting page itself.
+fn fault_retry(mm: &mut Mm, t: usize, f: FileRef, ra: &mut RaState, index: u64, write: bool, advice: Advice) -> bool {
+    if mm.cfg.kernel < Kernel::V6_12 {
+        let memcg = mm.tasks[t].memcg;
+        mm.count_both(memcg, Ev::PgFault, 1);
+    }
+    !write && do_fault_around(mm, f, ra, index, advice)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::classic::Classic;
+    use crate::scenario::Scenario;
+    use crate::sim::Machine;
+    use pagelab_workload::{Access, Op};
+
+    #[test]
+    fn fault_around_keeps_mmap_miss_for_workingset_pages_on_6_12_only() {
+        for (kernel, lowered) in [("6.1", 16), ("6.12", 4)] {
+            let text = format!(
+                "[machine]\nmemory = \"64M\"\nkernel = \"{kernel}\"\n\
+                 [[workload]]\nname = \"m\"\ncgroup = \"/\"\nkind = \"mmap-read\"\nfile_size = \"64p\"\nops = 0\n"
+            );
+            let s = Scenario::parse(&text, "t.toml", "t", &[]).unwrap();
+            let mut m = Machine::new(&s, |mm| Classic::new(mm.memcgs.cg.len())).unwrap();
+            let op = Op { object: 0, page: 8, npages: 1, write: false, access: Access::Mmap, advice: Advice::Normal, fill: false, think_ns: 0 };
+            m.apply(0, op); // reads 0..24 around page 8
+            let (base, pages) = m.object(0, 0);
+            for i in 0..16 {
+                let pfn = m.mm.space.resident(base + i).unwrap();
+                m.mm.folios.clear(pfn, pg::READAHEAD);
+                if i >= 4 {
+                    m.mm.folios.set(pfn, pg::WORKINGSET);
+                }
+            }
+            let mut ra = RaState { mmap_miss: 50, ra_pages: 32, ..RaState::default() };
+            do_fault_around(&mut m.mm, FileRef { base, pages }, &mut ra, 3, Advice::Normal);
+            assert_eq!(50 - ra.mmap_miss, lowered, "{kernel}: filemap_map_pages() lowers mmap_miss by the pages it finds (6.12: without PG_workingset)");
+        }
+    }
 }

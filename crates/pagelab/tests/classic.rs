@@ -231,3 +231,38 @@ fn pages_written_early_in_a_reclaim_pass_are_freed_by_the_same_pass() {
     assert!(written < 200, "it writes about what it frees, not the whole list: {written} written, {reclaimed} reclaimed");
     m.check().unwrap();
 }
+
+#[test]
+fn a_major_mmap_fault_is_retried_and_the_retry_maps_the_pages_read_around_it() {
+    // filemap_fault() drops the mmap lock for the read-around IO and returns VM_FAULT_RETRY;
+    // the retried fault runs do_fault_around() first, which maps the 16-page block around
+    // the fault (all but the PG_readahead page). 6.1 counts PGFAULT per attempt, 6.12 once.
+    for (kernel, faults) in [("6.1", 2), ("6.12", 1)] {
+        let mut m = classic(&format!(
+            "[machine]\nmemory = \"64M\"\nkernel = \"{kernel}\"\n\
+             [[workload]]\nname = \"m\"\ncgroup = \"/\"\nkind = \"mmap-read\"\nfile_size = \"1000p\"\nops = 0\n"
+        ));
+        let op = pagelab_workload::Op {
+            object: 0,
+            page: 100,
+            npages: 1,
+            write: false,
+            access: pagelab_workload::Access::Mmap,
+            advice: pagelab::Advice::Normal,
+            fill: false,
+            think_ns: 0,
+        };
+        m.apply(0, op);
+        assert_eq!(ev(&m, Ev::PgMajFault), 1, "{kernel}");
+        assert_eq!(ev(&m, Ev::PgFault), faults, "{kernel}: faults counted");
+        let mapped = |m: &pagelab::sim::Machine<Classic>, page| m.mm.folios.test(pfn_of(m, 0, 0, page).unwrap(), pg::MAPPED);
+        // Read-around: 32 pages from 84, the PG_readahead mark on page 108.
+        assert!((96..112).filter(|&p| p != 108).all(|p| mapped(&m, p)), "{kernel}: the retry maps the block 96..112");
+        assert!(!mapped(&m, 108), "{kernel}: the PG_readahead page is left for its own fault");
+        assert!(!mapped(&m, 90) && !mapped(&m, 112), "{kernel}: only the fault-around block");
+        // A neighbour in the block is then touched without a fault.
+        m.apply(0, pagelab_workload::Op { page: 97, ..op });
+        assert_eq!(ev(&m, Ev::PgFault), faults, "{kernel}: no fault for a page the retry mapped");
+        m.check().unwrap();
+    }
+}
