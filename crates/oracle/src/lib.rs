@@ -418,8 +418,12 @@ mod tests {
         }
     }
 
+    /// A scenario in a directory of its own: tests run in parallel, and one that rewrote a
+    /// file another was reading made them flaky.
     fn scenario_file(text: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("pagelab-oracle-test-{}-{}", std::process::id(), text.len()));
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("pagelab-oracle-test-{}-{n}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         let p = dir.join("s.toml");
         fs::write(&p, text).unwrap();
