@@ -46,10 +46,11 @@ pub fn filemap_add_folio<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, for_write:
     let pfn = new_folio(mm, p, memcg, vpn, false, gfp)?;
     let old = mm.space.get(vpn);
     if let Entry::Shadow(_) = old {
-        mm.file_nodes.shadow_removed(vpn);
+        mm.file_nodes.shadow_replaced_by_page(vpn, memcg);
+    } else {
+        mm.file_nodes.page_added(vpn, memcg);
     }
     mm.space.set(vpn, Entry::Resident(pfn));
-    mm.file_nodes.page_added(vpn, memcg);
     if let Entry::Shadow(s) = old {
         if !for_write {
             p.workingset_refault(mm, pfn, s);

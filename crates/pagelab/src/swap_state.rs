@@ -109,14 +109,15 @@ fn read_swap_page<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, slot: u32, readah
     let pfn = crate::filemap::new_folio(mm, p, memcg, vpn, true, gfp)?;
     let shadow = mm.swap.take_shadow(slot);
     if shadow.is_some() {
-        mm.swap_nodes.shadow_removed(slot);
+        mm.swap_nodes.shadow_replaced_by_page(slot, memcg);
+    } else {
+        mm.swap_nodes.page_added(slot, memcg);
     }
     {
         let f = mm.folios.get_mut(pfn);
         f.swap = slot;
         f.flags |= pg::SWAPCACHE;
     }
-    mm.swap_nodes.page_added(slot, memcg);
     mm.nr_swapcached += 1;
     mm.space.set(vpn, Entry::Resident(pfn));
     if let Some(t) = crate::vmscan::owner_task(mm, vpn) {

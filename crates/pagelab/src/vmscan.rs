@@ -613,10 +613,11 @@ pub fn remove_mapping<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, target: Memcg
     if anon {
         let slot = f.swap;
         mm.space.set(f.vpn, Entry::Swapped(slot));
-        mm.swap_nodes.page_removed(slot);
         if let Some(s) = shadow {
             mm.swap.set_shadow(slot, Some(s));
-            mm.swap_nodes.shadow_added(slot, f.memcg);
+            mm.swap_nodes.page_replaced_by_shadow(slot, f.memcg);
+        } else {
+            mm.swap_nodes.page_removed(slot);
         }
         mm.nr_swapcached -= 1;
         if let Some(t) = owner_task(mm, f.vpn) {
@@ -626,8 +627,7 @@ pub fn remove_mapping<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, target: Memcg
     } else {
         let s = shadow.unwrap_or(Shadow::pack(0, 0, false));
         mm.space.set(f.vpn, Entry::Shadow(s));
-        mm.file_nodes.page_removed(f.vpn);
-        mm.file_nodes.shadow_added(f.vpn, f.memcg);
+        mm.file_nodes.page_replaced_by_shadow(f.vpn, f.memcg);
     }
     free_folio(mm, pfn);
 }

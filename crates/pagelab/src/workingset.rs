@@ -126,25 +126,38 @@ pub fn classic_refault(mm: &mut Mm, pfn: Pfn, shadow: Shadow) -> bool {
 
 // ---- shadow nodes ------------------------------------------------------------------------
 
-/// One xarray node's bookkeeping, in one 16-byte record so that an update touches one
-/// cache line.
+/// One xarray node's bookkeeping, in one 24-byte record so that an update touches one
+/// cache line. Which slots hold shadows is a bitmap, so that freeing a node visits its
+/// shadows only (a node the shrinker frees holds a few shadows among 64 slots).
 #[derive(Clone, Copy, Debug)]
 struct Node {
-    /// Entries that are pages.
-    present: u8,
-    /// Entries that are shadows (xa_node->nr_values).
-    values: u8,
-    on_list: bool,
-    /// The memcg whose list_lru holds the node.
-    owner: MemcgId,
+    /// Slots that hold shadow entries (their count is xa_node->nr_values).
+    shadows: u64,
     prev: u32,
     next: u32,
+    /// The memcg whose list_lru holds the node.
+    owner: MemcgId,
+    /// Entries that are pages.
+    present: u8,
+    on_list: bool,
 }
 
 impl Default for Node {
     fn default() -> Node {
-        Node { present: 0, values: 0, on_list: false, owner: 0, prev: NIL, next: NIL }
+        Node { shadows: 0, prev: NIL, next: NIL, owner: 0, present: 0, on_list: false }
     }
+}
+
+impl Node {
+    fn is_empty(&self) -> bool {
+        self.shadows == 0 && self.present == 0
+    }
+}
+
+/// The slot of `index` within its node, as a bit.
+#[inline]
+fn slot_bit(index: u32) -> u64 {
+    1 << (index & ((1 << XA_CHUNK_SHIFT) - 1))
 }
 
 /// The xarray nodes of one address space (files, or the swap space), with the list_lru of
@@ -182,7 +195,7 @@ impl ShadowNodes {
     pub fn page_added(&mut self, index: u32, memcg: MemcgId) {
         let n = (index >> XA_CHUNK_SHIFT) as usize;
         let node = &mut self.nodes[n];
-        if node.values == 0 && node.present == 0 {
+        if node.is_empty() {
             node.owner = memcg;
         }
         node.present += 1;
@@ -199,38 +212,72 @@ impl ShadowNodes {
     pub fn shadow_added(&mut self, index: u32, memcg: MemcgId) {
         let n = (index >> XA_CHUNK_SHIFT) as usize;
         let node = &mut self.nodes[n];
-        if node.values == 0 && node.present == 0 {
+        if node.is_empty() {
             node.owner = memcg;
         }
-        node.values += 1;
+        node.shadows |= slot_bit(index);
         self.update(n);
     }
     #[inline]
     pub fn shadow_removed(&mut self, index: u32) {
         let n = (index >> XA_CHUNK_SHIFT) as usize;
-        self.nodes[n].values -= 1;
+        self.nodes[n].shadows &= !slot_bit(index);
+        self.update(n);
+    }
+    /// An evicted page left its shadow in its slot: page_removed() then shadow_added(),
+    /// with one list update.
+    #[inline]
+    pub fn page_replaced_by_shadow(&mut self, index: u32, memcg: MemcgId) {
+        let n = (index >> XA_CHUNK_SHIFT) as usize;
+        let node = &mut self.nodes[n];
+        node.present -= 1;
+        if node.is_empty() {
+            node.owner = memcg;
+        }
+        node.shadows |= slot_bit(index);
+        self.update(n);
+    }
+    /// A refaulting page took its shadow's slot: shadow_removed() then page_added(), with
+    /// one list update.
+    #[inline]
+    pub fn shadow_replaced_by_page(&mut self, index: u32, memcg: MemcgId) {
+        let n = (index >> XA_CHUNK_SHIFT) as usize;
+        self.nodes[n].shadows &= !slot_bit(index);
+        if self.nodes[n].is_empty() {
+            // Off the old owner's list before the node changes hands.
+            if self.nodes[n].on_list {
+                self.unlink(n);
+            }
+            self.nodes[n].owner = memcg;
+        }
+        self.nodes[n].present += 1;
         self.update(n);
     }
 
     /// Models workingset_update_node(): a node is on the list iff all its entries are shadows.
+    #[inline]
     fn update(&mut self, n: usize) {
         let node = self.nodes[n];
-        let shadow_only = node.values > 0 && node.present == 0;
+        let shadow_only = node.shadows != 0 && node.present == 0;
         if shadow_only && !node.on_list {
-            let m = node.owner as usize;
-            let (head, tail, len) = self.lists[m];
-            self.nodes[n].prev = tail;
-            self.nodes[n].next = NIL;
-            if tail == NIL {
-                self.lists[m] = (n as u32, n as u32, len + 1);
-            } else {
-                self.nodes[tail as usize].next = n as u32;
-                self.lists[m] = (head, n as u32, len + 1);
-            }
-            self.nodes[n].on_list = true;
+            self.link(n);
         } else if !shadow_only && node.on_list {
             self.unlink(n);
         }
+    }
+
+    fn link(&mut self, n: usize) {
+        let m = self.nodes[n].owner as usize;
+        let (head, tail, len) = self.lists[m];
+        self.nodes[n].prev = tail;
+        self.nodes[n].next = NIL;
+        if tail == NIL {
+            self.lists[m] = (n as u32, n as u32, len + 1);
+        } else {
+            self.nodes[tail as usize].next = n as u32;
+            self.lists[m] = (head, n as u32, len + 1);
+        }
+        self.nodes[n].on_list = true;
     }
 
     fn unlink(&mut self, n: usize) {
@@ -250,15 +297,18 @@ impl ShadowNodes {
         self.nodes[n].on_list = false;
     }
 
+    /// Empties a shadow-only node: takes it off its list and returns the first index of
+    /// each of its shadows, as a bitmap relative to the node's first index.
+    fn take_shadows(&mut self, n: usize) -> u64 {
+        debug_assert!(self.nodes[n].on_list && self.nodes[n].present == 0);
+        let shadows = std::mem::take(&mut self.nodes[n].shadows);
+        self.unlink(n);
+        shadows
+    }
+
     fn oldest(&self, memcg: MemcgId) -> Option<usize> {
         let h = self.lists[memcg as usize].0;
         (h != NIL).then_some(h as usize)
-    }
-
-    /// The node after `n` on its memcg's list (the next to be reclaimed after it).
-    fn newer(&self, n: usize) -> Option<usize> {
-        let x = self.nodes[n].next;
-        (x != NIL).then_some(x as usize)
     }
 }
 
@@ -300,13 +350,6 @@ pub fn shrink_shadow_nodes(mm: &mut Mm, memcg: MemcgId, priority: u32) {
                     Space::Swap => mm.swap_nodes.oldest(memcg),
                 };
                 let Some(n) = n else { break };
-                if let (Space::File, Some(next)) = (space, mm.file_nodes.newer(n)) {
-                    // The next node's 64 entries (8 cache lines) load while this one is freed.
-                    let first = (next as u32) << XA_CHUNK_SHIFT;
-                    for line in 0..8 {
-                        mm.space.prefetch(first + line * 8);
-                    }
-                }
                 reclaim_shadow_node(mm, space, n, memcg);
                 done += 1;
             }
@@ -328,18 +371,21 @@ pub fn shrink_shadow_nodes(mm: &mut Mm, memcg: MemcgId, priority: u32) {
 /// Models mm/workingset.c: shadow_lru_isolate(): delete the node and every shadow in it.
 fn reclaim_shadow_node(mm: &mut Mm, space: Space, n: usize, memcg: MemcgId) {
     let first = (n as u32) << XA_CHUNK_SHIFT;
-    for index in first..first + (1 << XA_CHUNK_SHIFT) {
+    let mut shadows = match space {
+        Space::File => mm.file_nodes.take_shadows(n),
+        Space::Swap => mm.swap_nodes.take_shadows(n),
+    };
+    while shadows != 0 {
+        let index = first + shadows.trailing_zeros();
+        shadows &= shadows - 1;
         match space {
             Space::File => {
-                if let Entry::Shadow(_) = mm.space.get(index) {
-                    mm.space.set(index, Entry::Empty);
-                    mm.file_nodes.shadow_removed(index);
-                }
+                debug_assert!(matches!(mm.space.get(index), Entry::Shadow(_)));
+                mm.space.set(index, Entry::Empty);
             }
             Space::Swap => {
-                if (index as u64) < mm.swap.total() && mm.swap.take_shadow(index).is_some() {
-                    mm.swap_nodes.shadow_removed(index);
-                }
+                let had = mm.swap.take_shadow(index);
+                debug_assert!(had.is_some());
             }
         }
     }
@@ -363,6 +409,20 @@ mod tests {
         s.page_added(65, 0);
         assert_eq!(s.nr_on_list(1), 0);
         s.shadow_removed(1);
+        assert_eq!(s.nr_shadow_nodes(), 0);
+    }
+
+    #[test]
+    fn a_refault_into_a_shadow_only_node_takes_it_off_its_owners_list() {
+        let mut s = ShadowNodes::new(2, 2);
+        s.shadow_added(3, 1);
+        assert_eq!(s.nr_on_list(1), 1);
+        // The page refaults into memcg 0: the node leaves memcg 1's list and becomes 0's.
+        s.shadow_replaced_by_page(3, 0);
+        assert_eq!(s.nr_shadow_nodes(), 0);
+        s.page_replaced_by_shadow(3, 0);
+        assert_eq!((s.nr_on_list(0), s.nr_on_list(1)), (1, 0));
+        assert_eq!(s.take_shadows(0), 1 << 3, "the shrinker finds the one shadow");
         assert_eq!(s.nr_shadow_nodes(), 0);
     }
 }
