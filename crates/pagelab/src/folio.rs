@@ -100,7 +100,7 @@ pub struct Folios {
 impl Folios {
     /// `frames` page frames, all free; the lowest numbers are handed out first.
     pub fn new(frames: u32) -> Self {
-        Folios { f: vec![Folio::FREE; frames as usize], free: (0..frames).rev().collect() }
+        Folios { f: crate::hugevec::filled(frames as usize, Folio::FREE), free: (0..frames).rev().collect() }
     }
 
     pub fn nr_free(&self) -> u64 {
@@ -192,12 +192,11 @@ impl Folios {
 
     /// Rebuilds a list's ring without tombstones (amortised over the deletions that made them).
     fn compact(&mut self, list: &mut List) {
-        let live: VecDeque<Pfn> = list.slots.iter().copied().filter(|&p| p != TOMBSTONE).collect();
+        list.slots.retain(|&p| p != TOMBSTONE);
         list.base = 0;
-        for (i, &p) in live.iter().enumerate() {
+        for (i, &p) in list.slots.iter().enumerate() {
             self.f[p as usize].pos = i as u32;
         }
-        list.slots = live;
     }
 
     /// Hints the CPU to fetch a folio reclaim will handle soon.
