@@ -100,7 +100,7 @@ pub struct Folios {
 impl Folios {
     /// `frames` page frames, all free; the lowest numbers are handed out first.
     pub fn new(frames: u32) -> Self {
-        Folios { f: crate::hugevec::filled(frames as usize, Folio::FREE), free: (0..frames).rev().collect() }
+        Folios { f: pagelab_trace::hugevec::filled(frames as usize, Folio::FREE), free: (0..frames).rev().collect() }
     }
 
     pub fn nr_free(&self) -> u64 {

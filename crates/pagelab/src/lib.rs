@@ -11,7 +11,6 @@ pub mod compare;
 pub mod experiments;
 pub mod filemap;
 pub mod folio;
-pub mod hugevec;
 pub mod invariants;
 pub mod kernel;
 pub mod mapping;

@@ -116,7 +116,7 @@ impl AddressSpace {
         }
         let id = self.objects.len();
         self.objects.push(Object { name: name.to_string(), anon, base: base as Vpn, pages, owner });
-        crate::hugevec::grow(&mut self.entries, (base + span) as usize, 0);
+        pagelab_trace::hugevec::grow(&mut self.entries, (base + span) as usize, 0);
         self.node_object.resize(((base + span) >> XA_CHUNK_SHIFT) as usize, id as u32);
         Ok(id)
     }

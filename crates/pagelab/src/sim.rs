@@ -281,7 +281,7 @@ impl<P: Policy> Machine<P> {
             kernel_pages: m.kernel_used_pages,
             node: NodeState::default(),
             swap_ra_global: SwapRaState::default(),
-            read_done: crate::hugevec::filled(managed as usize, 0),
+            read_done: pagelab_trace::hugevec::filled(managed as usize, 0),
             ra_scratch: Vec::with_capacity(64),
             dirty_fifo: VecDeque::new(),
             pmd_young: Vec::new(),

@@ -63,7 +63,7 @@ pub struct Swap {
 impl Swap {
     pub fn new(kind: DeviceKind, pages: u64) -> Swap {
         let pages = if kind == DeviceKind::None { 0 } else { pages.min(u32::MAX as u64 - 1) };
-        Swap { kind, map: crate::hugevec::filled(pages as usize, FREE), shadow: crate::hugevec::filled(pages as usize, 0), used: 0, cursor: 0 }
+        Swap { kind, map: pagelab_trace::hugevec::filled(pages as usize, FREE), shadow: pagelab_trace::hugevec::filled(pages as usize, 0), used: 0, cursor: 0 }
     }
 
     /// Bytes of the swap map and its shadows.

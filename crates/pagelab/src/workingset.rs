@@ -172,7 +172,7 @@ pub struct ShadowNodes {
 
 impl ShadowNodes {
     pub fn new(nodes: usize, memcgs: usize) -> ShadowNodes {
-        ShadowNodes { nodes: crate::hugevec::filled(nodes, Node::default()), lists: vec![(NIL, NIL, 0); memcgs], deferred: vec![0; memcgs] }
+        ShadowNodes { nodes: pagelab_trace::hugevec::filled(nodes, Node::default()), lists: vec![(NIL, NIL, 0); memcgs], deferred: vec![0; memcgs] }
     }
 
     /// Bytes of the node tables.

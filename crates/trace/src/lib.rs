@@ -14,6 +14,8 @@
 //! * [`PageSource`] is what the simulators consume: batches of dense page indices (with the
 //!   oracle's next-access times when the trace has them), from either format.
 
+pub mod hugevec;
+
 use std::fmt;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -301,30 +303,7 @@ pub fn prefetch<T>(p: *const T) {
     let _ = p;
 }
 
-/// A vector of `n` copies of `v` whose memory the kernel is asked to back with transparent
-/// huge pages (`MADV_HUGEPAGE`, before it is touched): the flat per-page arrays of the
-/// simulators are accessed at random, and 2 MiB pages take the TLB misses off that path.
-pub fn huge_vec<T: Copy>(n: usize, v: T) -> Vec<T> {
-    let mut vec: Vec<T> = Vec::with_capacity(n);
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let bytes = n * std::mem::size_of::<T>();
-        if bytes >= HUGE {
-            let start = vec.as_ptr() as usize;
-            let first = start.next_multiple_of(HUGE);
-            let end = (start + bytes) / HUGE * HUGE;
-            if end > first {
-                // SAFETY: advice on memory this vector owns; it changes no contents.
-                unsafe {
-                    libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
-                }
-            }
-        }
-    }
-    vec.resize(n, v);
-    vec
-}
+pub use hugevec::filled as huge_vec;
 
 const EMPTY: u32 = u32::MAX;
 

@@ -1,7 +1,8 @@
 //! Large per-page tables backed by transparent huge pages where the host allows it.
 //!
-//! The simulator's tables (address-space entries, frames, shadow nodes, swap slots) are
-//! indexed at random, one entry per simulated access; with 4 KiB host pages most of those
+//! The simulators' tables (the kernel model's address-space entries, frames, shadow nodes
+//! and swap slots; the plain caches' links; the trace id map) are indexed at random, one
+//! entry per simulated access; with 4 KiB host pages most of those
 //! accesses also miss the TLB. Asking for huge pages (`madvise(MADV_HUGEPAGE)`, which works
 //! under the common `transparent_hugepage=madvise` setting) before the table is first
 //! written lets the host back it with 2 MiB pages. A host that refuses changes nothing but
