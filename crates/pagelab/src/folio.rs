@@ -190,6 +190,19 @@ impl Folios {
         }
     }
 
+    /// list_del() of the list's tail (reclaim's isolation): a pop, no tombstone.
+    #[inline]
+    pub fn list_del_tail(&mut self, list: &mut List) -> Option<Pfn> {
+        // Trimming keeps the last slot a member.
+        let pfn = list.slots.pop_back()?;
+        list.len -= 1;
+        self.f[pfn as usize].pos = NIL;
+        while list.slots.back() == Some(&TOMBSTONE) {
+            list.slots.pop_back();
+        }
+        Some(pfn)
+    }
+
     /// Rebuilds a list's ring without tombstones (amortised over the deletions that made them).
     fn compact(&mut self, list: &mut List) {
         list.slots.retain(|&p| p != TOMBSTONE);
@@ -298,6 +311,26 @@ mod tests {
         f.list_del(&mut l, 0);
         assert!(l.is_empty());
         assert_eq!((l.head(), l.tail()), (None, None));
+    }
+
+    #[test]
+    fn deleting_the_tail_skips_the_tombstones_before_it() {
+        let mut f = Folios::new(8);
+        let mut l = List::default();
+        for p in 0..5 {
+            f.list_add(&mut l, p);
+        }
+        f.list_del(&mut l, 1);
+        assert_eq!(f.list_del_tail(&mut l), Some(0));
+        assert_eq!((l.len, l.tail()), (3, Some(2)), "the tombstone of 1 is gone from the tail");
+        f.list_add_tail(&mut l, 6);
+        assert_eq!(f.iter_list(&l).collect::<Vec<_>>(), [4, 3, 2, 6]);
+        let mut popped = Vec::new();
+        while let Some(p) = f.list_del_tail(&mut l) {
+            popped.push(p);
+        }
+        assert_eq!(popped, [6, 2, 3, 4]);
+        assert!(l.is_empty());
     }
 
     #[test]

@@ -92,11 +92,10 @@ impl Classic {
         let mut scan = 0;
         let list = &mut self.lists[memcg as usize][lru as usize];
         while scan < nr_to_scan {
-            let Some(pfn) = list.tail() else { break };
             mm.folios.prefetch_from_tail(list, PREFETCH_AHEAD);
+            let Some(pfn) = mm.folios.list_del_tail(list) else { break };
             scan += 1;
             let fl = mm.folios.get(pfn).flags;
-            mm.folios.list_del(list, pfn);
             if fl & pg::LRU == 0 || (!sc.may_unmap && fl & pg::MAPPED != 0) {
                 mm.folios.list_add(list, pfn);
                 continue;
