@@ -10,7 +10,7 @@ libCacheSim oracleGeneral files, then for cache sizes of 1% and 10% of the footp
   * pagelab's plain `lru` on the same oracleGeneral file (reading, id mapping and
     simulation, all timed) and on the dense file (`pagelab trace-convert`, done once);
   * pagelab's kernel models (`classic`, `mglru`) on the oracleGeneral file (timed with the
-    conversion to the dense format they do first, to size the file),
+    conversion to the dense format they do first, to size the file) and on the dense file,
 
 and prints miss ratios, M accesses/s and the ratio to libCacheSim's best LRU. Each round runs
 every simulator once (a busy spell of a shared machine slows all of them alike); each
@@ -95,8 +95,7 @@ def main():
             sims = [("lcs", hp) for hp in sorted({lg + 1, lg + 2, lg + 3, 24})]
             for policy in a.policies.split(","):
                 sims.append(("pagelab", policy, path, "oracleGeneral"))
-                if policy == "lru":
-                    sims.append(("pagelab", policy, dense, "dense"))
+                sims.append(("pagelab", policy, dense, "dense"))
             best = {}
             for _ in range(a.reps):
                 for sim in sims:

@@ -411,6 +411,10 @@ enum Verdict {
     Keep,
 }
 
+/// How far ahead shrink_folio_list() prefetches the page-cache slots of the folios it will
+/// evict.
+const SHADOW_PREFETCH_AHEAD: usize = 4;
+
 /// Models mm/vmscan.c: shrink_folio_list() (6.1/6.12, order-0 pages, no demotion tiers):
 /// reclaims what it can from `list`; survivors stay in `list` in order, activated ones with
 /// PG_active set. Returns pages reclaimed.
@@ -429,6 +433,11 @@ pub fn shrink_folio_list<P: Policy>(
     let mut kept = 0;
     for i in 0..list.len() {
         let pfn = list[i];
+        if let Some(&ahead) = list.get(i + SHADOW_PREFETCH_AHEAD) {
+            // The page-cache slot that folio's shadow will be written to (a random place
+            // in a large table) loads while this one is handled.
+            mm.space.prefetch(mm.folios.get(ahead).vpn);
+        }
         let mut survive = |list: &mut Vec<Pfn>| {
             list[kept] = pfn;
             kept += 1;
