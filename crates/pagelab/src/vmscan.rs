@@ -549,18 +549,30 @@ fn shrink_one_folio<P: Policy>(
         if references == FolioRef::ReclaimClean || !sc.may_writepage {
             return Verdict::Keep;
         }
+        if in_cpu_batch(mm, pfn) {
+            // pageout(): is_page_cache_freeable() sees the batch's reference; PAGE_KEEP.
+            return Verdict::Keep;
+        }
         pageout(mm, pfn);
         stat.nr_pageout += 1;
         if mm.folios.test(pfn, pg::WRITEBACK) || mm.folios.test(pfn, pg::DIRTY) {
             return Verdict::Keep;
         }
     }
-    if mm.folios.test(pfn, pg::PINNED) {
+    if mm.folios.test(pfn, pg::PINNED) || in_cpu_batch(mm, pfn) {
         // Someone holds a reference: the refcount freeze in __remove_mapping() fails.
         return Verdict::Keep;
     }
     remove_mapping(mm, p, pfn, sc.target);
     Verdict::Freed
+}
+
+/// A folio queued in this CPU's activation batch holds the batch's reference (6.1 leaves it
+/// on the LRU, so reclaim can isolate it: MGLRU's look-around queues folios through
+/// folio_activate() in the middle of an eviction pass).
+#[inline]
+fn in_cpu_batch(mm: &Mm, pfn: Pfn) -> bool {
+    !mm.activate_batch.is_empty() && mm.activate_batch.contains(&pfn)
 }
 
 /// Models mm/rmap.c: try_to_unmap(): the page leaves the page table (an anon PTE becomes a
