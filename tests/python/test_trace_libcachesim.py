@@ -59,5 +59,6 @@ def test_plain_caches_miss_exactly_as_libcachesim(zipf_traces, policy, cls):
     for path, n, objects in zipf_traces:
         for pages in (1, objects // 100, objects // 10, objects // 2, objects + 10):
             ours = pagelab_run(path, policy, pages)
-            assert ours["ops"] == n and ours["trace"]["pages"] == objects
+            # `lru` streams oracleGeneral input keyed by object id, with no id map to count pages.
+            assert ours["ops"] == n and ours["trace"]["pages"] == (None if policy == "lru" else objects)
             assert ours["misses"] == libcachesim_misses(path, getattr(lcs, cls), pages, n), (path.name, policy, pages)

@@ -14,6 +14,8 @@
 
 use pagelab_trace::{huge_vec, prefetch, PageSource, TraceError};
 
+pub mod keyed;
+
 /// A plain cache policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PolicyKind {
@@ -54,8 +56,8 @@ pub struct Stats {
     pub hits: u64,
     pub misses: u64,
     pub evictions: u64,
-    /// Distinct pages of the trace.
-    pub pages: u64,
+    /// Distinct pages of the trace (unknown for [`keyed::run_lru`], which keeps no id map).
+    pub pages: Option<u64>,
     /// Bytes of the policy's state at the end.
     pub state_bytes: u64,
 }
@@ -491,7 +493,7 @@ pub fn run(src: &mut dyn PageSource, policy: PolicyKind, capacity: u64) -> Resul
 }
 
 fn stats(policy: PolicyKind, capacity: u64, ops: u64, misses: u64, pages: u64, cache: &dyn Cache) -> Stats {
-    Stats { policy: policy.name(), capacity, ops, hits: ops - misses, misses, evictions: cache.evictions(), pages, state_bytes: cache.state_bytes() }
+    Stats { policy: policy.name(), capacity, ops, hits: ops - misses, misses, evictions: cache.evictions(), pages: Some(pages), state_bytes: cache.state_bytes() }
 }
 
 /// Runs every (policy, capacity) point over the trace `open` opens afresh for each, on

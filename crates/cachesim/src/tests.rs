@@ -164,3 +164,74 @@ fn a_multi_threaded_sweep_equals_the_single_threaded_one() {
         assert_eq!(s.misses, run_pages(p, c, &t).0);
     }
 }
+
+/// Object ids that stress the table: multiples of a constant (as trace generators make
+/// them, which one-multiply hashing clusters) and ids that differ only in high bits.
+fn awkward_keys(t: &[u32], shape: u32) -> Vec<u64> {
+    t.iter()
+        .map(|&p| match shape {
+            0 => (p as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            1 => (p as u64) << 40,
+            _ => p as u64,
+        })
+        .collect()
+}
+
+#[test]
+fn keyed_lru_equals_the_dense_lru_access_for_access() {
+    for seed in 1..5 {
+        let t = random_pages(20_000, 3000, seed);
+        for shape in 0..3 {
+            let keys = awkward_keys(&t, shape);
+            // Small caches, and one large enough to make the table grow from its first size.
+            for cap in [1, 3, 64, 1000, 2999, 5000] {
+                let mut dense = Lru::new(cap, 0);
+                let mut keyed = keyed::KeyedLru::new(cap);
+                for (i, (&p, &k)) in t.iter().zip(&keys).enumerate() {
+                    assert_eq!(keyed.access(k), dense.access(p), "seed {seed} shape {shape} cap {cap} access {i}");
+                }
+                keyed.check().unwrap();
+                let want: Vec<u64> = dense.order().iter().map(|&p| keys[t.iter().position(|&q| q == p).unwrap()]).collect();
+                assert_eq!(keyed.order(), want, "seed {seed} shape {shape} cap {cap}: recency order");
+                assert_eq!((keyed.evictions(), keyed.resident()), (dense.evictions(), dense.resident()));
+            }
+        }
+    }
+}
+
+#[test]
+fn keyed_lru_grows_past_its_first_table_and_keeps_the_order() {
+    // Capacity above the first table's 2^20 objects: the table doubles while it fills.
+    let n = (1u64 << 20) + 5000;
+    let mut c = keyed::KeyedLru::new(n + 10);
+    for k in 0..n {
+        assert!(!c.access(k * 7919));
+    }
+    c.check().unwrap();
+    assert!(c.access(0) && c.access((n - 1) * 7919));
+    let order = c.order();
+    assert_eq!(order.len() as u64, n);
+    assert_eq!(&order[..3], &[(n - 1) * 7919, 0, (n - 2) * 7919]);
+    assert_eq!(c.evictions(), 0);
+}
+
+#[test]
+fn keyed_lru_of_a_file_matches_the_id_mapped_run() {
+    let t = random_pages(30_000, 4000, 11);
+    let keys = awkward_keys(&t, 0);
+    let dir = std::env::temp_dir().join(format!("pagelab-keyed-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.oracleGeneral");
+    let mut recs = pagelab_trace::with_next_access(&keys, 4096);
+    recs[7].obj_size = 0;
+    pagelab_trace::write_oracle(&path, recs, None).unwrap();
+    for cap in [0, 10, 500, 3999] {
+        let (st, zero) = keyed::run_lru(pagelab_trace::OracleReader::open(&path).unwrap(), cap).unwrap();
+        let mut src = pagelab_trace::OracleSource::open(&path, false).unwrap();
+        let want = run(&mut src, PolicyKind::Lru, cap).unwrap();
+        assert_eq!((st.ops, st.misses, st.hits, st.evictions), (want.ops, want.misses, want.hits, want.evictions), "cap {cap}");
+        assert_eq!(st.misses, naive_lru(cap as usize, &t));
+        assert_eq!((zero, st.pages), (1, None));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

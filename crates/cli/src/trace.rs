@@ -52,7 +52,9 @@ pub fn run(o: &TraceRun) -> Result<(Value, String)> {
     }
     let sizes: Vec<&str> = o.memory.split(',').map(str::trim).collect();
     let _tmp;
-    let input = if format == Format::OracleGeneral && (kernel_model || sizes.len() > 1) {
+    // `lru` streams an oracleGeneral trace itself (keyed by object id, no id map).
+    let keyed = o.policy == "lru" && format == Format::OracleGeneral;
+    let input = if format == Format::OracleGeneral && (kernel_model || (sizes.len() > 1 && !keyed)) {
         let start = Instant::now();
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         _tmp = TempFile(std::env::temp_dir().join(format!("pagelab-{}-{nanos}.dense", std::process::id())));
@@ -88,7 +90,7 @@ pub fn run(o: &TraceRun) -> Result<(Value, String)> {
 
 fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
     let memory = pagelab_workload::parse_size(o.memory).map_err(|e| anyhow::anyhow!("--memory {}: {e}", o.memory))?;
-    let trace_json = |records: u64, pages: u64, zero: Option<u64>| {
+    let trace_json = |records: u64, pages: Option<u64>, zero: Option<u64>| {
         json!({"path": o.path.display().to_string(), "format": o.format, "records": records, "pages": pages, "zero_size_records": zero})
     };
     if let Some(policy) = Plain::parse(o.policy) {
@@ -97,12 +99,17 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
         }
         let capacity = memory / PAGE_SIZE;
         let start = Instant::now();
-        let mut src = pagelab_trace::open(input.path, input.format, false, policy.needs_future())?;
-        let st = pagelab_cachesim::run(src.as_mut(), policy, capacity)?;
+        let (st, zero) = if policy == Plain::Lru && input.format == Format::OracleGeneral {
+            pagelab_cachesim::keyed::run_lru(pagelab_trace::OracleReader::open(input.path)?, capacity)?
+        } else {
+            let mut src = pagelab_trace::open(input.path, input.format, false, policy.needs_future())?;
+            let st = pagelab_cachesim::run(src.as_mut(), policy, capacity)?;
+            (st, src.zero_size_records())
+        };
         let wall = start.elapsed().as_secs_f64();
         let v = json!({
             "policy": st.policy,
-            "trace": trace_json(st.ops, st.pages, input.zero_size_records.or(Some(src.zero_size_records()))),
+            "trace": trace_json(st.ops, st.pages, input.zero_size_records.or(Some(zero))),
             "memory": memory,
             "capacity_pages": capacity,
             "ops": st.ops,
@@ -153,7 +160,7 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
     let misses = report.vmstat.get("pgpgin").copied().unwrap_or(0) / (PAGE_SIZE / 1024);
     let ops_done = report.ops;
     let m = v.as_object_mut().expect("a report is an object");
-    m.insert("trace".into(), trace_json(ops_done, pages, input.zero_size_records));
+    m.insert("trace".into(), trace_json(ops_done, Some(pages), input.zero_size_records));
     m.insert("misses".into(), misses.into());
     m.insert("miss_ratio".into(), (if ops_done == 0 { 0.0 } else { misses as f64 / ops_done as f64 }).into());
     m.insert("convert_s".into(), input.convert_s.into());
