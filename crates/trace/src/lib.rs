@@ -137,17 +137,59 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
-/// Streams an oracleGeneral trace in batches of whole records.
+/// Bytes of the chunks a reader's background thread reads: a whole number of records (about
+/// 1 MiB), so every chunk but the last one is handed out as it is, without a copy.
+const CHUNK_BYTES: usize = ORACLE_RECORD * (BATCH_BYTES / ORACLE_RECORD);
+/// Chunks a reader's thread may read ahead of the consumer.
+const CHUNKS_AHEAD: usize = 3;
+
+/// One chunk from the reading thread: its buffer, the bytes read into it (all of it unless
+/// the stream ended or failed), and the error that stopped the stream, if one did.
+struct Chunk {
+    buf: Vec<u8>,
+    len: usize,
+    error: Option<io::Error>,
+}
+
+/// Reads (and decompresses) `src` in whole chunks on a thread of its own, so reading and
+/// decompressing overlap the simulation on another core; buffers come back through
+/// `free` to be reused. The thread ends at the end of the stream, at an error, or when the
+/// reader is dropped.
+fn spawn_reader(mut src: Box<dyn Read + Send>) -> (std::sync::mpsc::Receiver<Chunk>, std::sync::mpsc::Sender<Vec<u8>>) {
+    let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Chunk>(CHUNKS_AHEAD);
+    let (free_tx, free_rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    // Enough buffers for the queue, the one being filled and the one being consumed.
+    for _ in 0..CHUNKS_AHEAD + 2 {
+        free_tx.send(vec![0; CHUNK_BYTES]).expect("the receiver is alive");
+    }
+    std::thread::Builder::new()
+        .name("trace-reader".into())
+        .spawn(move || loop {
+            let Ok(mut buf) = free_rx.recv() else { return };
+            let (len, error) = match read_full(&mut src, &mut buf) {
+                Ok(n) => (n, None),
+                Err((n, e)) => (n, Some(e)),
+            };
+            let last = len < CHUNK_BYTES || error.is_some();
+            if full_tx.send(Chunk { buf, len, error }).is_err() || last {
+                return;
+            }
+        })
+        .expect("spawning the trace reader thread");
+    (full_rx, free_tx)
+}
+
+/// Streams an oracleGeneral trace in batches of whole records, read ahead by a thread.
 pub struct OracleReader {
     path: PathBuf,
-    src: Box<dyn Read + Send>,
+    chunks: std::sync::mpsc::Receiver<Chunk>,
+    free: std::sync::mpsc::Sender<Vec<u8>>,
     compressed: Option<Arc<AtomicU64>>,
-    buf: Vec<u8>,
-    /// Bytes of `buf` already handed out.
-    start: usize,
-    /// Valid bytes in `buf`.
-    end: usize,
-    /// Stream offset of `buf[0]`.
+    /// The chunk handed out last.
+    cur: Vec<u8>,
+    /// Bytes of a partial record at the end of the stream (in `cur`, after the records).
+    tail: usize,
+    /// Stream offset of the next byte not yet handed out.
     offset: u64,
     records: u64,
     eof: bool,
@@ -163,7 +205,7 @@ impl OracleReader {
         let mut f = File::open(path).map_err(|e| err(path, None, format!("cannot open: {e}")))?;
         let size = f.metadata().map_err(|e| err(path, None, format!("cannot stat: {e}")))?.len();
         let mut magic = [0u8; 4];
-        let got = read_full(&mut f, &mut magic).map_err(|e| err(path, Some(0), format!("cannot read: {e}")))?;
+        let got = read_full(&mut f, &mut magic).map_err(|(_, e)| err(path, Some(0), format!("cannot read: {e}")))?;
         f.seek(SeekFrom::Start(0)).map_err(|e| err(path, Some(0), format!("cannot seek: {e}")))?;
         let (src, compressed, len): (Box<dyn Read + Send>, _, _) = if got == 4 && magic == ZSTD_MAGIC {
             let n = Arc::new(AtomicU64::new(0));
@@ -184,18 +226,8 @@ impl OracleReader {
             }
             (Box::new(f), None, Some(size / ORACLE_RECORD as u64))
         };
-        Ok(OracleReader {
-            path: path.to_path_buf(),
-            src,
-            compressed,
-            buf: vec![0; BATCH_BYTES],
-            start: 0,
-            end: 0,
-            offset: 0,
-            records: 0,
-            eof: false,
-            len,
-        })
+        let (chunks, free) = spawn_reader(src);
+        Ok(OracleReader { path: path.to_path_buf(), chunks, free, compressed, cur: Vec::new(), tail: 0, offset: 0, records: 0, eof: false, len })
     }
 
     pub fn path(&self) -> &Path {
@@ -219,42 +251,45 @@ impl OracleReader {
     /// The next batch of whole records as raw bytes (a multiple of 24 long; decode with
     /// [`Record::parse`]), or `None` at the end of the trace.
     pub fn next_batch(&mut self) -> Result<Option<&[u8]>, TraceError> {
-        let left = self.end - self.start;
-        self.buf.copy_within(self.start..self.end, 0);
-        self.offset += self.start as u64;
-        self.start = 0;
-        self.end = left;
-        while !self.eof && self.end < self.buf.len() {
-            match self.src.read(&mut self.buf[self.end..]) {
-                Ok(0) => self.eof = true,
-                Ok(n) => self.end += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(self.read_error(e)),
-            }
-        }
-        let whole = self.end / ORACLE_RECORD * ORACLE_RECORD;
-        if whole == 0 {
-            if self.end > 0 {
+        if self.eof {
+            if self.tail > 0 {
                 return Err(err(
                     &self.path,
                     Some(self.offset),
                     format!(
                         "truncated record: the {}trace ends {} bytes into record {} ({ORACLE_RECORD} bytes each)",
                         if self.compressed.is_some() { "decompressed " } else { "" },
-                        self.end,
+                        self.tail,
                         self.records
                     ),
                 ));
             }
             return Ok(None);
         }
-        self.start = whole;
+        if !self.cur.is_empty() {
+            let _ = self.free.send(std::mem::take(&mut self.cur));
+        }
+        let Ok(Chunk { buf, len, error }) = self.chunks.recv() else {
+            // The thread only stops without a last chunk if it could not run at all.
+            return Err(err(&self.path, Some(self.offset), "the trace reader thread stopped"));
+        };
+        if let Some(e) = error {
+            self.eof = true;
+            return Err(self.read_error(self.offset + len as u64, e));
+        }
+        self.eof = len < CHUNK_BYTES;
+        let whole = len / ORACLE_RECORD * ORACLE_RECORD;
+        self.tail = len - whole;
+        self.cur = buf;
+        self.offset += whole as u64;
         self.records += (whole / ORACLE_RECORD) as u64;
-        Ok(Some(&self.buf[..whole]))
+        if whole == 0 {
+            return self.next_batch();
+        }
+        Ok(Some(&self.cur[..whole]))
     }
 
-    fn read_error(&self, e: io::Error) -> TraceError {
-        let at = self.offset + self.end as u64;
+    fn read_error(&self, at: u64, e: io::Error) -> TraceError {
         match &self.compressed {
             Some(n) => err(
                 &self.path,
@@ -279,14 +314,15 @@ impl OracleReader {
     }
 }
 
-fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+/// Reads until `buf` is full or the stream ends; on an error, the bytes read before it too.
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, (usize, io::Error)> {
     let mut n = 0;
     while n < buf.len() {
         match r.read(&mut buf[n..]) {
             Ok(0) => break,
             Ok(k) => n += k,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+            Err(e) => return Err((n, e)),
         }
     }
     Ok(n)
@@ -589,7 +625,7 @@ impl DenseReader {
         let mut f = File::open(path).map_err(|e| err(path, None, format!("cannot open: {e}")))?;
         let size = f.metadata().map_err(|e| err(path, None, format!("cannot stat: {e}")))?.len();
         let mut h = [0u8; DENSE_HEADER as usize];
-        let got = read_full(&mut f, &mut h).map_err(|e| err(path, Some(0), format!("cannot read: {e}")))?;
+        let got = read_full(&mut f, &mut h).map_err(|(_, e)| err(path, Some(0), format!("cannot read: {e}")))?;
         if got < 8 || h[..8] != DENSE_MAGIC {
             return Err(err(path, Some(0), "not a pagelab dense trace (no PLDENSE1 magic)"));
         }
@@ -633,7 +669,7 @@ impl PageSource for DenseReader {
         let at = DENSE_HEADER + self.read * 4;
         // SAFETY: any bytes are a valid u32, and u8 has no alignment requirement.
         let bytes = unsafe { std::slice::from_raw_parts_mut(self.buf.as_mut_ptr() as *mut u8, n * 4) };
-        let got = read_full(&mut self.f, bytes).map_err(|e| err(&self.path, Some(at), format!("read error: {e}")))?;
+        let got = read_full(&mut self.f, bytes).map_err(|(_, e)| err(&self.path, Some(at), format!("read error: {e}")))?;
         if got < n * 4 {
             return Err(err(&self.path, Some(at + got as u64), "truncated trace: the file shrank while it was read"));
         }
