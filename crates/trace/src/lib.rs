@@ -2,9 +2,11 @@
 //!
 //! * [`OracleReader`] streams libCacheSim's `oracleGeneral` traces: packed little-endian
 //!   24-byte records `u32 time, u64 obj_id, u32 obj_size, i64 next_access_vtime`, plain or
-//!   zstd-compressed (detected by the zstd frame magic, whatever the file is called). It
-//!   reads in 1 MiB batches in constant memory and never drops a record: a truncated last
-//!   record or a corrupt zstd stream is an error naming the file and the byte offset.
+//!   zstd-compressed (detected by the zstd frame magic, whatever the file is called). A
+//!   thread of its own reads (and decompresses) about 1 MiB of whole records at a time into
+//!   five reused buffers, so reading overlaps simulating in constant memory; it never drops
+//!   a record: a truncated last record or a corrupt zstd stream is an error naming the file
+//!   and the byte offset.
 //! * [`IdMap`] maps object ids to dense page indices (0, 1, 2, ... in order of first access)
 //!   in a flat open-addressing table, once per record, so the simulators keep per-page state
 //!   in flat arrays instead of hash maps.

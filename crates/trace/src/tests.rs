@@ -169,3 +169,31 @@ fn format_names() {
     assert_eq!("dense".parse::<Format>(), Ok(Format::Dense));
     assert!("csv".parse::<Format>().is_err());
 }
+
+#[test]
+fn chunk_boundaries_lose_no_record_and_cut_records_are_errors() {
+    // Exactly two of the reading thread's chunks (the end is seen in an empty third one),
+    // then one chunk and a partial record just past its end.
+    let per_chunk = CHUNK_BYTES / ORACLE_RECORD;
+    let recs = with_next_access(&ids(2 * per_chunk), 4096);
+    let p = tmp("two-chunks.zst");
+    write_oracle(&p, recs.iter().copied(), Some(1)).unwrap();
+    let mut got = Vec::new();
+    assert_eq!(OracleReader::open(&p).unwrap().for_each(|r| got.push(r)).unwrap(), recs.len() as u64);
+    assert_eq!(got, recs);
+
+    let p = tmp("chunk-and-a-bit.zst");
+    let f = File::create(&p).unwrap();
+    let mut w = zstd::stream::write::Encoder::new(f, 1).unwrap().auto_finish();
+    for r in &recs[..per_chunk] {
+        w.write_all(&r.to_bytes()).unwrap();
+    }
+    w.write_all(&[9u8; 10]).unwrap();
+    drop(w);
+    let mut r = OracleReader::open(&p).unwrap();
+    assert_eq!(r.next_batch().unwrap().unwrap().len(), CHUNK_BYTES);
+    let e = r.next_batch().unwrap_err();
+    assert_eq!(e.offset, Some(CHUNK_BYTES as u64));
+    assert!(e.to_string().contains("ends 10 bytes into record"), "{e}");
+    assert_eq!(r.records_read(), per_chunk as u64);
+}
