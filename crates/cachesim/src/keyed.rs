@@ -247,7 +247,7 @@ fn table_size(objects: u64) -> usize {
 }
 
 /// How many records ahead the home slot is prefetched.
-const AHEAD: usize = 24;
+pub const AHEAD: usize = 24;
 
 /// Replays an oracleGeneral trace against an exact LRU of `capacity` pages keyed by object
 /// id. Returns the statistics (with `pages` unknown: no id map is kept) and the number of

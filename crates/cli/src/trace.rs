@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use pagelab_cachesim::PolicyKind as Plain;
-use pagelab_trace::{Format, PageSource, TraceError};
+use pagelab_trace::Format;
 use pagelab_workload::{Access, Advice, Op, PAGE_SIZE};
 use serde_json::{json, Value};
 
@@ -136,7 +136,6 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
     // The model needs the file's size first: dense traces carry it.
     let src = pagelab_trace::open(input.path, input.format, true, false)?;
     let pages = src.pages().expect("known after the first pass");
-    let records = src.len_hint();
     let name = o.path.file_name().map_or("trace".into(), |n| n.to_string_lossy().into_owned());
     let text = format!(
         "[machine]\nmemory = \"{}\"\nkernel = \"{}\"\npolicy = \"{}\"\n\n[[workload]]\nname = \"trace\"\ncgroup = \"/\"\nkind = \"file-read\"\nfile_size = \"{}p\"\nfadvise = \"random\"\nops = 0\n",
@@ -147,9 +146,11 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
     );
     let s = pagelab::Scenario::parse(&text, &format!("{} (trace scenario)", o.path.display()), &name, o.set).map_err(|e| anyhow::anyhow!("{e}"))?;
     let error = Arc::new(Mutex::new(None));
-    let ops = TraceOps { src, buf: Vec::new(), pos: 0, error: error.clone() };
+    // Every access a buffered single-page read of object 0, the trace's file.
+    let read = Op { object: 0, page: 0, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0 };
+    let ops = pagelab::sim::OpSource::Pages(pagelab::sim::PageOps::new(src, read, error.clone()));
     let start = Instant::now();
-    let report = pagelab::run_ops(&s, Box::new(ops), records.unwrap_or(0), |_, _| {}).map_err(anyhow::Error::msg)?;
+    let report = pagelab::run_ops(&s, ops, |_, _| {}).map_err(anyhow::Error::msg)?;
     let wall = start.elapsed().as_secs_f64();
     if let Some(e) = error.lock().expect("trace error slot").take() {
         return Err(e.into());
@@ -168,38 +169,6 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
     m.insert("accesses_per_s".into(), (ops_done as f64 / wall).into());
     let table = format!("{table}trace: {ops_done} accesses, {misses} misses, miss ratio {:.6}, {:.2} M accesses/s\n", misses as f64 / ops_done.max(1) as f64, ops_done as f64 / wall / 1e6);
     Ok((v, table))
-}
-
-/// A trace's accesses as buffered single-page reads of object 0. A read error ends the
-/// stream and is kept for the caller.
-struct TraceOps {
-    src: Box<dyn PageSource>,
-    buf: Vec<u32>,
-    pos: usize,
-    error: Arc<Mutex<Option<TraceError>>>,
-}
-
-impl Iterator for TraceOps {
-    type Item = Op;
-
-    #[inline]
-    fn next(&mut self) -> Option<Op> {
-        if self.pos == self.buf.len() {
-            self.buf.clear();
-            self.pos = 0;
-            match self.src.next_batch() {
-                Ok(Some(b)) => self.buf.extend_from_slice(b),
-                Ok(None) => return None,
-                Err(e) => {
-                    *self.error.lock().expect("trace error slot") = Some(e);
-                    return None;
-                }
-            }
-        }
-        let page = self.buf[self.pos] as u64;
-        self.pos += 1;
-        Some(Op { object: 0, page, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0 })
-    }
 }
 
 /// `pagelab trace-convert`: an oracleGeneral trace to the dense format.

@@ -52,32 +52,21 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(u64, u64)) -> Result<Report, S
     }
 }
 
-/// Runs a scenario whose first task performs `ops` (about `n` of them) instead of its
-/// workload's own operations: a trace replayed against the model (`pagelab run --trace`).
-pub fn run_ops(
-    s: &Scenario,
-    ops: Box<dyn Iterator<Item = pagelab_workload::Op> + Send>,
-    n: u64,
-    mut progress: impl FnMut(u64, u64),
-) -> Result<Report, String> {
+/// Runs a scenario whose first task performs `ops` instead of its workload's own
+/// operations: a trace replayed against the model (`pagelab run --trace`).
+pub fn run_ops(s: &Scenario, ops: sim::OpSource, mut progress: impl FnMut(u64, u64)) -> Result<Report, String> {
     match s.machine.policy {
-        PolicyKind::Classic => run_ops_with(s, |mm| Classic::new(mm.memcgs.cg.len()), ops, n, &mut progress),
-        PolicyKind::Mglru => run_ops_with(s, |mm| policy::lru_gen::LruGen::new(mm, &s.mglru), ops, n, &mut progress),
+        PolicyKind::Classic => run_ops_with(s, |mm| Classic::new(mm.memcgs.cg.len()), ops, &mut progress),
+        PolicyKind::Mglru => run_ops_with(s, |mm| policy::lru_gen::LruGen::new(mm, &s.mglru), ops, &mut progress),
     }
 }
 
-fn run_ops_with<P: Policy>(
-    s: &Scenario,
-    make: impl FnOnce(&mm::Mm) -> P,
-    ops: Box<dyn Iterator<Item = pagelab_workload::Op> + Send>,
-    n: u64,
-    progress: &mut dyn FnMut(u64, u64),
-) -> Result<Report, String> {
+fn run_ops_with<P: Policy>(s: &Scenario, make: impl FnOnce(&mm::Mm) -> P, ops: sim::OpSource, progress: &mut dyn FnMut(u64, u64)) -> Result<Report, String> {
     let mut m = Machine::new(s, make)?;
     if m.tasks.is_empty() {
         return Err("the scenario has no task to replay the operations".into());
     }
-    m.set_ops(0, ops, n);
+    m.set_ops(0, ops);
     let total = m.total_ops();
     m.run(|done| progress(done, total));
     Ok(Report::collect(s, &m))

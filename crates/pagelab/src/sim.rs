@@ -4,6 +4,9 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use std::sync::{Arc, Mutex};
+
+use pagelab_trace::{PageSource, TraceError};
 use pagelab_workload::{Access, JobStream, Op};
 
 use crate::folio::Folios;
@@ -58,11 +61,11 @@ struct TaskObject {
     anon: bool,
 }
 
-/// Where a task's operations come from: its workload's generator, or a stream given from
-/// outside the scenario, such as a replayed trace ([`Machine::set_ops`]).
+/// Where a task's operations come from: its workload's generator, or a trace's pages
+/// replayed from outside the scenario ([`Machine::set_ops`]).
 pub enum OpSource {
     Job(JobStream),
-    External { ops: Box<dyn Iterator<Item = Op> + Send>, remaining: u64 },
+    Pages(PageOps),
 }
 
 impl OpSource {
@@ -70,7 +73,7 @@ impl OpSource {
     pub fn remaining(&self) -> u64 {
         match self {
             OpSource::Job(s) => s.remaining(),
-            OpSource::External { remaining, .. } => *remaining,
+            OpSource::Pages(p) => p.remaining,
         }
     }
 }
@@ -82,11 +85,53 @@ impl Iterator for OpSource {
     fn next(&mut self) -> Option<Op> {
         match self {
             OpSource::Job(s) => s.next(),
-            OpSource::External { ops, remaining } => {
-                *remaining = remaining.saturating_sub(1);
-                ops.next()
-            }
+            OpSource::Pages(p) => p.next(),
         }
+    }
+}
+
+/// A trace's page indices as operations: each a copy of one template operation with its
+/// `page` set. The pages arrive in batches and each operation is built in place, so the
+/// hit path makes no call per operation (an operation returned through a `dyn Iterator`
+/// cost a quarter of an all-hits replay). A read error ends the operations and is kept in
+/// `error` for the caller.
+pub struct PageOps {
+    src: Box<dyn PageSource>,
+    buf: Vec<u32>,
+    pos: usize,
+    op: Op,
+    remaining: u64,
+    error: Arc<Mutex<Option<TraceError>>>,
+}
+
+impl PageOps {
+    pub fn new(src: Box<dyn PageSource>, op: Op, error: Arc<Mutex<Option<TraceError>>>) -> PageOps {
+        let remaining = src.len_hint().unwrap_or(0);
+        PageOps { src, buf: Vec::new(), pos: 0, op, remaining, error }
+    }
+
+    #[inline]
+    fn next(&mut self) -> Option<Op> {
+        if self.pos == self.buf.len() && !self.refill() {
+            return None;
+        }
+        let page = self.buf[self.pos] as u64;
+        self.pos += 1;
+        self.remaining = self.remaining.saturating_sub(1);
+        Some(Op { page, ..self.op })
+    }
+
+    /// The next batch of pages; false at the end of the trace or at a read error.
+    #[cold]
+    fn refill(&mut self) -> bool {
+        self.buf.clear();
+        self.pos = 0;
+        match self.src.next_batch() {
+            Ok(Some(b)) => self.buf.extend_from_slice(b),
+            Ok(None) => {}
+            Err(e) => *self.error.lock().expect("trace error slot") = Some(e),
+        }
+        !self.buf.is_empty()
     }
 }
 
@@ -317,10 +362,11 @@ impl<P: Policy> Machine<P> {
         self.total_ops
     }
 
-    /// Replaces task `t`'s operations with `ops` (about `n` of them), e.g. a trace's
-    /// accesses: the task's objects stay those its workload declared.
-    pub fn set_ops(&mut self, t: usize, ops: Box<dyn Iterator<Item = Op> + Send>, n: u64) {
-        let old = std::mem::replace(&mut self.tasks[t].stream, OpSource::External { ops, remaining: n });
+    /// Replaces task `t`'s operations with `ops`, e.g. a trace's accesses: the task's
+    /// objects stay those its workload declared.
+    pub fn set_ops(&mut self, t: usize, ops: OpSource) {
+        let n = ops.remaining();
+        let old = std::mem::replace(&mut self.tasks[t].stream, ops);
         self.total_ops = self.total_ops.saturating_sub(old.remaining()).saturating_add(n);
     }
 
