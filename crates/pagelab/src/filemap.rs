@@ -88,6 +88,22 @@ pub fn wait_on_folio_read(mm: &mut Mm, pfn: Pfn) {
 /// it is the page the previous read ended in.
 pub fn filemap_read<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaState, index: u64, npages: u64) -> bool {
     let (syscall_ns, copy_page_ns) = (mm.cfg.costs.syscall_ns, mm.cfg.costs.copy_page_ns);
+    if npages == 1 && index < f.pages {
+        if let Some(pfn) = mm.space.resident(f.base + index as Vpn) {
+            if !mm.folios.test(pfn, pg::READAHEAD | pg::LOCKED) {
+                // The common case, a one-page read of a cached, unlocked page that starts no
+                // readahead: the general path below would do exactly this, in more steps.
+                mm.cpu(syscall_ns);
+                if !(ra.prev_valid && ra.prev_index == index + 1) {
+                    crate::swap::folio_mark_accessed(mm, p, pfn);
+                }
+                mm.cpu(copy_page_ns);
+                ra.prev_index = index + 1;
+                ra.prev_valid = true;
+                return true;
+            }
+        }
+    }
     mm.cpu(syscall_ns);
     let end = (index + npages).min(f.pages);
     let mut idx = index;

@@ -418,8 +418,27 @@ impl<P: Policy> Machine<P> {
         best.map(|(_, t)| t)
     }
 
+    /// Whether any event is due by `now`: the test every operation makes first, so it is
+    /// kept to a few comparisons (most operations find nothing due).
+    #[inline(always)]
+    fn event_due(&self, now: u64) -> bool {
+        self.next_flush <= now
+            || self.next_wb <= now
+            || self.next_sample <= now
+            || kswapd_next(&self.mm).is_some_and(|k| k <= now)
+            || self.mm.writeback.peek().is_some_and(|std::cmp::Reverse(w)| w.at <= now)
+    }
+
     /// Runs kswapd, the flushers, IO completions and samples due by `now`, in time order.
+    #[inline(always)]
     fn run_events_until(&mut self, now: u64) {
+        if self.event_due(now) {
+            self.run_due_events(now);
+        }
+    }
+
+    #[inline(never)]
+    fn run_due_events(&mut self, now: u64) {
         loop {
             let mut next = (u64::MAX, 0u8);
             let mut consider = |at: u64, kind: u8| {
