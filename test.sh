@@ -7,6 +7,8 @@ command -v cargo >/dev/null 2>&1 || export PATH="$HOME/.cargo/bin:$PATH"
 
 echo "[test] cargo test (release)" >&2
 cargo test --workspace --exclude pagelab-python --release --locked
+echo "[test] the id-keyed LRU in a debug build (its unchecked indexing is debug-asserted)" >&2
+cargo test -p pagelab-cachesim --locked keyed
 
 echo "[test] python package" >&2
 python3 -m pip install -q --disable-pip-version-check maturin pytest matplotlib numpy libcachesim "dask[distributed]" 2>&1 | grep -v "Running pip as the 'root' user" || true

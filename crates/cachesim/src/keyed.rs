@@ -49,6 +49,23 @@ impl KeyedLru {
         c
     }
 
+    /// Slot `i`. Every index used is below `slots.len()`: a masked home or probe position,
+    /// the sentinel, or a list link, which always names a slot (checked by [`KeyedLru::check`]
+    /// in the tests and here in debug builds).
+    #[inline(always)]
+    fn at(&self, i: usize) -> &Slot {
+        debug_assert!(i < self.slots.len());
+        // SAFETY: see above; `i < slots.len()` holds for every index this type computes.
+        unsafe { self.slots.get_unchecked(i) }
+    }
+
+    #[inline(always)]
+    fn at_mut(&mut self, i: usize) -> &mut Slot {
+        debug_assert!(i < self.slots.len());
+        // SAFETY: as for `at`.
+        unsafe { self.slots.get_unchecked_mut(i) }
+    }
+
     #[inline(always)]
     fn sentinel(&self) -> u32 {
         self.size as u32
@@ -63,18 +80,16 @@ impl KeyedLru {
     /// access will soon probe.
     #[inline(always)]
     pub fn prefetch(&self, hash: u64) {
-        prefetch(&self.slots[self.home(hash)]);
+        prefetch(self.at(self.home(hash)));
     }
 
     /// The slot holding `key`, or the free slot ending its probe sequence.
     #[inline(always)]
     fn find(&self, key: u64, hash: u64) -> (usize, bool) {
         let mask = self.size - 1;
-        // Indices masked into a slice of exactly the hashed slots: no bounds checks.
-        let table = &self.slots[..=mask];
-        let mut i = self.home(hash) & mask;
+        let mut i = self.home(hash);
         loop {
-            let s = &table[i];
+            let s = self.at(i);
             if s.prev == EMPTY {
                 return (i, false);
             }
@@ -97,7 +112,7 @@ impl KeyedLru {
         let (i, hit) = self.find(key, hash);
         if hit {
             let head = self.sentinel() as usize;
-            if self.slots[head].next as usize != i {
+            if self.at(head).next as usize != i {
                 self.unlink(i);
                 self.link_head(i);
             }
@@ -119,56 +134,56 @@ impl KeyedLru {
                 i
             }
         };
-        self.slots[i].key = key;
+        self.at_mut(i).key = key;
         self.link_head(i);
         false
     }
 
     #[inline(always)]
     fn unlink(&mut self, i: usize) {
-        let Slot { prev, next, .. } = self.slots[i];
-        self.slots[prev as usize].next = next;
-        self.slots[next as usize].prev = prev;
+        let Slot { prev, next, .. } = *self.at(i);
+        self.at_mut(prev as usize).next = next;
+        self.at_mut(next as usize).prev = prev;
     }
 
     #[inline(always)]
     fn link_head(&mut self, i: usize) {
         let s = self.sentinel();
-        let head = self.slots[s as usize].next;
-        self.slots[i].prev = s;
-        self.slots[i].next = head;
-        self.slots[head as usize].prev = i as u32;
-        self.slots[s as usize].next = i as u32;
+        let head = self.at(s as usize).next;
+        self.at_mut(i).prev = s;
+        self.at_mut(i).next = head;
+        self.at_mut(head as usize).prev = i as u32;
+        self.at_mut(s as usize).next = i as u32;
     }
 
     /// Removes the least recent object: unlinks it, then closes the gap its slot leaves in
     /// the probe sequences by shifting later entries of the cluster back.
     fn evict_tail(&mut self) {
         let s = self.sentinel() as usize;
-        let mut gap = self.slots[s].prev as usize;
+        let mut gap = self.at(s).prev as usize;
         self.unlink(gap);
         // The next victims are known: warm the slot that becomes the tail after the next
         // eviction (the new tail itself was just touched by the unlink).
-        let new_tail = self.slots[s].prev as usize;
-        prefetch(&self.slots[self.slots[new_tail].prev as usize]);
+        let new_tail = self.at(s).prev as usize;
+        prefetch(self.at(self.at(new_tail).prev as usize));
         let mask = self.size - 1;
         let mut j = gap;
         loop {
             j = (j + 1) & mask;
-            let e = self.slots[j];
+            let e = *self.at(j);
             if e.prev == EMPTY {
                 break;
             }
             // `e` may move into the gap if its home is not cyclically within (gap, j].
             let home = self.home(mix64(e.key));
             if (j.wrapping_sub(home) & mask) >= (j.wrapping_sub(gap) & mask) {
-                self.slots[gap] = e;
-                self.slots[e.prev as usize].next = gap as u32;
-                self.slots[e.next as usize].prev = gap as u32;
+                *self.at_mut(gap) = e;
+                self.at_mut(e.prev as usize).next = gap as u32;
+                self.at_mut(e.next as usize).prev = gap as u32;
                 gap = j;
             }
         }
-        self.slots[gap] = FREE;
+        *self.at_mut(gap) = FREE;
     }
 
     /// A new table of `size` hashed slots with the resident objects re-inserted in their
@@ -223,6 +238,17 @@ impl KeyedLru {
     /// Checks the list and the table agree and every object is reachable from its home
     /// slot without crossing a free slot (tests).
     pub fn check(&self) -> Result<(), String> {
+        // The links name slots in range and agree both ways: what makes `at` sound.
+        let s = self.sentinel() as usize;
+        for (i, slot) in self.slots.iter().enumerate().filter(|&(i, slot)| i == s || slot.prev != EMPTY) {
+            let (prev, next) = (slot.prev as usize, slot.next as usize);
+            if prev >= self.slots.len() || next >= self.slots.len() {
+                return Err(format!("slot {i}: link out of range ({prev}, {next})"));
+            }
+            if self.slots[next].prev as usize != i || self.slots[prev].next as usize != i {
+                return Err(format!("slot {i}: its neighbours do not link back"));
+            }
+        }
         let order = self.order();
         if order.len() as u64 != self.resident {
             return Err(format!("list has {} objects, resident {}", order.len(), self.resident));
