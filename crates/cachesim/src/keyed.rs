@@ -7,7 +7,7 @@
 //! holds at most `capacity` objects, whatever the trace's footprint, and a trace of any
 //! length streams through it in memory bounded by the cache size.
 
-use pagelab_trace::{mix64, obj_id, prefetch, OracleReader, TraceError, ORACLE_RECORD};
+use pagelab_trace::{mix64, obj_id, obj_size, prefetch, OracleReader, TraceError, ORACLE_RECORD};
 
 use crate::Stats;
 
@@ -284,12 +284,12 @@ pub fn run_lru(mut reader: OracleReader, capacity: u64) -> Result<(Stats, u64), 
     let mut keys: Vec<(u64, u64)> = Vec::new();
     while let Some(raw) = reader.next_batch()? {
         keys.clear();
-        for r in raw.chunks_exact(ORACLE_RECORD) {
+        keys.extend(raw.chunks_exact(ORACLE_RECORD).map(|r| {
             let r: &[u8; ORACLE_RECORD] = r.try_into().expect("24 bytes");
             let key = obj_id(r);
-            keys.push((key, mix64(key)));
-            zero += (r[12..16] == [0; 4]) as u64;
-        }
+            zero += (obj_size(r) == 0) as u64;
+            (key, mix64(key))
+        }));
         for (k, &(key, hash)) in keys.iter().enumerate() {
             if let Some(&(_, ahead)) = keys.get(k + AHEAD) {
                 lru.prefetch(ahead);

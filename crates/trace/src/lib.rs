@@ -120,6 +120,12 @@ pub fn obj_id(b: &[u8; ORACLE_RECORD]) -> u64 {
     u64::from_le_bytes([b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11]])
 }
 
+/// The object size of a raw oracleGeneral record.
+#[inline(always)]
+pub fn obj_size(b: &[u8; ORACLE_RECORD]) -> u32 {
+    u32::from_le_bytes([b[12], b[13], b[14], b[15]])
+}
+
 #[inline(always)]
 fn next_vtime(b: &[u8; ORACLE_RECORD]) -> i64 {
     i64::from_le_bytes([b[16], b[17], b[18], b[19], b[20], b[21], b[22], b[23]])
