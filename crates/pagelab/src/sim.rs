@@ -3,7 +3,6 @@
 //! rstat flusher, the writeback flusher and IO completions as timed events.
 
 use std::collections::{BTreeMap, VecDeque};
-
 use std::sync::{Arc, Mutex};
 
 use pagelab_trace::{PageSource, TraceError};
@@ -91,10 +90,9 @@ impl Iterator for OpSource {
 }
 
 /// A trace's page indices as operations: each a copy of one template operation with its
-/// `page` set. The pages arrive in batches and each operation is built in place, so the
-/// hit path makes no call per operation (an operation returned through a `dyn Iterator`
-/// cost a quarter of an all-hits replay). A read error ends the operations and is kept in
-/// `error` for the caller.
+/// `page` set. The pages arrive in batches and each operation is built in place, with no
+/// dynamic call per operation. A read error ends the operations and is kept in `error` for
+/// the caller.
 pub struct PageOps {
     src: Box<dyn PageSource>,
     buf: Vec<u32>,
