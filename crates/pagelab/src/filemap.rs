@@ -88,7 +88,7 @@ pub fn wait_on_folio_read(mm: &mut Mm, pfn: Pfn) {
 /// it is the page the previous read ended in.
 pub fn filemap_read<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaState, index: u64, npages: u64) -> bool {
     let (syscall_ns, copy_page_ns) = (mm.cfg.costs.syscall_ns, mm.cfg.costs.copy_page_ns);
-    if npages == 1 && index < f.pages {
+    if npages == 1 && index < f.pages && mm.cfg.read_hit_shortcut {
         if let Some(pfn) = mm.space.resident(f.base + index as Vpn) {
             if !mm.folios.test(pfn, pg::READAHEAD | pg::LOCKED) {
                 // The common case, a one-page read of a cached, unlocked page that starts no
