@@ -4,11 +4,11 @@
 //! pages, alpha 0.8 and 1.0, capacity 1% and 10% of the pages), best of three.
 //! Memory: bytes of state per simulated page at 1 M and 10 M pages (capacity 10%), for the
 //! policy alone and with the id map an oracleGeneral trace needs (the dense format needs
-//! none; nor does the LRU keyed by object id that oracleGeneral input runs).
+//! none; nor do the caches keyed by object id that oracleGeneral input runs).
 
 use std::time::Instant;
 
-use pagelab_cachesim::keyed::KeyedLru;
+use pagelab_cachesim::keyed::{KeyedCache, KeyedLru, KeyedRing};
 use pagelab_cachesim::{new_cache, next_access, PolicyKind};
 use pagelab_trace::mix64;
 
@@ -42,10 +42,18 @@ fn object_id(page: u32) -> u64 {
     (page as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
-/// Misses of the keyed LRU over `keys`, prefetching as a trace replay does.
-fn keyed_misses(keys: &[u64], cap: u64) -> u64 {
+/// A cache keyed by object id (what oracleGeneral input runs) for `policy`.
+fn keyed(policy: PolicyKind, cap: u64) -> Box<dyn KeyedCache> {
+    match policy {
+        PolicyKind::Lru => Box::new(KeyedLru::new(cap)),
+        PolicyKind::Fifo => Box::new(KeyedRing::fifo(cap)),
+        _ => Box::new(KeyedRing::clock(cap)),
+    }
+}
+
+/// Misses of a keyed cache over `keys`, prefetching as a trace replay does.
+fn keyed_misses(c: &mut dyn KeyedCache, keys: &[u64]) -> u64 {
     let hashes: Vec<u64> = keys.iter().map(|&k| mix64(k)).collect();
-    let mut c = KeyedLru::new(cap);
     let mut misses = 0;
     for (i, (&k, &h)) in keys.iter().zip(&hashes).enumerate() {
         if let Some(&ahead) = hashes.get(i + pagelab_cachesim::keyed::AHEAD) {
@@ -55,6 +63,8 @@ fn keyed_misses(keys: &[u64], cap: u64) -> u64 {
     }
     misses
 }
+
+const KEYED: [PolicyKind; 3] = [PolicyKind::Lru, PolicyKind::Fifo, PolicyKind::Clock];
 
 fn main() {
     let requests: usize = std::env::var("CACHESIM_BENCH_REQUESTS").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000_000);
@@ -76,16 +86,21 @@ fn main() {
                 }
                 println!("zipf{alpha:<4} {:>5}% {:<6} {:>10.4} {:>10.1}", frac * 100.0, p.name(), misses as f64 / t.len() as f64, t.len() as f64 / best / 1e6);
             }
-            // The LRU keyed by 64-bit object ids (what oracleGeneral input runs), no id map.
+            // The caches keyed by 64-bit object ids (what oracleGeneral input runs), no id
+            // map (through a `dyn`, so a little slower than a trace replay).
             let keys: Vec<u64> = t.iter().map(|&p| object_id(p)).collect();
-            let mut best = f64::MAX;
-            let mut misses = 0;
-            for _ in 0..3 {
-                let start = Instant::now();
-                misses = keyed_misses(&keys, cap);
-                best = best.min(start.elapsed().as_secs_f64());
+            for p in KEYED {
+                let mut best = f64::MAX;
+                let mut misses = 0;
+                for _ in 0..3 {
+                    let mut c = keyed(p, cap);
+                    let start = Instant::now();
+                    misses = keyed_misses(c.as_mut(), &keys);
+                    best = best.min(start.elapsed().as_secs_f64());
+                }
+                let name = format!("{} (keyed)", p.name());
+                println!("zipf{alpha:<4} {:>5}% {:<6} {:>10.4} {:>10.1}", frac * 100.0, name, misses as f64 / t.len() as f64, t.len() as f64 / best / 1e6);
             }
-            println!("zipf{alpha:<4} {:>5}% {:<6} {:>10.4} {:>10.1}", frac * 100.0, "lru (keyed)", misses as f64 / t.len() as f64, t.len() as f64 / best / 1e6);
         }
     }
     println!();
@@ -107,10 +122,13 @@ fn main() {
             let b = c.state_bytes() as f64 / pages as f64;
             println!("{:<8} {:>10} {:>14.2} {:>22.2}", p.name(), pages, b, b + map.state_bytes() as f64 / pages as f64);
         }
-        let mut keyed = KeyedLru::new(pages as u64 / 10);
-        for &p in &t {
-            keyed.access(object_id(p));
+        for p in KEYED {
+            let mut c = keyed(p, pages as u64 / 10);
+            for &q in &t {
+                c.access_hashed(object_id(q), mix64(object_id(q)));
+            }
+            let name = format!("{} (keyed)", p.name());
+            println!("{:<8} {:>10} {:>14.2} {:>22}", name, pages, c.state_bytes() as f64 / pages as f64, "needs none");
         }
-        println!("{:<8} {:>10} {:>14.2} {:>22}", "lru (keyed)", pages, keyed.state_bytes() as f64 / pages as f64, "needs none");
     }
 }

@@ -216,7 +216,7 @@ fn keyed_lru_grows_past_its_first_table_and_keeps_the_order() {
 }
 
 #[test]
-fn keyed_lru_of_a_file_matches_the_id_mapped_run() {
+fn keyed_runs_of_a_file_match_the_id_mapped_runs() {
     let t = random_pages(30_000, 4000, 11);
     let keys = awkward_keys(&t, 0);
     let dir = std::env::temp_dir().join(format!("pagelab-keyed-test-{}", std::process::id()));
@@ -226,12 +226,48 @@ fn keyed_lru_of_a_file_matches_the_id_mapped_run() {
     recs[7].obj_size = 0;
     pagelab_trace::write_oracle(&path, recs, None).unwrap();
     for cap in [0, 10, 500, 3999] {
-        let (st, zero) = keyed::run_lru(pagelab_trace::OracleReader::open(&path).unwrap(), cap).unwrap();
-        let mut src = pagelab_trace::OracleSource::open(&path, false).unwrap();
-        let want = run(&mut src, PolicyKind::Lru, cap).unwrap();
-        assert_eq!((st.ops, st.misses, st.hits, st.evictions), (want.ops, want.misses, want.hits, want.evictions), "cap {cap}");
-        assert_eq!(st.misses, naive_lru(cap as usize, &t));
-        assert_eq!((zero, st.pages), (1, None));
+        for policy in [PolicyKind::Lru, PolicyKind::Fifo, PolicyKind::Clock] {
+            let (st, zero) = keyed::run(pagelab_trace::OracleReader::open(&path).unwrap(), policy, cap).unwrap().unwrap();
+            let mut src = pagelab_trace::OracleSource::open(&path, false).unwrap();
+            let want = run(&mut src, policy, cap).unwrap();
+            assert_eq!((st.ops, st.misses, st.hits, st.evictions), (want.ops, want.misses, want.hits, want.evictions), "{policy:?} cap {cap}");
+            assert_eq!((zero, st.pages, st.policy), (1, None, policy.name()));
+        }
+        assert_eq!(run_pages(PolicyKind::Lru, cap, &t).0, naive_lru(cap as usize, &t));
+        assert!(keyed::run(pagelab_trace::OracleReader::open(&path).unwrap(), PolicyKind::Opt, cap).is_none());
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn keyed_fifo_and_clock_equal_the_dense_ones_access_for_access() {
+    for seed in 1..4 {
+        let t = random_pages(20_000, 3000, seed);
+        for shape in 0..3 {
+            let keys = awkward_keys(&t, shape);
+            for cap in [1, 3, 64, 1000, 2999, 5000] {
+                let (mut fifo, mut clock) = (Fifo::new(cap, 0), Clock::new(cap, 0));
+                let (mut kfifo, mut kclock) = (keyed::KeyedRing::fifo(cap), keyed::KeyedRing::clock(cap));
+                for (i, (&p, &k)) in t.iter().zip(&keys).enumerate() {
+                    assert_eq!(kfifo.access(k), fifo.access(p), "fifo seed {seed} shape {shape} cap {cap} access {i}");
+                    assert_eq!(kclock.access(k), clock.access(p), "clock seed {seed} shape {shape} cap {cap} access {i}");
+                }
+                kfifo.check().unwrap();
+                kclock.check().unwrap();
+                assert_eq!(kfifo.resident(), fifo.resident(), "fifo seed {seed} shape {shape} cap {cap}");
+                assert_eq!(kclock.resident(), clock.resident(), "clock seed {seed} shape {shape} cap {cap}");
+                assert_eq!(keyed::KeyedCache::evictions(&kclock), clock.evictions());
+            }
+        }
+    }
+}
+
+#[test]
+fn keyed_clock_gives_a_referenced_object_a_second_chance() {
+    // The dense CLOCK's hand-computed case, by object id: cap 2, a b a c a b a.
+    let mut c = keyed::KeyedRing::clock(2);
+    let hits: Vec<bool> = [10, 20, 10, 30, 10, 20, 10].iter().map(|&k| c.access(k)).collect();
+    assert_eq!(hits, [false, false, true, false, true, false, true]);
+    c.check().unwrap();
+    assert_eq!(c.order(), vec![(10, true), (20, false)]);
 }

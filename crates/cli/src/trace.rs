@@ -52,8 +52,9 @@ pub fn run(o: &TraceRun) -> Result<(Value, String)> {
     }
     let sizes: Vec<&str> = o.memory.split(',').map(str::trim).collect();
     let _tmp;
-    // `lru` streams an oracleGeneral trace itself (keyed by object id, no id map).
-    let keyed = o.policy == "lru" && format == Format::OracleGeneral;
+    // `lru`, `fifo` and `clock` stream an oracleGeneral trace themselves (keyed by object
+    // id, no id map).
+    let keyed = Plain::parse(o.policy).is_some_and(pagelab_cachesim::keyed::handles) && format == Format::OracleGeneral;
     let input = if format == Format::OracleGeneral && (kernel_model || (sizes.len() > 1 && !keyed)) {
         let start = Instant::now();
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
@@ -99,12 +100,15 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
         }
         let capacity = memory / PAGE_SIZE;
         let start = Instant::now();
-        let (st, zero) = if policy == Plain::Lru && input.format == Format::OracleGeneral {
-            pagelab_cachesim::keyed::run_lru(pagelab_trace::OracleReader::open(input.path)?, capacity)?
-        } else {
-            let mut src = pagelab_trace::open(input.path, input.format, false, policy.needs_future())?;
-            let st = pagelab_cachesim::run(src.as_mut(), policy, capacity)?;
-            (st, src.zero_size_records())
+        let keyed = input.format == Format::OracleGeneral && pagelab_cachesim::keyed::handles(policy);
+        let keyed = if keyed { pagelab_cachesim::keyed::run(pagelab_trace::OracleReader::open(input.path)?, policy, capacity) } else { None };
+        let (st, zero) = match keyed {
+            Some(r) => r?,
+            None => {
+                let mut src = pagelab_trace::open(input.path, input.format, false, policy.needs_future())?;
+                let st = pagelab_cachesim::run(src.as_mut(), policy, capacity)?;
+                (st, src.zero_size_records())
+            }
         };
         let wall = start.elapsed().as_secs_f64();
         let v = json!({

@@ -1,15 +1,9 @@
-//! Exact LRU keyed by a trace's own 64-bit object ids, with state for the resident objects
-//! only.
-//!
-//! A plain cache never needs to know a page it does not hold, so an oracleGeneral trace run
-//! against `lru` skips the id map (which holds every object of the trace, 32–51 bytes each,
-//! and costs a cache miss per record once it outgrows the CPU's caches): the table below
-//! holds at most `capacity` objects, whatever the trace's footprint, and a trace of any
-//! length streams through it in memory bounded by the cache size.
+//! The exact LRU keyed by object id: the recency list threaded through the slots of its
+//! own hash table.
 
-use pagelab_trace::{mix64, obj_id, obj_size, prefetch, OracleReader, TraceError, ORACLE_RECORD};
+use pagelab_trace::{mix64, prefetch};
 
-use crate::Stats;
+use super::table_size;
 
 const EMPTY: u32 = u32::MAX;
 
@@ -266,55 +260,19 @@ impl KeyedLru {
     }
 }
 
-/// Hashed slots for `objects`: at most an eighth full while that takes at most 2^18 slots
-/// (4 MiB), at most a quarter full beyond. Short clusters make probes and deletions cheap
-/// (a half-full table took 1.3x the time of a quarter-full one at a 1% cache, a quarter-full
-/// 1.15x that of an eighth-full one), but a sparser large table falls out of the CPU's caches
-/// (an eighth-full table of 2^20 slots took 1.4–1.8x the time at a 10% cache).
-fn table_size(objects: u64) -> usize {
-    let sparse = ((objects as usize).max(8) * 8).next_power_of_two();
-    if sparse <= 1 << 18 {
-        sparse
-    } else {
-        ((objects as usize) * 4).next_power_of_two()
+impl super::KeyedCache for KeyedLru {
+    #[inline(always)]
+    fn prefetch(&self, hash: u64) {
+        KeyedLru::prefetch(self, hash)
     }
-}
-
-/// How many records ahead the home slot is prefetched.
-pub const AHEAD: usize = 24;
-
-/// Replays an oracleGeneral trace against an exact LRU of `capacity` pages keyed by object
-/// id. Returns the statistics (with `pages` unknown: no id map is kept) and the number of
-/// zero-size records.
-pub fn run_lru(mut reader: OracleReader, capacity: u64) -> Result<(Stats, u64), TraceError> {
-    let mut lru = KeyedLru::new(capacity);
-    let (mut ops, mut misses, mut zero) = (0u64, 0u64, 0u64);
-    let mut keys: Vec<(u64, u64)> = Vec::new();
-    while let Some(raw) = reader.next_batch()? {
-        keys.clear();
-        keys.extend(raw.chunks_exact(ORACLE_RECORD).map(|r| {
-            let r: &[u8; ORACLE_RECORD] = r.try_into().expect("24 bytes");
-            let key = obj_id(r);
-            zero += (obj_size(r) == 0) as u64;
-            (key, mix64(key))
-        }));
-        for (k, &(key, hash)) in keys.iter().enumerate() {
-            if let Some(&(_, ahead)) = keys.get(k + AHEAD) {
-                lru.prefetch(ahead);
-            }
-            misses += !lru.access_hashed(key, hash) as u64;
-        }
-        ops += keys.len() as u64;
+    #[inline(always)]
+    fn access_hashed(&mut self, key: u64, hash: u64) -> bool {
+        KeyedLru::access_hashed(self, key, hash)
     }
-    let stats = Stats {
-        policy: "lru",
-        capacity,
-        ops,
-        hits: ops - misses,
-        misses,
-        evictions: lru.evictions(),
-        pages: None,
-        state_bytes: lru.state_bytes(),
-    };
-    Ok((stats, zero))
+    fn evictions(&self) -> u64 {
+        KeyedLru::evictions(self)
+    }
+    fn state_bytes(&self) -> u64 {
+        KeyedLru::state_bytes(self)
+    }
 }
