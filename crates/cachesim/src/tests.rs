@@ -177,26 +177,34 @@ fn awkward_keys(t: &[u32], shape: u32) -> Vec<u64> {
         .collect()
 }
 
-#[test]
-fn keyed_lru_equals_the_dense_lru_access_for_access() {
-    for seed in 1..5 {
+/// Every (random trace, id shape, capacity) case the keyed caches are checked on: the trace
+/// as dense pages and as object ids, and a label. The capacities include small caches and
+/// one large enough to make a table grow from its first size.
+fn keyed_cases(mut check: impl FnMut(&[u32], &[u64], u64, &str)) {
+    for seed in 1..4 {
         let t = random_pages(20_000, 3000, seed);
         for shape in 0..3 {
             let keys = awkward_keys(&t, shape);
-            // Small caches, and one large enough to make the table grow from its first size.
             for cap in [1, 3, 64, 1000, 2999, 5000] {
-                let mut dense = Lru::new(cap, 0);
-                let mut keyed = keyed::KeyedLru::new(cap);
-                for (i, (&p, &k)) in t.iter().zip(&keys).enumerate() {
-                    assert_eq!(keyed.access(k), dense.access(p), "seed {seed} shape {shape} cap {cap} access {i}");
-                }
-                keyed.check().unwrap();
-                let want: Vec<u64> = dense.order().iter().map(|&p| keys[t.iter().position(|&q| q == p).unwrap()]).collect();
-                assert_eq!(keyed.order(), want, "seed {seed} shape {shape} cap {cap}: recency order");
-                assert_eq!((keyed.evictions(), keyed.resident()), (dense.evictions(), dense.resident()));
+                check(&t, &keys, cap, &format!("seed {seed} shape {shape} cap {cap}"));
             }
         }
     }
+}
+
+#[test]
+fn keyed_lru_equals_the_dense_lru_access_for_access() {
+    keyed_cases(|t, keys, cap, case| {
+        let mut dense = Lru::new(cap, 0);
+        let mut keyed = keyed::KeyedLru::new(cap);
+        for (i, (&p, &k)) in t.iter().zip(keys).enumerate() {
+            assert_eq!(keyed.access(k), dense.access(p), "{case} access {i}");
+        }
+        keyed.check().unwrap();
+        let want: Vec<u64> = dense.order().iter().map(|&p| keys[t.iter().position(|&q| q == p).unwrap()]).collect();
+        assert_eq!(keyed.order(), want, "{case}: recency order");
+        assert_eq!((keyed.evictions(), keyed.resident()), (dense.evictions(), dense.resident()), "{case}");
+    });
 }
 
 #[test]
@@ -241,25 +249,19 @@ fn keyed_runs_of_a_file_match_the_id_mapped_runs() {
 
 #[test]
 fn keyed_fifo_and_clock_equal_the_dense_ones_access_for_access() {
-    for seed in 1..4 {
-        let t = random_pages(20_000, 3000, seed);
-        for shape in 0..3 {
-            let keys = awkward_keys(&t, shape);
-            for cap in [1, 3, 64, 1000, 2999, 5000] {
-                let (mut fifo, mut clock) = (Fifo::new(cap, 0), Clock::new(cap, 0));
-                let (mut kfifo, mut kclock) = (keyed::KeyedRing::fifo(cap), keyed::KeyedRing::clock(cap));
-                for (i, (&p, &k)) in t.iter().zip(&keys).enumerate() {
-                    assert_eq!(kfifo.access(k), fifo.access(p), "fifo seed {seed} shape {shape} cap {cap} access {i}");
-                    assert_eq!(kclock.access(k), clock.access(p), "clock seed {seed} shape {shape} cap {cap} access {i}");
-                }
-                kfifo.check().unwrap();
-                kclock.check().unwrap();
-                assert_eq!(kfifo.resident(), fifo.resident(), "fifo seed {seed} shape {shape} cap {cap}");
-                assert_eq!(kclock.resident(), clock.resident(), "clock seed {seed} shape {shape} cap {cap}");
-                assert_eq!(keyed::KeyedCache::evictions(&kclock), clock.evictions());
-            }
+    keyed_cases(|t, keys, cap, case| {
+        let (mut fifo, mut clock) = (Fifo::new(cap, 0), Clock::new(cap, 0));
+        let (mut kfifo, mut kclock) = (keyed::KeyedRing::fifo(cap), keyed::KeyedRing::clock(cap));
+        for (i, (&p, &k)) in t.iter().zip(keys).enumerate() {
+            assert_eq!(kfifo.access(k), fifo.access(p), "fifo {case} access {i}");
+            assert_eq!(kclock.access(k), clock.access(p), "clock {case} access {i}");
         }
-    }
+        kfifo.check().unwrap();
+        kclock.check().unwrap();
+        assert_eq!(kfifo.resident(), fifo.resident(), "fifo {case}");
+        assert_eq!(kclock.resident(), clock.resident(), "clock {case}");
+        assert_eq!(keyed::KeyedCache::evictions(&kclock), clock.evictions(), "clock {case}");
+    });
 }
 
 #[test]
