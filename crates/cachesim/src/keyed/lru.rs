@@ -152,6 +152,7 @@ impl KeyedLru {
 
     /// Removes the least recent object: unlinks it, then closes the gap its slot leaves in
     /// the probe sequences by shifting later entries of the cluster back.
+    #[inline(always)]
     fn evict_tail(&mut self) {
         let s = self.sentinel() as usize;
         let mut gap = self.at(s).prev as usize;
