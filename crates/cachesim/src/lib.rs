@@ -56,7 +56,7 @@ pub struct Stats {
     pub hits: u64,
     pub misses: u64,
     pub evictions: u64,
-    /// Distinct pages of the trace (unknown for [`keyed::run_lru`], which keeps no id map).
+    /// Distinct pages of the trace (unknown for [`keyed::run`], which keeps no id map).
     pub pages: Option<u64>,
     /// Bytes of the policy's state at the end.
     pub state_bytes: u64,
