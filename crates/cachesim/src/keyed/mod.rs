@@ -35,7 +35,7 @@ pub trait KeyedCache {
 /// Hashed slots for `objects`: at most an eighth full while that takes at most 2^18 slots
 /// (4 MiB), at most a quarter full beyond. Short clusters make probes and deletions cheap
 /// (a half-full table took 1.3x the time of a quarter-full one at a 1% cache, a quarter-full
-/// 1.15x that of an eighth-full one), but a sparser large table falls out of the CPU's caches
+/// 1.1x that of an eighth-full one), but a sparser large table falls out of the CPU's caches
 /// (an eighth-full table of 2^20 slots took 1.4–1.8x the time at a 10% cache).
 pub(crate) fn table_size(objects: u64) -> usize {
     let sparse = ((objects as usize).max(8) * 8).next_power_of_two();
