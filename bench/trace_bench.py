@@ -16,7 +16,9 @@ and prints miss ratios, M accesses/s and the ratio to libCacheSim's best LRU. Ea
 every simulator once (a busy spell of a shared machine slows all of them alike); each
 simulator's best round counts. pagelab's
 times are taken inside the process (`wall_s` of its JSON); libCacheSim's around
-`process_trace` only. Both simulate every access of the trace.
+`process_trace` only. Both simulate every access of the trace. A second rate divides by CPU
+seconds instead: libCacheSim's `process_trace` (one thread), and the whole pagelab process
+(its reading thread, start-up and exit included).
 
     python3 bench/trace_bench.py [--requests 10000000] [--objects 1000000] [--reps 3]
 """
@@ -25,6 +27,7 @@ import argparse
 import json
 import os
 import pathlib
+import resource
 import subprocess
 import sys
 import time
@@ -38,20 +41,30 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def libcachesim_lru(lcs, path, pages, hp):
+    """(seconds, miss ratio, CPU seconds) of libCacheSim's LRU, in this process."""
     reader = lcs.TraceReader(str(path), lcs.TraceType.ORACLE_GENERAL_TRACE)
     cache = lcs.LRU(pages * 4096, hashpower=hp)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     mr, _ = cache.process_trace(reader)
-    return time.perf_counter() - t, mr
+    return time.perf_counter() - t, mr, time.process_time() - c
+
+
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def pagelab(bin_, path, fmt, policy, pages):
+    """(seconds, miss ratio, misses, CPU seconds) of a pagelab run: the seconds its JSON
+    reports (simulation and any conversion), the CPU time of the whole process, its reading
+    thread, start-up and exit included."""
+    c = children_cpu()
     out = subprocess.run(
         [bin_, "run", "--trace", str(path), "--trace-format", fmt, "--policy", policy, "--memory", f"{pages * 4}k", "--json", "-"],
         check=True, capture_output=True, text=True,
     )
     v = json.loads(out.stdout)
-    return v["wall_s"] + v.get("convert_s", 0.0), v["miss_ratio"], v["misses"]
+    return v["wall_s"] + v.get("convert_s", 0.0), v["miss_ratio"], v["misses"], children_cpu() - c
 
 
 def main():
@@ -74,7 +87,7 @@ def main():
     d.mkdir(parents=True, exist_ok=True)
     rows = []
     print(f"libcachesim {lcs.__version__}; {a.requests / 1e6:g} M accesses over {a.objects / 1e6:g} M objects; {os.cpu_count()} CPUs", flush=True)
-    hdr = f"{'trace':<10} {'cache':>6} {'simulator':<34} {'miss ratio':>10} {'M acc/s':>8} {'vs LCS LRU':>10}"
+    hdr = f"{'trace':<10} {'cache':>6} {'simulator':<34} {'miss ratio':>10} {'M acc/s':>8} {'vs LCS LRU':>10} {'per CPU-s':>10} {'vs LCS':>7}"
     print(hdr)
     print("-" * len(hdr))
     for alpha in [float(x) for x in a.alphas.split(",")]:
@@ -106,17 +119,22 @@ def main():
             base = a.requests / best[lcs_best][0]
             lru_misses = round(best[lcs_best][1] * a.requests)
 
-            def row(sim, miss_ratio, rate):
-                rows.append({"trace": label, "fraction": frac, "pages": pages, "simulator": sim, "miss_ratio": miss_ratio, "accesses_per_s": rate, "ratio": rate / base})
-                print(f"{label:<10} {frac * 100:>5g}% {sim:<34} {miss_ratio:>10.4f} {rate / 1e6:>8.2f} {rate / base:>9.2f}x", flush=True)
+            cpu_base = a.requests / best[lcs_best][2]
 
-            row(f"libCacheSim LRU (hashpower {lcs_best[1]})", best[lcs_best][1], base)
+            def row(sim, miss_ratio, rate, cpu_rate):
+                rows.append({
+                    "trace": label, "fraction": frac, "pages": pages, "simulator": sim, "miss_ratio": miss_ratio,
+                    "accesses_per_s": rate, "ratio": rate / base, "accesses_per_cpu_s": cpu_rate, "cpu_ratio": cpu_rate / cpu_base,
+                })
+                print(f"{label:<10} {frac * 100:>5g}% {sim:<34} {miss_ratio:>10.4f} {rate / 1e6:>8.2f} {rate / base:>9.2f}x {cpu_rate / 1e6:>10.2f} {cpu_rate / cpu_base:>6.2f}x", flush=True)
+
+            row(f"libCacheSim LRU (hashpower {lcs_best[1]})", best[lcs_best][1], base, cpu_base)
             for sim in sims:
                 if sim[0] == "pagelab":
-                    secs, mr, misses = best[sim]
+                    secs, mr, misses, cpu = best[sim]
                     if sim[1] == "lru":
                         assert misses == lru_misses, "pagelab's LRU and libCacheSim's disagree"
-                    row(f"pagelab {sim[1]}" + (" (dense input)" if sim[3] == "dense" else ""), mr, a.requests / secs)
+                    row(f"pagelab {sim[1]}" + (" (dense input)" if sim[3] == "dense" else ""), mr, a.requests / secs, a.requests / cpu)
     if a.json:
         pathlib.Path(a.json).write_text(json.dumps(rows, indent=1) + "\n")
 
