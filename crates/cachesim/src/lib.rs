@@ -405,8 +405,12 @@ impl Opt {
                 self.size += 1;
             }
         }
-        self.next[p] = n;
-        self.heap.push((n, page));
+        // A hit that keeps its next access (a trace that says "never" and yet comes back)
+        // already has its live heap entry: a second one would survive every compaction.
+        if !(hit && self.next[p] == n) {
+            self.next[p] = n;
+            self.heap.push((n, page));
+        }
         if self.heap.len() > 2 * self.capacity + 1024 {
             let live: Vec<(u64, u32)> = self.heap.drain().filter(|&(k, v)| self.next[v as usize] == k).collect();
             self.heap = live.into();
