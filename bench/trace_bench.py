@@ -76,17 +76,18 @@ def main():
     ap.add_argument("--policies", default="lru,classic,mglru")
     ap.add_argument("--reps", type=int, default=3, help="rounds; each runs every simulator once, the best round counts")
     ap.add_argument("--dir", default=os.environ.get("TMPDIR", "/tmp") + "/pagelab-trace-bench")
-    ap.add_argument("--pagelab", default=None, help="the pagelab binary (default: target/release/pagelab)")
+    ap.add_argument("--pagelab", default=None, help="the pagelab binary (default: target/dist/pagelab, the PGO build of scripts/build-pgo.sh, if built; else target/release/pagelab)")
     ap.add_argument("--json", default=None, help="write the rows here")
     a = ap.parse_args()
 
     import libcachesim as lcs
 
-    bin_ = a.pagelab or str(pathlib.Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release" / "pagelab")
+    target = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+    bin_ = a.pagelab or str(next((b for b in (target / "dist" / "pagelab", target / "release" / "pagelab") if b.exists()), target / "release" / "pagelab"))
     d = pathlib.Path(a.dir)
     d.mkdir(parents=True, exist_ok=True)
     rows = []
-    print(f"libcachesim {lcs.__version__}; {a.requests / 1e6:g} M accesses over {a.objects / 1e6:g} M objects; {os.cpu_count()} CPUs", flush=True)
+    print(f"libcachesim {lcs.__version__}; {a.requests / 1e6:g} M accesses over {a.objects / 1e6:g} M objects; {os.cpu_count()} CPUs; pagelab: {bin_}", flush=True)
     hdr = f"{'trace':<10} {'cache':>6} {'simulator':<34} {'miss ratio':>10} {'M acc/s':>8} {'vs LCS LRU':>10} {'per CPU-s':>10} {'vs LCS':>7}"
     print(hdr)
     print("-" * len(hdr))

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Builds pagelab with profile-guided optimisation into target/dist/pagelab: an instrumented
+# build (profile `dist`: fat LTO, one codegen unit) runs a training set, LLVM merges the
+# profiles, and a second build lays out and inlines the code by them. The result computes
+# exactly what target/release/pagelab computes, faster (the README's benchmark figures).
+#
+#   scripts/build-pgo.sh           build target/dist/pagelab
+#   scripts/build-pgo.sh --check   build, then require bit-identical counters from
+#                                  target/dist/pagelab and target/release/pagelab
+#
+# The training set is the bundled scenarios (both policies, 6.1 and 6.12) and replays of a
+# Zipf trace generated here with its own seed and size (not the benchmark's traces), as
+# oracleGeneral and dense input, through the kernel models and the plain caches.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v cargo >/dev/null 2>&1 || export PATH="$HOME/.cargo/bin:$PATH"
+
+check=false
+[ "${1:-}" = "--check" ] && check=true
+
+work="$PWD/target/pgo"
+host=$(rustc -vV | sed -n 's/^host: //p')
+profdata="$(rustc --print sysroot)/lib/rustlib/$host/bin/llvm-profdata"
+if [ ! -x "$profdata" ]; then
+  echo "[pgo] installing rustup's llvm-tools (llvm-profdata)" >&2
+  rustup component add llvm-tools >&2
+fi
+
+echo "[pgo] instrumented build" >&2
+rm -rf "$work/profraw"
+mkdir -p "$work"
+RUSTFLAGS="-Cprofile-generate=$work/profraw" \
+  cargo build --profile dist --locked -p pagelab-cli --target-dir "$PWD/target/pgo-gen"
+gen="$PWD/target/pgo-gen/dist/pagelab"
+
+echo "[pgo] training" >&2
+python3 - "$work/train.og" <<'EOF'
+# A Zipf(0.9) trace over 200k pages, 1M accesses, in oracleGeneral (stdlib only).
+import bisect, itertools, random, struct, sys
+rng = random.Random(20261123)
+n_obj, n_req = 200_000, 1_000_000
+cum = list(itertools.accumulate(1.0 / (k ** 0.9) for k in range(1, n_obj + 1)))
+ranks = [bisect.bisect_left(cum, rng.random() * cum[-1]) for _ in range(n_req)]
+nxt, seen = [-1] * n_req, {}
+for i in range(n_req - 1, -1, -1):
+    nxt[i] = seen.get(ranks[i], -1)
+    seen[ranks[i]] = i
+rec = struct.Struct("<IQIq")
+with open(sys.argv[1], "wb") as f:
+    f.write(b"".join(rec.pack(i // 1000, (r * 0x9E3779B97F4A7C15 + 7) % 2**64, 4096, nxt[i]) for i, r in enumerate(ranks)))
+EOF
+"$gen" trace-convert "$work/train.og" "$work/train.dense" >/dev/null
+train() { "$gen" "$@" --json /dev/null >/dev/null; }
+for policy in classic mglru; do
+  for kernel in 6.1 6.12; do
+    for memory in 8000k 80000k; do
+      train run --trace "$work/train.og" --trace-format oracleGeneral --policy $policy --kernel $kernel --memory $memory
+      train run --trace "$work/train.dense" --trace-format dense --policy $policy --kernel $kernel --memory $memory
+    done
+  done
+done
+for policy in lru fifo clock opt; do
+  train run --trace "$work/train.og" --trace-format oracleGeneral --policy $policy --memory 8000k
+  train run --trace "$work/train.dense" --trace-format dense --policy $policy --memory 80000k
+done
+for f in examples/*.toml oracle/scenarios/*.toml examples/seeds/004/memcached.toml examples/seeds/001/t3-overload.toml; do
+  train run "$f"
+  train run "$f" --set machine.policy=mglru --set machine.kernel=6.12
+done
+
+echo "[pgo] optimised build" >&2
+"$profdata" merge -o "$work/pagelab.profdata" "$work"/profraw/*.profraw
+RUSTFLAGS="-Cprofile-use=$work/pagelab.profdata" cargo build --profile dist --locked -p pagelab-cli
+echo "[pgo] built target/dist/pagelab" >&2
+
+if $check; then
+  echo "[pgo] checking target/dist/pagelab against target/release/pagelab" >&2
+  cargo build --release --locked -p pagelab-cli
+  strip_timing() {
+    python3 -c '
+import json, sys
+TIMING = {"wall_s", "accesses_per_s", "convert_s"}
+def strip(v):
+    if isinstance(v, dict):
+        return {k: strip(x) for k, x in v.items() if k not in TIMING}
+    if isinstance(v, list):
+        return [strip(x) for x in v]
+    return v
+print(json.dumps(strip(json.load(open(sys.argv[1]))), sort_keys=True))' "$1"
+  }
+  same() {
+    target/release/pagelab "$@" --json "$work/a.json" >/dev/null
+    target/dist/pagelab "$@" --json "$work/b.json" >/dev/null
+    if [ "$(strip_timing "$work/a.json")" != "$(strip_timing "$work/b.json")" ]; then
+      echo "[pgo] counters differ: pagelab $*" >&2
+      exit 1
+    fi
+  }
+  for f in examples/fio-zipf.toml oracle/scenarios/anon-swap-zram.toml oracle/scenarios/cgroups-parent-limit.toml examples/seeds/004/memcached.toml; do
+    same run "$f"
+    same run "$f" --set machine.policy=mglru --set machine.kernel=6.12
+  done
+  for policy in classic mglru lru; do
+    same run --trace "$work/train.og" --trace-format oracleGeneral --policy $policy --memory 8000k
+  done
+  echo "[pgo] identical counters on 11 runs" >&2
+fi
