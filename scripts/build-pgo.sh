@@ -19,22 +19,8 @@ check=false
 [ "${1:-}" = "--check" ] && check=true
 
 work="$PWD/target/pgo"
-host=$(rustc -vV | sed -n 's/^host: //p')
-profdata="$(rustc --print sysroot)/lib/rustlib/$host/bin/llvm-profdata"
-if [ ! -x "$profdata" ]; then
-  echo "[pgo] installing rustup's llvm-tools (llvm-profdata)" >&2
-  rustup component add llvm-tools >&2
-fi
-
-echo "[pgo] instrumented build" >&2
-rm -rf "$work/profraw"
 mkdir -p "$work"
-RUSTFLAGS="-Cprofile-generate=$work/profraw" \
-  cargo build --profile dist --locked -p pagelab-cli --target-dir "$PWD/target/pgo-gen"
-gen="$PWD/target/pgo-gen/dist/pagelab"
-
-echo "[pgo] training" >&2
-python3 - "$work/train.og" <<'EOF'
+[ -s "$work/train.og" ] || python3 - "$work/train.og" <<'EOF'
 # A Zipf(0.9) trace over 200k pages, 1M accesses, in oracleGeneral (stdlib only).
 import bisect, itertools, random, struct, sys
 rng = random.Random(20261123)
@@ -49,29 +35,55 @@ rec = struct.Struct("<IQIq")
 with open(sys.argv[1], "wb") as f:
     f.write(b"".join(rec.pack(i // 1000, (r * 0x9E3779B97F4A7C15 + 7) % 2**64, 4096, nxt[i]) for i, r in enumerate(ranks)))
 EOF
-"$gen" trace-convert "$work/train.og" "$work/train.dense" >/dev/null
-train() { "$gen" "$@" --json /dev/null >/dev/null; }
-for policy in classic mglru; do
-  for kernel in 6.1 6.12; do
-    for memory in 8000k 80000k; do
-      train run --trace "$work/train.og" --trace-format oracleGeneral --policy $policy --kernel $kernel --memory $memory
-      train run --trace "$work/train.dense" --trace-format dense --policy $policy --kernel $kernel --memory $memory
+host=$(rustc -vV | sed -n 's/^host: //p')
+profdata="$(rustc --print sysroot)/lib/rustlib/$host/bin/llvm-profdata"
+if [ ! -x "$profdata" ]; then
+  echo "[pgo] installing rustup's llvm-tools (llvm-profdata)" >&2
+  rustup component add llvm-tools >&2 || true
+fi
+if [ ! -x "$profdata" ]; then
+  # No llvm-profdata for this toolchain (no rustup, or its server unreachable): the same
+  # profile without the profile, so target/dist/pagelab still exists and is checked.
+  echo "[pgo] llvm-profdata unavailable: building target/dist/pagelab without PGO" >&2
+  cargo build --profile dist --locked -p pagelab-cli
+  pgo=false
+else
+  pgo=true
+fi
+
+if $pgo; then
+  echo "[pgo] instrumented build" >&2
+  rm -rf "$work/profraw"
+  mkdir -p "$work"
+  RUSTFLAGS="-Cprofile-generate=$work/profraw" \
+    cargo build --profile dist --locked -p pagelab-cli --target-dir "$PWD/target/pgo-gen"
+  gen="$PWD/target/pgo-gen/dist/pagelab"
+
+  echo "[pgo] training" >&2
+  "$gen" trace-convert "$work/train.og" "$work/train.dense" >/dev/null
+  train() { "$gen" "$@" --json /dev/null >/dev/null; }
+  for policy in classic mglru; do
+    for kernel in 6.1 6.12; do
+      for memory in 8000k 80000k; do
+        train run --trace "$work/train.og" --trace-format oracleGeneral --policy $policy --kernel $kernel --memory $memory
+        train run --trace "$work/train.dense" --trace-format dense --policy $policy --kernel $kernel --memory $memory
+      done
     done
   done
-done
-for policy in lru fifo clock opt; do
-  train run --trace "$work/train.og" --trace-format oracleGeneral --policy $policy --memory 8000k
-  train run --trace "$work/train.dense" --trace-format dense --policy $policy --memory 80000k
-done
-for f in examples/*.toml oracle/scenarios/*.toml examples/seeds/004/memcached.toml examples/seeds/001/t3-overload.toml; do
-  train run "$f"
-  train run "$f" --set machine.policy=mglru --set machine.kernel=6.12
-done
+  for policy in lru fifo clock opt; do
+    train run --trace "$work/train.og" --trace-format oracleGeneral --policy $policy --memory 8000k
+    train run --trace "$work/train.dense" --trace-format dense --policy $policy --memory 80000k
+  done
+  for f in examples/*.toml oracle/scenarios/*.toml examples/seeds/004/memcached.toml examples/seeds/001/t3-overload.toml; do
+    train run "$f"
+    train run "$f" --set machine.policy=mglru --set machine.kernel=6.12
+  done
 
-echo "[pgo] optimised build" >&2
-"$profdata" merge -o "$work/pagelab.profdata" "$work"/profraw/*.profraw
-RUSTFLAGS="-Cprofile-use=$work/pagelab.profdata" cargo build --profile dist --locked -p pagelab-cli
-echo "[pgo] built target/dist/pagelab" >&2
+  echo "[pgo] optimised build" >&2
+  "$profdata" merge -o "$work/pagelab.profdata" "$work"/profraw/*.profraw
+  RUSTFLAGS="-Cprofile-use=$work/pagelab.profdata" cargo build --profile dist --locked -p pagelab-cli
+  echo "[pgo] built target/dist/pagelab" >&2
+fi
 
 if $check; then
   echo "[pgo] checking target/dist/pagelab against target/release/pagelab" >&2
