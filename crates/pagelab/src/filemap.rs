@@ -88,20 +88,22 @@ pub fn wait_on_folio_read(mm: &mut Mm, pfn: Pfn) {
 /// it is the page the previous read ended in.
 pub fn filemap_read<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaState, index: u64, npages: u64) -> bool {
     let (syscall_ns, copy_page_ns) = (mm.cfg.costs.syscall_ns, mm.cfg.costs.copy_page_ns);
-    if npages == 1 && index < f.pages && mm.cfg.read_hit_shortcut {
-        if let Some(pfn) = mm.space.resident(f.base + index as Vpn) {
-            if !mm.folios.test(pfn, pg::READAHEAD | pg::LOCKED) {
-                // The common case, a one-page read of a cached, unlocked page that starts no
+    if npages == 1 && index < f.pages && mm.cfg.read_shortcuts {
+        match mm.space.resident(f.base + index as Vpn) {
+            Some(pfn) if !mm.folios.test(pfn, pg::READAHEAD | pg::LOCKED) => {
+                // The common hit, a one-page read of a cached, unlocked page that starts no
                 // readahead: the general path below would do exactly this, in more steps.
                 mm.cpu(syscall_ns);
-                if !(ra.prev_valid && ra.prev_index == index + 1) {
-                    crate::swap::folio_mark_accessed(mm, p, pfn);
-                }
-                mm.cpu(copy_page_ns);
-                ra.prev_index = index + 1;
-                ra.prev_valid = true;
+                copy_one_page(mm, p, ra, pfn, index);
                 return true;
             }
+            None if ra.random || ra.ra_pages == 0 => {
+                // The common miss without readahead: force_page_cache_ra() of this one page
+                // and a wait for its read, which the general path below takes in more steps.
+                mm.cpu(syscall_ns);
+                return read_one_missing_page(mm, p, f, ra, index);
+            }
+            _ => {}
         }
     }
     mm.cpu(syscall_ns);
@@ -148,6 +150,40 @@ pub fn filemap_read<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaSt
         }
         idx = batch_end;
     }
+    true
+}
+
+/// The end of a one-page read whose page is cached and read: folio_mark_accessed() unless
+/// the previous read ended in this page, then the copy to user space.
+#[inline]
+fn copy_one_page<P: Policy>(mm: &mut Mm, p: &mut P, ra: &mut RaState, pfn: Pfn, index: u64) {
+    if !(ra.prev_valid && ra.prev_index == index + 1) {
+        crate::swap::folio_mark_accessed(mm, p, pfn);
+    }
+    mm.cpu(mm.cfg.costs.copy_page_ns);
+    ra.prev_index = index + 1;
+    ra.prev_valid = true;
+}
+
+/// filemap_read() of one uncached page without readahead, step for step what the general
+/// path does: do_page_cache_ra() inserts the page (a `__GFP_NORETRY` allocation; if that
+/// fails, filemap_create_folio() tries again with the full allocation) and submits its read;
+/// the task waits for it. The page is never seen locked: nothing runs between the insertion
+/// and the end of the wait, and the wait ends with the read complete.
+fn read_one_missing_page<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaState, index: u64) -> bool {
+    let vpn = f.base + index as Vpn;
+    let pfn = match filemap_add_folio(mm, p, vpn, false, Gfp::NoRetry) {
+        Some(pfn) => pfn,
+        None => match filemap_add_folio(mm, p, vpn, false, Gfp::User) {
+            Some(pfn) => pfn,
+            None => return false,
+        },
+    };
+    let now = mm.now();
+    let done = mm.file_dev.submit(now, 1, false);
+    mm.count(Ev::PgpgIn, 4);
+    mm.wait_until(done);
+    copy_one_page(mm, p, ra, pfn, index);
     true
 }
 

@@ -36,9 +36,9 @@ pub struct Config {
     pub dirty_expire_ns: u64,
     pub dirty_writeback_ns: u64,
     pub costs: Costs,
-    /// filemap_read()'s shortcut for a one-page read of a cached page; the tests turn it
-    /// off to check that it changes nothing.
-    pub read_hit_shortcut: bool,
+    /// filemap_read()'s shortcuts for a one-page read (of a cached page, or of an uncached
+    /// one without readahead); the tests turn them off to check that they change nothing.
+    pub read_shortcuts: bool,
 }
 
 /// The node's one zone: managed pages and watermarks (mm/page_alloc.c).

@@ -290,7 +290,7 @@ impl<P: Policy> Machine<P> {
             dirty_expire_ns: m.dirty_expire_ns,
             dirty_writeback_ns: m.dirty_writeback_ns,
             costs: s.costs.clone(),
-            read_hit_shortcut: true,
+            read_shortcuts: true,
         };
         let mut folios = Folios::new(managed as u32);
         for _ in 0..m.kernel_used_pages {

@@ -1,4 +1,4 @@
-//! Whole runs: determinism, the example, the OOM killer, and the read shortcut's equivalence.
+//! Whole runs: determinism, the example, the OOM killer, and the read shortcuts' equivalence.
 
 mod common;
 use common::*;
@@ -104,23 +104,26 @@ fn a_parallel_sweep_equals_the_same_sweep_on_one_thread() {
     assert_ne!(one[0].1, one[2].1, "the limit changes the run");
 }
 
-/// Runs `s` with filemap_read()'s one-page shortcut on or off; the report as JSON.
+/// Runs `s` with filemap_read()'s one-page shortcuts on or off; the report as JSON.
 fn run_with_shortcut<P: pagelab::policy::Policy>(s: &pagelab::Scenario, make: impl FnOnce(&pagelab::mm::Mm) -> P, shortcut: bool) -> String {
     let mut m = pagelab::sim::Machine::new(s, make).unwrap();
-    m.mm.cfg.read_hit_shortcut = shortcut;
+    m.mm.cfg.read_shortcuts = shortcut;
     m.run(|_| {});
     serde_json::to_string(&pagelab::Report::collect(s, &m)).unwrap()
 }
 
 #[test]
-fn the_read_hit_shortcut_changes_no_counter() {
-    // Buffered reads with and without readahead, loops, a cgroup limit, anon beside file.
+fn the_read_shortcuts_change_no_counter() {
+    // Buffered reads with and without readahead (random misses take the miss shortcut),
+    // loops, cgroup limits (charges that fail and reclaim), anon beside file.
     let scenarios = [
         ("fio-zipf", EXAMPLE),
         ("file-seq-stream", include_str!("../../../oracle/scenarios/file-seq-stream.toml")),
         ("file-loop-scan", include_str!("../../../oracle/scenarios/file-loop-scan.toml")),
         ("memcg-limit-zipf", include_str!("../../../oracle/scenarios/memcg-limit-zipf.toml")),
         ("mixed-anon-file", include_str!("../../../oracle/scenarios/mixed-anon-file.toml")),
+        ("file-zipf", include_str!("../../../oracle/scenarios/file-zipf.toml")),
+        ("cgroups-parent-limit", include_str!("../../../oracle/scenarios/cgroups-parent-limit.toml")),
     ];
     for (name, text) in scenarios {
         for overrides in [vec![], vec!["machine.policy=mglru".to_string(), "machine.kernel=6.12".to_string()]] {
@@ -135,7 +138,7 @@ fn the_read_hit_shortcut_changes_no_counter() {
                     (run_with_shortcut(&s, make, true), run_with_shortcut(&s, make, false))
                 }
             };
-            assert!(on == off, "{name} {overrides:?}: the shortcut changed the report");
+            assert!(on == off, "{name} {overrides:?}: the shortcuts changed the report");
         }
     }
 }
