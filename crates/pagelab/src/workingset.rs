@@ -55,32 +55,32 @@ pub fn count_workingset(mm: &mut Mm, memcg: MemcgId, e: Ev, nr: u64) {
     }
 }
 
-/// The workingset size a refault is compared with (from the eviction lruvec's statistics as
-/// reclaim sees them, or `exact`): active file pages, plus inactive file for anon refaults,
-/// plus anon when swap is available (5.7: active file only).
-fn refault_workingset_size(mm: &Mm, memcg: MemcgId, file: bool, exact: bool) -> u64 {
-    let state = |lru| {
-        if exact {
-            mm.memcgs.exact_state(memcg, StatItem::Lru(lru))
-        } else {
-            mm.memcgs.page_state(memcg, StatItem::Lru(lru))
-        }
-    };
-    let mut size = state(Lru::ActiveFile);
+/// The workingset size a refault is compared with, from the eviction lruvec's statistics as
+/// reclaim sees them, and exactly (for the count of decisions the staleness changed): active
+/// file pages, plus inactive file for anon refaults, plus anon when swap is available (5.7:
+/// active file only). Returns (as seen, exact).
+fn refault_workingset_sizes(mm: &Mm, memcg: MemcgId, file: bool) -> (u64, u64) {
+    let mut lrus = [Lru::ActiveFile; 4];
+    let mut n = 1;
     if mm.cfg.kernel != Kernel::V5_7 {
         if !file {
-            size += state(Lru::InactiveFile);
+            lrus[n] = Lru::InactiveFile;
+            n += 1;
         }
         // 6.1 asks whether the page's new memcg has swap, 6.12 the eviction memcg; pagelab
         // has no swap.max, so both read the device's free slots.
         if mm.can_swap() {
-            size += state(Lru::ActiveAnon);
+            lrus[n] = Lru::ActiveAnon;
+            n += 1;
             if file {
-                size += state(Lru::InactiveAnon);
+                lrus[n] = Lru::InactiveAnon;
+                n += 1;
             }
         }
     }
-    size
+    lrus[..n].iter().fold((0, 0), |(seen, exact), &lru| {
+        (seen + mm.memcgs.page_state(memcg, StatItem::Lru(lru)), exact + mm.memcgs.exact_state(memcg, StatItem::Lru(lru)))
+    })
 }
 
 /// Models mm/workingset.c: workingset_refault() for the classic LRU, 6.1 and 6.12 (the
@@ -106,8 +106,9 @@ pub fn classic_refault(mm: &mut Mm, pfn: Pfn, shadow: Shadow) -> bool {
     mm.cpu(flush_work * mm.cfg.costs.rstat_flush_memcg_ns);
     let age = mm.memcgs.get(eviction_memcg).lruvec.nonresident_age;
     let distance = age.wrapping_sub(shadow.eviction()) & Shadow::EVICTION_MASK;
-    let recent = distance <= refault_workingset_size(mm, eviction_memcg, file, false);
-    if recent != (distance <= refault_workingset_size(mm, eviction_memcg, file, true)) {
+    let (workingset, exact_workingset) = refault_workingset_sizes(mm, eviction_memcg, file);
+    let recent = distance <= workingset;
+    if recent != (distance <= exact_workingset) {
         mm.memcgs.stale_refault_decisions += 1;
     }
     if !recent {
