@@ -119,6 +119,12 @@ impl PageOps {
         Some(Op { page, ..self.op })
     }
 
+    /// The page `k` operations after the one `next` returned last, if it is in this batch.
+    #[inline]
+    fn peek(&self, k: usize) -> Option<u32> {
+        self.buf.get(self.pos + k).copied()
+    }
+
     /// The next batch of pages; false at the end of the trace or at a read error.
     #[cold]
     fn refill(&mut self) -> bool {
@@ -514,12 +520,27 @@ impl<P: Policy> Machine<P> {
         self.apply(t, op);
     }
 
-    /// The task's next operation. The ones after it are fetched ahead and their page state
-    /// prefetched in two stages (the entry two operations ahead, the frame one ahead), so
-    /// the memory the simulator is about to touch is in cache when it gets there.
+    /// The task's next operation. The ones after it are fetched ahead (a trace's are read
+    /// in its buffer) and their page state prefetched in two stages (the page-cache entry
+    /// LOOKAHEAD operations ahead, the frame one ahead), so the memory the simulator is about
+    /// to touch is in cache when it gets there.
     #[inline]
     fn next_op(&mut self, t: usize) -> Option<Op> {
         let task = &mut self.tasks[t];
+        if let OpSource::Pages(pages) = &mut task.stream {
+            // A trace's operations are already in a buffer: look ahead in it, no queue.
+            let op = pages.next()?;
+            let base = task.objects[op.object as usize].file.base;
+            if let Some(page) = pages.peek(0) {
+                if let Some(pfn) = self.mm.space.resident(base + page) {
+                    self.mm.folios.prefetch(pfn);
+                }
+            }
+            if let Some(page) = pages.peek(LOOKAHEAD - 1) {
+                self.mm.space.prefetch(base + page);
+            }
+            return Some(op);
+        }
         while task.ahead.len() <= LOOKAHEAD {
             match task.stream.next() {
                 Some(op) => task.ahead.push_back(op),
