@@ -106,10 +106,39 @@ fn a_parallel_sweep_equals_the_same_sweep_on_one_thread() {
 
 /// Runs `s` with filemap_read()'s one-page shortcuts on or off; the report as JSON.
 fn run_with_shortcut<P: pagelab::policy::Policy>(s: &pagelab::Scenario, make: impl FnOnce(&pagelab::mm::Mm) -> P, shortcut: bool) -> String {
+    run_tweaked(s, make, |mm| mm.cfg.read_shortcuts = shortcut)
+}
+
+/// Runs `s` after `tweak` has adjusted the machine; the report as JSON.
+fn run_tweaked<P: pagelab::policy::Policy>(s: &pagelab::Scenario, make: impl FnOnce(&pagelab::mm::Mm) -> P, tweak: impl FnOnce(&mut pagelab::mm::Mm)) -> String {
     let mut m = pagelab::sim::Machine::new(s, make).unwrap();
-    m.mm.cfg.read_shortcuts = shortcut;
+    tweak(&mut m.mm);
     m.run(|_| {});
     serde_json::to_string(&pagelab::Report::collect(s, &m)).unwrap()
+}
+
+#[test]
+fn the_read_miss_shortcut_falls_back_as_the_general_path_does() {
+    // The min watermark raised to all of memory: every __GFP_NORETRY readahead allocation
+    // fails after its round of direct reclaim, and each miss takes filemap_create_folio()'s
+    // full allocation instead (reclaim retries, the OOM killer's verdict, the reserves).
+    let text = include_str!("../../../oracle/scenarios/file-zipf.toml");
+    let overrides = ["workload.zipf.ops=2000".to_string(), "machine.memory=16M".to_string()];
+    let s = pagelab::Scenario::parse(text, "file-zipf", "file-zipf", &overrides).unwrap();
+    let make = |mm: &pagelab::mm::Mm| pagelab::policy::classic::Classic::new(mm.memcgs.cg.len());
+    let starved = |shortcut: bool| {
+        run_tweaked(&s, make, |mm| {
+            mm.cfg.read_shortcuts = shortcut;
+            mm.zone.wmark_min = mm.zone.managed;
+            mm.zone.wmark_low = mm.zone.managed;
+            mm.zone.wmark_high = mm.zone.managed;
+        })
+    };
+    let (on, off) = (starved(true), starved(false));
+    let report: serde_json::Value = serde_json::from_str(&on).unwrap();
+    let stalls = report["vmstat"]["allocstall"].as_u64().unwrap();
+    assert!(stalls > 2000, "every miss should stall in direct reclaim, {stalls} stalls");
+    assert!(on == off, "the shortcut's fallback changed the report");
 }
 
 #[test]
