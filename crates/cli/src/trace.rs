@@ -22,9 +22,9 @@ pub struct TraceRun<'a> {
     pub set: &'a [String],
 }
 
-/// The trace as the runs read it: an oracleGeneral trace that is read more than once (by a
-/// kernel model, which needs the number of pages first, or by several memory sizes) is
-/// converted to the dense format once, into a temporary file.
+/// The trace as the runs read it: an oracleGeneral trace that is read more than once (by
+/// several memory sizes) is converted to the dense format once, into a temporary file; a
+/// single run streams it.
 struct Input<'a> {
     path: &'a Path,
     format: Format,
@@ -55,7 +55,7 @@ pub fn run(o: &TraceRun) -> Result<(Value, String)> {
     // `lru`, `fifo` and `clock` stream an oracleGeneral trace themselves (keyed by object
     // id, no id map).
     let keyed = Plain::parse(o.policy).is_some_and(pagelab_cachesim::keyed::handles) && format == Format::OracleGeneral;
-    let input = if format == Format::OracleGeneral && (kernel_model || (sizes.len() > 1 && !keyed)) {
+    let input = if format == Format::OracleGeneral && sizes.len() > 1 && !keyed {
         let start = Instant::now();
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         _tmp = TempFile(std::env::temp_dir().join(format!("pagelab-{}-{nanos}.dense", std::process::id())));
@@ -137,35 +137,45 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
         );
         return Ok((v, table));
     }
-    // The model needs the file's size first: dense traces carry it.
-    let src = pagelab_trace::open(input.path, input.format, true, false)?;
-    let pages = src.pages().expect("known after the first pass");
+    // A dense trace carries its page count; an oracleGeneral one is mapped as it streams and
+    // the model's file grows as its pages appear, unless a shared-memory object (added after
+    // the file) pins the file's size: then the trace is read once first to count them.
     let name = o.path.file_name().map_or("trace".into(), |n| n.to_string_lossy().into_owned());
-    let text = format!(
-        "[machine]\nmemory = \"{}\"\nkernel = \"{}\"\npolicy = \"{}\"\n\n[[workload]]\nname = \"trace\"\ncgroup = \"/\"\nkind = \"file-read\"\nfile_size = \"{}p\"\nfadvise = \"random\"\nops = 0\n",
-        o.memory,
-        o.kernel,
-        o.policy,
-        pages.max(1)
-    );
-    let s = pagelab::Scenario::parse(&text, &format!("{} (trace scenario)", o.path.display()), &name, o.set).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let error = Arc::new(Mutex::new(None));
+    let scenario = |pages: u64| {
+        let text = format!(
+            "[machine]\nmemory = \"{}\"\nkernel = \"{}\"\npolicy = \"{}\"\n\n[[workload]]\nname = \"trace\"\ncgroup = \"/\"\nkind = \"file-read\"\nfile_size = \"{}p\"\nfadvise = \"random\"\nops = 0\n",
+            o.memory,
+            o.kernel,
+            o.policy,
+            pages.max(1)
+        );
+        pagelab::Scenario::parse(&text, &format!("{} (trace scenario)", o.path.display()), &name, o.set).map_err(|e| anyhow::anyhow!("{e}"))
+    };
+    let mut src = pagelab_trace::open(input.path, input.format, false, false)?;
+    let mut s = scenario(src.pages().unwrap_or(1))?;
+    if src.pages().is_none() && s.machine.shmem_pages > 0 {
+        src = pagelab_trace::open(input.path, input.format, true, false)?;
+        s = scenario(src.pages().expect("known after the first pass"))?;
+    }
+    let status = Arc::new(Mutex::new(pagelab::sim::TraceStatus::default()));
     // Every access a buffered single-page read of object 0, the trace's file.
     let read = Op { object: 0, page: 0, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0 };
-    let ops = pagelab::sim::OpSource::Pages(pagelab::sim::PageOps::new(src, read, error.clone()));
+    let ops = pagelab::sim::OpSource::Pages(pagelab::sim::PageOps::new(src, read, o.path, status.clone()));
     let start = Instant::now();
     let report = pagelab::run_ops(&s, ops, |_, _| {}).map_err(anyhow::Error::msg)?;
     let wall = start.elapsed().as_secs_f64();
-    if let Some(e) = error.lock().expect("trace error slot").take() {
+    let mut status = std::mem::take(&mut *status.lock().expect("trace status"));
+    if let Some(e) = status.error.take() {
         return Err(e.into());
     }
+    let zero = input.zero_size_records.or((input.format == Format::OracleGeneral).then_some(status.zero_size_records));
     let table = report.table();
     let mut v = serde_json::to_value(&report)?;
     // Without readahead (the file is read with POSIX_FADV_RANDOM) every miss reads one page.
     let misses = report.vmstat.get("pgpgin").copied().unwrap_or(0) / (PAGE_SIZE / 1024);
     let ops_done = report.ops;
     let m = v.as_object_mut().expect("a report is an object");
-    m.insert("trace".into(), trace_json(ops_done, Some(pages), input.zero_size_records));
+    m.insert("trace".into(), trace_json(ops_done, Some(status.pages_seen), zero));
     m.insert("misses".into(), misses.into());
     m.insert("miss_ratio".into(), (if ops_done == 0 { 0.0 } else { misses as f64 / ops_done as f64 }).into());
     m.insert("convert_s".into(), input.convert_s.into());

@@ -65,6 +65,49 @@ fn the_kernel_models_replay_a_trace_as_file_reads() {
     assert!(v["vmstat"]["pgsteal_file"].as_u64().unwrap() > 0);
 }
 
+#[test]
+fn a_streamed_oracle_trace_gives_the_report_of_its_dense_conversion() {
+    // The kernel models map an oracleGeneral trace as it streams and grow the file as its
+    // pages appear (from a one-page file, doubling); a dense file states the page count up
+    // front. The reports must be equal, under reclaim, with and without shared memory
+    // (which pins the file's size, so the trace is read twice instead).
+    let mut x = 7u64;
+    let ids: Vec<u64> = (0..60_000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let r = (x >> 11) as f64 / (1u64 << 53) as f64;
+            ((r * r * 9000.0) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        })
+        .collect();
+    let p = path("stream.oracleGeneral");
+    write_oracle(&p, with_next_access(&ids, 4096), None).unwrap();
+    let dense = path("stream.dense");
+    assert!(pagelab().arg("trace-convert").arg(&p).arg(&dense).status().unwrap().success());
+    let distinct = ids.iter().collect::<std::collections::BTreeSet<_>>().len() as u64;
+    let strip = |v: serde_json::Value| {
+        let mut v = timeless(v);
+        let m = v.as_object_mut().unwrap();
+        m.remove("scenario");
+        m["trace"].as_object_mut().unwrap().retain(|k, _| k == "records" || k == "pages");
+        v
+    };
+    for (policy, kernel) in [("classic", "6.1"), ("mglru", "6.12")] {
+        for set in [&[][..], &["--set", "machine.shmem=2M"][..]] {
+            let run = |file: &std::path::Path, format: &str| {
+                let mut a = vec!["run", "--trace", file.to_str().unwrap(), "--trace-format", format, "--policy", policy, "--kernel", kernel, "--memory", "24M"];
+                a.extend_from_slice(set);
+                run_json(&a)
+            };
+            let (streamed, converted) = (run(&p, "oracleGeneral"), run(&dense, "dense"));
+            assert_eq!(streamed["trace"]["pages"], distinct, "{policy} {set:?}");
+            assert!(streamed["vmstat"]["workingset_refault_file"].as_u64().unwrap() > 0, "{policy}: no reclaim to compare");
+            assert_eq!(strip(streamed), strip(converted), "{policy} {kernel} {set:?}");
+        }
+    }
+}
+
 fn fails(args: &[&str], needles: &[&str]) {
     let out = pagelab().args(args).output().unwrap();
     assert!(!out.status.success());

@@ -66,7 +66,7 @@ fn run_ops_with<P: Policy>(s: &Scenario, make: impl FnOnce(&mm::Mm) -> P, ops: s
     if m.tasks.is_empty() {
         return Err("the scenario has no task to replay the operations".into());
     }
-    m.set_ops(0, ops);
+    m.set_ops(0, ops)?;
     let total = m.total_ops();
     m.run(|done| progress(done, total));
     Ok(Report::collect(s, &m))

@@ -121,6 +121,24 @@ impl AddressSpace {
         Ok(id)
     }
 
+    /// Grows the last object to `pages` (a replayed trace's file, whose size the trace
+    /// reveals as it streams); the new pages are empty.
+    pub fn grow_last_object(&mut self, id: usize, pages: u32) -> Result<(), String> {
+        if id + 1 != self.objects.len() {
+            return Err(format!("`{}` is not the last object of the address space and cannot grow", self.objects[id].name));
+        }
+        let base = self.objects[id].base as u64;
+        let span = (pages as u64).div_ceil(1 << XA_CHUNK_SHIFT) << XA_CHUNK_SHIFT;
+        if base + span > (u32::MAX as u64) - 1 {
+            return Err(format!("`{}` outgrows pagelab's 16 TiB address space ({pages} pages)", self.objects[id].name));
+        }
+        let o = &mut self.objects[id];
+        o.pages = o.pages.max(pages);
+        pagelab_trace::hugevec::grow(&mut self.entries, (base + span) as usize, 0);
+        self.node_object.resize(((base + span) >> XA_CHUNK_SHIFT) as usize, id as u32);
+        Ok(())
+    }
+
     pub fn len(&self) -> usize {
         self.entries.len()
     }
@@ -196,5 +214,19 @@ mod tests {
         assert_eq!(a.objects[g].base, 128);
         assert_eq!(a.object_of(64), f);
         assert_eq!(a.object_of(128), g);
+    }
+
+    #[test]
+    fn only_the_last_object_grows_and_its_new_pages_are_empty() {
+        let mut a = AddressSpace::default();
+        let f = a.add_object("f", false, 10, None).unwrap();
+        a.set(3, Entry::Resident(5));
+        a.grow_last_object(f, 200).unwrap();
+        assert_eq!((a.objects[f].pages, a.len(), a.nodes()), (200, 256, 4));
+        assert_eq!((a.get(3), a.get(199)), (Entry::Resident(5), Entry::Empty));
+        assert_eq!(a.object_of(255), f);
+        let g = a.add_object("g", true, 1, Some(0)).unwrap();
+        assert!(a.grow_last_object(f, 300).unwrap_err().contains("not the last object"));
+        assert!(a.grow_last_object(g, u32::MAX - 1).unwrap_err().contains("address space"));
     }
 }

@@ -89,9 +89,18 @@ impl Iterator for OpSource {
     }
 }
 
+/// What the caller learns of a replayed trace: its pages and zero-size records so far, and
+/// the read error that ended it, if one did.
+#[derive(Debug, Default)]
+pub struct TraceStatus {
+    pub pages_seen: u64,
+    pub zero_size_records: u64,
+    pub error: Option<TraceError>,
+}
+
 /// A trace's page indices as operations: each a copy of one template operation with its
 /// `page` set. The pages arrive in batches and each operation is built in place, with no
-/// dynamic call per operation. A read error ends the operations and is kept in `error` for
+/// dynamic call per operation. A read error ends the operations and is kept in `status` for
 /// the caller.
 pub struct PageOps {
     src: Box<dyn PageSource>,
@@ -99,13 +108,30 @@ pub struct PageOps {
     pos: usize,
     op: Op,
     remaining: u64,
-    error: Arc<Mutex<Option<TraceError>>>,
+    status: Arc<Mutex<TraceStatus>>,
+    /// The trace's file, for errors.
+    path: std::path::PathBuf,
+    /// Whether the trace's page count is known before it is read (else the file grows as
+    /// the trace reveals pages).
+    sized: bool,
+    /// Pages the trace has shown so far: every page in `buf` is below it.
+    pages_seen: u64,
 }
 
 impl PageOps {
-    pub fn new(src: Box<dyn PageSource>, op: Op, error: Arc<Mutex<Option<TraceError>>>) -> PageOps {
+    pub fn new(src: Box<dyn PageSource>, op: Op, path: &std::path::Path, status: Arc<Mutex<TraceStatus>>) -> PageOps {
         let remaining = src.len_hint().unwrap_or(0);
-        PageOps { src, buf: Vec::new(), pos: 0, op, remaining, error }
+        let sized = src.pages().is_some();
+        let pages_seen = src.pages().unwrap_or(0);
+        PageOps { src, buf: Vec::new(), pos: 0, op, remaining, status, path: path.to_path_buf(), sized, pages_seen }
+    }
+
+    /// Ends the operations with an error about the trace.
+    fn fail(&mut self, msg: String) {
+        self.status.lock().expect("trace status").error = Some(TraceError { path: self.path.clone(), offset: None, msg });
+        self.buf.clear();
+        self.pos = 0;
+        self.remaining = 0;
     }
 
     #[inline]
@@ -130,11 +156,16 @@ impl PageOps {
     fn refill(&mut self) -> bool {
         self.buf.clear();
         self.pos = 0;
-        match self.src.next_batch() {
+        let read = self.src.next_batch();
+        let mut status = self.status.lock().expect("trace status");
+        match read {
             Ok(Some(b)) => self.buf.extend_from_slice(b),
             Ok(None) => {}
-            Err(e) => *self.error.lock().expect("trace error slot") = Some(e),
+            Err(e) => status.error = Some(e),
         }
+        self.pages_seen = self.pages_seen.max(self.src.pages_seen());
+        status.pages_seen = self.pages_seen;
+        status.zero_size_records = self.src.zero_size_records();
         !self.buf.is_empty()
     }
 }
@@ -369,10 +400,45 @@ impl<P: Policy> Machine<P> {
 
     /// Replaces task `t`'s operations with `ops`, e.g. a trace's accesses: the task's
     /// objects stay those its workload declared.
-    pub fn set_ops(&mut self, t: usize, ops: OpSource) {
+    pub fn set_ops(&mut self, t: usize, ops: OpSource) -> Result<(), String> {
+        if let OpSource::Pages(p) = &ops {
+            let file = self.tasks[t].objects.get(p.op.object as usize).ok_or("the trace's object is not one of the task's")?.file;
+            let id = self.mm.space.object_of(file.base);
+            if !p.sized && id + 1 != self.mm.space.objects.len() {
+                return Err(format!("a trace of unknown size needs its file `{}` last in the address space (read it in two passes)", self.mm.space.objects[id].name));
+            }
+        }
         let n = ops.remaining();
         let old = std::mem::replace(&mut self.tasks[t].stream, ops);
         self.total_ops = self.total_ops.saturating_sub(old.remaining()).saturating_add(n);
+        Ok(())
+    }
+
+    /// A trace read as it streams (an oracleGeneral trace mapped on the fly) reveals its
+    /// file's size only at its end, so the file, the last object of the address space, grows
+    /// as new pages appear: to at least `pages`, at least doubling so the copies stay linear.
+    /// Nothing in the model reads beyond the pages the trace has touched (the reads are
+    /// single pages without readahead), so the counters equal those of a file sized for the
+    /// whole trace from the start; a test compares the two.
+    #[cold]
+    #[inline(never)]
+    fn grow_trace_file(&mut self, t: usize, object: usize, pages: u64) -> bool {
+        let file = self.tasks[t].objects[object].file;
+        let id = self.mm.space.object_of(file.base);
+        let want = pages.max(file.pages.saturating_mul(2)).min(u32::MAX as u64 - 1 - file.base as u64);
+        let grown = if want < pages { Err(format!("the trace has {pages} distinct pages, more than pagelab's 16 TiB address space holds")) } else { self.mm.space.grow_last_object(id, want as u32) };
+        if let Err(e) = grown {
+            if let OpSource::Pages(p) = &mut self.tasks[t].stream {
+                p.fail(e);
+            }
+            return false;
+        }
+        self.mm.file_nodes.grow(self.mm.space.nodes());
+        self.mm.pmd_young.resize(self.mm.space.len().div_ceil(512 * 64), 0);
+        for o in self.tasks.iter_mut().flat_map(|task| task.objects.iter_mut()).filter(|o| o.file.base == file.base) {
+            o.file.pages = want;
+        }
+        true
     }
 
     /// Runs every task to completion; `progress` is called now and then with the operations
@@ -530,7 +596,13 @@ impl<P: Policy> Machine<P> {
         if let OpSource::Pages(pages) = &mut task.stream {
             // A trace's operations are already in a buffer: look ahead in it, no queue.
             let op = pages.next()?;
-            let base = task.objects[op.object as usize].file.base;
+            let (seen, file) = (pages.pages_seen, task.objects[op.object as usize].file);
+            if seen > file.pages && !self.grow_trace_file(t, op.object as usize, seen) {
+                return None;
+            }
+            let task = &mut self.tasks[t];
+            let OpSource::Pages(pages) = &mut task.stream else { unreachable!("matched above") };
+            let base = file.base;
             if let Some(page) = pages.peek(0) {
                 if let Some(pfn) = self.mm.space.resident(base + page) {
                     self.mm.folios.prefetch(pfn);

@@ -176,6 +176,11 @@ impl ShadowNodes {
         ShadowNodes { nodes: pagelab_trace::hugevec::filled(nodes, Node::default()), lists: vec![(NIL, NIL, 0); memcgs], deferred: vec![0; memcgs] }
     }
 
+    /// Covers `nodes` nodes (the address space grew); the new ones are empty.
+    pub fn grow(&mut self, nodes: usize) {
+        pagelab_trace::hugevec::grow(&mut self.nodes, nodes, Node::default());
+    }
+
     /// Bytes of the node tables.
     pub fn state_bytes(&self) -> u64 {
         (self.nodes.capacity() * std::mem::size_of::<Node>()) as u64

@@ -617,6 +617,116 @@ impl PageSource for OracleSource {
     }
 }
 
+/// One batch of a [`Threaded`] source: the pages (and next-access times), the source's
+/// totals after it, and how the stream ended if it did.
+struct Mapped {
+    pages: Vec<u32>,
+    next: Vec<i64>,
+    pages_seen: u64,
+    zero: u64,
+    end: Option<Result<(), TraceError>>,
+}
+
+/// Batches a [`Threaded`] source may map ahead of its consumer.
+const MAPPED_AHEAD: usize = 2;
+
+/// A page source run on a thread of its own, so that decoding it (an oracleGeneral
+/// trace's id mapping: a hash-table probe per record) overlaps the simulation instead of
+/// preceding it. Batches come in the source's order, unchanged; the buffers are recycled,
+/// so the memory is bounded. An error ends the stream after the batches before it.
+pub struct Threaded {
+    full: std::sync::mpsc::Receiver<Mapped>,
+    free: std::sync::mpsc::Sender<(Vec<u32>, Vec<i64>)>,
+    cur: Option<Mapped>,
+    pages: Option<u64>,
+    len_hint: Option<u64>,
+    path: PathBuf,
+    want_next: bool,
+    pages_seen: u64,
+    zero: u64,
+    ended: bool,
+}
+
+impl Threaded {
+    /// Moves `src` to a new thread; `path` names the trace in the error of a thread that
+    /// stopped without a word.
+    pub fn spawn(mut src: Box<dyn PageSource>, path: &Path, want_next: bool) -> Threaded {
+        let (pages, len_hint) = (src.pages(), src.len_hint());
+        let (full_tx, full) = std::sync::mpsc::sync_channel::<Mapped>(MAPPED_AHEAD);
+        let (free, free_rx) = std::sync::mpsc::channel::<(Vec<u32>, Vec<i64>)>();
+        for _ in 0..MAPPED_AHEAD + 2 {
+            free.send((Vec::new(), Vec::new())).expect("the receiver is alive");
+        }
+        std::thread::Builder::new()
+            .name("trace-mapper".into())
+            .spawn(move || loop {
+                let Ok((mut pages, mut next)) = free_rx.recv() else { return };
+                pages.clear();
+                next.clear();
+                let end = match src.next_batch() {
+                    Ok(Some(b)) => {
+                        pages.extend_from_slice(b);
+                        if want_next {
+                            next.extend_from_slice(src.next_access().unwrap_or(&[]));
+                        }
+                        None
+                    }
+                    Ok(None) => Some(Ok(())),
+                    Err(e) => Some(Err(e)),
+                };
+                let last = end.is_some();
+                let batch = Mapped { pages, next, pages_seen: src.pages_seen(), zero: src.zero_size_records(), end };
+                if full_tx.send(batch).is_err() || last {
+                    return;
+                }
+            })
+            .expect("spawning the trace mapper thread");
+        Threaded { full, free, cur: None, pages, len_hint, path: path.to_path_buf(), want_next, pages_seen: 0, zero: 0, ended: false }
+    }
+}
+
+impl PageSource for Threaded {
+    fn pages(&self) -> Option<u64> {
+        self.pages
+    }
+    fn len_hint(&self) -> Option<u64> {
+        self.len_hint
+    }
+    fn next_batch(&mut self) -> Result<Option<&[u32]>, TraceError> {
+        if let Some(m) = self.cur.take() {
+            let _ = self.free.send((m.pages, m.next));
+        }
+        if self.ended {
+            return Ok(None);
+        }
+        let Ok(m) = self.full.recv() else {
+            self.ended = true;
+            return Err(err(&self.path, None, "the trace mapper thread stopped"));
+        };
+        self.pages_seen = m.pages_seen;
+        self.zero = m.zero;
+        match m.end {
+            Some(end) => {
+                self.ended = true;
+                end.map(|()| None)
+            }
+            None => Ok(Some(&self.cur.insert(m).pages)),
+        }
+    }
+    fn next_access(&self) -> Option<&[i64]> {
+        if !self.want_next {
+            return None;
+        }
+        Some(self.cur.as_ref().map_or(&[][..], |m| &m.next))
+    }
+    fn pages_seen(&self) -> u64 {
+        self.pages_seen
+    }
+    fn zero_size_records(&self) -> u64 {
+        self.zero
+    }
+}
+
 /// Reads pagelab's dense format.
 pub struct DenseReader {
     path: PathBuf,
@@ -716,11 +826,20 @@ impl DenseWriter {
     }
 
     pub fn write(&mut self, pages: &[u32]) -> Result<(), TraceError> {
-        for &p in pages {
-            self.pages = self.pages.max(p as u64 + 1);
-            self.w.write_all(&p.to_le_bytes()).map_err(|e| err(&self.path, Some(DENSE_HEADER + self.records * 4), format!("write error: {e}")))?;
-            self.records += 1;
+        let at = DENSE_HEADER + self.records * 4;
+        let io = |e: io::Error| err(&self.path, Some(at), format!("write error: {e}"));
+        self.pages = self.pages.max(pages.iter().max().map_or(0, |&p| p as u64 + 1));
+        if cfg!(target_endian = "little") {
+            // SAFETY: a u32 slice is readable as its bytes; on little-endian hosts those are
+            // the format's bytes.
+            let bytes = unsafe { std::slice::from_raw_parts(pages.as_ptr() as *const u8, pages.len() * 4) };
+            self.w.write_all(bytes).map_err(io)?;
+        } else {
+            for &p in pages {
+                self.w.write_all(&p.to_le_bytes()).map_err(io)?;
+            }
         }
+        self.records += pages.len() as u64;
         Ok(())
     }
 
@@ -758,8 +877,9 @@ pub fn convert(input: impl AsRef<Path>, output: impl AsRef<Path>) -> Result<Conv
     Ok(ConvertStats { records, pages, zero_size_records: src.zero_size_records() })
 }
 
-/// Opens a trace as a page source. An oracleGeneral trace is mapped on the fly (pages
-/// unknown until the end) unless `two_pass`, which reads it once first to know the pages.
+/// Opens a trace as a page source. An oracleGeneral trace is mapped on the fly, on a thread
+/// of its own (pages unknown until the end), unless `two_pass`, which reads it once first
+/// to know the pages.
 pub fn open(path: impl AsRef<Path>, format: Format, two_pass: bool, want_next: bool) -> Result<Box<dyn PageSource>, TraceError> {
     let path = path.as_ref();
     match format {
@@ -768,7 +888,7 @@ pub fn open(path: impl AsRef<Path>, format: Format, two_pass: bool, want_next: b
             let (map, _) = OracleSource::scan(path)?;
             Ok(Box::new(OracleSource::reopen(path, map, want_next)?))
         }
-        Format::OracleGeneral => Ok(Box::new(OracleSource::open(path, want_next)?)),
+        Format::OracleGeneral => Ok(Box::new(Threaded::spawn(Box::new(OracleSource::open(path, want_next)?), path, want_next))),
     }
 }
 

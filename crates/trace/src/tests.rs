@@ -69,6 +69,50 @@ fn two_passes_and_the_dense_format_give_the_same_pages() {
 }
 
 #[test]
+fn a_threaded_source_gives_the_batches_and_then_the_error_of_its_source() {
+    let ids = ids(100_003);
+    let recs = with_next_access(&ids, 4096);
+    let (plain, zst) = (tmp("t.oracleGeneral"), tmp("t.oracleGeneral.zst"));
+    write_oracle(&plain, recs.iter().copied(), None).unwrap();
+    write_oracle(&zst, recs.iter().copied(), Some(3)).unwrap();
+    let want = dense_expected(&ids);
+    for p in [&plain, &zst] {
+        // `open` maps a one-pass oracleGeneral trace on a thread of its own.
+        let mut s = open(p, Format::OracleGeneral, false, true).unwrap();
+        assert_eq!(s.pages(), None);
+        let (mut pages, mut next) = (Vec::new(), Vec::new());
+        while let Some(b) = s.next_batch().unwrap() {
+            pages.extend_from_slice(b);
+            next.extend_from_slice(s.next_access().unwrap());
+            assert_eq!(s.pages_seen(), *pages.iter().max().unwrap() as u64 + 1);
+        }
+        assert_eq!(pages, want);
+        assert_eq!(next, recs.iter().map(|r| r.next_access_vtime).collect::<Vec<_>>());
+        assert!(s.next_batch().unwrap().is_none(), "the end stays the end");
+    }
+    // A cut zstd stream: whole batches first, then the reader's error, then nothing.
+    let good = std::fs::read(&zst).unwrap();
+    let cut = tmp("t-cut.zst");
+    std::fs::write(&cut, &good[..good.len() * 3 / 4]).unwrap();
+    let mut s = Threaded::spawn(Box::new(OracleSource::open(&cut, false).unwrap()), &cut, false);
+    let mut got = Vec::new();
+    let e = loop {
+        match s.next_batch() {
+            Ok(Some(b)) => got.extend_from_slice(b),
+            Ok(None) => panic!("a cut stream must not end cleanly"),
+            Err(e) => break e,
+        }
+    };
+    assert!(e.to_string().contains("t-cut.zst") && e.to_string().contains("zstd"), "{e}");
+    assert_eq!(got[..], want[..got.len()]);
+    assert!(s.next_batch().unwrap().is_none());
+    // Dropped early, the thread ends instead of blocking (the test would hang).
+    let mut s = open(&plain, Format::OracleGeneral, false, false).unwrap();
+    assert!(s.next_batch().unwrap().is_some());
+    drop(s);
+}
+
+#[test]
 fn a_truncated_plain_trace_is_refused_with_its_offset() {
     let p = tmp("c.oracleGeneral");
     write_oracle(&p, with_next_access(&[1, 2, 3], 4096), None).unwrap();
