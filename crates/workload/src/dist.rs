@@ -85,6 +85,24 @@ impl Distribution {
     }
 }
 
+/// fio's zeta sum `1 + 2^-θ + ... + terms^-θ` (lib/zipf.c: zipf_update()), summed once per
+/// process for each (terms, θ): it is the costliest part of setting up a sampler (one
+/// `pow()` per block, up to 10 M), and every job of a workload, every point of a sweep
+/// with the same file size and exponent needs the same sum. A cached sum is the same
+/// sequential fold, so its bits are those of summing afresh.
+fn zeta(terms: u64, theta: f64) -> f64 {
+    type Sums = std::sync::Mutex<std::collections::HashMap<(u64, u64), f64>>;
+    static SUMS: std::sync::OnceLock<Sums> = std::sync::OnceLock::new();
+    let sums = SUMS.get_or_init(Default::default);
+    let key = (terms, theta.to_bits());
+    if let Some(&z) = sums.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return z;
+    }
+    let z = (1..=terms).map(|i| (i as f64).powf(-theta)).sum();
+    sums.lock().unwrap_or_else(|e| e.into_inner()).insert(key, z);
+    z
+}
+
 /// A sampler of block indices in `[0, n)` for one distribution and one object size.
 #[derive(Clone, Debug)]
 pub struct Sampler {
@@ -115,8 +133,7 @@ impl Sampler {
             Distribution::Sequential => SamplerKind::Sequential,
             Distribution::Uniform => SamplerKind::Uniform,
             Distribution::Zipf(theta) if theta < 1.0 => {
-                let terms = n.min(ZIPF_MAX_TERMS);
-                let zetan: f64 = (1..=terms).map(|i| (i as f64).powf(-theta)).sum();
+                let zetan = zeta(n.min(ZIPF_MAX_TERMS), theta);
                 let zeta2 = 1.0 + 0.5f64.powf(theta);
                 let alpha = 1.0 / (1.0 - theta);
                 let eta = (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta2 / zetan);
@@ -300,6 +317,17 @@ mod tests {
             assert!((ratio / want - 1.0).abs() < 0.08, "θ={theta}: ratio {ratio} want {want}");
             assert!(h[0] > h[9] && h[9] > h[99], "θ={theta} not decreasing");
         }
+    }
+
+    #[test]
+    fn the_cached_zeta_sum_has_the_bits_of_a_fresh_one() {
+        for (terms, theta) in [(1u64, 0.5), (1000, 0.8), (61_440, 0.5), (100_003, 0.99)] {
+            let fresh: f64 = (1..=terms).map(|i| (i as f64).powf(-theta)).sum();
+            assert_eq!(zeta(terms, theta).to_bits(), fresh.to_bits(), "{terms} {theta}");
+            assert_eq!(zeta(terms, theta).to_bits(), fresh.to_bits(), "{terms} {theta}, cached");
+        }
+        assert_ne!(zeta(1000, 0.8), zeta(1001, 0.8));
+        assert_ne!(zeta(1000, 0.8), zeta(1000, 0.7));
     }
 
     #[test]
