@@ -32,6 +32,8 @@ pub struct TaskReport {
     pub cgroup: String,
     pub ops: u64,
     pub fill_ops: u64,
+    /// Processes that replaced an exited one (`lifetime_ops`).
+    pub respawns: u64,
     pub elapsed_s: f64,
     pub ops_per_s: f64,
     pub io_wait_s: f64,
@@ -224,6 +226,7 @@ impl Report {
                     cgroup: mm.memcgs.get(tm.memcg).path.clone(),
                     ops: t.ops,
                     fill_ops: t.fill_ops,
+                    respawns: t.respawns,
                     elapsed_s: el,
                     ops_per_s: if el > 0.0 { t.ops as f64 / el } else { 0.0 },
                     io_wait_s: tm.io_wait_ns as f64 / 1e9,

@@ -181,6 +181,8 @@ pub struct Task {
     ahead: VecDeque<Op>,
     pub ops: u64,
     pub fill_ops: u64,
+    /// Processes that replaced the task's earlier one (`lifetime_ops`).
+    pub respawns: u64,
     pub done: bool,
     pub start_ns: u64,
     pub end_ns: u64,
@@ -215,10 +217,11 @@ pub struct Machine<P: Policy> {
     workloads: Vec<WorkloadTiming>,
 }
 
-/// A workload's runtime and rate limit.
+/// A workload's runtime, rate limit and process lifetime.
 struct WorkloadTiming {
     runtime: Option<u64>,
     op_interval: u64,
+    lifetime_ops: u64,
 }
 
 impl<P: Policy> Machine<P> {
@@ -304,6 +307,7 @@ impl<P: Policy> Machine<P> {
                 ahead: VecDeque::with_capacity(LOOKAHEAD + 1),
                 ops: 0,
                 fill_ops: 0,
+                respawns: 0,
                 done: false,
                 start_ns: w.start_ns,
                 end_ns: w.start_ns,
@@ -376,7 +380,7 @@ impl<P: Policy> Machine<P> {
         }
         let interval = s.report_interval_ns;
         let hold = tasks.iter().map(|t| s.workloads[t.workload].hold).collect();
-        let workloads = s.workloads.iter().map(|w| WorkloadTiming { runtime: w.runtime_ns, op_interval: w.op_interval_ns }).collect();
+        let workloads = s.workloads.iter().map(|w| WorkloadTiming { runtime: w.runtime_ns, op_interval: w.op_interval_ns, lifetime_ops: w.lifetime_ops }).collect();
         Ok(Machine {
             hold,
             workloads,
@@ -583,6 +587,10 @@ impl<P: Policy> Machine<P> {
             Some(op) if !self.mm.tasks[t].killed => op,
             _ => return self.finish_task(t),
         };
+        let lifetime = self.workloads[self.tasks[t].workload].lifetime_ops;
+        if lifetime > 0 && !op.fill && self.tasks[t].ops == lifetime * (self.tasks[t].respawns + 1) {
+            self.respawn(t);
+        }
         self.apply(t, op);
     }
 
@@ -684,6 +692,17 @@ impl<P: Policy> Machine<P> {
         } else {
             self.tasks[t].ops += 1;
         }
+    }
+
+    /// `lifetime_ops`: before its next operation, the task's process exits (exit_mmap() frees
+    /// its anonymous memory and swap; the page cache it read stays) and a new one, in the same
+    /// memcg, carries on with the job's operations from an empty address space, as the
+    /// processes of a build do.
+    #[cold]
+    fn respawn(&mut self, t: usize) {
+        self.mm.actor = Actor::Task(t);
+        crate::oom_kill::exit_mmap(&mut self.mm, &mut self.policy, t);
+        self.tasks[t].respawns += 1;
     }
 
     /// A task is done: it exits, and its anonymous memory goes with it (exit_mmap()).

@@ -171,3 +171,24 @@ fn the_read_shortcuts_change_no_counter() {
         }
     }
 }
+
+#[test]
+fn a_process_lifetime_frees_the_anonymous_memory_and_faults_it_in_again() {
+    // 64 pages written at random, 4000 writes: one process touches every page once; four
+    // processes of 1000 writes each start empty and touch them again (a fault per page per
+    // process), and the memory ends with the last process's pages only.
+    let text = |lifetime: &str| {
+        format!(
+            "[machine]\nmemory = \"256M\"\nkernel = \"6.1\"\n[[workload]]\nname = \"cc\"\ncgroup = \"/\"\nkind = \"anon-write\"\nsize = \"64p\"\ndistribution = \"uniform\"\nprefill = false\nops = 4000\n{lifetime}"
+        )
+    };
+    let run = |t: String| pagelab::run(&pagelab::Scenario::parse(&t, "life.toml", "life", &[]).unwrap(), |_, _| {}).unwrap();
+    let one = run(text(""));
+    let four = run(text("lifetime_ops = 1000\n"));
+    assert_eq!((one.tasks[0].respawns, four.tasks[0].respawns), (0, 3));
+    assert_eq!(one.vmstat["pgfault"], 64);
+    assert_eq!(four.vmstat["pgfault"], 4 * 64, "every process faults the 64 pages in anew");
+    assert_eq!((one.ops, four.ops), (4000, 4000));
+    let e = pagelab::Scenario::parse(&text("lifetime_ops = 0\n"), "life.toml", "life", &[]).unwrap_err().to_string();
+    assert!(e.contains("lifetime_ops") && e.contains("at least 1"), "{e}");
+}

@@ -120,6 +120,9 @@ pub struct WorkloadToml {
     pub runtime: Option<String>,
     /// At most this many operations per modeled second (fio's rate_iops).
     pub rate_iops: Option<u64>,
+    /// Each job's process exits after this many operations and a new one takes its place,
+    /// without the old one's anonymous memory: the short-lived processes of a build.
+    pub lifetime_ops: Option<u64>,
     #[serde(flatten)]
     pub defaults: PhaseToml,
     #[serde(default)]
@@ -155,6 +158,8 @@ pub struct Workload {
     pub hold: bool,
     /// The task stops issuing operations this long after its start.
     pub runtime_ns: Option<u64>,
+    /// Operations after which a job's process is replaced by a fresh one (0: never).
+    pub lifetime_ops: u64,
     /// Minimum modeled time between the starts of two operations (from rate_iops).
     pub op_interval_ns: u64,
     pub phases: Vec<Phase>,
@@ -201,6 +206,11 @@ impl WorkloadToml {
             Some(r) => 1_000_000_000 / r,
             None => 0,
         };
+        let lifetime_ops = match self.lifetime_ops {
+            Some(0) => return Err(err("lifetime_ops", "must be at least 1 (leave it out for processes that live to the end)")),
+            Some(n) => n,
+            None => 0,
+        };
         let unbounded = runtime_ns.is_some();
         let phases = if self.phase.is_empty() {
             vec![resolve_phase(&self.defaults, &PhaseToml::default(), &name, "", unbounded)?]
@@ -223,6 +233,7 @@ impl WorkloadToml {
             start_ns,
             hold: self.hold.unwrap_or(false),
             runtime_ns,
+            lifetime_ops,
             op_interval_ns,
             phases,
         })
