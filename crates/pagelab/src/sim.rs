@@ -448,16 +448,77 @@ impl<P: Policy> Machine<P> {
     /// Runs every task to completion; `progress` is called now and then with the operations
     /// done so far.
     pub fn run(&mut self, mut progress: impl FnMut(u64)) {
+        if let Some(read) = self.single_trace_of_reads() {
+            self.run_trace_reads(read, &mut progress);
+        } else {
+            let mut since_report = 0u64;
+            while self.step() {
+                since_report += 1;
+                if since_report >= 4096 {
+                    progress(self.done_ops);
+                    since_report = 0;
+                }
+            }
+        }
+        self.finish();
+        progress(self.done_ops);
+    }
+
+    /// The operation template of a machine whose one task replays a trace as one-page
+    /// buffered reads (`pagelab run --trace` with a kernel model), with no time limit, rate
+    /// or process lifetime: the case [`Machine::run_trace_reads`] runs.
+    fn single_trace_of_reads(&self) -> Option<Op> {
+        let [task] = &self.tasks[..] else { return None };
+        let OpSource::Pages(p) = &task.stream else { return None };
+        let w = &self.workloads[task.workload];
+        let op = p.op;
+        let plain_read = op.access == Access::Buffered && !op.write && op.npages == 1 && !op.fill;
+        (plain_read && !task.done && w.runtime.is_none() && w.op_interval == 0 && w.lifetime_ops == 0).then_some(op)
+    }
+
+    /// What `while self.step() {}` does for a single task replaying a trace of one-page
+    /// buffered reads, call for call (`next_op()`, the events due, `filemap_read()`, the
+    /// memory.high and writeback checks), without choosing a task, testing limits that are
+    /// not set and dispatching on the operation's kind for every access; a test holds the
+    /// two loops' reports equal.
+    fn run_trace_reads(&mut self, read: Op, progress: &mut impl FnMut(u64)) {
+        const T: usize = 0;
+        let object = read.object as usize;
+        let random = read.advice == pagelab_workload::Advice::Random;
         let mut since_report = 0u64;
-        while self.step() {
+        while let Some(op) = self.next_op(T) {
+            if self.mm.tasks[T].killed {
+                break;
+            }
+            let now = self.mm.tasks[T].clock;
+            self.run_events_until(now);
+            self.mm.actor = Actor::Task(T);
+            let task_mm = &mut self.mm.tasks[T];
+            task_mm.clock += op.think_ns;
+            task_mm.ran = true;
+            let task = &mut self.tasks[T];
+            let file = task.objects[object].file;
+            let ra = &mut task.ra[object];
+            ra.random = random;
+            let ok = crate::filemap::filemap_read(&mut self.mm, &mut self.policy, file, ra, op.page, 1);
+            if self.mm.tasks[T].nr_pages_over_high > 0 {
+                crate::memcontrol::mem_cgroup_handle_over_high(&mut self.mm, &mut self.policy, T);
+            }
+            if self.mm.wb_pending_all || self.mm.wb_pending_background {
+                crate::page_writeback::flusher_run(&mut self.mm, &mut self.policy, false);
+            }
+            self.done_ops += 1;
+            if !ok || self.mm.tasks[T].killed {
+                break;
+            }
+            self.tasks[T].ops += 1;
             since_report += 1;
             if since_report >= 4096 {
                 progress(self.done_ops);
                 since_report = 0;
             }
         }
-        self.finish();
-        progress(self.done_ops);
+        self.finish_task(T);
     }
 
     /// Performs one operation of the task whose clock is earliest; false when all are done.

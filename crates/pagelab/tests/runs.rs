@@ -192,3 +192,76 @@ fn a_process_lifetime_frees_the_anonymous_memory_and_faults_it_in_again() {
     let e = pagelab::Scenario::parse(&text("lifetime_ops = 0\n"), "life.toml", "life", &[]).unwrap_err().to_string();
     assert!(e.contains("lifetime_ops") && e.contains("at least 1"), "{e}");
 }
+
+/// A trace held in memory, as `pagelab run --trace` would stream it.
+struct MemTrace(Vec<u32>, u64, bool);
+
+impl pagelab_trace::PageSource for MemTrace {
+    fn pages(&self) -> Option<u64> {
+        Some(self.1)
+    }
+    fn len_hint(&self) -> Option<u64> {
+        Some(self.0.len() as u64)
+    }
+    fn next_batch(&mut self) -> Result<Option<&[u32]>, pagelab_trace::TraceError> {
+        let done = std::mem::replace(&mut self.2, true);
+        Ok((!done).then_some(&self.0[..]))
+    }
+    fn pages_seen(&self) -> u64 {
+        self.1
+    }
+}
+
+/// Replays `pages` (a 6000-page file) as one-page reads on `m`: with `Machine::run`, or an
+/// operation at a time with `Machine::step`; returns the report.
+fn replay<P: pagelab::policy::Policy>(s: &pagelab::Scenario, mut m: pagelab::sim::Machine<P>, pages: &[u32], stepwise: bool) -> String {
+    let read = pagelab_workload::Op { object: 0, page: 0, npages: 1, write: false, access: pagelab_workload::Access::Buffered, advice: pagelab_workload::Advice::Random, fill: false, think_ns: 0 };
+    let status = std::sync::Arc::new(std::sync::Mutex::new(pagelab::sim::TraceStatus::default()));
+    let ops = pagelab::sim::PageOps::new(Box::new(MemTrace(pages.to_vec(), 6000, false)), read, std::path::Path::new("mem"), status);
+    m.set_ops(0, pagelab::sim::OpSource::Pages(ops)).unwrap();
+    if stepwise {
+        while m.step() {}
+        m.finish();
+    } else {
+        m.run(|_| {});
+    }
+    serde_json::to_string(&pagelab::Report::collect(s, &m)).unwrap()
+}
+
+#[test]
+fn the_trace_replay_loop_equals_the_general_one() {
+    // `Machine::run` replays a single task's one-page reads in a loop of its own; stepping
+    // the machine one operation at a time must give the same report, under reclaim, with a
+    // memcg limit and memory.high (throttling), under both policies.
+    let mut x = 11u64;
+    let pages: Vec<u32> = (0..40_000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let r = (x >> 11) as f64 / (1u64 << 53) as f64;
+            (r * r * 6000.0) as u32
+        })
+        .collect();
+    let cgroups = ["/", "/t"];
+    for (cg, policy, kernel) in [(cgroups[0], "classic", "6.1"), (cgroups[1], "classic", "6.1"), (cgroups[0], "mglru", "6.12"), (cgroups[1], "mglru", "6.1")] {
+        let text = format!(
+            "[machine]\nmemory = \"16M\"\nkernel = \"{kernel}\"\npolicy = \"{policy}\"\n[[cgroup]]\npath = \"/t\"\nmax = \"12M\"\nhigh = \"10M\"\n[[workload]]\nname = \"trace\"\ncgroup = \"{cg}\"\nkind = \"file-read\"\nfile_size = \"6000p\"\nfadvise = \"random\"\nops = 0\n"
+        );
+        let s = pagelab::Scenario::parse(&text, "trace.toml", "trace", &[]).unwrap();
+        let report = |stepwise: bool| -> String {
+            match s.machine.policy {
+                pagelab::PolicyKind::Classic => replay(&s, pagelab::sim::Machine::new(&s, |mm| pagelab::policy::classic::Classic::new(mm.memcgs.cg.len())).unwrap(), &pages, stepwise),
+                pagelab::PolicyKind::Mglru => replay(&s, pagelab::sim::Machine::new(&s, |mm| pagelab::policy::lru_gen::LruGen::new(mm, &s.mglru)).unwrap(), &pages, stepwise),
+            }
+        };
+        let (looped, stepped) = (report(false), report(true));
+        let v: serde_json::Value = serde_json::from_str(&looped).unwrap();
+        assert_eq!(v["ops"], 40_000, "{cg} {policy}");
+        assert!(v["vmstat"]["workingset_refault_file"].as_u64().unwrap() > 0, "{cg} {policy}: no reclaim");
+        if cg == "/t" {
+            assert!(v["memcg"]["/t"]["memory.events.high"].as_u64().unwrap() > 0, "{policy}: memory.high never crossed");
+        }
+        assert!(looped == stepped, "{cg} {policy} {kernel}: the replay loop changed the report");
+    }
+}
