@@ -490,25 +490,13 @@ impl<P: Policy> Machine<P> {
             if self.mm.tasks[T].killed {
                 break;
             }
-            let now = self.mm.tasks[T].clock;
-            self.run_events_until(now);
-            self.mm.actor = Actor::Task(T);
-            let task_mm = &mut self.mm.tasks[T];
-            task_mm.clock += op.think_ns;
-            task_mm.ran = true;
+            self.begin_op(T, op.think_ns);
             let task = &mut self.tasks[T];
             let file = task.objects[object].file;
             let ra = &mut task.ra[object];
             ra.random = random;
             let ok = crate::filemap::filemap_read(&mut self.mm, &mut self.policy, file, ra, op.page, 1);
-            if self.mm.tasks[T].nr_pages_over_high > 0 {
-                crate::memcontrol::mem_cgroup_handle_over_high(&mut self.mm, &mut self.policy, T);
-            }
-            if self.mm.wb_pending_all || self.mm.wb_pending_background {
-                crate::page_writeback::flusher_run(&mut self.mm, &mut self.policy, false);
-            }
-            self.done_ops += 1;
-            if !ok || self.mm.tasks[T].killed {
+            if !self.end_op(T, ok) {
                 break;
             }
             self.tasks[T].ops += 1;
@@ -701,14 +689,37 @@ impl<P: Policy> Machine<P> {
         Some(op)
     }
 
-    /// Performs `op` for task `t` now, outside its stream (tests and trace replay use this);
-    /// events due by the task's clock run first.
-    pub fn apply(&mut self, t: usize, op: Op) {
+    /// Before an operation of task `t`: the events due by its clock run, then the task runs
+    /// and thinks for `think_ns`.
+    #[inline(always)]
+    fn begin_op(&mut self, t: usize, think_ns: u64) {
         let now = self.mm.tasks[t].clock;
         self.run_events_until(now);
         self.mm.actor = Actor::Task(t);
-        self.mm.tasks[t].clock += op.think_ns;
-        self.mm.tasks[t].ran = true;
+        let task = &mut self.mm.tasks[t];
+        task.clock += think_ns;
+        task.ran = true;
+    }
+
+    /// After an operation of task `t` (`ok`: it completed): memory.high throttling on the
+    /// way back to user space and the dirty-page flusher's wake-up. Returns whether the task
+    /// goes on (it failed or was killed otherwise).
+    #[inline(always)]
+    fn end_op(&mut self, t: usize, ok: bool) -> bool {
+        if self.mm.tasks[t].nr_pages_over_high > 0 {
+            crate::memcontrol::mem_cgroup_handle_over_high(&mut self.mm, &mut self.policy, t);
+        }
+        if self.mm.wb_pending_all || self.mm.wb_pending_background {
+            crate::page_writeback::flusher_run(&mut self.mm, &mut self.policy, false);
+        }
+        self.done_ops += 1;
+        ok && !self.mm.tasks[t].killed
+    }
+
+    /// Performs `op` for task `t` now, outside its stream (tests and trace replay use this);
+    /// events due by the task's clock run first.
+    pub fn apply(&mut self, t: usize, op: Op) {
+        self.begin_op(t, op.think_ns);
         let obj = self.tasks[t].objects[op.object as usize];
         let ok = match op.access {
             Access::Buffered => {
@@ -738,14 +749,7 @@ impl<P: Policy> Machine<P> {
                 ok
             }
         };
-        if self.mm.tasks[t].nr_pages_over_high > 0 {
-            crate::memcontrol::mem_cgroup_handle_over_high(&mut self.mm, &mut self.policy, t);
-        }
-        if self.mm.wb_pending_all || self.mm.wb_pending_background {
-            crate::page_writeback::flusher_run(&mut self.mm, &mut self.policy, false);
-        }
-        self.done_ops += 1;
-        if !ok || self.mm.tasks[t].killed {
+        if !self.end_op(t, ok) {
             return self.finish_task(t);
         }
         if op.fill {
