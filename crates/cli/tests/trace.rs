@@ -82,7 +82,9 @@ fn a_streamed_oracle_trace_gives_the_report_of_its_dense_conversion() {
         })
         .collect();
     let p = path("stream.oracleGeneral");
-    write_oracle(&p, with_next_access(&ids, 4096), None).unwrap();
+    // Every seventh record has size 0 (libCacheSim skips those; pagelab counts them).
+    let records = with_next_access(&ids, 4096).into_iter().enumerate().map(|(i, r)| pagelab_trace::Record { obj_size: if i % 7 == 0 { 0 } else { r.obj_size }, ..r });
+    write_oracle(&p, records, None).unwrap();
     let dense = path("stream.dense");
     assert!(pagelab().arg("trace-convert").arg(&p).arg(&dense).status().unwrap().success());
     let distinct = ids.iter().collect::<std::collections::BTreeSet<_>>().len() as u64;
@@ -102,6 +104,7 @@ fn a_streamed_oracle_trace_gives_the_report_of_its_dense_conversion() {
             };
             let (streamed, converted) = (run(&p, "oracleGeneral"), run(&dense, "dense"));
             assert_eq!(streamed["trace"]["pages"], distinct, "{policy} {set:?}");
+            assert_eq!(streamed["trace"]["zero_size_records"], ids.len().div_ceil(7), "{policy} {set:?}");
             assert!(streamed["vmstat"]["workingset_refault_file"].as_u64().unwrap() > 0, "{policy}: no reclaim to compare");
             assert_eq!(strip(streamed), strip(converted), "{policy} {kernel} {set:?}");
         }
