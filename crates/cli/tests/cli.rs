@@ -43,6 +43,11 @@ fn malformed_scenarios_name_file_key_and_problem() {
     fails_with(&GOOD.replace("cgroup = \"/\"", "cgroup = \"/db\""), "undeclared.toml", &["undeclared.toml:5", "workload[0].cgroup", "not declared"]);
     fails_with(&GOOD.replace("cgroup = \"/\"\n", ""), "no-cgroup.toml", &["no-cgroup.toml", "workload[0].cgroup", "missing"]);
     fails_with("[machine\n", "syntax.toml", &["syntax.toml:1"]);
+    // A workload's phase defaults (its own `ops`, `kind`, ...) are named too.
+    fails_with(&GOOD.replace("ops = 1000", "ops = \"1000\""), "string-ops.toml", &["string-ops.toml:9", "workload[0].ops", "expected u64"]);
+    fails_with(&GOOD.replace("kind = \"file-read\"", "kind = \"file-raed\""), "bad-kind.toml", &["bad-kind.toml:6", "workload[0].kind", "file-raed"]);
+    let phased = format!("{GOOD}[[workload.phase]]\nops = 10\n[[workload.phase]]\nops = \"x\"\n");
+    fails_with(&phased, "phase-ops.toml", &["phase-ops.toml:13", "workload[0].phase[1].ops", "expected u64"]);
     let missing = std::env::temp_dir().join("pagelab-does-not-exist.toml");
     let out = pagelab().arg("run").arg(&missing).output().unwrap();
     assert_eq!(out.status.code(), Some(1));

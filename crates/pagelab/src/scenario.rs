@@ -241,13 +241,15 @@ impl Scenario {
         for o in overrides {
             apply_override(&mut doc, o).map_err(|m| err(None, o.split('=').next().unwrap_or(""), m))?;
         }
-        let de = toml::Value::Table(doc);
+        let de = toml::Value::Table(doc.clone());
         let raw: ScenarioToml = serde_path_to_error::deserialize(de).map_err(|e| {
             let mut key = e.path().to_string();
             let message = e.inner().message().to_string();
             // An unknown field is reported at its table: name the field itself.
             if let Some(field) = message.strip_prefix("unknown field `").and_then(|m| m.split('`').next()) {
                 key = if key == "." || key.is_empty() { field.to_string() } else { format!("{key}.{field}") };
+            } else if let Some(field) = bad_phase_default(&doc, &key) {
+                key = format!("{key}.{field}");
             }
             err(locate(text, &key), &key, message)
         })?;
@@ -268,6 +270,21 @@ pub fn with_overrides(text: &str, file: &str, overrides: &[String]) -> Result<St
     toml::to_string(&doc).map_err(|e| err(None, "", format!("cannot re-serialize: {e}")))
 }
 
+/// A workload's phase defaults are its own top-level keys (`ops`, `kind`, `distribution`...,
+/// read through a flattened table), so a mistyped one is reported at `workload[N]` without
+/// its name: find the key of that workload that a phase alone refuses.
+fn bad_phase_default(doc: &toml::Table, key: &str) -> Option<String> {
+    let index: usize = key.strip_prefix("workload[")?.strip_suffix(']')?.parse().ok()?;
+    let table = doc.get("workload")?.as_array()?.get(index)?.as_table()?;
+    table.iter().find_map(|(k, v)| {
+        let alone = toml::Value::Table(toml::Table::from_iter([(k.clone(), v.clone())]));
+        match pagelab_workload::PhaseToml::deserialize(alone) {
+            Err(e) if !e.message().starts_with("unknown field") => Some(k.clone()),
+            _ => None,
+        }
+    })
+}
+
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
@@ -277,14 +294,18 @@ fn locate(text: &str, key: &str) -> Option<usize> {
     let mut parts: Vec<&str> = key.split('.').collect();
     let leaf = parts.pop()?;
     let mut from = 0usize;
+    // The names so far: a nested table's header spells its whole path (`[[workload.phase]]`).
+    let mut names: Vec<&str> = Vec::new();
     for part in &parts {
         let (name, index) = match part.split_once('[') {
             Some((n, i)) => (n, i.trim_end_matches(']').parse::<usize>().ok()),
             None => (*part, None),
         };
+        names.push(name);
+        let path = names.join(".");
         let header = match index {
-            Some(_) => format!("[[{name}]]"),
-            None => format!("[{name}]"),
+            Some(_) => format!("[[{path}]]"),
+            None => format!("[{path}]"),
         };
         let mut found = None;
         let mut count = 0;
