@@ -46,6 +46,9 @@ fn malformed_scenarios_name_file_key_and_problem() {
     // A workload's phase defaults (its own `ops`, `kind`, ...) are named too.
     fails_with(&GOOD.replace("ops = 1000", "ops = \"1000\""), "string-ops.toml", &["string-ops.toml:9", "workload[0].ops", "expected u64"]);
     fails_with(&GOOD.replace("kind = \"file-read\"", "kind = \"file-raed\""), "bad-kind.toml", &["bad-kind.toml:6", "workload[0].kind", "file-raed"]);
+    // A mistyped CPU cost in [time] is an error, not a silently ignored table.
+    let timed = GOOD.replace("[[workload]]", "[time]\nsyscall_ns = \"x\"\n[[workload]]");
+    fails_with(&timed, "time-cost.toml", &["time-cost.toml:4", "time.syscall_ns", "expected u64"]);
     let phased = format!("{GOOD}[[workload.phase]]\nops = 10\n[[workload.phase]]\nops = \"x\"\n");
     fails_with(&phased, "phase-ops.toml", &["phase-ops.toml:13", "workload[0].phase[1].ops", "expected u64"]);
     let missing = std::env::temp_dir().join("pagelab-does-not-exist.toml");

@@ -128,8 +128,9 @@ struct CgroupToml {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TimeToml {
+    /// Not an `Option`: a flattened `Option` turns a mistyped cost into `None`, silently.
     #[serde(flatten)]
-    costs: Option<Costs>,
+    costs: Costs,
     swap: Option<DeviceCost>,
     storage: Option<DeviceCost>,
 }
@@ -248,7 +249,7 @@ impl Scenario {
             // An unknown field is reported at its table: name the field itself.
             if let Some(field) = message.strip_prefix("unknown field `").and_then(|m| m.split('`').next()) {
                 key = if key == "." || key.is_empty() { field.to_string() } else { format!("{key}.{field}") };
-            } else if let Some(field) = bad_phase_default(&doc, &key) {
+            } else if let Some(field) = bad_flattened_key(&doc, &key) {
                 key = format!("{key}.{field}");
             }
             err(locate(text, &key), &key, message)
@@ -270,19 +271,25 @@ pub fn with_overrides(text: &str, file: &str, overrides: &[String]) -> Result<St
     toml::to_string(&doc).map_err(|e| err(None, "", format!("cannot re-serialize: {e}")))
 }
 
-/// A workload's phase defaults are its own top-level keys (`ops`, `kind`, `distribution`...,
-/// read through a flattened table), so a mistyped one is reported at `workload[N]` without
-/// its name: find the key of that workload that a phase alone refuses.
-fn bad_phase_default(doc: &toml::Table, key: &str) -> Option<String> {
+/// Tables read partly through a flattened struct lose the name of a mistyped key there: a
+/// workload's phase defaults (its own `ops`, `kind`, `distribution`...) and `[time]`'s CPU
+/// costs are reported at `workload[N]` or `time`. Finds the key of that table which the
+/// flattened struct alone refuses.
+fn bad_flattened_key(doc: &toml::Table, key: &str) -> Option<String> {
+    fn refused<T: serde::de::DeserializeOwned>(table: &toml::Table) -> Option<String> {
+        table.iter().find_map(|(k, v)| {
+            let alone = toml::Value::Table(toml::Table::from_iter([(k.clone(), v.clone())]));
+            match T::deserialize(alone) {
+                Err(e) if !e.message().starts_with("unknown field") => Some(k.clone()),
+                _ => None,
+            }
+        })
+    }
+    if key == "time" {
+        return refused::<Costs>(doc.get("time")?.as_table()?);
+    }
     let index: usize = key.strip_prefix("workload[")?.strip_suffix(']')?.parse().ok()?;
-    let table = doc.get("workload")?.as_array()?.get(index)?.as_table()?;
-    table.iter().find_map(|(k, v)| {
-        let alone = toml::Value::Table(toml::Table::from_iter([(k.clone(), v.clone())]));
-        match pagelab_workload::PhaseToml::deserialize(alone) {
-            Err(e) if !e.message().starts_with("unknown field") => Some(k.clone()),
-            _ => None,
-        }
-    })
+    refused::<pagelab_workload::PhaseToml>(doc.get("workload")?.as_array()?.get(index)?.as_table()?)
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -563,7 +570,7 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
     Ok(Scenario {
         name: name.to_string(),
         mglru: raw.mglru.unwrap_or_default(),
-        costs: time.costs.unwrap_or_default(),
+        costs: time.costs,
         swap_cost: time.swap.unwrap_or_else(|| DeviceCost::default_for(swap_device)),
         storage_cost: time.storage.unwrap_or_else(|| DeviceCost::default_for(storage)),
         report_interval_ns,
