@@ -38,7 +38,8 @@ fn fails_with(text: &str, name: &str, needles: &[&str]) {
 
 #[test]
 fn malformed_scenarios_name_file_key_and_problem() {
-    fails_with(&GOOD.replace("memory", "memroy"), "unknown-key.toml", &["unknown-key.toml:2", "memroy"]);
+    fails_with(&GOOD.replace("memory", "memroy"), "unknown-key.toml", &["unknown-key.toml:2", "`machine.memroy`: unknown field `memroy`"]);
+    fails_with(&GOOD.replace("ops = 1000", "ops = 1000\nopz = 1"), "unknown-workload-key.toml", &["unknown-workload-key.toml:10", "`workload[0].opz`: unknown field"]);
     fails_with(&GOOD.replace("\"32M\"", "\"32Q\""), "bad-size.toml", &["bad-size.toml:2", "machine.memory", "unknown unit"]);
     fails_with(&GOOD.replace("cgroup = \"/\"", "cgroup = \"/db\""), "undeclared.toml", &["undeclared.toml:5", "workload[0].cgroup", "not declared"]);
     fails_with(&GOOD.replace("cgroup = \"/\"\n", ""), "no-cgroup.toml", &["no-cgroup.toml", "workload[0].cgroup", "missing"]);
@@ -51,6 +52,14 @@ fn malformed_scenarios_name_file_key_and_problem() {
     fails_with(&timed, "time-cost.toml", &["time-cost.toml:4", "time.syscall_ns", "expected u64"]);
     let phased = format!("{GOOD}[[workload.phase]]\nops = 10\n[[workload.phase]]\nops = \"x\"\n");
     fails_with(&phased, "phase-ops.toml", &["phase-ops.toml:13", "workload[0].phase[1].ops", "expected u64"]);
+    // A bad value given by --set is blamed on the --set, not on a line of the file.
+    let p = write("set.toml", GOOD);
+    let out = pagelab().arg("run").arg(&p).args(["--set", "machine.memory=32Q"]).output().unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("`machine.memory`") && e.contains("(from --set machine.memory=32Q)") && !e.contains("set.toml:"), "{e}");
+    let out = pagelab().arg("run").arg(&p).args(["--set", "workload.r.opz=1"]).output().unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("`workload[0].opz`: unknown field") && e.contains("(from --set workload.r.opz=1)"), "{e}");
     let missing = std::env::temp_dir().join("pagelab-does-not-exist.toml");
     let out = pagelab().arg("run").arg(&missing).output().unwrap();
     assert_eq!(out.status.code(), Some(1));

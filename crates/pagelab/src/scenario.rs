@@ -242,13 +242,24 @@ impl Scenario {
         for o in overrides {
             apply_override(&mut doc, o).map_err(|m| err(None, o.split('=').next().unwrap_or(""), m))?;
         }
+        // A value a `--set` gave (the last one naming the key wins) is blamed on it, not on a
+        // line of the file.
+        let err = |line: Option<usize>, key: &str, message: String| match overrides.iter().rev().find(|o| override_key(&doc, o).as_deref() == Some(key)) {
+            Some(o) => err(None, key, format!("{message} (from --set {o})")),
+            None => err(line, key, message),
+        };
         let de = toml::Value::Table(doc.clone());
         let raw: ScenarioToml = serde_path_to_error::deserialize(de).map_err(|e| {
             let mut key = e.path().to_string();
             let message = e.inner().message().to_string();
             // An unknown field is reported at its table: name the field itself.
+            // (Some tables' paths already end in it.)
             if let Some(field) = message.strip_prefix("unknown field `").and_then(|m| m.split('`').next()) {
-                key = if key == "." || key.is_empty() { field.to_string() } else { format!("{key}.{field}") };
+                if key == "." || key.is_empty() {
+                    key = field.to_string();
+                } else if key.rsplit('.').next() != Some(field) {
+                    key = format!("{key}.{field}");
+                }
             } else if let Some(field) = bad_flattened_key(&doc, &key) {
                 key = format!("{key}.{field}");
             }
@@ -269,6 +280,37 @@ pub fn with_overrides(text: &str, file: &str, overrides: &[String]) -> Result<St
         apply_override(&mut doc, o).map_err(|m| err(None, o.split('=').next().unwrap_or(""), m))?;
     }
     toml::to_string(&doc).map_err(|e| err(None, "", format!("cannot re-serialize: {e}")))
+}
+
+/// The key `--set` override `o` sets, in the deserializer's spelling: list entries (named
+/// or numbered in the override) by index, `workload.fio-zipf.ops` → `workload[0].ops`.
+fn override_key(doc: &toml::Table, o: &str) -> Option<String> {
+    let parts = split_key(o.split_once('=')?.0.trim());
+    let mut out = String::new();
+    let mut cur = Some(doc);
+    let mut i = 0;
+    while i < parts.len() {
+        let name = parts[i];
+        if !out.is_empty() {
+            out.push('.');
+        }
+        out.push_str(name);
+        let v = cur.and_then(|t| t.get(name));
+        cur = match v.and_then(|v| v.as_array()) {
+            Some(list) if i + 1 < parts.len() => {
+                i += 1;
+                let entry = parts[i];
+                let idx = entry.parse::<usize>().ok().or_else(|| {
+                    list.iter().position(|e| ["name", "path"].iter().any(|k| e.get(k).and_then(|v| v.as_str()) == Some(entry)))
+                })?;
+                out.push_str(&format!("[{idx}]"));
+                list.get(idx).and_then(|e| e.as_table())
+            }
+            _ => v.and_then(|v| v.as_table()),
+        };
+        i += 1;
+    }
+    Some(out)
 }
 
 /// Tables read partly through a flattened struct lose the name of a mistyped key there: a
