@@ -66,6 +66,14 @@ fn main() {
             k
         }));
     }
+    row("oracleGeneral -> dense pages, threaded (plain)", best(|| {
+        let mut s = open(&plain, Format::OracleGeneral, false, false).unwrap();
+        let mut k = 0;
+        while let Some(b) = s.next_batch().unwrap() {
+            k += b.len() as u64;
+        }
+        k
+    }));
     row("dense format", best(|| {
         let mut s = DenseReader::open(&dense).unwrap();
         let mut k = 0;
