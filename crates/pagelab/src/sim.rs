@@ -136,13 +136,20 @@ impl PageOps {
 
     #[inline]
     fn next(&mut self) -> Option<Op> {
+        let page = self.next_page()?;
+        Some(Op { page, ..self.op })
+    }
+
+    /// The next page of the trace.
+    #[inline]
+    fn next_page(&mut self) -> Option<u64> {
         if self.pos == self.buf.len() && !self.refill() {
             return None;
         }
         let page = self.buf[self.pos] as u64;
         self.pos += 1;
         self.remaining = self.remaining.saturating_sub(1);
-        Some(Op { page, ..self.op })
+        Some(page)
     }
 
     /// The page `k` operations after the one `next` returned last, if it is in this batch.
@@ -484,18 +491,36 @@ impl<P: Policy> Machine<P> {
     fn run_trace_reads(&mut self, read: Op, progress: &mut impl FnMut(u64)) {
         const T: usize = 0;
         let object = read.object as usize;
-        let random = read.advice == pagelab_workload::Advice::Random;
+        let mut file = self.tasks[T].objects[object].file;
+        // The file's read state is the loop's own until it ends (nothing else reads it).
+        let mut ra = std::mem::take(&mut self.tasks[T].ra[object]);
+        ra.random = read.advice == pagelab_workload::Advice::Random;
         let mut since_report = 0u64;
-        while let Some(op) = self.next_op(T) {
+        loop {
+            // next_op(): the page, the file grown to cover it, the coming pages prefetched.
+            let OpSource::Pages(pages) = &mut self.tasks[T].stream else { unreachable!("a trace of reads") };
+            let Some(page) = pages.next_page() else { break };
+            if pages.pages_seen > file.pages {
+                let seen = pages.pages_seen;
+                if !self.grow_trace_file(T, object, seen) {
+                    break;
+                }
+                file = self.tasks[T].objects[object].file;
+            } else {
+                if let Some(next) = pages.peek(0) {
+                    if let Some(pfn) = self.mm.space.resident(file.base + next) {
+                        self.mm.folios.prefetch(pfn);
+                    }
+                }
+                if let Some(ahead) = pages.peek(LOOKAHEAD - 1) {
+                    self.mm.space.prefetch(file.base + ahead);
+                }
+            }
             if self.mm.tasks[T].killed {
                 break;
             }
-            self.begin_op(T, op.think_ns);
-            let task = &mut self.tasks[T];
-            let file = task.objects[object].file;
-            let ra = &mut task.ra[object];
-            ra.random = random;
-            let ok = crate::filemap::filemap_read(&mut self.mm, &mut self.policy, file, ra, op.page, 1);
+            self.begin_op(T, read.think_ns);
+            let ok = crate::filemap::filemap_read(&mut self.mm, &mut self.policy, file, &mut ra, page, 1);
             if !self.end_op(T, ok) {
                 break;
             }
@@ -506,6 +531,7 @@ impl<P: Policy> Machine<P> {
                 since_report = 0;
             }
         }
+        self.tasks[T].ra[object] = ra;
         self.finish_task(T);
     }
 
