@@ -86,25 +86,33 @@ pub fn wait_on_folio_read(mm: &mut Mm, pfn: Pfn) {
 /// filemap_get_pages() with sync and async readahead, the single-page read of
 /// filemap_create_folio(), and folio_mark_accessed() on the first page of each batch unless
 /// it is the page the previous read ended in.
+///
+/// The common hit, a one-page read of a cached, unlocked page that starts no readahead, is
+/// taken here, inlined into the caller's loop: the general path would do exactly this, in
+/// more steps.
+#[inline(always)]
 pub fn filemap_read<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaState, index: u64, npages: u64) -> bool {
-    let (syscall_ns, copy_page_ns) = (mm.cfg.costs.syscall_ns, mm.cfg.costs.copy_page_ns);
     if npages == 1 && index < f.pages && mm.cfg.read_shortcuts {
-        match mm.space.resident(f.base + index as Vpn) {
-            Some(pfn) if !mm.folios.test(pfn, pg::READAHEAD | pg::LOCKED) => {
-                // The common hit, a one-page read of a cached, unlocked page that starts no
-                // readahead: the general path below would do exactly this, in more steps.
-                mm.cpu(syscall_ns);
+        if let Some(pfn) = mm.space.resident(f.base + index as Vpn) {
+            if !mm.folios.test(pfn, pg::READAHEAD | pg::LOCKED) {
+                mm.cpu(mm.cfg.costs.syscall_ns);
                 copy_one_page(mm, p, ra, pfn, index);
                 return true;
             }
-            None if ra.random || ra.ra_pages == 0 => {
-                // The common miss without readahead: force_page_cache_ra() of this one page
-                // and a wait for its read, which the general path below takes in more steps.
-                mm.cpu(syscall_ns);
-                return read_one_missing_page(mm, p, f, ra, index);
-            }
-            _ => {}
         }
+    }
+    filemap_read_slow(mm, p, f, ra, index, npages)
+}
+
+/// filemap_read() but for the common hit.
+#[inline(never)]
+fn filemap_read_slow<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaState, index: u64, npages: u64) -> bool {
+    let (syscall_ns, copy_page_ns) = (mm.cfg.costs.syscall_ns, mm.cfg.costs.copy_page_ns);
+    if npages == 1 && index < f.pages && mm.cfg.read_shortcuts && (ra.random || ra.ra_pages == 0) && mm.space.resident(f.base + index as Vpn).is_none() {
+        // The common miss without readahead: force_page_cache_ra() of this one page and a
+        // wait for its read, which the general path below takes in more steps.
+        mm.cpu(syscall_ns);
+        return read_one_missing_page(mm, p, f, ra, index);
     }
     mm.cpu(syscall_ns);
     let end = (index + npages).min(f.pages);
