@@ -65,6 +65,19 @@ impl Classic {
         mm.update_lru_size(memcg, lru, 1);
     }
 
+    /// folio_mark_accessed()'s second access to an inactive, evictable folio: activate it (on
+    /// its LRU, or in the per-CPU batch it waits in) and note the workingset activation.
+    #[inline(never)]
+    fn activate_on_second_access(&mut self, mm: &mut Mm, pfn: Pfn, flags: u32) {
+        if flags & pg::LRU != 0 {
+            folio_activate(mm, self, pfn);
+        } else {
+            lru_cache_activate_folio(mm, pfn);
+        }
+        mm.folios.clear(pfn, pg::REFERENCED);
+        workingset_activation(mm, pfn);
+    }
+
     /// Models include/linux/mm_inline.h: lruvec_del_folio().
     fn lruvec_del_folio(&mut self, mm: &mut Mm, pfn: Pfn) {
         let lru = Self::folio_lru(mm, pfn);
@@ -353,19 +366,15 @@ impl Policy for Classic {
 
     /// Models mm/swap.c: folio_mark_accessed() with MGLRU off (identical in 5.7, 6.1 and
     /// 6.12): the first access sets PG_referenced, the second activates.
+    /// (The common cases, a first access or one to an active folio, inline; the activation
+    /// out of line.)
+    #[inline]
     fn mark_accessed(&mut self, mm: &mut Mm, pfn: Pfn) {
-        let f = *mm.folios.get(pfn);
-        if !f.test(pg::REFERENCED) {
+        let flags = mm.folios.get(pfn).flags;
+        if flags & pg::REFERENCED == 0 {
             mm.folios.set(pfn, pg::REFERENCED);
-        } else if f.test(pg::UNEVICTABLE) {
-        } else if !f.test(pg::ACTIVE) {
-            if f.test(pg::LRU) {
-                folio_activate(mm, self, pfn);
-            } else {
-                lru_cache_activate_folio(mm, pfn);
-            }
-            mm.folios.clear(pfn, pg::REFERENCED);
-            workingset_activation(mm, pfn);
+        } else if flags & (pg::UNEVICTABLE | pg::ACTIVE) == 0 {
+            self.activate_on_second_access(mm, pfn, flags);
         }
     }
 
