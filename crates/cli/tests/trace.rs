@@ -15,6 +15,21 @@ fn path(name: &str) -> std::path::PathBuf {
     dir.join(name)
 }
 
+/// `n` object ids in `[0, objects)`, the low ones much more often (the square of a uniform
+/// draw), from a xorshift generator seeded with `seed`.
+fn skewed_ids(seed: u64, n: usize, objects: u64) -> Vec<u64> {
+    let mut x = seed;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let r = (x >> 11) as f64 / (1u64 << 53) as f64;
+            (r * r * objects as f64) as u64
+        })
+        .collect()
+}
+
 fn run_json(args: &[&str]) -> serde_json::Value {
     let out = pagelab().args(args).args(["--json", "-"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -71,16 +86,7 @@ fn a_streamed_oracle_trace_gives_the_report_of_its_dense_conversion() {
     // pages appear (from a one-page file, doubling); a dense file states the page count up
     // front. The reports must be equal, under reclaim, with and without shared memory
     // (which pins the file's size, so the trace is read twice instead).
-    let mut x = 7u64;
-    let ids: Vec<u64> = (0..60_000)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let r = (x >> 11) as f64 / (1u64 << 53) as f64;
-            ((r * r * 9000.0) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        })
-        .collect();
+    let ids: Vec<u64> = skewed_ids(7, 60_000, 9000).into_iter().map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
     let p = path("stream.oracleGeneral");
     // Every seventh record has size 0 (libCacheSim skips those; pagelab counts them).
     let records = with_next_access(&ids, 4096).into_iter().enumerate().map(|(i, r)| pagelab_trace::Record { obj_size: if i % 7 == 0 { 0 } else { r.obj_size }, ..r });
@@ -152,16 +158,7 @@ fn timeless(mut v: serde_json::Value) -> serde_json::Value {
 
 #[test]
 fn several_memory_sizes_run_in_parallel_and_equal_single_runs() {
-    let mut x = 1u64;
-    let ids: Vec<u64> = (0..20_000)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let r = (x >> 11) as f64 / (1u64 << 53) as f64;
-            (r * r * 3000.0) as u64
-        })
-        .collect();
+    let ids = skewed_ids(1, 20_000, 3000);
     let p = path("sizes.oracleGeneral");
     write_oracle(&p, with_next_access(&ids, 4096), None).unwrap();
     let f = p.to_str().unwrap();
