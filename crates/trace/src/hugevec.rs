@@ -29,6 +29,13 @@ pub fn grow<T: Clone>(v: &mut Vec<T>, n: usize, value: T) {
     v.resize(n, value);
 }
 
+/// Reserves room for `n` more elements in `v`, the new memory advised for huge pages before
+/// it is first written (the elements are pushed later).
+pub fn reserve<T>(v: &mut Vec<T>, n: usize) {
+    v.reserve_exact(n);
+    advise(v);
+}
+
 /// Marks the whole 2 MiB-aligned part of `v`'s allocation for huge pages.
 fn advise<T>(v: &Vec<T>) {
     let bytes = v.capacity() * std::mem::size_of::<T>();

@@ -386,7 +386,7 @@ impl IdMap {
     pub fn with_capacity(n: usize) -> IdMap {
         let size = (n.max(8) * 2).next_power_of_two();
         let mut keys = Vec::new();
-        keys.reserve_exact(size / 2);
+        hugevec::reserve(&mut keys, size / 2);
         IdMap { table: huge_vec(size, EMPTY), keys, shift: 64 - size.trailing_zeros(), hashes: Vec::new() }
     }
 
@@ -462,7 +462,8 @@ impl IdMap {
         let size = self.table.len() * 2;
         self.table = huge_vec(size, EMPTY);
         self.shift = 64 - size.trailing_zeros();
-        self.keys.reserve_exact(size / 2 - self.keys.len());
+        let more = size / 2 - self.keys.len();
+        hugevec::reserve(&mut self.keys, more);
         let mask = size - 1;
         for (v, &key) in self.keys.iter().enumerate() {
             let mut i = (mix64(key) >> self.shift) as usize;
