@@ -263,7 +263,7 @@ pub fn sequences_match(plan: &Plan, tasks: &[TaskResult]) -> Result<usize, Vec<S
 fn boot_runs(a: &OracleArgs, name: &str, effective: &str, plan: &Plan, scenario: &Scenario) -> Result<KernelSide> {
     let m = &scenario.machine;
     let bytes = m.memory_pages * 4096;
-    if bytes % (1 << 20) != 0 {
+    if !bytes.is_multiple_of(1 << 20) {
         bail!("{}: machine.memory must be a whole number of MiB for the guest", a.scenario.display());
     }
     if m.storage == pagelab::swapfile::DeviceKind::Ramdisk {

@@ -60,7 +60,7 @@ fn run_checked<P: Policy>(mut m: Machine<P>, text: &str, v612: bool) -> Result<(
     let mut n = 0u64;
     while m.step() {
         n += 1;
-        if n % 16 == 0 {
+        if n.is_multiple_of(16) {
             if let Err(e) = m.check() {
                 prop_assert!(false, "after {} ops: {}\n{}", n, e, text);
             }

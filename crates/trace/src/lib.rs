@@ -769,7 +769,7 @@ impl DenseReader {
             return Err(err(
                 path,
                 Some(DENSE_HEADER + whole * 4),
-                format!("truncated trace: the header promises {records} records, the file holds {whole}{}", if (size - DENSE_HEADER) % 4 != 0 { " and part of another" } else { "" }),
+                format!("truncated trace: the header promises {records} records, the file holds {whole}{}", if !(size - DENSE_HEADER).is_multiple_of(4) { " and part of another" } else { "" }),
             ));
         }
         if size > want {

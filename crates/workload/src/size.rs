@@ -51,7 +51,7 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
         other => return Err(format!("`{text}` has an unknown unit `{other}` (use s, ms, us, ns or min)")),
     };
     let ns = value * mult;
-    if !ns.is_finite() || ns < 0.0 || ns > 1e19 {
+    if !ns.is_finite() || !(0.0..=1e19).contains(&ns) {
         return Err(format!("`{text}` is out of range"));
     }
     Ok(ns.round() as u64)

@@ -290,10 +290,8 @@ fn resolve_phase(d: &PhaseToml, p: &PhaseToml, name: &str, prefix: &str, unbound
     if !(0.0..=1.0).contains(&read_ratio) {
         return Err(err(key("read_ratio"), "must be between 0 and 1"));
     }
-    if p.read_ratio.is_some() || d.read_ratio.is_some() {
-        if !matches!(kind, Kind::FileRw | Kind::AnonRw) {
-            return Err(err(key("read_ratio"), "only applies to file-rw and anon-rw"));
-        }
+    if (p.read_ratio.is_some() || d.read_ratio.is_some()) && !matches!(kind, Kind::FileRw | Kind::AnonRw) {
+        return Err(err(key("read_ratio"), "only applies to file-rw and anon-rw"));
     }
     let advice = match (kind.access(), pick!(fadvise), pick!(madvise)) {
         (Access::Buffered, f, None) => f.unwrap_or_default(),
