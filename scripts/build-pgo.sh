@@ -7,6 +7,11 @@
 #   scripts/build-pgo.sh           build target/dist/pagelab
 #   scripts/build-pgo.sh --check   build, then require bit-identical counters from
 #                                  target/dist/pagelab and target/release/pagelab
+#   scripts/build-pgo.sh --wheel   also build the Python wheel the same way, trained through
+#                                  Python (the CLI's profile does not fit the extension
+#                                  module; scripts/pgo-train-wheel.py), into
+#                                  target/wheels-dist/ (with --check: its reports must equal
+#                                  the release command line's)
 #
 # The training set is the bundled scenarios (both policies, 6.1 and 6.12) and replays of a
 # Zipf trace generated here with its own seed and size (not the benchmark's traces), as
@@ -16,7 +21,14 @@ cd "$(dirname "$0")/.."
 command -v cargo >/dev/null 2>&1 || export PATH="$HOME/.cargo/bin:$PATH"
 
 check=false
-[ "${1:-}" = "--check" ] && check=true
+wheel=false
+for arg in "$@"; do
+  case "$arg" in
+    --check) check=true ;;
+    --wheel) wheel=true ;;
+    *) echo "usage: scripts/build-pgo.sh [--check] [--wheel]" >&2; exit 2 ;;
+  esac
+done
 
 work="$PWD/target/pgo"
 mkdir -p "$work"
@@ -116,4 +128,29 @@ print(json.dumps(strip(json.load(open(sys.argv[1]))), sort_keys=True))' "$1"
     same run --trace "$work/train.og" --trace-format oracleGeneral --policy $policy --memory 8000k
   done
   echo "[pgo] identical counters on 11 runs" >&2
+fi
+
+if $wheel; then
+  wheels="$PWD/target/wheels-dist"
+  rm -rf "$wheels"
+  if $pgo; then
+    echo "[pgo] instrumented wheel" >&2
+    rm -rf "$work/wheel-profraw" "$work/wheel-gen" "$work/wheel-site"
+    RUSTFLAGS="-Cprofile-generate=$work/wheel-profraw" CARGO_TARGET_DIR="$PWD/target/pgo-gen-wheel" \
+      python3 -m maturin build --profile dist --locked -o "$work/wheel-gen" >&2
+    python3 -m pip install -q --disable-pip-version-check --no-deps --target "$work/wheel-site" "$work"/wheel-gen/pagelab-*.whl 2>&1 | grep -v "Running pip as the 'root' user" || true
+    echo "[pgo] training the wheel" >&2
+    PYTHONPATH="$work/wheel-site" python3 scripts/pgo-train-wheel.py
+    "$profdata" merge -o "$work/wheel.profdata" "$work"/wheel-profraw/*.profraw
+    RUSTFLAGS="-Cprofile-use=$work/wheel.profdata" python3 -m maturin build --profile dist --locked -o "$wheels" >&2
+  else
+    python3 -m maturin build --profile dist --locked -o "$wheels" >&2
+  fi
+  echo "[pgo] built $(ls "$wheels"/pagelab-*.whl)" >&2
+  if $check; then
+    echo "[pgo] checking the wheel against target/release/pagelab" >&2
+    rm -rf "$work/wheel-check"
+    python3 -m pip install -q --disable-pip-version-check --no-deps --target "$work/wheel-check" "$wheels"/pagelab-*.whl 2>&1 | grep -v "Running pip as the 'root' user" || true
+    PYTHONPATH="$work/wheel-check" python3 scripts/pgo-train-wheel.py --check
+  fi
 fi
