@@ -247,14 +247,14 @@ fn keyed_runs_of_a_file_match_the_id_mapped_runs() {
     pagelab_trace::write_oracle(&path, recs, None).unwrap();
     for cap in [0, 10, 500, 3999] {
         for policy in [PolicyKind::Lru, PolicyKind::Fifo, PolicyKind::Clock] {
-            let (st, zero) = keyed::run(pagelab_trace::OracleReader::open(&path).unwrap(), policy, cap).unwrap().unwrap();
+            let (st, zero) = keyed::run(&path, policy, cap).unwrap().unwrap();
             let mut src = pagelab_trace::OracleSource::open(&path, false).unwrap();
             let want = run(&mut src, policy, cap).unwrap();
             assert_eq!((st.ops, st.misses, st.hits, st.evictions), (want.ops, want.misses, want.hits, want.evictions), "{policy:?} cap {cap}");
             assert_eq!((zero, st.pages, st.policy), (1, None, policy.name()));
         }
         assert_eq!(run_pages(PolicyKind::Lru, cap, &t).0, naive_lru(cap as usize, &t));
-        assert!(keyed::run(pagelab_trace::OracleReader::open(&path).unwrap(), PolicyKind::Opt, cap).is_none());
+        assert!(keyed::run(&path, PolicyKind::Opt, cap).is_none());
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -101,7 +101,7 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
         let capacity = memory / PAGE_SIZE;
         let start = Instant::now();
         let keyed = input.format == Format::OracleGeneral && pagelab_cachesim::keyed::handles(policy);
-        let keyed = if keyed { pagelab_cachesim::keyed::run(pagelab_trace::OracleReader::open(input.path)?, policy, capacity) } else { None };
+        let keyed = if keyed { pagelab_cachesim::keyed::run(input.path, policy, capacity) } else { None };
         let (st, zero) = match keyed {
             Some(r) => r?,
             None => {

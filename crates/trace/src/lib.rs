@@ -163,7 +163,7 @@ struct Chunk {
 /// decompressing overlap the simulation on another core; buffers come back through
 /// `free` to be reused. The thread ends at the end of the stream, at an error, or when the
 /// reader is dropped.
-fn spawn_reader(mut src: Box<dyn Read + Send>) -> (std::sync::mpsc::Receiver<Chunk>, std::sync::mpsc::Sender<Vec<u8>>) {
+fn spawn_reader(mut src: Box<dyn Read + Send>, hash_ids: bool) -> (std::sync::mpsc::Receiver<Chunk>, std::sync::mpsc::Sender<Vec<u8>>) {
     let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Chunk>(CHUNKS_AHEAD);
     let (free_tx, free_rx) = std::sync::mpsc::channel::<Vec<u8>>();
     // Enough buffers for the queue, the one being filled and the one being consumed.
@@ -178,6 +178,9 @@ fn spawn_reader(mut src: Box<dyn Read + Send>) -> (std::sync::mpsc::Receiver<Chu
                 Ok(n) => (n, None),
                 Err((n, e)) => (n, Some(e)),
             };
+            if hash_ids {
+                store_id_hashes(&mut buf[..len / ORACLE_RECORD * ORACLE_RECORD]);
+            }
             let last = len < CHUNK_BYTES || error.is_some();
             if full_tx.send(Chunk { buf, len, error }).is_err() || last {
                 return;
@@ -185,6 +188,22 @@ fn spawn_reader(mut src: Box<dyn Read + Send>) -> (std::sync::mpsc::Receiver<Chu
         })
         .expect("spawning the trace reader thread");
     (full_rx, free_tx)
+}
+
+/// Overwrites each record's next-access field with the [`mix64`] of its object id (see
+/// [`OracleReader::open_hashing`]).
+fn store_id_hashes(records: &mut [u8]) {
+    for r in records.chunks_exact_mut(ORACLE_RECORD) {
+        let r: &mut [u8; ORACLE_RECORD] = r.try_into().expect("24 bytes");
+        let h = mix64(obj_id(r));
+        r[16..24].copy_from_slice(&h.to_le_bytes());
+    }
+}
+
+/// The id hash [`OracleReader::open_hashing`] stored in a record.
+#[inline(always)]
+pub fn stored_hash(b: &[u8; ORACLE_RECORD]) -> u64 {
+    next_vtime(b) as u64
 }
 
 /// Streams an oracleGeneral trace in batches of whole records, read ahead by a thread.
@@ -209,7 +228,18 @@ impl OracleReader {
     /// Opens a trace; zstd compression is detected by its magic number. A plain file whose
     /// size is not a whole number of records is refused here, before anything is read.
     pub fn open(path: impl AsRef<Path>) -> Result<OracleReader, TraceError> {
-        let path = path.as_ref();
+        Self::open_with(path.as_ref(), false)
+    }
+
+    /// Like [`OracleReader::open`], but the reading thread also replaces each record's
+    /// next-access time with the [`mix64`] hash of its object id ([`stored_hash`]), so a
+    /// consumer keyed by object id that needs no future finds the hash computed on the
+    /// other core.
+    pub fn open_hashing(path: impl AsRef<Path>) -> Result<OracleReader, TraceError> {
+        Self::open_with(path.as_ref(), true)
+    }
+
+    fn open_with(path: &Path, hash_ids: bool) -> Result<OracleReader, TraceError> {
         let mut f = File::open(path).map_err(|e| err(path, None, format!("cannot open: {e}")))?;
         let size = f.metadata().map_err(|e| err(path, None, format!("cannot stat: {e}")))?.len();
         let mut magic = [0u8; 4];
@@ -234,7 +264,7 @@ impl OracleReader {
             }
             (Box::new(f), None, Some(size / ORACLE_RECORD as u64))
         };
-        let (chunks, free) = spawn_reader(src);
+        let (chunks, free) = spawn_reader(src, hash_ids);
         Ok(OracleReader { path: path.to_path_buf(), chunks, free, compressed, cur: Vec::new(), tail: 0, offset: 0, records: 0, eof: false, len })
     }
 

@@ -52,6 +52,30 @@ fn plain_and_zstd_read_every_record_in_order() {
 }
 
 #[test]
+fn a_hashing_reader_replaces_only_the_next_access_field_by_the_ids_hash() {
+    // Several chunks, plain and zstd: every record keeps its time, id and size, in order,
+    // and carries mix64(id) where its next-access time was.
+    let ids = ids(100_003);
+    let mut recs = with_next_access(&ids, 4096);
+    recs[5].obj_size = 0;
+    let (plain, zst) = (tmp("h.oracleGeneral"), tmp("h.oracleGeneral.zst"));
+    write_oracle(&plain, recs.iter().copied(), None).unwrap();
+    write_oracle(&zst, recs.iter().copied(), Some(3)).unwrap();
+    for p in [&plain, &zst] {
+        let mut r = OracleReader::open_hashing(p).unwrap();
+        let mut got = Vec::new();
+        while let Some(b) = r.next_batch().unwrap() {
+            got.extend(b.as_chunks::<ORACLE_RECORD>().0.iter().map(|b| (Record::parse(b), stored_hash(b))));
+        }
+        assert_eq!(got.len(), recs.len());
+        for (i, ((r, h), want)) in got.iter().zip(&recs).enumerate() {
+            assert_eq!((r.time, r.obj_id, r.obj_size), (want.time, want.obj_id, want.obj_size), "record {i}");
+            assert_eq!(*h, mix64(want.obj_id), "record {i}");
+        }
+    }
+}
+
+#[test]
 fn two_passes_and_the_dense_format_give_the_same_pages() {
     let ids = ids(50_000);
     let p = tmp("b.oracleGeneral");

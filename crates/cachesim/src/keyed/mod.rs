@@ -18,15 +18,17 @@ mod ring;
 pub use lru::KeyedLru;
 pub use ring::KeyedRing;
 
-use pagelab_trace::{mix64, obj_id, obj_size, OracleReader, TraceError, ORACLE_RECORD};
+use std::path::Path;
+
+use pagelab_trace::{obj_id, obj_size, stored_hash, OracleReader, TraceError, ORACLE_RECORD};
 
 use crate::{PolicyKind, Stats};
 
 /// A plain cache over object ids, as a trace replay drives it.
 pub trait KeyedCache {
-    /// Starts prefetching what an access to the object with this [`mix64`] will probe.
+    /// Starts prefetching what an access to the object with this [`mix64`](pagelab_trace::mix64) will probe.
     fn prefetch(&self, hash: u64);
-    /// One access to `key` whose [`mix64`] is `hash`; true on a hit.
+    /// One access to `key` whose [`mix64`](pagelab_trace::mix64) is `hash`; true on a hit.
     fn access_hashed(&mut self, key: u64, hash: u64) -> bool;
     fn evictions(&self) -> u64;
     fn state_bytes(&self) -> u64;
@@ -57,33 +59,29 @@ pub fn handles(policy: PolicyKind) -> bool {
 /// Replays an oracleGeneral trace against a plain cache of `capacity` pages keyed by object
 /// id; `None` for `opt`, which needs the id map. Returns the statistics (with `pages`
 /// unknown: no id map is kept) and the number of zero-size records.
-pub fn run(reader: OracleReader, policy: PolicyKind, capacity: u64) -> Option<Result<(Stats, u64), TraceError>> {
-    match policy {
-        PolicyKind::Lru => Some(replay(reader, KeyedLru::new(capacity), policy, capacity)),
-        PolicyKind::Fifo => Some(replay(reader, KeyedRing::fifo(capacity), policy, capacity)),
-        PolicyKind::Clock => Some(replay(reader, KeyedRing::clock(capacity), policy, capacity)),
-        PolicyKind::Opt => None,
-    }
+pub fn run(path: &Path, policy: PolicyKind, capacity: u64) -> Option<Result<(Stats, u64), TraceError>> {
+    let cache: Box<dyn FnOnce(OracleReader) -> Result<(Stats, u64), TraceError>> = match policy {
+        PolicyKind::Lru => Box::new(move |r| replay(r, KeyedLru::new(capacity), policy, capacity)),
+        PolicyKind::Fifo => Box::new(move |r| replay(r, KeyedRing::fifo(capacity), policy, capacity)),
+        PolicyKind::Clock => Box::new(move |r| replay(r, KeyedRing::clock(capacity), policy, capacity)),
+        PolicyKind::Opt => return None,
+    };
+    Some(OracleReader::open_hashing(path).and_then(cache))
 }
 
+/// The ids' hashes come with the records, computed by the reading thread.
 fn replay(mut reader: OracleReader, mut cache: impl KeyedCache, policy: PolicyKind, capacity: u64) -> Result<(Stats, u64), TraceError> {
     let (mut ops, mut misses, mut zero) = (0u64, 0u64, 0u64);
-    let mut keys: Vec<(u64, u64)> = Vec::new();
     while let Some(raw) = reader.next_batch()? {
-        keys.clear();
-        keys.extend(raw.chunks_exact(ORACLE_RECORD).map(|r| {
-            let r: &[u8; ORACLE_RECORD] = r.try_into().expect("24 bytes");
-            let key = obj_id(r);
-            zero += (obj_size(r) == 0) as u64;
-            (key, mix64(key))
-        }));
-        for (k, &(key, hash)) in keys.iter().enumerate() {
-            if let Some(&(_, ahead)) = keys.get(k + AHEAD) {
-                cache.prefetch(ahead);
+        let (records, _) = raw.as_chunks::<ORACLE_RECORD>();
+        for (k, r) in records.iter().enumerate() {
+            if let Some(ahead) = records.get(k + AHEAD) {
+                cache.prefetch(stored_hash(ahead));
             }
-            misses += !cache.access_hashed(key, hash) as u64;
+            zero += (obj_size(r) == 0) as u64;
+            misses += !cache.access_hashed(obj_id(r), stored_hash(r)) as u64;
         }
-        ops += keys.len() as u64;
+        ops += records.len() as u64;
     }
     let stats = Stats {
         policy: policy.name(),
