@@ -60,14 +60,16 @@ pub fn handles(policy: PolicyKind) -> bool {
 /// id; `None` for `opt`, which needs the id map. Returns the statistics (with `pages`
 /// unknown: no id map is kept) and the number of zero-size records.
 pub fn run(path: &Path, policy: PolicyKind, capacity: u64) -> Option<Result<(Stats, u64), TraceError>> {
-    let cache: Box<dyn FnOnce(OracleReader) -> Result<(Stats, u64), TraceError>> = match policy {
-        PolicyKind::Lru => Box::new(move |r| replay(r, KeyedLru::new(capacity), policy, capacity)),
-        PolicyKind::Fifo => Box::new(move |r| replay(r, KeyedRing::fifo(capacity), policy, capacity)),
-        PolicyKind::Clock => Box::new(move |r| replay(r, KeyedRing::clock(capacity), policy, capacity)),
+    let replay_one: Replay = match policy {
+        PolicyKind::Lru => |r, p, c| replay(r, KeyedLru::new(c), p, c),
+        PolicyKind::Fifo => |r, p, c| replay(r, KeyedRing::fifo(c), p, c),
+        PolicyKind::Clock => |r, p, c| replay(r, KeyedRing::clock(c), p, c),
         PolicyKind::Opt => return None,
     };
-    Some(OracleReader::open_hashing(path).and_then(cache))
+    Some(OracleReader::open_hashing(path).and_then(|r| replay_one(r, policy, capacity)))
 }
+
+type Replay = fn(OracleReader, PolicyKind, u64) -> Result<(Stats, u64), TraceError>;
 
 /// The ids' hashes come with the records, computed by the reading thread.
 fn replay(mut reader: OracleReader, mut cache: impl KeyedCache, policy: PolicyKind, capacity: u64) -> Result<(Stats, u64), TraceError> {
