@@ -63,6 +63,16 @@ impl Kernel {
         self >= Kernel::V6_1
     }
 
+    /// Whether swap IO to a synchronous block device (zram, brd) bypasses the bio layer
+    /// and with it the pgpgin/pgpgout counts: up to 6.1 both drivers implement `rw_page`,
+    /// which mm/page_io.c: swap_readpage() and __swap_writepage() try first
+    /// (bdev_read_page()/bdev_write_page()), counting pswpin/pswpout only; 6.12 has no
+    /// `rw_page` and reads and writes such a device through submit_bio_wait(), whose
+    /// submit_bio() counts pgpgin/pgpgout as for any other device.
+    pub fn sync_swap_skips_bio(self) -> bool {
+        self <= Kernel::V6_1
+    }
+
     /// workingset_refault() counts a refault before resolving the eviction memcg (6.12),
     /// or only once the memcg resolves (6.1).
     pub fn refault_counted_before_memcg_lookup(self) -> bool {

@@ -129,7 +129,9 @@ fn read_swap_page<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, slot: u32, readah
     }
     crate::swap::folio_add_lru(mm, p, pfn);
     mm.count(Ev::PswpIn, 1);
-    mm.count(Ev::PgpgIn, 4);
+    if !(mm.swap_dev.kind.synchronous_io() && mm.cfg.kernel.sync_swap_skips_bio()) {
+        mm.count(Ev::PgpgIn, 4);
+    }
     if readahead {
         mm.folios.set(pfn, pg::READAHEAD);
         mm.count(Ev::SwapRa, 1);

@@ -596,10 +596,13 @@ pub fn pageout(mm: &mut Mm, pfn: Pfn) {
     mm.count(Ev::NrVmscanWrite, 1);
     if anon {
         mm.count(Ev::PswpOut, 1);
-        mm.count(Ev::PgpgOut, 4);
+        let synchronous = mm.swap_dev.kind.synchronous_io();
+        if !(synchronous && mm.cfg.kernel.sync_swap_skips_bio()) {
+            mm.count(Ev::PgpgOut, 4);
+        }
         let now = mm.now();
         let done = mm.swap_dev.submit(now, 1, true);
-        if mm.swap_dev.kind.synchronous_io() {
+        if synchronous {
             // zram and brd complete the bio before pageout() returns; zram compresses on
             // the reclaiming CPU.
             mm.cpu(done - now);

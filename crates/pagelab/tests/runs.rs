@@ -84,6 +84,42 @@ ops = 1
 }
 
 #[test]
+fn swap_io_to_zram_counts_pgpgin_and_pgpgout_from_6_12_on_only() {
+    // 6.1's zram serves swap through rw_page, past the bio layer that counts pgpgin/pgpgout;
+    // 6.12 submits a bio. A disk is counted by both. (pgpg* are in KiB: 4 a page.)
+    let run = |kernel: &str, device: &str| {
+        let mut m = classic(&format!(
+            r#"
+[machine]
+memory = "64M"
+kernel = "{kernel}"
+swap = {{ device = "{device}", size = "128M" }}
+[[workload]]
+name = "heap"
+cgroup = "/"
+kind = "anon-rw"
+size = "96M"
+distribution = "uniform"
+ops = 60000
+"#
+        ));
+        while m.step() {}
+        m.finish();
+        m.check().unwrap();
+        (ev(&m, Ev::PswpIn), ev(&m, Ev::PswpOut), ev(&m, Ev::PgpgIn), ev(&m, Ev::PgpgOut))
+    };
+    for kernel in ["6.1", "6.12"] {
+        for device in ["zram", "ssd"] {
+            let (pswpin, pswpout, pgpgin, pgpgout) = run(kernel, device);
+            assert!(pswpin > 1000 && pswpout > 1000, "{kernel} {device}: {pswpin} {pswpout}");
+            let counted = !(kernel == "6.1" && device == "zram");
+            let want = if counted { (4 * pswpin, 4 * pswpout) } else { (0, 0) };
+            assert_eq!((pgpgin, pgpgout), want, "{kernel} {device}");
+        }
+    }
+}
+
+#[test]
 fn a_parallel_sweep_equals_the_same_sweep_on_one_thread() {
     let axes = [
         pagelab::sweep::Axis::parse("cgroup./test.max=16M,24M,32M").unwrap(),
