@@ -49,6 +49,10 @@ pub struct Zone {
     pub wmark_min: u64,
     pub wmark_low: u64,
     pub wmark_high: u64,
+    /// Whether the machine has x86-64's ZONE_DMA (the first 16 MiB; Debian's kernels set
+    /// CONFIG_ZONE_DMA) below the zone modeled here. pagelab does not model its pages, only
+    /// the one place where it decides an outcome: see [`Zone::dma_blocks_kswapd_abort`].
+    pub dma_zone: bool,
 }
 
 impl Zone {
@@ -62,9 +66,31 @@ impl Zone {
         let pages_min = min_free_kbytes / 4;
         let wmark_min = pages_min; // the only zone holds all lowmem
         let tmp = (wmark_min / 4).max(managed * watermark_scale_factor / 10_000);
-        Zone { managed, min_free_kbytes, wmark_min, wmark_low: wmark_min + tmp, wmark_high: wmark_min + 2 * tmp }
+        let dma_zone = managed > DMA_ZONE_PAGES;
+        Zone { managed, min_free_kbytes, wmark_min, wmark_low: wmark_min + tmp, wmark_high: wmark_min + 2 * tmp, dma_zone }
+    }
+
+    /// Models the ZONE_DMA term of 6.12's MGLRU should_abort_scan() (mm/vmscan.c, 6.12.95):
+    /// kswapd stops early only if *every* managed zone up to `reclaim_idx` passes
+    /// zone_watermark_ok() at high + MIN_LRU_BATCH, and that check adds the zone's
+    /// lowmem_reserve for allocations that could use the higher zones (managed pages above
+    /// it / 256: 245 pages in the 320M oracle guest). ZONE_DMA's free pages sit near its own
+    /// low watermark + lowmem_reserve, because the allocator's fast path falls back to it
+    /// until that floor before it wakes kswapd (get_page_from_freelist(),
+    /// zone_watermark_fast()), and a kswapd run of ~nr_to_reclaim pages returns only
+    /// ZONE_DMA's share of them (16 MiB of the memory) there, fewer than the
+    /// high - low + 64 pages that would lift it over the mark (the guest ends 6.12 runs with
+    /// 254 free pages against a mark of 352). So with a DMA zone the check never passes and
+    /// kswapd stops only at its reclaim target. 6.1's should_abort_scan() compares each
+    /// zone's free pages with its bare high watermark (no reserve, no + 64), which ZONE_DMA
+    /// passes; there the single modeled zone decides.
+    pub fn dma_blocks_kswapd_abort(&self) -> bool {
+        self.dma_zone
     }
 }
+
+/// ZONE_DMA's span on x86-64: the first 16 MiB, in pages.
+pub const DMA_ZONE_PAGES: u64 = 4096;
 
 /// Integer square root (lib/math/int_sqrt.c semantics: floor).
 pub fn int_sqrt(x: u64) -> u64 {

@@ -312,7 +312,10 @@ impl LruGen {
     }
 
     /// Models mm/vmscan.c: should_abort_scan() of 6.12: only root reclaim stops, once its
-    /// target is met or, for kswapd, once every zone passes high + 64.
+    /// target is met or, for kswapd, once every zone passes high + 64 with its lowmem
+    /// reserve — which x86-64's ZONE_DMA never does while kswapd runs
+    /// ([`crate::mm::Zone::dma_blocks_kswapd_abort`]), so kswapd then stops only at its
+    /// target.
     fn should_abort_scan_6_12(&self, mm: &Mm, sc: &ScanControl) -> bool {
         if sc.cgroup_reclaim() {
             return false;
@@ -320,7 +323,7 @@ impl LruGen {
         if sc.nr_reclaimed >= sc.nr_to_reclaim {
             return true;
         }
-        sc.is_kswapd() && mm.nr_free() > mm.zone.wmark_high + MIN_LRU_BATCH
+        sc.is_kswapd() && !mm.zone.dma_blocks_kswapd_abort() && mm.nr_free() > mm.zone.wmark_high + MIN_LRU_BATCH
     }
 
     /// Models mm/vmscan.c: try_to_shrink_lruvec() (6.12). Returns whether aging succeeded.
