@@ -154,6 +154,27 @@ pub fn calibrate_swap_device(device: pagelab::swapfile::DeviceKind, scenario_set
     ]
 }
 
+/// The model's period of the periodic rstat flush (`machine.rstat_flush`), scaled to the
+/// guest's clock. The kernel flushes memcg statistics every FLUSH_TIME (2 s) of its own clock
+/// (`flush_memcg_stats_dwork()`, 6.1/6.12), and 6.12's reclaim and refault paths flush only
+/// when that flusher is late (`mem_cgroup_flush_stats_ratelimited()`), so between flushes
+/// they decide on stale sizes and refault counts. The emulated guest runs the workload 5–80×
+/// slower than the model's cost model (its clock is the host's wall clock), so its 2 s cover
+/// that much less work: the model flushes after the same share of the workload, i.e. every
+/// 2 s × model time / guest workload time (the median over the boots). `None` without a
+/// usable measurement.
+pub fn calibrate_rstat_flush(model_elapsed_s: f64, guest_wall_s: &[f64]) -> Option<String> {
+    let mut w: Vec<f64> = guest_wall_s.iter().copied().filter(|w| w.is_finite() && *w > 0.0).collect();
+    if w.is_empty() || !model_elapsed_s.is_finite() || model_elapsed_s <= 0.0 {
+        return None;
+    }
+    w.sort_by(f64::total_cmp);
+    let n = w.len();
+    let guest = if n % 2 == 1 { w[n / 2] } else { (w[n / 2 - 1] + w[n / 2]) / 2.0 };
+    let ns = (pagelab::kernel::RSTAT_FLUSH_NS as f64 * model_elapsed_s / guest).round() as u64;
+    Some(format!("machine.rstat_flush={}ns", ns.max(1_000_000)))
+}
+
 /// The kernel's side of a comparison, as the JSON's `kernel` object.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct KernelSide {
@@ -479,6 +500,19 @@ mod tests {
         assert!(calibrate_swap_device(DeviceKind::Disk, true).is_empty(), "the scenario's own [time] swap wins");
         assert!(calibrate_swap_device(DeviceKind::Zram, false).is_empty(), "zram keeps its CPU cost");
         assert!(calibrate_swap_device(DeviceKind::None, false).is_empty());
+    }
+
+    #[test]
+    fn the_rstat_flush_follows_the_guest_clock() {
+        // The guest took 8x the model's time: the model's 2 s flush becomes 250 ms.
+        assert_eq!(calibrate_rstat_flush(5.0, &[40.0]).as_deref(), Some("machine.rstat_flush=250000000ns"));
+        // Several boots: the median workload time (even count: the mean of the middle two).
+        assert_eq!(calibrate_rstat_flush(5.0, &[80.0, 20.0, 40.0]).as_deref(), Some("machine.rstat_flush=250000000ns"));
+        assert_eq!(calibrate_rstat_flush(6.0, &[20.0, 40.0]).as_deref(), Some("machine.rstat_flush=400000000ns"));
+        // Never below the scenario's 1 ms floor; nothing without a measurement.
+        assert_eq!(calibrate_rstat_flush(0.001, &[100.0]).as_deref(), Some("machine.rstat_flush=1000000ns"));
+        assert_eq!(calibrate_rstat_flush(5.0, &[]), None);
+        assert_eq!(calibrate_rstat_flush(0.0, &[40.0]), None);
     }
 
     #[test]

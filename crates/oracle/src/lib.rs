@@ -211,15 +211,26 @@ pub fn oracle(a: &OracleArgs) -> Result<OracleOutput> {
         let time_swap = doc.get("time").and_then(|t| t.get("swap")).is_some();
         kernel.calibration.overrides.extend(fidelity::calibrate_swap_device(m.swap_device, time_swap));
     }
-    let mut model_overrides = overrides.clone();
-    model_overrides.extend(kernel.calibration.overrides.iter().cloned());
     let text = fs::read_to_string(&a.scenario)?;
-    let model_scenario = Scenario::parse(&text, &a.scenario.display().to_string(), &name, &model_overrides)
-        .map_err(|e| anyhow!("calibrating the model ({}): {e}", kernel.calibration.overrides.join(" ")))?;
-    let (model, model_error) = match pagelab::run(&model_scenario, |_, _| {}) {
-        Ok(r) => (Some(r), None),
-        Err(e) => (None, Some(e)),
+    let run_model = |calibration: &[String]| -> Result<(Option<pagelab::report::Report>, Option<String>)> {
+        let mut model_overrides = overrides.clone();
+        model_overrides.extend(calibration.iter().cloned());
+        let model_scenario = Scenario::parse(&text, &a.scenario.display().to_string(), &name, &model_overrides)
+            .map_err(|e| anyhow!("calibrating the model ({}): {e}", calibration.join(" ")))?;
+        Ok(match pagelab::run(&model_scenario, |_, _| {}) {
+            Ok(r) => (Some(r), None),
+            Err(e) => (None, Some(e)),
+        })
     };
+    let (mut model, mut model_error) = run_model(&kernel.calibration.overrides)?;
+    // The periodic rstat flush runs on the guest's clock: scale it by how much longer the
+    // emulated guest took than the model, and run the model again with it.
+    if let Some(r) = model.as_ref().filter(|_| !a.no_calibrate && !sets("machine.rstat_flush")) {
+        if let Some(o) = fidelity::calibrate_rstat_flush(r.elapsed_s, &kernel.wall_s) {
+            kernel.calibration.overrides.push(o);
+            (model, model_error) = run_model(&kernel.calibration.overrides)?;
+        }
+    }
 
     let sequences_identical = sequences_match(&plan, &kernel.tasks).is_ok();
     let rows = model.as_ref().map(|r| fidelity::rows(&kernel, r)).unwrap_or_default();
@@ -495,12 +506,28 @@ mod tests {
         assert!(o.sequences_identical);
         assert_eq!(o.kernel.calibration.reserved_pages, 16384 - 15000);
         assert!(o.kernel.calibration.overrides.contains(&"machine.shmem=100p".to_string()));
+        assert!(!o.kernel.calibration.overrides.iter().any(|o| o.starts_with("machine.rstat_flush")), "no guest time saved");
         let m = o.model.as_ref().unwrap();
         assert_eq!(m["ops"], 5000);
         let row = o.rows.iter().find(|r| r.counter == "pgpgin").unwrap();
         assert_eq!(row.kernel, 20000);
         assert_eq!(row.model, m["vmstat"]["pgpgin"].as_i64().unwrap());
         assert!(render(&o).contains("pgpgin"));
+        // With the guest's workload time, the model reruns with the rstat flush on the
+        // guest's clock (the first run's modeled time against the guest's), unless the
+        // scenario sets it.
+        let mut saved = saved;
+        saved.kernel.wall_s = vec![100.0];
+        fs::write(&j, serde_json::to_string(&saved).unwrap()).unwrap();
+        let first = m["elapsed_s"].as_f64().unwrap();
+        let o = oracle(&a).unwrap();
+        let expect = fidelity::calibrate_rstat_flush(first, &[100.0]).unwrap();
+        assert_eq!(o.kernel.calibration.overrides.last(), Some(&expect));
+        assert!(render(&o).contains(&expect));
+        a.set = vec!["machine.rstat_flush=\"1s\"".into()];
+        let o = oracle(&a).unwrap();
+        assert!(!o.kernel.calibration.overrides.iter().any(|o| o.starts_with("machine.rstat_flush")), "the scenario's value wins");
+        a.set = vec![];
         // A saved run of another kernel is refused.
         a.kernel = Some("6.12".into());
         assert!(oracle(&a).unwrap_err().to_string().contains("holds 6.1 classic"));

@@ -128,6 +128,8 @@ pub struct Memcgs {
     percpu_updates: u64,
     flush_threshold: u64,
     pub last_flush_ns: u64,
+    /// The periodic flush's period (FLUSH_TIME unless the scenario sets `rstat_flush`).
+    pub flush_period_ns: u64,
     pub nr_flushes: u64,
     /// Memcgs visited by flushes (the work of flushing).
     pub flushed_memcgs: u64,
@@ -164,6 +166,7 @@ impl Memcgs {
             percpu_updates: 0,
             flush_threshold: 0,
             last_flush_ns: 0,
+            flush_period_ns: RSTAT_FLUSH_NS,
             nr_flushes: 0,
             flushed_memcgs: 0,
             nr_cpus: 1,
@@ -476,7 +479,7 @@ impl Memcgs {
         self.nr_flushes += 1;
     }
 
-    /// The periodic flusher (flush_memcg_stats_dwork, every FLUSH_TIME = 2 s).
+    /// The periodic flusher (flush_memcg_stats_dwork, every FLUSH_TIME = 2 s: `flush_period_ns`).
     pub fn periodic_flush(&mut self, now: u64) {
         self.flush_subtree(ROOT_MEMCG, now);
     }
@@ -500,7 +503,7 @@ impl Memcgs {
     /// Models mem_cgroup_flush_stats_ratelimited() (6.12) / _delayed() (6.1): only when the
     /// periodic flusher is a full cycle late (more than 2·FLUSH_TIME since the last flush).
     pub fn flush_stats_ratelimited(&mut self, memcg: MemcgId, now: u64) {
-        if now > self.last_flush_ns + 2 * RSTAT_FLUSH_NS {
+        if now > self.last_flush_ns + 2 * self.flush_period_ns {
             match self.kernel {
                 Kernel::V6_12 => self.flush_stats(memcg, now),
                 _ => self.flush_stats(ROOT_MEMCG, now),
@@ -622,6 +625,23 @@ mod tests {
         assert_eq!(effective_protection(200, 400, 150, 500, 300, false), 150);
         // Recursive protection hands the unclaimed rest out by unprotected usage.
         assert_eq!(effective_protection(200, 400, 100, 300, 100, true), 100 + 200 * 100 / 300);
+    }
+
+    #[test]
+    fn the_ratelimited_flush_waits_two_periods_of_the_periodic_flusher() {
+        for (period, late_at) in [(RSTAT_FLUSH_NS, 2 * RSTAT_FLUSH_NS + 1), (100_000_000, 200_000_001)] {
+            let mut m = Memcgs::new(Kernel::V6_12, &[spec("/a", 1000, 0)], RstatMode::Kernel).unwrap();
+            m.flush_period_ns = period;
+            let a = m.find("/a").unwrap();
+            m.periodic_flush(0);
+            m.mod_state(a, StatItem::Lru(Lru::ActiveFile), 500);
+            // Not late: the reader keeps the stale value.
+            m.flush_stats_ratelimited(ROOT_MEMCG, late_at - 1);
+            assert_eq!(m.page_state(ROOT_MEMCG, StatItem::Lru(Lru::ActiveFile)), 0, "period {period}");
+            // A full cycle late: the threshold flush runs.
+            m.flush_stats_ratelimited(ROOT_MEMCG, late_at);
+            assert_eq!(m.page_state(ROOT_MEMCG, StatItem::Lru(Lru::ActiveFile)), 500, "period {period}");
+        }
     }
 
     #[test]

@@ -109,6 +109,8 @@ struct MachineToml {
     fault_around_kb: Option<u64>,
     /// "kernel" (stale rstat, as the kernel) or "exact".
     rstat: Option<String>,
+    /// The period of the periodic rstat flush (the kernel's FLUSH_TIME, 2 s).
+    rstat_flush: Option<String>,
     /// When refaults flush memcg statistics: "kernel", "threshold", "always", "never".
     refault_flush: Option<String>,
     /// Flush from the stat update path when over the threshold (5.15-rc1).
@@ -195,6 +197,9 @@ pub struct MachineSpec {
     pub memory_recursiveprot: bool,
     pub fault_around_pages: u64,
     pub rstat: RstatMode,
+    /// The period of the periodic rstat flush, ns (FLUSH_TIME; the oracle scales it to the
+    /// emulated guest's clock).
+    pub rstat_flush_ns: u64,
     pub refault_flush: crate::memcontrol::RefaultFlush,
     pub update_path_flush: bool,
 }
@@ -555,6 +560,13 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
         memory_recursiveprot: m.memory_recursiveprot.unwrap_or(false),
         fault_around_pages: (m.fault_around_kb.unwrap_or(64) / 4).max(1),
         rstat,
+        rstat_flush_ns: {
+            let ns = duration("machine.rstat_flush", &m.rstat_flush, crate::kernel::RSTAT_FLUSH_NS)?;
+            if ns < 1_000_000 {
+                return Err(err("machine.rstat_flush", "must be at least 1ms".into()));
+            }
+            ns
+        },
     };
 
     let mut cgroups = Vec::new();
@@ -686,6 +698,15 @@ seed = 42
         assert_eq!(e.line, Some(18));
         let e = parse("[machine\nmemory=1").unwrap_err();
         assert_eq!(e.line, Some(1));
+    }
+
+    #[test]
+    fn the_rstat_flush_period_defaults_to_flush_time_and_can_be_set() {
+        assert_eq!(parse(EXAMPLE).unwrap().machine.rstat_flush_ns, 2_000_000_000);
+        let s = Scenario::parse(EXAMPLE, "s.toml", "s", &["machine.rstat_flush=\"250ms\"".into()]).unwrap();
+        assert_eq!(s.machine.rstat_flush_ns, 250_000_000);
+        let e = Scenario::parse(EXAMPLE, "s.toml", "s", &["machine.rstat_flush=\"500us\"".into()]).unwrap_err();
+        assert_eq!(e.key, "machine.rstat_flush");
     }
 
     #[test]

@@ -240,6 +240,7 @@ impl<P: Policy> Machine<P> {
         let mut memcgs = Memcgs::new(m.kernel, &s.cgroups, m.rstat)?;
         memcgs.refault_flush = m.refault_flush;
         memcgs.update_path_flush = m.update_path_flush;
+        memcgs.flush_period_ns = m.rstat_flush_ns;
         let mut space = AddressSpace::default();
 
         // Files are shared by name; anonymous regions belong to their task.
@@ -397,7 +398,7 @@ impl<P: Policy> Machine<P> {
             samples: Vec::new(),
             interval,
             next_sample: interval,
-            next_flush: crate::kernel::RSTAT_FLUSH_NS,
+            next_flush: s.machine.rstat_flush_ns,
             next_wb: s.machine.dirty_writeback_ns,
             total_ops,
             done_ops: 0,
@@ -613,7 +614,7 @@ impl<P: Policy> Machine<P> {
                 0 => crate::page_writeback::complete_writeback(&mut self.mm, &mut self.policy, at),
                 1 => {
                     self.mm.memcgs.periodic_flush(at);
-                    self.next_flush += crate::kernel::RSTAT_FLUSH_NS;
+                    self.next_flush += self.mm.memcgs.flush_period_ns;
                 }
                 2 => {
                     self.with_kernel_clock(at, |m| crate::page_writeback::flusher_run(&mut m.mm, &mut m.policy, true));

@@ -140,3 +140,55 @@ ops = 8192
     // Reclaim brings usage back to about memory.high (batches may leave it a little over).
     assert!(cg.usage <= cg.high + 128, "usage {} high {}", cg.usage, cg.high);
 }
+
+/// `machine.rstat_flush` sets the periodic flusher's period (FLUSH_TIME): flushing more
+/// often leaves 6.12's ratelimited readers (the refault test, reclaim) fewer decisions made on
+/// stale statistics. (An application's heap, then a Zipf file read, then the heap again.)
+#[test]
+fn the_rstat_flush_period_sets_how_stale_6_12_reclaim_reads_statistics() {
+    let text = r#"
+[machine]
+memory = "64M"
+kernel = "6.12"
+policy = "classic"
+swap = { device = "ssd", size = "256M" }
+[[workload]]
+name = "app"
+cgroup = "/"
+seed = 6
+[[workload.phase]]
+kind = "anon-rw"
+file = "heap"
+size = "24M"
+distribution = "zipf:0.8"
+read_ratio = 0.7
+ops = 25000
+[[workload.phase]]
+kind = "file-read"
+file = "data"
+file_size = "160M"
+distribution = "zipf:0.8"
+fadvise = "random"
+ops = 250000
+[[workload.phase]]
+kind = "anon-rw"
+file = "heap"
+size = "24M"
+distribution = "zipf:0.8"
+read_ratio = 0.7
+ops = 25000
+"#;
+    let run = |o: &[String]| pagelab::run(&pagelab::Scenario::parse(text, "t.toml", "t", o).unwrap(), |_, _| {}).unwrap();
+    let default = run(&[]);
+    let period_ns = 200_000_000u64;
+    let fast = run(&[format!("machine.rstat_flush=\"{period_ns}ns\"")]);
+    let periods = (fast.elapsed_s * 1e9) as u64 / period_ns;
+    assert!(fast.rstat_flushes >= periods && fast.rstat_flushes <= periods + 1, "{} flushes in {periods} periods", fast.rstat_flushes);
+    assert!(default.rstat_flushes <= (default.elapsed_s / 2.0) as u64 + 1, "{} flushes in {} s", default.rstat_flushes, default.elapsed_s);
+    assert!(
+        default.stale_refault_decisions > 1000 && fast.stale_refault_decisions * 5 < default.stale_refault_decisions,
+        "stale refault decisions: {} with a flush every 200 ms, {} every 2 s",
+        fast.stale_refault_decisions,
+        default.stale_refault_decisions
+    );
+}
