@@ -149,7 +149,7 @@ fn snapshot(root: &Path, cgroups: &[String]) -> Snapshot {
         z.lines()
             .filter(|l| {
                 let t = l.trim_start();
-                l.starts_with("Node") || ["pages free", "min ", "low ", "high ", "spanned", "present", "managed", "protection"].iter().any(|p| t.starts_with(p))
+                l.starts_with("Node") || ["pages free", "min ", "low ", "high ", "spanned", "present", "managed", "protection", "count:"].iter().any(|p| t.starts_with(p))
             })
             .collect::<Vec<_>>()
             .join("\n")
