@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Holds two pagelab binaries to identical reports: every bundled scenario (examples, the
+# seeds' experiments, the oracle's scenarios) under both policies and both pinned kernels,
+# and trace replays of a Zipf trace through every simulator at a 1% and a 10% cache, as
+# oracleGeneral and dense input. The timing fields (wall_s, accesses_per_s, convert_s) are
+# left out; anything else that differs fails the run and names the command.
+#
+# A speed change must leave the counters alone: build the old binary, keep a copy, build the
+# new one, and run
+#
+#   scripts/same-counters.sh OLD_BINARY NEW_BINARY
+#
+# About a minute on 2 cores.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -eq 2 ] || { echo "usage: scripts/same-counters.sh OLD_BINARY NEW_BINARY" >&2; exit 2; }
+a=$1 b=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# A Zipf(0.8) trace over 100k pages, 1M accesses, written with the benchmark's generator.
+python3 - "$work/z.og" <<'EOF'
+import pathlib, sys
+sys.path.insert(0, str(pathlib.Path("bench").resolve()))
+import traces
+traces.write_zipf(sys.argv[1], 1_000_000, 100_000, 0.8, seed=7)
+EOF
+"$a" trace-convert "$work/z.og" "$work/z.dense" >/dev/null
+
+strip_timing() {
+  python3 -c '
+import json, sys
+TIMING = {"wall_s", "accesses_per_s", "convert_s"}
+def strip(v):
+    if isinstance(v, dict):
+        return {k: strip(x) for k, x in v.items() if k not in TIMING}
+    if isinstance(v, list):
+        return [strip(x) for x in v]
+    return v
+print(json.dumps(strip(json.load(open(sys.argv[1]))), sort_keys=True))' "$1"
+}
+
+runs=0
+same() {
+  "$a" "$@" -q --json "$work/a.json" >/dev/null
+  "$b" "$@" -q --json "$work/b.json" >/dev/null
+  if [ "$(strip_timing "$work/a.json")" != "$(strip_timing "$work/b.json")" ]; then
+    echo "[same-counters] reports differ: pagelab $*" >&2
+    exit 1
+  fi
+  runs=$((runs + 1))
+}
+
+for f in examples/*.toml examples/seeds/0*/*.toml oracle/scenarios/*.toml; do
+  for policy in classic mglru; do
+    for kernel in 6.1 6.12; do
+      same run "$f" --set machine.policy=$policy --set machine.kernel=$kernel
+    done
+  done
+done
+for fmt in oracleGeneral dense; do
+  input="$work/z.og"
+  [ $fmt = dense ] && input="$work/z.dense"
+  for policy in classic mglru; do
+    for kernel in 5.7 6.1 6.12; do
+      [ $kernel = 5.7 ] && [ $policy = mglru ] && continue
+      for memory in 4000k 40000k; do
+        same run --trace "$input" --trace-format $fmt --policy $policy --kernel $kernel --memory $memory
+      done
+    done
+  done
+  for policy in lru fifo clock opt; do
+    same run --trace "$input" --trace-format $fmt --policy $policy --memory 4000k,40000k
+  done
+done
+echo "[same-counters] identical reports on $runs runs" >&2
