@@ -5,8 +5,9 @@
 # exactly what target/release/pagelab computes, faster (the README's benchmark figures).
 #
 #   scripts/build-pgo.sh           build target/dist/pagelab
-#   scripts/build-pgo.sh --check   build, then require bit-identical counters from
+#   scripts/build-pgo.sh --check   build, then require bit-identical reports from
 #                                  target/dist/pagelab and target/release/pagelab
+#                                  (scripts/same-counters.sh: 112 runs)
 #   scripts/build-pgo.sh --wheel   also build the Python wheel the same way, trained through
 #                                  Python (the CLI's profile does not fit the extension
 #                                  module; scripts/pgo-train-wheel.py), into
@@ -100,34 +101,7 @@ fi
 if $check; then
   echo "[pgo] checking target/dist/pagelab against target/release/pagelab" >&2
   cargo build --release --locked -p pagelab-cli
-  strip_timing() {
-    python3 -c '
-import json, sys
-TIMING = {"wall_s", "accesses_per_s", "convert_s"}
-def strip(v):
-    if isinstance(v, dict):
-        return {k: strip(x) for k, x in v.items() if k not in TIMING}
-    if isinstance(v, list):
-        return [strip(x) for x in v]
-    return v
-print(json.dumps(strip(json.load(open(sys.argv[1]))), sort_keys=True))' "$1"
-  }
-  same() {
-    target/release/pagelab "$@" --json "$work/a.json" >/dev/null
-    target/dist/pagelab "$@" --json "$work/b.json" >/dev/null
-    if [ "$(strip_timing "$work/a.json")" != "$(strip_timing "$work/b.json")" ]; then
-      echo "[pgo] counters differ: pagelab $*" >&2
-      exit 1
-    fi
-  }
-  for f in examples/fio-zipf.toml oracle/scenarios/anon-swap-zram.toml oracle/scenarios/cgroups-parent-limit.toml examples/seeds/004/memcached.toml; do
-    same run "$f"
-    same run "$f" --set machine.policy=mglru --set machine.kernel=6.12
-  done
-  for policy in classic mglru lru; do
-    same run --trace "$work/train.og" --trace-format oracleGeneral --policy $policy --memory 8000k
-  done
-  echo "[pgo] identical counters on 11 runs" >&2
+  scripts/same-counters.sh target/release/pagelab target/dist/pagelab
 fi
 
 if $wheel; then
