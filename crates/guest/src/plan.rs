@@ -377,30 +377,21 @@ impl MachinePlan {
         let mut set = |path: &str, value: String| s.push(Setting { path: path.to_string(), value });
         set("/sys/kernel/mm/lru_gen/enabled", if self.policy == PolicyChoice::Mglru { "y" } else { "n" }.into());
         set(&format!("/sys/block/{data_dev}/queue/rotational"), if self.storage_rotational { "1" } else { "0" }.into());
-        let vm = |k: &str| format!("/proc/sys/vm/{k}");
-        if let Some(v) = self.swappiness {
-            set(&vm("swappiness"), v.to_string());
-        }
-        if let Some(v) = self.page_cluster {
-            set(&vm("page-cluster"), v.to_string());
-        }
-        if let Some(v) = self.min_free_kbytes {
-            set(&vm("min_free_kbytes"), v.to_string());
-        }
-        if let Some(v) = self.watermark_scale_factor {
-            set(&vm("watermark_scale_factor"), v.to_string());
-        }
-        if let Some(v) = self.dirty_ratio {
-            set(&vm("dirty_ratio"), v.to_string());
-        }
-        if let Some(v) = self.dirty_background_ratio {
-            set(&vm("dirty_background_ratio"), v.to_string());
-        }
-        if let Some(v) = self.dirty_expire_cs {
-            set(&vm("dirty_expire_centisecs"), v.to_string());
-        }
-        if let Some(v) = self.dirty_writeback_cs {
-            set(&vm("dirty_writeback_centisecs"), v.to_string());
+        // The vm sysctls a scenario sets, each written only when the scenario gives it.
+        let vm_sysctls = [
+            ("swappiness", self.swappiness.map(u64::from)),
+            ("page-cluster", self.page_cluster.map(u64::from)),
+            ("min_free_kbytes", self.min_free_kbytes),
+            ("watermark_scale_factor", self.watermark_scale_factor),
+            ("dirty_ratio", self.dirty_ratio),
+            ("dirty_background_ratio", self.dirty_background_ratio),
+            ("dirty_expire_centisecs", self.dirty_expire_cs),
+            ("dirty_writeback_centisecs", self.dirty_writeback_cs),
+        ];
+        for (name, value) in vm_sysctls {
+            if let Some(v) = value {
+                set(&format!("/proc/sys/vm/{name}"), v.to_string());
+            }
         }
         if let Some(v) = self.read_ahead_kb {
             set(&format!("/sys/block/{data_dev}/queue/read_ahead_kb"), v.to_string());
