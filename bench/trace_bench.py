@@ -9,8 +9,11 @@ libCacheSim oracleGeneral files, then for cache sizes of 1% and 10% of the footp
     best time of all of them is the baseline;
   * pagelab's plain `lru` on the same oracleGeneral file (reading, id mapping and
     simulation, all timed) and on the dense file (`pagelab trace-convert`, done once);
-  * pagelab's kernel models (`classic`, `mglru`) on the oracleGeneral file (timed with the
-    conversion to the dense format they do first, to size the file) and on the dense file,
+  * pagelab's kernel models (`classic`, `mglru`) on the oracleGeneral file (read and its
+    ids mapped on threads of their own while the model runs) and on the dense file;
+  * the reference policies both simulators have (`--reference`: SIEVE, S3-FIFO, ARC), each
+    as libCacheSim's implementation (at the hashpower its LRU ran best with) and pagelab's
+    on the oracleGeneral file,
 
 and prints miss ratios, M accesses/s and the ratio to libCacheSim's best LRU. Each round runs
 every simulator once (a busy spell of a shared machine slows all of them alike); each
@@ -38,12 +41,15 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import traces  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+# pagelab's reference policies and libCacheSim's classes for them.
+LCS_CLASS = {"sieve": "Sieve", "s3fifo": "S3FIFO", "arc": "ARC"}
 
 
-def libcachesim_lru(lcs, path, pages, hp):
-    """(seconds, miss ratio, CPU seconds) of libCacheSim's LRU, in this process."""
+def libcachesim_lru(lcs, path, pages, hp, cls="LRU"):
+    """(seconds, miss ratio, CPU seconds) of a libCacheSim cache (its LRU unless `cls` names
+    another), in this process."""
     reader = lcs.TraceReader(str(path), lcs.TraceType.ORACLE_GENERAL_TRACE)
-    cache = lcs.LRU(pages * 4096, hashpower=hp)
+    cache = getattr(lcs, cls)(pages * 4096, hashpower=hp)
     t, c = time.perf_counter(), time.process_time()
     mr, _ = cache.process_trace(reader)
     return time.perf_counter() - t, mr, time.process_time() - c
@@ -74,6 +80,8 @@ def main():
     ap.add_argument("--alphas", default="0.8,1.0")
     ap.add_argument("--fractions", default="0.01,0.1")
     ap.add_argument("--policies", default="lru,classic,mglru")
+    ap.add_argument("--reference", default="sieve,s3fifo,arc",
+                    help="reference policies run by both simulators (libCacheSim's implementation at the LRU's best hashpower against pagelab's); empty for none")
     ap.add_argument("--reps", type=int, default=3, help="rounds; each runs every simulator once, the best round counts")
     ap.add_argument("--dir", default=os.environ.get("TMPDIR", "/tmp") + "/pagelab-trace-bench")
     ap.add_argument("--pagelab", default=None, help="the pagelab binary (default: target/dist/pagelab, the PGO build of scripts/build-pgo.sh, if built; else target/release/pagelab)")
@@ -110,10 +118,23 @@ def main():
             for policy in a.policies.split(","):
                 sims.append(("pagelab", policy, path, "oracleGeneral"))
                 sims.append(("pagelab", policy, dense, "dense"))
+            refs = [r for r in a.reference.split(",") if r]
+            for policy in refs:
+                sims.append(("lcs-ref", policy))
+                sims.append(("pagelab", policy, path, "oracleGeneral"))
             best = {}
             for _ in range(a.reps):
+                lcs_hp = None
                 for sim in sims:
-                    r = libcachesim_lru(lcs, path, pages, sim[1]) if sim[0] == "lcs" else pagelab(bin_, sim[2], sim[3], sim[1], pages)
+                    if sim[0] == "lcs":
+                        r = libcachesim_lru(lcs, path, pages, sim[1])
+                    elif sim[0] == "lcs-ref":
+                        # At the hashpower that served libCacheSim's LRU best so far.
+                        if lcs_hp is None:
+                            lcs_hp = min((s_ for s_ in best if s_[0] == "lcs"), key=lambda s_: best[s_][0])[1]
+                        r = libcachesim_lru(lcs, path, pages, lcs_hp, LCS_CLASS[sim[1]])
+                    else:
+                        r = pagelab(bin_, sim[2], sim[3], sim[1], pages)
                     if sim not in best or r[0] < best[sim][0]:
                         best[sim] = r
             lcs_best = min((s_ for s_ in sims if s_[0] == "lcs"), key=lambda s_: best[s_][0])
@@ -131,7 +152,10 @@ def main():
 
             row(f"libCacheSim LRU (hashpower {lcs_best[1]})", best[lcs_best][1], base, cpu_base)
             for sim in sims:
-                if sim[0] == "pagelab":
+                if sim[0] == "lcs-ref":
+                    secs, mr, cpu = best[sim]
+                    row(f"libCacheSim {LCS_CLASS[sim[1]]}", mr, a.requests / secs, a.requests / cpu)
+                elif sim[0] == "pagelab":
                     secs, mr, misses, cpu = best[sim]
                     if sim[1] == "lru":
                         assert misses == lru_misses, "pagelab's LRU and libCacheSim's disagree"

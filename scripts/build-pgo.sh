@@ -7,7 +7,7 @@
 #   scripts/build-pgo.sh           build target/dist/pagelab
 #   scripts/build-pgo.sh --check   build, then require bit-identical reports from
 #                                  target/dist/pagelab and target/release/pagelab
-#                                  (scripts/same-counters.sh: 112 runs)
+#                                  (scripts/same-counters.sh: 118 runs)
 #   scripts/build-pgo.sh --wheel   also build the Python wheel the same way, trained through
 #                                  Python (the CLI's profile does not fit the extension
 #                                  module; scripts/pgo-train-wheel.py), into
@@ -83,7 +83,7 @@ if $pgo; then
       done
     done
   done
-  for policy in lru fifo clock opt; do
+  for policy in lru fifo clock opt sieve s3fifo arc; do
     train run --trace "$work/train.og" --trace-format oracleGeneral --policy $policy --memory 8000k
     train run --trace "$work/train.dense" --trace-format dense --policy $policy --memory 80000k
   done

@@ -69,7 +69,7 @@ for fmt in oracleGeneral dense; do
       done
     done
   done
-  for policy in lru fifo clock opt; do
+  for policy in lru fifo clock opt sieve s3fifo arc; do
     same run --trace "$input" --trace-format $fmt --policy $policy --memory 4000k,40000k
   done
 done

@@ -11,10 +11,21 @@
 //! * [`Fifo`]: first in, first out (libCacheSim's `FIFO`).
 //! * [`Clock`]: one reference bit per page (libCacheSim's `Clock` with 1-bit counters).
 //! * [`Opt`]: Belady's MIN with the oracle's next-access times.
+//! * [`Sieve`]: SIEVE (libCacheSim's `Sieve`, equal access for access).
+//! * [`S3Fifo`]: S3-FIFO as libCacheSim's `S3FIFO` runs it (equal access for access).
+//! * [`Arc`]: ARC as the paper gives it (libCacheSim's `ARC` moves its target in bytes; see
+//!   the module).
 
 use pagelab_trace::{huge_vec, prefetch, PageSource, TraceError};
 
+mod arc;
 pub mod keyed;
+mod s3fifo;
+mod sieve;
+
+pub use arc::Arc;
+pub use s3fifo::S3Fifo;
+pub use sieve::Sieve;
 
 /// A plain cache policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -23,10 +34,14 @@ pub enum PolicyKind {
     Fifo,
     Clock,
     Opt,
+    Sieve,
+    S3Fifo,
+    Arc,
 }
 
 impl PolicyKind {
-    pub const ALL: [PolicyKind; 4] = [PolicyKind::Lru, PolicyKind::Fifo, PolicyKind::Clock, PolicyKind::Opt];
+    pub const ALL: [PolicyKind; 7] =
+        [PolicyKind::Lru, PolicyKind::Fifo, PolicyKind::Clock, PolicyKind::Opt, PolicyKind::Sieve, PolicyKind::S3Fifo, PolicyKind::Arc];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -34,6 +49,9 @@ impl PolicyKind {
             PolicyKind::Fifo => "fifo",
             PolicyKind::Clock => "clock",
             PolicyKind::Opt => "opt",
+            PolicyKind::Sieve => "sieve",
+            PolicyKind::S3Fifo => "s3fifo",
+            PolicyKind::Arc => "arc",
         }
     }
 
@@ -462,6 +480,9 @@ pub fn new_cache(policy: PolicyKind, capacity: u64, pages_hint: usize) -> Box<dy
         PolicyKind::Fifo => Box::new(Fifo::new(capacity, pages_hint)),
         PolicyKind::Clock => Box::new(Clock::new(capacity, pages_hint)),
         PolicyKind::Opt => Box::new(Opt::new(capacity, pages_hint)),
+        PolicyKind::Sieve => Box::new(Sieve::new(capacity, pages_hint)),
+        PolicyKind::S3Fifo => Box::new(S3Fifo::new(capacity, pages_hint)),
+        PolicyKind::Arc => Box::new(Arc::new(capacity, pages_hint)),
     }
 }
 

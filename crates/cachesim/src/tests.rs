@@ -141,6 +141,185 @@ fn opt_never_misses_more_than_lru_fifo_or_clock() {
     }
 }
 
+/// SIEVE written the obvious way: a vector from the newest page to the oldest, the hand an
+/// index into it (None: start at the oldest).
+fn naive_sieve(cap: usize, pages: &[u32]) -> u64 {
+    let (mut q, mut visited): (Vec<u32>, std::collections::HashSet<u32>) = (Vec::new(), Default::default());
+    let (mut hand, mut misses): (Option<usize>, u64) = (None, 0);
+    for &p in pages {
+        if q.contains(&p) {
+            visited.insert(p);
+            continue;
+        }
+        misses += 1;
+        if cap == 0 {
+            continue;
+        }
+        if q.len() == cap {
+            let mut i = hand.unwrap_or(q.len() - 1);
+            while visited.remove(&q[i]) {
+                i = if i == 0 { q.len() - 1 } else { i - 1 };
+            }
+            q.remove(i);
+            // The hand moves on towards the newest page; past it, it starts over.
+            hand = i.checked_sub(1);
+        }
+        q.insert(0, p);
+        hand = hand.map(|h| h + 1);
+    }
+    misses
+}
+
+#[test]
+fn sieve_by_hand() {
+    // cap 3: a b c fill the queue [c b a] (newest first); a hit marks a. d: the hand starts
+    // at the oldest (a), clears its mark, moves on to b and evicts it, and rests at c: [d c a].
+    // e: c is unmarked, evicted: [e d a]. c misses and evicts d; f evicts e: a, the oldest,
+    // outlives three newer pages because it was used once.
+    let mut c = Sieve::new(3, 0);
+    let hits: Vec<bool> = [0, 1, 2, 0, 3, 4, 2, 5].iter().map(|&p| c.access(p)).collect();
+    assert_eq!(hits, [false, false, false, true, false, false, false, false]);
+    assert_eq!(c.order(), vec![5, 2, 0]);
+    c.check().unwrap();
+}
+
+#[test]
+fn sieve_equals_the_obvious_implementation_on_random_traces() {
+    for seed in 1..6 {
+        let t = random_pages(3000, 200, seed);
+        for cap in [1, 2, 7, 50, 199, 250] {
+            assert_eq!(run_pages(PolicyKind::Sieve, cap as u64, &t).0, naive_sieve(cap, &t), "seed {seed} cap {cap}");
+        }
+    }
+}
+
+#[test]
+fn s3fifo_promotes_pages_used_twice_and_remembers_one_hit_wonders() {
+    // 20 pages: small is full at 2 (10% of the bytes), main holds 18, the ghost 18.
+    let mut c = S3Fifo::new(20, 0);
+    // Filling: small takes 0 and 1; then, small full and nothing evicted yet, 2..19 go to
+    // main.
+    for p in 0..20 {
+        assert!(!c.access(p));
+    }
+    assert_eq!(c.queues(), (vec![0, 1], (2..20).collect::<Vec<_>>()));
+    assert!(c.access(0) && c.access(0), "page 0 is used twice in small");
+    // A miss makes room from small: 0 (used twice) moves to main, 1 (unused) leaves for
+    // the ghost; 20 enters small.
+    assert!(!c.access(20));
+    assert_eq!(c.queues(), (vec![20], (2..20).chain([0]).collect::<Vec<_>>()));
+    // A ghost hit returns 1 straight to main; main, over its size, loses its oldest unused
+    // page, 2.
+    assert!(!c.access(1));
+    assert_eq!(c.queues(), (vec![20], (3..20).chain([0, 1]).collect::<Vec<_>>()));
+    // A scan of pages used once: the first miss brings main back to its size (3 leaves),
+    // then the scan flows through small and into the ghost, and main keeps the rest.
+    for p in 100..118 {
+        assert!(!c.access(p));
+    }
+    assert_eq!(c.queues(), (vec![116, 117], (4..20).chain([0, 1]).collect::<Vec<_>>()));
+    assert!(c.access(0) && c.access(19), "main survived the scan");
+    assert!(!c.access(3));
+    c.check().unwrap();
+    assert_eq!(c.resident(), 20);
+}
+
+#[test]
+fn s3fifo_caches_nothing_when_its_small_queue_cannot_hold_a_page() {
+    // libCacheSim admits into small only an object smaller than small: 10 pages give a small
+    // queue of exactly one page, so nothing is ever cached; 11 pages cache.
+    assert_eq!(run_pages(PolicyKind::S3Fifo, 10, &[1, 1, 1, 2, 2]).0, 5);
+    assert_eq!(run_pages(PolicyKind::S3Fifo, 11, &[1, 1, 1, 2, 2]).0, 2);
+}
+
+/// ARC as the paper's pseudo-code reads, on vectors (most recent first) rather than linked
+/// lists; p in whole pages.
+fn naive_arc(c: usize, pages: &[u32]) -> u64 {
+    let [mut t1, mut t2, mut b1, mut b2]: [Vec<u32>; 4] = Default::default();
+    let mut p = 0usize;
+    let mut misses = 0;
+    fn take(v: &mut Vec<u32>, x: u32) -> bool {
+        v.iter().position(|&y| y == x).map(|i| v.remove(i)).is_some()
+    }
+    let replace = |t1: &mut Vec<u32>, t2: &mut Vec<u32>, b1: &mut Vec<u32>, b2: &mut Vec<u32>, p: usize, in_b2: bool| {
+        if !t1.is_empty() && (t1.len() > p || (t1.len() == p && in_b2)) || t2.is_empty() {
+            let v = t1.pop().unwrap();
+            b1.insert(0, v);
+        } else {
+            let v = t2.pop().unwrap();
+            b2.insert(0, v);
+        }
+    };
+    for &x in pages {
+        if take(&mut t1, x) || take(&mut t2, x) {
+            t2.insert(0, x);
+            continue;
+        }
+        misses += 1;
+        if c == 0 {
+            continue;
+        }
+        if take(&mut b1, x) {
+            p = (p + (b2.len() / (b1.len() + 1)).max(1)).min(c);
+            replace(&mut t1, &mut t2, &mut b1, &mut b2, p, false);
+            t2.insert(0, x);
+        } else if take(&mut b2, x) {
+            p = p.saturating_sub((b1.len() / (b2.len() + 1)).max(1));
+            replace(&mut t1, &mut t2, &mut b1, &mut b2, p, true);
+            t2.insert(0, x);
+        } else {
+            if t1.len() + b1.len() == c {
+                if t1.len() < c {
+                    b1.pop();
+                    replace(&mut t1, &mut t2, &mut b1, &mut b2, p, false);
+                } else {
+                    t1.pop();
+                }
+            } else if t1.len() + t2.len() + b1.len() + b2.len() >= c {
+                if t1.len() + t2.len() + b1.len() + b2.len() == 2 * c {
+                    b2.pop();
+                }
+                replace(&mut t1, &mut t2, &mut b1, &mut b2, p, false);
+            }
+            t1.insert(0, x);
+        }
+    }
+    misses
+}
+
+#[test]
+fn arc_equals_the_papers_pseudo_code_on_random_traces() {
+    for seed in 1..6 {
+        let t = random_pages(3000, 200, seed);
+        for cap in [1, 2, 7, 50, 199, 250] {
+            let (misses, c) = run_pages(PolicyKind::Arc, cap as u64, &t);
+            assert_eq!(misses, naive_arc(cap, &t), "seed {seed} cap {cap}");
+            assert!(c.resident() <= cap as u64);
+        }
+    }
+}
+
+#[test]
+fn arc_adapts_its_target_to_ghost_hits() {
+    // cap 4: a b c d fill T1; a and b again move to T2; e and f evict c, d to B1 (T1 over
+    // its target 0); c again is a B1 hit: the target grows by one page and c joins T2.
+    let mut a = Arc::new(4, 0);
+    for x in [0, 1, 2, 3, 0, 1, 4, 5] {
+        a.access(x);
+    }
+    let ([t1, t2, b1, b2], p) = a.lists();
+    assert_eq!((t1, t2, b1, b2, p), (vec![5, 4], vec![1, 0], vec![3, 2], vec![], 0.0));
+    assert!(!a.access(2));
+    let ([t1, t2, b1, _], p) = a.lists();
+    assert_eq!((t1, t2, b1, p), (vec![5], vec![2, 1, 0], vec![4, 3], 1.0));
+    // libCacheSim's byte-granular target moves 1/4096 of a page instead.
+    let mut lcs = Arc::with_step(4, 0, 1);
+    for x in [0, 1, 2, 3, 0, 1, 4, 5, 2] {
+        lcs.access(x);
+    }
+    assert_eq!(lcs.lists().1, 1.0 / 4096.0);
+}
+
 /// A trace in memory as a page source.
 struct Mem(Vec<u32>, bool);
 

@@ -31,7 +31,7 @@ enum Cmd {
         #[arg(long, default_value = "oracleGeneral")]
         trace_format: String,
         /// With --trace: classic or mglru (the kernel models, the trace as buffered reads of
-        /// one file), or a plain page cache: lru, fifo, clock, opt.
+        /// one file), or a plain page cache: lru, fifo, clock, opt, sieve, s3fifo, arc.
         #[arg(long, default_value = "classic")]
         policy: String,
         /// With --trace: the machine's memory (the plain caches hold memory / 4 KiB pages);

@@ -1,5 +1,5 @@
 //! `pagelab run --trace`: a page-access trace replayed against a plain cache (`lru`, `fifo`,
-//! `clock`, `opt`) or against a kernel model (`classic`, `mglru`) as buffered reads of the
+//! `clock`, `opt`, `sieve`, `s3fifo`, `arc`) or against a kernel model (`classic`, `mglru`) as buffered reads of the
 //! 4 KiB pages of one file, one page per trace object.
 
 use std::path::Path;
@@ -48,7 +48,7 @@ pub fn run(o: &TraceRun) -> Result<(Value, String)> {
     let format: Format = o.format.parse().map_err(anyhow::Error::msg)?;
     let kernel_model = matches!(o.policy, "classic" | "mglru");
     if !kernel_model && Plain::parse(o.policy).is_none() {
-        bail!("unknown policy `{}` (expected classic, mglru, lru, fifo, clock or opt)", o.policy);
+        bail!("unknown policy `{}` (expected classic, mglru, lru, fifo, clock, opt, sieve, s3fifo or arc)", o.policy);
     }
     let sizes: Vec<&str> = o.memory.split(',').map(str::trim).collect();
     let _tmp;

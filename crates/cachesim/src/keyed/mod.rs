@@ -51,9 +51,10 @@ pub(crate) fn table_size(objects: u64) -> usize {
 /// How many records ahead the home slot is prefetched.
 pub const AHEAD: usize = 24;
 
-/// Whether `policy` runs keyed by object id (all but `opt`).
+/// Whether `policy` runs keyed by object id (`lru`, `fifo`, `clock`; the others use the
+/// id map).
 pub fn handles(policy: PolicyKind) -> bool {
-    policy != PolicyKind::Opt
+    matches!(policy, PolicyKind::Lru | PolicyKind::Fifo | PolicyKind::Clock)
 }
 
 /// Replays an oracleGeneral trace against a plain cache of `capacity` pages keyed by object
@@ -64,7 +65,7 @@ pub fn run(path: &Path, policy: PolicyKind, capacity: u64) -> Option<Result<(Sta
         PolicyKind::Lru => |r, p, c| replay(r, KeyedLru::new(c), p, c),
         PolicyKind::Fifo => |r, p, c| replay(r, KeyedRing::fifo(c), p, c),
         PolicyKind::Clock => |r, p, c| replay(r, KeyedRing::clock(c), p, c),
-        PolicyKind::Opt => return None,
+        PolicyKind::Opt | PolicyKind::Sieve | PolicyKind::S3Fifo | PolicyKind::Arc => return None,
     };
     Some(OracleReader::open_hashing(path).and_then(|r| replay_one(r, policy, capacity)))
 }
