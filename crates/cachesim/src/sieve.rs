@@ -2,8 +2,8 @@
 //! each and a hand that sweeps from the oldest page towards the newest. A hit only sets the
 //! bit; an eviction moves the hand past visited pages (clearing their bits) to the first
 //! unvisited one and removes it, leaving the hand where it stopped. New pages enter at the
-//! head, behind the hand's path, so the pages the hand passes over keep their places: unlike
-//! CLOCK, a survivor is not moved to the head.
+//! head, not in the victim's place as in CLOCK: survivors keep their order, and the pages
+//! between the hand and the head are the newest ones, which the hand reaches last.
 
 use pagelab_trace::huge_vec;
 
