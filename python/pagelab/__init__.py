@@ -13,7 +13,7 @@ from . import _pagelab
 
 __version__ = _pagelab.__version__
 
-__all__ = ["run", "sweep", "compare", "cluster_sweep"]
+__all__ = ["run", "run_trace", "sweep", "compare", "cluster_sweep"]
 
 
 def _set_args(set):
@@ -37,6 +37,22 @@ def run(scenario=None, *, text=None, set=None):
     """Runs a scenario (a path, or TOML `text`) and returns its report as a dict."""
     path = None if scenario is None else str(scenario)
     return json.loads(_pagelab.run_json(path, text, _set_args(set)))
+
+
+def run_trace(path, *, policy="classic", memory, format="oracleGeneral", kernel="6.1", set=None):
+    """Replays a page-access trace as `pagelab run --trace` does and returns its report.
+
+    `policy`: a kernel model ("classic", "mglru"; the trace becomes one-page buffered reads
+    of one file) or a plain cache ("lru", "fifo", "clock", "opt", "sieve", "s3fifo", "arc").
+    `memory`: the machine's memory ("40M"; the plain caches hold memory / 4 KiB pages), or a
+    list of sizes, run in parallel, which returns a list of reports in their order. `format`:
+    "oracleGeneral" (libCacheSim's, plain or zstd) or "dense". The report has `ops`,
+    `misses` and `miss_ratio` besides the kernel's counters."""
+    sizes = memory if isinstance(memory, (list, tuple)) else [memory]
+    out = json.loads(_pagelab.run_trace_json(str(path), policy, ",".join(str(m) for m in sizes), format, kernel, _set_args(set)))
+    if isinstance(memory, (list, tuple)) and not isinstance(out, list):
+        return [out]
+    return out
 
 
 def sweep(scenario=None, *, text=None, vary, set=None, threads=0):

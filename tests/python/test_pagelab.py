@@ -87,3 +87,44 @@ def test_a_dask_cluster_sweep_equals_the_local_sweep():
     local = pagelab.sweep(EXAMPLE, vary=vary, set=SMALL)
     assert [x["point"] for x in remote] == [x["point"] for x in local]
     assert [x["report"]["vmstat"] for x in remote] == [x["report"]["vmstat"] for x in local]
+
+
+def _timing_free(report):
+    """A report without the fields that measure the machine rather than the model."""
+    drop = {"wall_s", "accesses_per_s", "convert_s"}
+    if isinstance(report, dict):
+        return {k: _timing_free(v) for k, v in report.items() if k not in drop}
+    if isinstance(report, list):
+        return [_timing_free(v) for v in report]
+    return report
+
+
+def test_run_trace_equals_the_command_line_and_lists_sizes(tmp_path):
+    import subprocess
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import traces
+
+    path = tmp_path / "zipf.oracleGeneral"
+    pages = traces.write_zipf(path, 50_000, 5_000, 0.9, seed=3)
+    exe = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release" / "pagelab"
+    for policy in ("classic", "mglru", "lru", "s3fifo"):
+        ours = pagelab.run_trace(path, policy=policy, memory="2M")
+        cli = json.loads(subprocess.run(
+            [str(exe), "run", "--trace", str(path), "--policy", policy, "--memory", "2M", "--json", "-"],
+            check=True, capture_output=True, text=True,
+        ).stdout)
+        assert _timing_free(ours) == _timing_free(cli), policy
+        assert ours["ops"] == 50_000 and 0 < ours["misses"] < 50_000
+    both = pagelab.run_trace(path, policy="sieve", memory=["1M", "4M"])
+    assert [r["capacity_pages"] for r in both] == [256, 1024]
+    assert both[0]["misses"] > both[1]["misses"] and both[0]["trace"]["pages"] == pages
+    assert len(pagelab.run_trace(path, policy="arc", memory=["1M"])) == 1
+
+
+def test_run_trace_names_bad_input():
+    with pytest.raises(ValueError, match="unknown policy `lfu`"):
+        pagelab.run_trace(EXAMPLE, policy="lfu", memory="1M")
+    with pytest.raises(ValueError, match="oracleGeneral"):
+        pagelab.run_trace(EXAMPLE, policy="lru", memory="1M")

@@ -22,6 +22,7 @@ pub mod page_alloc;
 pub mod page_writeback;
 pub mod policy;
 pub mod readahead;
+pub mod replay;
 pub mod report;
 pub mod scenario;
 pub mod sim;

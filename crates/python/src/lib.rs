@@ -1,4 +1,4 @@
-//! Python bindings: run scenarios, sweeps and comparisons from Python. Reports cross the
+//! Python bindings: run scenarios, trace replays, sweeps and comparisons from Python. Reports cross the
 //! boundary as JSON text (the same documents `pagelab run --json` writes), which the Python
 //! side turns into dicts.
 
@@ -45,6 +45,18 @@ fn sweep_json(py: Python<'_>, text: &str, vary: Vec<(String, Vec<String>)>, set:
     serde_json::to_string(&v).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
+/// Replays a page-access trace (`pagelab run --trace`): against a kernel model (`classic`,
+/// `mglru`) or a plain cache (`lru`, `fifo`, `clock`, `opt`, `sieve`, `s3fifo`, `arc`); returns
+/// the JSON report (an array for several comma-separated memory sizes).
+#[pyfunction]
+#[pyo3(signature = (path, policy, memory, format="oracleGeneral", kernel="6.1", set=Vec::new()))]
+fn run_trace_json(py: Python<'_>, path: &str, policy: &str, memory: &str, format: &str, kernel: &str, set: Vec<String>) -> PyResult<String> {
+    let path = std::path::Path::new(path);
+    let o = pagelab::replay::TraceRun { path, format, policy, memory, kernel, set: &set };
+    let (report, _) = py.allow_threads(|| pagelab::replay::run(&o)).map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
+    serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
 /// The mmtests-style comparison table of reports given as JSON files.
 #[pyfunction]
 #[pyo3(signature = (paths, labels=None))]
@@ -67,6 +79,7 @@ fn _pagelab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_json, m)?)?;
     m.add_function(wrap_pyfunction!(compare_table, m)?)?;
+    m.add_function(wrap_pyfunction!(run_trace_json, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -1,0 +1,187 @@
+//! A page-access trace replayed against a plain cache (`lru`, `fifo`, `clock`, `opt`,
+//! `sieve`, `s3fifo`, `arc`) or against a kernel model (`classic`, `mglru`) as buffered reads
+//! of the 4 KiB pages of one file, one page per trace object: what `pagelab run --trace` and
+//! the Python package's `run_trace` do.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use pagelab_cachesim::PolicyKind as Plain;
+use pagelab_trace::Format;
+use pagelab_workload::{Access, Advice, Op, PAGE_SIZE};
+use serde_json::{json, Value};
+
+/// The options of a trace run.
+pub struct TraceRun<'a> {
+    pub path: &'a Path,
+    pub format: &'a str,
+    pub policy: &'a str,
+    pub memory: &'a str,
+    pub kernel: &'a str,
+    pub set: &'a [String],
+}
+
+/// The trace as the runs read it: an oracleGeneral trace that is read more than once (by
+/// several memory sizes) is converted to the dense format once, into a temporary file; a
+/// single run streams it.
+struct Input<'a> {
+    path: &'a Path,
+    format: Format,
+    convert_s: f64,
+    zero_size_records: Option<u64>,
+}
+
+/// A temporary file, removed when dropped.
+struct TempFile(std::path::PathBuf);
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Runs the trace; returns the JSON report and a short text table. Several memory sizes
+/// (`--memory 40M,400M`) run in parallel, each streaming the trace itself, and give a JSON
+/// array in their order; the results do not depend on the number of cores.
+pub fn run(o: &TraceRun) -> Result<(Value, String)> {
+    let format: Format = o.format.parse().map_err(anyhow::Error::msg)?;
+    let kernel_model = matches!(o.policy, "classic" | "mglru");
+    if !kernel_model && Plain::parse(o.policy).is_none() {
+        bail!("unknown policy `{}` (expected classic, mglru, lru, fifo, clock, opt, sieve, s3fifo or arc)", o.policy);
+    }
+    let sizes: Vec<&str> = o.memory.split(',').map(str::trim).collect();
+    let _tmp;
+    // `lru`, `fifo` and `clock` stream an oracleGeneral trace themselves (keyed by object
+    // id, no id map).
+    let keyed = Plain::parse(o.policy).is_some_and(pagelab_cachesim::keyed::handles) && format == Format::OracleGeneral;
+    let input = if format == Format::OracleGeneral && sizes.len() > 1 && !keyed {
+        let start = Instant::now();
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        _tmp = TempFile(std::env::temp_dir().join(format!("pagelab-{}-{nanos}.dense", std::process::id())));
+        let st = pagelab_trace::convert(o.path, &_tmp.0)?;
+        Input { path: &_tmp.0, format: Format::Dense, convert_s: start.elapsed().as_secs_f64(), zero_size_records: Some(st.zero_size_records) }
+    } else {
+        Input { path: o.path, format, convert_s: 0.0, zero_size_records: None }
+    };
+    if sizes.len() == 1 {
+        return run_one(o, &input);
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(sizes.len());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<Mutex<Option<Result<(Value, String)>>>> = sizes.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(memory) = sizes.get(i) else { break };
+                let r = run_one(&TraceRun { memory, ..*o }, &input);
+                *results[i].lock().expect("result slot") = Some(r);
+            });
+        }
+    });
+    let (mut all, mut table) = (Vec::new(), String::new());
+    for (r, memory) in results.into_iter().zip(&sizes) {
+        let (v, t) = r.into_inner().expect("result slot").expect("every size ran").with_context(|| format!("--memory {memory}"))?;
+        all.push(v);
+        table += &format!("--memory {memory}: {t}");
+    }
+    Ok((Value::Array(all), table))
+}
+
+fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
+    let memory = pagelab_workload::parse_size(o.memory).map_err(|e| anyhow::anyhow!("--memory {}: {e}", o.memory))?;
+    let trace_json = |records: u64, pages: Option<u64>, zero: Option<u64>| {
+        json!({"path": o.path.display().to_string(), "format": o.format, "records": records, "pages": pages, "zero_size_records": zero})
+    };
+    if let Some(policy) = Plain::parse(o.policy) {
+        if !o.set.is_empty() {
+            bail!("--set applies to the kernel models (classic, mglru), not to `{}`", o.policy);
+        }
+        let capacity = memory / PAGE_SIZE;
+        let start = Instant::now();
+        let keyed = input.format == Format::OracleGeneral && pagelab_cachesim::keyed::handles(policy);
+        let keyed = if keyed { pagelab_cachesim::keyed::run(input.path, policy, capacity) } else { None };
+        let (st, zero) = match keyed {
+            Some(r) => r?,
+            None => {
+                let mut src = pagelab_trace::open(input.path, input.format, false, policy.needs_future())?;
+                let st = pagelab_cachesim::run(src.as_mut(), policy, capacity)?;
+                (st, src.zero_size_records())
+            }
+        };
+        let wall = start.elapsed().as_secs_f64();
+        let v = json!({
+            "policy": st.policy,
+            "trace": trace_json(st.ops, st.pages, input.zero_size_records.or(Some(zero))),
+            "memory": memory,
+            "capacity_pages": capacity,
+            "ops": st.ops,
+            "hits": st.hits,
+            "misses": st.misses,
+            "miss_ratio": st.miss_ratio(),
+            "evictions": st.evictions,
+            "state_bytes": st.state_bytes,
+            "convert_s": input.convert_s,
+            "wall_s": wall,
+            "accesses_per_s": st.ops as f64 / wall,
+        });
+        let table = format!(
+            "{} {} pages: {} accesses, {} misses, miss ratio {:.6}, {:.1} M accesses/s\n",
+            st.policy,
+            capacity,
+            st.ops,
+            st.misses,
+            st.miss_ratio(),
+            st.ops as f64 / wall / 1e6
+        );
+        return Ok((v, table));
+    }
+    // A dense trace carries its page count; an oracleGeneral one is mapped as it streams and
+    // the model's file grows as its pages appear, unless a shared-memory object (added after
+    // the file) pins the file's size: then the trace is read once first to count them.
+    let name = o.path.file_name().map_or("trace".into(), |n| n.to_string_lossy().into_owned());
+    let scenario = |pages: u64| {
+        let text = format!(
+            "[machine]\nmemory = \"{}\"\nkernel = \"{}\"\npolicy = \"{}\"\n\n[[workload]]\nname = \"trace\"\ncgroup = \"/\"\nkind = \"file-read\"\nfile_size = \"{}p\"\nfadvise = \"random\"\nops = 0\n",
+            o.memory,
+            o.kernel,
+            o.policy,
+            pages.max(1)
+        );
+        crate::Scenario::parse(&text, &format!("{} (trace scenario)", o.path.display()), &name, o.set).map_err(|e| anyhow::anyhow!("{e}"))
+    };
+    let mut src = pagelab_trace::open(input.path, input.format, false, false)?;
+    let mut s = scenario(src.pages().unwrap_or(1))?;
+    if src.pages().is_none() && s.machine.shmem_pages > 0 {
+        src = pagelab_trace::open(input.path, input.format, true, false)?;
+        s = scenario(src.pages().expect("known after the first pass"))?;
+    }
+    let status = Arc::new(Mutex::new(crate::sim::TraceStatus::default()));
+    // Every access a buffered single-page read of object 0, the trace's file.
+    let read = Op { object: 0, page: 0, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0 };
+    let ops = crate::sim::OpSource::Pages(crate::sim::PageOps::new(src, read, o.path, status.clone()));
+    let start = Instant::now();
+    let report = crate::run_ops(&s, ops, |_, _| {}).map_err(anyhow::Error::msg)?;
+    let wall = start.elapsed().as_secs_f64();
+    let mut status = std::mem::take(&mut *status.lock().expect("trace status"));
+    if let Some(e) = status.error.take() {
+        return Err(e.into());
+    }
+    let zero = input.zero_size_records.or((input.format == Format::OracleGeneral).then_some(status.zero_size_records));
+    let table = report.table();
+    let mut v = serde_json::to_value(&report)?;
+    // Without readahead (the file is read with POSIX_FADV_RANDOM) every miss reads one page.
+    let misses = report.vmstat.get("pgpgin").copied().unwrap_or(0) / (PAGE_SIZE / 1024);
+    let ops_done = report.ops;
+    let m = v.as_object_mut().expect("a report is an object");
+    m.insert("trace".into(), trace_json(ops_done, Some(status.pages_seen), zero));
+    m.insert("misses".into(), misses.into());
+    m.insert("miss_ratio".into(), (if ops_done == 0 { 0.0 } else { misses as f64 / ops_done as f64 }).into());
+    m.insert("convert_s".into(), input.convert_s.into());
+    m.insert("wall_s".into(), wall.into());
+    m.insert("accesses_per_s".into(), (ops_done as f64 / wall).into());
+    let table = format!("{table}trace: {ops_done} accesses, {misses} misses, miss ratio {:.6}, {:.2} M accesses/s\n", misses as f64 / ops_done.max(1) as f64, ops_done as f64 / wall / 1e6);
+    Ok((v, table))
+}
