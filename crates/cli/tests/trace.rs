@@ -174,3 +174,48 @@ fn several_memory_sizes_run_in_parallel_and_equal_single_runs() {
         assert!(misses.windows(2).all(|w| w[0] >= w[1]), "{policy}: {misses:?}");
     }
 }
+
+#[test]
+fn a_fio_iolog_replays_its_reads_and_writes_against_the_kernel_models() {
+    // Two files; version 3 (timestamps first). 2000 one- and two-page reads cycling over 600
+    // pages of `a` in 16M of memory, then writes to `b`, a sync and a trim (counted, not
+    // replayed).
+    let mut log = String::from("fio version 3 iolog\n0 /d/a add\n0 /d/b add\n1 /d/a open\n");
+    let mut read_pages = std::collections::BTreeSet::new();
+    for i in 0..2000u64 {
+        let (page, n) = (i * 37 % 600, if i % 3 == 0 { 2 } else { 1 });
+        read_pages.extend(page..page + n);
+        log += &format!("{} /d/a read {} {}\n", 10 + i, page * 4096, n * 4096);
+    }
+    for i in 0..100u64 {
+        log += &format!("{} /d/b write {} 4096\n", 3000 + i, i * 4096);
+    }
+    log += "4000 /d/b sync 0 0\n4001 /d/a trim 0 4096\n4002 /d/a close\n";
+    let p = path("two-files.iolog");
+    std::fs::write(&p, &log).unwrap();
+    let f = p.to_str().unwrap();
+    for policy in ["classic", "mglru"] {
+        let v = run_json(&["run", "--trace", f, "--trace-format", "fio-iolog", "--policy", policy, "--memory", "16M"]);
+        assert_eq!(v["ops"], 2100, "{policy}");
+        assert_eq!((v["trace"]["reads"].as_u64(), v["trace"]["writes"].as_u64(), v["trace"]["files"].as_u64()), (Some(2000), Some(100), Some(2)));
+        assert_eq!((v["trace"]["not_replayed"]["sync"].as_u64(), v["trace"]["not_replayed"]["trim"].as_u64()), (Some(1), Some(1)));
+        // Every page read comes in once (the file fits in memory), readahead at most up to
+        // the file's last page; the writes of whole pages need no reads.
+        let pgpgin = v["vmstat"]["pgpgin"].as_u64().unwrap() / 4;
+        let file_pages = read_pages.last().unwrap() + 1;
+        assert!(pgpgin >= read_pages.len() as u64 && pgpgin <= file_pages, "{policy}: {pgpgin} pages read in, {} distinct", read_pages.len());
+        assert_eq!(v["vmstat"]["nr_dirty"].as_u64().unwrap() + v["vmstat"]["pgpgout"].as_u64().unwrap() / 4, 100, "{policy}: every written page is dirty or written back");
+    }
+    let sizes = run_json(&["run", "--trace", f, "--trace-format", "fio-iolog", "--policy", "classic", "--memory", "16M,32M"]);
+    assert_eq!(sizes.as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn malformed_iologs_are_refused_with_file_and_line() {
+    let p = path("bad.iolog");
+    std::fs::write(&p, "fio version 2 iolog\n/d/a add\n/d/a read 0 4096\n/d/a raed 4096 4096\n").unwrap();
+    let f = p.to_str().unwrap();
+    fails(&["run", "--trace", f, "--trace-format", "fio-iolog", "--policy", "classic", "--memory", "16M"], &["bad.iolog", "line 4", "unknown action `raed`"]);
+    fails(&["run", "--trace", f, "--trace-format", "fio-iolog", "--policy", "lru", "--memory", "16M"], &["kernel models", "`lru`"]);
+}
+

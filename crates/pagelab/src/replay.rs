@@ -13,6 +13,9 @@ use pagelab_trace::Format;
 use pagelab_workload::{Access, Advice, Op, PAGE_SIZE};
 use serde_json::{json, Value};
 
+/// A run's JSON report and its text table.
+type Outcome = Result<(Value, String)>;
+
 /// The options of a trace run.
 pub struct TraceRun<'a> {
     pub path: &'a Path,
@@ -46,12 +49,21 @@ impl Drop for TempFile {
 /// (`--memory 40M,400M`) run in parallel, each streaming the trace itself, and give a JSON
 /// array in their order; the results do not depend on the number of cores.
 pub fn run(o: &TraceRun) -> Result<(Value, String)> {
-    let format: Format = o.format.parse().map_err(anyhow::Error::msg)?;
     let kernel_model = matches!(o.policy, "classic" | "mglru");
     if !kernel_model && Plain::parse(o.policy).is_none() {
         bail!("unknown policy `{}` (expected classic, mglru, lru, fifo, clock, opt, sieve, s3fifo or arc)", o.policy);
     }
     let sizes: Vec<&str> = o.memory.split(',').map(str::trim).collect();
+    if matches!(o.format, "fio-iolog" | "iolog") {
+        if !kernel_model {
+            bail!("a fio iolog replays against the kernel models (classic, mglru), not the plain cache `{}`", o.policy);
+        }
+        let log = pagelab_trace::iolog::read_iolog(o.path)?;
+        return for_each_size(o, &sizes, |o| run_iolog(o, &log));
+    }
+    let Ok(format) = o.format.parse::<Format>() else {
+        bail!("unknown trace format `{}` (expected `oracleGeneral`, `dense` or `fio-iolog`)", o.format);
+    };
     let _tmp;
     // `lru`, `fifo` and `clock` stream an oracleGeneral trace themselves (keyed by object
     // id, no id map).
@@ -65,24 +77,30 @@ pub fn run(o: &TraceRun) -> Result<(Value, String)> {
     } else {
         Input { path: o.path, format, convert_s: 0.0, zero_size_records: None }
     };
+    for_each_size(o, &sizes, |o| run_one(o, &input))
+}
+
+/// Runs `one` for every memory size, in parallel, and gathers the reports in their order
+/// (one report, not an array, for a single size).
+fn for_each_size(o: &TraceRun, sizes: &[&str], one: impl Fn(&TraceRun) -> Result<(Value, String)> + Sync) -> Result<(Value, String)> {
     if sizes.len() == 1 {
-        return run_one(o, &input);
+        return one(o);
     }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(sizes.len());
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<Mutex<Option<Result<(Value, String)>>>> = sizes.iter().map(|_| Mutex::new(None)).collect();
+    let results: Vec<Mutex<Option<Outcome>>> = sizes.iter().map(|_| Mutex::new(None)).collect();
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(memory) = sizes.get(i) else { break };
-                let r = run_one(&TraceRun { memory, ..*o }, &input);
+                let r = one(&TraceRun { memory, ..*o });
                 *results[i].lock().expect("result slot") = Some(r);
             });
         }
     });
     let (mut all, mut table) = (Vec::new(), String::new());
-    for (r, memory) in results.into_iter().zip(&sizes) {
+    for (r, memory) in results.into_iter().zip(sizes) {
         let (v, t) = r.into_inner().expect("result slot").expect("every size ran").with_context(|| format!("--memory {memory}"))?;
         all.push(v);
         table += &format!("--memory {memory}: {t}");
@@ -183,5 +201,45 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
     m.insert("wall_s".into(), wall.into());
     m.insert("accesses_per_s".into(), (ops_done as f64 / wall).into());
     let table = format!("{table}trace: {ops_done} accesses, {misses} misses, miss ratio {:.6}, {:.2} M accesses/s\n", misses as f64 / ops_done.max(1) as f64, ops_done as f64 / wall / 1e6);
+    Ok((v, table))
+}
+
+/// A fio iolog against a kernel model: one task in the root cgroup issues the log's reads
+/// and writes back to back, each a buffered read(2) or write(2) of the pages its byte range
+/// covers (normal readahead), on files sized to the pages the log touches.
+fn run_iolog(o: &TraceRun, log: &pagelab_trace::iolog::Iolog) -> Result<(Value, String)> {
+    let mut text = format!(
+        "[machine]\nmemory = {}\nkernel = {}\npolicy = {}\n\n[[workload]]\nname = \"iolog\"\ncgroup = \"/\"\nkind = \"file-read\"\nops = 0\n",
+        serde_json::to_string(o.memory)?,
+        serde_json::to_string(o.kernel)?,
+        serde_json::to_string(o.policy)?,
+    );
+    for (name, pages) in &log.files {
+        text += &format!("\n[[workload.phase]]\nfile = {}\nfile_size = \"{pages}p\"\n", serde_json::to_string(name)?);
+    }
+    let name = o.path.file_name().map_or("iolog".into(), |n| n.to_string_lossy().into_owned());
+    let s = crate::Scenario::parse(&text, &format!("{} (iolog scenario)", o.path.display()), &name, o.set).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let ops: Vec<Op> = log
+        .ops
+        .iter()
+        .map(|op| Op { object: op.file, page: op.first_page, npages: op.npages, write: op.write, access: Access::Buffered, advice: Advice::Normal, fill: false, think_ns: 0 })
+        .collect();
+    let start = Instant::now();
+    let report = crate::run_ops(&s, crate::sim::OpSource::List(ops.into_iter()), |_, _| {}).map_err(anyhow::Error::msg)?;
+    let wall = start.elapsed().as_secs_f64();
+    let table = report.table();
+    let mut v = serde_json::to_value(&report)?;
+    let m = v.as_object_mut().expect("a report is an object");
+    let reads = log.ops.iter().filter(|op| !op.write).count();
+    m.insert(
+        "trace".into(),
+        json!({
+            "path": o.path.display().to_string(), "format": "fio-iolog", "version": log.version,
+            "files": log.files.len(), "reads": reads, "writes": log.ops.len() - reads,
+            "not_replayed": {"trim": log.trims, "sync": log.syncs, "wait": log.waits},
+        }),
+    );
+    m.insert("wall_s".into(), wall.into());
+    let table = format!("{table}iolog: {} reads, {} writes on {} files ({} trims, {} syncs, {} waits not replayed)\n", reads, log.ops.len() - reads, log.files.len(), log.trims, log.syncs, log.waits);
     Ok((v, table))
 }

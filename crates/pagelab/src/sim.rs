@@ -65,6 +65,8 @@ struct TaskObject {
 pub enum OpSource {
     Job(JobStream),
     Pages(PageOps),
+    /// Operations given in full (a fio iolog's).
+    List(std::vec::IntoIter<Op>),
 }
 
 impl OpSource {
@@ -73,6 +75,7 @@ impl OpSource {
         match self {
             OpSource::Job(s) => s.remaining(),
             OpSource::Pages(p) => p.remaining,
+            OpSource::List(l) => l.len() as u64,
         }
     }
 }
@@ -85,6 +88,7 @@ impl Iterator for OpSource {
         match self {
             OpSource::Job(s) => s.next(),
             OpSource::Pages(p) => p.next(),
+            OpSource::List(l) => l.next(),
         }
     }
 }

@@ -17,6 +17,7 @@
 //!   oracle's next-access times when the trace has them), from either format.
 
 pub mod hugevec;
+pub mod iolog;
 
 use std::fmt;
 use std::fs::File;
