@@ -164,13 +164,7 @@ impl Arc {
 
     /// The pages of a list from most to least recent (tests).
     fn pages(&self, l: u8) -> Vec<u32> {
-        let mut v = Vec::new();
-        let mut i = self.link[l as usize][1];
-        while i as usize != l as usize {
-            v.push(i - FIRST_PAGE_NODE as u32);
-            i = self.link[i as usize][1];
-        }
-        v
+        crate::list_pages(&self.link, l as u32, FIRST_PAGE_NODE as u32)
     }
 
     /// T1, T2, B1 and B2, most recent first, and the target p in pages (tests).

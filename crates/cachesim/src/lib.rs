@@ -187,14 +187,21 @@ impl Lru {
 
     /// The resident pages from most to least recent (tests).
     pub fn order(&self) -> Vec<u32> {
-        let mut v = Vec::new();
-        let mut i = self.link[0][1];
-        while i != 0 {
-            v.push(i - 1);
-            i = self.link[i as usize][1];
-        }
-        v
+        list_pages(&self.link, 0, 1)
     }
+}
+
+/// The pages of a list linked through `link[node] = [towards the head, towards the tail]`,
+/// from its head to its tail: `sentinel` is the list's own node (`[tail, head]`), and page
+/// `p` is node `p + first_node`. For checks and tests, not hot paths.
+fn list_pages(link: &[[u32; 2]], sentinel: u32, first_node: u32) -> Vec<u32> {
+    let mut v = Vec::new();
+    let mut i = link[sentinel as usize][1];
+    while i != sentinel {
+        v.push(i - first_node);
+        i = link[i as usize][1];
+    }
+    v
 }
 
 impl Cache for Lru {

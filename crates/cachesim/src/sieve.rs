@@ -93,13 +93,7 @@ impl Sieve {
 
     /// The cached pages from the head (newest) to the tail (tests).
     pub fn order(&self) -> Vec<u32> {
-        let mut v = Vec::new();
-        let mut i = self.link[0][1];
-        while i != 0 {
-            v.push(i - 1);
-            i = self.link[i as usize][1];
-        }
-        v
+        crate::list_pages(&self.link, 0, 1)
     }
 }
 
