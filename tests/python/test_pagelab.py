@@ -128,3 +128,17 @@ def test_run_trace_names_bad_input():
         pagelab.run_trace(EXAMPLE, policy="lfu", memory="1M")
     with pytest.raises(ValueError, match="oracleGeneral"):
         pagelab.run_trace(EXAMPLE, policy="lru", memory="1M")
+
+
+def test_run_trace_replays_a_fio_iolog(tmp_path):
+    log = tmp_path / "job.iolog"
+    lines = ["fio version 2 iolog", "/d/f add", "/d/f open"]
+    lines += [f"/d/f read {(i * 7 % 3000) * 4096} 4096" for i in range(6000)]
+    lines += [f"/d/f write {i * 4096} 8192" for i in range(0, 40, 2)]
+    log.write_text("\n".join(lines + ["/d/f close"]) + "\n")
+    small, large = pagelab.run_trace(log, policy="mglru", memory=["8M", "64M"], format="fio-iolog")
+    for r in (small, large):
+        assert r["ops"] == 6020 and r["trace"]["reads"] == 6000 and r["trace"]["writes"] == 20
+    # Two passes over 3000 pages: 64M holds them all, so each is read once; 8M does not, so
+    # the second pass reads some again.
+    assert large["vmstat"]["pgpgin"] // 4 <= 3000 < small["vmstat"]["pgpgin"] // 4
