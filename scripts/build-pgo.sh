@@ -19,6 +19,7 @@
 # oracleGeneral and dense input, through the kernel models and the plain caches.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/venv.sh
 command -v cargo >/dev/null 2>&1 || export PATH="$HOME/.cargo/bin:$PATH"
 
 check=false
@@ -112,7 +113,7 @@ if $wheel; then
     rm -rf "$work/wheel-profraw" "$work/wheel-gen" "$work/wheel-site"
     RUSTFLAGS="-Cprofile-generate=$work/wheel-profraw" CARGO_TARGET_DIR="$PWD/target/pgo-gen-wheel" \
       python3 -m maturin build --profile dist --locked -o "$work/wheel-gen" >&2
-    python3 -m pip install -q --disable-pip-version-check --no-deps --target "$work/wheel-site" "$work"/wheel-gen/pagelab-*.whl 2>&1 | grep -v "Running pip as the 'root' user" || true
+    python3 -m pip install -q --disable-pip-version-check --no-deps --target "$work/wheel-site" "$work"/wheel-gen/pagelab-*.whl
     echo "[pgo] training the wheel" >&2
     PYTHONPATH="$work/wheel-site" python3 scripts/pgo-train-wheel.py
     "$profdata" merge -o "$work/wheel.profdata" "$work"/wheel-profraw/*.profraw
@@ -124,7 +125,7 @@ if $wheel; then
   if $check; then
     echo "[pgo] checking the wheel against target/release/pagelab" >&2
     rm -rf "$work/wheel-check"
-    python3 -m pip install -q --disable-pip-version-check --no-deps --target "$work/wheel-check" "$wheels"/pagelab-*.whl 2>&1 | grep -v "Running pip as the 'root' user" || true
+    python3 -m pip install -q --disable-pip-version-check --no-deps --target "$work/wheel-check" "$wheels"/pagelab-*.whl
     PYTHONPATH="$work/wheel-check" python3 scripts/pgo-train-wheel.py --check
   fi
 fi

@@ -13,6 +13,7 @@
 # About a minute on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/venv.sh
 [ $# -eq 2 ] || { echo "usage: scripts/same-counters.sh OLD_BINARY NEW_BINARY" >&2; exit 2; }
 a=$1 b=$2
 work=$(mktemp -d)

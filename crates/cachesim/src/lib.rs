@@ -525,7 +525,16 @@ pub fn run(src: &mut dyn PageSource, policy: PolicyKind, capacity: u64) -> Resul
 }
 
 fn stats(policy: PolicyKind, capacity: u64, ops: u64, misses: u64, pages: u64, cache: &dyn Cache) -> Stats {
-    Stats { policy: policy.name(), capacity, ops, hits: ops - misses, misses, evictions: cache.evictions(), pages: Some(pages), state_bytes: cache.state_bytes() }
+    Stats {
+        policy: policy.name(),
+        capacity,
+        ops,
+        hits: ops - misses,
+        misses,
+        evictions: cache.evictions(),
+        pages: Some(pages),
+        state_bytes: cache.state_bytes(),
+    }
 }
 
 /// Runs every (policy, capacity) point over the trace `open` opens afresh for each, on

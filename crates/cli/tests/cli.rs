@@ -39,7 +39,11 @@ fn fails_with(text: &str, name: &str, needles: &[&str]) {
 #[test]
 fn malformed_scenarios_name_file_key_and_problem() {
     fails_with(&GOOD.replace("memory", "memroy"), "unknown-key.toml", &["unknown-key.toml:2", "`machine.memroy`: unknown field `memroy`"]);
-    fails_with(&GOOD.replace("ops = 1000", "ops = 1000\nopz = 1"), "unknown-workload-key.toml", &["unknown-workload-key.toml:10", "`workload[0].opz`: unknown field"]);
+    fails_with(
+        &GOOD.replace("ops = 1000", "ops = 1000\nopz = 1"),
+        "unknown-workload-key.toml",
+        &["unknown-workload-key.toml:10", "`workload[0].opz`: unknown field"],
+    );
     fails_with(&GOOD.replace("\"32M\"", "\"32Q\""), "bad-size.toml", &["bad-size.toml:2", "machine.memory", "unknown unit"]);
     fails_with(&GOOD.replace("cgroup = \"/\"", "cgroup = \"/db\""), "undeclared.toml", &["undeclared.toml:5", "workload[0].cgroup", "not declared"]);
     fails_with(&GOOD.replace("cgroup = \"/\"\n", ""), "no-cgroup.toml", &["no-cgroup.toml", "workload[0].cgroup", "missing"]);
@@ -92,7 +96,18 @@ fn compare_prints_seed_001_rows_for_two_runs() {
     let out = pagelab().arg("compare").arg(&a).arg(&b).args(["--labels", "full,half"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let t = String::from_utf8_lossy(&out.stdout);
-    for row in ["Scanned", "Reclaimed", "Reclaim efficiency %", "Scanned file", "Scanned anon", "Swapouts", "Swapins", "Refaults", "Restore refaults", "Total paging IO"] {
+    for row in [
+        "Scanned",
+        "Reclaimed",
+        "Reclaim efficiency %",
+        "Scanned file",
+        "Scanned anon",
+        "Swapouts",
+        "Swapins",
+        "Refaults",
+        "Restore refaults",
+        "Total paging IO",
+    ] {
         assert!(t.lines().any(|l| l.starts_with(row)), "no row {row}:\n{t}");
     }
     assert!(t.lines().next().unwrap().contains("full") && t.contains("half"));

@@ -89,7 +89,8 @@ fn a_streamed_oracle_trace_gives_the_report_of_its_dense_conversion() {
     let ids: Vec<u64> = skewed_ids(7, 60_000, 9000).into_iter().map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
     let p = path("stream.oracleGeneral");
     // Every seventh record has size 0 (libCacheSim skips those; pagelab counts them).
-    let records = with_next_access(&ids, 4096).into_iter().enumerate().map(|(i, r)| pagelab_trace::Record { obj_size: if i % 7 == 0 { 0 } else { r.obj_size }, ..r });
+    let records =
+        with_next_access(&ids, 4096).into_iter().enumerate().map(|(i, r)| pagelab_trace::Record { obj_size: if i % 7 == 0 { 0 } else { r.obj_size }, ..r });
     write_oracle(&p, records, None).unwrap();
     let dense = path("stream.dense");
     assert!(pagelab().arg("trace-convert").arg(&p).arg(&dense).status().unwrap().success());
@@ -204,7 +205,11 @@ fn a_fio_iolog_replays_its_reads_and_writes_against_the_kernel_models() {
         let pgpgin = v["vmstat"]["pgpgin"].as_u64().unwrap() / 4;
         let file_pages = read_pages.last().unwrap() + 1;
         assert!(pgpgin >= read_pages.len() as u64 && pgpgin <= file_pages, "{policy}: {pgpgin} pages read in, {} distinct", read_pages.len());
-        assert_eq!(v["vmstat"]["nr_dirty"].as_u64().unwrap() + v["vmstat"]["pgpgout"].as_u64().unwrap() / 4, 100, "{policy}: every written page is dirty or written back");
+        assert_eq!(
+            v["vmstat"]["nr_dirty"].as_u64().unwrap() + v["vmstat"]["pgpgout"].as_u64().unwrap() / 4,
+            100,
+            "{policy}: every written page is dirty or written back"
+        );
     }
     let sizes = run_json(&["run", "--trace", f, "--trace-format", "fio-iolog", "--policy", "classic", "--memory", "16M,32M"]);
     assert_eq!(sizes.as_array().unwrap().len(), 2);
@@ -218,4 +223,3 @@ fn malformed_iologs_are_refused_with_file_and_line() {
     fails(&["run", "--trace", f, "--trace-format", "fio-iolog", "--policy", "classic", "--memory", "16M"], &["bad.iolog", "line 4", "unknown action `raed`"]);
     fails(&["run", "--trace", f, "--trace-format", "fio-iolog", "--policy", "lru", "--memory", "16M"], &["kernel models", "`lru`"]);
 }
-

@@ -149,7 +149,8 @@ fn snapshot(root: &Path, cgroups: &[String]) -> Snapshot {
         z.lines()
             .filter(|l| {
                 let t = l.trim_start();
-                l.starts_with("Node") || ["pages free", "min ", "low ", "high ", "spanned", "present", "managed", "protection", "count:"].iter().any(|p| t.starts_with(p))
+                l.starts_with("Node")
+                    || ["pages free", "min ", "low ", "high ", "spanned", "present", "managed", "protection", "count:"].iter().any(|p| t.starts_with(p))
             })
             .collect::<Vec<_>>()
             .join("\n")
@@ -304,7 +305,9 @@ fn lock_runner(applied: &mut Vec<String>, warnings: &mut Vec<String>) {
 
 fn run(o: &Opts) -> Result<(), String> {
     if std::env::var("PAGELAB_GUEST_IN_VM").as_deref() != Ok("1") {
-        return Err("`run` changes kernel settings (sysctls, swap, cgroups, drop_caches); it runs inside the oracle's VM. Set PAGELAB_GUEST_IN_VM=1 to insist.".into());
+        return Err(
+            "`run` changes kernel settings (sysctls, swap, cgroups, drop_caches); it runs inside the oracle's VM. Set PAGELAB_GUEST_IN_VM=1 to insist.".into(),
+        );
     }
     let p = load(&o.scenario)?;
     for f in &p.files {
@@ -414,7 +417,12 @@ fn run(o: &Opts) -> Result<(), String> {
     let text = format!("{REPORT_BEGIN}\n{}\n{REPORT_END}\n", serde_json::to_string(&report).map_err(|e| e.to_string())?);
     match &o.out {
         Some(path) => {
-            let mut f = fs::OpenOptions::new().write(true).create(true).truncate(!path.starts_with("/dev")).open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+            let mut f = fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(!path.starts_with("/dev"))
+                .open(path)
+                .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
             f.write_all(text.as_bytes()).and_then(|_| f.flush()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         }
         None => print!("{text}"),
@@ -556,7 +564,13 @@ fn task(o: &Opts, p: &Plan, t: usize, stream: &mut JobStream, buf: &mut [u8], go
                         }
                     };
                     if n <= 0 {
-                        return Err(format!("{} at page {} of object {}: {}", if op.write { "pwrite" } else { "pread" }, op.page, op.object, if n == 0 { "end of file".into() } else { errno() }));
+                        return Err(format!(
+                            "{} at page {} of object {}: {}",
+                            if op.write { "pwrite" } else { "pread" },
+                            op.page,
+                            op.object,
+                            if n == 0 { "end of file".into() } else { errno() }
+                        ));
                     }
                     done += n as usize;
                 }

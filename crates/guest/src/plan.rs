@@ -201,9 +201,7 @@ impl Plan {
             "disk" => SwapKind::Disk,
             "ssd" => SwapKind::Ssd,
             "zram" => SwapKind::Zram,
-            "ramdisk" => {
-                return Err(err("machine.swap.device", "`ramdisk` swap is not reproduced in the guest (use disk, ssd or zram)".into()))
-            }
+            "ramdisk" => return Err(err("machine.swap.device", "`ramdisk` swap is not reproduced in the guest (use disk, ssd or zram)".into())),
             other => return Err(err("machine.swap.device", format!("`{other}`: use none, disk, ssd or zram"))),
         };
         let swap_bytes = match (swap, swap_t.and_then(|s| s.size.as_deref())) {
@@ -267,13 +265,7 @@ impl Plan {
                     Some(s) => parse_size(s).map(|b| Some(b.to_string())).map_err(|e| err(&key(k), e)),
                 }
             };
-            cgroups.push(Cgroup {
-                max: limit("max", &c.max)?,
-                high: limit("high", &c.high)?,
-                low: limit("low", &c.low)?,
-                min: limit("min", &c.min)?,
-                path,
-            });
+            cgroups.push(Cgroup { max: limit("max", &c.max)?, high: limit("high", &c.high)?, low: limit("low", &c.low)?, min: limit("min", &c.min)?, path });
         }
 
         if raw.workload.is_empty() {

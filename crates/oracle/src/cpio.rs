@@ -25,7 +25,19 @@ impl<W: Write> Cpio<W> {
         let nlink = if mode & 0o170000 == MODE_DIR { 2 } else { 1 };
         let header = format!(
             "070701{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}",
-            self.ino, mode, 0, 0, nlink, 0, data.len(), 0, 0, 0, 0, namesize, 0
+            self.ino,
+            mode,
+            0,
+            0,
+            nlink,
+            0,
+            data.len(),
+            0,
+            0,
+            0,
+            0,
+            namesize,
+            0
         );
         self.ino += 1;
         self.put(header.as_bytes())?;

@@ -46,8 +46,7 @@ pub fn deltas(before: &Snapshot, after: &Snapshot) -> Deltas {
     for (path, a) in &after.memcg {
         let empty = BTreeMap::new();
         let b = before.memcg.get(path).unwrap_or(&empty);
-        let m: BTreeMap<String, i64> =
-            a.iter().map(|(k, &v)| (k.clone(), if memcg_is_gauge(k) { v } else { v - b.get(k).copied().unwrap_or(0) })).collect();
+        let m: BTreeMap<String, i64> = a.iter().map(|(k, &v)| (k.clone(), if memcg_is_gauge(k) { v } else { v - b.get(k).copied().unwrap_or(0) })).collect();
         memcg.insert(path.clone(), m);
     }
     Deltas { vmstat, memcg }
@@ -76,10 +75,8 @@ pub fn median_deltas(runs: &[Deltas]) -> Deltas {
     let paths: std::collections::BTreeSet<&String> = runs.iter().flat_map(|r| r.memcg.keys()).collect();
     for p in paths {
         let keys: std::collections::BTreeSet<&String> = runs.iter().filter_map(|r| r.memcg.get(p)).flat_map(|m| m.keys()).collect();
-        let m = keys
-            .into_iter()
-            .map(|k| (k.clone(), median(runs.iter().map(|r| r.memcg.get(p).and_then(|m| m.get(k)).copied().unwrap_or(0)).collect())))
-            .collect();
+        let m =
+            keys.into_iter().map(|k| (k.clone(), median(runs.iter().map(|r| r.memcg.get(p).and_then(|m| m.get(k)).copied().unwrap_or(0)).collect()))).collect();
         out.memcg.insert(p.clone(), m);
     }
     out
@@ -497,13 +494,17 @@ mod tests {
         assert_eq!(c.overrides, ["machine.reserved=13359p", "machine.kernel_used=7725p", "machine.min_free_kbytes=1760"]);
         let c = calibrate(65536, &b, &|_| false);
         assert!(c.overrides.contains(&"machine.shmem_active=550p".to_string()), "{:?}", c.overrides);
-        let b2 = Snapshot { meminfo: [("MemTotal", 208708), ("MemFree", 175048), ("Shmem", 2000), ("Active(anon)", 4000)].iter().map(|(k, v)| (k.to_string(), *v)).collect(), ..Default::default() };
+        let b2 = Snapshot {
+            meminfo: [("MemTotal", 208708), ("MemFree", 175048), ("Shmem", 2000), ("Active(anon)", 4000)].iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            ..Default::default()
+        };
         assert_eq!(calibrate(65536, &b2, &|_| false).shmem_active_pages, 500, "never more than the shmem");
     }
 
     #[test]
     fn pages_on_the_per_cpu_lists_count_as_free_not_as_kernel_memory() {
-        let zi = "Node 0, zone      DMA\n  pages free     3808\n              count: 7\nNode 0, zone    DMA32\n  pages free     42226\n              count: 1500";
+        let zi =
+            "Node 0, zone      DMA\n  pages free     3808\n              count: 7\nNode 0, zone    DMA32\n  pages free     42226\n              count: 1500";
         let b = Snapshot {
             meminfo: [("MemTotal", 215740), ("MemFree", 184136), ("Shmem", 1944)].iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             zoneinfo: Some(zi.into()),

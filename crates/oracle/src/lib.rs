@@ -441,7 +441,8 @@ mod tests {
         p
     }
 
-    const S: &str = "[machine]\nmemory = \"64M\"\nkernel = \"6.1\"\n\n[[workload]]\nname = \"w\"\ncgroup = \"/\"\nkind = \"file-read\"\nfile_size = \"16M\"\nops = 5000\n";
+    const S: &str =
+        "[machine]\nmemory = \"64M\"\nkernel = \"6.1\"\n\n[[workload]]\nname = \"w\"\ncgroup = \"/\"\nkind = \"file-read\"\nfile_size = \"16M\"\nops = 5000\n";
 
     #[test]
     fn kernel_and_policy_flags_reach_guest_and_model() {

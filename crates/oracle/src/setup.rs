@@ -89,7 +89,8 @@ pub fn is_static_elf(path: &Path) -> bool {
     let (phentsize, phnum) = (u16_at(0x36), u16_at(0x38));
     (0..phnum).all(|i| {
         let o = phoff + i * phentsize;
-        o + 4 <= b.len() && u32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes")) != 3 // PT_INTERP
+        o + 4 <= b.len() && u32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes")) != 3
+        // PT_INTERP
     })
 }
 
@@ -204,9 +205,7 @@ fn fetch_deb(cache: &Cache, pkg: &KernelPkg) -> Result<PathBuf> {
     let signed = if keyring.exists() { format!("[signed-by={}] ", keyring.display()) } else { String::new() };
     fs::write(
         apt.join("sources.list"),
-        format!(
-            "deb {signed}http://deb.debian.org/debian-security bookworm-security main\ndeb {signed}http://deb.debian.org/debian bookworm-backports main\n"
-        ),
+        format!("deb {signed}http://deb.debian.org/debian-security bookworm-security main\ndeb {signed}http://deb.debian.org/debian bookworm-backports main\n"),
     )?;
     let opts = [
         format!("-oDir::Etc::SourceList={}", apt.join("sources.list").display()),

@@ -148,7 +148,11 @@ fn accel() -> String {
     }
     let kvm = fs::OpenOptions::new().read(true).write(true).open("/dev/kvm").is_ok()
         && (Path::new("/sys/module/kvm_intel").exists() || Path::new("/sys/module/kvm_amd").exists());
-    if kvm { "kvm".into() } else { "tcg".into() }
+    if kvm {
+        "kvm".into()
+    } else {
+        "tcg".into()
+    }
 }
 
 /// The guest kernel's command line: no THP (the model has order-0 pages only), no zswap,
@@ -198,7 +202,8 @@ impl Boot<'_> {
         }
         args.extend(["-serial".into(), format!("file:{}", console.display()), "-serial".into(), format!("file:{}", out.display())]);
         fs::write(d.join("qemu.cmd"), format!("{} {}\n", qemu.display(), args.join(" ")))?;
-        let mut child = Command::new(&qemu).args(&args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().context("cannot start qemu")?;
+        let mut child =
+            Command::new(&qemu).args(&args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().context("cannot start qemu")?;
         let t0 = Instant::now();
         let status = loop {
             if let Some(s) = child.try_wait()? {

@@ -25,12 +25,9 @@ impl Run {
     pub fn load(path: &Path) -> Result<Run, String> {
         let name = path.display();
         let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: cannot read: {e}"))?;
-        let v: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| format!("{name}:{}:{}: not a JSON report: {e}", e.line(), e.column()))?;
-        let vm = v
-            .get("vmstat")
-            .and_then(|x| x.as_object())
-            .ok_or_else(|| format!("{name}: no \"vmstat\" object (is it the output of `pagelab run --json`?)"))?;
+        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{name}:{}:{}: not a JSON report: {e}", e.line(), e.column()))?;
+        let vm =
+            v.get("vmstat").and_then(|x| x.as_object()).ok_or_else(|| format!("{name}: no \"vmstat\" object (is it the output of `pagelab run --json`?)"))?;
         let mut vmstat = BTreeMap::new();
         for (k, x) in vm {
             let n = x.as_f64().ok_or_else(|| format!("{name}: vmstat.{k} is not a number"))?;
@@ -173,13 +170,7 @@ mod tests {
     use super::*;
 
     fn run(label: &str, kv: &[(&str, f64)]) -> Run {
-        Run {
-            label: label.into(),
-            vmstat: kv.iter().map(|&(k, v)| (k.to_string(), v)).collect(),
-            elapsed_s: 10.0,
-            throughput: 100.0,
-            model: BTreeMap::new(),
-        }
+        Run { label: label.into(), vmstat: kv.iter().map(|&(k, v)| (k.to_string(), v)).collect(), elapsed_s: 10.0, throughput: 100.0, model: BTreeMap::new() }
     }
 
     #[test]

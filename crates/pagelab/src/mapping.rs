@@ -110,9 +110,7 @@ impl AddressSpace {
         let base = self.entries.len() as u64;
         let span = (pages as u64).div_ceil(1 << XA_CHUNK_SHIFT) << XA_CHUNK_SHIFT;
         if base + span > (u32::MAX as u64) - 1 {
-            return Err(format!(
-                "the scenario's files and memory exceed pagelab's 16 TiB address space (at `{name}`)"
-            ));
+            return Err(format!("the scenario's files and memory exceed pagelab's 16 TiB address space (at `{name}`)"));
         }
         let id = self.objects.len();
         self.objects.push(Object { name: name.to_string(), anon, base: base as Vpn, pages, owner });

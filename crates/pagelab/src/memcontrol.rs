@@ -182,9 +182,7 @@ impl Memcgs {
                 Some(i) => &s.path[..i],
                 None => return Err(format!("cgroup path `{}` must start with /", s.path)),
             };
-            let parent = m
-                .find(parent_path)
-                .ok_or_else(|| format!("cgroup `{}` needs its parent `{parent_path}` declared too", s.path))?;
+            let parent = m.find(parent_path).ok_or_else(|| format!("cgroup `{}` needs its parent `{parent_path}` declared too", s.path))?;
             if m.find(&s.path).is_some() {
                 return Err(format!("cgroup `{}` is declared twice", s.path));
             }
@@ -552,22 +550,15 @@ impl Memcg {
 }
 
 /// Models mm/memcontrol.c: effective_protection().
-pub fn effective_protection(
-    usage: u64,
-    parent_usage: u64,
-    setting: u64,
-    parent_effective: u64,
-    siblings_protected: u64,
-    recursive: bool,
-) -> u64 {
+pub fn effective_protection(usage: u64, parent_usage: u64, setting: u64, parent_effective: u64, siblings_protected: u64, recursive: bool) -> u64 {
     let protected = usage.min(setting);
     if siblings_protected > parent_effective {
         return (protected as u128 * parent_effective as u128 / siblings_protected as u128) as u64;
     }
     let mut ep = protected;
     if recursive && parent_effective > siblings_protected && usage > protected {
-        let unclaimed = (parent_effective - siblings_protected) as u128 * (usage - protected) as u128
-            / (parent_usage.saturating_sub(siblings_protected)).max(1) as u128;
+        let unclaimed =
+            (parent_effective - siblings_protected) as u128 * (usage - protected) as u128 / (parent_usage.saturating_sub(siblings_protected)).max(1) as u128;
         ep += unclaimed as u64;
     }
     ep
@@ -585,8 +576,7 @@ mod tests {
     fn tree_needs_declared_parents_and_walks_in_preorder() {
         let e = Memcgs::new(Kernel::V6_1, &[spec("/a/b", 10, 0)], RstatMode::Kernel).unwrap_err();
         assert!(e.contains("parent `/a`"), "{e}");
-        let m = Memcgs::new(Kernel::V6_1, &[spec("/a/b", 10, 0), spec("/a", 20, 0), spec("/c", 5, 0)], RstatMode::Kernel)
-            .unwrap();
+        let m = Memcgs::new(Kernel::V6_1, &[spec("/a/b", 10, 0), spec("/a", 20, 0), spec("/c", 5, 0)], RstatMode::Kernel).unwrap();
         let paths: Vec<&str> = m.preorder.iter().map(|&c| m.get(c).path.as_str()).collect();
         assert_eq!(paths, ["/", "/a", "/a/b", "/c"]);
     }
@@ -767,12 +757,8 @@ fn calculate_overage(usage: u64, high: u64) -> u64 {
 /// Models mm/memcontrol.c: mem_find_max_overage() + calculate_high_delay(): the throttling
 /// penalty in jiffies for `nr_pages` charged over memory.high.
 pub fn high_delay_jiffies(memcgs: &Memcgs, memcg: MemcgId, nr_pages: u64) -> u64 {
-    let max_overage = memcgs
-        .ancestors(memcg)
-        .take_while(|&c| c != ROOT_MEMCG)
-        .map(|c| calculate_overage(memcgs.get(c).usage, memcgs.get(c).high))
-        .max()
-        .unwrap_or(0);
+    let max_overage =
+        memcgs.ancestors(memcg).take_while(|&c| c != ROOT_MEMCG).map(|c| calculate_overage(memcgs.get(c).usage, memcgs.get(c).high)).max().unwrap_or(0);
     if max_overage == 0 {
         return 0;
     }

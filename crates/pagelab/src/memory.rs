@@ -154,16 +154,7 @@ fn new_anon_page<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, advice: 
 }
 
 /// A load or store of page `index` of a file mapped shared by task `t`.
-pub fn file_mmap_access<P: Policy>(
-    mm: &mut Mm,
-    p: &mut P,
-    t: usize,
-    f: FileRef,
-    ra: &mut RaState,
-    index: u64,
-    write: bool,
-    advice: Advice,
-) -> bool {
+pub fn file_mmap_access<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, f: FileRef, ra: &mut RaState, index: u64, write: bool, advice: Advice) -> bool {
     let vpn = f.base + index as Vpn;
     if let Some(pfn) = mm.space.resident(vpn) {
         if mm.folios.test(pfn, pg::MAPPED) {

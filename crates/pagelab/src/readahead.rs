@@ -180,15 +180,7 @@ fn async_context<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaState
 
 /// Models mm/readahead.c: ondemand_readahead() (6.1), for sync (`hit_marker` false) and
 /// async reads.
-fn ondemand_readahead<P: Policy>(
-    mm: &mut Mm,
-    p: &mut P,
-    f: FileRef,
-    ra: &mut RaState,
-    index: u64,
-    req: u64,
-    hit_marker: bool,
-) -> RaIo {
+fn ondemand_readahead<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaState, index: u64, req: u64, hit_marker: bool) -> RaIo {
     let max = ra.ra_pages;
     let initial = |ra: &mut RaState| {
         ra.start = index;

@@ -110,9 +110,7 @@ fn for_each_size(o: &TraceRun, sizes: &[&str], one: impl Fn(&TraceRun) -> Result
 
 fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
     let memory = pagelab_workload::parse_size(o.memory).map_err(|e| anyhow::anyhow!("--memory {}: {e}", o.memory))?;
-    let trace_json = |records: u64, pages: Option<u64>, zero: Option<u64>| {
-        json!({"path": o.path.display().to_string(), "format": o.format, "records": records, "pages": pages, "zero_size_records": zero})
-    };
+    let trace_json = |records: u64, pages: Option<u64>, zero: Option<u64>| json!({"path": o.path.display().to_string(), "format": o.format, "records": records, "pages": pages, "zero_size_records": zero});
     if let Some(policy) = Plain::parse(o.policy) {
         if !o.set.is_empty() {
             bail!("--set applies to the kernel models (classic, mglru), not to `{}`", o.policy);
@@ -200,7 +198,11 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
     m.insert("convert_s".into(), input.convert_s.into());
     m.insert("wall_s".into(), wall.into());
     m.insert("accesses_per_s".into(), (ops_done as f64 / wall).into());
-    let table = format!("{table}trace: {ops_done} accesses, {misses} misses, miss ratio {:.6}, {:.2} M accesses/s\n", misses as f64 / ops_done.max(1) as f64, ops_done as f64 / wall / 1e6);
+    let table = format!(
+        "{table}trace: {ops_done} accesses, {misses} misses, miss ratio {:.6}, {:.2} M accesses/s\n",
+        misses as f64 / ops_done.max(1) as f64,
+        ops_done as f64 / wall / 1e6
+    );
     Ok((v, table))
 }
 
@@ -222,7 +224,16 @@ fn run_iolog(o: &TraceRun, log: &pagelab_trace::iolog::Iolog) -> Result<(Value, 
     let ops: Vec<Op> = log
         .ops
         .iter()
-        .map(|op| Op { object: op.file, page: op.first_page, npages: op.npages, write: op.write, access: Access::Buffered, advice: Advice::Normal, fill: false, think_ns: 0 })
+        .map(|op| Op {
+            object: op.file,
+            page: op.first_page,
+            npages: op.npages,
+            write: op.write,
+            access: Access::Buffered,
+            advice: Advice::Normal,
+            fill: false,
+            think_ns: 0,
+        })
         .collect();
     let start = Instant::now();
     let report = crate::run_ops(&s, crate::sim::OpSource::List(ops.into_iter()), |_, _| {}).map_err(anyhow::Error::msg)?;
@@ -240,6 +251,14 @@ fn run_iolog(o: &TraceRun, log: &pagelab_trace::iolog::Iolog) -> Result<(Value, 
         }),
     );
     m.insert("wall_s".into(), wall.into());
-    let table = format!("{table}iolog: {} reads, {} writes on {} files ({} trims, {} syncs, {} waits not replayed)\n", reads, log.ops.len() - reads, log.files.len(), log.trims, log.syncs, log.waits);
+    let table = format!(
+        "{table}iolog: {} reads, {} writes on {} files ({} trims, {} syncs, {} waits not replayed)\n",
+        reads,
+        log.ops.len() - reads,
+        log.files.len(),
+        log.trims,
+        log.syncs,
+        log.waits
+    );
     Ok((v, table))
 }

@@ -259,9 +259,10 @@ impl Report {
             rstat_flushes: mm.memcgs.nr_flushes,
             rstat_flushed_memcgs: mm.memcgs.flushed_memcgs,
             stale_refault_decisions: mm.memcgs.stale_refault_decisions,
-            lru_gen: m.policy.debugfs(mm).map(|text| {
-                serde_json::json!({"debugfs": text, "debugfs_full": m.policy.debugfs_full(mm), "lruvecs": m.policy.snapshot(mm)})
-            }),
+            lru_gen: m
+                .policy
+                .debugfs(mm)
+                .map(|text| serde_json::json!({"debugfs": text, "debugfs_full": m.policy.debugfs_full(mm), "lruvecs": m.policy.snapshot(mm)})),
         }
     }
 
@@ -278,12 +279,42 @@ impl Report {
         }
         let _ = writeln!(out, "\n/proc/vmstat");
         let keys = [
-            "pgpgin", "pgpgout", "pswpin", "pswpout", "pgfault", "pgmajfault", "pgactivate", "pgdeactivate", "pgrefill",
-            "pgscan_kswapd", "pgscan_direct", "pgsteal_kswapd", "pgsteal_direct", "pgscan_anon", "pgscan_file", "pgsteal_anon",
-            "pgsteal_file", "pgrotated", "workingset_refault_anon", "workingset_refault_file", "workingset_activate_anon",
-            "workingset_activate_file", "workingset_restore_anon", "workingset_restore_file", "workingset_nodereclaim",
-            "allocstall_normal", "pageoutrun", "oom_kill", "nr_free_pages", "nr_inactive_anon", "nr_active_anon",
-            "nr_inactive_file", "nr_active_file", "nr_dirty", "nr_writeback", "workingset_nodes",
+            "pgpgin",
+            "pgpgout",
+            "pswpin",
+            "pswpout",
+            "pgfault",
+            "pgmajfault",
+            "pgactivate",
+            "pgdeactivate",
+            "pgrefill",
+            "pgscan_kswapd",
+            "pgscan_direct",
+            "pgsteal_kswapd",
+            "pgsteal_direct",
+            "pgscan_anon",
+            "pgscan_file",
+            "pgsteal_anon",
+            "pgsteal_file",
+            "pgrotated",
+            "workingset_refault_anon",
+            "workingset_refault_file",
+            "workingset_activate_anon",
+            "workingset_activate_file",
+            "workingset_restore_anon",
+            "workingset_restore_file",
+            "workingset_nodereclaim",
+            "allocstall_normal",
+            "pageoutrun",
+            "oom_kill",
+            "nr_free_pages",
+            "nr_inactive_anon",
+            "nr_active_anon",
+            "nr_inactive_file",
+            "nr_active_file",
+            "nr_dirty",
+            "nr_writeback",
+            "workingset_nodes",
         ];
         for k in keys {
             let _ = writeln!(out, "  {:<28} {:>14}", k, self.vmstat.get(k).copied().unwrap_or(0));
@@ -294,9 +325,23 @@ impl Report {
             }
             let _ = writeln!(out, "\nmemory.stat {path}");
             for k in [
-                "memory.current", "anon", "file", "active_file", "inactive_file", "active_anon", "inactive_anon",
-                "workingset_refault_file", "workingset_refault_anon", "workingset_activate_file", "workingset_restore_file",
-                "pgscan", "pgsteal", "pgmajfault", "memory.events.max", "memory.events.high", "memory.events.low",
+                "memory.current",
+                "anon",
+                "file",
+                "active_file",
+                "inactive_file",
+                "active_anon",
+                "inactive_anon",
+                "workingset_refault_file",
+                "workingset_refault_anon",
+                "workingset_activate_file",
+                "workingset_restore_file",
+                "pgscan",
+                "pgsteal",
+                "pgmajfault",
+                "memory.events.max",
+                "memory.events.high",
+                "memory.events.low",
                 "memory.events.oom_kill",
             ] {
                 let _ = writeln!(out, "  {:<28} {:>14}", k, s.get(k).copied().unwrap_or(0));

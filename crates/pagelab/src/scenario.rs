@@ -234,12 +234,7 @@ impl Scenario {
 
     /// Parses scenario text; `file` names it in errors.
     pub fn parse(text: &str, file: &str, name: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
-        let err = |line: Option<usize>, key: &str, message: String| ScenarioError {
-            file: file.to_string(),
-            line,
-            key: key.to_string(),
-            message,
-        };
+        let err = |line: Option<usize>, key: &str, message: String| ScenarioError { file: file.to_string(), line, key: key.to_string(), message };
         let mut doc: toml::Table = text.parse::<toml::Table>().map_err(|e| {
             let line = e.span().map(|s| line_of(text, s.start));
             err(line, "", e.message().to_string())
@@ -305,9 +300,10 @@ fn override_key(doc: &toml::Table, o: &str) -> Option<String> {
             Some(list) if i + 1 < parts.len() => {
                 i += 1;
                 let entry = parts[i];
-                let idx = entry.parse::<usize>().ok().or_else(|| {
-                    list.iter().position(|e| ["name", "path"].iter().any(|k| e.get(k).and_then(|v| v.as_str()) == Some(entry)))
-                })?;
+                let idx = entry
+                    .parse::<usize>()
+                    .ok()
+                    .or_else(|| list.iter().position(|e| ["name", "path"].iter().any(|k| e.get(k).and_then(|v| v.as_str()) == Some(entry))))?;
                 out.push_str(&format!("[{idx}]"));
                 list.get(idx).and_then(|e| e.as_table())
             }
@@ -424,10 +420,7 @@ fn apply_override(doc: &mut toml::Table, o: &str) -> Result<(), String> {
                     Ok(n) => n,
                     Err(_) => a
                         .iter()
-                        .position(|e| {
-                            e.get("name").and_then(|v| v.as_str()) == Some(part)
-                                || e.get("path").and_then(|v| v.as_str()) == Some(part)
-                        })
+                        .position(|e| e.get("name").and_then(|v| v.as_str()) == Some(part) || e.get("path").and_then(|v| v.as_str()) == Some(part))
                         .ok_or_else(|| format!("`{key}`: no entry named `{part}`"))?,
                 };
                 if last {
@@ -464,8 +457,8 @@ fn pages(text: &str) -> Result<u64, String> {
 
 fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioError) -> Result<Scenario, ScenarioError> {
     let m = raw.machine.ok_or_else(|| err("machine", "missing the [machine] table".into()))?;
-    let memory_pages = pages(m.memory.as_deref().ok_or_else(|| err("machine.memory", "missing: how much RAM?".into()))?)
-        .map_err(|e| err("machine.memory", e))?;
+    let memory_pages =
+        pages(m.memory.as_deref().ok_or_else(|| err("machine.memory", "missing: how much RAM?".into()))?).map_err(|e| err("machine.memory", e))?;
     if memory_pages < 256 {
         return Err(err("machine.memory", "must be at least 1M".into()));
     }
@@ -497,9 +490,7 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
     if page_cluster > 10 {
         return Err(err("machine.page_cluster", "must be between 0 and 10".into()));
     }
-    let opt_pages = |key: &str, v: &Option<String>| -> Result<u64, ScenarioError> {
-        v.as_deref().map_or(Ok(0), |s| pages(s).map_err(|e| err(key, e)))
-    };
+    let opt_pages = |key: &str, v: &Option<String>| -> Result<u64, ScenarioError> { v.as_deref().map_or(Ok(0), |s| pages(s).map_err(|e| err(key, e))) };
     let reserved_pages = opt_pages("machine.reserved", &m.reserved)?;
     let kernel_used_pages = opt_pages("machine.kernel_used", &m.kernel_used)?;
     let shmem_pages = opt_pages("machine.shmem", &m.shmem)?;

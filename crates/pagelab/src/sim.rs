@@ -289,10 +289,7 @@ impl<P: Policy> Machine<P> {
                 let obj = &space.objects[id];
                 objects.push(TaskObject { file: FileRef { base: obj.base, pages: obj.pages as u64 }, anon: o.anon });
             }
-            let ra = objects
-                .iter()
-                .map(|o| RaState { ra_pages: if o.anon { 0 } else { m.ra_pages }, ..RaState::default() })
-                .collect();
+            let ra = objects.iter().map(|o| RaState { ra_pages: if o.anon { 0 } else { m.ra_pages }, ..RaState::default() }).collect();
             task_mms.push(TaskMm {
                 name: if w.jobs > 1 { format!("{}.{}", w.name, job) } else { w.name.clone() },
                 memcg,
@@ -392,7 +389,8 @@ impl<P: Policy> Machine<P> {
         }
         let interval = s.report_interval_ns;
         let hold = tasks.iter().map(|t| s.workloads[t.workload].hold).collect();
-        let workloads = s.workloads.iter().map(|w| WorkloadTiming { runtime: w.runtime_ns, op_interval: w.op_interval_ns, lifetime_ops: w.lifetime_ops }).collect();
+        let workloads =
+            s.workloads.iter().map(|w| WorkloadTiming { runtime: w.runtime_ns, op_interval: w.op_interval_ns, lifetime_ops: w.lifetime_ops }).collect();
         Ok(Machine {
             hold,
             workloads,
@@ -421,7 +419,10 @@ impl<P: Policy> Machine<P> {
             let file = self.tasks[t].objects.get(p.op.object as usize).ok_or("the trace's object is not one of the task's")?.file;
             let id = self.mm.space.object_of(file.base);
             if !p.sized && id + 1 != self.mm.space.objects.len() {
-                return Err(format!("a trace of unknown size needs its file `{}` last in the address space (read it in two passes)", self.mm.space.objects[id].name));
+                return Err(format!(
+                    "a trace of unknown size needs its file `{}` last in the address space (read it in two passes)",
+                    self.mm.space.objects[id].name
+                ));
             }
         }
         let n = ops.remaining();
@@ -442,7 +443,11 @@ impl<P: Policy> Machine<P> {
         let file = self.tasks[t].objects[object].file;
         let id = self.mm.space.object_of(file.base);
         let want = pages.max(file.pages.saturating_mul(2)).min(u32::MAX as u64 - 1 - file.base as u64);
-        let grown = if want < pages { Err(format!("the trace has {pages} distinct pages, more than pagelab's 16 TiB address space holds")) } else { self.mm.space.grow_last_object(id, want as u32) };
+        let grown = if want < pages {
+            Err(format!("the trace has {pages} distinct pages, more than pagelab's 16 TiB address space holds"))
+        } else {
+            self.mm.space.grow_last_object(id, want as u32)
+        };
         if let Err(e) = grown {
             if let OpSource::Pages(p) = &mut self.tasks[t].stream {
                 p.fail(e);

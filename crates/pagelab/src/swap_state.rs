@@ -149,7 +149,7 @@ pub fn swapin<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, slot: u32) 
         let pfn = read_swap_page(mm, p, vpn, slot, false)?;
         let done = mm.swap_dev.submit(now, 1, false);
         mm.cpu(done.saturating_sub(now)); // zram decompresses on the faulting CPU
-        // The page never entered the swap cache: the slot goes at once.
+                                          // The page never entered the swap cache: the slot goes at once.
         mm.swap_nodes.page_removed(slot);
         mm.nr_swapcached -= 1;
         let f = mm.folios.get_mut(pfn);
@@ -160,11 +160,7 @@ pub fn swapin<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, slot: u32) 
         return Some(pfn);
     }
     let max_pages = 1u32 << mm.cfg.page_cluster.min(5);
-    let window: Vec<(Vpn, u32)> = if mm.swap.kind.rotational() {
-        cluster_window(mm, t, slot, max_pages)
-    } else {
-        vma_window(mm, t, vpn, max_pages)
-    };
+    let window: Vec<(Vpn, u32)> = if mm.swap.kind.rotational() { cluster_window(mm, t, slot, max_pages) } else { vma_window(mm, t, vpn, max_pages) };
     let mut pfn = None;
     let mut nr = 0;
     for (v, s) in window {

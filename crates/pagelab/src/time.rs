@@ -32,7 +32,16 @@ pub struct Costs {
 
 impl Default for Costs {
     fn default() -> Self {
-        Costs { syscall_ns: 600, copy_page_ns: 250, touch_ns: 5, minor_fault_ns: 700, scan_page_ns: 120, reclaim_page_ns: 350, rmap_walk_ns: 400, rstat_flush_memcg_ns: 300 }
+        Costs {
+            syscall_ns: 600,
+            copy_page_ns: 250,
+            touch_ns: 5,
+            minor_fault_ns: 700,
+            scan_page_ns: 120,
+            reclaim_page_ns: 350,
+            rmap_walk_ns: 400,
+            rstat_flush_memcg_ns: 300,
+        }
     }
 }
 

@@ -418,14 +418,7 @@ const SHADOW_PREFETCH_AHEAD: usize = 4;
 /// Models mm/vmscan.c: shrink_folio_list() (6.1/6.12, order-0 pages, no demotion tiers):
 /// reclaims what it can from `list`; survivors stay in `list` in order, activated ones with
 /// PG_active set. Returns pages reclaimed.
-pub fn shrink_folio_list<P: Policy>(
-    mm: &mut Mm,
-    p: &mut P,
-    list: &mut Vec<Pfn>,
-    sc: &mut ScanControl,
-    stat: &mut ReclaimStat,
-    ignore_references: bool,
-) -> u64 {
+pub fn shrink_folio_list<P: Policy>(mm: &mut Mm, p: &mut P, list: &mut Vec<Pfn>, sc: &mut ScanControl, stat: &mut ReclaimStat, ignore_references: bool) -> u64 {
     complete_writeback_in_reclaim(mm, p);
     let mut reclaimed = 0;
     let (scan_ns, reclaim_ns) = (mm.cfg.costs.scan_page_ns, mm.cfg.costs.reclaim_page_ns);
@@ -485,14 +478,7 @@ fn complete_writeback_in_reclaim<P: Policy>(mm: &mut Mm, p: &mut P) {
     crate::page_writeback::complete_writeback(mm, p, now);
 }
 
-fn shrink_one_folio<P: Policy>(
-    mm: &mut Mm,
-    p: &mut P,
-    pfn: Pfn,
-    sc: &mut ScanControl,
-    stat: &mut ReclaimStat,
-    ignore_references: bool,
-) -> Verdict {
+fn shrink_one_folio<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, sc: &mut ScanControl, stat: &mut ReclaimStat, ignore_references: bool) -> Verdict {
     let f = *mm.folios.get(pfn);
     if f.test(pg::UNEVICTABLE) {
         return Verdict::Activate;

@@ -78,9 +78,9 @@ fn refault_workingset_sizes(mm: &Mm, memcg: MemcgId, file: bool) -> (u64, u64) {
             }
         }
     }
-    lrus[..n].iter().fold((0, 0), |(seen, exact), &lru| {
-        (seen + mm.memcgs.page_state(memcg, StatItem::Lru(lru)), exact + mm.memcgs.exact_state(memcg, StatItem::Lru(lru)))
-    })
+    lrus[..n]
+        .iter()
+        .fold((0, 0), |(seen, exact), &lru| (seen + mm.memcgs.page_state(memcg, StatItem::Lru(lru)), exact + mm.memcgs.exact_state(memcg, StatItem::Lru(lru))))
 }
 
 /// Models mm/workingset.c: workingset_refault() for the classic LRU, 6.1 and 6.12 (the

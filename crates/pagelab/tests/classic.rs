@@ -183,7 +183,6 @@ fn lru_note_cost_halves_both_costs_past_a_quarter_of_the_lru() {
     assert_eq!((lv.anon_cost, lv.file_cost), (48, 5));
 }
 
-
 #[test]
 fn shmem_active_starts_on_the_active_anon_list_the_rest_inactive() {
     // machine.shmem_active: the part of the calibrated initramfs the guest's kernel holds on

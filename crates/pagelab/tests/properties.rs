@@ -34,9 +34,7 @@ fn scenario_text(kernel: &str, memory_pages: u32, swap: usize, limit_pages: u32,
         "none" => String::new(),
         d => format!("swap = {{ device = \"{d}\", size = \"{}p\" }}\n", memory_pages),
     };
-    let mut s = format!(
-        "[machine]\nmemory = \"{memory_pages}p\"\nkernel = \"{kernel}\"\n{swap}\n[[cgroup]]\npath = \"/lim\"\nmax = \"{limit_pages}p\"\n"
-    );
+    let mut s = format!("[machine]\nmemory = \"{memory_pages}p\"\nkernel = \"{kernel}\"\n{swap}\n[[cgroup]]\npath = \"/lim\"\nmax = \"{limit_pages}p\"\n");
     for (i, w) in wls.iter().enumerate() {
         let kind = KINDS[w.kind];
         let size_key = if kind.starts_with("anon") { "size" } else { "file_size" };

@@ -28,11 +28,35 @@ fn the_issue_example_reports_every_listed_counter_plausibly() {
     let s = pagelab::Scenario::parse(EXAMPLE, "example.toml", "fio-zipf", &["workload.fio-zipf.ops=150000".into()]).unwrap();
     let r = pagelab::run(&s, |_, _| {}).unwrap();
     for k in [
-        "workingset_refault_file", "workingset_activate_file", "workingset_restore_file", "workingset_refault_anon",
-        "workingset_activate_anon", "workingset_restore_anon", "pgscan_kswapd", "pgscan_direct", "pgsteal_kswapd",
-        "pgsteal_direct", "pgscan_anon", "pgscan_file", "pgsteal_anon", "pgsteal_file", "pgactivate", "pgdeactivate",
-        "pgrefill", "pgpgin", "pgpgout", "pswpin", "pswpout", "pgmajfault", "pgfault", "allocstall", "nr_inactive_anon",
-        "nr_active_anon", "nr_inactive_file", "nr_active_file", "nr_free_pages",
+        "workingset_refault_file",
+        "workingset_activate_file",
+        "workingset_restore_file",
+        "workingset_refault_anon",
+        "workingset_activate_anon",
+        "workingset_restore_anon",
+        "pgscan_kswapd",
+        "pgscan_direct",
+        "pgsteal_kswapd",
+        "pgsteal_direct",
+        "pgscan_anon",
+        "pgscan_file",
+        "pgsteal_anon",
+        "pgsteal_file",
+        "pgactivate",
+        "pgdeactivate",
+        "pgrefill",
+        "pgpgin",
+        "pgpgout",
+        "pswpin",
+        "pswpout",
+        "pgmajfault",
+        "pgfault",
+        "allocstall",
+        "nr_inactive_anon",
+        "nr_active_anon",
+        "nr_inactive_file",
+        "nr_active_file",
+        "nr_free_pages",
     ] {
         assert!(r.vmstat.contains_key(k), "vmstat lacks {k}");
     }
@@ -121,10 +145,7 @@ ops = 60000
 
 #[test]
 fn a_parallel_sweep_equals_the_same_sweep_on_one_thread() {
-    let axes = [
-        pagelab::sweep::Axis::parse("cgroup./test.max=16M,24M,32M").unwrap(),
-        pagelab::sweep::Axis::parse("machine.kernel=6.1,6.12").unwrap(),
-    ];
+    let axes = [pagelab::sweep::Axis::parse("cgroup./test.max=16M,24M,32M").unwrap(), pagelab::sweep::Axis::parse("machine.kernel=6.1,6.12").unwrap()];
     let base = ["workload.fio-zipf.ops=15000".to_string()];
     let json = |threads| {
         pagelab::sweep::run(EXAMPLE, "example.toml", "fio-zipf", &base, &axes, threads, &|| {})
@@ -146,7 +167,11 @@ fn run_with_shortcut<P: pagelab::policy::Policy>(s: &pagelab::Scenario, make: im
 }
 
 /// Runs `s` after `tweak` has adjusted the machine; the report as JSON.
-fn run_tweaked<P: pagelab::policy::Policy>(s: &pagelab::Scenario, make: impl FnOnce(&pagelab::mm::Mm) -> P, tweak: impl FnOnce(&mut pagelab::mm::Mm)) -> String {
+fn run_tweaked<P: pagelab::policy::Policy>(
+    s: &pagelab::Scenario,
+    make: impl FnOnce(&pagelab::mm::Mm) -> P,
+    tweak: impl FnOnce(&mut pagelab::mm::Mm),
+) -> String {
     let mut m = pagelab::sim::Machine::new(s, make).unwrap();
     tweak(&mut m.mm);
     m.run(|_| {});
@@ -251,7 +276,16 @@ impl pagelab_trace::PageSource for MemTrace {
 /// Replays `pages` (a 6000-page file) as one-page reads on `m`: with `Machine::run`, or an
 /// operation at a time with `Machine::step`; returns the report.
 fn replay<P: pagelab::policy::Policy>(s: &pagelab::Scenario, mut m: pagelab::sim::Machine<P>, pages: &[u32], stepwise: bool) -> String {
-    let read = pagelab_workload::Op { object: 0, page: 0, npages: 1, write: false, access: pagelab_workload::Access::Buffered, advice: pagelab_workload::Advice::Random, fill: false, think_ns: 0 };
+    let read = pagelab_workload::Op {
+        object: 0,
+        page: 0,
+        npages: 1,
+        write: false,
+        access: pagelab_workload::Access::Buffered,
+        advice: pagelab_workload::Advice::Random,
+        fill: false,
+        think_ns: 0,
+    };
     let status = std::sync::Arc::new(std::sync::Mutex::new(pagelab::sim::TraceStatus::default()));
     let ops = pagelab::sim::PageOps::new(Box::new(MemTrace(pages.to_vec(), 6000, false)), read, std::path::Path::new("mem"), status);
     m.set_ops(0, pagelab::sim::OpSource::Pages(ops)).unwrap();
@@ -287,8 +321,12 @@ fn the_trace_replay_loop_equals_the_general_one() {
         let s = pagelab::Scenario::parse(&text, "trace.toml", "trace", &[]).unwrap();
         let report = |stepwise: bool| -> String {
             match s.machine.policy {
-                pagelab::PolicyKind::Classic => replay(&s, pagelab::sim::Machine::new(&s, |mm| pagelab::policy::classic::Classic::new(mm.memcgs.cg.len())).unwrap(), &pages, stepwise),
-                pagelab::PolicyKind::Mglru => replay(&s, pagelab::sim::Machine::new(&s, |mm| pagelab::policy::lru_gen::LruGen::new(mm, &s.mglru)).unwrap(), &pages, stepwise),
+                pagelab::PolicyKind::Classic => {
+                    replay(&s, pagelab::sim::Machine::new(&s, |mm| pagelab::policy::classic::Classic::new(mm.memcgs.cg.len())).unwrap(), &pages, stepwise)
+                }
+                pagelab::PolicyKind::Mglru => {
+                    replay(&s, pagelab::sim::Machine::new(&s, |mm| pagelab::policy::lru_gen::LruGen::new(mm, &s.mglru)).unwrap(), &pages, stepwise)
+                }
             }
         };
         let (looped, stepped) = (report(false), report(true));

@@ -28,14 +28,12 @@ fn run_json(py: Python<'_>, path: Option<&str>, text: Option<&str>, set: Vec<Str
 #[pyo3(signature = (text, vary, set=Vec::new(), threads=0))]
 fn sweep_json(py: Python<'_>, text: &str, vary: Vec<(String, Vec<String>)>, set: Vec<String>, threads: usize) -> PyResult<String> {
     let axes: Vec<pagelab::sweep::Axis> = vary.into_iter().map(|(key, values)| pagelab::sweep::Axis { key, values }).collect();
-    let results = py
-        .allow_threads(|| pagelab::sweep::run(text, "<text>", "scenario", &set, &axes, threads, &|| {}))
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let results =
+        py.allow_threads(|| pagelab::sweep::run(text, "<text>", "scenario", &set, &axes, threads, &|| {})).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let v: Vec<serde_json::Value> = results
         .into_iter()
         .map(|(p, r)| {
-            let point: serde_json::Map<String, serde_json::Value> =
-                p.overrides.into_iter().map(|(k, v)| (k, serde_json::Value::String(v))).collect();
+            let point: serde_json::Map<String, serde_json::Value> = p.overrides.into_iter().map(|(k, v)| (k, serde_json::Value::String(v))).collect();
             match r {
                 Ok(r) => serde_json::json!({"point": point, "report": r}),
                 Err(e) => serde_json::json!({"point": point, "error": e}),
@@ -61,11 +59,7 @@ fn run_trace_json(py: Python<'_>, path: &str, policy: &str, memory: &str, format
 #[pyfunction]
 #[pyo3(signature = (paths, labels=None))]
 fn compare_table(paths: Vec<String>, labels: Option<Vec<String>>) -> PyResult<String> {
-    let mut runs = paths
-        .iter()
-        .map(|p| pagelab::compare::Run::load(std::path::Path::new(p)))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(PyValueError::new_err)?;
+    let mut runs = paths.iter().map(|p| pagelab::compare::Run::load(std::path::Path::new(p))).collect::<Result<Vec<_>, _>>().map_err(PyValueError::new_err)?;
     if let Some(labels) = labels {
         for (r, l) in runs.iter_mut().zip(labels) {
             r.label = l;
@@ -74,12 +68,20 @@ fn compare_table(paths: Vec<String>, labels: Option<Vec<String>>) -> PyResult<St
     Ok(pagelab::compare::table(&runs, &pagelab::compare::default_rows()))
 }
 
+/// The `pagelab` command line, run in this process on `argv` (program name first); returns
+/// its exit status. The wheel's `pagelab` console script (`pagelab._cli`) calls it.
+#[pyfunction]
+fn cli_main(py: Python<'_>, argv: Vec<String>) -> i32 {
+    py.allow_threads(|| pagelab_cli::main_from(argv))
+}
+
 #[pymodule]
 fn _pagelab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_json, m)?)?;
     m.add_function(wrap_pyfunction!(compare_table, m)?)?;
     m.add_function(wrap_pyfunction!(run_trace_json, m)?)?;
+    m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -43,47 +43,59 @@ fn main() {
         assert_eq!(k, n as u64);
         println!("{name:<44} {:>12.1}", k as f64 / s / 1e6);
     };
-    row("oracleGeneral raw batches (plain)", best(|| {
-        let mut r = OracleReader::open(&plain).unwrap();
-        let mut k = 0u64;
-        let mut sum = 0u64;
-        while let Some(b) = r.next_batch().unwrap() {
-            for rec in b.chunks_exact(ORACLE_RECORD) {
-                sum = sum.wrapping_add(Record::parse(rec).obj_id);
-                k += 1;
+    row(
+        "oracleGeneral raw batches (plain)",
+        best(|| {
+            let mut r = OracleReader::open(&plain).unwrap();
+            let mut k = 0u64;
+            let mut sum = 0u64;
+            while let Some(b) = r.next_batch().unwrap() {
+                for rec in b.chunks_exact(ORACLE_RECORD) {
+                    sum = sum.wrapping_add(Record::parse(rec).obj_id);
+                    k += 1;
+                }
             }
-        }
-        std::hint::black_box(sum);
-        k
-    }));
+            std::hint::black_box(sum);
+            k
+        }),
+    );
     for (name, path) in [("oracleGeneral -> dense pages (plain)", &plain), ("oracleGeneral -> dense pages (zstd)", &zst)] {
-        row(name, best(|| {
-            let mut s = OracleSource::open(path, false).unwrap();
+        row(
+            name,
+            best(|| {
+                let mut s = OracleSource::open(path, false).unwrap();
+                let mut k = 0;
+                while let Some(b) = s.next_batch().unwrap() {
+                    k += b.len() as u64;
+                }
+                k
+            }),
+        );
+    }
+    row(
+        "oracleGeneral -> dense pages, threaded (plain)",
+        best(|| {
+            let mut s = open(&plain, Format::OracleGeneral, false, false).unwrap();
             let mut k = 0;
             while let Some(b) = s.next_batch().unwrap() {
                 k += b.len() as u64;
             }
             k
-        }));
-    }
-    row("oracleGeneral -> dense pages, threaded (plain)", best(|| {
-        let mut s = open(&plain, Format::OracleGeneral, false, false).unwrap();
-        let mut k = 0;
-        while let Some(b) = s.next_batch().unwrap() {
-            k += b.len() as u64;
-        }
-        k
-    }));
-    row("dense format", best(|| {
-        let mut s = DenseReader::open(&dense).unwrap();
-        let mut k = 0;
-        let mut sum = 0u64;
-        while let Some(b) = s.next_batch().unwrap() {
-            k += b.len() as u64;
-            sum = sum.wrapping_add(b.iter().map(|&p| p as u64).sum::<u64>());
-        }
-        std::hint::black_box(sum);
-        k
-    }));
+        }),
+    );
+    row(
+        "dense format",
+        best(|| {
+            let mut s = DenseReader::open(&dense).unwrap();
+            let mut k = 0;
+            let mut sum = 0u64;
+            while let Some(b) = s.next_batch().unwrap() {
+                k += b.len() as u64;
+                sum = sum.wrapping_add(b.iter().map(|&p| p as u64).sum::<u64>());
+            }
+            std::hint::black_box(sum);
+            k
+        }),
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

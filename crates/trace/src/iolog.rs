@@ -104,7 +104,9 @@ pub fn parse(input: impl BufRead, path: &Path) -> Result<Iolog, TraceError> {
                     _ => log.syncs += 1,
                 }
             }
-            other => return Err(line_err(path, n, format!("unknown action `{other}` (fio replays add, open, close, read, write, trim, sync, datasync and wait)"))),
+            other => {
+                return Err(line_err(path, n, format!("unknown action `{other}` (fio replays add, open, close, read, write, trim, sync, datasync and wait)")))
+            }
         }
         if let Some(extra) = fields.next() {
             return Err(line_err(path, n, format!("unexpected `{extra}` after the `{action}` line's fields")));

@@ -333,10 +333,7 @@ impl OracleReader {
             Some(n) => err(
                 &self.path,
                 Some(n.load(Ordering::Relaxed)),
-                format!(
-                    "bad zstd data (compressed byte offset; {at} bytes, {} whole records, decompressed before it): {e}",
-                    at / ORACLE_RECORD as u64
-                ),
+                format!("bad zstd data (compressed byte offset; {at} bytes, {} whole records, decompressed before it): {e}", at / ORACLE_RECORD as u64),
             ),
             None => err(&self.path, Some(at), format!("read error: {e}")),
         }
@@ -591,15 +588,7 @@ pub struct OracleSource {
 
 impl OracleSource {
     pub fn open(path: impl AsRef<Path>, want_next: bool) -> Result<OracleSource, TraceError> {
-        Ok(OracleSource {
-            reader: OracleReader::open(path)?,
-            map: IdMap::default(),
-            frozen: false,
-            want_next,
-            out: Vec::new(),
-            next: Vec::new(),
-            zero: 0,
-        })
+        Ok(OracleSource { reader: OracleReader::open(path)?, map: IdMap::default(), frozen: false, want_next, out: Vec::new(), next: Vec::new(), zero: 0 })
     }
 
     /// A second pass over the same file with the ids of a first one: the page count is known,
@@ -800,7 +789,10 @@ impl DenseReader {
             return Err(err(
                 path,
                 Some(DENSE_HEADER + whole * 4),
-                format!("truncated trace: the header promises {records} records, the file holds {whole}{}", if !(size - DENSE_HEADER).is_multiple_of(4) { " and part of another" } else { "" }),
+                format!(
+                    "truncated trace: the header promises {records} records, the file holds {whole}{}",
+                    if !(size - DENSE_HEADER).is_multiple_of(4) { " and part of another" } else { "" }
+                ),
             ));
         }
         if size > want {
@@ -841,7 +833,11 @@ impl PageSource for DenseReader {
         self.read += n as u64;
         let buf = &self.buf[..n];
         if let Some(i) = buf.iter().position(|&p| p as u64 >= self.pages) {
-            return Err(err(&self.path, Some(DENSE_HEADER + (first + i as u64) * 4), format!("page index {} beyond the {} pages of the header", buf[i], self.pages)));
+            return Err(err(
+                &self.path,
+                Some(DENSE_HEADER + (first + i as u64) * 4),
+                format!("page index {} beyond the {} pages of the header", buf[i], self.pages),
+            ));
         }
         Ok(Some(buf))
     }

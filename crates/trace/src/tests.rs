@@ -21,7 +21,12 @@ fn pages_of(src: &mut dyn PageSource) -> Result<Vec<u32>, TraceError> {
 
 fn dense_expected(ids: &[u64]) -> Vec<u32> {
     let mut m = std::collections::HashMap::new();
-    ids.iter().map(|id| { let n = m.len() as u32; *m.entry(*id).or_insert(n) }).collect()
+    ids.iter()
+        .map(|id| {
+            let n = m.len() as u32;
+            *m.entry(*id).or_insert(n)
+        })
+        .collect()
 }
 
 #[test]

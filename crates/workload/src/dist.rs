@@ -23,7 +23,10 @@ pub enum Distribution {
     /// Normal around the middle block with this standard deviation in percent of the blocks.
     Normal(f64),
     /// A fraction `hot` of the blocks receives a fraction `prob` of the accesses.
-    HotCold { hot: f64, prob: f64 },
+    HotCold {
+        hot: f64,
+        prob: f64,
+    },
 }
 
 impl Distribution {
@@ -65,9 +68,7 @@ impl Distribution {
             }
             "hotcold" => {
                 let a = args.ok_or_else(|| format!("`{text}`: use hotcold:HOT_FRACTION:HOT_PROBABILITY, e.g. hotcold:0.2:0.8"))?;
-                let (h, p) = a
-                    .split_once(':')
-                    .ok_or_else(|| format!("`{text}`: use hotcold:HOT_FRACTION:HOT_PROBABILITY, e.g. hotcold:0.2:0.8"))?;
+                let (h, p) = a.split_once(':').ok_or_else(|| format!("`{text}`: use hotcold:HOT_FRACTION:HOT_PROBABILITY, e.g. hotcold:0.2:0.8"))?;
                 let hot: f64 = h.parse().map_err(|_| format!("`{text}`: `{h}` is not a number"))?;
                 let prob: f64 = p.parse().map_err(|_| format!("`{text}`: `{p}` is not a number"))?;
                 if !(hot > 0.0 && hot < 1.0 && (0.0..=1.0).contains(&prob)) {
@@ -75,11 +76,7 @@ impl Distribution {
                 }
                 Distribution::HotCold { hot, prob }
             }
-            _ => {
-                return Err(format!(
-                    "`{text}` is not a distribution (use seq, uniform, zipf:θ, pareto:h, normal:σ%, hotcold:f:p)"
-                ))
-            }
+            _ => return Err(format!("`{text}` is not a distribution (use seq, uniform, zipf:θ, pareto:h, normal:σ%, hotcold:f:p)")),
         };
         Ok(d)
     }
@@ -142,9 +139,7 @@ impl Sampler {
             Distribution::Zipf(theta) => SamplerKind::RejectionInversion(RejectionInversionZipf::new(n, theta)),
             Distribution::Pareto(h) => SamplerKind::Pareto { pow: h.ln() / (1.0 - h).ln() },
             Distribution::Normal(dev) => SamplerKind::Normal { stddev: (n as f64 * dev / 100.0).max(1e-9) },
-            Distribution::HotCold { hot, prob } => {
-                SamplerKind::HotCold { hot_blocks: ((n as f64 * hot).round() as u64).clamp(1, n), prob }
-            }
+            Distribution::HotCold { hot, prob } => SamplerKind::HotCold { hot_blocks: ((n as f64 * hot).round() as u64).clamp(1, n), prob },
         };
         // fio draws its scatter offset first, from the same generator.
         let rand_off = rng.next_u32() as u64;
@@ -213,11 +208,7 @@ impl Sampler {
                 }
             }
             SamplerKind::HotCold { hot_blocks, prob } => {
-                let rank = if rng.unit() < *prob || *hot_blocks == n {
-                    rng.below(*hot_blocks)
-                } else {
-                    hot_blocks + rng.below(n - hot_blocks)
-                };
+                let rank = if rng.unit() < *prob || *hot_blocks == n { rng.below(*hot_blocks) } else { hot_blocks + rng.below(n - hot_blocks) };
                 self.place(rank)
             }
         }
@@ -235,11 +226,19 @@ struct RejectionInversionZipf {
 }
 
 fn helper1(x: f64) -> f64 {
-    if x.abs() > 1e-8 { x.ln_1p() / x } else { 1.0 - x * (0.5 - x * (1.0 / 3.0 - 0.25 * x)) }
+    if x.abs() > 1e-8 {
+        x.ln_1p() / x
+    } else {
+        1.0 - x * (0.5 - x * (1.0 / 3.0 - 0.25 * x))
+    }
 }
 
 fn helper2(x: f64) -> f64 {
-    if x.abs() > 1e-8 { x.exp_m1() / x } else { 1.0 + x * 0.5 * (1.0 + x * (1.0 / 3.0) * (1.0 + 0.25 * x)) }
+    if x.abs() > 1e-8 {
+        x.exp_m1() / x
+    } else {
+        1.0 + x * 0.5 * (1.0 + x * (1.0 / 3.0) * (1.0 + 0.25 * x))
+    }
 }
 
 impl RejectionInversionZipf {

@@ -146,16 +146,7 @@ impl Iterator for JobStream {
                 ph.fill_left -= 1;
                 let page = ph.fill_next;
                 ph.fill_next += 1;
-                return Some(Op {
-                    object: ph.object,
-                    page,
-                    npages: 1,
-                    write: true,
-                    access: ph.access,
-                    advice: ph.advice,
-                    fill: true,
-                    think_ns: 0,
-                });
+                return Some(Op { object: ph.object, page, npages: 1, write: true, access: ph.access, advice: ph.advice, fill: true, think_ns: 0 });
             }
             if ph.ops_left == 0 {
                 self.current += 1;

@@ -11,9 +11,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     }
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("`{text}` is not a size (expected e.g. 4096, 4k, 256M, 1.5G or 100p)"))?;
+    let value: f64 = num.parse().map_err(|_| format!("`{text}` is not a size (expected e.g. 4096, 4k, 256M, 1.5G or 100p)"))?;
     let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kb" | "kib" => 1 << 10,
@@ -39,9 +37,7 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
     let t = text.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("`{text}` is not a duration (expected e.g. 1s, 300ms, 50us, 20ns)"))?;
+    let value: f64 = num.parse().map_err(|_| format!("`{text}` is not a duration (expected e.g. 1s, 300ms, 50us, 20ns)"))?;
     let mult = match unit.trim() {
         "" | "s" | "sec" => 1e9,
         "ms" => 1e6,

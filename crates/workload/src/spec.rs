@@ -185,10 +185,7 @@ impl WorkloadToml {
         if name.is_empty() || name.contains(char::is_whitespace) {
             return Err(err("name", "must be a non-empty word without spaces"));
         }
-        let cgroup = self
-            .cgroup
-            .clone()
-            .ok_or_else(|| err("cgroup", "missing: every workload runs in a cgroup (use \"/\" for the root)"))?;
+        let cgroup = self.cgroup.clone().ok_or_else(|| err("cgroup", "missing: every workload runs in a cgroup (use \"/\" for the root)"))?;
         let jobs = self.jobs.unwrap_or(1);
         if jobs == 0 || jobs > 4096 {
             return Err(err("jobs", "must be between 1 and 4096"));
@@ -248,16 +245,10 @@ fn resolve_phase(d: &PhaseToml, p: &PhaseToml, name: &str, prefix: &str, unbound
         };
     }
     let key = |k: &str| format!("{prefix}{k}");
-    let kind = pick!(kind).ok_or_else(|| {
-        err(
-            key("kind"),
-            "missing (one of file-read, file-write, file-rw, mmap-read, mmap-write, anon-read, anon-write, anon-rw)",
-        )
-    })?;
+    let kind = pick!(kind)
+        .ok_or_else(|| err(key("kind"), "missing (one of file-read, file-write, file-rw, mmap-read, mmap-write, anon-read, anon-write, anon-rw)"))?;
     let size_text = match (pick!(file_size), pick!(size)) {
-        (Some(_), Some(_)) if p.file_size.is_some() && p.size.is_some() => {
-            return Err(err(key("size"), "give either file_size or size, not both"))
-        }
+        (Some(_), Some(_)) if p.file_size.is_some() && p.size.is_some() => return Err(err(key("size"), "give either file_size or size, not both")),
         (Some(f), _) => f,
         (None, Some(s)) => s,
         (None, None) => return Err(err(key("file_size"), "missing: how large is the object this phase touches?")),

@@ -86,15 +86,7 @@ fn replay(mut reader: OracleReader, mut cache: impl KeyedCache, policy: PolicyKi
         }
         ops += records.len() as u64;
     }
-    let stats = Stats {
-        policy: policy.name(),
-        capacity,
-        ops,
-        hits: ops - misses,
-        misses,
-        evictions: cache.evictions(),
-        pages: None,
-        state_bytes: cache.state_bytes(),
-    };
+    let stats =
+        Stats { policy: policy.name(), capacity, ops, hits: ops - misses, misses, evictions: cache.evictions(), pages: None, state_bytes: cache.state_bytes() };
     Ok((stats, zero))
 }

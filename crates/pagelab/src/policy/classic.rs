@@ -10,10 +10,7 @@ use crate::memcontrol::{MemcgId, StatItem};
 use crate::mm::{int_sqrt, Mm};
 use crate::policy::Policy;
 use crate::swap::{folio_activate, lru_add_drain, lru_cache_activate_folio, lru_note_cost};
-use crate::vmscan::{
-    folio_referenced, move_folios_to_lru, shrink_folio_list, shrink_node_memcgs, ReclaimStat, ScanControl, DEACTIVATE_ANON,
-    DEACTIVATE_FILE,
-};
+use crate::vmscan::{folio_referenced, move_folios_to_lru, shrink_folio_list, shrink_node_memcgs, ReclaimStat, ScanControl, DEACTIVATE_ANON, DEACTIVATE_FILE};
 use crate::vmstat::{Ev, Lru};
 use crate::workingset::{classic_eviction, classic_refault, workingset_activation};
 
@@ -159,9 +156,7 @@ impl Classic {
         if !sc.cgroup_reclaim() {
             let file = mm.node_lru_size(Lru::ActiveFile) + mm.node_lru_size(Lru::InactiveFile);
             let anon = mm.node_lru_size(Lru::InactiveAnon);
-            sc.file_is_tiny = file + mm.nr_free() <= mm.zone.wmark_high
-                && sc.may_deactivate & DEACTIVATE_ANON == 0
-                && (anon >> sc.priority) != 0;
+            sc.file_is_tiny = file + mm.nr_free() <= mm.zone.wmark_high && sc.may_deactivate & DEACTIVATE_ANON == 0 && (anon >> sc.priority) != 0;
         }
     }
 
@@ -436,11 +431,8 @@ impl Policy for Classic {
             if nr_file == 0 || nr_anon == 0 {
                 break;
             }
-            let (stop, other, percentage) = if nr_file > nr_anon {
-                (0, 2, nr_anon * 100 / (targets[0] + targets[1] + 1))
-            } else {
-                (2, 0, nr_file * 100 / (targets[2] + targets[3] + 1))
-            };
+            let (stop, other, percentage) =
+                if nr_file > nr_anon { (0, 2, nr_anon * 100 / (targets[0] + targets[1] + 1)) } else { (2, 0, nr_file * 100 / (targets[2] + targets[3] + 1)) };
             nr[stop] = 0;
             nr[stop + 1] = 0;
             for l in [other, other + 1] {

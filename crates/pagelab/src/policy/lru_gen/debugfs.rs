@@ -31,11 +31,7 @@ impl LruGen {
             // mem_cgroup_id(): the root is 1, the others count up in creation order.
             let _ = writeln!(out, "memcg {:5} {}", memcg + 1, mm.memcgs.get(memcg).path);
             let _ = writeln!(out, " node {:5}", 0);
-            let first = if !full {
-                lv.min_seq[0]
-            } else {
-                lv.max_seq.saturating_sub(MAX_NR_GENS as u64 - 1)
-            };
+            let first = if !full { lv.min_seq[0] } else { lv.max_seq.saturating_sub(MAX_NR_GENS as u64 - 1) };
             for seq in first..=lv.max_seq {
                 let gen = gen_of(seq);
                 let _ = write!(out, " {:10} {:10}", seq, age_ms(now, lv.timestamps[gen]));

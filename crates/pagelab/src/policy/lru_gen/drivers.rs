@@ -43,13 +43,8 @@ impl MemcgLru {
     /// Models mm/vmscan.c: lru_gen_online_memcg() for every memcg: the tail of a random bin
     /// of the current generation.
     pub fn new(n: usize, rng: &mut Rng) -> MemcgLru {
-        let mut m = MemcgLru {
-            seq: 0,
-            fifo: vec![vec![Vec::new(); MEMCG_NR_BINS]; MEMCG_NR_GENS],
-            gen: vec![0; n],
-            seg: vec![Rotate::Nop; n],
-            nr: [0; MEMCG_NR_GENS],
-        };
+        let mut m =
+            MemcgLru { seq: 0, fifo: vec![vec![Vec::new(); MEMCG_NR_BINS]; MEMCG_NR_GENS], gen: vec![0; n], seg: vec![Rotate::Nop; n], nr: [0; MEMCG_NR_GENS] };
         for memcg in 0..n {
             let bin = rng.below(MEMCG_NR_BINS as u64) as usize;
             m.fifo[0][bin].push(memcg as MemcgId);

@@ -24,8 +24,7 @@ pub struct CtrlPos {
 /// evicted); too few refaults (< MIN_LRU_BATCH) count as no error.
 pub fn positive_ctrl_err(sp: CtrlPos, pv: CtrlPos) -> bool {
     pv.refaulted < MIN_LRU_BATCH
-        || pv.refaulted as u128 * (sp.total + MIN_LRU_BATCH) as u128 * sp.gain as u128
-            <= (sp.refaulted + 1) as u128 * pv.total as u128 * pv.gain as u128
+        || pv.refaulted as u128 * (sp.total + MIN_LRU_BATCH) as u128 * sp.gain as u128 <= (sp.refaulted + 1) as u128 * pv.total as u128 * pv.gain as u128
 }
 
 impl LruGen {
@@ -271,14 +270,7 @@ impl LruGen {
                     continue;
                 }
                 let locked = f.test(pg::LOCKED);
-                if skip_retry
-                    || f.test(pg::ACTIVE)
-                    || f.test(pg::REFERENCED)
-                    || f.test(pg::MAPPED)
-                    || locked
-                    || f.test(pg::DIRTY)
-                    || f.test(pg::WRITEBACK)
-                {
+                if skip_retry || f.test(pg::ACTIVE) || f.test(pg::REFERENCED) || f.test(pg::MAPPED) || locked || f.test(pg::DIRTY) || f.test(pg::WRITEBACK) {
                     let fm = mm.folios.get_mut(pfn);
                     fm.flags = (fm.flags & !REFS_ALL) | pg::ACTIVE;
                     kept.push(pfn);

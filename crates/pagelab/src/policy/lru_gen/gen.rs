@@ -97,9 +97,7 @@ impl LruGen {
         let lv = &self.lv[memcg as usize];
         let seq = if f.test(pg::ACTIVE) {
             lv.max_seq
-        } else if (ty == 0 && !f.test(pg::SWAPCACHE))
-            || (f.test(pg::RECLAIM) && (f.test(pg::DIRTY) || f.test(pg::WRITEBACK)))
-        {
+        } else if (ty == 0 && !f.test(pg::SWAPCACHE)) || (f.test(pg::RECLAIM) && (f.test(pg::DIRTY) || f.test(pg::WRITEBACK))) {
             lv.max_seq - 1
         } else if reclaiming || lv.min_seq[ty] + MIN_NR_GENS as u64 >= lv.max_seq {
             lv.min_seq[ty]

@@ -249,9 +249,7 @@ fn boosted_kswapd_reclaims_clean_pages_in_6_1_and_nothing_in_6_12() {
 fn v6_12_kswapd_starts_at_the_priority_that_fits_its_target() {
     // kernel-versions.md §8 #15: set_initial_priority(): fls(inactive) - 1 - fls(target - 1),
     // clamped to [6, 12]; 6.1 has no such step.
-    for (kernel, pages, target, want) in
-        [("6.12", 16_384u64, 1000u64, 6u32), ("6.12", 16_384, 64, 8), ("6.12", 2048, 1000, 6), ("6.1", 16_384, 1000, 12)]
-    {
+    for (kernel, pages, target, want) in [("6.12", 16_384u64, 1000u64, 6u32), ("6.12", 16_384, 64, 8), ("6.12", 2048, 1000, 6), ("6.1", 16_384, 1000, 12)] {
         let mut m = read_file(kernel, pages);
         let inactive = m.mm.node_lru_size(crate::vmstat::Lru::InactiveFile);
         if kernel == "6.12" {

@@ -110,11 +110,7 @@ impl LruGen {
         let distance = now.wrapping_sub(stamp) & (Shadow::EVICTION_MASK >> REFS_WIDTH);
         let (active, inactive_anon, inactive_file) = self.active_inactive(mm, eviction_memcg);
         let inactive = inactive_anon + inactive_file;
-        let recent = if active >= inactive {
-            distance < inactive
-        } else {
-            distance < active + if ty == 1 { inactive_anon } else { inactive_file }
-        };
+        let recent = if active >= inactive { distance < inactive } else { distance < active + if ty == 1 { inactive_anon } else { inactive_file } };
         if !recent {
             return;
         }

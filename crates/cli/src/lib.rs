@@ -1,0 +1,316 @@
+//! The `pagelab` command: run scenarios against the reclaim models and print the kernel's
+//! counters. A library so that the Python wheel's `pagelab` console script runs the same
+//! command line in-process (`main_from`); `src/main.rs` is the binary.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+
+mod trace;
+
+#[derive(Parser)]
+#[command(name = "pagelab", version, about = "A fast, faithful laboratory for Linux page reclaim")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a scenario, or replay a trace (--trace), and print its counters.
+    Run {
+        /// The scenario file (TOML).
+        #[arg(required_unless_present = "trace", conflicts_with = "trace")]
+        scenario: Option<PathBuf>,
+        /// Replay this page-access trace (one object = one 4 KiB page) instead of a scenario.
+        #[arg(long, requires = "memory")]
+        trace: Option<PathBuf>,
+        /// The trace's format: oracleGeneral (libCacheSim; plain or zstd), dense (pagelab's) or
+        /// fio-iolog (fio's write_iolog, versions 2 and 3; kernel models only).
+        #[arg(long, default_value = "oracleGeneral")]
+        trace_format: String,
+        /// With --trace: classic or mglru (the kernel models, the trace as buffered reads of
+        /// one file), or a plain page cache: lru, fifo, clock, opt, sieve, s3fifo, arc.
+        #[arg(long, default_value = "classic")]
+        policy: String,
+        /// With --trace: the machine's memory (the plain caches hold memory / 4 KiB pages);
+        /// several sizes, comma-separated, run in parallel and give a JSON array.
+        #[arg(long)]
+        memory: Option<String>,
+        /// With --trace and a kernel model: the kernel version.
+        #[arg(long, default_value = "6.1")]
+        kernel: String,
+        /// Write the full report as JSON to this file ("-" for standard output).
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Override a scenario value, e.g. --set machine.memory=512M --set workload.fio-zipf.ops=1000.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// No progress bar and no table.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Run a scenario for every combination of values (in parallel) and tabulate the counters.
+    Sweep {
+        /// The scenario file (TOML).
+        scenario: PathBuf,
+        /// A swept key and its values, e.g. --vary machine.memory=256M,512M,1G (repeatable:
+        /// the sweep is the cartesian product).
+        #[arg(long = "vary", value_name = "KEY=V1,V2,...", required = true)]
+        vary: Vec<String>,
+        /// Fixed overrides applied to every point.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Worker threads (default: all cores); results do not depend on it.
+        #[arg(long, default_value_t = 0)]
+        threads: usize,
+        /// Write every point's full report as a JSON array.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Write one CSV row per point: the swept values, then every vmstat counter.
+        #[arg(long)]
+        csv: Option<PathBuf>,
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Run the seeds' experiments (a manifest of scenarios and before/after settings) and
+    /// print a comparison table for each.
+    Seeds {
+        /// The manifest.
+        #[arg(long, default_value = "examples/seeds/experiments.toml")]
+        manifest: PathBuf,
+        /// Only these experiment ids (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
+        #[arg(long, default_value_t = 0)]
+        threads: usize,
+        /// Write each run's report as DIR/<experiment>-<run>.json.
+        #[arg(long)]
+        json_dir: Option<PathBuf>,
+    },
+    /// Convert an oracleGeneral trace to pagelab's dense format (object ids mapped to page
+    /// indices once).
+    TraceConvert { input: PathBuf, output: PathBuf },
+    /// Run a scenario in a real Debian kernel under qemu and in the model; print the fidelity
+    /// table (counter, kernel, pagelab, error %).
+    Oracle(pagelab_oracle::OracleArgs),
+    /// Compare runs side by side (mmtests compare-kernels style), the first as baseline.
+    Compare {
+        /// Reports written by `pagelab run --json`.
+        #[arg(required = true, num_args = 1..)]
+        reports: Vec<PathBuf>,
+        /// Column labels, one per report, in order (default: scenario/kernel-policy).
+        #[arg(long, value_delimiter = ',')]
+        labels: Vec<String>,
+    },
+}
+
+/// Runs the command line on `args` (the program name first) and returns the process's exit
+/// status: 0, 1 for an error (printed as `pagelab: ...`), or clap's own status for a usage
+/// error or `--help`.
+pub fn main_from<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return e.exit_code();
+        }
+    };
+    match real_main(cli) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("pagelab: {e:#}");
+            1
+        }
+    }
+}
+
+fn real_main(cli: Cli) -> Result<()> {
+    match cli.cmd {
+        Cmd::Run { scenario: Some(scenario), json, set, quiet, .. } => run(&scenario, json.as_deref(), &set, quiet),
+        Cmd::Run { trace: Some(path), trace_format, policy, memory, kernel, json, set, quiet, .. } => {
+            let memory = memory.expect("clap requires --memory with --trace");
+            let o = trace::TraceRun { path: &path, format: &trace_format, policy: &policy, memory: &memory, kernel: &kernel, set: &set };
+            let (v, table) = trace::run(&o)?;
+            write_json(json.as_deref(), &v)?;
+            if !quiet && json.is_none_or(|o| o.as_os_str() != "-") {
+                print!("{table}");
+            }
+            Ok(())
+        }
+        Cmd::Run { .. } => unreachable!("clap requires a scenario or --trace"),
+        Cmd::TraceConvert { input, output } => trace::convert(&input, &output),
+        Cmd::Compare { reports, labels } => compare(&reports, &labels),
+        Cmd::Oracle(a) => pagelab_oracle::main(&a),
+        Cmd::Seeds { manifest, only, threads, json_dir } => seeds(&manifest, &only, threads, json_dir.as_deref()),
+        Cmd::Sweep { scenario, vary, set, threads, json, csv, quiet } => sweep(&scenario, &vary, &set, threads, json.as_deref(), csv.as_deref(), quiet),
+    }
+}
+
+fn write_json(out: Option<&std::path::Path>, v: &serde_json::Value) -> Result<()> {
+    let Some(out) = out else { return Ok(()) };
+    let text = serde_json::to_string_pretty(v)?;
+    if out.as_os_str() == "-" {
+        println!("{text}");
+    } else {
+        std::fs::write(out, text + "\n").with_context(|| format!("cannot write {}", out.display()))?;
+    }
+    Ok(())
+}
+
+fn sweep(
+    path: &std::path::Path,
+    vary: &[String],
+    set: &[String],
+    threads: usize,
+    json: Option<&std::path::Path>,
+    csv: Option<&std::path::Path>,
+    quiet: bool,
+) -> Result<()> {
+    use pagelab::sweep::{points, run, Axis};
+    let axes = vary.iter().map(|v| Axis::parse(v)).collect::<Result<Vec<_>, _>>().map_err(anyhow::Error::msg)?;
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let name = path.file_stem().map_or("scenario".into(), |s| s.to_string_lossy().into_owned());
+    let n = points(&axes).len() as u64;
+    let bar = if quiet || !std::io::stderr().is_terminal() { ProgressBar::hidden() } else { ProgressBar::new(n) };
+    let results = run(&text, &path.display().to_string(), &name, set, &axes, threads, &|| bar.inc(1))?;
+    bar.finish_and_clear();
+    let keys = ["workingset_refault_file", "workingset_refault_anon", "pgscan_file", "pgscan_anon", "pgsteal_file", "pgsteal_anon", "pswpout", "pswpin"];
+    if !quiet {
+        print!("{:<36}", "point");
+        for k in keys {
+            print!(" {:>14}", k.trim_start_matches("workingset_"));
+        }
+        println!(" {:>10} {:>12}", "elapsed s", "ops/s");
+        for (p, r) in &results {
+            print!("{:<36}", p.label());
+            match r {
+                Ok(r) => {
+                    for k in keys {
+                        print!(" {:>14}", r.vmstat[k]);
+                    }
+                    println!(" {:>10.3} {:>12.0}", r.elapsed_s, r.throughput_ops_s);
+                }
+                Err(e) => println!(" failed: {e}"),
+            }
+        }
+    }
+    if let Some(out) = json {
+        let v: Vec<serde_json::Value> = results
+            .iter()
+            .map(|(p, r)| {
+                let point: serde_json::Map<String, serde_json::Value> =
+                    p.overrides.iter().map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone()))).collect();
+                match r {
+                    Ok(r) => serde_json::json!({"point": point, "report": r}),
+                    Err(e) => serde_json::json!({"point": point, "error": e}),
+                }
+            })
+            .collect();
+        std::fs::write(out, serde_json::to_string_pretty(&v)? + "\n").with_context(|| format!("cannot write {}", out.display()))?;
+    }
+    if let Some(out) = csv {
+        let mut text = String::new();
+        let counters: Vec<String> = results.iter().find_map(|(_, r)| r.as_ref().ok()).map(|r| r.vmstat.keys().cloned().collect()).unwrap_or_default();
+        let head: Vec<String> =
+            axes.iter().map(|a| a.key.clone()).chain(["elapsed_s".into(), "ops".into(), "throughput_ops_s".into()]).chain(counters.iter().cloned()).collect();
+        text += &head.join(",");
+        text.push('\n');
+        for (p, r) in &results {
+            let Ok(r) = r else { continue };
+            let mut row: Vec<String> = p.overrides.iter().map(|(_, v)| v.clone()).collect();
+            row.extend([r.elapsed_s.to_string(), r.ops.to_string(), r.throughput_ops_s.to_string()]);
+            row.extend(counters.iter().map(|k| r.vmstat.get(k).copied().unwrap_or(0).to_string()));
+            text += &row.join(",");
+            text.push('\n');
+        }
+        std::fs::write(out, text).with_context(|| format!("cannot write {}", out.display()))?;
+    }
+    Ok(())
+}
+
+fn seeds(manifest: &std::path::Path, only: &[String], threads: usize, json_dir: Option<&std::path::Path>) -> Result<()> {
+    let mut exps = pagelab::experiments::load(manifest).map_err(anyhow::Error::msg)?;
+    if !only.is_empty() {
+        for id in only {
+            if !exps.iter().any(|e| &e.id == id) {
+                anyhow::bail!("{}: no experiment `{id}`", manifest.display());
+            }
+        }
+        exps.retain(|e| only.contains(&e.id));
+    }
+    let total: usize = exps.iter().map(|e| e.runs.len()).sum();
+    let bar = if std::io::stderr().is_terminal() {
+        let b = ProgressBar::new(total as u64);
+        b.set_style(ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} runs ({elapsed})")?.progress_chars("=> "));
+        b.set_message("seeds");
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let outcomes = pagelab::experiments::run(&exps, threads, &|| bar.inc(1)).map_err(anyhow::Error::msg)?;
+    bar.finish_and_clear();
+    for o in &outcomes {
+        println!("{}", o.table());
+        if let Some(dir) = json_dir {
+            std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            for (spec, r) in o.experiment.runs.iter().zip(&o.reports) {
+                if let Ok(r) = r {
+                    let slug: String = spec.label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' }).collect();
+                    let p = dir.join(format!("{}-{slug}.json", o.experiment.id));
+                    std::fs::write(&p, serde_json::to_string_pretty(r)? + "\n").with_context(|| format!("cannot write {}", p.display()))?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn compare(paths: &[PathBuf], labels: &[String]) -> Result<()> {
+    if !labels.is_empty() && labels.len() != paths.len() {
+        anyhow::bail!("--labels has {} labels for {} reports", labels.len(), paths.len());
+    }
+    let mut runs = paths.iter().map(|p| pagelab::compare::Run::load(p)).collect::<Result<Vec<_>, _>>().map_err(anyhow::Error::msg)?;
+    for (r, l) in runs.iter_mut().zip(labels) {
+        r.label = l.clone();
+    }
+    print!("{}", pagelab::compare::table(&runs, &pagelab::compare::default_rows()));
+    Ok(())
+}
+
+fn run(path: &std::path::Path, json: Option<&std::path::Path>, set: &[String], quiet: bool) -> Result<()> {
+    let s = pagelab::Scenario::load(path, set)?;
+    let bar = if quiet || !std::io::stderr().is_terminal() {
+        ProgressBar::hidden()
+    } else {
+        let b = ProgressBar::new(0);
+        b.set_style(ProgressStyle::with_template("{spinner} {msg} [{bar:40}] {pos}/{len} ops ({per_sec}, {eta})")?.progress_chars("=> "));
+        b.set_message(s.name.clone());
+        b
+    };
+    let report = pagelab::run(&s, |done, total| {
+        bar.set_length(total);
+        bar.set_position(done);
+    })
+    .map_err(anyhow::Error::msg)?;
+    bar.finish_and_clear();
+    if let Some(out) = json {
+        let text = serde_json::to_string_pretty(&report)?;
+        if out.as_os_str() == "-" {
+            println!("{text}");
+        } else {
+            std::fs::write(out, text + "\n").with_context(|| format!("cannot write {}", out.display()))?;
+        }
+    }
+    if !quiet && json.is_none_or(|o| o.as_os_str() != "-") {
+        print!("{}", report.table());
+    }
+    Ok(())
+}
