@@ -10,7 +10,9 @@ fn pagelab() -> Command {
 }
 
 fn path(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("pagelab-cli-trace-test-{}", std::process::id()));
+    // Cargo's scratch directory for integration tests, inside the target directory: the
+    // tests leave nothing behind in /tmp.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-trace-test");
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }

@@ -143,13 +143,12 @@ pub fn run(experiments: &[Experiment], threads: usize, progress: &(dyn Fn() + Sy
     Ok(out)
 }
 
+/// A timed run's result: its experiment and run index, its report, its best wall time.
+type TimedRun = (usize, usize, Result<Report, String>, Option<f64>);
+
 /// Runs timed experiments' runs alone, one after the other, in rounds that alternate them;
 /// keeps each run's first report (the runs are deterministic) and its best wall time.
-fn run_timed(
-    timed: &[(usize, usize, Scenario)],
-    experiments: &[Experiment],
-    progress: &(dyn Fn() + Sync),
-) -> Vec<(usize, usize, Result<Report, String>, Option<f64>)> {
+fn run_timed(timed: &[(usize, usize, Scenario)], experiments: &[Experiment], progress: &(dyn Fn() + Sync)) -> Vec<TimedRun> {
     let rounds = timed.iter().map(|(ei, _, _)| experiments[*ei].timing_rounds).max().unwrap_or(0);
     let mut out: Vec<_> = timed.iter().map(|(ei, ri, _)| (*ei, *ri, Err(String::new()), None::<f64>)).collect();
     for round in 0..rounds {

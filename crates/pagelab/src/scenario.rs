@@ -468,7 +468,7 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
     let kernel_text = m.kernel.as_ref().map_or("6.1".to_string(), Text::text);
     let kernel = Kernel::parse(&kernel_text).map_err(|e| err("machine.kernel", e))?;
     let policy = m.policy.unwrap_or(PolicyKind::Classic);
-    if policy == PolicyKind::Mglru && kernel == Kernel::V5_7 {
+    if policy == PolicyKind::Mglru && !kernel.has_lru_gen() {
         return Err(err("machine.policy", "MGLRU needs kernel 6.1 or 6.12 (5.7 predates it)".into()));
     }
     let swap = m.swap.unwrap_or_default();

@@ -133,9 +133,10 @@ impl Classic {
     fn prepare_scan_count(mm: &mut Mm, sc: &mut ScanControl) {
         let target = sc.target;
         let now = mm.now();
-        match mm.cfg.kernel {
-            Kernel::V6_12 => mm.memcgs.flush_stats_ratelimited(target, now),
-            _ => mm.memcgs.flush_stats(target, now),
+        if mm.cfg.kernel.prepare_scan_flush_ratelimited() {
+            mm.memcgs.flush_stats_ratelimited(target, now)
+        } else {
+            mm.memcgs.flush_stats(target, now)
         }
         let lv = &mm.memcgs.get(target).lruvec;
         sc.anon_cost = lv.anon_cost;
@@ -163,6 +164,9 @@ impl Classic {
     /// Models mm/vmscan.c: get_scan_count(): how many pages of each list to scan at this
     /// priority. 6.1/6.12 balance anon against file by the IO costs recorded at the reclaim
     /// root; 5.7 by the scanned/rotated ratios of this lruvec.
+    // Each branch is one of the kernel's rules with its own reason, kept apart even where two
+    // reach the same balance.
+    #[allow(clippy::if_same_then_else)]
     pub fn get_scan_count(mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) -> ([u64; 4], ScanBalance) {
         let swappiness = mm.cfg.swappiness as u64;
         let balance = if !sc.may_swap || !mm.can_swap() {
@@ -255,12 +259,12 @@ impl Classic {
             self.scratch = list;
             return 0;
         }
-        if mm.cfg.kernel == Kernel::V5_7 {
+        if mm.cfg.kernel.scan_rotate_ratios() {
             mm.memcgs.get_mut(memcg).lruvec.recent_scanned[file as usize] += nr_taken;
         }
         let mut stat = ReclaimStat::default();
         let reclaimed = shrink_folio_list(mm, self, &mut list, sc, &mut stat, false);
-        if mm.cfg.kernel == Kernel::V5_7 {
+        if mm.cfg.kernel.scan_rotate_ratios() {
             let rotated = list.iter().filter(|&&p| mm.folios.test(p, pg::ACTIVE)).count() as u64;
             mm.memcgs.get_mut(memcg).lruvec.recent_rotated[file as usize] += rotated;
         }
@@ -296,7 +300,7 @@ impl Classic {
         move_folios_to_lru(mm, self, &list);
         let nr_deactivated = list.len() as u64;
         mm.count_both(memcg, Ev::PgDeactivate, nr_deactivated);
-        if mm.cfg.kernel == Kernel::V5_7 {
+        if mm.cfg.kernel.scan_rotate_ratios() {
             let rs = &mut mm.memcgs.get_mut(memcg).lruvec;
             rs.recent_scanned[file as usize] += list.len() as u64;
             rs.recent_rotated[file as usize] += referenced;
@@ -383,7 +387,7 @@ impl Policy for Classic {
         mm.folios.set(pfn, pg::ACTIVE);
         self.lruvec_add_folio(mm, pfn, false);
         mm.count_both(f.memcg, Ev::PgActivate, 1);
-        if mm.cfg.kernel == Kernel::V5_7 {
+        if mm.cfg.kernel.scan_rotate_ratios() {
             let rs = &mut mm.memcgs.get_mut(f.memcg).lruvec;
             rs.recent_scanned[f.lru_type()] += 1;
             rs.recent_rotated[f.lru_type()] += 1;
