@@ -16,14 +16,20 @@
 //! * [`Arc`]: ARC as the paper gives it (libCacheSim's `ARC` moves its target in bytes; see
 //!   the module).
 
+use std::collections::VecDeque;
+
 use pagelab_trace::{huge_vec, prefetch, PageSource, TraceError};
 
 mod arc;
 pub mod keyed;
+mod lfu;
+mod online;
 mod s3fifo;
 mod sieve;
 
 pub use arc::Arc;
+pub use lfu::Lfu;
+pub use online::{access_online, Mru, Online};
 pub use s3fifo::S3Fifo;
 pub use sieve::Sieve;
 
@@ -37,11 +43,22 @@ pub enum PolicyKind {
     Sieve,
     S3Fifo,
     Arc,
+    Mru,
+    Lfu,
 }
 
 impl PolicyKind {
-    pub const ALL: [PolicyKind; 7] =
-        [PolicyKind::Lru, PolicyKind::Fifo, PolicyKind::Clock, PolicyKind::Opt, PolicyKind::Sieve, PolicyKind::S3Fifo, PolicyKind::Arc];
+    pub const ALL: [PolicyKind; 9] = [
+        PolicyKind::Lru,
+        PolicyKind::Fifo,
+        PolicyKind::Clock,
+        PolicyKind::Opt,
+        PolicyKind::Sieve,
+        PolicyKind::S3Fifo,
+        PolicyKind::Arc,
+        PolicyKind::Mru,
+        PolicyKind::Lfu,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -52,6 +69,8 @@ impl PolicyKind {
             PolicyKind::Sieve => "sieve",
             PolicyKind::S3Fifo => "s3fifo",
             PolicyKind::Arc => "arc",
+            PolicyKind::Mru => "mru",
+            PolicyKind::Lfu => "lfu",
         }
     }
 
@@ -147,42 +166,61 @@ impl Lru {
         self.link = v;
     }
 
-    /// One access; true on a hit.
+    /// One access; true on a hit: [`Online::hit`], or room made with [`Online::evict`] and
+    /// [`Online::insert`].
     #[inline(always)]
     pub fn access(&mut self, page: u32) -> bool {
         if page as usize + 1 >= self.link.len() {
             self.grow(page);
         }
-        let link = &mut self.link[..];
-        let i = page as usize + 1;
-        let [prev, next] = link[i];
-        let hit = prev != NONE;
-        if hit {
-            if prev == 0 {
-                return true; // already the most recent
-            }
-            link[prev as usize][1] = next;
-            link[next as usize][0] = prev;
-        } else {
-            if self.capacity == 0 {
-                return false;
-            }
-            if self.size == self.capacity {
-                let victim = link[0][0];
-                let vp = link[victim as usize][0];
-                link[vp as usize][1] = 0;
-                link[0][0] = vp;
-                link[victim as usize] = [NONE, NONE];
-                self.evictions += 1;
-            } else {
-                self.size += 1;
-            }
+        if self.link[page as usize + 1][0] != NONE {
+            self.hit(page);
+            return true;
         }
-        let head = link[0][1];
-        link[i] = [0, head];
-        link[head as usize][0] = i as u32;
-        link[0][1] = i as u32;
-        hit
+        if self.capacity == 0 {
+            return false;
+        }
+        if self.size == self.capacity {
+            self.evict_tail();
+        }
+        self.push_head(page);
+        false
+    }
+
+    #[inline(always)]
+    fn unlink(&mut self, i: usize) {
+        let [prev, next] = self.link[i];
+        self.link[prev as usize][1] = next;
+        self.link[next as usize][0] = prev;
+    }
+
+    #[inline(always)]
+    fn push_head(&mut self, page: u32) {
+        let i = page as usize + 1;
+        let head = self.link[0][1];
+        self.link[i] = [0, head];
+        self.link[head as usize][0] = i as u32;
+        self.link[0][1] = i as u32;
+        self.size += 1;
+    }
+
+    /// Removes the page at `end` of the list (0: the least recent, 1: the most recent).
+    #[inline(always)]
+    fn evict_end(&mut self, end: usize) -> Option<u32> {
+        let victim = self.link[0][end];
+        if victim == 0 {
+            return None;
+        }
+        self.unlink(victim as usize);
+        self.link[victim as usize] = [NONE, NONE];
+        self.size -= 1;
+        self.evictions += 1;
+        Some(victim - 1)
+    }
+
+    #[inline(always)]
+    fn evict_tail(&mut self) -> Option<u32> {
+        self.evict_end(0)
     }
 
     /// The resident pages from most to least recent (tests).
@@ -202,6 +240,34 @@ fn list_pages(link: &[[u32; 2]], sentinel: u32, first_node: u32) -> Vec<u32> {
         i = link[i as usize][1];
     }
     v
+}
+
+impl Online for Lru {
+    fn contains(&self, page: u32) -> bool {
+        self.link.get(page as usize + 1).is_some_and(|l| l[0] != NONE)
+    }
+    #[inline(always)]
+    fn hit(&mut self, page: u32) {
+        let i = page as usize + 1;
+        if self.link[i][0] == 0 {
+            return; // already the most recent
+        }
+        self.unlink(i);
+        self.size -= 1;
+        self.push_head(page);
+    }
+    fn insert(&mut self, page: u32) {
+        if page as usize + 1 >= self.link.len() {
+            self.grow(page);
+        }
+        self.push_head(page);
+    }
+    fn evict(&mut self) -> Option<u32> {
+        self.evict_tail()
+    }
+    fn len(&self) -> u64 {
+        self.size as u64
+    }
 }
 
 impl Cache for Lru {
@@ -240,11 +306,12 @@ impl Cache for Lru {
     }
 }
 
-/// FIFO: a ring of the resident pages in insertion order; hits change nothing.
+/// FIFO: a queue of the resident pages in insertion order; hits change nothing. (When the
+/// cache is full, the victim leaves the front and the new page takes its slot at the back:
+/// the deque works as a ring.)
 pub struct Fifo {
-    ring: Vec<u32>,
+    queue: VecDeque<u32>,
     capacity: usize,
-    hand: usize,
     resident: Vec<bool>,
     evictions: u64,
 }
@@ -252,14 +319,20 @@ pub struct Fifo {
 impl Fifo {
     pub fn new(capacity: u64, pages_hint: usize) -> Fifo {
         let capacity = capacity as usize;
-        Fifo { ring: Vec::with_capacity(capacity.min(pages_hint.max(1024))), capacity, hand: 0, resident: huge_vec(pages_hint, false), evictions: 0 }
+        Fifo { queue: VecDeque::with_capacity(capacity.min(pages_hint.max(1024))), capacity, resident: huge_vec(pages_hint, false), evictions: 0 }
     }
 
+    #[cold]
+    fn grow(&mut self, p: usize) {
+        self.resident.resize((p + 1).max(self.resident.len() * 2), false);
+    }
+
+    /// One access; true on a hit.
     #[inline(always)]
     pub fn access(&mut self, page: u32) -> bool {
         let p = page as usize;
         if p >= self.resident.len() {
-            self.resident.resize((p + 1).max(self.resident.len() * 2), false);
+            self.grow(p);
         }
         if self.resident[p] {
             return true;
@@ -267,19 +340,36 @@ impl Fifo {
         if self.capacity == 0 {
             return false;
         }
-        if self.ring.len() < self.capacity {
-            self.ring.push(page);
-        } else {
-            let victim = std::mem::replace(&mut self.ring[self.hand], page);
-            self.resident[victim as usize] = false;
-            self.evictions += 1;
-            self.hand += 1;
-            if self.hand == self.capacity {
-                self.hand = 0;
-            }
+        if self.queue.len() == self.capacity {
+            self.evict();
         }
-        self.resident[p] = true;
+        self.insert(page);
         false
+    }
+}
+
+impl Online for Fifo {
+    fn contains(&self, page: u32) -> bool {
+        self.resident.get(page as usize).copied().unwrap_or(false)
+    }
+    fn hit(&mut self, _page: u32) {}
+    #[inline(always)]
+    fn insert(&mut self, page: u32) {
+        if page as usize >= self.resident.len() {
+            self.grow(page as usize);
+        }
+        self.queue.push_back(page);
+        self.resident[page as usize] = true;
+    }
+    #[inline(always)]
+    fn evict(&mut self) -> Option<u32> {
+        let victim = self.queue.pop_front()?;
+        self.resident[victim as usize] = false;
+        self.evictions += 1;
+        Some(victim)
+    }
+    fn len(&self) -> u64 {
+        self.queue.len() as u64
     }
 }
 
@@ -291,15 +381,15 @@ impl Cache for Fifo {
         self.evictions
     }
     fn resident(&self) -> u64 {
-        self.ring.len() as u64
+        self.queue.len() as u64
     }
     fn state_bytes(&self) -> u64 {
-        (self.ring.capacity() * 4 + self.resident.capacity()) as u64
+        (self.queue.capacity() * 4 + self.resident.capacity()) as u64
     }
     fn check(&self) -> Result<(), String> {
         let n = self.resident.iter().filter(|&&r| r).count();
-        if n != self.ring.len() || self.ring.iter().any(|&p| !self.resident[p as usize]) {
-            return Err("ring and resident flags disagree".into());
+        if n != self.queue.len() || self.queue.iter().any(|&p| !self.resident[p as usize]) {
+            return Err("queue and resident flags disagree".into());
         }
         Ok(())
     }
@@ -307,10 +397,10 @@ impl Cache for Fifo {
 
 /// CLOCK: the resident pages in a ring; a hit sets the page's reference bit; the hand
 /// clears set bits and evicts the first page without one, and the new page takes its slot.
+/// The ring is a deque whose front is the hand: a page the hand passes moves to the back.
 pub struct Clock {
-    ring: Vec<u32>,
+    queue: VecDeque<u32>,
     capacity: usize,
-    hand: usize,
     /// Per page: 0 not resident, 1 resident, 2 resident and referenced.
     state: Vec<u8>,
     evictions: u64,
@@ -319,14 +409,20 @@ pub struct Clock {
 impl Clock {
     pub fn new(capacity: u64, pages_hint: usize) -> Clock {
         let capacity = capacity as usize;
-        Clock { ring: Vec::with_capacity(capacity.min(pages_hint.max(1024))), capacity, hand: 0, state: huge_vec(pages_hint, 0), evictions: 0 }
+        Clock { queue: VecDeque::with_capacity(capacity.min(pages_hint.max(1024))), capacity, state: huge_vec(pages_hint, 0), evictions: 0 }
     }
 
+    #[cold]
+    fn grow(&mut self, p: usize) {
+        self.state.resize((p + 1).max(self.state.len() * 2), 0);
+    }
+
+    /// One access; true on a hit.
     #[inline(always)]
     pub fn access(&mut self, page: u32) -> bool {
         let p = page as usize;
         if p >= self.state.len() {
-            self.state.resize((p + 1).max(self.state.len() * 2), 0);
+            self.grow(p);
         }
         if self.state[p] != 0 {
             self.state[p] = 2;
@@ -335,31 +431,45 @@ impl Clock {
         if self.capacity == 0 {
             return false;
         }
-        if self.ring.len() < self.capacity {
-            self.ring.push(page);
-        } else {
-            loop {
-                let v = self.ring[self.hand] as usize;
-                if self.state[v] == 2 {
-                    self.state[v] = 1;
-                    self.hand += 1;
-                    if self.hand == self.capacity {
-                        self.hand = 0;
-                    }
-                } else {
-                    self.state[v] = 0;
-                    self.ring[self.hand] = page;
-                    self.evictions += 1;
-                    self.hand += 1;
-                    if self.hand == self.capacity {
-                        self.hand = 0;
-                    }
-                    break;
-                }
+        if self.queue.len() == self.capacity {
+            self.evict();
+        }
+        self.insert(page);
+        false
+    }
+}
+
+impl Online for Clock {
+    fn contains(&self, page: u32) -> bool {
+        self.state.get(page as usize).is_some_and(|&s| s != 0)
+    }
+    fn hit(&mut self, page: u32) {
+        self.state[page as usize] = 2;
+    }
+    #[inline(always)]
+    fn insert(&mut self, page: u32) {
+        if page as usize >= self.state.len() {
+            self.grow(page as usize);
+        }
+        self.queue.push_back(page);
+        self.state[page as usize] = 1;
+    }
+    #[inline(always)]
+    fn evict(&mut self) -> Option<u32> {
+        loop {
+            let v = self.queue.pop_front()?;
+            if self.state[v as usize] == 2 {
+                self.state[v as usize] = 1;
+                self.queue.push_back(v);
+            } else {
+                self.state[v as usize] = 0;
+                self.evictions += 1;
+                return Some(v);
             }
         }
-        self.state[p] = 1;
-        false
+    }
+    fn len(&self) -> u64 {
+        self.queue.len() as u64
     }
 }
 
@@ -371,15 +481,15 @@ impl Cache for Clock {
         self.evictions
     }
     fn resident(&self) -> u64 {
-        self.ring.len() as u64
+        self.queue.len() as u64
     }
     fn state_bytes(&self) -> u64 {
-        (self.ring.capacity() * 4 + self.state.capacity()) as u64
+        (self.queue.capacity() * 4 + self.state.capacity()) as u64
     }
     fn check(&self) -> Result<(), String> {
         let n = self.state.iter().filter(|&&r| r != 0).count();
-        if n != self.ring.len() || self.ring.iter().any(|&p| self.state[p as usize] == 0) {
-            return Err("ring and page states disagree".into());
+        if n != self.queue.len() || self.queue.iter().any(|&p| self.state[p as usize] == 0) {
+            return Err("queue and page states disagree".into());
         }
         Ok(())
     }
@@ -480,6 +590,23 @@ pub fn next_access(pages: &[u32]) -> Vec<i64> {
     out
 }
 
+/// An online cache of the given policy (every policy but `opt`, which needs the future) for a
+/// host that decides when to evict; `capacity` sizes the policies whose structure depends on
+/// it (S3-FIFO's queues, ARC's target and ghosts).
+pub fn new_online(policy: PolicyKind, capacity: u64, pages_hint: usize) -> Option<Box<dyn Online + Send>> {
+    Some(match policy {
+        PolicyKind::Lru => Box::new(Lru::new(capacity, pages_hint)),
+        PolicyKind::Fifo => Box::new(Fifo::new(capacity, pages_hint)),
+        PolicyKind::Clock => Box::new(Clock::new(capacity, pages_hint)),
+        PolicyKind::Opt => return None,
+        PolicyKind::Sieve => Box::new(Sieve::new(capacity, pages_hint)),
+        PolicyKind::S3Fifo => Box::new(S3Fifo::new(capacity, pages_hint)),
+        PolicyKind::Arc => Box::new(Arc::new(capacity, pages_hint)),
+        PolicyKind::Mru => Box::new(Mru::new(capacity, pages_hint)),
+        PolicyKind::Lfu => Box::new(Lfu::new(capacity, pages_hint)),
+    })
+}
+
 /// A cache of the given policy and capacity (pages).
 pub fn new_cache(policy: PolicyKind, capacity: u64, pages_hint: usize) -> Box<dyn Cache + Send> {
     match policy {
@@ -490,6 +617,8 @@ pub fn new_cache(policy: PolicyKind, capacity: u64, pages_hint: usize) -> Box<dy
         PolicyKind::Sieve => Box::new(Sieve::new(capacity, pages_hint)),
         PolicyKind::S3Fifo => Box::new(S3Fifo::new(capacity, pages_hint)),
         PolicyKind::Arc => Box::new(Arc::new(capacity, pages_hint)),
+        PolicyKind::Mru => Box::new(Mru::new(capacity, pages_hint)),
+        PolicyKind::Lfu => Box::new(Lfu::new(capacity, pages_hint)),
     }
 }
 
