@@ -16,8 +16,6 @@
 //! * [`Arc`]: ARC as the paper gives it (libCacheSim's `ARC` moves its target in bytes; see
 //!   the module).
 
-use std::collections::VecDeque;
-
 use pagelab_trace::{huge_vec, prefetch, PageSource, TraceError};
 
 mod arc;
@@ -167,66 +165,85 @@ impl Lru {
     }
 
     /// One access; true on a hit: [`Online::hit`], or room made with [`Online::evict`] and
-    /// [`Online::insert`].
+    /// [`Online::insert`] (the same steps, with the list's size kept across the eviction).
     #[inline(always)]
     pub fn access(&mut self, page: u32) -> bool {
         if page as usize + 1 >= self.link.len() {
             self.grow(page);
         }
-        if self.link[page as usize + 1][0] != NONE {
-            self.hit(page);
+        let link = &mut self.link[..];
+        let i = page as usize + 1;
+        let [prev, next] = link[i];
+        if prev != NONE {
+            if prev != 0 {
+                unlink_node(link, prev, next);
+                link_head(link, i);
+            }
             return true;
         }
         if self.capacity == 0 {
             return false;
         }
         if self.size == self.capacity {
-            self.evict_tail();
+            unlink_end(link, 0);
+            self.evictions += 1;
+        } else {
+            self.size += 1;
         }
-        self.push_head(page);
+        link_head(link, i);
         false
     }
 
     #[inline(always)]
-    fn unlink(&mut self, i: usize) {
-        let [prev, next] = self.link[i];
-        self.link[prev as usize][1] = next;
-        self.link[next as usize][0] = prev;
-    }
-
-    #[inline(always)]
     fn push_head(&mut self, page: u32) {
-        let i = page as usize + 1;
-        let head = self.link[0][1];
-        self.link[i] = [0, head];
-        self.link[head as usize][0] = i as u32;
-        self.link[0][1] = i as u32;
+        link_head(&mut self.link, page as usize + 1);
         self.size += 1;
     }
 
     /// Removes the page at `end` of the list (0: the least recent, 1: the most recent).
     #[inline(always)]
     fn evict_end(&mut self, end: usize) -> Option<u32> {
-        let victim = self.link[0][end];
-        if victim == 0 {
+        if self.size == 0 {
             return None;
         }
-        self.unlink(victim as usize);
-        self.link[victim as usize] = [NONE, NONE];
+        let victim = unlink_end(&mut self.link, end);
         self.size -= 1;
         self.evictions += 1;
         Some(victim - 1)
-    }
-
-    #[inline(always)]
-    fn evict_tail(&mut self) -> Option<u32> {
-        self.evict_end(0)
     }
 
     /// The resident pages from most to least recent (tests).
     pub fn order(&self) -> Vec<u32> {
         list_pages(&self.link, 0, 1)
     }
+}
+
+/// Unlinks the node between `prev` and `next` of a list linked through `link[node] = [prev,
+/// next]` (node 0 the sentinel).
+#[inline(always)]
+fn unlink_node(link: &mut [[u32; 2]], prev: u32, next: u32) {
+    link[prev as usize][1] = next;
+    link[next as usize][0] = prev;
+}
+
+/// Links node `i` in at the head (after the sentinel).
+#[inline(always)]
+fn link_head(link: &mut [[u32; 2]], i: usize) {
+    let head = link[0][1];
+    link[i] = [0, head];
+    link[head as usize][0] = i as u32;
+    link[0][1] = i as u32;
+}
+
+/// Unlinks the node at `end` of a non-empty list (0: the tail, 1: the head) and marks it
+/// absent; returns it.
+#[inline(always)]
+fn unlink_end(link: &mut [[u32; 2]], end: usize) -> u32 {
+    let victim = link[0][end];
+    let [prev, next] = link[victim as usize];
+    unlink_node(link, prev, next);
+    link[victim as usize] = [NONE, NONE];
+    victim
 }
 
 /// The pages of a list linked through `link[node] = [towards the head, towards the tail]`,
@@ -249,12 +266,12 @@ impl Online for Lru {
     #[inline(always)]
     fn hit(&mut self, page: u32) {
         let i = page as usize + 1;
-        if self.link[i][0] == 0 {
+        let [prev, next] = self.link[i];
+        if prev == 0 {
             return; // already the most recent
         }
-        self.unlink(i);
-        self.size -= 1;
-        self.push_head(page);
+        unlink_node(&mut self.link, prev, next);
+        link_head(&mut self.link, i);
     }
     fn insert(&mut self, page: u32) {
         if page as usize + 1 >= self.link.len() {
@@ -263,7 +280,7 @@ impl Online for Lru {
         self.push_head(page);
     }
     fn evict(&mut self) -> Option<u32> {
-        self.evict_tail()
+        self.evict_end(0)
     }
     fn len(&self) -> u64 {
         self.size as u64
@@ -306,11 +323,93 @@ impl Cache for Lru {
     }
 }
 
-/// FIFO: a queue of the resident pages in insertion order; hits change nothing. (When the
-/// cache is full, the victim leaves the front and the new page takes its slot at the back:
-/// the deque works as a ring.)
+/// A queue of pages in a ring: while full, the front leaves and a new page takes its slot at
+/// the back in one store (the trace replays' cache is always full once warm); below that it
+/// grows like a `Vec` (the machine's cache has no fixed size).
+#[derive(Default)]
+struct Ring {
+    buf: Vec<u32>,
+    head: usize,
+    len: usize,
+}
+
+impl Ring {
+    fn with_capacity(n: usize) -> Ring {
+        Ring { buf: Vec::with_capacity(n), head: 0, len: 0 }
+    }
+
+    #[inline(always)]
+    fn next(&self, i: usize) -> usize {
+        if i + 1 == self.buf.len() {
+            0
+        } else {
+            i + 1
+        }
+    }
+
+    #[inline(always)]
+    fn push_back(&mut self, x: u32) {
+        if self.len == self.buf.len() {
+            if self.head != 0 {
+                self.buf.rotate_left(self.head);
+                self.head = 0;
+            }
+            self.buf.push(x);
+        } else {
+            let i = (self.head + self.len) % self.buf.len();
+            self.buf[i] = x;
+        }
+        self.len += 1;
+    }
+
+    #[inline(always)]
+    fn front(&self) -> Option<u32> {
+        (self.len > 0).then(|| self.buf[self.head])
+    }
+
+    #[inline(always)]
+    fn pop_front(&mut self) -> Option<u32> {
+        let x = self.front()?;
+        self.head = self.next(self.head);
+        self.len -= 1;
+        Some(x)
+    }
+
+    /// Moves the front page to the back.
+    #[inline(always)]
+    fn rotate(&mut self) {
+        if self.len == self.buf.len() {
+            self.head = self.next(self.head);
+        } else if let Some(x) = self.pop_front() {
+            self.push_back(x);
+        }
+    }
+
+    /// The front page leaves and `x` enters at the back (a full ring: one store).
+    #[inline(always)]
+    fn replace_front(&mut self, x: u32) -> u32 {
+        if self.len < self.buf.len() {
+            let v = self.pop_front().expect("a page to replace");
+            self.push_back(x);
+            return v;
+        }
+        let v = std::mem::replace(&mut self.buf[self.head], x);
+        self.head = self.next(self.head);
+        v
+    }
+
+    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.len).map(|k| self.buf[(self.head + k) % self.buf.len()])
+    }
+
+    fn capacity(&self) -> usize {
+        self.buf.capacity()
+    }
+}
+
+/// FIFO: a ring of the resident pages in insertion order; hits change nothing.
 pub struct Fifo {
-    queue: VecDeque<u32>,
+    ring: Ring,
     capacity: usize,
     resident: Vec<bool>,
     evictions: u64,
@@ -319,7 +418,7 @@ pub struct Fifo {
 impl Fifo {
     pub fn new(capacity: u64, pages_hint: usize) -> Fifo {
         let capacity = capacity as usize;
-        Fifo { queue: VecDeque::with_capacity(capacity.min(pages_hint.max(1024))), capacity, resident: huge_vec(pages_hint, false), evictions: 0 }
+        Fifo { ring: Ring::with_capacity(capacity.min(pages_hint.max(1024))), capacity, resident: huge_vec(pages_hint, false), evictions: 0 }
     }
 
     #[cold]
@@ -327,7 +426,8 @@ impl Fifo {
         self.resident.resize((p + 1).max(self.resident.len() * 2), false);
     }
 
-    /// One access; true on a hit.
+    /// One access; true on a hit. A miss in a full cache is [`Online::evict`] then
+    /// [`Online::insert`], in one step: the new page takes the victim's slot.
     #[inline(always)]
     pub fn access(&mut self, page: u32) -> bool {
         let p = page as usize;
@@ -340,10 +440,14 @@ impl Fifo {
         if self.capacity == 0 {
             return false;
         }
-        if self.queue.len() == self.capacity {
-            self.evict();
+        if self.ring.len < self.capacity {
+            self.ring.push_back(page);
+        } else {
+            let victim = self.ring.replace_front(page);
+            self.resident[victim as usize] = false;
+            self.evictions += 1;
         }
-        self.insert(page);
+        self.resident[p] = true;
         false
     }
 }
@@ -353,23 +457,21 @@ impl Online for Fifo {
         self.resident.get(page as usize).copied().unwrap_or(false)
     }
     fn hit(&mut self, _page: u32) {}
-    #[inline(always)]
     fn insert(&mut self, page: u32) {
         if page as usize >= self.resident.len() {
             self.grow(page as usize);
         }
-        self.queue.push_back(page);
+        self.ring.push_back(page);
         self.resident[page as usize] = true;
     }
-    #[inline(always)]
     fn evict(&mut self) -> Option<u32> {
-        let victim = self.queue.pop_front()?;
+        let victim = self.ring.pop_front()?;
         self.resident[victim as usize] = false;
         self.evictions += 1;
         Some(victim)
     }
     fn len(&self) -> u64 {
-        self.queue.len() as u64
+        self.ring.len as u64
     }
 }
 
@@ -381,25 +483,25 @@ impl Cache for Fifo {
         self.evictions
     }
     fn resident(&self) -> u64 {
-        self.queue.len() as u64
+        self.ring.len as u64
     }
     fn state_bytes(&self) -> u64 {
-        (self.queue.capacity() * 4 + self.resident.capacity()) as u64
+        (self.ring.capacity() * 4 + self.resident.capacity()) as u64
     }
     fn check(&self) -> Result<(), String> {
         let n = self.resident.iter().filter(|&&r| r).count();
-        if n != self.queue.len() || self.queue.iter().any(|&p| !self.resident[p as usize]) {
-            return Err("queue and resident flags disagree".into());
+        if n != self.ring.len || self.ring.iter().any(|p| !self.resident[p as usize]) {
+            return Err("ring and resident flags disagree".into());
         }
         Ok(())
     }
 }
 
-/// CLOCK: the resident pages in a ring; a hit sets the page's reference bit; the hand
-/// clears set bits and evicts the first page without one, and the new page takes its slot.
-/// The ring is a deque whose front is the hand: a page the hand passes moves to the back.
+/// CLOCK: the resident pages in a ring; a hit sets the page's reference bit; the hand (the
+/// ring's front) clears set bits and evicts the first page without one, and the new page
+/// takes its slot.
 pub struct Clock {
-    queue: VecDeque<u32>,
+    ring: Ring,
     capacity: usize,
     /// Per page: 0 not resident, 1 resident, 2 resident and referenced.
     state: Vec<u8>,
@@ -409,7 +511,7 @@ pub struct Clock {
 impl Clock {
     pub fn new(capacity: u64, pages_hint: usize) -> Clock {
         let capacity = capacity as usize;
-        Clock { queue: VecDeque::with_capacity(capacity.min(pages_hint.max(1024))), capacity, state: huge_vec(pages_hint, 0), evictions: 0 }
+        Clock { ring: Ring::with_capacity(capacity.min(pages_hint.max(1024))), capacity, state: huge_vec(pages_hint, 0), evictions: 0 }
     }
 
     #[cold]
@@ -417,7 +519,25 @@ impl Clock {
         self.state.resize((p + 1).max(self.state.len() * 2), 0);
     }
 
-    /// One access; true on a hit.
+    /// Moves the hand past referenced pages (clearing their bits) to the victim, which it
+    /// leaves at the front; the caller removes or replaces it.
+    #[inline(always)]
+    fn hand_to_victim(&mut self) -> Option<u32> {
+        loop {
+            let v = self.ring.front()?;
+            if self.state[v as usize] == 2 {
+                self.state[v as usize] = 1;
+                self.ring.rotate();
+            } else {
+                self.state[v as usize] = 0;
+                self.evictions += 1;
+                return Some(v);
+            }
+        }
+    }
+
+    /// One access; true on a hit. A miss in a full cache is [`Online::evict`] then
+    /// [`Online::insert`], in one step: the new page takes the victim's slot.
     #[inline(always)]
     pub fn access(&mut self, page: u32) -> bool {
         let p = page as usize;
@@ -431,10 +551,13 @@ impl Clock {
         if self.capacity == 0 {
             return false;
         }
-        if self.queue.len() == self.capacity {
-            self.evict();
+        if self.ring.len < self.capacity {
+            self.ring.push_back(page);
+        } else {
+            self.hand_to_victim();
+            self.ring.replace_front(page);
         }
-        self.insert(page);
+        self.state[p] = 1;
         false
     }
 }
@@ -446,30 +569,20 @@ impl Online for Clock {
     fn hit(&mut self, page: u32) {
         self.state[page as usize] = 2;
     }
-    #[inline(always)]
     fn insert(&mut self, page: u32) {
         if page as usize >= self.state.len() {
             self.grow(page as usize);
         }
-        self.queue.push_back(page);
+        self.ring.push_back(page);
         self.state[page as usize] = 1;
     }
-    #[inline(always)]
     fn evict(&mut self) -> Option<u32> {
-        loop {
-            let v = self.queue.pop_front()?;
-            if self.state[v as usize] == 2 {
-                self.state[v as usize] = 1;
-                self.queue.push_back(v);
-            } else {
-                self.state[v as usize] = 0;
-                self.evictions += 1;
-                return Some(v);
-            }
-        }
+        let v = self.hand_to_victim()?;
+        self.ring.pop_front();
+        Some(v)
     }
     fn len(&self) -> u64 {
-        self.queue.len() as u64
+        self.ring.len as u64
     }
 }
 
@@ -481,15 +594,15 @@ impl Cache for Clock {
         self.evictions
     }
     fn resident(&self) -> u64 {
-        self.queue.len() as u64
+        self.ring.len as u64
     }
     fn state_bytes(&self) -> u64 {
-        (self.queue.capacity() * 4 + self.state.capacity()) as u64
+        (self.ring.capacity() * 4 + self.state.capacity()) as u64
     }
     fn check(&self) -> Result<(), String> {
         let n = self.state.iter().filter(|&&r| r != 0).count();
-        if n != self.queue.len() || self.queue.iter().any(|&p| self.state[p as usize] == 0) {
-            return Err("queue and page states disagree".into());
+        if n != self.ring.len || self.ring.iter().any(|p| self.state[p as usize] == 0) {
+            return Err("ring and page states disagree".into());
         }
         Ok(())
     }

@@ -57,27 +57,29 @@ impl Sieve {
             return false;
         }
         if self.size == self.capacity {
-            self.evict_one();
+            self.unlink_victim();
+        } else {
+            self.size += 1;
         }
-        self.push_head(page);
+        self.link_head(page);
         false
     }
 
+    /// Links a new page in at the head, unvisited.
     #[inline(always)]
-    fn push_head(&mut self, page: u32) {
+    fn link_head(&mut self, page: u32) {
         let p = page as usize;
         let (node, head) = (p + 1, self.link[0][1]);
         self.link[node] = [0, head];
         self.link[head as usize][0] = node as u32;
         self.link[0][1] = node as u32;
         self.state[p] = UNVISITED;
-        self.size += 1;
     }
 
     /// Moves the hand to the first unvisited page from where it stands towards the head
     /// (wrapping to the tail), clearing the bits it passes, and removes that page.
     #[inline(always)]
-    fn evict_one(&mut self) -> u32 {
+    fn unlink_victim(&mut self) -> u32 {
         let tail = self.link[0][0];
         let mut node = if self.hand == 0 { tail } else { self.hand };
         while self.state[node as usize - 1] == VISITED {
@@ -94,7 +96,6 @@ impl Sieve {
         self.link[node as usize] = [NONE, NONE];
         self.state[node as usize - 1] = ABSENT;
         self.evictions += 1;
-        self.size -= 1;
         node - 1
     }
 
@@ -115,10 +116,14 @@ impl Online for Sieve {
         if page as usize >= self.state.len() {
             self.grow(page);
         }
-        self.push_head(page);
+        self.link_head(page);
+        self.size += 1;
     }
     fn evict(&mut self) -> Option<u32> {
-        (self.size > 0).then(|| self.evict_one())
+        (self.size > 0).then(|| {
+            self.size -= 1;
+            self.unlink_victim()
+        })
     }
     fn len(&self) -> u64 {
         self.size
