@@ -106,6 +106,8 @@ enum Cmd {
         #[arg(long, value_delimiter = ',')]
         labels: Vec<String>,
     },
+    /// List every policy, one line each: name, where it runs (trace, machine, both), what it is.
+    Policies,
 }
 
 /// Runs the command line on `args` (the program name first) and returns the process's exit
@@ -151,7 +153,14 @@ fn real_main(cli: Cli) -> Result<()> {
         Cmd::Oracle(a) => pagelab_oracle::main(&a),
         Cmd::Seeds { manifest, only, threads, json_dir } => seeds(&manifest, &only, threads, json_dir.as_deref()),
         Cmd::Sweep { scenario, vary, set, threads, json, csv, quiet } => sweep(&scenario, &vary, &set, threads, json.as_deref(), csv.as_deref(), quiet),
+        Cmd::Policies => policies(),
     }
+}
+
+/// `pagelab policies`: the registry, one line per policy.
+fn policies() -> Result<()> {
+    print!("{}", pagelab::policy::registry::listing());
+    Ok(())
 }
 
 fn write_json(out: Option<&std::path::Path>, v: &serde_json::Value) -> Result<()> {

@@ -51,7 +51,7 @@ impl Drop for TempFile {
 pub fn run(o: &TraceRun) -> Result<(Value, String)> {
     let kernel_model = matches!(o.policy, "classic" | "mglru");
     if !kernel_model && Plain::parse(o.policy).is_none() {
-        bail!("unknown policy `{}` (expected classic, mglru, lru, fifo, clock, opt, sieve, s3fifo or arc)", o.policy);
+        bail!("unknown policy `{}` (expected {})", o.policy, crate::policy::registry::names(|p| p.runs.on_trace()));
     }
     let sizes: Vec<&str> = o.memory.split(',').map(str::trim).collect();
     if matches!(o.format, "fio-iolog" | "iolog") {
