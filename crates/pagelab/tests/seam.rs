@@ -368,3 +368,12 @@ fn candidates_of_another_cgroup_are_invalid() {
     assert_eq!(m.mm.memcgs.get(0).events.get(Ev::PgStealDirect), 0);
     assert!(m.mm.memcgs.get(0).usage >= 50);
 }
+
+#[test]
+fn a_policy_written_for_the_seam_runs_from_its_registry_line() {
+    let text = limited("6.1", "random", 200, 600).replace("ops = 0", "ops = 4000");
+    let report = pagelab::run(&scenario(&text), |_, _| {}).unwrap();
+    assert_eq!(report.policy, "random");
+    let j = serde_json::to_value(&report).unwrap();
+    assert!(j["memcg"]["/c"]["pgsteal"].as_u64().unwrap() > 0);
+}

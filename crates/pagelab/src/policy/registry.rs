@@ -12,6 +12,7 @@ use pagelab_cachesim::PolicyKind as Plain;
 use crate::memcontrol::MemcgId;
 use crate::mm::Mm;
 use crate::policy::seam::adapters::PlainPolicy;
+use crate::policy::seam::random::Random;
 use crate::policy::seam::{EvictionPolicy, Ext};
 use crate::scenario::PolicyKind;
 
@@ -123,6 +124,13 @@ pub const POLICIES: &[PolicyInfo] = &[
         params: "",
         runs: Runs::Both,
         build: Build::Plain(Plain::Lfu),
+    },
+    PolicyInfo {
+        name: "random",
+        description: "evict a random folio of the cgroup (seeded)",
+        params: "",
+        runs: Runs::Machine,
+        build: Build::Seam(|_| Box::new(Random::new(42))),
     },
     PolicyInfo { name: "opt", description: "Belady's MIN with the trace's future (a bound)", params: "", runs: Runs::Trace, build: Build::Plain(Plain::Opt) },
 ];

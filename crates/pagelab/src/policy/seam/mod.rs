@@ -65,6 +65,7 @@
 
 pub mod adapters;
 mod host;
+pub mod random;
 
 pub use host::{Ext, SeamStats};
 
