@@ -5,7 +5,7 @@ use super::{Access, Cgroup, EvictionPolicy, Folio, FolioId, Removal};
 use crate::folio::{pg, Pfn};
 use crate::kernel::SWAP_CLUSTER_MAX;
 use crate::mapping::Shadow;
-use crate::memcontrol::{MemcgId, ROOT_MEMCG};
+use crate::memcontrol::MemcgId;
 use crate::mm::Mm;
 use crate::policy::classic::Classic;
 use crate::policy::Policy;
@@ -466,7 +466,6 @@ impl Policy for Ext {
                 return Err(format!("seam memcg {m}: active lists are not empty"));
             }
         }
-        let _ = ROOT_MEMCG;
         Ok(())
     }
 }

@@ -57,11 +57,10 @@
 //! kernel counts them, and a policy is told through [`Folio::refault`] (the page replaced a
 //! shadow entry) and [`Folio::workingset`] (the refault distance was within the workingset,
 //! the kernel would have activated it). The policy's folios are all accounted on the inactive
-//! lists (memory.stat shows them as `inactive_file`/`inactive_anon`), so the workingset the
-//! refault distance is compared with holds no active pages: `workingset_activate` counts only
-//! refaults closer than the anon (for file refaults with swap) or inactive file (for anon
-//! refaults) pages. cache_ext's policies do not see shadow entries; a policy that ignores the
-//! two flags behaves as there.
+//! lists (memory.stat shows them as `inactive_file`/`inactive_anon`), so the workingset size
+//! the refault distance is compared with (refault_workingset_sizes()) holds no active pages,
+//! and `workingset_activate_*` counts fewer refaults than under the classic LRU. cache_ext's
+//! policies do not see shadow entries; a policy that ignores the two flags behaves as there.
 
 pub mod adapters;
 mod host;
