@@ -190,8 +190,9 @@ impl Ext {
         }
     }
 
-    /// Models cache_ext's eviction in mm/vmscan.c: shrink_lruvec() for a memcg with a seam
-    /// policy: batches of up to SWAP_CLUSTER_MAX candidates until the reclaim target is met or
+    /// Models cache_ext's eviction in mm/vmscan.c: shrink_lruvec() (cache_ext's 6.6.8 patch,
+    /// around the 6.1/6.12 isolation, shrink_folio_list() and putback) for a memcg with a
+    /// seam policy: batches of up to SWAP_CLUSTER_MAX candidates until the reclaim target is met or
     /// the scan budget of this priority is spent. The budget is the kernel's
     /// get_scan_count() share `lru_size >> priority`, but at least one batch (cache_ext asks
     /// for a full batch of 32); invalid candidates count against it, so a policy that
@@ -306,8 +307,8 @@ impl Policy for Ext {
         self.name
     }
 
-    /// A folio joins its memcg's LRU (lru_add_fn()): accounted on the inactive list of its
-    /// type, and told to the policy.
+    /// A folio joins its memcg's LRU (mm/swap.c: lru_add_fn(), 6.1/6.12): accounted on the
+    /// inactive list of its type, and told to the policy.
     fn lru_add(&mut self, mm: &mut Mm, pfn: Pfn) {
         let memcg = mm.folio_memcg(pfn);
         if !self.seam(memcg) {
