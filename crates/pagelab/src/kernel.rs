@@ -1,7 +1,8 @@
 //! The kernel versions pagelab models and the constants that follow from them.
 //!
 //! A rule that differs between versions asks [`Kernel`] rather than testing the version
-//! itself, so every difference has one name (see `kernel-versions.md` §8 for the list).
+//! itself, so every difference has one name; the predicates below are the list, each naming
+//! the kernel functions and versions it follows.
 
 use serde::{Deserialize, Serialize};
 
