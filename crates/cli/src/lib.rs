@@ -78,6 +78,7 @@ enum Cmd {
     },
     /// Run the seeds' experiments (a manifest of scenarios and before/after settings) and
     /// print a comparison table for each.
+    #[command(after_help = seeds_help())]
     Seeds {
         /// The manifest.
         #[arg(long, default_value = "examples/seeds/experiments.toml")]
@@ -108,6 +109,24 @@ enum Cmd {
     },
     /// List every policy, one line each: name, where it runs (trace, machine, both), what it is.
     Policies,
+}
+
+/// The bundled manifest, whose experiments `pagelab seeds --help` lists.
+const SEEDS_MANIFEST: &str = include_str!("../../../examples/seeds/experiments.toml");
+
+/// `pagelab seeds --help`'s list of the bundled experiments: id and title.
+fn seeds_help() -> String {
+    let mut out = String::from("Experiments (examples/seeds/experiments.toml; run some with --only ID,...):\n");
+    match pagelab::experiments::parse(SEEDS_MANIFEST, "examples/seeds/experiments.toml") {
+        Ok(exps) => {
+            let w = exps.iter().map(|e| e.id.len()).max().unwrap_or(0);
+            for e in exps {
+                out += &format!("  {:<w$}  {}\n", e.id, e.title);
+            }
+        }
+        Err(e) => out += &format!("  (the bundled manifest does not parse: {e})\n"),
+    }
+    out
 }
 
 /// Runs the command line on `args` (the program name first) and returns the process's exit
