@@ -78,6 +78,39 @@ def run_trace(path, *, policy="classic", memory, format="oracleGeneral", kernel=
     return out
 
 
+def curve(path, *, policy="classic", memory, sample=None, format="oracleGeneral", kernel="6.1", counters=None, set=None):
+    """A sizing curve of a trace, as `pagelab curve` computes it.
+
+    `memory`: "A..B:N" (N evenly spaced sizes), a comma-separated string or a list of sizes,
+    each in bytes ("64M", "4096p") or a percentage of the trace's distinct pages ("5%").
+    `sample`: miniature simulation at this rate (0 < R <= 1): a spatially hashed R of the
+    pages in R of the memory, counts scaled back by 1/R, each counter with `<name>_error`
+    from two hash seeds; without it every point replays the whole trace. `counters`: vmstat
+    names to report beside `misses` and `miss_ratio` (kernel models).
+
+    Returns a pandas DataFrame, one row a size (`memory` in bytes first), if pandas is
+    installed, else a list of dicts."""
+    if isinstance(memory, (list, tuple)):
+        memory = ",".join(str(m) for m in memory)
+    points = json.loads(_pagelab.curve_json(str(path), policy, str(memory), format, kernel, sample, list(counters or []), _set_args(set)))
+    # Columns: memory, the counters (misses and miss_ratio first), their errors, the sample's.
+    def order(k):
+        rank = {"memory": 0, "misses": 1, "miss_ratio": 2}
+        kind = 5 if k.startswith("sample_") or k == "warning" else 4 if k.endswith("_error") else 3
+        return (rank.get(k, kind), k)
+
+    return _frame([{k: p[k] for k in sorted(p, key=order)} for p in points])
+
+
+def _frame(rows):
+    """`rows` as a pandas DataFrame when pandas is installed, else as they are."""
+    try:
+        import pandas
+    except ImportError:
+        return rows
+    return pandas.DataFrame(rows)
+
+
 def sweep(scenario=None, *, text=None, vary, set=None, threads=0):
     """Runs every combination of `vary` ({key: [values]}) in parallel; returns a list of
     {"point": {...}, "report": {...}} in point order (results do not depend on `threads`)."""

@@ -2,7 +2,7 @@
 //! counters. A library so that the Python wheel's `pagelab` console script runs the same
 //! command line in-process (`main_from`); `src/main.rs` is the binary.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -109,6 +109,39 @@ enum Cmd {
     },
     /// List every policy, one line each: name, where it runs (trace, machine, both), what it is.
     Policies,
+    /// The counters of a trace's replay at a range of memory sizes: every point a full replay,
+    /// or (--sample R) a miniature simulation of a spatially hashed R of the pages in R of
+    /// the memory, with an error estimate from two hash seeds.
+    Curve {
+        /// The trace (oracleGeneral, plain or zstd, or dense).
+        trace: PathBuf,
+        #[arg(long, default_value = "oracleGeneral")]
+        trace_format: String,
+        /// Any policy that runs on traces (pagelab policies): classic, mglru, lru, s3fifo, ...
+        #[arg(long, default_value = "classic")]
+        policy: String,
+        /// Sizes: A..B:N (N evenly spaced), or a list; bytes (64M, 4096p) or a percentage of
+        /// the trace's distinct pages (1%..20%:20).
+        #[arg(long)]
+        memory: String,
+        /// With a kernel model: the kernel version.
+        #[arg(long, default_value = "6.1")]
+        kernel: String,
+        /// Miniature simulation at this sampling rate (0 < R <= 1); without it every point
+        /// replays the whole trace.
+        #[arg(long)]
+        sample: Option<f64>,
+        /// Counters to report besides misses and miss_ratio (kernel models' vmstat names;
+        /// default workingset_refault_file, workingset_activate_file, pgscan_file, pgsteal_file).
+        #[arg(long, value_delimiter = ',')]
+        counters: Vec<String>,
+        /// Overrides of the kernel model's machine, as for `run --trace`.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Write the points as a JSON array ("-" for standard output).
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
 }
 
 /// The bundled manifest, whose experiments `pagelab seeds --help` lists.
@@ -155,6 +188,26 @@ where
 
 fn real_main(cli: Cli) -> Result<()> {
     match cli.cmd {
+        Cmd::Curve { trace, trace_format, policy, memory, kernel, sample, counters, set, json } => {
+            let out = json.as_deref().map(open_output).transpose()?;
+            let c = pagelab::curve::Curve {
+                path: &trace,
+                format: &trace_format,
+                policy: &policy,
+                kernel: &kernel,
+                set: &set,
+                memory: &memory,
+                sample,
+                counters: &counters,
+            };
+            let points = pagelab::curve::run(&c)?;
+            print!("{}", curve_table(&points));
+            if let Some(mut out) = out {
+                serde_json::to_writer_pretty(&mut out, &points)?;
+                writeln!(out)?;
+            }
+            Ok(())
+        }
         Cmd::Run { scenario: Some(scenario), json, set, quiet, .. } => run(&scenario, json.as_deref(), &set, quiet),
         Cmd::Run { trace: Some(path), trace_format, policy, memory, kernel, json, set, quiet, .. } => {
             let memory = memory.expect("clap requires --memory with --trace");
@@ -341,4 +394,47 @@ fn run(path: &std::path::Path, json: Option<&std::path::Path>, set: &[String], q
         print!("{}", report.table());
     }
     Ok(())
+}
+
+/// Opens an output file before the work that fills it, so a bad path fails at once ("-" is
+/// standard output).
+fn open_output(path: &std::path::Path) -> Result<Box<dyn Write>> {
+    if path == std::path::Path::new("-") {
+        return Ok(Box::new(std::io::stdout()));
+    }
+    let f = std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(Box::new(std::io::BufWriter::new(f)))
+}
+
+/// A curve's points as a table: memory, then each counter (± its error with a sample).
+fn curve_table(points: &serde_json::Value) -> String {
+    let Some(rows) = points.as_array().filter(|r| !r.is_empty()) else { return String::new() };
+    let names: Vec<&String> = rows[0]
+        .as_object()
+        .map(|o| o.keys().filter(|k| !k.ends_with("_error") && !k.starts_with("sample_") && *k != "memory" && *k != "warning").collect())
+        .unwrap_or_default();
+    let mut out = format!("{:>12}", "memory");
+    for n in &names {
+        out += &format!(" {:>26}", n);
+    }
+    out.push('\n');
+    for r in rows {
+        let mem = r["memory"].as_u64().unwrap_or(0);
+        out += &format!("{:>11}M", format!("{:.1}", mem as f64 / (1 << 20) as f64));
+        for n in &names {
+            let v = r[n.as_str()].as_f64().unwrap_or(0.0);
+            let cell = match r.get(format!("{n}_error")).and_then(|e| e.as_f64()) {
+                Some(e) if n.as_str() == "miss_ratio" => format!("{v:.4} ±{e:.4}"),
+                Some(e) => format!("{v:.0} ±{e:.0}"),
+                None if n.as_str() == "miss_ratio" => format!("{v:.4}"),
+                None => format!("{v:.0}"),
+            };
+            out += &format!(" {cell:>26}");
+        }
+        if let Some(w) = r["warning"].as_str() {
+            out += &format!("  ({w})");
+        }
+        out.push('\n');
+    }
+    out
 }

@@ -8,6 +8,7 @@
 //! (5.7, 6.1, 6.12) whose behaviour it reproduces.
 
 pub mod compare;
+pub mod curve;
 pub mod experiments;
 pub mod filemap;
 pub mod folio;

@@ -59,6 +59,26 @@ fn run_trace_json(py: Python<'_>, path: &str, policy: &str, memory: &str, format
     serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
+/// A sizing curve of a trace (`pagelab curve`): one JSON object a size, exact or sampled.
+#[pyfunction]
+#[pyo3(signature = (path, policy, memory, format="oracleGeneral", kernel="6.1", sample=None, counters=Vec::new(), set=Vec::new()))]
+#[allow(clippy::too_many_arguments, reason = "the keyword arguments of pagelab.curve, one to one")]
+fn curve_json(
+    py: Python<'_>,
+    path: &str,
+    policy: &str,
+    memory: &str,
+    format: &str,
+    kernel: &str,
+    sample: Option<f64>,
+    counters: Vec<String>,
+    set: Vec<String>,
+) -> PyResult<String> {
+    let c = pagelab::curve::Curve { path: std::path::Path::new(path), format, policy, kernel, set: &set, memory, sample, counters: &counters };
+    let points = py.allow_threads(|| pagelab::curve::run(&c)).map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
+    serde_json::to_string(&points).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
 /// The mmtests-style comparison table of reports given as JSON files.
 #[pyfunction]
 #[pyo3(signature = (paths, labels=None))]
@@ -85,6 +105,7 @@ fn _pagelab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sweep_json, m)?)?;
     m.add_function(wrap_pyfunction!(compare_table, m)?)?;
     m.add_function(wrap_pyfunction!(run_trace_json, m)?)?;
+    m.add_function(wrap_pyfunction!(curve_json, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     add_seam(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

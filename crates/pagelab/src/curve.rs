@@ -1,0 +1,400 @@
+//! Sizing curves of a trace: the counters of a policy at a list or range of memory sizes,
+//! each point a full replay (`exact`) or a miniature simulation (`sample`).
+//!
+//! Miniature simulation (Waldspurger et al., USENIX ATC '17, after SHARDS): a spatial hash
+//! keeps each page of the trace with probability R, every access to a kept page stays, and
+//! the sample is replayed in a memory scaled by R. Counts of events come back multiplied by
+//! 1/R; ratios are read as they are. Two samples with independent hash seeds run at every
+//! size: the point is their mean and its error estimate half their difference (the standard
+//! error of a mean of two).
+//!
+//! What is scaled for the kernel models: the machine's memory and `min_free_kbytes` (from
+//! which the watermarks follow, `watermark_scale_factor` being a fraction already), and the
+//! trace's file (its pages are the sample's pages). What cannot be: the kernel's fixed batch
+//! sizes (SWAP_CLUSTER_MAX = 32 pages a reclaim batch, the lru_add batch of 15 pages, the
+//! memcg charge batch of 64 pages), the lowest reclaim priority's `lru_size >> 12`, and
+//! MGLRU's minimum generation and aging sizes: in a small scaled memory they weigh more than in
+//! the full one. [`SMALL_SCALED_PAGES`] is where docs/curve.md measured that to matter.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use pagelab_trace::{DenseWriter, Format};
+use pagelab_workload::PAGE_SIZE;
+use rayon::prelude::*;
+use serde_json::{json, Map, Value};
+
+use crate::replay::TraceRun;
+
+/// Below this many pages of scaled memory, a sampled kernel-model point carries a warning:
+/// the kernel's fixed batches are a noticeable part of memory (see docs/curve.md).
+pub const SMALL_SCALED_PAGES: u64 = 4096;
+
+/// The smallest machine the kernel model runs (scenario.rs refuses less).
+const MIN_MACHINE_BYTES: u64 = 1 << 20;
+
+/// The two hash seeds of the sampled runs.
+pub const SAMPLE_SEEDS: [u64; 2] = [1, 2];
+
+/// What to draw a curve of.
+pub struct Curve<'a> {
+    pub path: &'a Path,
+    pub format: &'a str,
+    pub policy: &'a str,
+    pub kernel: &'a str,
+    pub set: &'a [String],
+    /// `64M..1G:20`, `1%..20%:20` (of the trace's distinct pages), or a list `64M,5%,1G`.
+    pub memory: &'a str,
+    /// Miniature simulation at this rate (0 < R ≤ 1); `None` replays the whole trace.
+    pub sample: Option<f64>,
+    /// Counters to report besides `misses` and `miss_ratio` (the kernel models' vmstat names).
+    pub counters: &'a [String],
+}
+
+/// The counters a kernel-model curve reports by default.
+pub const KERNEL_COUNTERS: [&str; 4] = ["workingset_refault_file", "workingset_activate_file", "pgscan_file", "pgsteal_file"];
+
+/// Computes the curve: one JSON object a size, in size order, with `memory` (bytes), the
+/// counters, and with a sample each counter's `<name>_error` and the sample's parameters.
+pub fn run(c: &Curve) -> Result<Value> {
+    let kernel_model = matches!(crate::policy::registry::find(c.policy).map(|p| p.build), Some(crate::policy::registry::Build::Kernel(_)));
+    let format: Format = match c.format.parse() {
+        Ok(f) => f,
+        Err(_) => bail!("pagelab curve reads oracleGeneral and dense traces, not `{}`", c.format),
+    };
+    if let Some(r) = c.sample {
+        if !(r > 0.0 && r <= 1.0) {
+            bail!("--sample {r}: the sampling rate must be in (0, 1]");
+        }
+    }
+    let tmp = TempDir::new()?;
+    let counters: Vec<String> =
+        if c.counters.is_empty() && kernel_model { KERNEL_COUNTERS.iter().map(|s| s.to_string()).collect() } else { c.counters.to_vec() };
+    // Every run reads a dense trace: the full one converted once, or each seed's sample.
+    let (full, footprint, accesses) = dense_copy(c.path, format, &tmp.0)?;
+    let sizes = parse_sizes(c.memory, footprint)?;
+    let mut points: Vec<Map<String, Value>> = sizes.iter().map(|&m| Map::from_iter([("memory".to_string(), json!(m))])).collect();
+    match c.sample {
+        None => {
+            let runs = replay(c, &full, &sizes, kernel_model)?;
+            for (p, v) in points.iter_mut().zip(&runs) {
+                for (k, x) in counters_of(v, &counters) {
+                    p.insert(k, json!(x));
+                }
+            }
+        }
+        Some(rate) => {
+            let mut per_seed = Vec::new();
+            for seed in SAMPLE_SEEDS {
+                let path = tmp.0.join(format!("sample-{seed}.dense"));
+                let kept = write_sample(&full, &path, rate, seed)?;
+                let scaled: Vec<u64> = sizes.iter().map(|&m| scale_size(m, rate)).collect::<Result<_>>()?;
+                if let Some((&m, &small)) = sizes.iter().zip(&scaled).find(|(_, &s)| kernel_model && s < MIN_MACHINE_BYTES) {
+                    bail!(
+                        "--memory {m} bytes at --sample {rate} scales to {} pages, below the kernel model's smallest machine (1M, 256 pages): raise --sample or the size",
+                        small / PAGE_SIZE
+                    );
+                }
+                let runs = replay(c, &path, &scaled, kernel_model).with_context(|| format!("the sample with hash seed {seed}"))?;
+                per_seed.push((kept, runs));
+            }
+            for (i, p) in points.iter_mut().enumerate() {
+                let scaled = scale_size(sizes[i], rate)?;
+                let a: Vec<(String, f64)> = counters_of(&per_seed[0].1[i], &counters);
+                let b: Vec<(String, f64)> = counters_of(&per_seed[1].1[i], &counters);
+                for ((k, x), (_, y)) in a.into_iter().zip(b) {
+                    // Counts of events scale back by 1/R. The miss ratio is the scaled misses
+                    // over the whole trace's accesses (SHARDS' adjustment): a sample of pages
+                    // does not hold R of the accesses when a few pages take most of them.
+                    let (x, y) = if k == "miss_ratio" {
+                        (x * accesses_in(&per_seed[0].1[i]) / accesses as f64, y * accesses_in(&per_seed[1].1[i]) / accesses as f64)
+                    } else {
+                        (x, y)
+                    };
+                    let scale = 1.0 / rate;
+                    p.insert(format!("{k}_error"), json!((x - y).abs() / 2.0 * scale));
+                    p.insert(k, json!((x + y) / 2.0 * scale));
+                }
+                p.insert("sample_rate".into(), json!(rate));
+                p.insert("sample_memory".into(), json!(scaled));
+                p.insert("sample_pages".into(), json!([per_seed[0].0, per_seed[1].0]));
+                if kernel_model && scaled / PAGE_SIZE < SMALL_SCALED_PAGES {
+                    p.insert(
+                        "warning".into(),
+                        json!(format!(
+                            "the scaled memory ({} pages) is below {SMALL_SCALED_PAGES} pages, where the kernel's fixed batch sizes distort a miniature simulation; raise --sample",
+                            scaled / PAGE_SIZE
+                        )),
+                    );
+                }
+            }
+        }
+    }
+    Ok(Value::Array(points.into_iter().map(Value::Object).collect()))
+}
+
+/// Replays the dense trace at every size (in parallel) and returns one report a size.
+fn replay(c: &Curve, path: &Path, sizes: &[u64], kernel_model: bool) -> Result<Vec<Value>> {
+    let one = |m: u64| -> Result<Value> {
+        let mut set = c.set.to_vec();
+        if let (true, Some(rate)) = (kernel_model, c.sample) {
+            // The full-size machine's watermarks, scaled: the kernel's min_free_kbytes grows
+            // as the square root of memory (calculate_min_free_kbytes()), so a miniature
+            // machine left to compute its own would keep proportionally more memory free.
+            if !set.iter().any(|s| s.trim_start().starts_with("machine.min_free_kbytes")) {
+                let full = crate::mm::Zone::new(unscaled_pages(m, rate), None, 10).min_free_kbytes;
+                set.push(format!("machine.min_free_kbytes={}", ((full as f64) * rate).round().max(1.0) as u64));
+            }
+        }
+        let mem = format!("{}p", m / PAGE_SIZE);
+        let o = TraceRun { path, format: "dense", policy: c.policy, memory: &mem, kernel: c.kernel, set: &set };
+        let (v, _) = crate::replay::run(&o).with_context(|| format!("--memory {m} bytes"))?;
+        Ok(v)
+    };
+    let runs: Vec<Value> = sizes.par_iter().map(|&m| one(m)).collect::<Result<_>>()?;
+    if let Some(first) = runs.first() {
+        let names: Vec<&String> = c.counters.iter().collect();
+        for n in names {
+            if first["vmstat"].get(n.as_str()).is_none() {
+                bail!("`{n}` is not a counter of this run (a kernel model's vmstat names; a plain cache reports misses and miss_ratio)");
+            }
+        }
+    }
+    Ok(runs)
+}
+
+/// The sampled size a size of the full machine is miniaturised to, whole pages.
+fn scale_size(bytes: u64, rate: f64) -> Result<u64> {
+    let pages = ((bytes / PAGE_SIZE) as f64 * rate).round() as u64;
+    if pages == 0 {
+        bail!("--memory {bytes} bytes at --sample {rate} rounds to 0 pages: raise --sample or the size");
+    }
+    Ok(pages * PAGE_SIZE)
+}
+
+/// The full machine's pages a scaled size stands for.
+fn unscaled_pages(scaled_bytes: u64, rate: f64) -> u64 {
+    ((scaled_bytes / PAGE_SIZE) as f64 / rate).round() as u64
+}
+
+/// The named counters of one report: `misses` and `miss_ratio` first, then each counter
+/// from the report's vmstat (an unknown name is 0 only if the report has no such key at
+/// all, which [`run`]'s caller checks against the first report).
+fn counters_of(v: &Value, names: &[String]) -> Vec<(String, f64)> {
+    let mut out = vec![("misses".to_string(), v["misses"].as_f64().unwrap_or(0.0)), ("miss_ratio".to_string(), v["miss_ratio"].as_f64().unwrap_or(0.0))];
+    for n in names {
+        out.push((n.clone(), v["vmstat"][n.as_str()].as_f64().unwrap_or(0.0)));
+    }
+    out
+}
+
+/// The accesses a replay's report counts.
+fn accesses_in(v: &Value) -> f64 {
+    v["trace"]["records"].as_f64().unwrap_or(0.0)
+}
+
+/// The trace as a dense file (converted into `dir` unless it is one), its distinct pages and
+/// its accesses.
+fn dense_copy(path: &Path, format: Format, dir: &Path) -> Result<(PathBuf, u64, u64)> {
+    let dense = match format {
+        Format::Dense => path.to_path_buf(),
+        Format::OracleGeneral => {
+            let out = dir.join("full.dense");
+            pagelab_trace::convert(path, &out)?;
+            out
+        }
+    };
+    let src = pagelab_trace::open(&dense, Format::Dense, false, false)?;
+    let (pages, accesses) = (src.pages().unwrap_or(0), src.len_hint().unwrap_or(0));
+    if pages == 0 {
+        bail!("{}: the trace has no accesses", path.display());
+    }
+    Ok((dense, pages, accesses))
+}
+
+/// Keeps the accesses to pages whose spatial hash falls below `rate` (pages renumbered
+/// densely in order of first access) and writes them as a dense trace; returns the pages
+/// kept.
+pub fn write_sample(dense: &Path, out: &Path, rate: f64, seed: u64) -> Result<u64> {
+    let mut src = pagelab_trace::open(dense, Format::Dense, false, false)?;
+    let pages = src.pages().unwrap_or(0) as usize;
+    let mut renumber = vec![u32::MAX; pages];
+    let mut next = 0u32;
+    let mut w = DenseWriter::create(out)?;
+    let mut batch = Vec::new();
+    while let Some(b) = src.next_batch()? {
+        batch.clear();
+        for &p in b {
+            if !sampled(p, rate, seed) {
+                continue;
+            }
+            let slot = &mut renumber[p as usize];
+            if *slot == u32::MAX {
+                *slot = next;
+                next += 1;
+            }
+            batch.push(*slot);
+        }
+        w.write(&batch)?;
+    }
+    if next == 0 {
+        bail!("{}: no page of the trace falls in a {rate} sample (hash seed {seed}): raise --sample", dense.display());
+    }
+    w.finish(next as u64)?;
+    Ok(next as u64)
+}
+
+/// The spatial hash: page `p` is in the sample of rate `rate` and seed `seed`. The same page
+/// is always in or out, whatever the trace around it.
+pub fn sampled(p: u32, rate: f64, seed: u64) -> bool {
+    let h = pagelab_trace::mix64((p as u64) ^ pagelab_trace::mix64(seed.wrapping_add(0x9E37_79B9_7F4A_7C15)));
+    ((h >> 11) as f64) < rate * (1u64 << 53) as f64
+}
+
+/// Parses `--memory` for a curve: `A..B:N` (N sizes evenly spaced from A to B), or a
+/// comma-separated list; each size in bytes (`64M`, `1G`, `4096p`) or a percentage of the
+/// trace's distinct pages (`5%`). Sizes are whole pages, in increasing order.
+pub fn parse_sizes(text: &str, footprint_pages: u64) -> Result<Vec<u64>> {
+    let one = |s: &str| -> Result<u64> {
+        let s = s.trim();
+        let bytes = if let Some(p) = s.strip_suffix('%') {
+            let f: f64 = p.trim().parse().with_context(|| format!("--memory `{s}`: not a percentage"))?;
+            if !(f > 0.0 && f.is_finite()) {
+                bail!("--memory `{s}`: a percentage must be above 0");
+            }
+            ((footprint_pages as f64 * f / 100.0).round() as u64) * PAGE_SIZE
+        } else {
+            pagelab_workload::parse_size(s).map_err(|e| anyhow::anyhow!("--memory `{s}`: {e}"))? / PAGE_SIZE * PAGE_SIZE
+        };
+        if bytes == 0 {
+            bail!("--memory `{s}` is less than one page");
+        }
+        Ok(bytes)
+    };
+    let mut sizes = if let Some((range, n)) = text.rsplit_once(':').filter(|(r, _)| r.contains("..")) {
+        let (a, b) = range.split_once("..").expect("checked");
+        let (a, b) = (one(a)?, one(b)?);
+        let n: usize = n.trim().parse().with_context(|| format!("--memory `{text}`: `{n}` is not a number of points"))?;
+        if n < 2 || b <= a {
+            bail!("--memory `{text}`: a range needs an upper end above its lower end and at least 2 points");
+        }
+        (0..n).map(|i| (a + (b - a) * i as u64 / (n as u64 - 1)) / PAGE_SIZE * PAGE_SIZE).collect()
+    } else {
+        text.split(',').map(one).collect::<Result<Vec<u64>>>()?
+    };
+    sizes.sort_unstable();
+    sizes.dedup();
+    Ok(sizes)
+}
+
+/// A scratch directory, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> Result<TempDir> {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let p = std::env::temp_dir().join(format!("pagelab-curve-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&p).with_context(|| format!("creating {}", p.display()))?;
+        Ok(TempDir(p))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_as_ranges_lists_and_percentages() {
+        assert_eq!(parse_sizes("4096p..8192p:3", 0).unwrap(), vec![4096 * 4096, 6144 * 4096, 8192 * 4096]);
+        assert_eq!(parse_sizes("10%,5%", 1000).unwrap(), vec![50 * 4096, 100 * 4096]);
+        assert!(parse_sizes("1M..1M:3", 0).unwrap_err().to_string().contains("upper end above"));
+        assert!(parse_sizes("0.01%", 100).unwrap_err().to_string().contains("less than one page"));
+    }
+
+    #[test]
+    fn the_spatial_hash_selects_a_stable_subset_near_the_rate() {
+        let a: Vec<u32> = (0..100_000).filter(|&p| sampled(p, 0.1, 1)).collect();
+        let b: Vec<u32> = (0..100_000).filter(|&p| sampled(p, 0.1, 1)).collect();
+        assert_eq!(a, b);
+        assert!((9_500..10_500).contains(&a.len()), "{} of 100000 at rate 0.1", a.len());
+        // Another seed selects another subset, and a lower rate a subset of the higher's.
+        let c: Vec<u32> = (0..100_000).filter(|&p| sampled(p, 0.1, 2)).collect();
+        assert_ne!(a, c);
+        assert!((0..100_000).filter(|&p| sampled(p, 0.05, 1)).all(|p| sampled(p, 0.1, 1)));
+        assert!((0..1000).all(|p| sampled(p, 1.0, 7)));
+    }
+
+    /// A skewed trace of `n` accesses over `pages` pages, as a dense file in `dir`.
+    fn skewed_trace(dir: &Path, n: u64, pages: u64) -> PathBuf {
+        let path = dir.join("t.dense");
+        let mut w = DenseWriter::create(&path).unwrap();
+        let mut x = 12345u64;
+        let mut seen = vec![u32::MAX; pages as usize];
+        let mut next = 0u32;
+        let mut batch = Vec::new();
+        for _ in 0..n {
+            x = pagelab_trace::mix64(x);
+            // A page drawn as the square of a uniform fraction: small pages far more often.
+            let u = (x >> 11) as f64 / (1u64 << 53) as f64;
+            let p = ((u * u) * pages as f64) as usize;
+            if seen[p] == u32::MAX {
+                seen[p] = next;
+                next += 1;
+            }
+            batch.push(seen[p]);
+        }
+        w.write(&batch).unwrap();
+        w.finish(next as u64).unwrap();
+        path
+    }
+
+    fn curve(path: &Path, policy: &str, sample: Option<f64>) -> Value {
+        let c = Curve { path, format: "dense", policy, kernel: "6.1", set: &[], memory: "10%..40%:3", sample, counters: &[] };
+        run(&c).unwrap()
+    }
+
+    #[test]
+    fn a_sampled_curve_at_rate_one_equals_the_exact_curve() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = skewed_trace(dir.path(), 20_000, 4_000);
+        for policy in ["lru", "s3fifo", "classic", "mglru"] {
+            let exact = curve(&path, policy, None);
+            let sampled = curve(&path, policy, Some(1.0));
+            for (e, s) in exact.as_array().unwrap().iter().zip(sampled.as_array().unwrap()) {
+                for (k, v) in e.as_object().unwrap() {
+                    if k == "memory" {
+                        assert_eq!(v, &s[k.as_str()]);
+                        continue;
+                    }
+                    let (v, w) = (v.as_f64().unwrap(), s[k.as_str()].as_f64().unwrap());
+                    assert!((v - w).abs() <= 1e-9 * v.abs().max(1.0), "{policy} {k}: exact {v}, sampled {w}");
+                    assert_eq!(s[format!("{k}_error")].as_f64(), Some(0.0), "{policy} {k}: two seeds at rate 1 are the same run");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_sampled_lru_curve_is_near_the_exact_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = skewed_trace(dir.path(), 200_000, 40_000);
+        let exact = curve(&path, "lru", None);
+        let sampled = curve(&path, "lru", Some(0.25));
+        for (e, s) in exact.as_array().unwrap().iter().zip(sampled.as_array().unwrap()) {
+            let (e, s) = (e["miss_ratio"].as_f64().unwrap(), s["miss_ratio"].as_f64().unwrap());
+            assert!((e - s).abs() < 0.02, "miss ratio exact {e}, sampled {s}");
+        }
+    }
+
+    #[test]
+    fn a_size_that_scales_to_zero_pages_is_an_error() {
+        assert!(scale_size(4096 * 10, 0.01).unwrap_err().to_string().contains("rounds to 0 pages"));
+        assert_eq!(scale_size(4096 * 1000, 0.01).unwrap(), 4096 * 10);
+    }
+}

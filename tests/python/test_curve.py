@@ -1,0 +1,59 @@
+"""pagelab.curve: sizing curves of a trace, exact and by miniature simulation."""
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+import pagelab
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "bench"))
+import traces  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def zipf(tmp_path_factory):
+    p = tmp_path_factory.mktemp("curve") / "z.oracleGeneral"
+    traces.write_zipf(str(p), 200_000, 20_000, 0.8, seed=3)
+    return p
+
+
+def test_curve_returns_a_frame_one_row_a_size_in_size_order(zipf):
+    df = pagelab.curve(zipf, policy="lru", memory="5%..20%:4")
+    assert list(df.columns[:3]) == ["memory", "misses", "miss_ratio"]
+    assert list(df["memory"]) == sorted(df["memory"]) and len(df) == 4
+    # A bigger LRU never misses more (LRU is a stack algorithm).
+    assert list(df["misses"]) == sorted(df["misses"], reverse=True)
+
+
+def test_a_sample_at_rate_one_is_the_exact_curve_with_zero_error(zipf):
+    exact = pagelab.curve(zipf, policy="classic", memory=["4M", "16M"])
+    one = pagelab.curve(zipf, policy="classic", memory=["4M", "16M"], sample=1.0)
+    for c in ["misses", "miss_ratio", "workingset_refault_file", "pgsteal_file"]:
+        assert list(exact[c]) == pytest.approx(list(one[c]))
+        assert list(one[c + "_error"]) == [0, 0]
+
+
+def test_a_sampled_curve_is_within_two_points_of_the_exact_one(zipf):
+    exact = pagelab.curve(zipf, policy="s3fifo", memory="5%..25%:3")
+    sampled = pagelab.curve(zipf, policy="s3fifo", memory="5%..25%:3", sample=0.25)
+    for e, s in zip(exact["miss_ratio"], sampled["miss_ratio"]):
+        assert abs(e - s) < 0.02
+
+
+def test_curve_errors_name_what_is_wrong(zipf):
+    with pytest.raises(ValueError, match="rounds to 0 pages"):
+        pagelab.curve(zipf, policy="lru", memory="8K", sample=0.01)
+    with pytest.raises(ValueError, match="smallest machine"):
+        pagelab.curve(zipf, policy="mglru", memory="2M", sample=0.1)
+    with pytest.raises(ValueError, match="not a counter"):
+        pagelab.curve(zipf, policy="classic", memory="4M", counters=["pgsteal_fiel"])
+
+
+def test_the_cli_curve_writes_the_json_array(zipf, tmp_path):
+    out = tmp_path / "c.json"
+    subprocess.run(["pagelab", "curve", str(zipf), "--policy", "lru", "--memory", "1M,2M", "--json", str(out)], check=True, capture_output=True)
+    import json
+
+    pts = json.loads(out.read_text())
+    assert [p["memory"] for p in pts] == [1 << 20, 2 << 20] and all("miss_ratio" in p for p in pts)
