@@ -32,17 +32,20 @@ enum Cmd {
         /// fio-iolog (fio's write_iolog, versions 2 and 3; kernel models only).
         #[arg(long, default_value = "oracleGeneral")]
         trace_format: String,
-        /// With --trace: classic or mglru (the kernel models, the trace as buffered reads of
-        /// one file), or a plain page cache: lru, fifo, clock, opt, sieve, s3fifo, arc.
-        #[arg(long, default_value = "classic")]
-        policy: String,
+        /// The policy (pagelab policies). With --trace: classic or mglru (the kernel models,
+        /// the trace as buffered reads of one file), or a plain page cache (default classic).
+        /// With a scenario: the same as --set machine.policy=NAME.
+        #[arg(long)]
+        policy: Option<String>,
         /// With --trace: the machine's memory (the plain caches hold memory / 4 KiB pages);
-        /// several sizes, comma-separated, run in parallel and give a JSON array.
+        /// several sizes, comma-separated, run in parallel and give a JSON array. With a
+        /// scenario: the same as --set machine.memory=SIZE.
         #[arg(long)]
         memory: Option<String>,
-        /// With --trace and a kernel model: the kernel version.
-        #[arg(long, default_value = "6.1")]
-        kernel: String,
+        /// The kernel version (6.1, 6.12, 5.7; default 6.1 with --trace). With a scenario:
+        /// the same as --set machine.kernel=VERSION.
+        #[arg(long)]
+        kernel: Option<String>,
         /// Write the full report as JSON to this file ("-" for standard output).
         #[arg(long)]
         json: Option<PathBuf>,
@@ -208,9 +211,14 @@ fn real_main(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Cmd::Run { scenario: Some(scenario), json, set, quiet, .. } => run(&scenario, json.as_deref(), &set, quiet),
+        Cmd::Run { scenario: Some(scenario), json, set, quiet, policy, memory, kernel, .. } => {
+            let set = machine_shorthands(set, [("kernel", kernel), ("policy", policy), ("memory", memory)]);
+            run(&scenario, json.as_deref(), &set, quiet)
+        }
         Cmd::Run { trace: Some(path), trace_format, policy, memory, kernel, json, set, quiet, .. } => {
             let memory = memory.expect("clap requires --memory with --trace");
+            let (policy, kernel) = (policy.unwrap_or_else(|| "classic".into()), kernel.unwrap_or_else(|| "6.1".into()));
+            check_output(json.as_deref())?;
             let o = trace::TraceRun { path: &path, format: &trace_format, policy: &policy, memory: &memory, kernel: &kernel, set: &set };
             let (v, table) = trace::run(&o)?;
             write_json(json.as_deref(), &v)?;
@@ -257,6 +265,8 @@ fn sweep(
 ) -> Result<()> {
     use pagelab::sweep::{points, run, Axis};
     let axes = vary.iter().map(|v| Axis::parse(v)).collect::<Result<Vec<_>, _>>().map_err(anyhow::Error::msg)?;
+    check_output(json)?;
+    check_output(csv)?;
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let name = path.file_stem().map_or("scenario".into(), |s| s.to_string_lossy().into_owned());
     let n = points(&axes).len() as u64;
@@ -319,6 +329,9 @@ fn sweep(
 
 fn seeds(manifest: &std::path::Path, only: &[String], threads: usize, json_dir: Option<&std::path::Path>) -> Result<()> {
     let mut exps = pagelab::experiments::load(manifest).map_err(anyhow::Error::msg)?;
+    if let Some(dir) = json_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
     if !only.is_empty() {
         for id in only {
             if !exps.iter().any(|e| &e.id == id) {
@@ -368,6 +381,7 @@ fn compare(paths: &[PathBuf], labels: &[String]) -> Result<()> {
 
 fn run(path: &std::path::Path, json: Option<&std::path::Path>, set: &[String], quiet: bool) -> Result<()> {
     let s = pagelab::Scenario::load(path, set)?;
+    check_output(json)?;
     let bar = if quiet || !std::io::stderr().is_terminal() {
         ProgressBar::hidden()
     } else {
@@ -437,4 +451,30 @@ fn curve_table(points: &serde_json::Value) -> String {
         out.push('\n');
     }
     out
+}
+
+/// `--kernel`, `--policy` and `--memory` given with a scenario: the `--set machine.KEY=VALUE`
+/// they stand for, put before the explicit `--set`s (so an explicit one wins, as the later
+/// of two `--set`s does).
+fn machine_shorthands<const N: usize>(set: Vec<String>, shorthands: [(&str, Option<String>); N]) -> Vec<String> {
+    let mut out: Vec<String> = shorthands.into_iter().filter_map(|(k, v)| v.map(|v| format!("machine.{k}={}", toml_string(&v)))).collect();
+    out.extend(set);
+    out
+}
+
+/// `v` as a TOML string.
+fn toml_string(v: &str) -> String {
+    serde_json::to_string(v).expect("a string serializes")
+}
+
+/// Checks that an output file can be written before the run that fills it: it is created
+/// (or truncated) now, so `--json /proc/x.json` fails at once instead of after a long run.
+fn check_output(path: Option<&std::path::Path>) -> Result<()> {
+    match path {
+        Some(p) if p.as_os_str() != "-" => {
+            std::fs::File::create(p).with_context(|| format!("cannot write {}", p.display()))?;
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }

@@ -142,8 +142,11 @@ pub fn change(base: f64, v: f64) -> String {
     format!("({}{:.2}%)", if pct >= 0.0 { " +" } else { " " }, pct)
 }
 
-/// The comparison table of `runs` (the first is the baseline).
+/// The comparison table of `runs` (the first is the baseline; no runs, no table).
 pub fn table(runs: &[Run], rows: &[Row]) -> String {
+    if runs.is_empty() {
+        return String::new();
+    }
     let label_w = rows.iter().map(|r| r.label.len()).max().unwrap_or(10).max(10);
     let col_w = runs.iter().map(|r| r.label.len()).max().unwrap_or(10).max(25);
     let mut out = String::new();

@@ -37,6 +37,7 @@ pub mod vmstat;
 pub mod workingset;
 
 pub use kernel::Kernel;
+pub use pagelab_trace::interrupt;
 pub use pagelab_workload::Advice;
 pub use report::Report;
 pub use scenario::{PolicyKind, Scenario, ScenarioError};

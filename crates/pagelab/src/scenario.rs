@@ -74,12 +74,14 @@ impl Text {
 #[serde(deny_unknown_fields)]
 struct SwapToml {
     device: Option<String>,
+    #[serde(default, deserialize_with = "pagelab_workload::size_text")]
     size: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct MachineToml {
+    #[serde(default, deserialize_with = "pagelab_workload::size_text")]
     memory: Option<String>,
     kernel: Option<Text>,
     /// Any policy of [`crate::policy::registry`] that runs on the machine.
@@ -93,14 +95,18 @@ struct MachineToml {
     min_free_kbytes: Option<u64>,
     watermark_scale_factor: Option<u64>,
     /// Memory the kernel never hands to the page allocator (the gap to MemTotal).
+    #[serde(default, deserialize_with = "pagelab_workload::size_text")]
     reserved: Option<String>,
     /// Memory the kernel itself uses when the workload starts (slab, modules, ...).
+    #[serde(default, deserialize_with = "pagelab_workload::size_text")]
     kernel_used: Option<String>,
     /// Swappable shared memory present at the start and never touched again (a rootfs in
     /// tmpfs, such as an initramfs): inactive anon pages reclaim may swap out.
+    #[serde(default, deserialize_with = "pagelab_workload::size_text")]
     shmem: Option<String>,
     /// How much of `shmem` starts on the active anon list (the youngest generation under
     /// MGLRU): an initramfs whose files were read after unpacking is mostly active.
+    #[serde(default, deserialize_with = "pagelab_workload::size_text")]
     shmem_active: Option<String>,
     dirty_ratio: Option<u64>,
     dirty_background_ratio: Option<u64>,
@@ -122,9 +128,13 @@ struct MachineToml {
 #[serde(deny_unknown_fields)]
 struct CgroupToml {
     path: Option<String>,
+    #[serde(default, deserialize_with = "pagelab_workload::size_text")]
     max: Option<String>,
+    #[serde(default, deserialize_with = "pagelab_workload::size_text")]
     high: Option<String>,
+    #[serde(default, deserialize_with = "pagelab_workload::size_text")]
     low: Option<String>,
+    #[serde(default, deserialize_with = "pagelab_workload::size_text")]
     min: Option<String>,
     /// This cgroup's eviction policy behind the seam (a registry name).
     policy: Option<String>,

@@ -474,6 +474,9 @@ impl<P: Policy> Machine<P> {
                 if since_report >= 4096 {
                     progress(self.done_ops);
                     since_report = 0;
+                    if pagelab_trace::interrupt::requested() {
+                        break;
+                    }
                 }
             }
         }
@@ -539,6 +542,9 @@ impl<P: Policy> Machine<P> {
             if since_report >= 4096 {
                 progress(self.done_ops);
                 since_report = 0;
+                if pagelab_trace::interrupt::requested() {
+                    break;
+                }
             }
         }
         self.tasks[T].ra[object] = ra;

@@ -9,6 +9,43 @@
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
+/// Runs `work` on a thread of its own while this (the interpreter's) thread waits without
+/// the GIL, looking for signals every 50 ms: Ctrl-C stops the simulation (through
+/// [`pagelab::interrupt`]) and raises KeyboardInterrupt within a fraction of a second. A
+/// panic in `work` is a RuntimeError with its message, never a PanicException.
+fn interruptible<T: Send>(py: Python<'_>, work: impl FnOnce() -> T + Send) -> PyResult<T> {
+    pagelab::interrupt::clear();
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        scope.spawn(move || {
+            let _ = tx.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)));
+        });
+        let mut rx = rx;
+        loop {
+            // The receiver goes into the GIL-free closure and back (it is Send, not Sync).
+            let (got, back) = py.allow_threads(move || (rx.recv_timeout(std::time::Duration::from_millis(50)), rx));
+            rx = back;
+            match got {
+                Ok(Ok(v)) => return Ok(v),
+                Ok(Err(panic)) => {
+                    let msg = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+                    return Err(PyRuntimeError::new_err(format!("pagelab failed (a bug; please report it): {msg}")));
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Err(PyRuntimeError::new_err("pagelab's worker thread ended without a result")),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    if let Err(e) = py.check_signals() {
+                        pagelab::interrupt::request();
+                        // The simulation stops at its next check; its result is dropped.
+                        let _ = py.allow_threads(move || rx.recv());
+                        pagelab::interrupt::clear();
+                        return Err(e);
+                    }
+                }
+            }
+        }
+    })
+}
+
 fn scenario(path: Option<&str>, text: Option<&str>, set: Vec<String>) -> PyResult<pagelab::Scenario> {
     match (path, text) {
         (Some(p), None) => pagelab::Scenario::load(std::path::Path::new(p), &set).map_err(|e| PyValueError::new_err(e.to_string())),
@@ -22,7 +59,7 @@ fn scenario(path: Option<&str>, text: Option<&str>, set: Vec<String>) -> PyResul
 #[pyo3(signature = (path=None, text=None, set=Vec::new()))]
 fn run_json(py: Python<'_>, path: Option<&str>, text: Option<&str>, set: Vec<String>) -> PyResult<String> {
     let s = scenario(path, text, set)?;
-    let report = py.allow_threads(|| pagelab::run(&s, |_, _| {})).map_err(PyRuntimeError::new_err)?;
+    let report = interruptible(py, || pagelab::run(&s, |_, _| {}))?.map_err(PyRuntimeError::new_err)?;
     serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
@@ -32,8 +69,8 @@ fn run_json(py: Python<'_>, path: Option<&str>, text: Option<&str>, set: Vec<Str
 #[pyo3(signature = (text, vary, set=Vec::new(), threads=0))]
 fn sweep_json(py: Python<'_>, text: &str, vary: Vec<(String, Vec<String>)>, set: Vec<String>, threads: usize) -> PyResult<String> {
     let axes: Vec<pagelab::sweep::Axis> = vary.into_iter().map(|(key, values)| pagelab::sweep::Axis { key, values }).collect();
-    let results =
-        py.allow_threads(|| pagelab::sweep::run(text, "<text>", "scenario", &set, &axes, threads, &|| {})).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let results = interruptible(py, || pagelab::sweep::run(text, "<text>", "scenario", &set, &axes, threads, &|| {}))?
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let v: Vec<serde_json::Value> = results
         .into_iter()
         .map(|(p, r)| {
@@ -55,7 +92,7 @@ fn sweep_json(py: Python<'_>, text: &str, vary: Vec<(String, Vec<String>)>, set:
 fn run_trace_json(py: Python<'_>, path: &str, policy: &str, memory: &str, format: &str, kernel: &str, set: Vec<String>) -> PyResult<String> {
     let path = std::path::Path::new(path);
     let o = pagelab::replay::TraceRun { path, format, policy, memory, kernel, set: &set };
-    let (report, _) = py.allow_threads(|| pagelab::replay::run(&o)).map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
+    let (report, _) = interruptible(py, || pagelab::replay::run(&o))?.map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
     serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
@@ -75,7 +112,7 @@ fn curve_json(
     set: Vec<String>,
 ) -> PyResult<String> {
     let c = pagelab::curve::Curve { path: std::path::Path::new(path), format, policy, kernel, set: &set, memory, sample, counters: &counters };
-    let points = py.allow_threads(|| pagelab::curve::run(&c)).map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
+    let points = interruptible(py, || pagelab::curve::run(&c))?.map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
     serde_json::to_string(&points).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
@@ -83,6 +120,12 @@ fn curve_json(
 #[pyfunction]
 #[pyo3(signature = (paths, labels=None))]
 fn compare_table(paths: Vec<String>, labels: Option<Vec<String>>) -> PyResult<String> {
+    if paths.is_empty() {
+        return Err(PyValueError::new_err("compare needs at least one report (the first is the baseline)"));
+    }
+    if let Some(l) = labels.as_ref().filter(|l| l.len() != paths.len()) {
+        return Err(PyValueError::new_err(format!("{} labels for {} reports", l.len(), paths.len())));
+    }
     let mut runs = paths.iter().map(|p| pagelab::compare::Run::load(std::path::Path::new(p))).collect::<Result<Vec<_>, _>>().map_err(PyValueError::new_err)?;
     if let Some(labels) = labels {
         for (r, l) in runs.iter_mut().zip(labels) {
@@ -191,6 +234,10 @@ impl PyPolicy {
     fn fail(&mut self, py: Python<'_>, method: &str, e: PyErr) {
         if self.failure.is_some() {
             return;
+        }
+        if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+            // Ctrl-C arrived while the policy's Python code ran: stop the run and say so.
+            pagelab::interrupt::request();
         }
         let class = self.obj.bind(py).get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "policy".into());
         let tb = e.traceback_bound(py).and_then(|t| t.format().ok()).unwrap_or_default();
@@ -313,9 +360,14 @@ fn run_policies_json(
             }
         }
     };
+    pagelab::interrupt::clear();
     let report = pagelab::run_with_policies(&s, &make, "python", |_, _| {});
     if let Some(e) = made.into_inner() {
         return Err(e);
+    }
+    if pagelab::interrupt::requested() {
+        pagelab::interrupt::clear();
+        return Err(pyo3::exceptions::PyKeyboardInterrupt::new_err("the run was interrupted"));
     }
     let report = report.map_err(PyRuntimeError::new_err)?;
     serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))

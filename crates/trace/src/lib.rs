@@ -17,6 +17,7 @@
 //!   oracle's next-access times when the trace has them), from either format.
 
 pub mod hugevec;
+pub mod interrupt;
 pub mod iolog;
 
 use std::fmt;
@@ -290,6 +291,9 @@ impl OracleReader {
     /// The next batch of whole records as raw bytes (a multiple of 24 long; decode with
     /// [`Record::parse`]), or `None` at the end of the trace.
     pub fn next_batch(&mut self) -> Result<Option<&[u8]>, TraceError> {
+        if interrupt::requested() {
+            return Err(err(&self.path, Some(self.offset), "interrupted"));
+        }
         if self.eof {
             if self.tail > 0 {
                 return Err(err(
@@ -814,6 +818,9 @@ impl PageSource for DenseReader {
         Some(self.records)
     }
     fn next_batch(&mut self) -> Result<Option<&[u32]>, TraceError> {
+        if interrupt::requested() {
+            return Err(err(&self.path, Some(DENSE_HEADER + self.read * 4), "interrupted"));
+        }
         let n = ((self.records - self.read) as usize).min(self.buf.len());
         if n == 0 {
             return Ok(None);

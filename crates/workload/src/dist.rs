@@ -60,7 +60,8 @@ impl Distribution {
                 Distribution::Pareto(h)
             }
             "normal" | "gauss" | "gaussian" => {
-                let dev = num(args, "10")?;
+                // The README writes the deviation as `normal:σ%`; the percent sign is optional.
+                let dev = num(args.map(|a| a.trim().trim_end_matches('%')), "10")?;
                 if !(dev > 0.0 && dev <= 100.0) {
                     return Err(format!("`{text}`: the deviation is a percentage in (0, 100]"));
                 }
@@ -334,6 +335,14 @@ mod tests {
         let h = histogram(&Distribution::HotCold { hot: 0.2, prob: 0.8 }, 100, 100_000, false);
         let hot: u64 = h[..20].iter().sum();
         assert!((hot as f64 / 100_000.0 - 0.8).abs() < 0.01, "hot share {hot}");
+    }
+
+    /// The README documents `normal:σ%`: the deviation with its percent sign parses as without.
+    #[test]
+    fn normal_accepts_the_readme_syntax_with_a_percent_sign() {
+        assert_eq!(Distribution::parse("normal:10%").unwrap(), Distribution::parse("normal:10").unwrap());
+        assert_eq!(Distribution::parse("gauss: 5 %").unwrap(), Distribution::Normal(5.0));
+        assert!(Distribution::parse("normal:%").unwrap_err().contains("is not a number"));
     }
 
     #[test]

@@ -14,7 +14,7 @@ pub mod spec;
 pub use dist::{Distribution, Sampler};
 pub use gen::{job_file_name, JobStream, ObjectDecl, Op};
 pub use rng::Rng;
-pub use size::{parse_duration_ns, parse_size, PAGE_SIZE};
+pub use size::{parse_duration_ns, parse_size, size_text, PAGE_SIZE};
 pub use spec::{Access, Advice, Kind, Phase, PhaseToml, SpecError, Workload, WorkloadToml};
 
 #[cfg(test)]

@@ -80,3 +80,21 @@ mod tests {
         assert!(parse_duration_ns("3 fortnights").is_err());
     }
 }
+
+/// Deserializes a size key as users write it: a string (`"1G"`, `"4096p"`) or a bare
+/// non-negative integer, which is a number of bytes (`size = 1073741824`), kept as the text
+/// [`parse_size`] reads.
+pub fn size_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Text {
+        Bytes(u64),
+        Text(String),
+    }
+    let v: Option<Text> = serde::Deserialize::deserialize(d)
+        .map_err(|_: D::Error| serde::de::Error::custom("a size is a string with a unit (\"256M\", \"4096p\") or a whole number of bytes"))?;
+    Ok(v.map(|t| match t {
+        Text::Bytes(n) => n.to_string(),
+        Text::Text(s) => s,
+    }))
+}

@@ -83,9 +83,12 @@ pub struct PhaseToml {
     pub kind: Option<Kind>,
     /// Name of the file or anonymous region; files with the same name are one file.
     pub file: Option<String>,
+    #[serde(default, deserialize_with = "crate::size::size_text")]
     pub file_size: Option<String>,
     /// Alias of `file_size`, more natural for anonymous memory.
+    #[serde(default, deserialize_with = "crate::size::size_text")]
     pub size: Option<String>,
+    #[serde(default, deserialize_with = "crate::size::size_text")]
     pub block_size: Option<String>,
     pub distribution: Option<String>,
     pub ops: Option<u64>,

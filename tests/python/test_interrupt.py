@@ -1,0 +1,58 @@
+"""Ctrl-C stops pagelab's long calls with KeyboardInterrupt, and no call panics (issue 16)."""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import pagelab
+
+LONG = """
+[machine]
+memory = "64M"
+[[workload]]
+name = "r"
+cgroup = "/"
+kind = "file-read"
+file_size = "256M"
+distribution = "uniform"
+ops = 500000000
+"""
+
+CHILD = r"""
+import sys, pagelab
+print("started", flush=True)
+try:
+    if sys.argv[1] == "run":
+        pagelab.run(text=sys.argv[2])
+    else:
+        pagelab.sweep(text=sys.argv[2], vary={"machine.memory": ["48M", "64M"]})
+    print("finished", flush=True)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+"""
+
+
+@pytest.mark.parametrize("call", ["run", "sweep"])
+def test_ctrl_c_stops_a_long_call_with_keyboard_interrupt(call):
+    # The run would take many minutes; SIGINT must end it with KeyboardInterrupt, not run on.
+    p = subprocess.Popen([sys.executable, "-c", CHILD, call, LONG], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "started"
+    time.sleep(1.0)
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=120)
+    assert out.strip() == "interrupted"
+
+
+def test_compare_of_nothing_is_a_value_error():
+    with pytest.raises(ValueError, match="at least one report"):
+        pagelab.compare([])
+
+
+def test_compare_with_the_wrong_number_of_labels_is_a_value_error(tmp_path):
+    r = tmp_path / "r.json"
+    r.write_text("{}")
+    with pytest.raises(ValueError):
+        pagelab.compare([str(r)], labels=["a", "b"])
