@@ -246,7 +246,19 @@ impl OracleReader {
         let mut magic = [0u8; 4];
         let got = read_full(&mut f, &mut magic).map_err(|(_, e)| err(path, Some(0), format!("cannot read: {e}")))?;
         f.seek(SeekFrom::Start(0)).map_err(|e| err(path, Some(0), format!("cannot seek: {e}")))?;
-        let (src, compressed, len): (Box<dyn Read + Send>, _, _) = if got == 4 && magic == ZSTD_MAGIC {
+        Self::start(path, Box::new(f), size, got == 4 && magic == ZSTD_MAGIC, hash_ids)
+    }
+
+    /// Reads a trace held in memory (`name` names it in errors), as [`OracleReader::open`]
+    /// reads a file: the fuzz targets' entry point.
+    pub fn from_bytes(name: impl AsRef<Path>, bytes: Vec<u8>) -> Result<OracleReader, TraceError> {
+        let (size, zstd) = (bytes.len() as u64, bytes.starts_with(&ZSTD_MAGIC));
+        Self::start(name.as_ref(), Box::new(io::Cursor::new(bytes)), size, zstd, false)
+    }
+
+    /// Starts reading `f`, of `size` bytes, zstd-compressed if `zstd`.
+    fn start(path: &Path, f: Box<dyn Read + Send>, size: u64, zstd: bool, hash_ids: bool) -> Result<OracleReader, TraceError> {
+        let (src, compressed, len): (Box<dyn Read + Send>, _, _) = if zstd {
             let n = Arc::new(AtomicU64::new(0));
             let counting = Counting { inner: f, n: n.clone() };
             let d = zstd::stream::read::Decoder::new(counting).map_err(|e| err(path, Some(0), format!("zstd: {e}")))?;
@@ -588,7 +600,12 @@ pub struct OracleSource {
 
 impl OracleSource {
     pub fn open(path: impl AsRef<Path>, want_next: bool) -> Result<OracleSource, TraceError> {
-        Ok(OracleSource { reader: OracleReader::open(path)?, map: IdMap::default(), frozen: false, want_next, out: Vec::new(), next: Vec::new(), zero: 0 })
+        Ok(OracleSource::from_reader(OracleReader::open(path)?, want_next))
+    }
+
+    /// The pages of an opened reader (e.g. [`OracleReader::from_bytes`]).
+    pub fn from_reader(reader: OracleReader, want_next: bool) -> OracleSource {
+        OracleSource { reader, map: IdMap::default(), frozen: false, want_next, out: Vec::new(), next: Vec::new(), zero: 0 }
     }
 
     /// A second pass over the same file with the ids of a first one: the page count is known,
@@ -761,7 +778,7 @@ impl PageSource for Threaded {
 /// Reads pagelab's dense format.
 pub struct DenseReader {
     path: PathBuf,
-    f: File,
+    f: Box<dyn Read + Send>,
     records: u64,
     pages: u64,
     read: u64,
@@ -771,8 +788,20 @@ pub struct DenseReader {
 impl DenseReader {
     pub fn open(path: impl AsRef<Path>) -> Result<DenseReader, TraceError> {
         let path = path.as_ref();
-        let mut f = File::open(path).map_err(|e| err(path, None, format!("cannot open: {e}")))?;
+        let f = File::open(path).map_err(|e| err(path, None, format!("cannot open: {e}")))?;
         let size = f.metadata().map_err(|e| err(path, None, format!("cannot stat: {e}")))?.len();
+        Self::start(path, Box::new(f), size)
+    }
+
+    /// Reads a dense trace held in memory (`name` names it in errors), as
+    /// [`DenseReader::open`] reads a file: the fuzz targets' entry point.
+    pub fn from_bytes(name: impl AsRef<Path>, bytes: Vec<u8>) -> Result<DenseReader, TraceError> {
+        let size = bytes.len() as u64;
+        Self::start(name.as_ref(), Box::new(io::Cursor::new(bytes)), size)
+    }
+
+    /// Starts reading `f`, of `size` bytes.
+    fn start(path: &Path, mut f: Box<dyn Read + Send>, size: u64) -> Result<DenseReader, TraceError> {
         let mut h = [0u8; DENSE_HEADER as usize];
         let got = read_full(&mut f, &mut h).map_err(|(_, e)| err(path, Some(0), format!("cannot read: {e}")))?;
         if got < 8 || h[..8] != DENSE_MAGIC {
