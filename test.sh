@@ -8,7 +8,8 @@ cd "$(dirname "$0")"
 command -v cargo >/dev/null 2>&1 || export PATH="$HOME/.cargo/bin:$PATH"
 . scripts/venv.sh
 
-log=$(mktemp -d)
+mkdir -p target
+log=$(mktemp -d target/test-log.XXXXXX)
 trap 'rm -rf "$log"' EXIT
 echo "[test] cargo test (release)" >&2
 status=0
@@ -26,4 +27,5 @@ echo "[test] python package" >&2
 rm -f target/wheels/pagelab-*.whl
 maturin build --release --locked -o target/wheels >&2
 python3 -m pip install -q --disable-pip-version-check --force-reinstall --no-deps target/wheels/pagelab-*.whl
-python3 -m pytest -q -p no:cacheprovider tests/python
+# pytest's temporary directories go under target/ (it clears them at the start of each run).
+python3 -m pytest -q -p no:cacheprovider --basetemp="$PWD/target/pytest-tmp" tests/python

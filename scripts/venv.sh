@@ -41,6 +41,7 @@ else:
 print("\n".join(reqs))
 PY
 )
+export PIP_CACHE_DIR="$pagelab_venv/cache/pip"
 if [ "$(cat "$pagelab_venv/.pagelab-test-reqs" 2>/dev/null)" != "$pagelab_reqs" ]; then
   echo "[venv] installing the test dependencies into .venv" >&2
   # shellcheck disable=SC2086
@@ -49,5 +50,8 @@ if [ "$(cat "$pagelab_venv/.pagelab-test-reqs" 2>/dev/null)" != "$pagelab_reqs" 
   printf '%s\n' "$pagelab_reqs" > "$pagelab_venv/.pagelab-test-reqs"
 fi
 export VIRTUAL_ENV="$pagelab_venv"
+# Caches that would otherwise land in the home directory stay in the checkout too.
+export PIP_CACHE_DIR="$pagelab_venv/cache/pip"
+export MPLCONFIGDIR="$pagelab_venv/cache/matplotlib"
 export PATH="$pagelab_venv/bin:$PATH"
 unset PYTHONHOME

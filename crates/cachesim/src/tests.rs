@@ -418,9 +418,8 @@ fn keyed_lru_grows_past_its_first_table_and_keeps_the_order() {
 fn keyed_runs_of_a_file_match_the_id_mapped_runs() {
     let t = random_pages(30_000, 4000, 11);
     let keys = awkward_keys(&t, 0);
-    let dir = std::env::temp_dir().join(format!("pagelab-keyed-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("t.oracleGeneral");
+    let dir = tempfile::Builder::new().prefix("pagelab-keyed-test-").tempdir().unwrap();
+    let path = dir.path().join("t.oracleGeneral");
     let mut recs = pagelab_trace::with_next_access(&keys, 4096);
     recs[7].obj_size = 0;
     pagelab_trace::write_oracle(&path, recs, None).unwrap();

@@ -7,7 +7,9 @@ fn pagelab() -> Command {
 }
 
 fn write(name: &str, text: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("pagelab-cli-test-{}", std::process::id()));
+    // Cargo's scratch directory for integration tests, inside the target directory: the
+    // tests leave nothing behind in /tmp.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-test");
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
@@ -64,7 +66,7 @@ fn malformed_scenarios_name_file_key_and_problem() {
     let out = pagelab().arg("run").arg(&p).args(["--set", "workload.r.opz=1"]).output().unwrap();
     let e = String::from_utf8_lossy(&out.stderr);
     assert!(e.contains("`workload[0].opz`: unknown field") && e.contains("(from --set workload.r.opz=1)"), "{e}");
-    let missing = std::env::temp_dir().join("pagelab-does-not-exist.toml");
+    let missing = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("pagelab-does-not-exist.toml");
     let out = pagelab().arg("run").arg(&missing).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read"));

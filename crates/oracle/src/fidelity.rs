@@ -392,7 +392,7 @@ pub fn rows(k: &KernelSide, model: &Report) -> Vec<Row> {
 /// The table as printed.
 pub fn table(rows: &[Row]) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "{:<40} {:>12} {:>12} {:>9} {:>6}  {}", "counter", "kernel", "pagelab", "error %", "goal", "");
+    let _ = writeln!(s, "{:<40} {:>12} {:>12} {:>9} {:>6}  ", "counter", "kernel", "pagelab", "error %", "goal");
     for r in rows {
         if r.kernel == 0 && r.model == 0 {
             continue;

@@ -429,16 +429,13 @@ mod tests {
         }
     }
 
-    /// A scenario in a directory of its own: tests run in parallel, and one that rewrote a
-    /// file another was reading made them flaky.
-    fn scenario_file(text: &str) -> PathBuf {
-        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("pagelab-oracle-test-{}-{n}", std::process::id()));
-        fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("s.toml");
+    /// A scenario in a directory of its own (tests run in parallel, and one that rewrote a
+    /// file another was reading made them flaky), removed when the test drops it.
+    fn scenario_file(text: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::Builder::new().prefix("pagelab-oracle-test-").tempdir().unwrap();
+        let p = dir.path().join("s.toml");
         fs::write(&p, text).unwrap();
-        p
+        (dir, p)
     }
 
     const S: &str =
@@ -446,7 +443,7 @@ mod tests {
 
     #[test]
     fn kernel_and_policy_flags_reach_guest_and_model() {
-        let p = scenario_file(S);
+        let (_dir, p) = scenario_file(S);
         let mut a = args(&p);
         a.kernel = Some("6.12".into());
         a.policy = Some("mglru".into());
@@ -463,14 +460,14 @@ mod tests {
 
     #[test]
     fn bad_flags_and_scenarios_are_refused_clearly() {
-        let p = scenario_file(S);
+        let (_dir, p) = scenario_file(S);
         let mut a = args(&p);
         a.kernel = Some("6.2".into());
         assert!(prepare(&a).unwrap_err().to_string().contains("--kernel"));
         let mut a = args(&p);
         a.policy = Some("lru".into());
         assert!(prepare(&a).unwrap_err().to_string().contains("--policy"));
-        let bad = scenario_file(&S.replace("ops = 5000", "ops = 5000\nspeed = 1"));
+        let (_bad_dir, bad) = scenario_file(&S.replace("ops = 5000", "ops = 5000\nspeed = 1"));
         let e = prepare(&args(&bad)).unwrap_err().to_string();
         assert!(e.contains("s.toml:11") && e.contains("speed"), "{e}");
         let mut a = args(&p);
@@ -480,7 +477,7 @@ mod tests {
 
     #[test]
     fn from_reuses_a_saved_kernel_side_and_reruns_the_model() {
-        let p = scenario_file(S);
+        let (_dir, p) = scenario_file(S);
         let plan = Plan::parse(S, "s").unwrap();
         let mut c = OpChecksum::default();
         plan.stream(0).for_each(|op| c.add(&op));

@@ -489,11 +489,9 @@ mod tests {
         // The test binary itself is dynamically linked on a glibc host.
         let me = std::env::current_exe().unwrap();
         assert!(!is_static_elf(&me) || cfg!(target_env = "musl"));
-        let dir = std::env::temp_dir().join(format!("pagelab-elf-{}", std::process::id()));
-        fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("not-elf");
+        let dir = tempfile::Builder::new().prefix("pagelab-elf-").tempdir().unwrap();
+        let p = dir.path().join("not-elf");
         fs::write(&p, b"#!/bin/sh\n").unwrap();
         assert!(!is_static_elf(&p));
-        let _ = fs::remove_dir_all(&dir);
     }
 }

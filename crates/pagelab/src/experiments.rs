@@ -47,18 +47,24 @@ struct Manifest {
 /// Reads a manifest; scenario paths become relative to the current directory.
 pub fn load(path: &Path) -> Result<Vec<Experiment>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    let m: Manifest = toml::from_str(&text).map_err(|e| {
-        let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1).unwrap_or(0);
-        format!("{}:{line}: {}", path.display(), e.message())
-    })?;
     let dir = path.parent().unwrap_or(Path::new("."));
-    Ok(m.experiment
+    Ok(parse(&text, &path.display().to_string())?
         .into_iter()
         .map(|mut e| {
             e.scenario = dir.join(&e.scenario);
             e
         })
         .collect())
+}
+
+/// Parses a manifest's text (`file` names it in errors); scenario paths stay as written,
+/// relative to the manifest.
+pub fn parse(text: &str, file: &str) -> Result<Vec<Experiment>, String> {
+    let m: Manifest = toml::from_str(text).map_err(|e| {
+        let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1).unwrap_or(0);
+        format!("{file}:{line}: {}", e.message())
+    })?;
+    Ok(m.experiment)
 }
 
 /// The outcome of one experiment: a report (or an error) per run, in order.
@@ -143,13 +149,12 @@ pub fn run(experiments: &[Experiment], threads: usize, progress: &(dyn Fn() + Sy
     Ok(out)
 }
 
+/// A timed run's result: its experiment and run index, its report, its best wall time.
+type TimedRun = (usize, usize, Result<Report, String>, Option<f64>);
+
 /// Runs timed experiments' runs alone, one after the other, in rounds that alternate them;
 /// keeps each run's first report (the runs are deterministic) and its best wall time.
-fn run_timed(
-    timed: &[(usize, usize, Scenario)],
-    experiments: &[Experiment],
-    progress: &(dyn Fn() + Sync),
-) -> Vec<(usize, usize, Result<Report, String>, Option<f64>)> {
+fn run_timed(timed: &[(usize, usize, Scenario)], experiments: &[Experiment], progress: &(dyn Fn() + Sync)) -> Vec<TimedRun> {
     let rounds = timed.iter().map(|(ei, _, _)| experiments[*ei].timing_rounds).max().unwrap_or(0);
     let mut out: Vec<_> = timed.iter().map(|(ei, ri, _)| (*ei, *ri, Err(String::new()), None::<f64>)).collect();
     for round in 0..rounds {

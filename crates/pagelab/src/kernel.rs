@@ -1,7 +1,9 @@
 //! The kernel versions pagelab models and the constants that follow from them.
 //!
 //! A rule that differs between versions asks [`Kernel`] rather than testing the version
-//! itself, so every difference has one name (see `kernel-versions.md` §8 for the list).
+//! itself, so every difference has one name and its history is written down once, here.
+//! Each predicate states what 6.1.192 and 6.12.95 (and 5.7 where it differs) do, read from
+//! the Debian sources of those kernels.
 
 use serde::{Deserialize, Serialize};
 
@@ -76,6 +78,152 @@ impl Kernel {
     /// workingset_refault() counts a refault before resolving the eviction memcg (6.12),
     /// or only once the memcg resolves (6.1).
     pub fn refault_counted_before_memcg_lookup(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
+    /// The multi-generational LRU was merged in 6.1; 5.7 has the classic LRU only.
+    pub fn has_lru_gen(self) -> bool {
+        self >= Kernel::V6_1
+    }
+
+    /// 5.7 keeps each lruvec's recent_scanned/recent_rotated counts (update_page_reclaim_stat(),
+    /// shrink_inactive_list(), shrink_active_list(), activate_page()) for get_scan_count()'s
+    /// ratios; the IO-cost series of 5.8 dropped them.
+    pub fn scan_rotate_ratios(self) -> bool {
+        self == Kernel::V5_7
+    }
+
+    /// 5.7 starts new anon pages on the active list (lru_cache_add_active_or_unevictable() in
+    /// do_anonymous_page()) and activates every swapped-in page (do_swap_page()); 5.8+ start
+    /// them inactive and let workingset detection promote them.
+    pub fn anon_starts_active(self) -> bool {
+        self == Kernel::V5_7
+    }
+
+    /// mm/memcontrol.c: memcg_rstat_updated() and mem_cgroup_flush_stats(): 6.1 keeps one
+    /// global count of pending stat updates and flushes the whole tree past its threshold;
+    /// 6.12 keeps a count per memcg, propagated to its ancestors, and flushes the asking
+    /// memcg's subtree only (also from the ratelimited flush and the refault flush).
+    pub fn memcg_stats_flush_per_subtree(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
+    /// mm/vmscan.c: prepare_scan_control() (prepare_scan_count() in 6.1): 6.1 does a threshold
+    /// flush of the stats; 6.12 a ratelimited one (only when the periodic flusher is late).
+    pub fn prepare_scan_flush_ratelimited(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
+    /// MGLRU global reclaim: 6.12 walks the memcg LRU (lru_gen_shrink_node() -> shrink_many(),
+    /// generations x bins of memcgs) and keeps lru_gen_shrink_lruvec() for memcg limit reclaim;
+    /// 6.1 reaches every memcg through shrink_node_memcgs() -> lru_gen_shrink_lruvec().
+    pub fn lru_gen_memcg_lru(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
+    /// MGLRU aging under kswapd: 6.1 ages in lru_gen_age_node() (skipping the first priority
+    /// iteration) and get_nr_to_scan() returns 0 to kswapd when aging is due; 6.12 ages from
+    /// get_nr_to_scan() below the default priority, lru_gen_age_node() only sets the initial
+    /// priority and checks min_ttl_ms.
+    pub fn lru_gen_ages_in_get_nr_to_scan(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
+    /// mm/vmscan.c: should_run_aging(): 6.12 answers "age" at once when fewer than
+    /// MIN_NR_GENS generations are eligible and leaves the priority shift of nr_to_scan to
+    /// get_nr_to_scan(); 6.1 shifts the total by the priority before the aging test.
+    pub fn lru_gen_aging_test_first(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
+    /// mm/vmscan.c: should_skip_mm(): 6.1's mm walk skips an mm with fewer than MIN_LRU_BATCH
+    /// eligible pages; 6.12 has no size filter.
+    pub fn lru_gen_walk_skips_small_mms(self) -> bool {
+        self < Kernel::V6_12
+    }
+
+    /// mm/vmscan.c: lru_gen_look_around(): 6.12 gives up on a range of one page and, outside
+    /// an mm walk, activates every young folio (folio_activate(), pgactivate); 6.1 activates
+    /// them only when fewer than a batch are young and otherwise updates their generation
+    /// in place.
+    pub fn lru_gen_look_around_always_activates(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
+    /// MGLRU refault accounting: 6.12's lru_gen_refault() counts workingset_refault_* for
+    /// every refault whose lruvec matches and workingset_activate_* for a recent one; 6.1
+    /// counts a refault only when recent and workingset_activate_* in sort_folio() when a
+    /// tier's protection promotes a folio.
+    pub fn lru_gen_counts_every_refault(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
+    /// mm/vmscan.c: isolate_folio() (MGLRU): 6.1 needs may_unmap for a mapped folio and
+    /// may_writepage plus __GFP_IO for a dirty or unswapped anon one; 6.12 needs __GFP_IO only.
+    pub fn lru_gen_isolate_needs_io_only(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
+    /// mm/vmscan.c: get_swappiness() (MGLRU): 6.12 returns 0 when the reclaim may not swap;
+    /// 6.1 ignores may_swap there (global reclaim with may_swap = 0 still swaps).
+    pub fn lru_gen_swappiness_honours_may_swap(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
+    /// mm/memory.c: PGFAULT: 6.1 counts it at every entry to handle_mm_fault(), so a retried
+    /// fault counts twice; 6.12 counts once, on completion (mm_account_fault()).
+    pub fn pgfault_counted_on_completion(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
+    /// mm/readahead.c: page_cache_sync_ra(): 6.12 only starts an initial window or uses the
+    /// context (no sequential-continuation test, initial async size = size/2 when size <= req);
+    /// 6.1's ondemand_readahead() has the full ladder.
+    pub fn sync_readahead_initial_or_context(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
+    /// mm/readahead.c: page_cache_async_ra(): 6.12 accepts only the expected index (start +
+    /// size - async_size); 6.1 also accepts index == start + size.
+    pub fn async_readahead_expected_index_only(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
+    /// mm/swap.c: folio_activate(): 6.12 clears PG_lru when it queues a folio for activation
+    /// (so reclaim cannot isolate it meanwhile); 6.1 leaves it set and skips, at drain time, a
+    /// folio isolated since.
+    pub fn folio_activate_clears_lru(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
+    /// mm/vmscan.c: shrink_node_memcgs() and do_try_to_free_pages(): 6.12 resumes a shared
+    /// memcg iterator and stops once the target is met (except kswapd), with a full-walk retry
+    /// when nothing was reclaimed; 6.1 walks every memcg every time.
+    pub fn partial_memcg_walk(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
+    /// mm/rmap.c: folio_referenced(): 6.12 skips VMAs without recency (sequential, random,
+    /// noreuse) entirely; 6.1 clears their young bits without counting them.
+    pub fn rmap_skips_vmas_without_recency(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
+    /// mm/vmscan.c: kswapd_shrink_node(): progress is nr_scanned >= target on 6.1, the larger
+    /// of scanned and reclaimed on 6.12.
+    pub fn kswapd_progress_counts_reclaimed(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
+    /// mm/vmscan.c: balance_pgdat(): 6.12 restarts once with no_cache_trim_mode when cache
+    /// trimming failed and nothing was reclaimed; 6.1 has no such retry.
+    pub fn balance_pgdat_retries_without_cache_trim(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
+    /// mm/vmscan.c: lru_gen_seq_show_full(): 6.12 prints four mm-walk statistics (TYFA) and
+    /// 'x' for a missing value; 6.1 six (LOYNFA) and blanks.
+    pub fn lru_gen_debugfs_four_walk_stats(self) -> bool {
         self >= Kernel::V6_12
     }
 }

@@ -402,23 +402,20 @@ impl Memcgs {
 
     /// Models memcg_rstat_updated(): count pending updates towards the flush thresholds.
     fn rstat_updated(&mut self, memcg: MemcgId, n: u64) {
-        match self.kernel {
-            Kernel::V6_12 => {
-                // Per-memcg counts, propagated to every ancestor in batches of 64.
-                let mut cur = Some(memcg);
-                while let Some(c) = cur {
-                    self.cg[c as usize].rstat_pending += n;
-                    cur = self.cg[c as usize].parent;
-                }
+        if self.kernel.memcg_stats_flush_per_subtree() {
+            // Per-memcg counts, propagated to every ancestor in batches of 64.
+            let mut cur = Some(memcg);
+            while let Some(c) = cur {
+                self.cg[c as usize].rstat_pending += n;
+                cur = self.cg[c as usize].parent;
             }
-            _ => {
-                self.percpu_updates += n;
-                if self.percpu_updates > MEMCG_CHARGE_BATCH {
-                    if self.flush_threshold <= self.nr_cpus {
-                        self.flush_threshold += self.percpu_updates / MEMCG_CHARGE_BATCH;
-                    }
-                    self.percpu_updates = 0;
+        } else {
+            self.percpu_updates += n;
+            if self.percpu_updates > MEMCG_CHARGE_BATCH {
+                if self.flush_threshold <= self.nr_cpus {
+                    self.flush_threshold += self.percpu_updates / MEMCG_CHARGE_BATCH;
                 }
+                self.percpu_updates = 0;
             }
         }
         if self.update_path_flush {
@@ -431,10 +428,13 @@ impl Memcgs {
     pub fn flush_for_refault(&mut self, eviction_memcg: MemcgId, now: u64) {
         match self.refault_flush {
             RefaultFlush::Kernel => self.flush_stats_ratelimited(eviction_memcg, now),
-            RefaultFlush::Threshold => match self.kernel {
-                Kernel::V6_12 => self.flush_stats(eviction_memcg, now),
-                _ => self.flush_stats(ROOT_MEMCG, now),
-            },
+            RefaultFlush::Threshold => {
+                if self.kernel.memcg_stats_flush_per_subtree() {
+                    self.flush_stats(eviction_memcg, now)
+                } else {
+                    self.flush_stats(ROOT_MEMCG, now)
+                }
+            }
             RefaultFlush::Always => self.flush_subtree(ROOT_MEMCG, now),
             RefaultFlush::Never => {}
         }
@@ -484,16 +484,13 @@ impl Memcgs {
 
     /// Models mem_cgroup_flush_stats() (6.1: global threshold; 6.12: the subtree's own).
     pub fn flush_stats(&mut self, memcg: MemcgId, now: u64) {
-        match self.kernel {
-            Kernel::V6_12 => {
-                if self.cg[memcg as usize].rstat_pending > MEMCG_CHARGE_BATCH * self.nr_cpus {
-                    self.flush_subtree(memcg, now);
-                }
+        if self.kernel.memcg_stats_flush_per_subtree() {
+            if self.cg[memcg as usize].rstat_pending > MEMCG_CHARGE_BATCH * self.nr_cpus {
+                self.flush_subtree(memcg, now);
             }
-            _ => {
-                if self.flush_threshold > self.nr_cpus {
-                    self.flush_subtree(ROOT_MEMCG, now);
-                }
+        } else {
+            if self.flush_threshold > self.nr_cpus {
+                self.flush_subtree(ROOT_MEMCG, now);
             }
         }
     }
@@ -502,9 +499,10 @@ impl Memcgs {
     /// periodic flusher is a full cycle late (more than 2·FLUSH_TIME since the last flush).
     pub fn flush_stats_ratelimited(&mut self, memcg: MemcgId, now: u64) {
         if now > self.last_flush_ns + 2 * self.flush_period_ns {
-            match self.kernel {
-                Kernel::V6_12 => self.flush_stats(memcg, now),
-                _ => self.flush_stats(ROOT_MEMCG, now),
+            if self.kernel.memcg_stats_flush_per_subtree() {
+                self.flush_stats(memcg, now)
+            } else {
+                self.flush_stats(ROOT_MEMCG, now)
             }
         }
     }

@@ -120,7 +120,7 @@ fn finish_swapin<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, write: bool) {
     if write {
         mm.folios.set(pfn, pg::DIRTY);
     }
-    if mm.cfg.kernel == Kernel::V5_7 {
+    if mm.cfg.kernel.anon_starts_active() {
         activate_page(mm, p, pfn);
     }
 }
@@ -146,7 +146,7 @@ fn new_anon_page<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, advice: 
     mm.space.set(vpn, Entry::Resident(pfn));
     mm.tasks[t].rss_anon += 1;
     map_page(mm, pfn, advice);
-    if mm.cfg.kernel == Kernel::V5_7 {
+    if mm.cfg.kernel.anon_starts_active() {
         mm.folios.set(pfn, pg::ACTIVE);
     }
     crate::swap::folio_add_lru(mm, p, pfn);
@@ -154,6 +154,8 @@ fn new_anon_page<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, advice: 
 }
 
 /// A load or store of page `index` of a file mapped shared by task `t`.
+// The arguments are the fault's own (task, file, readahead state, page, kind, advice).
+#[allow(clippy::too_many_arguments)]
 pub fn file_mmap_access<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, f: FileRef, ra: &mut RaState, index: u64, write: bool, advice: Advice) -> bool {
     let vpn = f.base + index as Vpn;
     if let Some(pfn) = mm.space.resident(vpn) {
@@ -276,7 +278,7 @@ fn filemap_fault<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, f: FileRef, ra: &m
 /// counts it once, on completion (mm_account_fault()). Returns whether fault-around mapped
 /// the faulting page itself.
 fn fault_retry(mm: &mut Mm, t: usize, f: FileRef, ra: &mut RaState, index: u64, write: bool, advice: Advice) -> bool {
-    if mm.cfg.kernel < Kernel::V6_12 {
+    if !mm.cfg.kernel.pgfault_counted_on_completion() {
         let memcg = mm.tasks[t].memcg;
         mm.count_both(memcg, Ev::PgFault, 1);
     }

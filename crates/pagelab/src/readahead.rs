@@ -2,7 +2,6 @@
 //! window of each open file, as 6.1 and 6.12 grow it.
 
 use crate::folio::pg;
-use crate::kernel::Kernel;
 use crate::mapping::{Entry, Vpn};
 use crate::mm::Mm;
 use crate::page_alloc::Gfp;
@@ -114,7 +113,7 @@ pub fn page_cache_sync_ra<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mu
     let max = ra.ra_pages;
     let prev_index = if ra.prev_valid { ra.prev_index } else { u64::MAX };
     let near_prev = index.wrapping_sub(prev_index) <= 1;
-    if mm.cfg.kernel >= Kernel::V6_12 {
+    if mm.cfg.kernel.sync_readahead_initial_or_context() {
         if index == 0 || req > max || near_prev {
             ra.start = index;
             ra.size = get_init_ra_size(req, max);
@@ -150,7 +149,7 @@ pub fn page_cache_async_ra<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &m
         }
         mm.folios.clear(pfn, pg::READAHEAD);
     }
-    if mm.cfg.kernel >= Kernel::V6_12 {
+    if mm.cfg.kernel.async_readahead_expected_index_only() {
         let max = ra.ra_pages;
         let expected = ra.start + ra.size - ra.async_size;
         if index == expected {
@@ -347,8 +346,9 @@ mod tests {
 
     #[test]
     fn window_sizes_follow_the_kernel_table() {
-        // read_ahead_kb = 128 (max 32 pages), as mm/readahead.c computes it (kernel-versions.md
-        // §4.2's table says init(2) = 8 and init(4) = 16; the source doubles those only once).
+        // read_ahead_kb = 128 (max 32 pages), as mm/readahead.c: get_init_ra_size() and
+        // get_next_ra_size() compute it (6.1.192, 6.12.95): init(2) = 4 and init(4) = 8, not
+        // 8 and 16 (the source doubles a small request only once).
         let init: Vec<u64> = [1, 2, 4, 8, 9, 32].iter().map(|&r| get_init_ra_size(r, 32)).collect();
         assert_eq!(init, [4, 4, 8, 16, 32, 32]);
         let next: Vec<u64> = [1, 4, 8, 16, 32].iter().map(|&c| get_next_ra_size(c, 32)).collect();

@@ -2,7 +2,7 @@
 //! batches, folio_mark_accessed(), and lru_note_cost().
 
 use crate::folio::{pg, Pfn};
-use crate::kernel::{Kernel, SWAP_CLUSTER_MAX};
+use crate::kernel::SWAP_CLUSTER_MAX;
 use crate::memcontrol::{MemcgId, StatItem};
 use crate::mm::Mm;
 use crate::policy::Policy;
@@ -13,7 +13,7 @@ use crate::vmstat::Lru;
 /// MGLRU on, a folio added while the task faults on a VMA with recency is marked active, so
 /// it lands in the youngest generation.
 pub fn folio_add_lru<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) {
-    if p.is_lru_gen() {
+    if p.activates_folios_added_in_fault() {
         if let Some(t) = mm.current_task() {
             if mm.tasks[t].in_lru_fault {
                 mm.folios.set(pfn, pg::ACTIVE);
@@ -34,7 +34,7 @@ fn drain_lru_add<P: Policy>(mm: &mut Mm, p: &mut P) {
         mm.folios.clear(pfn, pg::IN_LRU_ADD);
         mm.folios.set(pfn, pg::LRU);
         p.lru_add(mm, pfn);
-        if mm.cfg.kernel == Kernel::V5_7 {
+        if mm.cfg.kernel.scan_rotate_ratios() {
             update_page_reclaim_stat(mm, pfn);
         }
     }
@@ -77,7 +77,7 @@ pub fn folio_activate<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) {
     if !f.test(pg::LRU) || f.test(pg::ACTIVE) || f.test(pg::UNEVICTABLE) {
         return;
     }
-    if mm.cfg.kernel >= Kernel::V6_12 {
+    if mm.cfg.kernel.folio_activate_clears_lru() {
         mm.folios.clear(pfn, pg::LRU);
     }
     mm.activate_batch.push(pfn);
@@ -90,11 +90,11 @@ pub fn folio_activate<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) {
 /// (PG_lru clear on 6.1) is skipped.
 fn drain_activate<P: Policy>(mm: &mut Mm, p: &mut P) {
     let batch = std::mem::take(&mut mm.activate_batch);
-    let v612 = mm.cfg.kernel >= Kernel::V6_12;
+    let clears_lru = mm.cfg.kernel.folio_activate_clears_lru();
     for &pfn in &batch {
         // The batch is drained before every isolation, so a 6.12 folio (PG_lru cleared when
         // queued) is still on its list; a 6.1 folio may have been isolated since.
-        if !v612 && !mm.folios.test(pfn, pg::LRU) {
+        if !clears_lru && !mm.folios.test(pfn, pg::LRU) {
             continue;
         }
         mm.folios.set(pfn, pg::LRU);

@@ -68,6 +68,9 @@ pub fn points(axes: &[Axis]) -> Vec<Point> {
     out
 }
 
+/// One point of a sweep and its run's report (or the error that stopped it).
+pub type PointRun = (Point, Result<Report, String>);
+
 /// Validates every point first (so a bad value fails before any run), then runs them on
 /// `threads` threads (0: all cores). Results come back in point order.
 pub fn run(
@@ -78,7 +81,7 @@ pub fn run(
     axes: &[Axis],
     threads: usize,
     progress: &(dyn Fn() + Sync),
-) -> Result<Vec<(Point, Result<Report, String>)>, ScenarioError> {
+) -> Result<Vec<PointRun>, ScenarioError> {
     let pts = points(axes);
     let scenarios = pts
         .iter()

@@ -5,7 +5,7 @@
 //! policies.
 
 use crate::folio::{pg, Pfn};
-use crate::kernel::{Kernel, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use crate::kernel::{DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::mapping::{Entry, Shadow};
 use crate::memcontrol::{MemcgId, ROOT_MEMCG};
 use crate::mm::{Actor, Mm, WritebackDone};
@@ -202,7 +202,7 @@ pub fn do_try_to_free_pages<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanCont
         if sc.nr_reclaimed > 0 {
             break;
         }
-        if mm.cfg.kernel >= Kernel::V6_12 && !sc.memcg_full_walk {
+        if mm.cfg.kernel.partial_memcg_walk() && !sc.memcg_full_walk {
             sc.priority = sc.initial_priority;
             sc.memcg_full_walk = true;
             continue;
@@ -267,7 +267,7 @@ pub fn shrink_node<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanControl) {
 /// for kswapd and full-walk retries).
 pub fn shrink_node_memcgs<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanControl) {
     let n = mm.memcgs.subtree(sc.target).len();
-    let partial = mm.cfg.kernel >= Kernel::V6_12 && !sc.is_kswapd() && !sc.memcg_full_walk;
+    let partial = mm.cfg.kernel.partial_memcg_walk() && !sc.is_kswapd() && !sc.memcg_full_walk;
     let start = if partial { memcg_cursor(mm, sc.target) % n } else { 0 };
     for i in start..n {
         let memcg = mm.memcgs.subtree(sc.target)[i];
@@ -355,6 +355,16 @@ pub fn shrink_slab(mm: &mut Mm, memcg: MemcgId, priority: u32) {
     shrink_shadow_nodes(mm, memcg, priority);
 }
 
+/// Counts a pgscan/pgsteal/pgrefill event: always for the memcg, globally only for node
+/// reclaim (cgroup reclaim is left out of /proc/vmstat's copy in 6.1-6.12).
+#[inline]
+pub fn count_reclaim(mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, e: Ev, n: u64) {
+    if !sc.cgroup_reclaim() {
+        mm.count(e, n);
+    }
+    mm.count_memcg(memcg, e, n);
+}
+
 // ---- shrink_folio_list ----------------------------------------------------------------------
 
 /// `enum folio_references`.
@@ -376,11 +386,11 @@ pub fn folio_referenced<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) -> u32 {
     }
     mm.cpu(mm.cfg.costs.rmap_walk_ns);
     let norecency = f.test(pg::NORECENCY);
-    if norecency && mm.cfg.kernel >= Kernel::V6_12 {
+    if norecency && mm.cfg.kernel.rmap_skips_vmas_without_recency() {
         return 0;
     }
     let young = mm.folios.test_clear(pfn, pg::YOUNG);
-    if young && !norecency && p.is_lru_gen() {
+    if young && !norecency && p.uses_lru_gen_lookaround() {
         p.referenced_young(mm, pfn);
     }
     (young && !norecency) as u32
@@ -486,7 +496,7 @@ fn shrink_one_folio<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, sc: &mut ScanCo
     if !sc.may_unmap && f.test(pg::MAPPED) {
         return Verdict::Keep;
     }
-    if p.is_lru_gen() && !ignore_references && f.test(pg::MAPPED) && f.test(pg::REFERENCED) {
+    if p.keeps_promoted_mapped_folios() && !ignore_references && f.test(pg::MAPPED) && f.test(pg::REFERENCED) {
         return Verdict::Keep;
     }
     let dirty = f.test(pg::DIRTY);
@@ -654,7 +664,7 @@ pub fn move_folios_to_lru<P: Policy>(mm: &mut Mm, p: &mut P, list: &[Pfn]) -> u6
         mm.folios.clear(pfn, pg::ISOLATED);
         mm.folios.set(pfn, pg::LRU);
         p.lru_add(mm, pfn);
-        if mm.folios.test(pfn, pg::ACTIVE) && !p.is_lru_gen() {
+        if mm.folios.test(pfn, pg::ACTIVE) && p.putback_ages_nonresident() {
             let memcg = mm.folio_memcg(pfn);
             crate::workingset::workingset_age_nonresident(mm, memcg, 1);
         }
@@ -722,9 +732,10 @@ pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
     let scanned_target = sc.nr_to_reclaim;
     let reclaimed_in_call = sc.nr_reclaimed;
     shrink_node(mm, p, sc);
-    let progress = match mm.cfg.kernel {
-        Kernel::V6_12 => sc.nr_scanned.max(sc.nr_reclaimed - reclaimed_in_call) >= scanned_target,
-        _ => sc.nr_scanned >= scanned_target,
+    let progress = if mm.cfg.kernel.kswapd_progress_counts_reclaimed() {
+        sc.nr_scanned.max(sc.nr_reclaimed - reclaimed_in_call) >= scanned_target
+    } else {
+        sc.nr_scanned >= scanned_target
     };
     let raise_priority = !progress;
     let reclaimed = sc.nr_reclaimed - reclaimed_before;
@@ -733,7 +744,7 @@ pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
             if sc.nr_reclaimed == 0 {
                 // 6.12: a run that reclaimed nothing because cache trimming found nothing
                 // restarts once with cache_trim_mode off before counting a failure.
-                if mm.cfg.kernel >= Kernel::V6_12 && sc.cache_trim_mode_failed && !sc.no_cache_trim_mode {
+                if mm.cfg.kernel.balance_pgdat_retries_without_cache_trim() && sc.cache_trim_mode_failed && !sc.no_cache_trim_mode {
                     sc.no_cache_trim_mode = true;
                     sc.priority = DEF_PRIORITY;
                     mm.node.kswapd = Some(bal);

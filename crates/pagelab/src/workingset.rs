@@ -3,7 +3,6 @@
 //! shadow entries are kept. MGLRU's eviction tokens live in `policy::lru_gen`.
 
 use crate::folio::{pg, Pfn, NIL};
-use crate::kernel::Kernel;
 use crate::mapping::{Entry, Shadow, XA_CHUNK_SHIFT};
 use crate::memcontrol::{MemcgId, StatItem};
 use crate::mm::Mm;
@@ -62,7 +61,7 @@ pub fn count_workingset(mm: &mut Mm, memcg: MemcgId, e: Ev, nr: u64) {
 fn refault_workingset_sizes(mm: &Mm, memcg: MemcgId, file: bool) -> (u64, u64) {
     let mut lrus = [Lru::ActiveFile; 4];
     let mut n = 1;
-    if mm.cfg.kernel != Kernel::V5_7 {
+    if mm.cfg.kernel.anon_workingset() {
         if !file {
             lrus[n] = Lru::InactiveFile;
             n += 1;
@@ -91,7 +90,7 @@ fn refault_workingset_sizes(mm: &Mm, memcg: MemcgId, file: bool) -> (u64, u64) {
 pub fn classic_refault(mm: &mut Mm, pfn: Pfn, shadow: Shadow) -> bool {
     let kernel = mm.cfg.kernel;
     let file = mm.folios.get(pfn).is_file_lru();
-    if kernel == Kernel::V5_7 && !file {
+    if !kernel.anon_workingset() && !file {
         return false; // anon workingset detection came with 5.9
     }
     let memcg = mm.folio_memcg(pfn);
@@ -117,7 +116,7 @@ pub fn classic_refault(mm: &mut Mm, pfn: Pfn, shadow: Shadow) -> bool {
     mm.folios.set(pfn, pg::ACTIVE);
     workingset_age_nonresident(mm, memcg, 1);
     count_workingset(mm, memcg, activate_ev, 1);
-    if shadow.workingset() && kernel != Kernel::V5_7 {
+    if shadow.workingset() && kernel.anon_workingset() {
         mm.folios.set(pfn, pg::WORKINGSET);
         lru_note_cost_refault(mm, memcg, file);
         count_workingset(mm, memcg, restore_ev, 1);

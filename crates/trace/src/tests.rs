@@ -1,9 +1,12 @@
 use super::*;
 
-fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pagelab-trace-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+/// A directory of the test's own, removed when the test ends (pass or fail).
+fn scratch() -> tempfile::TempDir {
+    tempfile::Builder::new().prefix("pagelab-trace-test-").tempdir().unwrap()
+}
+
+fn tmp(dir: &tempfile::TempDir, name: &str) -> PathBuf {
+    dir.path().join(name)
 }
 
 fn ids(n: usize) -> Vec<u64> {
@@ -31,10 +34,11 @@ fn dense_expected(ids: &[u64]) -> Vec<u32> {
 
 #[test]
 fn plain_and_zstd_read_every_record_in_order() {
+    let dir = scratch();
     // More than one 1 MiB batch, and a record count that does not divide it.
     let ids = ids(100_003);
     let recs = with_next_access(&ids, 4096);
-    let (plain, zst) = (tmp("a.oracleGeneral"), tmp("a.oracleGeneral.zst"));
+    let (plain, zst) = (tmp(&dir, "a.oracleGeneral"), tmp(&dir, "a.oracleGeneral.zst"));
     write_oracle(&plain, recs.iter().copied(), None).unwrap();
     write_oracle(&zst, recs.iter().copied(), Some(3)).unwrap();
     for p in [&plain, &zst] {
@@ -58,12 +62,13 @@ fn plain_and_zstd_read_every_record_in_order() {
 
 #[test]
 fn a_hashing_reader_replaces_only_the_next_access_field_by_the_ids_hash() {
+    let dir = scratch();
     // Several chunks, plain and zstd: every record keeps its time, id and size, in order,
     // and carries mix64(id) where its next-access time was.
     let ids = ids(100_003);
     let mut recs = with_next_access(&ids, 4096);
     recs[5].obj_size = 0;
-    let (plain, zst) = (tmp("h.oracleGeneral"), tmp("h.oracleGeneral.zst"));
+    let (plain, zst) = (tmp(&dir, "h.oracleGeneral"), tmp(&dir, "h.oracleGeneral.zst"));
     write_oracle(&plain, recs.iter().copied(), None).unwrap();
     write_oracle(&zst, recs.iter().copied(), Some(3)).unwrap();
     for p in [&plain, &zst] {
@@ -82,14 +87,15 @@ fn a_hashing_reader_replaces_only_the_next_access_field_by_the_ids_hash() {
 
 #[test]
 fn two_passes_and_the_dense_format_give_the_same_pages() {
+    let dir = scratch();
     let ids = ids(50_000);
-    let p = tmp("b.oracleGeneral");
+    let p = tmp(&dir, "b.oracleGeneral");
     write_oracle(&p, with_next_access(&ids, 4096), None).unwrap();
     let want = dense_expected(&ids);
     let mut two = open(&p, Format::OracleGeneral, true, false).unwrap();
     assert_eq!(two.pages(), Some(*want.iter().max().unwrap() as u64 + 1));
     assert_eq!(pages_of(two.as_mut()).unwrap(), want);
-    let d = tmp("b.dense");
+    let d = tmp(&dir, "b.dense");
     let st = convert(&p, &d).unwrap();
     assert_eq!(st, ConvertStats { records: ids.len() as u64, pages: two.pages().unwrap(), zero_size_records: 0 });
     let mut r = open(&d, Format::Dense, false, false).unwrap();
@@ -99,9 +105,10 @@ fn two_passes_and_the_dense_format_give_the_same_pages() {
 
 #[test]
 fn a_threaded_source_gives_the_batches_and_then_the_error_of_its_source() {
+    let dir = scratch();
     let ids = ids(100_003);
     let recs = with_next_access(&ids, 4096);
-    let (plain, zst) = (tmp("t.oracleGeneral"), tmp("t.oracleGeneral.zst"));
+    let (plain, zst) = (tmp(&dir, "t.oracleGeneral"), tmp(&dir, "t.oracleGeneral.zst"));
     write_oracle(&plain, recs.iter().copied(), None).unwrap();
     write_oracle(&zst, recs.iter().copied(), Some(3)).unwrap();
     let want = dense_expected(&ids);
@@ -121,7 +128,7 @@ fn a_threaded_source_gives_the_batches_and_then_the_error_of_its_source() {
     }
     // A cut zstd stream: whole batches first, then the reader's error, then nothing.
     let good = std::fs::read(&zst).unwrap();
-    let cut = tmp("t-cut.zst");
+    let cut = tmp(&dir, "t-cut.zst");
     std::fs::write(&cut, &good[..good.len() * 3 / 4]).unwrap();
     let mut s = Threaded::spawn(Box::new(OracleSource::open(&cut, false).unwrap()), &cut, false);
     let mut got = Vec::new();
@@ -143,7 +150,8 @@ fn a_threaded_source_gives_the_batches_and_then_the_error_of_its_source() {
 
 #[test]
 fn a_truncated_plain_trace_is_refused_with_its_offset() {
-    let p = tmp("c.oracleGeneral");
+    let dir = scratch();
+    let p = tmp(&dir, "c.oracleGeneral");
     write_oracle(&p, with_next_access(&[1, 2, 3], 4096), None).unwrap();
     let mut bytes = std::fs::read(&p).unwrap();
     bytes.truncate(24 * 2 + 10);
@@ -157,7 +165,8 @@ fn a_truncated_plain_trace_is_refused_with_its_offset() {
 
 #[test]
 fn a_truncated_record_inside_a_zstd_trace_is_an_error_not_a_dropped_record() {
-    let p = tmp("d.zst");
+    let dir = scratch();
+    let p = tmp(&dir, "d.zst");
     let f = File::create(&p).unwrap();
     let mut w = zstd::stream::write::Encoder::new(f, 1).unwrap().auto_finish();
     for r in with_next_access(&[1, 2, 3], 4096) {
@@ -175,8 +184,9 @@ fn a_truncated_record_inside_a_zstd_trace_is_an_error_not_a_dropped_record() {
 
 #[test]
 fn corrupt_and_cut_zstd_streams_are_errors() {
+    let dir = scratch();
     let recs = with_next_access(&ids(20_000), 4096);
-    let p = tmp("e.zst");
+    let p = tmp(&dir, "e.zst");
     write_oracle(&p, recs, Some(3)).unwrap();
     let good = std::fs::read(&p).unwrap();
     // Cut in the middle of the frame.
@@ -196,7 +206,8 @@ fn corrupt_and_cut_zstd_streams_are_errors() {
 
 #[test]
 fn dense_files_check_their_header_and_length() {
-    let d = tmp("f.dense");
+    let dir = scratch();
+    let d = tmp(&dir, "f.dense");
     let mut w = DenseWriter::create(&d).unwrap();
     w.write(&[0, 1, 2, 1, 0]).unwrap();
     w.finish(3).unwrap();
@@ -213,7 +224,8 @@ fn dense_files_check_their_header_and_length() {
 
 #[test]
 fn zero_size_records_are_accesses_and_counted() {
-    let p = tmp("g.oracleGeneral");
+    let dir = scratch();
+    let p = tmp(&dir, "g.oracleGeneral");
     let mut recs = with_next_access(&[5, 6, 5], 4096);
     recs[1].obj_size = 0;
     write_oracle(&p, recs, None).unwrap();
@@ -245,17 +257,18 @@ fn format_names() {
 
 #[test]
 fn chunk_boundaries_lose_no_record_and_cut_records_are_errors() {
+    let dir = scratch();
     // Exactly two of the reading thread's chunks (the end is seen in an empty third one),
     // then one chunk and a partial record just past its end.
     let per_chunk = CHUNK_BYTES / ORACLE_RECORD;
     let recs = with_next_access(&ids(2 * per_chunk), 4096);
-    let p = tmp("two-chunks.zst");
+    let p = tmp(&dir, "two-chunks.zst");
     write_oracle(&p, recs.iter().copied(), Some(1)).unwrap();
     let mut got = Vec::new();
     assert_eq!(OracleReader::open(&p).unwrap().for_each(|r| got.push(r)).unwrap(), recs.len() as u64);
     assert_eq!(got, recs);
 
-    let p = tmp("chunk-and-a-bit.zst");
+    let p = tmp(&dir, "chunk-and-a-bit.zst");
     let f = File::create(&p).unwrap();
     let mut w = zstd::stream::write::Encoder::new(f, 1).unwrap().auto_finish();
     for r in &recs[..per_chunk] {

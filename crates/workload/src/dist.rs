@@ -47,7 +47,7 @@ impl Distribution {
             "uniform" | "random" | "rand" => Distribution::Uniform,
             "zipf" => {
                 let theta = num(args, "0.8")?;
-                if !(theta > 0.0) || theta > 10.0 {
+                if theta.is_nan() || theta <= 0.0 || theta > 10.0 {
                     return Err(format!("`{text}`: zipf exponent must be in (0, 10]"));
                 }
                 Distribution::Zipf(theta)

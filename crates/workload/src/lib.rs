@@ -69,11 +69,7 @@ mod tests {
 
     #[test]
     fn phases_run_in_order_and_share_objects_by_name() {
-        let mut p1 = PhaseToml::default();
-        p1.kind = Some(Kind::AnonWrite);
-        p1.size = Some("8k".into());
-        p1.file = Some("heap".into());
-        p1.ops = Some(0);
+        let p1 = PhaseToml { kind: Some(Kind::AnonWrite), size: Some("8k".into()), file: Some("heap".into()), ops: Some(0), ..Default::default() };
         let mut p2 = p1.clone();
         p2.kind = Some(Kind::AnonRead);
         p2.ops = Some(3);

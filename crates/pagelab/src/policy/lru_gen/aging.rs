@@ -7,7 +7,6 @@
 use super::gen::{folio_gen, gen_of};
 use super::{LruGen, MIN_LRU_BATCH, MIN_NR_GENS};
 use crate::folio::{pg, Pfn};
-use crate::kernel::Kernel;
 use crate::mapping::{Entry, Vpn};
 use crate::memcontrol::MemcgId;
 use crate::mm::{Actor, Mm};
@@ -39,12 +38,15 @@ impl LruGen {
     /// Models mm/vmscan.c: should_run_aging() (6.1; 6.12 computes nr_to_scan unshifted and
     /// returns early with fewer than three generations): whether to create a generation, and
     /// the pages eligible to scan.
+    // The loops run over the LRU types from the first one reclaim may touch (file only when
+    // it cannot swap), as the kernel's own loops do; an iterator would hide that start.
+    #[allow(clippy::needless_range_loop)]
     pub fn should_run_aging(&self, memcg: MemcgId, can_swap: bool, priority: u32) -> (bool, u64) {
         let lv = &self.lv[memcg as usize];
         let max_seq = lv.max_seq;
         let min_seq = lv.min_seq;
         let eligible_min = min_seq[(!can_swap) as usize];
-        if self.kernel >= Kernel::V6_12 && eligible_min + MIN_NR_GENS as u64 > max_seq {
+        if self.kernel.lru_gen_aging_test_first() && eligible_min + MIN_NR_GENS as u64 > max_seq {
             return (true, 0);
         }
         let (mut old, mut young, mut total) = (0u64, 0u64, 0u64);
@@ -59,7 +61,7 @@ impl LruGen {
                 }
             }
         }
-        let nr_to_scan = if self.kernel >= Kernel::V6_12 { total } else { total >> priority };
+        let nr_to_scan = if self.kernel.lru_gen_aging_test_first() { total } else { total >> priority };
         let need = if eligible_min + MIN_NR_GENS as u64 > max_seq {
             true
         } else if eligible_min + (MIN_NR_GENS as u64) < max_seq {
@@ -99,7 +101,7 @@ impl LruGen {
             if can_swap {
                 objects.extend(mm.tasks[t].anon_objects.iter().copied());
             }
-            if self.kernel < Kernel::V6_12 {
+            if self.kernel.lru_gen_walk_skips_small_mms() {
                 let anon = mm.tasks[t].rss_anon * can_swap as u64;
                 let eligible = anon + Self::mapped_file_pages(mm, &mm.tasks[t].mapped_files, MIN_LRU_BATCH.saturating_sub(anon));
                 if eligible < MIN_LRU_BATCH {
@@ -219,7 +221,7 @@ impl LruGen {
                 end = vpn + half;
             }
         }
-        if self.kernel >= Kernel::V6_12 && end - start <= 1 {
+        if self.kernel.lru_gen_look_around_always_activates() && end - start <= 1 {
             return;
         }
         let max_seq = self.lv[memcg as usize].max_seq;
@@ -245,7 +247,7 @@ impl LruGen {
             self.bloom_add(memcg, max_seq, pmd);
         }
         let walk = mm.actor == Actor::Kswapd;
-        let activate = !walk && (self.kernel >= Kernel::V6_12 || marked.len() < LOOK_AROUND_BATCH_6_1);
+        let activate = !walk && (self.kernel.lru_gen_look_around_always_activates() || marked.len() < LOOK_AROUND_BATCH_6_1);
         for p in marked {
             if activate {
                 crate::swap::folio_activate(mm, self, p);

@@ -5,7 +5,6 @@ use std::fmt::Write as _;
 
 use super::gen::gen_of;
 use super::{LruGen, MAX_NR_GENS, MAX_NR_TIERS};
-use crate::kernel::Kernel;
 use crate::mm::Mm;
 
 /// One jiffy at CONFIG_HZ = 250 (both Debian kernels), in ns.
@@ -53,7 +52,7 @@ impl LruGen {
     /// walk statistics (LOYNFA) and blanks, 6.12 four (TYFA) and 'x' for no value.
     fn show_full(&self, out: &mut String, memcg: u16, seq: u64) {
         let lv = &self.lv[memcg as usize];
-        let v612 = self.kernel >= Kernel::V6_12;
+        let v612 = self.kernel.lru_gen_debugfs_four_walk_stats();
         let blank = if v612 { b"xxx" } else { b"   " };
         let averages = if v612 { b"RTx" } else { b"RT " };
         for tier in 0..MAX_NR_TIERS {

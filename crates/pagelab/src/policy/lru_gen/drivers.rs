@@ -6,7 +6,7 @@
 //! reclaim through lru_gen_shrink_lruvec().
 
 use super::{LruGen, MIN_LRU_BATCH, MIN_NR_GENS};
-use crate::kernel::{Kernel, DEF_PRIORITY};
+use crate::kernel::DEF_PRIORITY;
 use crate::memcontrol::{MemcgId, ROOT_MEMCG};
 use crate::mm::Mm;
 use crate::vmscan::ScanControl;
@@ -88,7 +88,7 @@ impl LruGen {
     /// rotation if it aged).
     pub fn lru_gen_shrink_lruvec(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) {
         crate::swap::lru_add_drain(mm, self);
-        if self.kernel >= Kernel::V6_12 {
+        if self.kernel.lru_gen_memcg_lru() {
             if self.try_to_shrink_lruvec(mm, memcg, sc) {
                 self.memcg_lru.rotate(memcg, Rotate::Young, &mut self.rng);
             }
@@ -191,7 +191,7 @@ impl LruGen {
     /// when no memcg is reclaimable; 6.12: no aging here, only set_initial_priority() and the
     /// min_ttl_ms check.
     pub fn lru_gen_age_node(&mut self, mm: &mut Mm, sc: &mut ScanControl) {
-        if self.kernel >= Kernel::V6_12 {
+        if self.kernel.lru_gen_ages_in_get_nr_to_scan() {
             self.set_initial_priority(mm, sc);
             let mut reclaimable = self.min_ttl_ns == 0;
             for i in 0..mm.memcgs.preorder.len() {

@@ -5,7 +5,6 @@
 use super::gen::{folio_gen, folio_lru_refs, gen_of, lru_tier_from_refs, PREFETCH_AHEAD, REFS_ALL};
 use super::{LruGen, MAX_LRU_BATCH, MAX_NR_TIERS, MIN_LRU_BATCH, MIN_NR_GENS};
 use crate::folio::{pg, Pfn};
-use crate::kernel::Kernel;
 use crate::memcontrol::MemcgId;
 use crate::mm::Mm;
 use crate::vmscan::{move_folios_to_lru, shrink_folio_list, ReclaimStat, ScanControl};
@@ -95,7 +94,7 @@ impl LruGen {
             let new_gen = self.folio_inc_gen(mm, pfn, false);
             self.relink(mm, pfn, new_gen, true);
             self.lv[memcg as usize].protected[ty][tier - 1] += 1;
-            if self.kernel < Kernel::V6_12 {
+            if !self.kernel.lru_gen_counts_every_refault() {
                 let e = if ty == 1 { Ev::WorkingsetActivateFile } else { Ev::WorkingsetActivateAnon };
                 crate::workingset::count_workingset(mm, memcg, e, 1);
             }
@@ -120,7 +119,7 @@ impl LruGen {
         if !f.test(pg::LRU) {
             return false;
         }
-        if self.kernel < Kernel::V6_12 {
+        if !self.kernel.lru_gen_isolate_needs_io_only() {
             if !sc.may_unmap && f.test(pg::MAPPED) {
                 return false;
             }

@@ -220,7 +220,7 @@ impl LruGen {
     /// Models mm/vmscan.c: inc_min_seq(): move every folio left in the oldest generation of
     /// `ty` to the next one (prefetching ahead as seed 003 proposes), then advance min_seq.
     pub fn inc_min_seq(&mut self, mm: &mut Mm, memcg: MemcgId, ty: usize, can_swap: bool) {
-        if !(ty == 0 && !can_swap) {
+        if ty != 0 || can_swap {
             let old_gen = gen_of(self.lv[memcg as usize].min_seq[ty]);
             while let Some(pfn) = self.lv[memcg as usize].lists[old_gen][ty].tail() {
                 if self.prefetch {
@@ -237,6 +237,9 @@ impl LruGen {
     /// Models mm/vmscan.c: try_to_inc_min_seq(): drop empty oldest generations, keeping at
     /// least MIN_NR_GENS, anon's minimum no older than file's... and file's no newer than
     /// the new anon minimum allows when swapping. Returns whether anything moved.
+    // The loops run over the LRU types from the first one reclaim may touch (file only when
+    // it cannot swap), as the kernel's own loops do; an iterator would hide that start.
+    #[allow(clippy::needless_range_loop)]
     pub fn try_to_inc_min_seq(&mut self, memcg: MemcgId, can_swap: bool) -> bool {
         let lv = &self.lv[memcg as usize];
         let mut min_seq = lv.min_seq;

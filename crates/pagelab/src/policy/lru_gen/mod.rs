@@ -132,7 +132,7 @@ impl LruGen {
     /// Models mm/vmscan.c: get_swappiness(): 0 without at least MIN_LRU_BATCH free swap
     /// slots (6.12 also when the reclaim may not swap).
     pub fn get_swappiness(&self, mm: &Mm, sc: &ScanControl) -> u64 {
-        if self.kernel >= Kernel::V6_12 && !sc.may_swap {
+        if self.kernel.lru_gen_swappiness_honours_may_swap() && !sc.may_swap {
             return 0;
         }
         if mm.swap_pages_free() < MIN_LRU_BATCH {
@@ -168,8 +168,20 @@ impl Policy for LruGen {
         "mglru"
     }
 
-    fn is_lru_gen(&self) -> bool {
+    fn activates_folios_added_in_fault(&self) -> bool {
         true
+    }
+
+    fn uses_lru_gen_lookaround(&self) -> bool {
+        true
+    }
+
+    fn keeps_promoted_mapped_folios(&self) -> bool {
+        true
+    }
+
+    fn putback_ages_nonresident(&self) -> bool {
+        false
     }
 
     /// Models lru_add_fn() -> lruvec_add_folio() -> lru_gen_add_folio(reclaiming = false).
@@ -223,7 +235,7 @@ impl Policy for LruGen {
     }
 
     fn shrink_node(&mut self, mm: &mut Mm, sc: &mut ScanControl) {
-        if self.kernel >= Kernel::V6_12 && !sc.cgroup_reclaim() {
+        if self.kernel.lru_gen_memcg_lru() && !sc.cgroup_reclaim() {
             self.lru_gen_shrink_node(mm, sc);
         } else {
             crate::vmscan::shrink_node_memcgs(mm, self, sc);

@@ -4,7 +4,6 @@
 use super::gen::{folio_lru_refs, gen_of, lru_tier_from_refs, REFS_ALL};
 use super::LruGen;
 use crate::folio::{pg, Pfn};
-use crate::kernel::Kernel;
 use crate::mapping::Shadow;
 use crate::memcontrol::MemcgId;
 use crate::mm::Mm;
@@ -56,7 +55,7 @@ impl LruGen {
         let token = shadow.eviction();
         let recent = (token >> REFS_WIDTH) == self.lv[memcg as usize].min_seq[ty] & (Shadow::EVICTION_MASK >> REFS_WIDTH);
         let refault_ev = by_type(ty == 1, Ev::WorkingsetRefaultAnon, Ev::WorkingsetRefaultFile);
-        let v612 = self.kernel >= Kernel::V6_12;
+        let v612 = self.kernel.lru_gen_counts_every_refault();
         if v612 {
             count_workingset(mm, memcg, refault_ev, 1);
         }
