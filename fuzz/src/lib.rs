@@ -19,11 +19,13 @@ pub fn oracle_pages(bytes: Vec<u8>) -> Result<Vec<u32>, TraceError> {
     let src = OracleSource::from_reader(OracleReader::from_bytes(NAME, bytes)?, true);
     let mut s = Threaded::spawn(Box::new(src), Path::new(NAME), true);
     let mut out = Vec::new();
-    while let Some(b) = s.next_batch()? {
+    loop {
+        let Some(b) = s.next_batch()? else { break };
+        let batch = b.to_vec();
         let seen = s.pages_seen();
-        assert!(b.iter().all(|&p| (p as u64) < seen), "a page index beyond the {seen} pages seen");
-        out.extend_from_slice(b);
-        let n = b.len();
+        assert!(batch.iter().all(|&p| (p as u64) < seen), "a page index beyond the {seen} pages seen");
+        out.extend_from_slice(&batch);
+        let n = batch.len();
         let next = s.next_access().expect("next-access times were asked for");
         assert_eq!(next.len(), n, "one next-access time a page");
     }

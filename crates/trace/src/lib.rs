@@ -160,21 +160,27 @@ struct Chunk {
     error: Option<io::Error>,
 }
 
-/// Reads (and decompresses) `src` in whole chunks on a thread of its own, so reading and
-/// decompressing overlap the simulation on another core; buffers come back through
-/// `free` to be reused. The thread ends at the end of the stream, at an error, or when the
-/// reader is dropped.
-fn spawn_reader(mut src: Box<dyn Read + Send>, hash_ids: bool) -> (std::sync::mpsc::Receiver<Chunk>, std::sync::mpsc::Sender<Vec<u8>>) {
+/// Reads (and decompresses) `src` in whole chunks of `chunk_bytes` on a thread of its own, so
+/// reading and decompressing overlap the simulation on another core; buffers come back
+/// through `free` to be reused. They are allocated as the thread needs them (a small trace
+/// costs one), up to enough for the queue, the one being filled and the one being consumed.
+/// The thread ends at the end of the stream, at an error, or when the reader is dropped.
+fn spawn_reader(mut src: Box<dyn Read + Send>, chunk_bytes: usize, hash_ids: bool) -> (std::sync::mpsc::Receiver<Chunk>, std::sync::mpsc::Sender<Vec<u8>>) {
     let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Chunk>(CHUNKS_AHEAD);
     let (free_tx, free_rx) = std::sync::mpsc::channel::<Vec<u8>>();
-    // Enough buffers for the queue, the one being filled and the one being consumed.
-    for _ in 0..CHUNKS_AHEAD + 2 {
-        free_tx.send(vec![0; CHUNK_BYTES]).expect("the receiver is alive");
-    }
+    let mut allocated = 0;
     std::thread::Builder::new()
         .name("trace-reader".into())
         .spawn(move || loop {
-            let Ok(mut buf) = free_rx.recv() else { return };
+            let buf = match free_rx.try_recv() {
+                Ok(buf) => Ok(buf),
+                Err(_) if allocated < CHUNKS_AHEAD + 2 => {
+                    allocated += 1;
+                    Ok(vec![0; chunk_bytes])
+                }
+                Err(_) => free_rx.recv(),
+            };
+            let Ok(mut buf) = buf else { return };
             let (len, error) = match read_full(&mut src, &mut buf) {
                 Ok(n) => (n, None),
                 Err((n, e)) => (n, Some(e)),
@@ -182,13 +188,22 @@ fn spawn_reader(mut src: Box<dyn Read + Send>, hash_ids: bool) -> (std::sync::mp
             if hash_ids {
                 store_id_hashes(&mut buf[..len / ORACLE_RECORD * ORACLE_RECORD]);
             }
-            let last = len < CHUNK_BYTES || error.is_some();
+            let last = len < chunk_bytes || error.is_some();
             if full_tx.send(Chunk { buf, len, error }).is_err() || last {
                 return;
             }
         })
         .expect("spawning the trace reader thread");
     (full_rx, free_tx)
+}
+
+/// The chunk size for a stream of `len` bytes if known: [`CHUNK_BYTES`], or for a shorter
+/// plain trace one record more than the whole trace (so the first read is also the last).
+fn chunk_bytes_for(len: Option<u64>) -> usize {
+    match len {
+        Some(n) if n < CHUNK_BYTES as u64 => n as usize + ORACLE_RECORD,
+        _ => CHUNK_BYTES,
+    }
 }
 
 /// Overwrites each record's next-access field with the [`mix64`] of its object id (see
@@ -223,6 +238,8 @@ pub struct OracleReader {
     eof: bool,
     /// Records in the file, when known without reading it (plain files).
     len: Option<u64>,
+    /// The size of the chunks the reading thread reads; a shorter one is the last.
+    chunk_bytes: usize,
 }
 
 impl OracleReader {
@@ -277,8 +294,9 @@ impl OracleReader {
             }
             (Box::new(f), None, Some(size / ORACLE_RECORD as u64))
         };
-        let (chunks, free) = spawn_reader(src, hash_ids);
-        Ok(OracleReader { path: path.to_path_buf(), chunks, free, compressed, cur: Vec::new(), tail: 0, offset: 0, records: 0, eof: false, len })
+        let chunk_bytes = chunk_bytes_for(compressed.is_none().then_some(size));
+        let (chunks, free) = spawn_reader(src, chunk_bytes, hash_ids);
+        Ok(OracleReader { path: path.to_path_buf(), chunks, free, compressed, cur: Vec::new(), tail: 0, offset: 0, records: 0, eof: false, len, chunk_bytes })
     }
 
     pub fn path(&self) -> &Path {
@@ -328,7 +346,7 @@ impl OracleReader {
             self.eof = true;
             return Err(self.read_error(self.offset + len as u64, e));
         }
-        self.eof = len < CHUNK_BYTES;
+        self.eof = len < self.chunk_bytes;
         let whole = len / ORACLE_RECORD * ORACLE_RECORD;
         self.tail = len - whole;
         self.cur = buf;
@@ -827,7 +845,18 @@ impl DenseReader {
         if size > want {
             return Err(err(path, Some(want), format!("{} bytes after the last of the {records} records the header promises", size - want)));
         }
-        Ok(DenseReader { path: path.to_path_buf(), f, records, pages, read: 0, buf: vec![0; BATCH_BYTES / 4] })
+        // trace-convert numbers the pages densely in order of first access, so each of them is
+        // some record's page; a header that declares more would size every simulator's
+        // tables from a number the records do not back.
+        if pages > records {
+            return Err(err(
+                path,
+                Some(16),
+                format!("the header declares {pages} pages but the trace has only {records} records: a dense trace's pages are numbered 0.. in order of first access, each one accessed"),
+            ));
+        }
+        let buf = vec![0; (BATCH_BYTES / 4).min(records as usize)];
+        Ok(DenseReader { path: path.to_path_buf(), f, records, pages, read: 0, buf })
     }
 
     pub fn records(&self) -> u64 {
