@@ -830,7 +830,8 @@ impl DenseReader {
         }
         let word = |i: usize| u64::from_le_bytes(h[i..i + 8].try_into().expect("8 bytes"));
         let (records, pages) = (word(8), word(16));
-        let want = DENSE_HEADER + records * 4;
+        // A header's record count that overflows the byte count is as wrong as a short file.
+        let want = records.checked_mul(4).and_then(|b| b.checked_add(DENSE_HEADER)).unwrap_or(u64::MAX);
         if size < want {
             let whole = (size - DENSE_HEADER) / 4;
             return Err(err(

@@ -218,6 +218,15 @@ fn dense_files_check_their_header_and_length() {
     let e = DenseReader::open(&d).err().unwrap();
     assert_eq!(e.offset, Some(32 + 16));
     assert!(e.to_string().contains("promises 5 records, the file holds 4 and part of another"), "{e}");
+    // A record count whose byte count overflows 64 bits (the `dense` fuzz target's find).
+    let mut w = DenseWriter::create(&d).unwrap();
+    w.write(&[0, 1, 2, 1, 0]).unwrap();
+    w.finish(3).unwrap();
+    let mut bytes = std::fs::read(&d).unwrap();
+    bytes[8..16].copy_from_slice(&(0x4000_0000_0000_0005u64).to_le_bytes());
+    std::fs::write(&d, &bytes).unwrap();
+    let e = DenseReader::open(&d).err().unwrap();
+    assert!(e.to_string().contains("truncated trace: the header promises 4611686018427387909 records, the file holds 5"), "{e}");
     std::fs::write(&d, b"not a trace").unwrap();
     assert!(DenseReader::open(&d).err().unwrap().to_string().contains("PLDENSE1"));
 }
