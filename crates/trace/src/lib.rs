@@ -161,21 +161,27 @@ struct Chunk {
     error: Option<io::Error>,
 }
 
-/// Reads (and decompresses) `src` in whole chunks on a thread of its own, so reading and
-/// decompressing overlap the simulation on another core; buffers come back through
-/// `free` to be reused. The thread ends at the end of the stream, at an error, or when the
-/// reader is dropped.
-fn spawn_reader(mut src: Box<dyn Read + Send>, hash_ids: bool) -> (std::sync::mpsc::Receiver<Chunk>, std::sync::mpsc::Sender<Vec<u8>>) {
+/// Reads (and decompresses) `src` in whole chunks of `chunk_bytes` on a thread of its own, so
+/// reading and decompressing overlap the simulation on another core; buffers come back
+/// through `free` to be reused. They are allocated as the thread needs them (a small trace
+/// costs one), up to enough for the queue, the one being filled and the one being consumed.
+/// The thread ends at the end of the stream, at an error, or when the reader is dropped.
+fn spawn_reader(mut src: Box<dyn Read + Send>, chunk_bytes: usize, hash_ids: bool) -> (std::sync::mpsc::Receiver<Chunk>, std::sync::mpsc::Sender<Vec<u8>>) {
     let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Chunk>(CHUNKS_AHEAD);
     let (free_tx, free_rx) = std::sync::mpsc::channel::<Vec<u8>>();
-    // Enough buffers for the queue, the one being filled and the one being consumed.
-    for _ in 0..CHUNKS_AHEAD + 2 {
-        free_tx.send(vec![0; CHUNK_BYTES]).expect("the receiver is alive");
-    }
+    let mut allocated = 0;
     std::thread::Builder::new()
         .name("trace-reader".into())
         .spawn(move || loop {
-            let Ok(mut buf) = free_rx.recv() else { return };
+            let buf = match free_rx.try_recv() {
+                Ok(buf) => Ok(buf),
+                Err(_) if allocated < CHUNKS_AHEAD + 2 => {
+                    allocated += 1;
+                    Ok(vec![0; chunk_bytes])
+                }
+                Err(_) => free_rx.recv(),
+            };
+            let Ok(mut buf) = buf else { return };
             let (len, error) = match read_full(&mut src, &mut buf) {
                 Ok(n) => (n, None),
                 Err((n, e)) => (n, Some(e)),
@@ -183,13 +189,22 @@ fn spawn_reader(mut src: Box<dyn Read + Send>, hash_ids: bool) -> (std::sync::mp
             if hash_ids {
                 store_id_hashes(&mut buf[..len / ORACLE_RECORD * ORACLE_RECORD]);
             }
-            let last = len < CHUNK_BYTES || error.is_some();
+            let last = len < chunk_bytes || error.is_some();
             if full_tx.send(Chunk { buf, len, error }).is_err() || last {
                 return;
             }
         })
         .expect("spawning the trace reader thread");
     (full_rx, free_tx)
+}
+
+/// The chunk size for a stream of `len` bytes if known: [`CHUNK_BYTES`], or for a shorter
+/// plain trace one record more than the whole trace (so the first read is also the last).
+fn chunk_bytes_for(len: Option<u64>) -> usize {
+    match len {
+        Some(n) if n < CHUNK_BYTES as u64 => n as usize + ORACLE_RECORD,
+        _ => CHUNK_BYTES,
+    }
 }
 
 /// Overwrites each record's next-access field with the [`mix64`] of its object id (see
@@ -224,6 +239,8 @@ pub struct OracleReader {
     eof: bool,
     /// Records in the file, when known without reading it (plain files).
     len: Option<u64>,
+    /// The size of the chunks the reading thread reads; a shorter one is the last.
+    chunk_bytes: usize,
 }
 
 impl OracleReader {
@@ -247,7 +264,19 @@ impl OracleReader {
         let mut magic = [0u8; 4];
         let got = read_full(&mut f, &mut magic).map_err(|(_, e)| err(path, Some(0), format!("cannot read: {e}")))?;
         f.seek(SeekFrom::Start(0)).map_err(|e| err(path, Some(0), format!("cannot seek: {e}")))?;
-        let (src, compressed, len): (Box<dyn Read + Send>, _, _) = if got == 4 && magic == ZSTD_MAGIC {
+        Self::start(path, Box::new(f), size, got == 4 && magic == ZSTD_MAGIC, hash_ids)
+    }
+
+    /// Reads a trace held in memory (`name` names it in errors), as [`OracleReader::open`]
+    /// reads a file: the fuzz targets' entry point.
+    pub fn from_bytes(name: impl AsRef<Path>, bytes: Vec<u8>) -> Result<OracleReader, TraceError> {
+        let (size, zstd) = (bytes.len() as u64, bytes.starts_with(&ZSTD_MAGIC));
+        Self::start(name.as_ref(), Box::new(io::Cursor::new(bytes)), size, zstd, false)
+    }
+
+    /// Starts reading `f`, of `size` bytes, zstd-compressed if `zstd`.
+    fn start(path: &Path, f: Box<dyn Read + Send>, size: u64, zstd: bool, hash_ids: bool) -> Result<OracleReader, TraceError> {
+        let (src, compressed, len): (Box<dyn Read + Send>, _, _) = if zstd {
             let n = Arc::new(AtomicU64::new(0));
             let counting = Counting { inner: f, n: n.clone() };
             let d = zstd::stream::read::Decoder::new(counting).map_err(|e| err(path, Some(0), format!("zstd: {e}")))?;
@@ -266,8 +295,9 @@ impl OracleReader {
             }
             (Box::new(f), None, Some(size / ORACLE_RECORD as u64))
         };
-        let (chunks, free) = spawn_reader(src, hash_ids);
-        Ok(OracleReader { path: path.to_path_buf(), chunks, free, compressed, cur: Vec::new(), tail: 0, offset: 0, records: 0, eof: false, len })
+        let chunk_bytes = chunk_bytes_for(compressed.is_none().then_some(size));
+        let (chunks, free) = spawn_reader(src, chunk_bytes, hash_ids);
+        Ok(OracleReader { path: path.to_path_buf(), chunks, free, compressed, cur: Vec::new(), tail: 0, offset: 0, records: 0, eof: false, len, chunk_bytes })
     }
 
     pub fn path(&self) -> &Path {
@@ -320,7 +350,7 @@ impl OracleReader {
             self.eof = true;
             return Err(self.read_error(self.offset + len as u64, e));
         }
-        self.eof = len < CHUNK_BYTES;
+        self.eof = len < self.chunk_bytes;
         let whole = len / ORACLE_RECORD * ORACLE_RECORD;
         self.tail = len - whole;
         self.cur = buf;
@@ -592,7 +622,12 @@ pub struct OracleSource {
 
 impl OracleSource {
     pub fn open(path: impl AsRef<Path>, want_next: bool) -> Result<OracleSource, TraceError> {
-        Ok(OracleSource { reader: OracleReader::open(path)?, map: IdMap::default(), frozen: false, want_next, out: Vec::new(), next: Vec::new(), zero: 0 })
+        Ok(OracleSource::from_reader(OracleReader::open(path)?, want_next))
+    }
+
+    /// The pages of an opened reader (e.g. [`OracleReader::from_bytes`]).
+    pub fn from_reader(reader: OracleReader, want_next: bool) -> OracleSource {
+        OracleSource { reader, map: IdMap::default(), frozen: false, want_next, out: Vec::new(), next: Vec::new(), zero: 0 }
     }
 
     /// A second pass over the same file with the ids of a first one: the page count is known,
@@ -765,7 +800,7 @@ impl PageSource for Threaded {
 /// Reads pagelab's dense format.
 pub struct DenseReader {
     path: PathBuf,
-    f: File,
+    f: Box<dyn Read + Send>,
     records: u64,
     pages: u64,
     read: u64,
@@ -775,8 +810,20 @@ pub struct DenseReader {
 impl DenseReader {
     pub fn open(path: impl AsRef<Path>) -> Result<DenseReader, TraceError> {
         let path = path.as_ref();
-        let mut f = File::open(path).map_err(|e| err(path, None, format!("cannot open: {e}")))?;
+        let f = File::open(path).map_err(|e| err(path, None, format!("cannot open: {e}")))?;
         let size = f.metadata().map_err(|e| err(path, None, format!("cannot stat: {e}")))?.len();
+        Self::start(path, Box::new(f), size)
+    }
+
+    /// Reads a dense trace held in memory (`name` names it in errors), as
+    /// [`DenseReader::open`] reads a file: the fuzz targets' entry point.
+    pub fn from_bytes(name: impl AsRef<Path>, bytes: Vec<u8>) -> Result<DenseReader, TraceError> {
+        let size = bytes.len() as u64;
+        Self::start(name.as_ref(), Box::new(io::Cursor::new(bytes)), size)
+    }
+
+    /// Starts reading `f`, of `size` bytes.
+    fn start(path: &Path, mut f: Box<dyn Read + Send>, size: u64) -> Result<DenseReader, TraceError> {
         let mut h = [0u8; DENSE_HEADER as usize];
         let got = read_full(&mut f, &mut h).map_err(|(_, e)| err(path, Some(0), format!("cannot read: {e}")))?;
         if got < 8 || h[..8] != DENSE_MAGIC {
@@ -787,7 +834,8 @@ impl DenseReader {
         }
         let word = |i: usize| u64::from_le_bytes(h[i..i + 8].try_into().expect("8 bytes"));
         let (records, pages) = (word(8), word(16));
-        let want = DENSE_HEADER + records * 4;
+        // A header's record count that overflows the byte count is as wrong as a short file.
+        let want = records.checked_mul(4).and_then(|b| b.checked_add(DENSE_HEADER)).unwrap_or(u64::MAX);
         if size < want {
             let whole = (size - DENSE_HEADER) / 4;
             return Err(err(
@@ -802,7 +850,18 @@ impl DenseReader {
         if size > want {
             return Err(err(path, Some(want), format!("{} bytes after the last of the {records} records the header promises", size - want)));
         }
-        Ok(DenseReader { path: path.to_path_buf(), f, records, pages, read: 0, buf: vec![0; BATCH_BYTES / 4] })
+        // trace-convert numbers the pages densely in order of first access, so each of them is
+        // some record's page; a header that declares more would size every simulator's
+        // tables from a number the records do not back.
+        if pages > records {
+            return Err(err(
+                path,
+                Some(16),
+                format!("the header declares {pages} pages but the trace has only {records} records: a dense trace's pages are numbered 0.. in order of first access, each one accessed"),
+            ));
+        }
+        let buf = vec![0; (BATCH_BYTES / 4).min(records as usize)];
+        Ok(DenseReader { path: path.to_path_buf(), f, records, pages, read: 0, buf })
     }
 
     pub fn records(&self) -> u64 {
