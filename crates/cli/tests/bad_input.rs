@@ -64,3 +64,33 @@ fn integer_sizes_are_bytes() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("whole number of bytes"), "{err}");
 }
+
+#[test]
+fn an_empty_trace_is_an_error_not_a_zero_miss_ratio() {
+    let p = write("empty.oracleGeneral", "");
+    for policy in ["lru", "classic"] {
+        let out = pagelab().args(["run", "--trace"]).arg(&p).args(["--policy", policy, "--memory", "1M"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{policy}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("the trace is empty"), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let z = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("bad-input-test/empty.zst");
+    std::fs::write(&z, zstd_empty()).unwrap();
+    let out = pagelab().args(["run", "--trace"]).arg(&z).args(["--policy", "lru", "--memory", "1M"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("has no accesses"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A zstd frame of nothing (the zstd tool's output for an empty file).
+fn zstd_empty() -> Vec<u8> {
+    vec![0x28, 0xb5, 0x2f, 0xfd, 0x24, 0x00, 0x01, 0x00, 0x00, 0x99, 0xe9, 0xd8, 0x51]
+}
+
+#[test]
+fn cgroup_tree_errors_point_at_the_cgroup_entry() {
+    let text = SCENARIO.replace("cgroup = \"/\"", "cgroup = \"/a/b\"") + "\n[[cgroup]]\npath = \"/a/b\"\nmax = \"8M\"\n";
+    let p = write("orphan.toml", &text);
+    let out = pagelab().arg("run").arg(&p).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(err.contains("cgroup") && err.contains("/a/b") && err.contains("/a"), "{err}");
+    assert!(err.contains(":12") || err.contains("line 12") || err.contains("[[cgroup]]"), "the error points at the [[cgroup]] entry: {err}");
+}

@@ -59,6 +59,9 @@ pub fn run(o: &TraceRun) -> Result<(Value, String)> {
             bail!("a fio iolog replays against the kernel models (classic, mglru), not the plain cache `{}`", o.policy);
         }
         let log = pagelab_trace::iolog::read_iolog(o.path)?;
+        if log.ops.is_empty() {
+            bail!("{}: the iolog has no read or write to replay", o.path.display());
+        }
         return for_each_size(o, &sizes, |o| run_iolog(o, &log));
     }
     let Ok(format) = o.format.parse::<Format>() else {
@@ -128,6 +131,9 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
             }
         };
         let wall = start.elapsed().as_secs_f64();
+        if st.ops == 0 {
+            bail!("{}: the trace has no accesses", o.path.display());
+        }
         let v = json!({
             "policy": st.policy,
             "trace": trace_json(st.ops, st.pages, input.zero_size_records.or(Some(zero))),
@@ -184,6 +190,9 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
     let mut status = std::mem::take(&mut *status.lock().expect("trace status"));
     if let Some(e) = status.error.take() {
         return Err(e.into());
+    }
+    if report.ops == 0 {
+        bail!("{}: the trace has no accesses", o.path.display());
     }
     let zero = input.zero_size_records.or((input.format == Format::OracleGeneral).then_some(status.zero_size_records));
     let table = report.table();

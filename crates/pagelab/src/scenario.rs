@@ -603,7 +603,15 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
             }
         }
     }
-    crate::memcontrol::Memcgs::new(kernel, &cgroups, rstat).map_err(|e| err("cgroup", e))?;
+    crate::memcontrol::Memcgs::new(kernel, &cgroups, rstat).map_err(|e| {
+        // The tree's errors name a cgroup's path: blame its [[cgroup]] entry (the last one
+        // with that path, which for a duplicate is the second), not a workload's `cgroup =`.
+        let named = e.split('`').nth(1).unwrap_or("");
+        match cgroups.iter().rposition(|c| c.path == named) {
+            Some(i) => err(&format!("cgroup[{i}].path"), e),
+            None => err("cgroup", e),
+        }
+    })?;
 
     if raw.workload.is_empty() {
         return Err(err("workload", "the scenario has no [[workload]]".into()));

@@ -161,6 +161,32 @@ struct Chunk {
     error: Option<io::Error>,
 }
 
+/// Why the first bytes of a file given as oracleGeneral cannot be one, if they show it:
+/// empty, or another format's signature (pagelab's dense magic, gzip, or text such as a fio
+/// iolog or a CSV), so the error says which `--trace-format` was meant instead of reporting
+/// a truncated record.
+pub fn not_oracle_general(head: &[u8]) -> Option<String> {
+    if head.is_empty() {
+        return Some("the trace is empty: an oracleGeneral trace holds at least one 24-byte record".into());
+    }
+    if head.starts_with(&DENSE_MAGIC) {
+        return Some("this looks like a pagelab dense trace (it starts with PLDENSE1); pass --trace-format dense".into());
+    }
+    if head.starts_with(&[0x1f, 0x8b]) {
+        return Some("this looks like a gzip file; oracleGeneral traces are read plain or zstd-compressed (gunzip it, or zstd it)".into());
+    }
+    if head.starts_with(b"fio version") {
+        return Some("this looks like a fio iolog; pass --trace-format fio-iolog".into());
+    }
+    // oracleGeneral's 24-byte records hold binary ids and sizes, whose high bytes are zero:
+    // a head of nothing but printable text and line breaks is another format.
+    let printable = |b: &u8| matches!(b, b'\t' | b'\n' | b'\r' | b' '..=b'~');
+    if head.len() >= 16 && head.iter().all(printable) && head.contains(&b'\n') {
+        return Some("this looks like a text file, not libCacheSim's binary oracleGeneral records; pass the --trace-format it is in".into());
+    }
+    None
+}
+
 /// Reads (and decompresses) `src` in whole chunks of `chunk_bytes` on a thread of its own, so
 /// reading and decompressing overlap the simulation on another core; buffers come back
 /// through `free` to be reused. They are allocated as the thread needs them (a small trace
@@ -261,10 +287,13 @@ impl OracleReader {
     fn open_with(path: &Path, hash_ids: bool) -> Result<OracleReader, TraceError> {
         let mut f = File::open(path).map_err(|e| err(path, None, format!("cannot open: {e}")))?;
         let size = f.metadata().map_err(|e| err(path, None, format!("cannot stat: {e}")))?.len();
-        let mut magic = [0u8; 4];
-        let got = read_full(&mut f, &mut magic).map_err(|(_, e)| err(path, Some(0), format!("cannot read: {e}")))?;
+        let mut head = [0u8; 64];
+        let got = read_full(&mut f, &mut head).map_err(|(_, e)| err(path, Some(0), format!("cannot read: {e}")))?;
         f.seek(SeekFrom::Start(0)).map_err(|e| err(path, Some(0), format!("cannot seek: {e}")))?;
-        Self::start(path, Box::new(f), size, got == 4 && magic == ZSTD_MAGIC, hash_ids)
+        if let Some(why) = not_oracle_general(&head[..got]) {
+            return Err(err(path, Some(0), why));
+        }
+        Self::start(path, Box::new(f), size, head.starts_with(&ZSTD_MAGIC), hash_ids)
     }
 
     /// Reads a trace held in memory (`name` names it in errors), as [`OracleReader::open`]
@@ -849,6 +878,9 @@ impl DenseReader {
         }
         if size > want {
             return Err(err(path, Some(want), format!("{} bytes after the last of the {records} records the header promises", size - want)));
+        }
+        if records == 0 {
+            return Err(err(path, Some(8), "the trace is empty: its header declares 0 records"));
         }
         // trace-convert numbers the pages densely in order of first access, so each of them is
         // some record's page; a header that declares more would size every simulator's

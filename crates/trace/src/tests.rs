@@ -263,6 +263,35 @@ fn a_small_plain_trace_is_read_in_one_small_chunk() {
     assert_eq!(ids, vec![1, 2, 1]);
 }
 
+/// Another format's file given as oracleGeneral is named for what it looks like (issue 16:
+/// a dense trace was reported as a truncated record), and an empty file is an error.
+#[test]
+fn files_in_other_formats_are_recognised_by_their_signature() {
+    let dir = scratch();
+    let d = tmp(&dir, "x.dense");
+    let mut w = DenseWriter::create(&d).unwrap();
+    w.write(&[0, 1, 0]).unwrap();
+    w.finish(2).unwrap();
+    let e = OracleReader::open(&d).err().unwrap().to_string();
+    assert!(e.contains("looks like a pagelab dense trace") && e.contains("--trace-format dense"), "{e}");
+    for (name, bytes, needle) in [
+        ("e.og", &b""[..], "the trace is empty"),
+        ("g.og", &[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3][..], "gzip"),
+        ("f.og", &b"fio version 3 iolog\n0 /f add\n"[..], "--trace-format fio-iolog"),
+        ("c.og", &b"timestamp,obj_id,size\n1,2,4096\n3,4,4096\n"[..], "looks like a text file"),
+    ] {
+        let p = tmp(&dir, name);
+        std::fs::write(&p, bytes).unwrap();
+        let e = OracleReader::open(&p).err().unwrap().to_string();
+        assert!(e.contains(needle), "{name}: {e}");
+    }
+    // A dense header with no records.
+    let mut w = DenseWriter::create(&d).unwrap();
+    w.write(&[]).unwrap();
+    w.finish(0).unwrap();
+    assert!(DenseReader::open(&d).err().unwrap().to_string().contains("the trace is empty"));
+}
+
 #[test]
 fn zero_size_records_are_accesses_and_counted() {
     let dir = scratch();
