@@ -28,7 +28,7 @@ use crate::replay::TraceRun;
 
 /// Below this many pages of scaled memory, a sampled kernel-model point carries a warning:
 /// the kernel's fixed batches are a noticeable part of memory (see docs/curve.md).
-pub const SMALL_SCALED_PAGES: u64 = 4096;
+pub const SMALL_SCALED_PAGES: u64 = 16384;
 
 /// The smallest machine the kernel model runs (scenario.rs refuses less).
 const MIN_MACHINE_BYTES: u64 = 1 << 20;
