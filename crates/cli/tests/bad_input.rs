@@ -94,3 +94,42 @@ fn cgroup_tree_errors_point_at_the_cgroup_entry() {
     assert!(err.contains("cgroup") && err.contains("/a/b") && err.contains("/a"), "{err}");
     assert!(err.contains(":12") || err.contains("line 12") || err.contains("[[cgroup]]"), "the error points at the [[cgroup]] entry: {err}");
 }
+
+/// Runs `pagelab run FILE -q` with the process's address space limited to `kib` KiB.
+fn run_limited(file: &std::path::Path, kib: u64) -> std::process::Output {
+    Command::new("sh").arg("-c").arg(format!("ulimit -v {kib}; exec \"$0\" run \"$1\" -q")).arg(env!("CARGO_BIN_EXE_pagelab")).arg(file).output().unwrap()
+}
+
+const ANON: &str = r#"[machine]
+memory = "256M"
+swap = { device = "zram", size = "SWAP" }
+[[workload]]
+name = "a"
+cgroup = "/"
+kind = "anon-rw"
+size = "64M"
+distribution = "uniform"
+ops = 1000
+"#;
+
+/// Issue 16: an 8T swap device took 16 GB of host memory before a page was swapped. The swap
+/// map grows with the slots used: the run fits in 2 GiB of address space.
+#[test]
+fn a_huge_swap_device_costs_memory_for_what_is_swapped() {
+    let out = run_limited(&write("swap8t.toml", &ANON.replace("SWAP", "8T")), 2 << 20);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = pagelab().arg("run").arg(write("swap100t.toml", &ANON.replace("SWAP", "100T"))).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`machine.swap.size`: `100T` is more than the model's largest swap device"));
+}
+
+/// A machine whose page frames the host cannot hold is refused with a message naming
+/// machine.memory, never an allocation abort.
+#[test]
+fn a_machine_too_big_for_the_host_is_an_error_not_an_abort() {
+    let big = SCENARIO.replace("memory = \"32M\"", "memory = \"4T\"");
+    let out = run_limited(&write("mem4t.toml", &big), 4 << 20);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("machine.memory") && err.contains("host memory"), "{err}");
+}

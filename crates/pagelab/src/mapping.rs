@@ -113,8 +113,8 @@ impl AddressSpace {
             return Err(format!("the scenario's files and memory exceed pagelab's 16 TiB address space (at `{name}`)"));
         }
         let id = self.objects.len();
+        pagelab_trace::hugevec::try_grow(&mut self.entries, (base + span) as usize, 0, &format!("`{name}` ({pages} pages of address space, 8 bytes each)"))?;
         self.objects.push(Object { name: name.to_string(), anon, base: base as Vpn, pages, owner });
-        pagelab_trace::hugevec::grow(&mut self.entries, (base + span) as usize, 0);
         self.node_object.resize(((base + span) >> XA_CHUNK_SHIFT) as usize, id as u32);
         Ok(id)
     }

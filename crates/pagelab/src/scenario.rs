@@ -490,7 +490,15 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
     let swap_device = DeviceKind::parse(swap.device.as_deref().unwrap_or("none")).map_err(|e| err("machine.swap.device", e))?;
     let swap_pages = match (&swap.size, swap_device) {
         (_, DeviceKind::None) => 0,
-        (Some(s), _) => pages(s).map_err(|e| err("machine.swap.size", e))?,
+        (Some(s), _) => {
+            let p = pages(s).map_err(|e| err("machine.swap.size", e))?;
+            // Swap slots are numbered in 32 bits (the map costs memory for the slots used,
+            // not for this size), so a device holds at most 2^32 - 2 pages.
+            if p > u32::MAX as u64 - 2 {
+                return Err(err("machine.swap.size", format!("`{s}` is more than the model's largest swap device, 16T (2^32 - 2 pages)")));
+            }
+            p
+        }
         (None, _) => return Err(err("machine.swap.size", "missing: a swap device needs a size".into())),
     };
     let storage = DeviceKind::parse(m.storage.as_deref().unwrap_or("ssd")).map_err(|e| err("machine.storage", e))?;

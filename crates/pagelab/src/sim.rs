@@ -235,11 +235,31 @@ struct WorkloadTiming {
     lifetime_ops: u64,
 }
 
+/// Host bytes the model keeps for every page of the machine's memory: its frame (20), its
+/// place on the free list (4), its read completion (8), and the policies' lists (up to 16).
+pub const HOST_BYTES_PER_MEMORY_PAGE: u64 = 48;
+
+/// Refuses, before anything is allocated, a machine whose page frames the host cannot hold:
+/// the model keeps per-page state for all of `machine.memory` (as the kernel keeps a struct
+/// page for every page), so a machine of terabytes needs tens of gigabytes of host memory.
+fn check_host_memory(managed_pages: u64) -> Result<(), String> {
+    let need = managed_pages.saturating_mul(HOST_BYTES_PER_MEMORY_PAGE);
+    match pagelab_trace::hugevec::available_bytes() {
+        Some(avail) if need > avail => Err(format!(
+            "machine.memory: {managed_pages} pages need about {:.1} GiB of host memory ({HOST_BYTES_PER_MEMORY_PAGE} bytes a page), more than the {:.1} GiB this host has available",
+            need as f64 / (1u64 << 30) as f64,
+            avail as f64 / (1u64 << 30) as f64
+        )),
+        _ => Ok(()),
+    }
+}
+
 impl<P: Policy> Machine<P> {
     /// Builds the machine; `make_policy` receives the number of memcgs.
     pub fn new(s: &Scenario, make_policy: impl FnOnce(&Mm) -> P) -> Result<Machine<P>, String> {
         let m = &s.machine;
         let managed = m.memory_pages - m.reserved_pages;
+        check_host_memory(managed)?;
         let zone = Zone::new(managed, m.min_free_kbytes, m.watermark_scale_factor);
         let mut memcgs = Memcgs::new(m.kernel, &s.cgroups, m.rstat)?;
         memcgs.refault_flush = m.refault_flush;
@@ -326,7 +346,8 @@ impl<P: Policy> Machine<P> {
         let total_ops = tasks.iter().fold(0u64, |a, t| a.saturating_add(t.stream.remaining()));
         let nr_memcgs = memcgs.cg.len();
         let swap = Swap::new(m.swap_device, m.swap_pages);
-        let swap_nodes = ShadowNodes::new((swap.total() as usize).div_ceil(64), nr_memcgs);
+        // Grown with the swap map as slots are handed out (swap_state::add_to_swap).
+        let swap_nodes = ShadowNodes::new(0, nr_memcgs);
         let file_nodes = ShadowNodes::new(space.nodes(), nr_memcgs);
         let cfg = Config {
             kernel: m.kernel,
@@ -342,7 +363,7 @@ impl<P: Policy> Machine<P> {
             costs: s.costs.clone(),
             read_shortcuts: true,
         };
-        let mut folios = Folios::new(managed as u32);
+        let mut folios = Folios::try_new(managed as u32)?;
         for _ in 0..m.kernel_used_pages {
             folios.alloc();
         }

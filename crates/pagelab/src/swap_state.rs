@@ -3,7 +3,7 @@
 //! cache on synchronous devices (zram).
 
 use crate::folio::{pg, Pfn};
-use crate::mapping::{Entry, Vpn};
+use crate::mapping::{Entry, Vpn, XA_CHUNK_SHIFT};
 use crate::memcontrol::MemcgId;
 use crate::mm::Mm;
 use crate::policy::Policy;
@@ -17,6 +17,8 @@ pub fn add_to_swap(mm: &mut Mm, pfn: Pfn) -> bool {
         (f.vpn, f.memcg)
     };
     let Some(slot) = mm.swap.alloc(vpn) else { return false };
+    // The swap cache's nodes cover the slots the map covers (both grow with use).
+    mm.swap_nodes.grow(mm.swap.covered().div_ceil(1 << XA_CHUNK_SHIFT));
     charge_swap(mm, memcg, 1);
     let f = mm.folios.get_mut(pfn);
     f.swap = slot;

@@ -49,7 +49,12 @@ const FREE: Vpn = Vpn::MAX;
 #[derive(Clone, Debug)]
 pub struct Swap {
     pub kind: DeviceKind,
-    /// Slot -> the anonymous page stored there.
+    /// Slots on the device (the declared size).
+    slots: u64,
+    /// Slot -> the anonymous page stored there, for the slots up to the highest ever handed
+    /// out: slots are handed out in ascending order, so every slot past the end is free and
+    /// the map costs memory for what was swapped, not for the declared size (an 8T device
+    /// holds 2^31 slots).
     map: Vec<Vpn>,
     /// Slot -> shadow of the page last evicted from the swap cache at this slot, stored
     /// plus one so that 0 means none (8 bytes a slot).
@@ -63,7 +68,15 @@ pub struct Swap {
 impl Swap {
     pub fn new(kind: DeviceKind, pages: u64) -> Swap {
         let pages = if kind == DeviceKind::None { 0 } else { pages.min(u32::MAX as u64 - 1) };
-        Swap { kind, map: pagelab_trace::hugevec::filled(pages as usize, FREE), shadow: pagelab_trace::hugevec::filled(pages as usize, 0), used: 0, cursor: 0 }
+        Swap { kind, slots: pages, map: Vec::new(), shadow: Vec::new(), used: 0, cursor: 0 }
+    }
+
+    /// Extends the map and shadows to cover `slot` (which is past their end, hence free):
+    /// doubling, at least 64 Ki slots, never past the device.
+    fn cover(&mut self, slot: u32) {
+        let want = (slot as u64 + 1).max(self.map.len() as u64 * 2).max(1 << 16).min(self.slots) as usize;
+        pagelab_trace::hugevec::grow(&mut self.map, want, FREE);
+        pagelab_trace::hugevec::grow(&mut self.shadow, want, 0);
     }
 
     /// Bytes of the swap map and its shadows.
@@ -71,8 +84,13 @@ impl Swap {
         (self.map.capacity() * 4 + self.shadow.capacity() * 8) as u64
     }
 
+    /// Slots the map holds so far (every slot past them is free).
+    pub fn covered(&self) -> usize {
+        self.map.len()
+    }
+
     pub fn total(&self) -> u64 {
-        self.map.len() as u64
+        self.slots
     }
     pub fn used(&self) -> u64 {
         self.used
@@ -88,7 +106,7 @@ impl Swap {
 
     /// Models mm/swapfile.c: get_swap_pages() for one page: the next free slot.
     pub fn alloc(&mut self, vpn: Vpn) -> Option<u32> {
-        let n = self.map.len() as u32;
+        let n = self.slots as u32;
         if self.used >= n as u64 {
             return None;
         }
@@ -96,6 +114,9 @@ impl Swap {
         loop {
             if s >= n {
                 s = 0;
+            }
+            if s as usize >= self.map.len() {
+                self.cover(s);
             }
             if self.map[s as usize] == FREE {
                 self.map[s as usize] = vpn;
@@ -130,7 +151,7 @@ impl Swap {
         s
     }
     pub fn shadow(&self, slot: u32) -> Option<Shadow> {
-        match self.shadow[slot as usize] {
+        match self.shadow.get(slot as usize).copied().unwrap_or(0) {
             0 => None,
             v => Some(Shadow::from_raw(v - 1)),
         }
@@ -151,5 +172,19 @@ mod tests {
         assert_eq!(s.alloc(14), Some(1));
         assert_eq!(s.owner(1), Some(14));
         assert_eq!(Swap::new(DeviceKind::None, 100).total(), 0);
+    }
+
+    /// Issue 16: an 8T swap device (2^31 slots) reached 16 GB of host memory before a page
+    /// was swapped; the map now covers the slots handed out.
+    #[test]
+    fn a_huge_device_costs_memory_for_the_slots_used_not_its_size() {
+        let mut s = Swap::new(DeviceKind::Zram, 1 << 31);
+        assert_eq!(s.total(), 1 << 31);
+        for v in 0..1000 {
+            assert_eq!(s.alloc(v), Some(v as u32));
+        }
+        assert!(s.state_bytes() <= (1 << 16) * 12, "{} bytes for 1000 slots", s.state_bytes());
+        assert_eq!((s.owner(999), s.owner(1000), s.shadow(5_000_000)), (Some(999), None, None));
+        assert!(!s.full());
     }
 }

@@ -29,6 +29,35 @@ pub fn grow<T: Clone>(v: &mut Vec<T>, n: usize, value: T) {
     v.resize(n, value);
 }
 
+/// [`grow`], but a table the host cannot hold is an error naming `what` and the size asked
+/// for, instead of an abort: the address space is reserved first (which fails for more than
+/// the host could ever back), and a table larger than the memory the host has available now
+/// (`MemAvailable` in /proc/meminfo) is refused before it is written.
+pub fn try_grow<T: Clone>(v: &mut Vec<T>, n: usize, value: T, what: &str) -> Result<(), String> {
+    if n <= v.len() {
+        return Ok(());
+    }
+    let bytes = (n - v.len()) as u128 * std::mem::size_of::<T>() as u128;
+    let gib = |b: u128| b as f64 / (1u64 << 30) as f64;
+    if let Some(avail) = available_bytes() {
+        if bytes > avail as u128 {
+            return Err(format!("{what} needs {:.1} GiB of host memory, more than the {:.1} GiB available", gib(bytes), gib(avail as u128)));
+        }
+    }
+    v.try_reserve_exact(n - v.len()).map_err(|_| format!("{what}: cannot allocate {:.1} GiB of host memory", gib(bytes)))?;
+    advise(v);
+    v.resize(n, value);
+    Ok(())
+}
+
+/// The host's available memory (`MemAvailable`), if it says.
+pub fn available_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
 /// Reserves room for `n` more elements in `v`, the new memory advised for huge pages before
 /// it is first written (the elements are pushed later).
 pub fn reserve<T>(v: &mut Vec<T>, n: usize) {
