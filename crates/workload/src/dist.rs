@@ -61,7 +61,7 @@ impl Distribution {
             }
             "normal" | "gauss" | "gaussian" => {
                 // The README writes the deviation as `normal:σ%`; the percent sign is optional.
-                let dev = num(args.map(|a| a.trim().trim_end_matches('%')), "10")?;
+                let dev = num(args.map(|a| a.trim().trim_end_matches('%').trim()), "10")?;
                 if !(dev > 0.0 && dev <= 100.0) {
                     return Err(format!("`{text}`: the deviation is a percentage in (0, 100]"));
                 }
