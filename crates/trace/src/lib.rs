@@ -16,6 +16,7 @@
 //! * [`PageSource`] is what the simulators consume: batches of dense page indices (with the
 //!   oracle's next-access times when the trace has them), from either format.
 
+pub mod access;
 pub mod hugevec;
 pub mod iolog;
 
