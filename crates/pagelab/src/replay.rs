@@ -54,6 +54,10 @@ pub fn run(o: &TraceRun) -> Result<(Value, String)> {
         bail!("unknown policy `{}` (expected classic, mglru, lru, fifo, clock, opt, sieve, s3fifo or arc)", o.policy);
     }
     let sizes: Vec<&str> = o.memory.split(',').map(str::trim).collect();
+    if let Some(spec) = pagelab_trace::access::Spec::parse(o.format) {
+        let spec = spec.map_err(|e| anyhow::anyhow!("--trace-format {}: {e}", o.format))?;
+        return crate::replay_access::run(o, &spec, &sizes);
+    }
     if matches!(o.format, "fio-iolog" | "iolog") {
         if !kernel_model {
             bail!("a fio iolog replays against the kernel models (classic, mglru), not the plain cache `{}`", o.policy);
@@ -62,7 +66,7 @@ pub fn run(o: &TraceRun) -> Result<(Value, String)> {
         return for_each_size(o, &sizes, |o| run_iolog(o, &log));
     }
     let Ok(format) = o.format.parse::<Format>() else {
-        bail!("unknown trace format `{}` (expected `oracleGeneral`, `dense` or `fio-iolog`)", o.format);
+        bail!("unknown trace format `{}` (expected `oracleGeneral`, `dense`, `fio-iolog`, {})", o.format, pagelab_trace::access::Spec::NAMES);
     };
     let _tmp;
     // `lru`, `fifo` and `clock` stream an oracleGeneral trace themselves (keyed by object
@@ -82,7 +86,7 @@ pub fn run(o: &TraceRun) -> Result<(Value, String)> {
 
 /// Runs `one` for every memory size, in parallel, and gathers the reports in their order
 /// (one report, not an array, for a single size).
-fn for_each_size(o: &TraceRun, sizes: &[&str], one: impl Fn(&TraceRun) -> Result<(Value, String)> + Sync) -> Result<(Value, String)> {
+pub(crate) fn for_each_size(o: &TraceRun, sizes: &[&str], one: impl Fn(&TraceRun) -> Result<(Value, String)> + Sync) -> Result<(Value, String)> {
     if sizes.len() == 1 {
         return one(o);
     }

@@ -266,7 +266,8 @@ impl Scenario {
             err(locate(text, &key), &key, message)
         })?;
         let located = |key: &str, message: String| err(locate(text, key), key, message);
-        build(raw, name, &located)
+        let s = build(raw, name, &located)?;
+        crate::trace_workload::size_traces(s, file, &located)
     }
 }
 

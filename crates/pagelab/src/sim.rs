@@ -67,6 +67,15 @@ pub enum OpSource {
     Pages(PageOps),
     /// Operations given in full (a fio iolog's).
     List(std::vec::IntoIter<Op>),
+    /// Operations streamed from elsewhere (a trace's accesses, read as they are needed).
+    Stream(Box<dyn OpStream>),
+}
+
+/// A stream of operations from outside the workload generators (see [`OpSource::Stream`]).
+pub trait OpStream: Send {
+    fn next_op(&mut self) -> Option<Op>;
+    /// Operations still to come, as far as known (for progress reports).
+    fn remaining(&self) -> u64;
 }
 
 impl OpSource {
@@ -76,6 +85,7 @@ impl OpSource {
             OpSource::Job(s) => s.remaining(),
             OpSource::Pages(p) => p.remaining,
             OpSource::List(l) => l.len() as u64,
+            OpSource::Stream(s) => s.remaining(),
         }
     }
 }
@@ -89,6 +99,7 @@ impl Iterator for OpSource {
             OpSource::Job(s) => s.next(),
             OpSource::Pages(p) => p.next(),
             OpSource::List(l) => l.next(),
+            OpSource::Stream(s) => s.next_op(),
         }
     }
 }
@@ -226,6 +237,8 @@ pub struct Machine<P: Policy> {
     hold: Vec<bool>,
     /// Per workload: the timing limits of its tasks.
     workloads: Vec<WorkloadTiming>,
+    /// The first error of a trace a workload replays, which ended its operations.
+    pub trace_error: Arc<Mutex<Option<String>>>,
 }
 
 /// A workload's runtime, rate limit and process lifetime.
@@ -248,12 +261,13 @@ impl<P: Policy> Machine<P> {
         let mut space = AddressSpace::default();
 
         // Files are shared by name; anonymous regions belong to their task.
+        let trace_error = Arc::new(Mutex::new(None));
         let mut streams = Vec::new();
         let mut files: BTreeMap<String, u64> = BTreeMap::new();
         let mut file_order = Vec::new();
         for (wi, w) in s.workloads.iter().enumerate() {
             for job in 0..w.jobs {
-                let st = JobStream::new(w, job);
+                let st = JobStream::with_traces(w, job, &|t, _, pages| crate::trace_workload::open(&trace_error, t, pages))?;
                 for o in st.objects().iter().filter(|o| !o.anon) {
                     match files.get_mut(&o.name) {
                         Some(p) => *p = (*p).max(o.pages),
@@ -392,6 +406,7 @@ impl<P: Policy> Machine<P> {
         let workloads =
             s.workloads.iter().map(|w| WorkloadTiming { runtime: w.runtime_ns, op_interval: w.op_interval_ns, lifetime_ops: w.lifetime_ops }).collect();
         Ok(Machine {
+            trace_error,
             hold,
             workloads,
             mm,

@@ -1,9 +1,44 @@
 //! The access stream of one task: phases in order, each a sequence of operations drawn from
 //! its distribution. The simulator and the in-guest runner iterate the same [`JobStream`].
 
+use std::sync::{Arc, Mutex};
+
 use crate::dist::Sampler;
 use crate::rng::Rng;
-use crate::spec::{Access, Advice, Kind, Workload};
+use crate::spec::{Access, Advice, Kind, TraceSpec, Workload};
+
+/// What one access of a trace does (pagelab-trace's access kinds, which this crate does
+/// not depend on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceKind {
+    Read,
+    Write,
+    /// The first touch of anonymous memory: a fill of the prefill.
+    Touch,
+    /// The trace does not say: the phase's kind decides.
+    Plain,
+}
+
+/// The accesses of a trace as a phase replays them: page indices within its object.
+pub trait TraceAccesses: Send {
+    /// The next access, or `None` at the end of the trace (or at an error, which the
+    /// opener's caller learns of its own way).
+    fn next_access(&mut self) -> Option<(u64, TraceKind)>;
+}
+
+/// Opens the trace of a phase (`job` of the workload) for [`JobStream::with_traces`].
+/// Its arguments: the trace, the job, the pages of the phase's object.
+pub type TraceOpener<'a> = dyn Fn(&TraceSpec, u32, u64) -> Result<Box<dyn TraceAccesses>, String> + 'a;
+
+/// A phase's open trace; clones share it.
+#[derive(Clone)]
+struct TraceCursor(Arc<Mutex<Box<dyn TraceAccesses>>>);
+
+impl std::fmt::Debug for TraceCursor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TraceCursor")
+    }
+}
 
 /// An object a task touches: a file (shared with every task that names the same file) or a
 /// private anonymous region.
@@ -55,6 +90,10 @@ struct PhaseState {
     ops_left: u64,
     sampler: Option<Sampler>,
     spec_index: usize,
+    /// The trace this phase replays (none: the phase has no trace, or no opener was given,
+    /// and has no operations beyond its prefill).
+    trace: Option<TraceCursor>,
+    is_trace: bool,
 }
 
 /// The file name job `job` of workload `w` uses for `object`: fio names per-job files
@@ -68,7 +107,18 @@ pub fn job_file_name(w: &Workload, object: &str, job: u32) -> String {
 }
 
 impl JobStream {
+    /// The stream of job `job` of `w`. A phase that replays a trace needs
+    /// [`JobStream::with_traces`]; here it has no operations beyond its prefill.
     pub fn new(w: &Workload, job: u32) -> Self {
+        Self::build(w, job, None).expect("no trace to open")
+    }
+
+    /// The stream of job `job` of `w`, its phases' traces opened by `open`.
+    pub fn with_traces(w: &Workload, job: u32, open: &TraceOpener) -> Result<Self, String> {
+        Self::build(w, job, Some(open))
+    }
+
+    fn build(w: &Workload, job: u32, open: Option<&TraceOpener>) -> Result<Self, String> {
         let mut objects: Vec<ObjectDecl> = Vec::new();
         let mut filled: Vec<bool> = Vec::new();
         let mut phases = Vec::new();
@@ -105,6 +155,11 @@ impl JobStream {
                 ops_left: p.ops,
                 sampler: None,
                 spec_index: i,
+                trace: match (&p.trace, open) {
+                    (Some(t), Some(open)) => Some(TraceCursor(Arc::new(Mutex::new(open(t, job, p.object_pages)?)))),
+                    _ => None,
+                },
+                is_trace: p.trace.is_some(),
             });
         }
         let rng = Rng::derive(w.seed, job as u64);
@@ -115,9 +170,11 @@ impl JobStream {
         for (ph, dist) in s.phases.iter_mut().zip(dists) {
             let blocks = ph.object_pages / ph.block_pages;
             let scatter = w.phases[ph.spec_index].scatter;
-            ph.sampler = Some(Sampler::new(&dist, blocks.max(1), scatter, &mut s.rng));
+            if !ph.is_trace {
+                ph.sampler = Some(Sampler::new(&dist, blocks.max(1), scatter, &mut s.rng));
+            }
         }
-        s
+        Ok(s)
     }
 
     pub fn objects(&self) -> &[ObjectDecl] {
@@ -151,6 +208,33 @@ impl Iterator for JobStream {
             if ph.ops_left == 0 {
                 self.current += 1;
                 continue;
+            }
+            if ph.is_trace {
+                let next = ph.trace.as_ref().and_then(|t| t.0.lock().unwrap_or_else(|e| e.into_inner()).next_access());
+                let Some((page, kind)) = next else {
+                    ph.ops_left = 0;
+                    continue;
+                };
+                let anon = ph.access == Access::Anon;
+                let fill = kind == TraceKind::Touch && anon;
+                let write = match kind {
+                    TraceKind::Read => false,
+                    TraceKind::Write | TraceKind::Touch => true,
+                    TraceKind::Plain => ph.kind.default_read_ratio() == 0.0,
+                };
+                if !fill {
+                    ph.ops_left -= 1;
+                }
+                return Some(Op {
+                    object: ph.object,
+                    page,
+                    npages: 1,
+                    write,
+                    access: ph.access,
+                    advice: ph.advice,
+                    fill,
+                    think_ns: if fill { 0 } else { ph.think_ns },
+                });
             }
             ph.ops_left -= 1;
             let block = ph.sampler.as_mut().expect("sampler built in new()").next(&mut self.rng);

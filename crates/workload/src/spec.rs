@@ -98,6 +98,11 @@ pub struct PhaseToml {
     pub prefill: Option<bool>,
     /// Modeled CPU time the task spends between two operations, e.g. "2us".
     pub think: Option<String>,
+    /// A trace whose accesses this phase replays, in order, instead of drawing them from a
+    /// distribution (see docs/workloads.md).
+    pub trace: Option<String>,
+    /// The trace's format: text (the default), lcs, csv:COLUMNS, blkparse, msr.
+    pub trace_format: Option<String>,
 }
 
 /// One `[[workload]]` table as written.
@@ -143,6 +148,18 @@ pub struct Phase {
     pub scatter: bool,
     pub prefill: bool,
     pub think_ns: u64,
+    /// The trace this phase replays instead of drawing from `distribution`.
+    pub trace: Option<TraceSpec>,
+}
+
+/// A trace a phase replays: its path (as written; the scenario resolves it against its own
+/// directory), its format, and whether the object's size was given (else the scenario sets
+/// `object_pages` from the trace).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceSpec {
+    pub path: String,
+    pub format: String,
+    pub sized: bool,
 }
 
 /// A validated workload: one or more identical tasks running their phases in order.
@@ -247,12 +264,16 @@ fn resolve_phase(d: &PhaseToml, p: &PhaseToml, name: &str, prefix: &str, unbound
     let key = |k: &str| format!("{prefix}{k}");
     let kind = pick!(kind)
         .ok_or_else(|| err(key("kind"), "missing (one of file-read, file-write, file-rw, mmap-read, mmap-write, anon-read, anon-write, anon-rw)"))?;
+    let trace_path = pick!(trace);
     let size_text = match (pick!(file_size), pick!(size)) {
         (Some(_), Some(_)) if p.file_size.is_some() && p.size.is_some() => return Err(err(key("size"), "give either file_size or size, not both")),
         (Some(f), _) => f,
         (None, Some(s)) => s,
+        // A trace gives the size itself (the scenario reads it).
+        (None, None) if trace_path.is_some() => "4k".to_string(),
         (None, None) => return Err(err(key("file_size"), "missing: how large is the object this phase touches?")),
     };
+    let sized = pick!(file_size).is_some() || pick!(size).is_some();
     let bytes = parse_size(&size_text).map_err(|m| err(key("file_size"), m))?;
     let object_pages = bytes.div_ceil(PAGE_SIZE);
     if object_pages == 0 {
@@ -295,7 +316,28 @@ fn resolve_phase(d: &PhaseToml, p: &PhaseToml, name: &str, prefix: &str, unbound
         None => 0,
     };
     let object = pick!(file).unwrap_or_else(|| name.to_string());
+    let trace = match trace_path {
+        None if pick!(trace_format).is_some() => return Err(err(key("trace_format"), "applies to a `trace`; this phase has none")),
+        None => None,
+        Some(path) => {
+            if pick!(distribution).is_some() {
+                return Err(err(key("distribution"), "a trace gives the accesses: leave out `distribution` (or `trace`)"));
+            }
+            if block_pages != 1 {
+                return Err(err(key("block_size"), "a trace's accesses are single 4 KiB pages: leave out `block_size`"));
+            }
+            if pick!(read_ratio).is_some() {
+                return Err(err(key("read_ratio"), "a trace says which accesses read and write (R and W): leave out `read_ratio`"));
+            }
+            Some(TraceSpec { path, format: pick!(trace_format).unwrap_or_else(|| "text".into()), sized })
+        }
+    };
+    // A trace's phase runs to the end of the trace unless `ops` stops it sooner; its `T`
+    // lines are the prefill unless `prefill = true` asks for one in page order first.
+    let ops = if trace.is_some() { pick!(ops).unwrap_or(u64::MAX) } else { ops };
+    let prefill = pick!(prefill).unwrap_or(kind.is_anon() && trace.is_none());
     Ok(Phase {
+        trace,
         kind,
         object,
         object_pages,
@@ -305,7 +347,7 @@ fn resolve_phase(d: &PhaseToml, p: &PhaseToml, name: &str, prefix: &str, unbound
         read_ratio,
         advice,
         scatter: pick!(scatter).unwrap_or(true),
-        prefill: pick!(prefill).unwrap_or(kind.is_anon()),
+        prefill,
         think_ns,
     })
 }
