@@ -13,7 +13,7 @@ from . import _pagelab
 
 __version__ = _pagelab.__version__
 
-__all__ = ["run", "run_trace", "sweep", "compare", "cluster_sweep"]
+__all__ = ["run", "run_trace", "sweep", "compare", "cluster_sweep", "policies"]
 
 
 def _set_args(set):
@@ -33,10 +33,32 @@ def _toml(v):
     return json.dumps(str(v))
 
 
-def run(scenario=None, *, text=None, set=None):
-    """Runs a scenario (a path, or TOML `text`) and returns its report as a dict."""
+def run(scenario=None, *, text=None, set=None, policy=None, policies=None):
+    """Runs a scenario (a path, or TOML `text`) and returns its report as a dict.
+
+    `policy` (every cgroup) and `policies` ({"/db": MyPolicy}, per cgroup) run your own
+    page-cache eviction policies inside the kernel model, behind its cache_ext-shaped seam.
+    A policy is a class (instantiated once per cgroup) or an object with the methods
+    `init(self, cgroup)`, `folio_added(self, folio)`, `folio_accessed(self, folio)`,
+    `folio_removed(self, folio)` and `evict_folios(self, cgroup, nr)`, which returns an
+    iterable of up to `nr` folios or their ids. A folio has `id` (stable while resident),
+    `key` (the page, stable across residencies), `file`/`anon`, `object` and `index`,
+    `cgroup`, `dirty`, `mapped`, `referenced`, `refault`, `workingset`, `putback` and `how`.
+    Candidates are handed over: each then comes back through `folio_added` (`putback`) if
+    the kernel keeps it, or leaves through `folio_removed`. An exception in a hook ends the
+    run with a RuntimeError naming the cgroup, the method and the exception.
+    Cgroups without a policy keep the classic LRU (the machine policy must be classic)."""
     path = None if scenario is None else str(scenario)
-    return json.loads(_pagelab.run_json(path, text, _set_args(set)))
+    if policy is None and not policies:
+        return json.loads(_pagelab.run_json(path, text, _set_args(set)))
+    per_cgroup = list((policies or {}).items())
+    return json.loads(_pagelab.run_policies_json(path, text, _set_args(set), policy, per_cgroup))
+
+
+def policies():
+    """The policy registry: a list of {"name", "runs" ("trace", "machine", "both"),
+    "description", "params"}."""
+    return [dict(zip(("name", "runs", "description", "params"), p)) for p in _pagelab.policy_list()]
 
 
 def run_trace(path, *, policy="classic", memory, format="oracleGeneral", kernel="6.1", set=None):

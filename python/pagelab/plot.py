@@ -1,27 +1,134 @@
-"""Plots of pagelab reports with matplotlib."""
+"""Plots of pagelab reports with matplotlib.
+
+The counters keep the kernel's names, which hide their units: the axes say them.
+`pgpgin`/`pgpgout` count KiB, the `nr_*` gauges and the reclaim events count pages,
+`workingset_nodes`/`workingset_nodereclaim` count xarray nodes. A gauge (`nr_*`,
+`workingset_nodes`) is drawn at its value at the end of each report interval; an event is
+drawn as its rate over each interval (its increase divided by the interval's length), so the
+last interval of a run, usually shorter than the others, neither drops nor jumps for want of
+time; it is marked with a hollow circle.
+"""
+
+import difflib
+
+# /proc/vmstat entries named nr_* that are running totals, not gauges.
+_NR_EVENTS = {"nr_dirtied", "nr_written", "nr_vmscan_write", "nr_vmscan_immediate_reclaim", "nr_foll_pin_acquired", "nr_foll_pin_released"}
+
+_PLAIN_EVENTS = {
+    "pgfault": "faults",
+    "pgmajfault": "faults",
+    "allocstall": "stalls",
+    "allocstall_normal": "stalls",
+    "pageoutrun": "kswapd runs",
+    "oom_kill": "OOM kills",
+    "slabs_scanned": "objects",
+    "kswapd_low_wmark_hit_quickly": "events",
+    "kswapd_high_wmark_hit_quickly": "events",
+}
+
+
+def is_gauge(name):
+    """True for a /proc/vmstat gauge (a value that stands), False for an event counter."""
+    return (name.startswith("nr_") and name not in _NR_EVENTS) or name == "workingset_nodes"
+
+
+def unit(name):
+    """The unit a /proc/vmstat counter's name hides: "KiB", "pages", "nodes", or what an
+    event without a size counts ("faults", "stalls", ...)."""
+    if name in ("pgpgin", "pgpgout"):
+        return "KiB"
+    if name in ("workingset_nodes", "workingset_nodereclaim"):
+        return "nodes"
+    return _PLAIN_EVENTS.get(name, "pages")
+
+
+def axis_label(name):
+    """The axis label of a counter as `series` draws it: "pages" for a gauge, "KiB/s",
+    "pages/s", ... for an event."""
+    return unit(name) if is_gauge(name) else f"{unit(name)}/s"
+
+
+def _check_counters(counters, known, where):
+    if isinstance(counters, str):
+        counters = [counters]
+    missing = [c for c in counters if c not in known]
+    if missing:
+        hints = []
+        for c in missing:
+            close = difflib.get_close_matches(c, sorted(known), n=3)
+            hints.append(f"`{c}`" + (f" (did you mean {', '.join(close)}?)" if close else ""))
+        raise ValueError(f"no such counter in {where}: {'; '.join(hints)}")
+    return list(counters)
+
+
+def _join(labels):
+    out = []
+    for x in labels:
+        if x not in out:
+            out.append(x)
+    return ", ".join(out)
 
 
 def series(report, counters, ax=None, title=None):
-    """Plots per-interval values of `counters` (vmstat names) of one report over modeled time."""
+    """Plots `counters` (/proc/vmstat names) of one report over modeled time, one line per
+    counter: events as rates per second of modeled time, gauges as values (on a second
+    y-axis when both are asked for). Raises ValueError for a name the report's series does
+    not have. Returns the axes the events are drawn on (the gauges' if there are no events).
+    """
     import matplotlib.pyplot as plt
 
+    points = report.get("series") or []
+    if not points:
+        raise ValueError("the report has no series (no report interval ended)")
+    known = set()
+    for p in points:
+        known.update(p["vmstat"])
+    counters = _check_counters(counters, known, "the report's series")
+    events = [c for c in counters if not is_gauge(c)]
+    gauges = [c for c in counters if is_gauge(c)]
+
     ax = ax or plt.gca()
-    t = [p["t_s"] for p in report["series"]]
-    for c in counters:
-        ax.plot(t, [p["vmstat"].get(c, 0) for p in report["series"]], label=c)
+    t = [p["t_s"] for p in points]
+    dt = [b - a for a, b in zip([0.0] + t[:-1], t)]
+    # The report interval is what every interval but the last lasts.
+    nominal = max(dt[:-1]) if len(dt) > 1 else dt[0]
+    partial = len(dt) > 1 and dt[-1] < nominal * 0.999
+    event_ax = ax
+    gauge_ax = ax.twinx() if events and gauges else ax
+    # One color cycle over both axes, so a gauge on the second axis never takes an event's color.
+    colors = plt.rcParams["axes.prop_cycle"].by_key().get("color", [None])
+    color = {c: colors[i % len(colors)] for i, c in enumerate(events + gauges)}
+    for c in events:
+        y = [p["vmstat"].get(c, 0) / d if d > 0 else 0.0 for p, d in zip(points, dt)]
+        kw = {"marker": "o", "markevery": [len(y) - 1], "fillstyle": "none"} if partial else {}
+        event_ax.plot(t, y, drawstyle="steps-pre", color=color[c], label=f"{c} ({axis_label(c)})", **kw)
+    for c in gauges:
+        y = [p["vmstat"].get(c, 0) for p in points]
+        gauge_ax.plot(t, y, linestyle="--" if events else "-", color=color[c], label=f"{c} ({axis_label(c)})")
     ax.set_xlabel("modeled time (s)")
-    ax.set_ylabel("pages per interval")
+    if events:
+        event_ax.set_ylabel(_join(axis_label(c) for c in events) + (" (○: the last interval, partial)" if partial else ""))
+    if gauges:
+        gauge_ax.set_ylabel(_join(axis_label(c) for c in gauges) + " at the end of each interval")
     ax.set_title(title or f'{report["scenario"]} ({report["kernel"]}, {report["policy"]})')
-    ax.legend()
+    handles, labels = [], []
+    for a in {id(event_ax): event_ax, id(gauge_ax): gauge_ax}.values():
+        h, l = a.get_legend_handles_labels()
+        handles += h
+        labels += l
+    ax.legend(handles, labels)
     return ax
 
 
 def bars(reports, counter, labels=None, ax=None):
-    """One bar per report for a vmstat counter."""
+    """One bar per report for a /proc/vmstat counter: an event's total over the run, a
+    gauge's value at its end. Raises ValueError if a report lacks the counter."""
     import matplotlib.pyplot as plt
 
+    for i, r in enumerate(reports):
+        _check_counters([counter], r["vmstat"], f"report {i}'s vmstat")
     ax = ax or plt.gca()
     labels = labels or [f'{r["kernel"]}-{r["policy"]}' for r in reports]
-    ax.bar(labels, [r["vmstat"].get(counter, 0) for r in reports])
-    ax.set_ylabel(counter)
+    ax.bar(labels, [r["vmstat"][counter] for r in reports])
+    ax.set_ylabel(f"{counter} ({unit(counter)}{' at the end' if is_gauge(counter) else ' in total'})")
     return ax

@@ -124,8 +124,8 @@ def test_run_trace_equals_the_command_line_and_lists_sizes(tmp_path):
 
 
 def test_run_trace_names_bad_input():
-    with pytest.raises(ValueError, match="unknown policy `lfu`"):
-        pagelab.run_trace(EXAMPLE, policy="lfu", memory="1M")
+    with pytest.raises(ValueError, match="unknown policy `lhd`"):
+        pagelab.run_trace(EXAMPLE, policy="lhd", memory="1M")
     with pytest.raises(ValueError, match="oracleGeneral"):
         pagelab.run_trace(EXAMPLE, policy="lru", memory="1M")
 

@@ -12,7 +12,7 @@
 
 use pagelab_trace::huge_vec;
 
-use crate::{batch_with_prefetch, Cache, NONE};
+use crate::{batch_with_prefetch, Cache, Online, NONE};
 
 /// The four lists; a page is on at most one (`NOWHERE`: none).
 const T1: u8 = 0;
@@ -37,6 +37,8 @@ pub struct Arc {
     /// How far one unit of ghost-hit ratio moves `p` (PAGE_UNITS: one page).
     step: u64,
     evictions: u64,
+    /// The machine's form: the last insertion was a B2 hit (REPLACE's tie rule).
+    last_hit_in_b2: bool,
 }
 
 impl Arc {
@@ -51,7 +53,7 @@ impl Arc {
         for (l, sentinel) in link.iter_mut().take(FIRST_PAGE_NODE).enumerate() {
             *sentinel = [l as u32, l as u32];
         }
-        Arc { capacity, link, list: huge_vec(pages_hint, NOWHERE), len: [0; 4], p: 0, step, evictions: 0 }
+        Arc { capacity, link, list: huge_vec(pages_hint, NOWHERE), len: [0; 4], p: 0, step, evictions: 0, last_hit_in_b2: false }
     }
 
     #[cold]
@@ -124,7 +126,7 @@ impl Arc {
 
     /// REPLACE: evict T1's least recent page to B1 if T1 exceeds its target (or meets it
     /// and the page that missed was in B2), else T2's to B2.
-    fn replace(&mut self, hit_in_b2: bool) {
+    fn replace(&mut self, hit_in_b2: bool) -> u32 {
         let t1 = self.len[T1 as usize] * PAGE_UNITS;
         let from_t1 = t1 > 0 && (t1 > self.p || (t1 == self.p && hit_in_b2));
         let (from, to) = if from_t1 || self.len[T2 as usize] == 0 { (T1, B1) } else { (T2, B2) };
@@ -132,6 +134,7 @@ impl Arc {
         self.remove(victim);
         self.push_head(to, victim);
         self.evictions += 1;
+        victim
     }
 
     /// Removes the least recent page of a list from the lists altogether.
@@ -170,6 +173,64 @@ impl Arc {
     /// T1, T2, B1 and B2, most recent first, and the target p in pages (tests).
     pub fn lists(&self) -> ([Vec<u32>; 4], f64) {
         ([self.pages(T1), self.pages(T2), self.pages(B1), self.pages(B2)], self.p as f64 / PAGE_UNITS as f64)
+    }
+}
+
+/// The machine's form. The kernel evicts before it adds the page that needed the room, so the
+/// ghost hit that would steer a REPLACE arrives after it: an insertion adapts the target `p`
+/// (B1 hit: up, B2 hit: down) and moves the page to T2, a new page goes to T1 after the ghost
+/// lists are trimmed as case IV trims them (|T1| + |B1| <= c, all four <= 2c); an eviction is
+/// REPLACE (T1's least recent page to B1 while T1 exceeds its target, else T2's to B2).
+impl Online for Arc {
+    fn contains(&self, page: u32) -> bool {
+        self.list.get(page as usize).is_some_and(|&l| l == T1 || l == T2)
+    }
+    fn hit(&mut self, page: u32) {
+        self.remove(page);
+        self.push_head(T2, page);
+    }
+    fn insert(&mut self, page: u32) {
+        if page as usize >= self.list.len() {
+            self.grow(page);
+        }
+        let c = self.capacity;
+        match self.list[page as usize] {
+            B1 => {
+                let delta = (self.len[B2 as usize] / self.len[B1 as usize]).max(1) * self.step;
+                self.p = (self.p + delta).min(c * PAGE_UNITS);
+                self.remove(page);
+                self.push_head(T2, page);
+                self.last_hit_in_b2 = false;
+            }
+            B2 => {
+                let delta = (self.len[B1 as usize] / self.len[B2 as usize]).max(1) * self.step;
+                self.p = self.p.saturating_sub(delta);
+                self.remove(page);
+                self.push_head(T2, page);
+                self.last_hit_in_b2 = true;
+            }
+            _ => {
+                let [t1, t2, b1, b2] = self.len;
+                if t1 + b1 >= c && b1 > 0 {
+                    self.drop_tail(B1);
+                } else if t1 + t2 + b1 + b2 >= 2 * c && b2 > 0 {
+                    self.drop_tail(B2);
+                }
+                self.push_head(T1, page);
+                self.last_hit_in_b2 = false;
+            }
+        }
+    }
+    fn evict(&mut self) -> Option<u32> {
+        if self.len[T1 as usize] + self.len[T2 as usize] == 0 {
+            return None;
+        }
+        let victim = self.replace(self.last_hit_in_b2);
+        self.last_hit_in_b2 = false;
+        Some(victim)
+    }
+    fn len(&self) -> u64 {
+        self.len[T1 as usize] + self.len[T2 as usize]
     }
 }
 

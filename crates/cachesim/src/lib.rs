@@ -20,10 +20,14 @@ use pagelab_trace::{huge_vec, prefetch, PageSource, TraceError};
 
 mod arc;
 pub mod keyed;
+mod lfu;
+mod online;
 mod s3fifo;
 mod sieve;
 
 pub use arc::Arc;
+pub use lfu::Lfu;
+pub use online::{access_online, Mru, Online};
 pub use s3fifo::S3Fifo;
 pub use sieve::Sieve;
 
@@ -37,11 +41,22 @@ pub enum PolicyKind {
     Sieve,
     S3Fifo,
     Arc,
+    Mru,
+    Lfu,
 }
 
 impl PolicyKind {
-    pub const ALL: [PolicyKind; 7] =
-        [PolicyKind::Lru, PolicyKind::Fifo, PolicyKind::Clock, PolicyKind::Opt, PolicyKind::Sieve, PolicyKind::S3Fifo, PolicyKind::Arc];
+    pub const ALL: [PolicyKind; 9] = [
+        PolicyKind::Lru,
+        PolicyKind::Fifo,
+        PolicyKind::Clock,
+        PolicyKind::Opt,
+        PolicyKind::Sieve,
+        PolicyKind::S3Fifo,
+        PolicyKind::Arc,
+        PolicyKind::Mru,
+        PolicyKind::Lfu,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -52,6 +67,8 @@ impl PolicyKind {
             PolicyKind::Sieve => "sieve",
             PolicyKind::S3Fifo => "s3fifo",
             PolicyKind::Arc => "arc",
+            PolicyKind::Mru => "mru",
+            PolicyKind::Lfu => "lfu",
         }
     }
 
@@ -147,7 +164,8 @@ impl Lru {
         self.link = v;
     }
 
-    /// One access; true on a hit.
+    /// One access; true on a hit: [`Online::hit`], or room made with [`Online::evict`] and
+    /// [`Online::insert`] (the same steps, with the list's size kept across the eviction).
     #[inline(always)]
     pub fn access(&mut self, page: u32) -> bool {
         if page as usize + 1 >= self.link.len() {
@@ -156,39 +174,76 @@ impl Lru {
         let link = &mut self.link[..];
         let i = page as usize + 1;
         let [prev, next] = link[i];
-        let hit = prev != NONE;
-        if hit {
-            if prev == 0 {
-                return true; // already the most recent
+        if prev != NONE {
+            if prev != 0 {
+                unlink_node(link, prev, next);
+                link_head(link, i);
             }
-            link[prev as usize][1] = next;
-            link[next as usize][0] = prev;
-        } else {
-            if self.capacity == 0 {
-                return false;
-            }
-            if self.size == self.capacity {
-                let victim = link[0][0];
-                let vp = link[victim as usize][0];
-                link[vp as usize][1] = 0;
-                link[0][0] = vp;
-                link[victim as usize] = [NONE, NONE];
-                self.evictions += 1;
-            } else {
-                self.size += 1;
-            }
+            return true;
         }
-        let head = link[0][1];
-        link[i] = [0, head];
-        link[head as usize][0] = i as u32;
-        link[0][1] = i as u32;
-        hit
+        if self.capacity == 0 {
+            return false;
+        }
+        if self.size == self.capacity {
+            unlink_end(link, 0);
+            self.evictions += 1;
+        } else {
+            self.size += 1;
+        }
+        link_head(link, i);
+        false
+    }
+
+    #[inline(always)]
+    fn push_head(&mut self, page: u32) {
+        link_head(&mut self.link, page as usize + 1);
+        self.size += 1;
+    }
+
+    /// Removes the page at `end` of the list (0: the least recent, 1: the most recent).
+    #[inline(always)]
+    fn evict_end(&mut self, end: usize) -> Option<u32> {
+        if self.size == 0 {
+            return None;
+        }
+        let victim = unlink_end(&mut self.link, end);
+        self.size -= 1;
+        self.evictions += 1;
+        Some(victim - 1)
     }
 
     /// The resident pages from most to least recent (tests).
     pub fn order(&self) -> Vec<u32> {
         list_pages(&self.link, 0, 1)
     }
+}
+
+/// Unlinks the node between `prev` and `next` of a list linked through `link[node] = [prev,
+/// next]` (node 0 the sentinel).
+#[inline(always)]
+fn unlink_node(link: &mut [[u32; 2]], prev: u32, next: u32) {
+    link[prev as usize][1] = next;
+    link[next as usize][0] = prev;
+}
+
+/// Links node `i` in at the head (after the sentinel).
+#[inline(always)]
+fn link_head(link: &mut [[u32; 2]], i: usize) {
+    let head = link[0][1];
+    link[i] = [0, head];
+    link[head as usize][0] = i as u32;
+    link[0][1] = i as u32;
+}
+
+/// Unlinks the node at `end` of a non-empty list (0: the tail, 1: the head) and marks it
+/// absent; returns it.
+#[inline(always)]
+fn unlink_end(link: &mut [[u32; 2]], end: usize) -> u32 {
+    let victim = link[0][end];
+    let [prev, next] = link[victim as usize];
+    unlink_node(link, prev, next);
+    link[victim as usize] = [NONE, NONE];
+    victim
 }
 
 /// The pages of a list linked through `link[node] = [towards the head, towards the tail]`,
@@ -202,6 +257,34 @@ fn list_pages(link: &[[u32; 2]], sentinel: u32, first_node: u32) -> Vec<u32> {
         i = link[i as usize][1];
     }
     v
+}
+
+impl Online for Lru {
+    fn contains(&self, page: u32) -> bool {
+        self.link.get(page as usize + 1).is_some_and(|l| l[0] != NONE)
+    }
+    #[inline(always)]
+    fn hit(&mut self, page: u32) {
+        let i = page as usize + 1;
+        let [prev, next] = self.link[i];
+        if prev == 0 {
+            return; // already the most recent
+        }
+        unlink_node(&mut self.link, prev, next);
+        link_head(&mut self.link, i);
+    }
+    fn insert(&mut self, page: u32) {
+        if page as usize + 1 >= self.link.len() {
+            self.grow(page);
+        }
+        self.push_head(page);
+    }
+    fn evict(&mut self) -> Option<u32> {
+        self.evict_end(0)
+    }
+    fn len(&self) -> u64 {
+        self.size as u64
+    }
 }
 
 impl Cache for Lru {
@@ -240,11 +323,94 @@ impl Cache for Lru {
     }
 }
 
+/// A queue of pages in a ring: while full, the front leaves and a new page takes its slot at
+/// the back in one store (the trace replays' cache is always full once warm); below that it
+/// grows like a `Vec` (the machine's cache has no fixed size).
+#[derive(Default)]
+struct Ring {
+    buf: Vec<u32>,
+    head: usize,
+    len: usize,
+}
+
+impl Ring {
+    fn with_capacity(n: usize) -> Ring {
+        Ring { buf: Vec::with_capacity(n), head: 0, len: 0 }
+    }
+
+    #[inline(always)]
+    fn next(&self, i: usize) -> usize {
+        if i + 1 == self.buf.len() {
+            0
+        } else {
+            i + 1
+        }
+    }
+
+    #[inline(always)]
+    fn push_back(&mut self, x: u32) {
+        if self.len == self.buf.len() {
+            if self.head != 0 {
+                self.buf.rotate_left(self.head);
+                self.head = 0;
+            }
+            self.buf.push(x);
+        } else {
+            let i = (self.head + self.len) % self.buf.len();
+            self.buf[i] = x;
+        }
+        self.len += 1;
+    }
+
+    #[inline(always)]
+    fn front(&self) -> Option<u32> {
+        (self.len > 0).then(|| self.buf[self.head])
+    }
+
+    #[inline(always)]
+    fn pop_front(&mut self) -> Option<u32> {
+        let x = self.front()?;
+        self.head = self.next(self.head);
+        self.len -= 1;
+        Some(x)
+    }
+
+    /// Moves the front page to the back.
+    #[inline(always)]
+    fn rotate(&mut self) {
+        if self.len == self.buf.len() {
+            self.head = self.next(self.head);
+        } else if let Some(x) = self.pop_front() {
+            self.push_back(x);
+        }
+    }
+
+    /// The front page leaves and `x` enters at the back (a full ring: one store).
+    #[inline(always)]
+    fn replace_front(&mut self, x: u32) -> u32 {
+        if self.len < self.buf.len() {
+            let v = self.pop_front().expect("a page to replace");
+            self.push_back(x);
+            return v;
+        }
+        let v = std::mem::replace(&mut self.buf[self.head], x);
+        self.head = self.next(self.head);
+        v
+    }
+
+    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.len).map(|k| self.buf[(self.head + k) % self.buf.len()])
+    }
+
+    fn capacity(&self) -> usize {
+        self.buf.capacity()
+    }
+}
+
 /// FIFO: a ring of the resident pages in insertion order; hits change nothing.
 pub struct Fifo {
-    ring: Vec<u32>,
+    ring: Ring,
     capacity: usize,
-    hand: usize,
     resident: Vec<bool>,
     evictions: u64,
 }
@@ -252,14 +418,21 @@ pub struct Fifo {
 impl Fifo {
     pub fn new(capacity: u64, pages_hint: usize) -> Fifo {
         let capacity = capacity as usize;
-        Fifo { ring: Vec::with_capacity(capacity.min(pages_hint.max(1024))), capacity, hand: 0, resident: huge_vec(pages_hint, false), evictions: 0 }
+        Fifo { ring: Ring::with_capacity(capacity.min(pages_hint.max(1024))), capacity, resident: huge_vec(pages_hint, false), evictions: 0 }
     }
 
+    #[cold]
+    fn grow(&mut self, p: usize) {
+        self.resident.resize((p + 1).max(self.resident.len() * 2), false);
+    }
+
+    /// One access; true on a hit. A miss in a full cache is [`Online::evict`] then
+    /// [`Online::insert`], in one step: the new page takes the victim's slot.
     #[inline(always)]
     pub fn access(&mut self, page: u32) -> bool {
         let p = page as usize;
         if p >= self.resident.len() {
-            self.resident.resize((p + 1).max(self.resident.len() * 2), false);
+            self.grow(p);
         }
         if self.resident[p] {
             return true;
@@ -267,19 +440,38 @@ impl Fifo {
         if self.capacity == 0 {
             return false;
         }
-        if self.ring.len() < self.capacity {
-            self.ring.push(page);
+        if self.ring.len < self.capacity {
+            self.ring.push_back(page);
         } else {
-            let victim = std::mem::replace(&mut self.ring[self.hand], page);
+            let victim = self.ring.replace_front(page);
             self.resident[victim as usize] = false;
             self.evictions += 1;
-            self.hand += 1;
-            if self.hand == self.capacity {
-                self.hand = 0;
-            }
         }
         self.resident[p] = true;
         false
+    }
+}
+
+impl Online for Fifo {
+    fn contains(&self, page: u32) -> bool {
+        self.resident.get(page as usize).copied().unwrap_or(false)
+    }
+    fn hit(&mut self, _page: u32) {}
+    fn insert(&mut self, page: u32) {
+        if page as usize >= self.resident.len() {
+            self.grow(page as usize);
+        }
+        self.ring.push_back(page);
+        self.resident[page as usize] = true;
+    }
+    fn evict(&mut self) -> Option<u32> {
+        let victim = self.ring.pop_front()?;
+        self.resident[victim as usize] = false;
+        self.evictions += 1;
+        Some(victim)
+    }
+    fn len(&self) -> u64 {
+        self.ring.len as u64
     }
 }
 
@@ -291,26 +483,26 @@ impl Cache for Fifo {
         self.evictions
     }
     fn resident(&self) -> u64 {
-        self.ring.len() as u64
+        self.ring.len as u64
     }
     fn state_bytes(&self) -> u64 {
         (self.ring.capacity() * 4 + self.resident.capacity()) as u64
     }
     fn check(&self) -> Result<(), String> {
         let n = self.resident.iter().filter(|&&r| r).count();
-        if n != self.ring.len() || self.ring.iter().any(|&p| !self.resident[p as usize]) {
+        if n != self.ring.len || self.ring.iter().any(|p| !self.resident[p as usize]) {
             return Err("ring and resident flags disagree".into());
         }
         Ok(())
     }
 }
 
-/// CLOCK: the resident pages in a ring; a hit sets the page's reference bit; the hand
-/// clears set bits and evicts the first page without one, and the new page takes its slot.
+/// CLOCK: the resident pages in a ring; a hit sets the page's reference bit; the hand (the
+/// ring's front) clears set bits and evicts the first page without one, and the new page
+/// takes its slot.
 pub struct Clock {
-    ring: Vec<u32>,
+    ring: Ring,
     capacity: usize,
-    hand: usize,
     /// Per page: 0 not resident, 1 resident, 2 resident and referenced.
     state: Vec<u8>,
     evictions: u64,
@@ -319,14 +511,38 @@ pub struct Clock {
 impl Clock {
     pub fn new(capacity: u64, pages_hint: usize) -> Clock {
         let capacity = capacity as usize;
-        Clock { ring: Vec::with_capacity(capacity.min(pages_hint.max(1024))), capacity, hand: 0, state: huge_vec(pages_hint, 0), evictions: 0 }
+        Clock { ring: Ring::with_capacity(capacity.min(pages_hint.max(1024))), capacity, state: huge_vec(pages_hint, 0), evictions: 0 }
     }
 
+    #[cold]
+    fn grow(&mut self, p: usize) {
+        self.state.resize((p + 1).max(self.state.len() * 2), 0);
+    }
+
+    /// Moves the hand past referenced pages (clearing their bits) to the victim, which it
+    /// leaves at the front; the caller removes or replaces it.
+    #[inline(always)]
+    fn hand_to_victim(&mut self) -> Option<u32> {
+        loop {
+            let v = self.ring.front()?;
+            if self.state[v as usize] == 2 {
+                self.state[v as usize] = 1;
+                self.ring.rotate();
+            } else {
+                self.state[v as usize] = 0;
+                self.evictions += 1;
+                return Some(v);
+            }
+        }
+    }
+
+    /// One access; true on a hit. A miss in a full cache is [`Online::evict`] then
+    /// [`Online::insert`], in one step: the new page takes the victim's slot.
     #[inline(always)]
     pub fn access(&mut self, page: u32) -> bool {
         let p = page as usize;
         if p >= self.state.len() {
-            self.state.resize((p + 1).max(self.state.len() * 2), 0);
+            self.grow(p);
         }
         if self.state[p] != 0 {
             self.state[p] = 2;
@@ -335,31 +551,38 @@ impl Clock {
         if self.capacity == 0 {
             return false;
         }
-        if self.ring.len() < self.capacity {
-            self.ring.push(page);
+        if self.ring.len < self.capacity {
+            self.ring.push_back(page);
         } else {
-            loop {
-                let v = self.ring[self.hand] as usize;
-                if self.state[v] == 2 {
-                    self.state[v] = 1;
-                    self.hand += 1;
-                    if self.hand == self.capacity {
-                        self.hand = 0;
-                    }
-                } else {
-                    self.state[v] = 0;
-                    self.ring[self.hand] = page;
-                    self.evictions += 1;
-                    self.hand += 1;
-                    if self.hand == self.capacity {
-                        self.hand = 0;
-                    }
-                    break;
-                }
-            }
+            self.hand_to_victim();
+            self.ring.replace_front(page);
         }
         self.state[p] = 1;
         false
+    }
+}
+
+impl Online for Clock {
+    fn contains(&self, page: u32) -> bool {
+        self.state.get(page as usize).is_some_and(|&s| s != 0)
+    }
+    fn hit(&mut self, page: u32) {
+        self.state[page as usize] = 2;
+    }
+    fn insert(&mut self, page: u32) {
+        if page as usize >= self.state.len() {
+            self.grow(page as usize);
+        }
+        self.ring.push_back(page);
+        self.state[page as usize] = 1;
+    }
+    fn evict(&mut self) -> Option<u32> {
+        let v = self.hand_to_victim()?;
+        self.ring.pop_front();
+        Some(v)
+    }
+    fn len(&self) -> u64 {
+        self.ring.len as u64
     }
 }
 
@@ -371,14 +594,14 @@ impl Cache for Clock {
         self.evictions
     }
     fn resident(&self) -> u64 {
-        self.ring.len() as u64
+        self.ring.len as u64
     }
     fn state_bytes(&self) -> u64 {
         (self.ring.capacity() * 4 + self.state.capacity()) as u64
     }
     fn check(&self) -> Result<(), String> {
         let n = self.state.iter().filter(|&&r| r != 0).count();
-        if n != self.ring.len() || self.ring.iter().any(|&p| self.state[p as usize] == 0) {
+        if n != self.ring.len || self.ring.iter().any(|p| self.state[p as usize] == 0) {
             return Err("ring and page states disagree".into());
         }
         Ok(())
@@ -480,6 +703,23 @@ pub fn next_access(pages: &[u32]) -> Vec<i64> {
     out
 }
 
+/// An online cache of the given policy (every policy but `opt`, which needs the future) for a
+/// host that decides when to evict; `capacity` sizes the policies whose structure depends on
+/// it (S3-FIFO's queues, ARC's target and ghosts).
+pub fn new_online(policy: PolicyKind, capacity: u64, pages_hint: usize) -> Option<Box<dyn Online + Send>> {
+    Some(match policy {
+        PolicyKind::Lru => Box::new(Lru::new(capacity, pages_hint)),
+        PolicyKind::Fifo => Box::new(Fifo::new(capacity, pages_hint)),
+        PolicyKind::Clock => Box::new(Clock::new(capacity, pages_hint)),
+        PolicyKind::Opt => return None,
+        PolicyKind::Sieve => Box::new(Sieve::new(capacity, pages_hint)),
+        PolicyKind::S3Fifo => Box::new(S3Fifo::new(capacity, pages_hint)),
+        PolicyKind::Arc => Box::new(Arc::new(capacity, pages_hint)),
+        PolicyKind::Mru => Box::new(Mru::new(capacity, pages_hint)),
+        PolicyKind::Lfu => Box::new(Lfu::new(capacity, pages_hint)),
+    })
+}
+
 /// A cache of the given policy and capacity (pages).
 pub fn new_cache(policy: PolicyKind, capacity: u64, pages_hint: usize) -> Box<dyn Cache + Send> {
     match policy {
@@ -490,6 +730,8 @@ pub fn new_cache(policy: PolicyKind, capacity: u64, pages_hint: usize) -> Box<dy
         PolicyKind::Sieve => Box::new(Sieve::new(capacity, pages_hint)),
         PolicyKind::S3Fifo => Box::new(S3Fifo::new(capacity, pages_hint)),
         PolicyKind::Arc => Box::new(Arc::new(capacity, pages_hint)),
+        PolicyKind::Mru => Box::new(Mru::new(capacity, pages_hint)),
+        PolicyKind::Lfu => Box::new(Lfu::new(capacity, pages_hint)),
     }
 }
 

@@ -19,7 +19,7 @@ use std::collections::VecDeque;
 
 use pagelab_trace::huge_vec;
 
-use crate::{batch_with_prefetch, Cache, NONE};
+use crate::{batch_with_prefetch, Cache, Online, NONE};
 
 /// Where a page is: the low two bits of its state byte.
 const ABSENT: u8 = 0;
@@ -115,16 +115,23 @@ impl S3Fifo {
             return false;
         }
         while self.cached() + 1 > self.capacity {
-            self.evict();
+            self.evict_one();
         }
+        self.enqueue(page, ghost_hit);
+        false
+    }
+
+    /// A missed page enters main if it was a ghost (or while small is full and nothing has
+    /// been evicted yet), else small.
+    #[inline(always)]
+    fn enqueue(&mut self, page: u32, ghost_hit: bool) {
         if ghost_hit || (!self.has_evicted && self.small.len() as u64 * PAGE_BYTES >= self.small_bytes) {
             self.main.push_back(page);
-            self.state[p] = MAIN;
+            self.state[page as usize] = MAIN;
         } else {
             self.small.push_back(page);
-            self.state[p] = SMALL;
+            self.state[page as usize] = SMALL;
         }
-        false
     }
 
     /// The small and main queues, oldest first (tests).
@@ -132,18 +139,15 @@ impl S3Fifo {
         (self.small.iter().copied().collect(), self.main.iter().copied().collect())
     }
 
-    /// Frees one page of the cache, from main or from small.
-    fn evict(&mut self) {
+    /// Frees one page of the cache, from main or from small; returns it.
+    fn evict_one(&mut self) -> Option<u32> {
         self.has_evicted = true;
-        if self.main.len() as u64 > self.main_cap || self.small.is_empty() {
-            self.evict_main();
-        } else {
-            self.evict_small();
-        }
+        let victim = if self.main.len() as u64 > self.main_cap || self.small.is_empty() { self.evict_main() } else { self.evict_small() };
         self.evictions += 1;
+        victim
     }
 
-    fn evict_small(&mut self) {
+    fn evict_small(&mut self) -> Option<u32> {
         while let Some(page) = self.small.pop_front() {
             let freq = self.state[page as usize] >> FREQ_SHIFT;
             if freq >= MOVE_TO_MAIN {
@@ -152,14 +156,14 @@ impl S3Fifo {
             } else {
                 self.state[page as usize] = ABSENT;
                 self.ghost_insert(page);
-                return;
+                return Some(page);
             }
         }
         // Everything in small moved to main: nothing has left the cache yet.
-        self.evict_main();
+        self.evict_main()
     }
 
-    fn evict_main(&mut self) {
+    fn evict_main(&mut self) -> Option<u32> {
         while let Some(page) = self.main.pop_front() {
             let freq = self.state[page as usize] >> FREQ_SHIFT;
             if freq >= 1 {
@@ -167,9 +171,10 @@ impl S3Fifo {
                 self.state[page as usize] = MAIN | ((freq - 1) << FREQ_SHIFT);
             } else {
                 self.state[page as usize] = ABSENT;
-                return;
+                return Some(page);
             }
         }
+        None
     }
 
     /// The page enters the ghost at its newest end; the oldest ghosts leave to make room.
@@ -197,6 +202,40 @@ impl S3Fifo {
         self.ghost[older as usize][0] = newer;
         self.ghost[node] = [NONE, NONE];
         self.ghost_len -= 1;
+    }
+}
+
+/// The machine's form: an insertion takes a ghost out of the ghost queue as the trace's miss
+/// does, but after the evictions that made room (the kernel evicts before it adds the page),
+/// so a ghost the evictions pushed out of the ghost queue is a plain miss. Every page enters
+/// (the trace's `admits` rule for caches under 11 pages is not applied).
+impl Online for S3Fifo {
+    fn contains(&self, page: u32) -> bool {
+        self.state.get(page as usize).is_some_and(|&s| matches!(s & WHERE, SMALL | MAIN))
+    }
+    fn hit(&mut self, page: u32) {
+        let s = self.state[page as usize];
+        let freq = (s >> FREQ_SHIFT).min(FREQ_MAX - 1) + 1;
+        self.state[page as usize] = (s & WHERE) | (freq << FREQ_SHIFT);
+    }
+    fn insert(&mut self, page: u32) {
+        if page as usize >= self.state.len() {
+            self.grow(page);
+        }
+        let ghost_hit = self.state[page as usize] & WHERE == GHOST;
+        if ghost_hit {
+            self.ghost_remove(page);
+        }
+        self.enqueue(page, ghost_hit);
+    }
+    fn evict(&mut self) -> Option<u32> {
+        if self.cached() == 0 {
+            return None;
+        }
+        self.evict_one()
+    }
+    fn len(&self) -> u64 {
+        self.cached()
     }
 }
 

@@ -7,7 +7,7 @@
 
 use pagelab_trace::huge_vec;
 
-use crate::{batch_with_prefetch, Cache, NONE};
+use crate::{batch_with_prefetch, Cache, Online, NONE};
 
 const ABSENT: u8 = 0;
 const UNVISITED: u8 = 1;
@@ -57,22 +57,29 @@ impl Sieve {
             return false;
         }
         if self.size == self.capacity {
-            self.evict();
+            self.unlink_victim();
         } else {
             self.size += 1;
         }
+        self.link_head(page);
+        false
+    }
+
+    /// Links a new page in at the head, unvisited.
+    #[inline(always)]
+    fn link_head(&mut self, page: u32) {
+        let p = page as usize;
         let (node, head) = (p + 1, self.link[0][1]);
         self.link[node] = [0, head];
         self.link[head as usize][0] = node as u32;
         self.link[0][1] = node as u32;
         self.state[p] = UNVISITED;
-        false
     }
 
     /// Moves the hand to the first unvisited page from where it stands towards the head
     /// (wrapping to the tail), clearing the bits it passes, and removes that page.
     #[inline(always)]
-    fn evict(&mut self) {
+    fn unlink_victim(&mut self) -> u32 {
         let tail = self.link[0][0];
         let mut node = if self.hand == 0 { tail } else { self.hand };
         while self.state[node as usize - 1] == VISITED {
@@ -89,11 +96,37 @@ impl Sieve {
         self.link[node as usize] = [NONE, NONE];
         self.state[node as usize - 1] = ABSENT;
         self.evictions += 1;
+        node - 1
     }
 
     /// The cached pages from the head (newest) to the tail (tests).
     pub fn order(&self) -> Vec<u32> {
         crate::list_pages(&self.link, 0, 1)
+    }
+}
+
+impl Online for Sieve {
+    fn contains(&self, page: u32) -> bool {
+        self.state.get(page as usize).is_some_and(|&s| s != ABSENT)
+    }
+    fn hit(&mut self, page: u32) {
+        self.state[page as usize] = VISITED;
+    }
+    fn insert(&mut self, page: u32) {
+        if page as usize >= self.state.len() {
+            self.grow(page);
+        }
+        self.link_head(page);
+        self.size += 1;
+    }
+    fn evict(&mut self) -> Option<u32> {
+        (self.size > 0).then(|| {
+            self.size -= 1;
+            self.unlink_victim()
+        })
+    }
+    fn len(&self) -> u64 {
+        self.size
     }
 }
 

@@ -78,6 +78,7 @@ enum Cmd {
     },
     /// Run the seeds' experiments (a manifest of scenarios and before/after settings) and
     /// print a comparison table for each.
+    #[command(after_help = seeds_help())]
     Seeds {
         /// The manifest.
         #[arg(long, default_value = "examples/seeds/experiments.toml")]
@@ -106,6 +107,26 @@ enum Cmd {
         #[arg(long, value_delimiter = ',')]
         labels: Vec<String>,
     },
+    /// List every policy, one line each: name, where it runs (trace, machine, both), what it is.
+    Policies,
+}
+
+/// The bundled manifest, whose experiments `pagelab seeds --help` lists.
+const SEEDS_MANIFEST: &str = include_str!("../../../examples/seeds/experiments.toml");
+
+/// `pagelab seeds --help`'s list of the bundled experiments: id and title.
+fn seeds_help() -> String {
+    let mut out = String::from("Experiments (examples/seeds/experiments.toml; run some with --only ID,...):\n");
+    match pagelab::experiments::parse(SEEDS_MANIFEST, "examples/seeds/experiments.toml") {
+        Ok(exps) => {
+            let w = exps.iter().map(|e| e.id.len()).max().unwrap_or(0);
+            for e in exps {
+                out += &format!("  {:<w$}  {}\n", e.id, e.title);
+            }
+        }
+        Err(e) => out += &format!("  (the bundled manifest does not parse: {e})\n"),
+    }
+    out
 }
 
 /// Runs the command line on `args` (the program name first) and returns the process's exit
@@ -151,7 +172,14 @@ fn real_main(cli: Cli) -> Result<()> {
         Cmd::Oracle(a) => pagelab_oracle::main(&a),
         Cmd::Seeds { manifest, only, threads, json_dir } => seeds(&manifest, &only, threads, json_dir.as_deref()),
         Cmd::Sweep { scenario, vary, set, threads, json, csv, quiet } => sweep(&scenario, &vary, &set, threads, json.as_deref(), csv.as_deref(), quiet),
+        Cmd::Policies => policies(),
     }
+}
+
+/// `pagelab policies`: the registry, one line per policy.
+fn policies() -> Result<()> {
+    print!("{}", pagelab::policy::registry::listing());
+    Ok(())
 }
 
 fn write_json(out: Option<&std::path::Path>, v: &serde_json::Value) -> Result<()> {

@@ -145,7 +145,7 @@ fn malformed_traces_are_refused_with_file_and_offset() {
     std::fs::write(&z, &bytes).unwrap();
     fails(&["run", "--trace", z.to_str().unwrap(), "--policy", "lru", "--memory", "1M"], &["bad.zst", "zstd"]);
     fails(&["run", "--trace", "/nonexistent/t.oracleGeneral", "--policy", "lru", "--memory", "1M"], &["/nonexistent/t.oracleGeneral", "cannot open"]);
-    fails(&["run", "--trace", p.to_str().unwrap(), "--policy", "lfu", "--memory", "1M"], &["unknown policy `lfu`"]);
+    fails(&["run", "--trace", p.to_str().unwrap(), "--policy", "lhd", "--memory", "1M"], &["unknown policy `lhd`"]);
     fails(&["run", "--trace", p.to_str().unwrap(), "--trace-format", "csv", "--memory", "1M"], &["unknown trace format `csv`"]);
     fails(&["run", "--trace", p.to_str().unwrap()], &["--memory"]);
 }

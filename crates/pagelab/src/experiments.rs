@@ -47,18 +47,24 @@ struct Manifest {
 /// Reads a manifest; scenario paths become relative to the current directory.
 pub fn load(path: &Path) -> Result<Vec<Experiment>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    let m: Manifest = toml::from_str(&text).map_err(|e| {
-        let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1).unwrap_or(0);
-        format!("{}:{line}: {}", path.display(), e.message())
-    })?;
     let dir = path.parent().unwrap_or(Path::new("."));
-    Ok(m.experiment
+    Ok(parse(&text, &path.display().to_string())?
         .into_iter()
         .map(|mut e| {
             e.scenario = dir.join(&e.scenario);
             e
         })
         .collect())
+}
+
+/// Parses a manifest's text (`file` names it in errors); scenario paths stay as written,
+/// relative to the manifest.
+pub fn parse(text: &str, file: &str) -> Result<Vec<Experiment>, String> {
+    let m: Manifest = toml::from_str(text).map_err(|e| {
+        let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1).unwrap_or(0);
+        format!("{file}:{line}: {}", e.message())
+    })?;
+    Ok(m.experiment)
 }
 
 /// The outcome of one experiment: a report (or an error) per run, in order.

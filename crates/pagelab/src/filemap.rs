@@ -242,6 +242,7 @@ pub fn filemap_write<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, index: u64, 
         };
         mm.cpu(costs.copy_page_ns);
         folio_mark_dirty(mm, pfn);
+        p.mark_written(mm, pfn);
     }
     balance_dirty_pages_ratelimited(mm, p);
     true

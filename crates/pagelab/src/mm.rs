@@ -344,7 +344,8 @@ mod tests {
 
     #[test]
     fn watermarks_follow_the_kernel_formula() {
-        // 256 MiB guest on 6.1: ~52.2k managed pages; the worked example of kernel-versions.md.
+        // 256 MiB guest on 6.1: ~52.2k managed pages; mm/page_alloc.c (6.1.192):
+        // calculate_min_free_kbytes() and __setup_per_zone_wmarks().
         let z = Zone::new(52_177, None, 10);
         assert_eq!(z.min_free_kbytes, int_sqrt(52_177 * 4 * 16));
         assert_eq!(z.wmark_min, z.min_free_kbytes / 4);

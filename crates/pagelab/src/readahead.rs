@@ -346,8 +346,9 @@ mod tests {
 
     #[test]
     fn window_sizes_follow_the_kernel_table() {
-        // read_ahead_kb = 128 (max 32 pages), as mm/readahead.c computes it (kernel-versions.md
-        // §4.2's table says init(2) = 8 and init(4) = 16; the source doubles those only once).
+        // read_ahead_kb = 128 (max 32 pages), as mm/readahead.c: get_init_ra_size() and
+        // get_next_ra_size() compute it (6.1.192, 6.12.95): init(2) = 4 and init(4) = 8, not
+        // 8 and 16 (the source doubles a small request only once).
         let init: Vec<u64> = [1, 2, 4, 8, 9, 32].iter().map(|&r| get_init_ra_size(r, 32)).collect();
         assert_eq!(init, [4, 4, 8, 16, 32, 32]);
         let next: Vec<u64> = [1, 4, 8, 16, 32].iter().map(|&c| get_next_ra_size(c, 32)).collect();

@@ -49,9 +49,9 @@ impl Drop for TempFile {
 /// (`--memory 40M,400M`) run in parallel, each streaming the trace itself, and give a JSON
 /// array in their order; the results do not depend on the number of cores.
 pub fn run(o: &TraceRun) -> Result<(Value, String)> {
-    let kernel_model = matches!(o.policy, "classic" | "mglru");
+    let kernel_model = matches!(crate::policy::registry::find(o.policy).map(|p| p.build), Some(crate::policy::registry::Build::Kernel(_)));
     if !kernel_model && Plain::parse(o.policy).is_none() {
-        bail!("unknown policy `{}` (expected classic, mglru, lru, fifo, clock, opt, sieve, s3fifo or arc)", o.policy);
+        bail!("unknown policy `{}` (expected {})", o.policy, crate::policy::registry::names(|p| p.runs.on_trace()));
     }
     let sizes: Vec<&str> = o.memory.split(',').map(str::trim).collect();
     if let Some(spec) = pagelab_trace::access::Spec::parse(o.format) {

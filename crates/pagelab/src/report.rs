@@ -12,7 +12,7 @@ use crate::mm::{Mm, OomKill};
 use crate::policy::Policy;
 use crate::scenario::Scenario;
 use crate::sim::Machine;
-use crate::vmstat::{Ev, Events, Lru};
+use crate::vmstat::{memcg_unit, vmstat_unit, Ev, Events, Lru};
 
 /// The counters of one report interval: event deltas and gauges at its end.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -190,6 +190,46 @@ fn vmstat_now(mm: &Mm) -> BTreeMap<String, u64> {
     v
 }
 
+/// The `memory.stat` block of the text table: memory.current and memory.stat's keys in the
+/// order mm/memcontrol.c: memory_stat_format() prints them (sizes, the workingset events,
+/// pgscan/pgsteal, then memcg_vm_event_stat[]: 6.1 order, pgfault and pgmajfault first; 6.12
+/// lists them after the pgscan_*/pgsteal_* split, which the text leaves to the JSON), then
+/// memory.swap.current and memory.events.
+const MEMORY_STAT_TEXT: [&str; 26] = [
+    "memory.current",
+    "anon",
+    "file",
+    "file_dirty",
+    "file_writeback",
+    "inactive_anon",
+    "active_anon",
+    "inactive_file",
+    "active_file",
+    "workingset_refault_anon",
+    "workingset_refault_file",
+    "workingset_activate_anon",
+    "workingset_activate_file",
+    "workingset_restore_file",
+    "pgscan",
+    "pgsteal",
+    "pgfault",
+    "pgmajfault",
+    "pgrefill",
+    "pgactivate",
+    "pgdeactivate",
+    "memory.swap.current",
+    "memory.events.max",
+    "memory.events.high",
+    "memory.events.low",
+    "memory.events.oom_kill",
+];
+
+/// One `name value unit` line of the text table.
+fn line(out: &mut String, name: &str, value: u64, unit: &str) {
+    let l = format!("  {name:<28} {value:>14} {unit}");
+    let _ = writeln!(out, "{}", l.trim_end());
+}
+
 impl Report {
     /// Collects the report of a finished run.
     pub fn collect<P: Policy>(s: &Scenario, m: &Machine<P>) -> Report {
@@ -266,7 +306,9 @@ impl Report {
         }
     }
 
-    /// The counters a reclaim developer looks at first, as a plain table.
+    /// The counters a reclaim developer looks at first, as a plain table: each with the unit
+    /// its kernel name hides (`pgpgin` KiB, `nr_*` pages, memory.stat sizes bytes). The
+    /// names stay the kernel's, as in the JSON.
     pub fn table(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(
@@ -317,34 +359,15 @@ impl Report {
             "workingset_nodes",
         ];
         for k in keys {
-            let _ = writeln!(out, "  {:<28} {:>14}", k, self.vmstat.get(k).copied().unwrap_or(0));
+            line(&mut out, k, self.vmstat.get(k).copied().unwrap_or(0), vmstat_unit(k));
         }
         for (path, s) in &self.memcg {
             if path == "/" && self.memcg.len() > 1 {
                 continue;
             }
             let _ = writeln!(out, "\nmemory.stat {path}");
-            for k in [
-                "memory.current",
-                "anon",
-                "file",
-                "active_file",
-                "inactive_file",
-                "active_anon",
-                "inactive_anon",
-                "workingset_refault_file",
-                "workingset_refault_anon",
-                "workingset_activate_file",
-                "workingset_restore_file",
-                "pgscan",
-                "pgsteal",
-                "pgmajfault",
-                "memory.events.max",
-                "memory.events.high",
-                "memory.events.low",
-                "memory.events.oom_kill",
-            ] {
-                let _ = writeln!(out, "  {:<28} {:>14}", k, s.get(k).copied().unwrap_or(0));
+            for k in MEMORY_STAT_TEXT {
+                line(&mut out, k, s.get(k).copied().unwrap_or(0), memcg_unit(k));
             }
         }
         if !self.tasks.is_empty() {

@@ -82,7 +82,8 @@ struct SwapToml {
 struct MachineToml {
     memory: Option<String>,
     kernel: Option<Text>,
-    policy: Option<PolicyKind>,
+    /// Any policy of [`crate::policy::registry`] that runs on the machine.
+    policy: Option<String>,
     swap: Option<SwapToml>,
     /// The device files live on.
     storage: Option<String>,
@@ -125,6 +126,8 @@ struct CgroupToml {
     high: Option<String>,
     low: Option<String>,
     min: Option<String>,
+    /// This cgroup's eviction policy behind the seam (a registry name).
+    policy: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -216,6 +219,8 @@ pub struct Scenario {
     pub report_interval_ns: u64,
     pub cgroups: Vec<MemcgSpec>,
     pub workloads: Vec<Workload>,
+    /// The seam policies of `[machine] policy` and `[[cgroup]] policy`.
+    pub seam: crate::policy::registry::SeamSpec,
 }
 
 impl Scenario {
@@ -468,7 +473,7 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
     }
     let kernel_text = m.kernel.as_ref().map_or("6.1".to_string(), Text::text);
     let kernel = Kernel::parse(&kernel_text).map_err(|e| err("machine.kernel", e))?;
-    let policy = m.policy.unwrap_or(PolicyKind::Classic);
+    let (policy, seam_machine) = crate::policy::registry::machine_policy(m.policy.as_deref()).map_err(|e| err("machine.policy", e))?;
     if policy == PolicyKind::Mglru && !kernel.has_lru_gen() {
         return Err(err("machine.policy", "MGLRU needs kernel 6.1 or 6.12 (5.7 predates it)".into()));
     }
@@ -562,6 +567,7 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
     };
 
     let mut cgroups = Vec::new();
+    let mut seam = crate::policy::registry::SeamSpec { machine: seam_machine, cgroups: Vec::new() };
     for (i, c) in raw.cgroup.iter().enumerate() {
         let key = |k: &str| format!("cgroup[{i}].{k}");
         let path = c.path.clone().ok_or_else(|| err(&key("path"), "missing".into()))?;
@@ -582,6 +588,11 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
             low: limit("low", &c.low, 0)?,
             min: limit("min", &c.min, 0)?,
         });
+        if let Some(name) = &c.policy {
+            if let Some(p) = crate::policy::registry::cgroup_policy(name, policy).map_err(|e| err(&key("policy"), e))? {
+                seam.cgroups.push((cgroups.last().expect("just pushed").path.clone(), p));
+            }
+        }
     }
     crate::memcontrol::Memcgs::new(kernel, &cgroups, rstat).map_err(|e| err("cgroup", e))?;
 
@@ -623,6 +634,7 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
         machine,
         cgroups,
         workloads,
+        seam,
     })
 }
 

@@ -13,7 +13,7 @@ use crate::vmstat::Lru;
 /// MGLRU on, a folio added while the task faults on a VMA with recency is marked active, so
 /// it lands in the youngest generation.
 pub fn folio_add_lru<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) {
-    if p.is_lru_gen() {
+    if p.activates_folios_added_in_fault() {
         if let Some(t) = mm.current_task() {
             if mm.tasks[t].in_lru_fault {
                 mm.folios.set(pfn, pg::ACTIVE);

@@ -355,6 +355,16 @@ pub fn shrink_slab(mm: &mut Mm, memcg: MemcgId, priority: u32) {
     shrink_shadow_nodes(mm, memcg, priority);
 }
 
+/// Counts a pgscan/pgsteal/pgrefill event: always for the memcg, globally only for node
+/// reclaim (cgroup reclaim is left out of /proc/vmstat's copy in 6.1-6.12).
+#[inline]
+pub fn count_reclaim(mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, e: Ev, n: u64) {
+    if !sc.cgroup_reclaim() {
+        mm.count(e, n);
+    }
+    mm.count_memcg(memcg, e, n);
+}
+
 // ---- shrink_folio_list ----------------------------------------------------------------------
 
 /// `enum folio_references`.
@@ -380,7 +390,7 @@ pub fn folio_referenced<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) -> u32 {
         return 0;
     }
     let young = mm.folios.test_clear(pfn, pg::YOUNG);
-    if young && !norecency && p.is_lru_gen() {
+    if young && !norecency && p.uses_lru_gen_lookaround() {
         p.referenced_young(mm, pfn);
     }
     (young && !norecency) as u32
@@ -486,7 +496,7 @@ fn shrink_one_folio<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, sc: &mut ScanCo
     if !sc.may_unmap && f.test(pg::MAPPED) {
         return Verdict::Keep;
     }
-    if p.is_lru_gen() && !ignore_references && f.test(pg::MAPPED) && f.test(pg::REFERENCED) {
+    if p.keeps_promoted_mapped_folios() && !ignore_references && f.test(pg::MAPPED) && f.test(pg::REFERENCED) {
         return Verdict::Keep;
     }
     let dirty = f.test(pg::DIRTY);
@@ -654,7 +664,7 @@ pub fn move_folios_to_lru<P: Policy>(mm: &mut Mm, p: &mut P, list: &[Pfn]) -> u6
         mm.folios.clear(pfn, pg::ISOLATED);
         mm.folios.set(pfn, pg::LRU);
         p.lru_add(mm, pfn);
-        if mm.folios.test(pfn, pg::ACTIVE) && !p.is_lru_gen() {
+        if mm.folios.test(pfn, pg::ACTIVE) && p.putback_ages_nonresident() {
             let memcg = mm.folio_memcg(pfn);
             crate::workingset::workingset_age_nonresident(mm, memcg, 1);
         }

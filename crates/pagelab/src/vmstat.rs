@@ -159,3 +159,31 @@ pub fn by_type(file: bool, anon: Ev, file_ev: Ev) -> Ev {
         anon
     }
 }
+
+/// The unit of a `/proc/vmstat` entry, for text output only (JSON and CSV keep the kernel's
+/// bare names): `pgpgin`/`pgpgout` count KiB (block/blk-core.c: submit_bio() counts 512-byte
+/// sectors and mm/vmstat.c: vmstat_start() halves them, 6.1 and 6.12), the `nr_*` gauges and
+/// the reclaim events count pages, `workingset_nodes`/`workingset_nodereclaim` count xarray
+/// nodes; plain event counts (faults, stalls, kswapd runs, OOM kills) have none.
+pub fn vmstat_unit(name: &str) -> &'static str {
+    match name {
+        "pgpgin" | "pgpgout" => "KiB",
+        "workingset_nodes" | "workingset_nodereclaim" => "nodes",
+        "pswpin" | "pswpout" | "pgactivate" | "pgdeactivate" | "pgrefill" | "pgrotated" | "swap_ra" | "swap_ra_hit" | "unevictable_pgs_culled" => "pages",
+        n if n.starts_with("nr_") || n.starts_with("pgscan") || n.starts_with("pgsteal") || n.starts_with("workingset_") => "pages",
+        _ => "",
+    }
+}
+
+/// The unit of a `memory.stat` entry (or memory.current, memory.swap.current), for text
+/// output only: sizes are in bytes (mm/memcontrol.c: memory_stat_format() prints
+/// memcg_page_state_output(), pages × PAGE_SIZE), the reclaim and workingset events count
+/// pages as in /proc/vmstat, and faults and `memory.events.*` are plain counts.
+pub fn memcg_unit(name: &str) -> &'static str {
+    match name {
+        "memory.current" | "memory.swap.current" | "anon" | "file" | "file_mapped" | "file_dirty" | "file_writeback" | "swapcached" => "bytes",
+        n if Lru::ALL.iter().any(|l| l.memcg_name() == n) => "bytes",
+        n if n.starts_with("memory.events.") || n == "pgfault" || n == "pgmajfault" => "",
+        n => vmstat_unit(n),
+    }
+}

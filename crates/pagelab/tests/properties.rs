@@ -52,7 +52,7 @@ fn scenario_text(kernel: &str, memory_pages: u32, swap: usize, limit_pages: u32,
 
 /// Runs a machine to the end, checking the invariants every 16 operations.
 fn run_checked<P: Policy>(mut m: Machine<P>, text: &str, v612: bool) -> Result<(), TestCaseError> {
-    let lru_gen = m.policy.is_lru_gen();
+    let lru_gen = m.policy.name() == "mglru";
     let lim = m.mm.memcgs.find("/lim").unwrap();
     let max = m.mm.memcgs.get(lim).max;
     let mut n = 0u64;

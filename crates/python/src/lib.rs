@@ -86,6 +86,231 @@ fn _pagelab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compare_table, m)?)?;
     m.add_function(wrap_pyfunction!(run_trace_json, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
+    add_seam(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
+
+// ---- Python policies behind the eviction seam ----------------------------------------------
+
+use pagelab::policy::seam::{Access, Cgroup as SeamCgroup, EvictionPolicy, Folio as SeamFolio, FolioId, Removal};
+
+/// A folio as a Python policy sees it. `id` is stable while the folio is resident (the
+/// candidate `evict_folios` returns); `key` names the page across residencies.
+#[pyclass(name = "Folio", frozen, get_all)]
+struct PyFolio {
+    id: u32,
+    key: u32,
+    file: bool,
+    anon: bool,
+    /// The file (or anonymous region) index and the page's index in it.
+    object: u32,
+    index: u64,
+    /// The cgroup's path.
+    cgroup: String,
+    dirty: bool,
+    mapped: bool,
+    referenced: bool,
+    refault: bool,
+    workingset: bool,
+    putback: bool,
+    /// For folio_accessed: "read", "write" or "reclaim_referenced"; for folio_removed:
+    /// "evicted" or "freed"; else None.
+    how: Option<&'static str>,
+}
+
+#[pymethods]
+impl PyFolio {
+    fn __repr__(&self) -> String {
+        format!("Folio(id={}, {} {}:{}, cgroup={})", self.id, if self.anon { "anon" } else { "file" }, self.object, self.index, self.cgroup)
+    }
+}
+
+/// A cgroup as a Python policy's `init` and `evict_folios` see it.
+#[pyclass(name = "Cgroup", frozen, get_all)]
+struct PyCgroup {
+    id: u16,
+    path: String,
+    /// memory.max in pages.
+    max: u64,
+}
+
+/// A Python object with the five hooks, behind the seam. The first exception a hook raises
+/// stops the policy and ends the run with it.
+struct PyPolicy {
+    obj: Py<PyAny>,
+    cgroup: Option<Py<PyCgroup>>,
+    path: String,
+    failure: Option<String>,
+}
+
+impl PyPolicy {
+    fn folio(&self, py: Python<'_>, f: &SeamFolio, how: Option<&'static str>) -> PyResult<Py<PyFolio>> {
+        Py::new(
+            py,
+            PyFolio {
+                id: f.id,
+                key: f.key,
+                file: !f.anon,
+                anon: f.anon,
+                object: f.object,
+                index: f.index,
+                cgroup: self.path.clone(),
+                dirty: f.dirty,
+                mapped: f.mapped,
+                referenced: f.referenced,
+                refault: f.refault,
+                workingset: f.workingset,
+                putback: f.putback,
+                how,
+            },
+        )
+    }
+
+    fn fail(&mut self, py: Python<'_>, method: &str, e: PyErr) {
+        if self.failure.is_some() {
+            return;
+        }
+        let class = self.obj.bind(py).get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "policy".into());
+        let tb = e.traceback_bound(py).and_then(|t| t.format().ok()).unwrap_or_default();
+        self.failure = Some(format!("the policy of cgroup {}: {class}.{method}() raised {e}\n{tb}", self.path));
+    }
+
+    fn call(&mut self, method: &'static str, f: &SeamFolio, how: Option<&'static str>) {
+        if self.failure.is_some() {
+            return;
+        }
+        Python::with_gil(|py| {
+            let r = self.folio(py, f, how).and_then(|folio| self.obj.bind(py).call_method1(method, (folio,)).map(|_| ()));
+            if let Err(e) = r {
+                self.fail(py, method, e);
+            }
+        });
+    }
+}
+
+impl EvictionPolicy for PyPolicy {
+    fn init(&mut self, cgroup: &SeamCgroup) {
+        self.path = cgroup.path.clone();
+        Python::with_gil(|py| {
+            let r = Py::new(py, PyCgroup { id: cgroup.id, path: cgroup.path.clone(), max: cgroup.max }).and_then(|c| {
+                self.cgroup = Some(c.clone_ref(py));
+                self.obj.bind(py).call_method1("init", (c,)).map(|_| ())
+            });
+            if let Err(e) = r {
+                self.fail(py, "init", e);
+            }
+        });
+    }
+    fn folio_added(&mut self, folio: &SeamFolio) {
+        self.call("folio_added", folio, None);
+    }
+    fn folio_accessed(&mut self, folio: &SeamFolio, how: Access) {
+        let how = match how {
+            Access::Read => "read",
+            Access::Write => "write",
+            Access::ReclaimReferenced => "reclaim_referenced",
+        };
+        self.call("folio_accessed", folio, Some(how));
+    }
+    fn folio_removed(&mut self, folio: &SeamFolio, why: Removal) {
+        let why = match why {
+            Removal::Evicted => "evicted",
+            Removal::Freed => "freed",
+        };
+        self.call("folio_removed", folio, Some(why));
+    }
+    fn evict_folios(&mut self, _cgroup: u16, nr: usize, out: &mut Vec<FolioId>) {
+        if self.failure.is_some() {
+            return;
+        }
+        Python::with_gil(|py| {
+            let r = (|| -> PyResult<()> {
+                let cg = self.cgroup.as_ref().map(|c| c.clone_ref(py).into_any()).unwrap_or_else(|| py.None());
+                let got = self.obj.bind(py).call_method1("evict_folios", (cg, nr))?;
+                if got.is_none() {
+                    return Ok(());
+                }
+                for item in got.iter()? {
+                    let item = item?;
+                    let id: u32 = match item.extract::<u32>() {
+                        Ok(id) => id,
+                        Err(_) => item.getattr("id")?.extract()?,
+                    };
+                    out.push(id);
+                }
+                Ok(())
+            })();
+            if let Err(e) = r {
+                self.fail(py, "evict_folios", e);
+            }
+        });
+    }
+    fn failure(&self) -> Option<String> {
+        self.failure.clone()
+    }
+}
+
+/// A policy object from what the caller gave: a class is instantiated (one instance per
+/// cgroup), anything else is used as it is.
+fn instantiate(py: Python<'_>, spec: &Py<PyAny>) -> PyResult<Py<PyAny>> {
+    let b = spec.bind(py);
+    if b.is_instance_of::<pyo3::types::PyType>() {
+        Ok(b.call0()?.unbind())
+    } else {
+        Ok(spec.clone_ref(py))
+    }
+}
+
+/// Runs a scenario with Python eviction policies: `policy` for every cgroup (the root too),
+/// `policies` [(cgroup path, policy)] for single cgroups; a class is instantiated once per
+/// cgroup. The GIL is held throughout: the hooks are Python calls.
+#[pyfunction]
+#[pyo3(signature = (path=None, text=None, set=Vec::new(), policy=None, policies=Vec::new()))]
+fn run_policies_json(
+    py: Python<'_>,
+    path: Option<&str>,
+    text: Option<&str>,
+    set: Vec<String>,
+    policy: Option<Py<PyAny>>,
+    policies: Vec<(String, Py<PyAny>)>,
+) -> PyResult<String> {
+    let s = scenario(path, text, set)?;
+    for (p, _) in &policies {
+        if p != "/" && !s.cgroups.iter().any(|c| &c.path == p) {
+            return Err(PyValueError::new_err(format!("policies: cgroup `{p}` is not declared in the scenario")));
+        }
+    }
+    let made = std::cell::RefCell::new(None::<PyErr>);
+    let make = |cg: &str| -> Option<Box<dyn EvictionPolicy>> {
+        let spec = policies.iter().find(|(p, _)| p == cg).map(|(_, o)| o).or(policy.as_ref())?;
+        match instantiate(py, spec) {
+            Ok(obj) => Some(Box::new(PyPolicy { obj, cgroup: None, path: cg.to_string(), failure: None })),
+            Err(e) => {
+                made.borrow_mut().get_or_insert(e);
+                None
+            }
+        }
+    };
+    let report = pagelab::run_with_policies(&s, &make, "python", |_, _| {});
+    if let Some(e) = made.into_inner() {
+        return Err(e);
+    }
+    let report = report.map_err(PyRuntimeError::new_err)?;
+    serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+/// The policy registry: (name, where it runs, description, parameters) per policy.
+#[pyfunction]
+fn policy_list() -> Vec<(&'static str, &'static str, &'static str, &'static str)> {
+    pagelab::policy::registry::POLICIES.iter().map(|p| (p.name, p.runs.name(), p.description, p.params)).collect()
+}
+
+/// Registers the seam's functions and classes (called from the module init).
+fn add_seam(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run_policies_json, m)?)?;
+    m.add_function(wrap_pyfunction!(policy_list, m)?)?;
+    m.add_class::<PyFolio>()?;
+    m.add_class::<PyCgroup>()?;
     Ok(())
 }

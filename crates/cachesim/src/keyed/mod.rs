@@ -65,7 +65,7 @@ pub fn run(path: &Path, policy: PolicyKind, capacity: u64) -> Option<Result<(Sta
         PolicyKind::Lru => |r, p, c| replay(r, KeyedLru::new(c), p, c),
         PolicyKind::Fifo => |r, p, c| replay(r, KeyedRing::fifo(c), p, c),
         PolicyKind::Clock => |r, p, c| replay(r, KeyedRing::clock(c), p, c),
-        PolicyKind::Opt | PolicyKind::Sieve | PolicyKind::S3Fifo | PolicyKind::Arc => return None,
+        PolicyKind::Opt | PolicyKind::Sieve | PolicyKind::S3Fifo | PolicyKind::Arc | PolicyKind::Mru | PolicyKind::Lfu => return None,
     };
     Some(OracleReader::open_hashing(path).and_then(|r| replay_one(r, policy, capacity)))
 }

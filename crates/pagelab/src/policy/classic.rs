@@ -10,7 +10,9 @@ use crate::memcontrol::{MemcgId, StatItem};
 use crate::mm::{int_sqrt, Mm};
 use crate::policy::Policy;
 use crate::swap::{folio_activate, lru_add_drain, lru_cache_activate_folio, lru_note_cost};
-use crate::vmscan::{folio_referenced, move_folios_to_lru, shrink_folio_list, shrink_node_memcgs, ReclaimStat, ScanControl, DEACTIVATE_ANON, DEACTIVATE_FILE};
+use crate::vmscan::{
+    count_reclaim, folio_referenced, move_folios_to_lru, shrink_folio_list, shrink_node_memcgs, ReclaimStat, ScanControl, DEACTIVATE_ANON, DEACTIVATE_FILE,
+};
 use crate::vmstat::{Ev, Lru};
 use crate::workingset::{classic_eviction, classic_refault, workingset_activation};
 
@@ -23,6 +25,9 @@ pub struct Classic {
     lists: Vec<[List; 5]>,
     /// A reusable buffer for isolated folios.
     scratch: Vec<Pfn>,
+    /// Memcgs whose folios another policy owns (a seam policy's cgroups, when the classic LRU
+    /// is hosted by [`Ext`](crate::policy::seam::Ext)); empty when the classic LRU runs alone.
+    foreign: Vec<bool>,
 }
 
 /// The anon/file balance chosen by get_scan_count().
@@ -36,7 +41,19 @@ pub enum ScanBalance {
 
 impl Classic {
     pub fn new(nr_memcgs: usize) -> Classic {
-        Classic { lists: (0..nr_memcgs).map(|_| Default::default()).collect(), scratch: Vec::with_capacity(SWAP_CLUSTER_MAX as usize) }
+        Classic { lists: (0..nr_memcgs).map(|_| Default::default()).collect(), scratch: Vec::with_capacity(SWAP_CLUSTER_MAX as usize), foreign: Vec::new() }
+    }
+
+    /// Leaves the folios of the memcgs marked `true` to another policy: a batched activation
+    /// or the end of writeback of one of them is not the classic LRU's to handle.
+    pub fn set_foreign(&mut self, foreign: Vec<bool>) {
+        self.foreign = if foreign.iter().any(|&f| f) { foreign } else { Vec::new() };
+    }
+
+    /// Whether another policy owns this folio (see [`Classic::set_foreign`]).
+    #[inline]
+    fn is_foreign(&self, mm: &Mm, pfn: Pfn) -> bool {
+        !self.foreign.is_empty() && self.foreign[mm.folio_memcg(pfn) as usize]
     }
 
     /// The list a folio belongs on (`folio_lru_list()`).
@@ -130,7 +147,7 @@ impl Classic {
 
     /// Models mm/vmscan.c: prepare_scan_count() (6.1), prepare_scan_control() (6.12) and the
     /// equivalent start of 5.7's shrink_node(): may_deactivate, cache_trim_mode, file_is_tiny.
-    fn prepare_scan_count(mm: &mut Mm, sc: &mut ScanControl) {
+    pub(crate) fn prepare_scan_count(mm: &mut Mm, sc: &mut ScanControl) {
         let target = sc.target;
         let now = mm.now();
         if mm.cfg.kernel.prepare_scan_flush_ratelimited() {
@@ -309,15 +326,6 @@ impl Classic {
     }
 }
 
-/// Counts a pgscan/pgsteal/pgrefill event: always for the memcg, globally only for node
-/// reclaim (cgroup reclaim is left out of /proc/vmstat's copy in 6.1-6.12).
-fn count_reclaim(mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, e: Ev, n: u64) {
-    if !sc.cgroup_reclaim() {
-        mm.count(e, n);
-    }
-    mm.count_memcg(memcg, e, n);
-}
-
 /// get_scan_count()'s SCAN_FRACT for 5.8+: the list with the lower recorded cost gets the
 /// larger share; the `total +` terms damp the ratio.
 pub fn scan_fraction_by_cost(anon_cost: u64, file_cost: u64, swappiness: u64) -> ([u64; 2], u64) {
@@ -379,6 +387,9 @@ impl Policy for Classic {
 
     /// Models mm/swap.c: folio_activate_fn().
     fn activate(&mut self, mm: &mut Mm, pfn: Pfn) {
+        if self.is_foreign(mm, pfn) {
+            return;
+        }
         let f = *mm.folios.get(pfn);
         if f.test(pg::ACTIVE) || f.test(pg::UNEVICTABLE) {
             return;
@@ -396,6 +407,9 @@ impl Policy for Classic {
 
     /// Models mm/swap.c: lru_move_tail_fn(): to the tail of the inactive list.
     fn rotate_reclaimable(&mut self, mm: &mut Mm, pfn: Pfn) {
+        if self.is_foreign(mm, pfn) {
+            return;
+        }
         self.lruvec_del_folio(mm, pfn);
         mm.folios.clear(pfn, pg::ACTIVE);
         self.lruvec_add_folio(mm, pfn, true);
@@ -482,6 +496,9 @@ impl Policy for Classic {
 
     fn check(&self, mm: &Mm) -> Result<(), String> {
         for (m, lists) in self.lists.iter().enumerate() {
+            if !self.foreign.is_empty() && self.foreign[m] {
+                continue;
+            }
             for lru in Lru::ALL {
                 let list = &lists[lru as usize];
                 let mut n = 0;

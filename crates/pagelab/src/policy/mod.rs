@@ -14,15 +14,50 @@ use crate::vmscan::ScanControl;
 
 pub mod classic;
 pub mod lru_gen;
+pub mod registry;
+pub mod seam;
 
 /// A page replacement policy: the hooks where the kernel's two LRUs differ.
 pub trait Policy {
     /// The policy's name in reports.
     fn name(&self) -> &'static str;
 
-    /// MGLRU semantics at shared call sites (`lru_gen_enabled()`).
-    fn is_lru_gen(&self) -> bool {
+    // ---- capabilities: what the shared code (mm/swap.c, mm/vmscan.c) must do for this
+    // policy where the kernel asks `lru_gen_enabled()` ----
+
+    /// mm/swap.c: folio_add_lru() (6.1/6.12) with MGLRU on marks a folio added while the task
+    /// faults on a VMA with recency active, so it lands in the youngest generation.
+    fn activates_folios_added_in_fault(&self) -> bool {
         false
+    }
+
+    /// mm/rmap.c: folio_referenced_one() (6.1/6.12) with MGLRU on hands a young PTE to
+    /// lru_gen_look_around() ([`Policy::referenced_young`]).
+    fn uses_lru_gen_lookaround(&self) -> bool {
+        false
+    }
+
+    /// mm/vmscan.c: shrink_folio_list() (6.1/6.12) with MGLRU on keeps a mapped folio whose
+    /// PG_referenced says folio_update_gen() tried to promote it, before any other check.
+    fn keeps_promoted_mapped_folios(&self) -> bool {
+        false
+    }
+
+    /// mm/vmscan.c: move_folios_to_lru() (6.1/6.12): putting back an active folio ages the
+    /// nonresident clock (workingset_age_nonresident()); MGLRU's putback does not.
+    fn putback_ages_nonresident(&self) -> bool {
+        true
+    }
+
+    /// A write to a cached folio (generic_perform_write()). The kernel's LRUs do not look at
+    /// it (write_begin never marks the folio accessed); the eviction seam reports it.
+    #[inline(always)]
+    fn mark_written(&mut self, _mm: &mut Mm, _pfn: Pfn) {}
+
+    /// The first error of a policy that cannot go on (a Python callback that raised): the run
+    /// ends with it.
+    fn failure(&self) -> Option<String> {
+        None
     }
 
     /// A folio joins its lruvec (`lruvec_add_folio()`, at lru_add drain or putback).

@@ -168,8 +168,20 @@ impl Policy for LruGen {
         "mglru"
     }
 
-    fn is_lru_gen(&self) -> bool {
+    fn activates_folios_added_in_fault(&self) -> bool {
         true
+    }
+
+    fn uses_lru_gen_lookaround(&self) -> bool {
+        true
+    }
+
+    fn keeps_promoted_mapped_folios(&self) -> bool {
+        true
+    }
+
+    fn putback_ages_nonresident(&self) -> bool {
+        false
     }
 
     /// Models lru_add_fn() -> lruvec_add_folio() -> lru_gen_add_folio(reclaiming = false).

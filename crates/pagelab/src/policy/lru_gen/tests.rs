@@ -1,5 +1,6 @@
-//! Tests of the MGLRU drivers and of the rules where 6.1.192 and 6.12.95 differ (the
-//! kernel-versions.md §8 table), plus seed 000's scenario. The generation, tier, controller and
+//! Tests of the MGLRU drivers and of the rules where 6.1.192 and 6.12.95 differ (each test
+//! names the kernel function that differs; the predicates are in kernel.rs), plus seed 000's
+//! scenario. The generation, tier, controller and
 //! refault rules shared by both kernels are pinned in tests/mglru.rs.
 
 use super::gen::{folio_gen, gen_of};
@@ -88,7 +89,8 @@ fn anon_in_oldest(kernel: &str, pages: u64, walks: bool) -> Machine<LruGen> {
 
 #[test]
 fn v6_1_walks_skip_a_task_with_fewer_than_64_eligible_pages() {
-    // kernel-versions.md §8 #27: 6.1's should_skip_mm() has a size filter, 6.12's has none.
+    // mm/vmscan.c: should_skip_mm(): 6.1.192 skips an mm with fewer than 64 eligible pages,
+    // 6.12.95 has no size filter.
     for (kernel, promoted) in [("6.1", false), ("6.12", true)] {
         let mut m = anon_in_oldest(kernel, 32, true);
         m.apply(0, op(Access::Anon, 5, false));
@@ -126,7 +128,8 @@ fn look_around_from_direct_reclaim(kernel: &str, young: u64) -> (u64, usize) {
 
 #[test]
 fn look_around_without_a_walk_activates_in_6_12_and_only_below_15_folios_in_6_1() {
-    // kernel-versions.md §8 #26.
+    // mm/vmscan.c: lru_gen_look_around() without a walk: 6.1.192 folio_activate()s fewer than
+    // 15 young folios and moves more under the LRU lock; 6.12.95 always folio_activate()s.
     assert_eq!(look_around_from_direct_reclaim("6.1", 5), (5, 5), "6.1: few folios go through folio_activate()");
     assert_eq!(look_around_from_direct_reclaim("6.1", 20), (0, 20), "6.1: many are moved under the LRU lock");
     assert_eq!(look_around_from_direct_reclaim("6.12", 5), (5, 5));
@@ -152,8 +155,8 @@ fn look_around_from_kswapd_updates_generations_in_place() {
 
 #[test]
 fn isolate_folio_needs_may_writepage_for_unswapped_anon_only_in_6_1() {
-    // kernel-versions.md §8 #22: boosted kswapd (may_writepage = 0) cannot start swap-out in
-    // 6.1; 6.12 only asks for __GFP_IO.
+    // mm/vmscan.c: isolate_folio(): boosted kswapd (may_writepage = 0) cannot start swap-out
+    // in 6.1.192; 6.12.95 only asks for __GFP_IO.
     for (kernel, isolates) in [("6.1", false), ("6.12", true)] {
         let mut m = anon_in_oldest(kernel, 64, true);
         let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 32);
@@ -182,7 +185,7 @@ fn mapped_file_needing_aging(kernel: &str) -> Machine<LruGen> {
 
 #[test]
 fn kswapd_ages_in_get_nr_to_scan_only_in_6_12() {
-    // kernel-versions.md §8 #18: 6.1's get_nr_to_scan() returns 0 to kswapd and leaves the
+    // mm/vmscan.c: 6.1.192's get_nr_to_scan() returns 0 to kswapd and leaves the
     // aging to lru_gen_age_node(); 6.12 ages right there (and stops this lruvec).
     for (kernel, aged) in [("6.1", false), ("6.12", true)] {
         let mut m = mapped_file_needing_aging(kernel);
@@ -232,7 +235,8 @@ fn read_file(kernel: &str, pages: u64) -> Machine<LruGen> {
 
 #[test]
 fn boosted_kswapd_reclaims_clean_pages_in_6_1_and_nothing_in_6_12() {
-    // kernel-versions.md §8 #24: lru_gen_shrink_node() returns at once without may_writepage.
+    // mm/vmscan.c: 6.12.95's lru_gen_shrink_node() returns at once without may_writepage;
+    // 6.1.192's evicts clean folios.
     for (kernel, reclaims) in [("6.1", true), ("6.12", false)] {
         let mut m = read_file(kernel, 2048);
         let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 64);
@@ -247,8 +251,8 @@ fn boosted_kswapd_reclaims_clean_pages_in_6_1_and_nothing_in_6_12() {
 
 #[test]
 fn v6_12_kswapd_starts_at_the_priority_that_fits_its_target() {
-    // kernel-versions.md §8 #15: set_initial_priority(): fls(inactive) - 1 - fls(target - 1),
-    // clamped to [6, 12]; 6.1 has no such step.
+    // mm/vmscan.c: set_initial_priority() (6.12.95): fls(inactive) - 1 - fls(target - 1),
+    // clamped to [6, 12]; 6.1.192 has no such step.
     for (kernel, pages, target, want) in [("6.12", 16_384u64, 1000u64, 6u32), ("6.12", 16_384, 64, 8), ("6.12", 2048, 1000, 6), ("6.1", 16_384, 1000, 12)] {
         let mut m = read_file(kernel, pages);
         let inactive = m.mm.node_lru_size(crate::vmstat::Lru::InactiveFile);
@@ -385,9 +389,9 @@ fn seed_000_refault_distance_lowers_refaults_and_raises_throughput() {
 
 #[test]
 fn memory_low_is_skipped_once_by_6_12s_memcg_lru_and_until_the_low_pass_in_6_1() {
-    // kernel-versions.md §8 #17: 6.1 skips a memcg below memory.low until reclaim retries with
-    // memcg_low_reclaim; 6.12's shrink_one() rotates it to the tail once, then reclaims it and
-    // counts a `low` event.
+    // mm/vmscan.c: 6.1.192's get_nr_to_scan() skips a memcg below memory.low until reclaim
+    // retries with memcg_low_reclaim; 6.12.95's shrink_one() rotates it to the tail once, then
+    // reclaims it and counts a `low` event.
     for kernel in ["6.1", "6.12"] {
         let mut m = machine(&format!(
             "[machine]\nmemory = \"256M\"\nkernel = \"{kernel}\"\npolicy = \"mglru\"\n\

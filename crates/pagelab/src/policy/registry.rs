@@ -1,0 +1,244 @@
+//! Every policy pagelab knows, in one table: its name, a one-line description, its
+//! parameters, where it runs (trace replays, the kernel model, both) and how to build it.
+//! The scenario loader, the CLI (`pagelab policies`, `--policy`), trace replay and the
+//! Python package all read this table.
+//!
+//! Adding a seam policy is one file implementing
+//! [`EvictionPolicy`](crate::policy::seam::EvictionPolicy) and one line in [`POLICIES`]
+//! (see docs/policies.md).
+
+use pagelab_cachesim::PolicyKind as Plain;
+
+use crate::memcontrol::MemcgId;
+use crate::mm::Mm;
+use crate::policy::seam::adapters::PlainPolicy;
+use crate::policy::seam::random::Random;
+use crate::policy::seam::{EvictionPolicy, Ext};
+use crate::scenario::PolicyKind;
+
+/// Where a policy runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Runs {
+    /// Trace replays only (`pagelab run --trace --policy`).
+    Trace,
+    /// The kernel model only (`[machine] policy`, `[[cgroup]] policy`).
+    Machine,
+    /// Both: the same algorithm object replays traces and runs behind the eviction seam.
+    Both,
+}
+
+impl Runs {
+    pub fn name(self) -> &'static str {
+        match self {
+            Runs::Trace => "trace",
+            Runs::Machine => "machine",
+            Runs::Both => "both",
+        }
+    }
+    pub fn on_machine(self) -> bool {
+        self != Runs::Trace
+    }
+    pub fn on_trace(self) -> bool {
+        self != Runs::Machine
+    }
+}
+
+/// What builds a policy.
+#[derive(Clone, Copy)]
+pub enum Build {
+    /// One of the kernel's own LRUs (a whole-machine [`Policy`](crate::policy::Policy)).
+    Kernel(PolicyKind),
+    /// A plain cache: trace replays run it directly, the machine behind the seam.
+    Plain(Plain),
+    /// A seam policy written for the kernel model; receives the machine's memory in pages.
+    Seam(fn(u64) -> Box<dyn EvictionPolicy>),
+}
+
+/// One registered policy.
+#[derive(Clone, Copy)]
+pub struct PolicyInfo {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// Its parameters and where they are set ("" for none).
+    pub params: &'static str,
+    pub runs: Runs,
+    pub build: Build,
+}
+
+/// The registry.
+pub const POLICIES: &[PolicyInfo] = &[
+    PolicyInfo {
+        name: "classic",
+        description: "the kernel's active/inactive LRU (mm/vmscan.c with MGLRU off; 5.7, 6.1, 6.12)",
+        params: "machine.swappiness",
+        runs: Runs::Both,
+        build: Build::Kernel(PolicyKind::Classic),
+    },
+    PolicyInfo {
+        name: "mglru",
+        description: "the kernel's multi-generational LRU (6.1, 6.12)",
+        params: "[mglru] walks, pmd_young, min_ttl_ms, refault_distance, prefetch",
+        runs: Runs::Both,
+        build: Build::Kernel(PolicyKind::Mglru),
+    },
+    PolicyInfo { name: "lru", description: "exact LRU: evict the least recently used page", params: "", runs: Runs::Both, build: Build::Plain(Plain::Lru) },
+    PolicyInfo { name: "fifo", description: "first in, first out; hits change nothing", params: "", runs: Runs::Both, build: Build::Plain(Plain::Fifo) },
+    PolicyInfo {
+        name: "clock",
+        description: "CLOCK: FIFO with one reference bit (second chance)",
+        params: "",
+        runs: Runs::Both,
+        build: Build::Plain(Plain::Clock),
+    },
+    PolicyInfo {
+        name: "sieve",
+        description: "SIEVE (NSDI '24): FIFO with a visited bit and a hand that keeps survivors in place",
+        params: "",
+        runs: Runs::Both,
+        build: Build::Plain(Plain::Sieve),
+    },
+    PolicyInfo {
+        name: "s3fifo",
+        description: "S3-FIFO (SOSP '23): small, main and ghost FIFOs, as libCacheSim runs it",
+        params: "sized by the cache: the cgroup's memory.max (machine) or the capacity (trace)",
+        runs: Runs::Both,
+        build: Build::Plain(Plain::S3Fifo),
+    },
+    PolicyInfo {
+        name: "arc",
+        description: "ARC (FAST '03): recency and frequency lists with ghosts and an adaptive target",
+        params: "sized by the cache: the cgroup's memory.max (machine) or the capacity (trace)",
+        runs: Runs::Both,
+        build: Build::Plain(Plain::Arc),
+    },
+    PolicyInfo {
+        name: "mru",
+        description: "MRU: evict the most recently used page (cache_ext's scan policy)",
+        params: "",
+        runs: Runs::Both,
+        build: Build::Plain(Plain::Mru),
+    },
+    PolicyInfo {
+        name: "lfu",
+        description: "LFU: evict the least frequently used page, least recent on a tie",
+        params: "",
+        runs: Runs::Both,
+        build: Build::Plain(Plain::Lfu),
+    },
+    PolicyInfo {
+        name: "random",
+        description: "evict a random folio of the cgroup (seeded)",
+        params: "",
+        runs: Runs::Machine,
+        build: Build::Seam(|_| Box::new(Random::new(42))),
+    },
+    PolicyInfo { name: "opt", description: "Belady's MIN with the trace's future (a bound)", params: "", runs: Runs::Trace, build: Build::Plain(Plain::Opt) },
+];
+
+/// The registered policy of this name.
+pub fn find(name: &str) -> Option<&'static PolicyInfo> {
+    POLICIES.iter().find(|p| p.name == name)
+}
+
+/// The names, comma-separated (for error messages).
+pub fn names(filter: impl Fn(&PolicyInfo) -> bool) -> String {
+    POLICIES.iter().filter(|p| filter(p)).map(|p| p.name).collect::<Vec<_>>().join(", ")
+}
+
+/// One line per policy (`pagelab policies`).
+pub fn listing() -> String {
+    let w = POLICIES.iter().map(|p| p.name.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for p in POLICIES {
+        let params = if p.params.is_empty() { String::new() } else { format!(" [{}]", p.params) };
+        out.push_str(&format!("{:w$}  {:7}  {}{}\n", p.name, p.runs.name(), p.description, params));
+    }
+    out
+}
+
+/// A seam policy instance by name (None for the kernel's LRUs, trace-only policies and
+/// unknown names).
+pub fn seam_policy(name: &str, machine_pages: u64) -> Option<Box<dyn EvictionPolicy>> {
+    let p = find(name)?;
+    if !p.runs.on_machine() {
+        return None;
+    }
+    match p.build {
+        Build::Kernel(_) => None,
+        Build::Plain(kind) => Some(Box::new(PlainPolicy::new(kind, machine_pages))),
+        Build::Seam(make) => Some(make(machine_pages)),
+    }
+}
+
+/// The seam policies a scenario asks for: the machine's default and per-cgroup choices.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SeamSpec {
+    /// `[machine] policy` when it is a seam policy: every cgroup without its own gets one.
+    pub machine: Option<String>,
+    /// `[[cgroup]] policy`: (path, policy name).
+    pub cgroups: Vec<(String, String)>,
+}
+
+impl SeamSpec {
+    pub fn is_empty(&self) -> bool {
+        self.machine.is_none() && self.cgroups.is_empty()
+    }
+}
+
+/// Resolves `[machine] policy`: the kernel policy the machine runs, and the seam policy of
+/// every cgroup when it is one. Errors name the registered choices.
+pub fn machine_policy(name: Option<&str>) -> Result<(PolicyKind, Option<String>), String> {
+    let Some(name) = name else { return Ok((PolicyKind::Classic, None)) };
+    match find(name) {
+        Some(PolicyInfo { build: Build::Kernel(k), .. }) => Ok((*k, None)),
+        Some(p) if p.runs.on_machine() => Ok((PolicyKind::Classic, Some(p.name.to_string()))),
+        Some(p) => Err(format!("`{}` runs on traces only; the machine can run: {}", p.name, names(|p| p.runs.on_machine()))),
+        None => Err(format!("unknown policy `{name}`; the machine can run: {} (`pagelab policies` lists them)", names(|p| p.runs.on_machine()))),
+    }
+}
+
+/// Checks `[[cgroup]] policy`: a seam policy (or "classic", the default LRU), under a
+/// classic machine.
+pub fn cgroup_policy(name: &str, machine: PolicyKind) -> Result<Option<String>, String> {
+    let seam = |p: &PolicyInfo| p.runs.on_machine() && !matches!(p.build, Build::Kernel(_));
+    match find(name) {
+        Some(PolicyInfo { build: Build::Kernel(PolicyKind::Classic), .. }) if machine == PolicyKind::Classic => Ok(None),
+        Some(p) if seam(p) => {
+            if machine == PolicyKind::Mglru {
+                return Err("a per-cgroup policy needs the classic LRU as the machine policy (pagelab does not combine seam policies with MGLRU)".into());
+            }
+            Ok(Some(p.name.to_string()))
+        }
+        Some(p) => Err(format!("`{}` cannot be one cgroup's policy; choose one of: {}", p.name, names(seam))),
+        None => Err(format!("unknown policy `{name}`; choose one of: {} (`pagelab policies` lists them)", names(seam))),
+    }
+}
+
+/// A factory of seam policies for the cgroup at a path (Python's policies).
+pub type Factory<'a> = &'a dyn Fn(&str) -> Option<Box<dyn EvictionPolicy>>;
+
+/// The seam host for a scenario: each memcg gets its cgroup's policy, else the machine's
+/// seam policy, else `extra`'s (a caller's own policies), else the classic LRU.
+pub fn build_ext(mm: &Mm, seam: &SeamSpec, extra: Option<Factory>, name: &'static str) -> Ext {
+    let pages = mm.zone.managed;
+    let policies = (0..mm.memcgs.cg.len())
+        .map(|i| {
+            let path = &mm.memcgs.get(i as MemcgId).path;
+            if let Some(make) = extra {
+                if let Some(p) = make(path) {
+                    return Some(p);
+                }
+            }
+            if let Some((_, n)) = seam.cgroups.iter().find(|(p, _)| p == path) {
+                return seam_policy(n, pages);
+            }
+            seam.machine.as_deref().and_then(|n| seam_policy(n, pages))
+        })
+        .collect();
+    Ext::new(mm, name, policies)
+}
+
+/// The name a report gives the machine's policy.
+pub fn machine_name(seam: &SeamSpec) -> &'static str {
+    seam.machine.as_deref().and_then(find).map_or("classic", |p| p.name)
+}

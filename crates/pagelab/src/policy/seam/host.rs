@@ -1,0 +1,472 @@
+//! [`Ext`]: the kernel around seam policies (the part of cache_ext's patched mm/vmscan.c that
+//! is not the policy), as one [`Policy`].
+
+use super::{Access, Cgroup, EvictionPolicy, Folio, FolioId, Removal};
+use crate::folio::{pg, Pfn};
+use crate::kernel::SWAP_CLUSTER_MAX;
+use crate::mapping::Shadow;
+use crate::memcontrol::MemcgId;
+use crate::mm::Mm;
+use crate::policy::classic::Classic;
+use crate::policy::Policy;
+use crate::swap::lru_add_drain;
+use crate::vmscan::{count_reclaim, shrink_folio_list, shrink_node_memcgs, ReclaimStat, ScanControl};
+use crate::vmstat::{Ev, Lru};
+use crate::workingset::{classic_eviction, classic_refault, workingset_age_nonresident};
+
+/// What the seam saw of one memcg's policy.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SeamStats {
+    /// evict_folios() calls.
+    pub requests: u64,
+    /// Candidates returned.
+    pub candidates: u64,
+    /// Candidates that were not a folio on this memcg's LRU (not resident, isolated already,
+    /// another memcg's, unknown ids), or more than were asked for.
+    pub invalid: u64,
+    /// Calls that returned no candidate while reclaim needed pages.
+    pub empty: u64,
+    /// Candidates reclaim freed.
+    pub evicted: u64,
+    /// Candidates the kernel kept and gave back.
+    pub kept: u64,
+}
+
+/// One memcg's seam policy.
+struct Slot {
+    policy: Box<dyn EvictionPolicy>,
+    stats: SeamStats,
+}
+
+/// The host of seam policies: one [`EvictionPolicy`] per memcg that has one; the memcgs
+/// without one (a per-cgroup policy under a classic machine) keep the classic LRU, hosted
+/// inside.
+pub struct Ext {
+    name: &'static str,
+    slots: Vec<Option<Slot>>,
+    /// The classic LRU of the memcgs without a seam policy.
+    classic: Option<Classic>,
+    /// Folios that replaced a shadow entry and have not joined the LRU yet (bit per pfn), and
+    /// those whose refault distance said workingset.
+    refault: Vec<u64>,
+    workingset: Vec<u64>,
+    taken: Vec<Pfn>,
+    infos: Vec<Folio>,
+    candidates: Vec<FolioId>,
+    /// The first error of a policy; the seam stops calling policies after it.
+    failure: Option<String>,
+}
+
+fn bit(v: &[u64], pfn: Pfn) -> bool {
+    v.get(pfn as usize / 64).is_some_and(|w| w >> (pfn % 64) & 1 != 0)
+}
+
+fn set_bit(v: &mut Vec<u64>, pfn: Pfn, on: bool) {
+    let i = pfn as usize / 64;
+    if i >= v.len() {
+        if !on {
+            return;
+        }
+        v.resize(i + 1, 0);
+    }
+    if on {
+        v[i] |= 1 << (pfn % 64);
+    } else {
+        v[i] &= !(1 << (pfn % 64));
+    }
+}
+
+impl Ext {
+    /// A host for `policies` (one per memcg, `None` for a classic memcg); `name` is the
+    /// machine's policy name in reports. Each policy's `init` runs here.
+    pub fn new(mm: &Mm, name: &'static str, mut policies: Vec<Option<Box<dyn EvictionPolicy>>>) -> Ext {
+        let n = mm.memcgs.cg.len();
+        policies.resize_with(n, || None);
+        let classic = policies.iter().any(|p| p.is_none()).then(|| {
+            let mut c = Classic::new(n);
+            c.set_foreign(policies.iter().map(|p| p.is_some()).collect());
+            c
+        });
+        let slots = policies
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| {
+                p.map(|mut policy| {
+                    let m = mm.memcgs.get(i as MemcgId);
+                    policy.init(&Cgroup { id: i as MemcgId, path: m.path.clone(), max: m.max });
+                    Slot { policy, stats: SeamStats::default() }
+                })
+            })
+            .collect();
+        let mut ext = Ext {
+            name,
+            slots,
+            classic,
+            refault: Vec::new(),
+            workingset: Vec::new(),
+            taken: Vec::new(),
+            infos: Vec::new(),
+            candidates: Vec::new(),
+            failure: None,
+        };
+        ext.note_failure();
+        ext
+    }
+
+    /// The seam's counts for a memcg with a seam policy.
+    pub fn stats(&self, memcg: MemcgId) -> Option<SeamStats> {
+        self.slots.get(memcg as usize)?.as_ref().map(|s| s.stats)
+    }
+
+    #[inline]
+    fn seam(&self, memcg: MemcgId) -> bool {
+        self.slots[memcg as usize].is_some()
+    }
+
+    fn note_failure(&mut self) {
+        if self.failure.is_none() {
+            self.failure = self.slots.iter().flatten().find_map(|s| s.policy.failure());
+        }
+    }
+
+    /// Calls the memcg's policy unless a policy has failed.
+    #[inline]
+    fn with_policy(&mut self, memcg: MemcgId, f: impl FnOnce(&mut dyn EvictionPolicy)) {
+        if self.failure.is_some() {
+            return;
+        }
+        if let Some(s) = self.slots[memcg as usize].as_mut() {
+            f(s.policy.as_mut());
+            if let Some(e) = s.policy.failure() {
+                self.failure = Some(e);
+            }
+        }
+    }
+
+    /// What a policy sees of a resident folio.
+    pub fn folio_info(&self, mm: &Mm, pfn: Pfn) -> Folio {
+        let f = mm.folios.get(pfn);
+        let obj = mm.space.object_of(f.vpn);
+        Folio {
+            id: pfn,
+            key: f.vpn,
+            anon: f.test(pg::SWAPBACKED),
+            object: obj as u32,
+            index: (f.vpn - mm.space.objects[obj].base) as u64,
+            memcg: f.memcg,
+            dirty: f.test(pg::DIRTY),
+            mapped: f.test(pg::MAPPED),
+            referenced: f.test(pg::REFERENCED),
+            refault: bit(&self.refault, pfn),
+            workingset: bit(&self.workingset, pfn),
+            putback: false,
+        }
+    }
+
+    fn lru_of(mm: &Mm, pfn: Pfn) -> Lru {
+        Lru::of(mm.folios.get(pfn).is_file_lru(), false)
+    }
+
+    /// Puts the survivors of a batch back on the LRU and tells the policy (mm/vmscan.c:
+    /// move_folios_to_lru(), 6.1/6.12: an active survivor ages the nonresident clock).
+    fn putback(&mut self, mm: &mut Mm, memcg: MemcgId, list: &[Pfn]) {
+        for &pfn in list {
+            mm.folios.clear(pfn, pg::ISOLATED);
+            mm.folios.set(pfn, pg::LRU);
+            if mm.folios.test(pfn, pg::ACTIVE) {
+                workingset_age_nonresident(mm, memcg, 1);
+                mm.folios.clear(pfn, pg::ACTIVE);
+            }
+            mm.update_lru_size(memcg, Self::lru_of(mm, pfn), 1);
+            let mut info = self.folio_info(mm, pfn);
+            info.putback = true;
+            let referenced = info.referenced && info.mapped;
+            self.with_policy(memcg, |p| {
+                p.folio_added(&info);
+                if referenced {
+                    p.folio_accessed(&info, Access::ReclaimReferenced);
+                }
+            });
+        }
+    }
+
+    /// Models cache_ext's eviction in mm/vmscan.c: shrink_lruvec() (cache_ext's 6.6.8 patch,
+    /// around the 6.1/6.12 isolation, shrink_folio_list() and putback) for a memcg with a
+    /// seam policy: batches of up to SWAP_CLUSTER_MAX candidates until the reclaim target is met or
+    /// the scan budget of this priority is spent. The budget is the kernel's
+    /// get_scan_count() share `lru_size >> priority`, but at least one batch (cache_ext asks
+    /// for a full batch of 32); invalid candidates count against it, so a policy that
+    /// returns garbage ends the loop.
+    fn shrink_seam_lruvec(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) {
+        lru_add_drain(mm, self);
+        let lv = &mm.memcgs.get(memcg).lruvec;
+        let size = lv.lru_size[Lru::InactiveFile as usize] + lv.lru_size[Lru::InactiveAnon as usize];
+        if size == 0 {
+            return;
+        }
+        let budget = (size >> sc.priority).max(size.min(SWAP_CLUSTER_MAX));
+        let mut scanned = 0;
+        let mut reclaimed = 0;
+        while scanned < budget && sc.nr_reclaimed + reclaimed < sc.nr_to_reclaim && self.failure.is_none() {
+            let want = (budget - scanned).min(SWAP_CLUSTER_MAX) as usize;
+            let mut cands = std::mem::take(&mut self.candidates);
+            cands.clear();
+            let slot = self.slots[memcg as usize].as_mut().expect("a seam memcg");
+            slot.policy.evict_folios(memcg, want, &mut cands);
+            slot.stats.requests += 1;
+            slot.stats.candidates += cands.len() as u64;
+            if let Some(e) = slot.policy.failure() {
+                self.failure = Some(e);
+            }
+            if cands.is_empty() || self.failure.is_some() {
+                slot.stats.empty += cands.is_empty() as u64;
+                self.candidates = cands;
+                break;
+            }
+            // Validate and isolate (isolate_lru_folios() on the policy's choice).
+            let mut taken = std::mem::take(&mut self.taken);
+            taken.clear();
+            let mut invalid = cands.len().saturating_sub(want) as u64;
+            let (mut file_taken, mut anon_taken) = (0u64, 0u64);
+            for &id in cands.iter().take(want) {
+                let ok = (id as usize) < mm.folios.f.len() && {
+                    let f = mm.folios.get(id);
+                    f.flags & (pg::LRU | pg::ISOLATED | pg::UNEVICTABLE) == pg::LRU && f.memcg == memcg
+                };
+                if !ok {
+                    invalid += 1;
+                    continue;
+                }
+                let lru = Self::lru_of(mm, id);
+                let f = mm.folios.get_mut(id);
+                f.flags = (f.flags & !pg::LRU) | pg::ISOLATED;
+                mm.update_lru_size(memcg, lru, -1);
+                if lru == Lru::InactiveFile {
+                    file_taken += 1;
+                } else {
+                    anon_taken += 1;
+                }
+                taken.push(id);
+            }
+            self.candidates = cands;
+            let slot = self.slots[memcg as usize].as_mut().expect("a seam memcg");
+            slot.stats.invalid += invalid;
+            scanned += want as u64;
+            let nr_taken = taken.len() as u64;
+            count_reclaim(mm, memcg, sc, sc.reclaimer.pgscan(), nr_taken);
+            mm.count(Ev::PgScanFile, file_taken);
+            mm.count(Ev::PgScanAnon, anon_taken);
+            if nr_taken == 0 {
+                self.taken = taken;
+                continue;
+            }
+            let mut infos = std::mem::take(&mut self.infos);
+            infos.clear();
+            infos.extend(taken.iter().map(|&pfn| self.folio_info(mm, pfn)));
+            let mut list = taken;
+            let mut stat = ReclaimStat::default();
+            let freed = shrink_folio_list(mm, self, &mut list, sc, &mut stat, false);
+            // The survivors are a subsequence of the candidates, in order.
+            let (mut file_freed, mut anon_freed) = (0u64, 0u64);
+            let mut k = 0;
+            for info in &infos {
+                if list.get(k) == Some(&info.id) {
+                    k += 1;
+                    continue;
+                }
+                if info.anon {
+                    anon_freed += 1;
+                } else {
+                    file_freed += 1;
+                }
+                self.with_policy(memcg, |p| p.folio_removed(info, Removal::Evicted));
+            }
+            debug_assert_eq!(file_freed + anon_freed, freed);
+            let slot = self.slots[memcg as usize].as_mut().expect("a seam memcg");
+            slot.stats.evicted += freed;
+            slot.stats.kept += list.len() as u64;
+            self.putback(mm, memcg, &list);
+            count_reclaim(mm, memcg, sc, sc.reclaimer.pgsteal(), freed);
+            mm.count(Ev::PgStealFile, file_freed);
+            mm.count(Ev::PgStealAnon, anon_freed);
+            if stat.nr_unqueued_dirty == nr_taken {
+                crate::page_writeback::wakeup_flusher_threads(mm);
+            }
+            sc.nr.add_cycle(&stat, nr_taken, false);
+            sc.nr.nr_file_taken += file_taken;
+            reclaimed += freed;
+            self.infos = infos;
+            self.taken = list;
+        }
+        sc.nr_reclaimed += reclaimed;
+    }
+}
+
+impl Policy for Ext {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// A folio joins its memcg's LRU (mm/swap.c: lru_add_fn(), 6.1/6.12): accounted on the
+    /// inactive list of its type, and told to the policy.
+    fn lru_add(&mut self, mm: &mut Mm, pfn: Pfn) {
+        let memcg = mm.folio_memcg(pfn);
+        if !self.seam(memcg) {
+            return self.classic.as_mut().expect("classic memcgs").lru_add(mm, pfn);
+        }
+        mm.folios.clear(pfn, pg::ACTIVE);
+        mm.update_lru_size(memcg, Self::lru_of(mm, pfn), 1);
+        let info = self.folio_info(mm, pfn);
+        set_bit(&mut self.refault, pfn, false);
+        set_bit(&mut self.workingset, pfn, false);
+        self.with_policy(memcg, |p| p.folio_added(&info));
+    }
+
+    fn lru_del(&mut self, mm: &mut Mm, pfn: Pfn) {
+        let memcg = mm.folio_memcg(pfn);
+        if !self.seam(memcg) {
+            return self.classic.as_mut().expect("classic memcgs").lru_del(mm, pfn);
+        }
+        mm.update_lru_size(memcg, Self::lru_of(mm, pfn), -1);
+        mm.folios.clear(pfn, pg::LRU);
+        let info = self.folio_info(mm, pfn);
+        self.with_policy(memcg, |p| p.folio_removed(&info, Removal::Freed));
+    }
+
+    /// folio_mark_accessed() on a folio on a seam LRU: the policy hears of it; the page flags
+    /// are left alone (the policy keeps its own recency).
+    fn mark_accessed(&mut self, mm: &mut Mm, pfn: Pfn) {
+        let f = mm.folios.get(pfn);
+        if !self.seam(f.memcg) {
+            return self.classic.as_mut().expect("classic memcgs").mark_accessed(mm, pfn);
+        }
+        if f.test(pg::LRU) {
+            let info = self.folio_info(mm, pfn);
+            self.with_policy(info.memcg, |p| p.folio_accessed(&info, Access::Read));
+        }
+    }
+
+    fn mark_written(&mut self, mm: &mut Mm, pfn: Pfn) {
+        let f = mm.folios.get(pfn);
+        if self.seam(f.memcg) && f.test(pg::LRU) {
+            let info = self.folio_info(mm, pfn);
+            self.with_policy(info.memcg, |p| p.folio_accessed(&info, Access::Write));
+        }
+    }
+
+    /// A batched activation (5.7's activate_page() of a swapped-in page): an access.
+    fn activate(&mut self, mm: &mut Mm, pfn: Pfn) {
+        let f = mm.folios.get(pfn);
+        if !self.seam(f.memcg) {
+            return self.classic.as_mut().expect("classic memcgs").activate(mm, pfn);
+        }
+        if f.test(pg::LRU) {
+            let info = self.folio_info(mm, pfn);
+            self.with_policy(info.memcg, |p| p.folio_accessed(&info, Access::Read));
+        }
+    }
+
+    /// Writeback of a candidate ended: the folio stays where the policy put it back.
+    fn rotate_reclaimable(&mut self, mm: &mut Mm, pfn: Pfn) {
+        if !self.seam(mm.folio_memcg(pfn)) {
+            self.classic.as_mut().expect("classic memcgs").rotate_reclaimable(mm, pfn);
+        }
+    }
+
+    /// The classic shadow entry (mm/workingset.c: workingset_eviction(), 6.1/6.12).
+    fn workingset_eviction(&mut self, mm: &mut Mm, pfn: Pfn, target: MemcgId) -> Shadow {
+        classic_eviction(mm, pfn, target)
+    }
+
+    /// The classic refault test (mm/workingset.c: workingset_refault(), 6.1/6.12); the
+    /// policy hears of it in folio_added().
+    fn workingset_refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow) {
+        let ws = classic_refault(mm, pfn, shadow);
+        if self.seam(mm.folio_memcg(pfn)) {
+            set_bit(&mut self.refault, pfn, true);
+            set_bit(&mut self.workingset, pfn, ws);
+        }
+    }
+
+    fn shrink_lruvec(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) {
+        if self.seam(memcg) {
+            self.shrink_seam_lruvec(mm, memcg, sc);
+        } else {
+            // The batches may hold seam folios: they join their LRU through the seam first.
+            lru_add_drain(mm, self);
+            self.classic.as_mut().expect("classic memcgs").shrink_lruvec(mm, memcg, sc);
+        }
+    }
+
+    /// Models mm/vmscan.c: shrink_node(): the classic preparation when classic memcgs
+    /// remain, then the walk over the target's memcgs, each by its own policy.
+    fn shrink_node(&mut self, mm: &mut Mm, sc: &mut ScanControl) {
+        if self.classic.is_some() {
+            Classic::prepare_scan_count(mm, sc);
+        }
+        shrink_node_memcgs(mm, self, sc);
+    }
+
+    fn kswapd_age_node(&mut self, mm: &mut Mm, sc: &mut ScanControl) {
+        if self.classic.is_some() {
+            lru_add_drain(mm, self);
+            self.classic.as_mut().expect("classic memcgs").kswapd_age_node(mm, sc);
+        }
+    }
+
+    fn snapshot_refaults(&mut self, mm: &mut Mm, target: MemcgId) {
+        if let Some(c) = self.classic.as_mut() {
+            c.snapshot_refaults(mm, target);
+        }
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.failure.clone()
+    }
+
+    fn state_bytes(&self) -> u64 {
+        self.slots.iter().flatten().map(|s| s.policy.state_bytes()).sum::<u64>()
+            + self.classic.as_ref().map_or(0, |c| c.state_bytes())
+            + (self.refault.capacity() + self.workingset.capacity()) as u64 * 8
+    }
+
+    /// The seam's counts per seam memcg, as the policy's state in each report interval.
+    fn snapshot(&self, mm: &Mm) -> Option<serde_json::Value> {
+        let mut m = serde_json::Map::new();
+        for (i, s) in self.slots.iter().enumerate() {
+            if let Some(s) = s {
+                m.insert(mm.memcgs.get(i as MemcgId).path.clone(), serde_json::to_value(s.stats).ok()?);
+            }
+        }
+        Some(serde_json::json!({ "seam": m }))
+    }
+
+    /// Every folio with PG_lru of a seam memcg is on its inactive list's count; the classic
+    /// memcgs are checked by the classic LRU.
+    fn check(&self, mm: &Mm) -> Result<(), String> {
+        if let Some(c) = &self.classic {
+            c.check(mm)?;
+        }
+        let n = mm.memcgs.cg.len();
+        let mut count = vec![[0u64; 2]; n];
+        for f in &mm.folios.f {
+            if f.flags & pg::LRU != 0 && self.seam(f.memcg) {
+                count[f.memcg as usize][f.is_file_lru() as usize] += 1;
+            }
+        }
+        for (m, c) in count.iter().enumerate() {
+            if !self.seam(m as MemcgId) {
+                continue;
+            }
+            let lv = &mm.memcgs.get(m as MemcgId).lruvec;
+            let sizes = [lv.lru_size[Lru::InactiveAnon as usize], lv.lru_size[Lru::InactiveFile as usize]];
+            if *c != sizes {
+                return Err(format!("seam memcg {m}: {c:?} folios on the LRU (anon, file), lru sizes say {sizes:?}"));
+            }
+            if lv.lru_size[Lru::ActiveAnon as usize] + lv.lru_size[Lru::ActiveFile as usize] != 0 {
+                return Err(format!("seam memcg {m}: active lists are not empty"));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,155 @@
+//! The eviction seam: a small, cache_ext-shaped interface for page-cache eviction policies,
+//! and the kernel-level [`Policy`](crate::policy::Policy) that hosts them ([`Ext`]).
+//!
+//! cache_ext (SOSP '25, a patched Linux 6.6.8) lets each memory cgroup run its own eviction
+//! policy written against five hooks: `policy_init(memcg)`, `folio_added`, `folio_accessed`,
+//! `folio_removed` and `evict_folios(ctx, memcg)`, which proposes up to 32 candidates; the
+//! kernel validates every candidate and does everything else (isolation, writeback,
+//! unmapping, accounting). [`EvictionPolicy`] is that interface; [`Ext`] is the kernel around
+//! it, written once for every seam policy:
+//!
+//! * on `shrink_lruvec()` for a memcg with a seam policy it asks for up to SWAP_CLUSTER_MAX
+//!   candidates at a time, validates each (a folio that is resident, on the LRU, not isolated
+//!   and charged to this memcg; anything else is skipped and counted as an invalid candidate),
+//!   isolates the valid ones and runs the shared
+//!   [`shrink_folio_list()`](crate::vmscan::shrink_folio_list), so writeback of dirty
+//!   candidates, swap-out of anon candidates, unmapping, the pgscan/pgsteal accounting and the
+//!   shadow entries happen exactly as for the kernel's own LRUs;
+//! * a policy that returns no candidate, or only bad ones, ends the batch loop: reclaim makes
+//!   no progress at that priority, the kernel's priority loop runs out, and the kernel's own
+//!   fallback follows (memcg OOM or a forced charge, the global OOM killer) — never a hang;
+//! * the folios the kernel keeps (locked, under writeback, dirty without IO allowed, swap
+//!   full, pinned, or referenced mapped pages that folio_check_references() keeps or
+//!   activates) go back to the LRU and to the policy.
+//!
+//! ## The contract a policy sees
+//!
+//! * Ownership: a seam policy owns **every evictable folio of its cgroup, file and anon**.
+//!   cache_ext itself handles page cache only and leaves anon to the kernel's LRU; pagelab
+//!   hands a seam cgroup's anon pages to the same policy (reclaim swaps an anon candidate
+//!   out as it would off the inactive anon list), so one policy decides for the whole
+//!   cgroup. A policy that wants cache_ext's split can return file candidates only
+//!   ([`Folio::anon`]).
+//! * `folio_added` when the folio joins its memcg's LRU: at the drain of the per-CPU lru_add
+//!   batch (mm/swap.c: folio_batch_move_lru(lru_add_fn)), which is where a folio becomes
+//!   visible to reclaim. An access while a folio still waits in that batch (a page read
+//!   again within the next PAGEVEC_SIZE = 15 new pages, or before reclaim's
+//!   lru_add_drain()) happens before the policy knows the folio and is not reported.
+//! * `folio_accessed(Read)` for folio_mark_accessed() (a buffered read), `Write` for a
+//!   buffered write to a cached folio, `ReclaimReferenced` when reclaim found the folio's
+//!   mapping young (folio_referenced() in folio_check_references()). Loads and stores through
+//!   page tables are invisible to the kernel until reclaim looks at the accessed bit, and so
+//!   to the policy.
+//! * `evict_folios(cgroup, nr)` hands candidates **over**: from then on the folio is the
+//!   kernel's. Each candidate then either leaves (`folio_removed(Evicted)`) or comes back
+//!   (`folio_added` with [`Folio::putback`] set, followed by `folio_accessed(ReclaimReferenced)`
+//!   if reclaim found it referenced). A policy may therefore forget a candidate as it returns
+//!   it (the plain caches do: their eviction removes the victim).
+//! * `folio_removed(Evicted)` for every freed candidate, `Freed` for a folio that leaves for
+//!   another reason (its task exited or was OOM-killed). `folio_removed` may name a folio the
+//!   policy already forgot.
+//!
+//! ## Refaults and the workingset
+//!
+//! A seam cgroup keeps the kernel's shadow entries and refault detection of the classic LRU
+//! (mm/workingset.c: workingset_eviction() / workingset_refault(), 6.1/6.12), so
+//! `workingset_refault_*`, `workingset_activate_*` and `workingset_restore_*` count as the
+//! kernel counts them, and a policy is told through [`Folio::refault`] (the page replaced a
+//! shadow entry) and [`Folio::workingset`] (the refault distance was within the workingset,
+//! the kernel would have activated it). The policy's folios are all accounted on the inactive
+//! lists (memory.stat shows them as `inactive_file`/`inactive_anon`), so the workingset size
+//! the refault distance is compared with (refault_workingset_sizes()) holds no active pages,
+//! and `workingset_activate_*` counts fewer refaults than under the classic LRU. cache_ext's
+//! policies do not see shadow entries; a policy that ignores the two flags behaves as there.
+
+pub mod adapters;
+mod host;
+pub mod random;
+
+pub use host::{Ext, SeamStats};
+
+use crate::memcontrol::MemcgId;
+
+/// A folio's identity while it is resident: its page frame number. A policy's candidates are
+/// these ids.
+pub type FolioId = u32;
+
+/// What a policy sees of a folio.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Folio {
+    /// Stable while the folio is resident (the page frame).
+    pub id: FolioId,
+    /// The page's identity across residencies: the same file page (or anon page) has the same
+    /// key when it comes back (pagelab's virtual page number).
+    pub key: u32,
+    /// Anonymous memory (swap-backed); otherwise page cache.
+    pub anon: bool,
+    /// The file or anonymous region (pagelab's object index) and the page's index in it.
+    pub object: u32,
+    pub index: u64,
+    /// The memcg the folio is charged to.
+    pub memcg: MemcgId,
+    pub dirty: bool,
+    pub mapped: bool,
+    /// PG_referenced (set by reclaim when it found a mapping young).
+    pub referenced: bool,
+    /// The folio replaced a shadow entry (a refault).
+    pub refault: bool,
+    /// The refault distance said the folio belongs to the workingset.
+    pub workingset: bool,
+    /// The folio comes back from reclaim (a candidate the kernel kept).
+    pub putback: bool,
+}
+
+/// How a folio was accessed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// A buffered read (folio_mark_accessed()).
+    Read,
+    /// A buffered write to a cached folio (generic_perform_write()).
+    Write,
+    /// Reclaim found a mapping of the folio young (folio_referenced()).
+    ReclaimReferenced,
+}
+
+/// Why a folio left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Removal {
+    /// Reclaim freed it (one of the policy's candidates).
+    Evicted,
+    /// It was freed outside reclaim (its task exited or was killed; truncation).
+    Freed,
+}
+
+/// A cgroup as a policy's `init` sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cgroup {
+    pub id: MemcgId,
+    pub path: String,
+    /// memory.max in pages (u64::MAX-ish when unlimited).
+    pub max: u64,
+}
+
+/// A page-cache eviction policy behind the seam, one instance per memcg (cache_ext's
+/// `struct cache_ext_ops`). See the module for the contract.
+pub trait EvictionPolicy {
+    /// The policy is attached to a cgroup (cache_ext's `policy_init(memcg)`).
+    fn init(&mut self, _cgroup: &Cgroup) {}
+    /// A folio joined the cgroup's LRU (or came back from reclaim: [`Folio::putback`]).
+    fn folio_added(&mut self, folio: &Folio);
+    /// A folio the policy holds was accessed.
+    fn folio_accessed(&mut self, folio: &Folio, how: Access);
+    /// A folio left memory.
+    fn folio_removed(&mut self, folio: &Folio, why: Removal);
+    /// Up to `nr` eviction candidates, appended to `out` (cache_ext's `evict_folios`).
+    fn evict_folios(&mut self, cgroup: MemcgId, nr: usize, out: &mut Vec<FolioId>);
+    /// Bytes of state (for the memory benchmark).
+    fn state_bytes(&self) -> u64 {
+        0
+    }
+    /// An error that stops the policy (a Python callback that raised); checked after each
+    /// call that can fail.
+    fn failure(&self) -> Option<String> {
+        None
+    }
+}

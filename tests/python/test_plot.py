@@ -1,0 +1,89 @@
+"""Plots: unknown counters are errors, axes carry the units the kernel's names hide, and the
+last, partial report interval is a rate like the others instead of a false cliff."""
+
+import pathlib
+
+import pytest
+
+import pagelab
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from pagelab import plot  # noqa: E402
+
+EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "fio-zipf.toml"
+
+
+@pytest.fixture(scope="module")
+def report():
+    # 0.3 s intervals: the run's last interval ends with the run, short of 0.3 s.
+    return pagelab.run(EXAMPLE, set={"workload.fio-zipf.ops": 60000, "report.interval": "300ms"})
+
+
+@pytest.fixture
+def ax():
+    fig, ax = plt.subplots()
+    yield ax
+    plt.close(fig)
+
+
+def synthetic(ts, deltas):
+    """A report whose series has `pgsteal_file` increases `deltas` in intervals ending at `ts`."""
+    series = [{"t_s": t, "ops": 0, "vmstat": {"pgsteal_file": d, "pgpgin": 4 * d, "nr_inactive_file": 500}} for t, d in zip(ts, deltas)]
+    return {"scenario": "s", "kernel": "6.1", "policy": "classic", "series": series, "vmstat": {"pgsteal_file": sum(deltas), "nr_inactive_file": 500}}
+
+
+def test_an_unknown_counter_is_an_error_not_a_line_of_zeros(report, ax):
+    with pytest.raises(ValueError, match="pgsteal_fiel.*pgsteal_file"):
+        plot.series(report, ["pgsteal_file", "pgsteal_fiel"], ax=ax)
+    assert not ax.lines
+    with pytest.raises(ValueError, match="nr_inactive_files"):
+        plot.bars([report], "nr_inactive_files", ax=ax)
+    assert not ax.patches
+
+
+def test_axes_say_the_units_the_kernel_names_hide(report):
+    fig, ax = plt.subplots()
+    plot.series(report, ["pgpgin", "pgpgout"], ax=ax)
+    assert ax.get_ylabel().startswith("KiB/s"), ax.get_ylabel()
+    assert "pages" not in ax.get_ylabel()
+    plt.close(fig)
+
+    fig, ax = plt.subplots()
+    plot.series(report, ["nr_inactive_file"], ax=ax)
+    label = ax.get_ylabel()
+    assert label.startswith("pages") and "/s" not in label and "per interval" not in label, label
+    # A gauge is drawn at its values, not as a rate.
+    assert list(ax.lines[0].get_ydata()) == [p["vmstat"]["nr_inactive_file"] for p in report["series"]]
+    plt.close(fig)
+
+    # Events and gauges together: the gauges get an axis of their own.
+    fig, ax = plt.subplots()
+    plot.series(report, ["pgsteal_file", "nr_inactive_file"], ax=ax)
+    assert ax.get_ylabel().startswith("pages/s")
+    assert [a.get_ylabel().split()[0] for a in fig.axes] == ["pages/s", "pages"]
+    plt.close(fig)
+
+    fig, ax = plt.subplots()
+    plot.bars([report, report], "pgpgin", labels=["a", "b"], ax=ax)
+    assert "KiB" in ax.get_ylabel()
+    plt.close(fig)
+
+
+def test_the_last_partial_interval_is_a_rate_not_a_cliff(report, ax):
+    # Two whole 1 s intervals and a last one of 0.1 s at the same rate.
+    plot.series(synthetic([1.0, 2.0, 2.1], [1000, 1000, 100]), ["pgsteal_file"], ax=ax)
+    assert list(ax.lines[0].get_ydata()) == pytest.approx([1000, 1000, 1000])
+    assert "partial" in ax.get_ylabel()
+    # A real run: the last interval is shorter than 0.3 s, and its rate is its increase over
+    # its own length.
+    t = [p["t_s"] for p in report["series"]]
+    assert len(t) > 2 and t[-1] - t[-2] < 0.3 - 1e-9, t
+    fig, ax2 = plt.subplots()
+    plot.series(report, ["pgsteal_file"], ax=ax2)
+    y = ax2.lines[0].get_ydata()
+    assert y[-1] == pytest.approx(report["series"][-1]["vmstat"]["pgsteal_file"] / (t[-1] - t[-2]))
+    assert y[1] == pytest.approx(report["series"][1]["vmstat"]["pgsteal_file"] / 0.3)
+    plt.close(fig)
