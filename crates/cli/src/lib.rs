@@ -28,8 +28,10 @@ enum Cmd {
         /// Replay this page-access trace (one object = one 4 KiB page) instead of a scenario.
         #[arg(long, requires = "memory")]
         trace: Option<PathBuf>,
-        /// The trace's format: oracleGeneral (libCacheSim; plain or zstd), dense (pagelab's) or
-        /// fio-iolog (fio's write_iolog, versions 2 and 3; kernel models only).
+        /// The trace's format: oracleGeneral (libCacheSim; plain or zstd), dense (pagelab's),
+        /// fio-iolog (fio's write_iolog, versions 2 and 3; kernel models only), text (pagelab's
+        /// `R|W|T PAGE` lines), lcs (libCacheSim), csv:COLUMNS (e.g. csv:time=1,id=2,op=3),
+        /// blkparse, msr (MSR Cambridge); see docs/workloads.md.
         #[arg(long, default_value = "oracleGeneral")]
         trace_format: String,
         /// With --trace: classic or mglru (the kernel models, the trace as buffered reads of

@@ -54,7 +54,10 @@ pub fn run(o: &TraceRun) -> Result<(Value, String)> {
         bail!("unknown policy `{}` (expected {})", o.policy, crate::policy::registry::names(|p| p.runs.on_trace()));
     }
     let sizes: Vec<&str> = o.memory.split(',').map(str::trim).collect();
-    if let Some(spec) = pagelab_trace::access::Spec::parse(o.format) {
+    // oracleGeneral, dense and fio's iolog keep their own replays (streamed, converted once
+    // for several sizes, keyed); the other formats are read as access streams.
+    let legacy = o.format.parse::<Format>().is_ok() || matches!(o.format, "fio-iolog" | "iolog");
+    if let (false, Some(spec)) = (legacy, pagelab_trace::access::Spec::parse(o.format)) {
         let spec = spec.map_err(|e| anyhow::anyhow!("--trace-format {}: {e}", o.format))?;
         return crate::replay_access::run(o, &spec, &sizes);
     }
@@ -66,7 +69,7 @@ pub fn run(o: &TraceRun) -> Result<(Value, String)> {
         return for_each_size(o, &sizes, |o| run_iolog(o, &log));
     }
     let Ok(format) = o.format.parse::<Format>() else {
-        bail!("unknown trace format `{}` (expected `oracleGeneral`, `dense`, `fio-iolog`, {})", o.format, pagelab_trace::access::Spec::NAMES);
+        bail!("unknown trace format `{}` (expected {})", o.format, pagelab_trace::access::Spec::NAMES);
     };
     let _tmp;
     // `lru`, `fifo` and `clock` stream an oracleGeneral trace themselves (keyed by object
@@ -180,7 +183,7 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
     }
     let status = Arc::new(Mutex::new(crate::sim::TraceStatus::default()));
     // Every access a buffered single-page read of object 0, the trace's file.
-    let read = Op { object: 0, page: 0, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0 };
+    let read = Op { object: 0, page: 0, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0, due: None };
     let ops = crate::sim::OpSource::Pages(crate::sim::PageOps::new(src, read, o.path, status.clone()));
     let start = Instant::now();
     let report = crate::run_ops(&s, ops, |_, _| {}).map_err(anyhow::Error::msg)?;
@@ -237,6 +240,7 @@ fn run_iolog(o: &TraceRun, log: &pagelab_trace::iolog::Iolog) -> Result<(Value, 
             advice: Advice::Normal,
             fill: false,
             think_ns: 0,
+            due: None,
         })
         .collect();
     let start = Instant::now();

@@ -5,7 +5,6 @@
 //! without readahead (`POSIX_FADV_RANDOM`), as the oracleGeneral replay reads. The file has
 //! the pages the trace touches: the trace is read once first to count them.
 
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -153,7 +152,7 @@ fn run_kernel(o: &TraceRun, spec: &Spec, (counts, pages): (StreamCounts, u64)) -
         pages.max(1)
     );
     let s = crate::Scenario::parse(&text, &format!("{} (trace scenario)", o.path.display()), &name, o.set).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let template = Op { object: 0, page: 0, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0 };
+    let template = Op { object: 0, page: 0, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0, due: None };
     let ops = AccessOps::new(AccessStream::open(o.path, spec)?, template, false, false, counts.accesses);
     let (error, seen) = (ops.error.clone(), ops.counts.clone());
     let start = Instant::now();
@@ -170,16 +169,4 @@ fn run_kernel(o: &TraceRun, spec: &Spec, (counts, pages): (StreamCounts, u64)) -
     m.insert("wall_s".into(), wall.into());
     let table = format!("{table}trace: {} accesses ({} reads, {} writes) over {pages} pages\n", seen.accesses, seen.reads, seen.writes + seen.touches);
     Ok((v, table))
-}
-
-/// The path a scenario's `trace = "..."` names: relative to the scenario file's directory.
-pub fn resolve_path(scenario_file: &str, trace: &str) -> PathBuf {
-    let p = Path::new(trace);
-    if p.is_absolute() {
-        return p.to_path_buf();
-    }
-    match Path::new(scenario_file).parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.join(p),
-        _ => p.to_path_buf(),
-    }
 }

@@ -13,22 +13,43 @@ use crate::spec::{Access, Advice, Kind, TraceSpec, Workload};
 pub enum TraceKind {
     Read,
     Write,
-    /// The first touch of anonymous memory: a fill of the prefill.
+    /// The first touch of anonymous memory: a fill of the prefill (a write elsewhere).
     Touch,
-    /// The trace does not say: the phase's kind decides.
+    /// The trace does not say: the phase's kind decides (and `read_ratio` for the rw kinds).
     Plain,
 }
 
-/// The accesses of a trace as a phase replays them: page indices within its object.
+/// One access of a trace as a phase replays it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceAccess {
+    /// Which of the trace's objects (0 unless the trace names several files, as an iolog).
+    pub object: u32,
+    pub page: u64,
+    pub npages: u32,
+    pub kind: TraceKind,
+    /// The access's time in the trace (ns from the trace's own origin), if it has one.
+    pub time_ns: Option<u64>,
+}
+
+/// The accesses of a trace as a phase replays them: page indices within its objects.
 pub trait TraceAccesses: Send {
     /// The next access, or `None` at the end of the trace (or at an error, which the
     /// opener's caller learns of its own way).
-    fn next_access(&mut self) -> Option<(u64, TraceKind)>;
+    fn next_access(&mut self) -> Option<TraceAccess>;
 }
 
 /// Opens the trace of a phase (`job` of the workload) for [`JobStream::with_traces`].
 /// Its arguments: the trace, the job, the pages of the phase's object.
 pub type TraceOpener<'a> = dyn Fn(&TraceSpec, u32, u64) -> Result<Box<dyn TraceAccesses>, String> + 'a;
+
+/// When an access of a paced trace (`pace = "trace"`) is due: `after_ns` after the phase's
+/// first access, by the trace's times; `first` marks that first access, whose issue time is
+/// the origin of the others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Due {
+    pub after_ns: u64,
+    pub first: bool,
+}
 
 /// A phase's open trace; clones share it.
 #[derive(Clone)]
@@ -64,6 +85,8 @@ pub struct Op {
     pub fill: bool,
     /// Modeled CPU time the task thinks before this operation.
     pub think_ns: u64,
+    /// A paced trace's access: not issued before it is due.
+    pub due: Option<Due>,
 }
 
 /// The operations of one job (task) of a workload.
@@ -94,6 +117,13 @@ struct PhaseState {
     /// and has no operations beyond its prefill).
     trace: Option<TraceCursor>,
     is_trace: bool,
+    /// The task's objects the trace's objects are (one, or an iolog's files).
+    trace_objects: Vec<u32>,
+    /// `pace = "trace"`: the time of the phase's first access, once it was read, and the
+    /// latest time so far (a time before it counts as it: times do not go backwards).
+    pace: bool,
+    pace_first: Option<u64>,
+    pace_last: u64,
 }
 
 /// The file name job `job` of workload `w` uses for `object`: fio names per-job files
@@ -124,19 +154,28 @@ impl JobStream {
         let mut phases = Vec::new();
         for (i, p) in w.phases.iter().enumerate() {
             let anon = p.kind.is_anon();
-            let name = if anon { p.object.clone() } else { job_file_name(w, &p.object, job) };
-            let idx = match objects.iter().position(|o| o.name == name && o.anon == anon) {
-                Some(idx) => {
-                    let o = &mut objects[idx];
-                    o.pages = o.pages.max(p.object_pages);
-                    idx
-                }
-                None => {
-                    objects.push(ObjectDecl { name, anon, pages: p.object_pages });
-                    filled.push(false);
-                    objects.len() - 1
+            let mut declare = |object: &str, pages: u64| {
+                let name = if anon { object.to_string() } else { job_file_name(w, object, job) };
+                match objects.iter().position(|o| o.name == name && o.anon == anon) {
+                    Some(idx) => {
+                        let o = &mut objects[idx];
+                        o.pages = o.pages.max(pages);
+                        idx
+                    }
+                    None => {
+                        objects.push(ObjectDecl { name, anon, pages });
+                        filled.push(false);
+                        objects.len() - 1
+                    }
                 }
             };
+            // A trace that names its files (an iolog) touches those instead of the phase's
+            // object.
+            let trace_objects: Vec<u32> = match &p.trace {
+                Some(t) if !t.files.is_empty() => t.files.iter().map(|(f, pages)| declare(f, *pages) as u32).collect(),
+                _ => vec![declare(&p.object, p.object_pages) as u32],
+            };
+            let idx = trace_objects[0] as usize;
             let fill = if anon && p.prefill && !filled[idx] { p.object_pages } else { 0 };
             if anon && p.prefill {
                 filled[idx] = true;
@@ -160,6 +199,10 @@ impl JobStream {
                     _ => None,
                 },
                 is_trace: p.trace.is_some(),
+                trace_objects,
+                pace: p.trace.as_ref().is_some_and(|t| t.pace),
+                pace_first: None,
+                pace_last: 0,
             });
         }
         let rng = Rng::derive(w.seed, job as u64);
@@ -203,7 +246,7 @@ impl Iterator for JobStream {
                 ph.fill_left -= 1;
                 let page = ph.fill_next;
                 ph.fill_next += 1;
-                return Some(Op { object: ph.object, page, npages: 1, write: true, access: ph.access, advice: ph.advice, fill: true, think_ns: 0 });
+                return Some(Op { object: ph.object, page, npages: 1, write: true, access: ph.access, advice: ph.advice, fill: true, think_ns: 0, due: None });
             }
             if ph.ops_left == 0 {
                 self.current += 1;
@@ -211,29 +254,42 @@ impl Iterator for JobStream {
             }
             if ph.is_trace {
                 let next = ph.trace.as_ref().and_then(|t| t.0.lock().unwrap_or_else(|e| e.into_inner()).next_access());
-                let Some((page, kind)) = next else {
+                let Some(a) = next else {
                     ph.ops_left = 0;
                     continue;
                 };
-                let anon = ph.access == Access::Anon;
-                let fill = kind == TraceKind::Touch && anon;
-                let write = match kind {
+                let fill = a.kind == TraceKind::Touch && ph.access == Access::Anon;
+                let write = match a.kind {
                     TraceKind::Read => false,
                     TraceKind::Write | TraceKind::Touch => true,
-                    TraceKind::Plain => ph.kind.default_read_ratio() == 0.0,
+                    TraceKind::Plain => match ph.kind {
+                        Kind::FileRw | Kind::AnonRw => self.rng.unit() >= ph.read_ratio,
+                        k => k.default_read_ratio() == 0.0,
+                    },
                 };
                 if !fill {
                     ph.ops_left -= 1;
                 }
+                let due = match (ph.pace, a.time_ns) {
+                    (true, Some(t)) => {
+                        let t = t.max(ph.pace_last);
+                        ph.pace_last = t;
+                        let first = ph.pace_first.is_none();
+                        let t0 = *ph.pace_first.get_or_insert(t);
+                        Some(Due { after_ns: t - t0, first })
+                    }
+                    _ => None,
+                };
                 return Some(Op {
-                    object: ph.object,
-                    page,
-                    npages: 1,
+                    object: ph.trace_objects.get(a.object as usize).copied().unwrap_or(ph.object),
+                    page: a.page,
+                    npages: a.npages,
                     write,
                     access: ph.access,
                     advice: ph.advice,
                     fill,
                     think_ns: if fill { 0 } else { ph.think_ns },
+                    due,
                 });
             }
             ph.ops_left -= 1;
@@ -251,6 +307,7 @@ impl Iterator for JobStream {
                 advice: ph.advice,
                 fill: false,
                 think_ns: ph.think_ns,
+                due: None,
             });
         }
     }

@@ -15,7 +15,7 @@ pub mod ycsb;
 
 pub use dist::{Distribution, Sampler};
 pub use gen::{job_file_name, JobStream, ObjectDecl, Op};
-pub use gen::{TraceAccesses, TraceKind};
+pub use gen::{Due, TraceAccess, TraceAccesses, TraceKind};
 pub use rng::Rng;
 pub use size::{parse_duration_ns, parse_size, PAGE_SIZE};
 pub use spec::{Access, Advice, Kind, Phase, PhaseToml, SpecError, TraceSpec, Workload, WorkloadToml};

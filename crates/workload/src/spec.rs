@@ -101,8 +101,12 @@ pub struct PhaseToml {
     /// A trace whose accesses this phase replays, in order, instead of drawing them from a
     /// distribution (see docs/workloads.md).
     pub trace: Option<String>,
-    /// The trace's format: text (the default), lcs, csv:COLUMNS, blkparse, msr.
+    /// The trace's format: text (the default), lcs, csv:COLUMNS, blkparse, msr,
+    /// oracleGeneral, dense, iolog.
     pub trace_format: Option<String>,
+    /// `"trace"`: each access of the trace is issued no earlier than its time in the trace
+    /// (from the phase's first access); `"none"` (the default): back to back.
+    pub pace: Option<String>,
 }
 
 /// One `[[workload]]` table as written.
@@ -160,6 +164,11 @@ pub struct TraceSpec {
     pub path: String,
     pub format: String,
     pub sized: bool,
+    /// The files the trace names, with their pages (an iolog's; the scenario fills them in):
+    /// the phase touches these instead of its own object.
+    pub files: Vec<(String, u64)>,
+    /// `pace = "trace"`.
+    pub pace: bool,
 }
 
 /// A validated workload: one or more identical tasks running their phases in order.
@@ -326,12 +335,26 @@ fn resolve_phase(d: &PhaseToml, p: &PhaseToml, name: &str, prefix: &str, unbound
             if block_pages != 1 {
                 return Err(err(key("block_size"), "a trace's accesses are single 4 KiB pages: leave out `block_size`"));
             }
-            if pick!(read_ratio).is_some() {
-                return Err(err(key("read_ratio"), "a trace says which accesses read and write (R and W): leave out `read_ratio`"));
+            let pace = match pick!(pace).as_deref() {
+                None | Some("none") => false,
+                Some("trace") => true,
+                Some(other) => return Err(err(key("pace"), format!("`{other}`: use \"trace\" (each access at its time in the trace) or \"none\" (back to back)"))),
+            };
+            let format = pick!(trace_format).unwrap_or_else(|| "text".into());
+            if matches!(format.as_str(), "iolog" | "fio-iolog") {
+                if kind.is_anon() {
+                    return Err(err(key("kind"), "an iolog reads and writes files: use a file or mmap kind"));
+                }
+                if pick!(file).is_some() {
+                    return Err(err(key("file"), "an iolog names its files itself: leave out `file`"));
+                }
             }
-            Some(TraceSpec { path, format: pick!(trace_format).unwrap_or_else(|| "text".into()), sized })
+            Some(TraceSpec { path, format, sized, files: Vec::new(), pace })
         }
     };
+    if trace.is_none() && pick!(pace).is_some() {
+        return Err(err(key("pace"), "applies to a `trace`; this phase has none"));
+    }
     // A trace's phase runs to the end of the trace unless `ops` stops it sooner; its `T`
     // lines are the prefill unless `prefill = true` asks for one in page order first.
     let ops = if trace.is_some() { pick!(ops).unwrap_or(u64::MAX) } else { ops };

@@ -36,6 +36,11 @@ pub struct CsvSpec {
 }
 
 impl CsvSpec {
+    /// Whether a column gives each row's time.
+    pub fn has_time(&self) -> bool {
+        self.time.is_some()
+    }
+
     pub fn parse(text: &str) -> Result<CsvSpec, String> {
         let mut s = CsvSpec { id: None, offset: None, size: None, op: None, time: None, time_unit_ns: 1_000_000_000, sep: ',', header: false };
         let usage = "use csv:id=N or csv:offset=N, with size=N, op=N, time=N, time-unit=s|ms|us|ns, sep=comma|tab|space|semicolon, header (columns from 1)";

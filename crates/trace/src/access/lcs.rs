@@ -121,6 +121,25 @@ impl LcsReader {
         })
     }
 
+    /// libCacheSim's oracleGeneral trace read as an access stream: LCS version 1's records
+    /// without the header (plain or zstd), so its times (seconds) come along; they must not
+    /// go backwards either.
+    pub fn oracle_general(path: &Path) -> Result<LcsReader, TraceError> {
+        let (input, c) = input::open(path)?;
+        let size = record_size(1).expect("version 1");
+        Ok(LcsReader {
+            path: path.to_path_buf(),
+            input,
+            compressed: c != input::Compression::None,
+            version: 1,
+            size,
+            rec: vec![0; size],
+            offset: 0,
+            order: TimeOrder::default(),
+            skipped: 0,
+        })
+    }
+
     pub fn version(&self) -> u64 {
         self.version
     }

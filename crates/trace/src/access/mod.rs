@@ -8,6 +8,9 @@
 //! | `csv:SPEC` | a row with configurable columns (see [`csv::CsvSpec`]) | one page per object id, or the pages of `offset`+`size` |
 //! | `blkparse[:C\|:Q][:MAJ,MIN]` | a completed (default) or queued request of blkparse's default output | the 4 KiB pages its 512-byte sectors cover |
 //! | `msr` | a row of an MSR Cambridge CSV (`Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`) | the pages its bytes cover |
+//! | `oracleGeneral` | a libCacheSim oracleGeneral record (LCS version 1 without the header) | one page per object id |
+//! | `dense` | a page index of pagelab's dense format | the page index as written |
+//! | `iolog` | a read or write of a fio iolog (versions 2 and 3) | its file's pages, after the pages of the files named before it |
 //!
 //! Text formats may be plain, gzip- or zstd-compressed (detected by their magic numbers,
 //! whatever the file is called); so may LCS.
@@ -26,6 +29,7 @@ pub mod csv;
 pub mod input;
 pub mod lcs;
 pub mod msr;
+pub mod pages;
 pub mod text;
 
 use std::path::{Path, PathBuf};
@@ -100,11 +104,14 @@ pub enum Spec {
     Csv(csv::CsvSpec),
     Blkparse(blkparse::BlkSpec),
     Msr,
+    OracleGeneral,
+    Dense,
+    Iolog,
 }
 
 impl Spec {
-    /// Parses a `--trace-format` / `trace_format` value; `None` if it names none of these
-    /// formats (it may be one of the older ones: oracleGeneral, dense, fio-iolog).
+    /// Parses a `--trace-format` / `trace_format` value; `None` if it names none of the
+    /// formats.
     pub fn parse(text: &str) -> Option<Result<Spec, String>> {
         let (name, args) = match text.split_once(':') {
             Some((n, a)) => (n, Some(a)),
@@ -120,12 +127,25 @@ impl Spec {
             "msr" | "msr-cambridge" => no_args(Spec::Msr),
             "csv" => csv::CsvSpec::parse(args.unwrap_or("")).map(Spec::Csv),
             "blkparse" => blkparse::BlkSpec::parse(args.unwrap_or("")).map(Spec::Blkparse),
+            "oraclegeneral" | "oracle" => no_args(Spec::OracleGeneral),
+            "dense" => no_args(Spec::Dense),
+            "iolog" | "fio-iolog" => no_args(Spec::Iolog),
             _ => return None,
         })
     }
 
     /// The names of these formats, for messages.
-    pub const NAMES: &'static str = "text, lcs, csv:COLUMNS, blkparse[:C|:Q][:MAJ,MIN], msr";
+    pub const NAMES: &'static str = "text, lcs, csv:COLUMNS, blkparse[:C|:Q][:MAJ,MIN], msr, oracleGeneral, dense, iolog";
+
+    /// Whether the format's records can carry times (csv only with a `time` column, iolog
+    /// only in version 3).
+    pub fn has_times(&self) -> bool {
+        match self {
+            Spec::Text | Spec::Dense => false,
+            Spec::Csv(c) => c.has_time(),
+            Spec::Lcs | Spec::Blkparse(_) | Spec::Msr | Spec::OracleGeneral | Spec::Iolog => true,
+        }
+    }
 }
 
 /// Opens the reader of `spec` on `path`.
@@ -136,6 +156,9 @@ pub fn open_reader(path: &Path, spec: &Spec) -> Result<Box<dyn RequestReader>, T
         Spec::Csv(c) => Box::new(csv::CsvReader::new(input::Lines::open(path)?, c.clone())),
         Spec::Blkparse(b) => Box::new(blkparse::BlkReader::new(input::Lines::open(path)?, b.clone())),
         Spec::Msr => Box::new(msr::MsrReader::new(input::Lines::open(path)?)),
+        Spec::OracleGeneral => Box::new(lcs::LcsReader::oracle_general(path)?),
+        Spec::Dense => Box::new(pages::DenseRequests::open(path)?),
+        Spec::Iolog => Box::new(pages::IologRequests::open(path)?),
     })
 }
 
@@ -183,6 +206,8 @@ pub struct StreamCounts {
     pub reads: u64,
     pub writes: u64,
     pub touches: u64,
+    /// Accesses that carry a time.
+    pub timed: u64,
     /// Records skipped (no data).
     pub skipped: u64,
 }
@@ -273,6 +298,9 @@ impl AccessStream {
             }
             let c = &mut self.counts;
             c.accesses += n;
+            if req.time_ns.is_some() {
+                c.timed += n;
+            }
             match req.kind {
                 Kind::Read | Kind::Plain => c.reads += n,
                 Kind::Write => c.writes += n,

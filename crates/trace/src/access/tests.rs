@@ -303,7 +303,7 @@ fn an_empty_trace_is_an_empty_stream_and_missing_files_are_named() {
     assert_eq!(accesses(&p, "text").unwrap(), vec![]);
     let e = error(&dir.path().join("nope.txt"), "text");
     assert!(e.contains("nope.txt: cannot open"), "{e}");
-    assert!(Spec::parse("oracleGeneral").is_none(), "older formats are not this module's");
+    assert!(Spec::parse("nosuch").is_none());
 }
 
 #[test]
@@ -314,4 +314,35 @@ fn long_requests_span_batches_in_order() {
     let got = accesses(&p, "csv:offset=1,size=2").unwrap();
     assert_eq!(got.len(), 100_000);
     assert!(got.iter().enumerate().all(|(i, a)| a.0 == i as u32));
+}
+
+#[test]
+fn oracle_general_dense_and_iolog_read_as_access_streams() {
+    let dir = scratch();
+    // oracleGeneral: ids mapped in order of first access, times in seconds kept.
+    let og = dir.path().join("t.og");
+    let recs = [(5u32, 70u64), (6, 80), (6, 70), (9, 90)].map(|(t, id)| crate::Record { time: t, obj_id: id, obj_size: 4096, next_access_vtime: -1 });
+    crate::write_oracle(&og, recs, None).unwrap();
+    assert_eq!(accesses(&og, "oracleGeneral").unwrap(), vec![(0, Plain), (1, Plain), (0, Plain), (2, Plain)]);
+    let mut s = AccessStream::open(&og, &Spec::OracleGeneral).unwrap();
+    let (_, _, times) = s.next_accesses().unwrap().unwrap();
+    assert_eq!(times, &[5_000_000_000, 6_000_000_000, 6_000_000_000, 9_000_000_000]);
+    assert_eq!(s.counts().timed, 4);
+    // A backward time is an error naming the record's offset.
+    let back = dir.path().join("back.og");
+    crate::write_oracle(&back, [(5u32, 1u64), (4, 2)].map(|(t, id)| crate::Record { time: t, obj_id: id, obj_size: 1, next_access_vtime: -1 }), None).unwrap();
+    assert!(error(&back, "oracleGeneral").contains("byte offset 24: time 4 s is earlier than 5 s"));
+    // dense: the pages as written.
+    let dense = dir.path().join("t.dense");
+    crate::convert(&og, &dense).unwrap();
+    assert_eq!(accesses(&dense, "dense").unwrap(), vec![(0, Plain), (1, Plain), (0, Plain), (2, Plain)]);
+    // iolog: file b's pages after file a's 3 (its page 2 is its last); reads and writes
+    // kept; v3 times in µs.
+    let log = write(&dir, "t.iolog", b"fio version 3 iolog\n0 a add\n1 b add\n10 a read 0 4096\n20 b write 4096 8192\n30 a read 8192 4096\n");
+    assert_eq!(accesses(&log, "iolog").unwrap(), vec![(0, R), (4, W), (5, W), (2, R)]);
+    let mut s = AccessStream::open(&log, &Spec::Iolog).unwrap();
+    let (_, _, times) = s.next_accesses().unwrap().unwrap();
+    assert_eq!(times, &[10_000, 20_000, 20_000, 30_000]);
+    assert!(Spec::Iolog.has_times() && !Spec::Text.has_times() && !Spec::Dense.has_times());
+    assert!(!Spec::parse("csv:id=1").unwrap().unwrap().has_times() && Spec::parse("csv:id=1,time=2").unwrap().unwrap().has_times());
 }
