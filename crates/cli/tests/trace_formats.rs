@@ -44,10 +44,35 @@ fn every_format_replays_the_textbook_string_to_the_textbook_misses() {
         })
         .collect();
     inputs.push((lcs, "lcs"));
+    // The older formats: oracleGeneral (and dense, converted from it) and a fio iolog.
+    let og = path("refs.og");
+    pagelab_trace::write_oracle(&og, pagelab_trace::with_next_access(&REFS.map(|r| r + 100), 4096), None).unwrap();
+    let dense = path("refs.dense");
+    pagelab_trace::convert(&og, &dense).unwrap();
+    let iolog = path("refs.iolog");
+    std::fs::write(&iolog, String::from("fio version 2 iolog\nf add\n") + &REFS.iter().map(|r| format!("f read {} 4096\n", r * 4096)).collect::<String>()).unwrap();
+    inputs.extend([(og, "oracleGeneral"), (dense, "dense"), (iolog, "iolog")]);
     for (file, format) in &inputs {
         for (policy, misses) in [("opt", 9), ("lru", 12), ("fifo", 15)] {
             let v = run_json(&["run", "--trace", file.to_str().unwrap(), "--trace-format", format, "--policy", policy, "--memory", "12k"]);
             assert_eq!((v["misses"].as_u64(), v["ops"].as_u64()), (Some(misses), Some(20)), "{policy} {format}");
+            // Pages: as written for text (3 × 7 + 1) and the iolog's file (7 + 1), else one
+            // per distinct key.
+            let pages = match *format {
+                "text" => Some(22),
+                "iolog" => Some(8),
+                "oracleGeneral" | "dense" => None,
+                _ => Some(6),
+            };
+            if let Some(pages) = pages {
+                assert_eq!(v["trace"]["pages"], pages, "{policy} {format}");
+            }
+        }
+        if *format != "iolog" {
+            // A kernel model with room for all: each of the 6 distinct pages read once
+            // (single-page reads without readahead; the iolog's reads have readahead).
+            let v = run_json(&["run", "--trace", file.to_str().unwrap(), "--trace-format", format, "--policy", "classic", "--memory", "64M"]);
+            assert_eq!((v["ops"].as_u64(), v["vmstat"]["pgpgin"].as_u64()), (Some(20), Some(24)), "classic {format}");
         }
     }
 }

@@ -59,11 +59,12 @@ pub fn run(o: &TraceRun) -> Result<(Value, String)> {
     let legacy = o.format.parse::<Format>().is_ok() || matches!(o.format, "fio-iolog" | "iolog");
     if let (false, Some(spec)) = (legacy, pagelab_trace::access::Spec::parse(o.format)) {
         let spec = spec.map_err(|e| anyhow::anyhow!("--trace-format {}: {e}", o.format))?;
-        return crate::replay_access::run(o, &spec, &sizes);
+        return crate::replay_access::run(o, &spec, &sizes, kernel_model);
     }
     if matches!(o.format, "fio-iolog" | "iolog") {
         if !kernel_model {
-            bail!("a fio iolog replays against the kernel models (classic, mglru), not the plain cache `{}`", o.policy);
+            // A plain cache sees the log's pages: each file's after the files named before it.
+            return crate::replay_access::run(o, &pagelab_trace::access::Spec::Iolog, &sizes, false);
         }
         let log = pagelab_trace::iolog::read_iolog(o.path)?;
         return for_each_size(o, &sizes, |o| run_iolog(o, &log));

@@ -102,8 +102,7 @@ pub fn counts_json(c: &StreamCounts) -> Value {
 }
 
 /// Replays `spec` on every memory size (see [`crate::replay::run`]).
-pub fn run(o: &TraceRun, spec: &Spec, sizes: &[&str]) -> Result<(Value, String)> {
-    let kernel_model = matches!(o.policy, "classic" | "mglru");
+pub fn run(o: &TraceRun, spec: &Spec, sizes: &[&str], kernel_model: bool) -> Result<(Value, String)> {
     if !kernel_model && !o.set.is_empty() {
         bail!("--set applies to the kernel models (classic, mglru), not to `{}`", o.policy);
     }
