@@ -259,9 +259,9 @@ impl Sampler {
     }
 }
 
-/// Exact Zipf sampling over ranks 1..=n with exponent s by rejection-inversion.
+/// Exact Zipf sampling over ranks 1..=n with exponent s > 0 by rejection-inversion.
 #[derive(Clone, Debug)]
-struct RejectionInversionZipf {
+pub(crate) struct RejectionInversionZipf {
     n: f64,
     s: f64,
     h_integral_x1: f64,
@@ -286,7 +286,7 @@ fn helper2(x: f64) -> f64 {
 }
 
 impl RejectionInversionZipf {
-    fn new(n: u64, s: f64) -> Self {
+    pub(crate) fn new(n: u64, s: f64) -> Self {
         let mut z = RejectionInversionZipf { n: n as f64, s, h_integral_x1: 0.0, h_integral_n: 0.0, s_param: 0.0 };
         z.h_integral_x1 = z.h_integral(1.5) - 1.0;
         z.h_integral_n = z.h_integral(n as f64 + 0.5);
@@ -304,7 +304,7 @@ impl RejectionInversionZipf {
         let t = (x * (1.0 - self.s)).max(-1.0);
         (helper1(t) * x).exp()
     }
-    fn sample(&self, rng: &mut Rng) -> u64 {
+    pub(crate) fn sample(&self, rng: &mut Rng) -> u64 {
         loop {
             let u = self.h_integral_n + rng.unit() * (self.h_integral_x1 - self.h_integral_n);
             let x = self.h_integral_inverse(u);
@@ -403,6 +403,40 @@ mod tests {
 #[cfg(test)]
 mod exact_and_ycsb_tests {
     use super::*;
+
+    /// Distinct blocks drawn and the share of draws on the 10,000 most drawn blocks.
+    fn distinct_and_top_share(d: &str, n: u64, draws: usize) -> (usize, f64) {
+        let mut rng = Rng::new(2024);
+        let mut s = Sampler::new(&Distribution::parse(d).unwrap(), n, true, &mut rng);
+        let mut h = vec![0u64; n as usize];
+        for _ in 0..draws {
+            h[s.next(&mut rng) as usize] += 1;
+        }
+        h.sort_unstable_by(|a, b| b.cmp(a));
+        (h.iter().filter(|&&c| c > 0).count(), h[..10_000].iter().sum::<u64>() as f64 / draws as f64)
+    }
+
+    #[test]
+    fn fios_zipf_collides_where_zipf_exact_reaches_every_block() {
+        // The figure: θ = 0.9 over 49,152 pages (not a power of two), 400,000 draws.
+        // fio's scatter maps several ranks to one block and some blocks to none, so fewer
+        // blocks are drawn and the hottest 10,000 take more than the exact share.
+        let (n, draws) = (49_152u64, 400_000);
+        let (fio_distinct, fio_top) = distinct_and_top_share("zipf:0.9", n, draws);
+        let (exact_distinct, exact_top) = distinct_and_top_share("zipf-exact:0.9", n, draws);
+        let c: f64 = (1..=n).map(|k| (k as f64).powf(-0.9)).sum();
+        let want: f64 = (1..=10_000u64).map(|k| (k as f64).powf(-0.9)).sum::<f64>() / c;
+        eprintln!("zipf:0.9 {fio_distinct} distinct, top 10k {fio_top:.3}; zipf-exact:0.9 {exact_distinct} distinct, top 10k {exact_top:.3} (exact {want:.3})");
+        // The 10,000 most drawn blocks of a sample take a little more than the 10,000 most
+        // probable ranks (some lucky blocks of the tail make the cut).
+        assert!(exact_top >= want && exact_top - want < 0.02, "zipf-exact's top-10,000 share {exact_top:.3}, exact {want:.3}");
+        assert!(fio_top > exact_top + 0.05 && fio_distinct * 2 < exact_distinct, "fio: {fio_distinct} blocks, top share {fio_top:.3}");
+        // And fio's scatter cannot reach every block at all: its image of all n ranks.
+        let s = Sampler::new(&Distribution::Zipf(0.9), n, true, &mut Rng::new(1));
+        let mut hit = vec![false; n as usize];
+        (0..n).for_each(|r| hit[s.place(r) as usize] = true);
+        assert!(hit.iter().any(|h| !h), "a permutation only for a power-of-two block count");
+    }
 
     #[test]
     fn the_exact_and_ycsb_names_parse_and_stay_in_range() {

@@ -3,33 +3,43 @@
 //! sums), with ranks placed on blocks by a permutation ([`Permutation`]) so that every
 //! block can be drawn and each has exactly one rank's probability.
 //!
-//! The cumulative sums take 8 bytes a block; they are computed once per (N, θ) in a process
-//! and shared by every job and sweep point that needs them.
+//! The cumulative sums take 8 bytes a block; they are computed once per (N, θ) and shared by
+//! every job and sweep point that needs them while any of them lives. Above
+//! [`TABLE_MAX_BLOCKS`] blocks (a 128 MiB table) the ranks are drawn by rejection-inversion
+//! (Hörmann & Derflinger), whose draws have the same exact distribution in constant memory.
+//! θ = 0 is the uniform distribution.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use crate::rng::Rng;
 
-/// The cumulative sums Σ_{i=1..k} i^−θ for k = 1..N, shared per (N, θ).
+/// The most blocks whose cumulative sums are tabled for the inverse CDF.
+pub const TABLE_MAX_BLOCKS: u64 = 1 << 24;
+
+/// The cumulative sums Σ_{i=1..k} i^−θ for k = 1..N, shared per (N, θ) while in use.
 fn cumulative(n: u64, theta: f64) -> Arc<Vec<f64>> {
-    type Tables = Mutex<HashMap<(u64, u64), Arc<Vec<f64>>>>;
+    type Tables = Mutex<HashMap<(u64, u64), Weak<Vec<f64>>>>;
     static TABLES: OnceLock<Tables> = OnceLock::new();
     let tables = TABLES.get_or_init(Default::default);
     let key = (n, theta.to_bits());
-    if let Some(t) = tables.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return t.clone();
+    let mut t = tables.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(c) = t.get(&key).and_then(Weak::upgrade) {
+        return c;
     }
+    // Tables no sampler holds any more go (the map keeps only live ones and this one).
+    t.retain(|_, w| w.strong_count() > 0);
     let mut sum = 0.0f64;
-    let t: Vec<f64> = (1..=n)
-        .map(|k| {
-            sum += (k as f64).powf(-theta);
-            sum
-        })
-        .collect();
-    let t = Arc::new(t);
-    tables.lock().unwrap_or_else(|e| e.into_inner()).insert(key, t.clone());
-    t
+    let c: Arc<Vec<f64>> = Arc::new(
+        (1..=n)
+            .map(|k| {
+                sum += (k as f64).powf(-theta);
+                sum
+            })
+            .collect(),
+    );
+    t.insert(key, Arc::downgrade(&c));
+    c
 }
 
 /// The exact probability of rank `k` (1-based) of Zipf(θ) over `n` ranks.
@@ -84,24 +94,45 @@ impl Permutation {
 /// The sampler of `zipf-exact:θ` over `n` blocks.
 #[derive(Clone, Debug)]
 pub struct ExactZipf {
-    cdf: Arc<Vec<f64>>,
+    n: u64,
+    how: How,
     perm: Option<Permutation>,
+}
+
+#[derive(Clone, Debug)]
+enum How {
+    Uniform,
+    Table(Arc<Vec<f64>>),
+    Rejection(crate::dist::RejectionInversionZipf),
 }
 
 impl ExactZipf {
     /// `scatter`: place ranks by a permutation drawn from `rng`; else rank k is block k − 1.
     pub fn new(n: u64, theta: f64, scatter: bool, rng: &mut Rng) -> ExactZipf {
         let perm = scatter.then(|| Permutation::new(n, rng));
-        ExactZipf { cdf: cumulative(n, theta), perm }
+        let how = if theta == 0.0 {
+            How::Uniform
+        } else if n <= TABLE_MAX_BLOCKS {
+            How::Table(cumulative(n, theta))
+        } else {
+            How::Rejection(crate::dist::RejectionInversionZipf::new(n, theta))
+        };
+        ExactZipf { n, how, perm }
     }
 
     /// A block index.
     #[inline]
     pub fn sample(&self, rng: &mut Rng) -> u64 {
-        let total = *self.cdf.last().expect("at least one block");
-        let x = rng.unit() * total;
-        // The first rank whose cumulative sum exceeds x.
-        let rank = self.cdf.partition_point(|&c| c <= x).min(self.cdf.len() - 1) as u64;
+        let rank = match &self.how {
+            How::Uniform => rng.below(self.n),
+            How::Table(cdf) => {
+                let total = *cdf.last().expect("at least one block");
+                let x = rng.unit() * total;
+                // The first rank whose cumulative sum exceeds x.
+                cdf.partition_point(|&c| c <= x).min(cdf.len() - 1) as u64
+            }
+            How::Rejection(z) => z.sample(rng) - 1,
+        };
         match &self.perm {
             Some(p) => p.apply(rank),
             None => rank,
@@ -155,6 +186,7 @@ mod tests {
         let z = ExactZipf::new(n, theta, true, &mut rng);
         // The blocks the 10,000 most popular ranks are placed on.
         let perm = z.perm.as_ref().expect("scattered");
+        assert!(matches!(z.how, How::Table(_)));
         let mut hot = vec![false; n as usize];
         for r in 0..10_000 {
             hot[perm.apply(r) as usize] = true;
@@ -186,6 +218,41 @@ mod tests {
         for (a, b) in c.iter().zip(want) {
             assert!((a - b).abs() < 1e-12, "{a} {b}");
         }
-        assert!(Arc::ptr_eq(&c, &cumulative(5, 1.0)));
+        assert!(Arc::ptr_eq(&c, &cumulative(5, 1.0)), "shared while in use");
+    }
+
+    #[test]
+    fn rejection_inversion_above_the_table_limit_draws_the_same_distribution() {
+        // The same n both ways (the limit aside): the rejection sampler's histogram of the
+        // first ranks matches the exact probabilities by chi-square.
+        let (n, theta, draws) = (5000u64, 0.9, 1_000_000u64);
+        let z = ExactZipf { n, how: How::Rejection(crate::dist::RejectionInversionZipf::new(n, theta)), perm: None };
+        let mut rng = Rng::new(77);
+        let head = 200usize;
+        let mut h = vec![0u64; head + 1];
+        for _ in 0..draws {
+            h[(z.sample(&mut rng) as usize).min(head)] += 1;
+        }
+        let p_tail: f64 = 1.0 - (1..=head as u64).map(|k| probability(n, theta, k)).sum::<f64>();
+        let chi2: f64 = (0..=head)
+            .map(|i| {
+                let e = draws as f64 * if i < head { probability(n, theta, i as u64 + 1) } else { p_tail };
+                let o = h[i] as f64;
+                (o - e) * (o - e) / e
+            })
+            .sum();
+        let crit = chi2_critical(head as f64, 3.09);
+        assert!(chi2 < crit, "chi-square {chi2:.1} over the 0.1% critical value {crit:.1}");
+    }
+
+    #[test]
+    fn theta_zero_is_uniform() {
+        let z = ExactZipf::new(10, 0.0, false, &mut Rng::new(1));
+        let mut rng = Rng::new(2);
+        let mut h = [0u32; 10];
+        for _ in 0..100_000 {
+            h[z.sample(&mut rng) as usize] += 1;
+        }
+        assert!(h.iter().all(|&c| (9_000..11_000).contains(&c)), "{h:?}");
     }
 }

@@ -6,17 +6,21 @@
 //!   and per draw `u` uniform in [0, 1): rank 0 if `u·zetan < 1`, 1 if `< 1 + 0.5^θ`, else
 //!   `⌊n·(η·u − η + 1)^{1/(1−θ)}⌋`. Block 0 is the most popular.
 //! * `scrambled-zipfian` — `ScrambledZipfianGenerator(n)`: the same formula over YCSB's
-//!   `ITEM_COUNT` = 10^16 items (`max − min + 1` = 10^16 + 1 in the formula) with its
+//!   `ITEM_COUNT` = 10^10 items (`max − min + 1` = 10^10 + 1 in the formula) with its
 //!   precomputed `ZETAN` = 26.46902820178302, then block = `fnvhash64(rank) mod n`, where
 //!   `fnvhash64` is YCSB's FNV over the rank's 8 bytes, low byte first (xor, then multiply by
 //!   the FNV-64 prime), and its `Math.abs`. (For the one hash Java's `Math.abs` leaves
 //!   negative, pagelab takes the non-negative remainder.)
-//! * `latest` — `SkewedLatestGenerator` over a table of `n` records that sees no inserts:
+//! * `latest` — `SkewedLatestGenerator` over a table of `n` records that sees no inserts
+//!   (its `CounterGenerator` started at `n`, so `lastValue()` is `n − 1`):
 //!   block = `(n − 1) − ZipfianGenerator(n − 1).nextLong(n − 1)`: the last block the most
-//!   popular.
+//!   popular, and block 0 never drawn (the rank stays below `n − 1`), as in YCSB.
 //!
+//! Read from YCSB's sources at commit d9faaac8 (`ScrambledZipfianGenerator`,
+//! `ZipfianGenerator`, `SkewedLatestGenerator`, `CounterGenerator`, `Utils.fnvhash64`).
 //! The uniform draws come from pagelab's generator (YCSB's own are `ThreadLocalRandom`,
-//! which no seed reproduces).
+//! which no seed reproduces): what YCSB defines, and the tests pin, is the key each uniform
+//! draw gives.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
@@ -28,7 +32,7 @@ pub const ZIPFIAN_CONSTANT: f64 = 0.99;
 /// YCSB's `ScrambledZipfianGenerator.ZETAN`: zeta over `ITEM_COUNT` items at θ = 0.99.
 pub const ZETAN: f64 = 26.46902820178302;
 /// YCSB's `ScrambledZipfianGenerator.ITEM_COUNT`.
-pub const ITEM_COUNT: u64 = 10_000_000_000_000_000;
+pub const ITEM_COUNT: u64 = 10_000_000_000;
 const FNV_OFFSET_BASIS_64: u64 = 0xCBF2_9CE4_8422_2325;
 const FNV_PRIME_64: u64 = 1_099_511_628_211;
 
@@ -223,6 +227,37 @@ mod tests {
     }
 
     #[test]
+    fn scrambled_zipfian_gives_ycsbs_key_for_each_uniform_draw() {
+        // (u, rank, key of 1000 items, key of 49,152 items), worked out from YCSB's code in
+        // Python (its doubles; fnvhash64 in 64-bit integers): rank = ⌊(10^10 + 1)·(η·u −
+        // η + 1)^100⌋ above the two thresholds, key = fnvhash64(rank) mod items.
+        let small = YcsbSampler::scrambled(1000);
+        let large = YcsbSampler::scrambled(49_152);
+        let g = Gray::new(ITEM_COUNT + 1, ZIPFIAN_CONSTANT, ZETAN);
+        for (u, rank, k1000, k49152) in [
+            (0.01, 0u64, 211u64, 17_979u64),
+            (0.05, 1, 620, 20_572),
+            (0.1, 6, 587, 42_371),
+            (0.5, 134_552, 260, 38_532),
+            (0.9, 1_170_869_537, 670, 33_510),
+            (0.999, 9_790_013_524, 59, 17_867),
+        ] {
+            assert_eq!(g.rank(u), rank, "u = {u}");
+            assert_eq!((small.block(u), large.block(u)), (k1000, k49152), "u = {u}");
+        }
+    }
+
+    #[test]
+    fn zetan_is_zeta_over_ycsbs_item_count() {
+        // Σ_{i ≤ 10^10} i^-0.99: the first 10^6 terms summed, the rest by the midpoint
+        // integral (its error is far below 10^-9 out there).
+        let (m, th) = (1_000_000u64, ZIPFIAN_CONSTANT);
+        let head: f64 = (1..=m).map(|i| (i as f64).powf(-th)).sum();
+        let tail = ((ITEM_COUNT as f64 + 0.5).powf(1.0 - th) - (m as f64 + 0.5).powf(1.0 - th)) / (1.0 - th);
+        assert!((head + tail - ZETAN).abs() < 1e-6, "{} vs {ZETAN}", head + tail);
+    }
+
+    #[test]
     fn latest_favours_the_last_block_as_ycsb_does() {
         let n = 1000u64;
         let s = YcsbSampler::latest(n);
@@ -237,5 +272,6 @@ mod tests {
         assert!((got - want).abs() < 0.005, "last block share {got:.4}, want {want:.4}");
         assert!(h[n as usize - 2] > h[n as usize / 2]);
         assert_eq!(YcsbSampler::latest(1).block(0.7), 0);
+        assert_eq!(h[0], 0, "YCSB's latest never draws the first record");
     }
 }
