@@ -132,10 +132,30 @@ pub struct WorkloadToml {
     /// Each job's process exits after this many operations and a new one takes its place,
     /// without the old one's anonymous memory: the short-lived processes of a build.
     pub lifetime_ops: Option<u64>,
+    /// Run in lockstep behind another workload: before its access j (from 0) this one waits
+    /// until the leader has done `j / ratio` accesses (see docs/workloads.md).
+    pub lockstep: Option<LockstepToml>,
     #[serde(flatten)]
     pub defaults: PhaseToml,
     #[serde(default)]
     pub phase: Vec<PhaseToml>,
+}
+
+/// `lockstep = { leader = "NAME", ratio = R }` as written.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockstepToml {
+    pub leader: Option<String>,
+    pub ratio: Option<f64>,
+}
+
+/// A follower's coupling to its leader: before its access j (0-based) the follower waits
+/// until `leader_done × ratio ≥ j`; the leader begins its accesses after the follower's
+/// prefill.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lockstep {
+    pub leader: String,
+    pub ratio: f64,
 }
 
 /// A validated phase.
@@ -188,6 +208,8 @@ pub struct Workload {
     pub lifetime_ops: u64,
     /// Minimum modeled time between the starts of two operations (from rate_iops).
     pub op_interval_ns: u64,
+    /// The workload this one runs in lockstep behind, if any.
+    pub lockstep: Option<Lockstep>,
     pub phases: Vec<Phase>,
 }
 
@@ -234,6 +256,17 @@ impl WorkloadToml {
             Some(n) => n,
             None => 0,
         };
+        let lockstep = match &self.lockstep {
+            None => None,
+            Some(l) => {
+                let leader = l.leader.clone().ok_or_else(|| err("lockstep.leader", "missing: the name of the workload to follow"))?;
+                let ratio = l.ratio.unwrap_or(1.0);
+                if !(ratio.is_finite() && ratio > 0.0) {
+                    return Err(err("lockstep.ratio", "must be a positive number (the follower's accesses per access of the leader)"));
+                }
+                Some(Lockstep { leader, ratio })
+            }
+        };
         let unbounded = runtime_ns.is_some();
         let phases = if self.phase.is_empty() {
             vec![resolve_phase(&self.defaults, &PhaseToml::default(), &name, "", unbounded)?]
@@ -258,6 +291,7 @@ impl WorkloadToml {
             runtime_ns,
             lifetime_ops,
             op_interval_ns,
+            lockstep,
             phases,
         })
     }
