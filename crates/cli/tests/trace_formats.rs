@@ -102,3 +102,35 @@ fn a_malformed_trace_fails_the_run_with_file_and_line() {
         assert!(e.contains("bad.txt: line 2: `x` is not a page index"), "{policy}: {e}");
     }
 }
+
+#[test]
+fn trace_stats_knows_the_trace_in_any_format() {
+    // Page 3 five times, pages 0..=2 once, reads and writes: as text and as MSR rows.
+    let text = "T 0\nW 3\nR 3\n3\n1\nR 3\n2\nW 3\n";
+    let p = path("stats.txt");
+    std::fs::write(&p, text).unwrap();
+    let out = pagelab().args(["trace-stats", p.to_str().unwrap(), "--trace-format", "text", "--json", "-"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((v["accesses"].as_u64(), v["distinct_pages"].as_u64(), v["one_hit_wonders"].as_u64()), (Some(8), Some(4), Some(3)));
+    assert_eq!((v["touches"].as_u64(), v["writes"].as_u64(), v["reads"].as_u64(), v["plain"].as_u64()), (Some(1), Some(2), Some(2), Some(3)));
+    assert_eq!(v["top_1pct_share"], 5.0 / 8.0);
+    assert_eq!(v["reuse"]["cold"], 4.0);
+    assert_eq!(v["time_span_s"], serde_json::Value::Null);
+    // The table, and a format with times.
+    let msr: String = [(0u64, 0u64), (10_000_000, 8192), (30_000_000, 0)]
+        .iter()
+        .map(|(t, off)| format!("{},src1,0,Read,{off},4096,100\n", 128166372003061629u64 + t))
+        .collect();
+    let m = path("stats.msr");
+    std::fs::write(&m, msr).unwrap();
+    let out = pagelab().args(["trace-stats", m.to_str().unwrap(), "--trace-format", "msr"]).output().unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("3 accesses in 3 requests") && table.contains("2 distinct") && table.contains("time: 3.000 s"), "{table}");
+    // A malformed record names the file and line.
+    let bad = path("stats-bad.txt");
+    std::fs::write(&bad, "R 1\nX 2\n").unwrap();
+    let out = pagelab().args(["trace-stats", bad.to_str().unwrap(), "--trace-format", "text"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stats-bad.txt: line 2: unknown operation `X`"));
+}

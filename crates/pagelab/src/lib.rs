@@ -32,6 +32,7 @@ pub mod swap_state;
 pub mod swapfile;
 pub mod sweep;
 pub mod time;
+pub mod trace_stats;
 pub mod trace_workload;
 pub mod vmscan;
 pub mod vmstat;

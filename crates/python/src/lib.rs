@@ -59,6 +59,15 @@ fn run_trace_json(py: Python<'_>, path: &str, policy: &str, memory: &str, format
     serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
+/// A trace's statistics (`pagelab trace-stats`) as JSON, with the access heatmap if asked.
+#[pyfunction]
+#[pyo3(signature = (path, format="oracleGeneral", heatmap=false))]
+fn trace_stats_json(py: Python<'_>, path: &str, format: &str, heatmap: bool) -> PyResult<String> {
+    let path = std::path::Path::new(path);
+    let (v, _) = py.allow_threads(|| pagelab::trace_stats::trace_stats(path, format, heatmap)).map_err(PyValueError::new_err)?;
+    serde_json::to_string(&v).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
 /// The mmtests-style comparison table of reports given as JSON files.
 #[pyfunction]
 #[pyo3(signature = (paths, labels=None))]
@@ -85,6 +94,7 @@ fn _pagelab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sweep_json, m)?)?;
     m.add_function(wrap_pyfunction!(compare_table, m)?)?;
     m.add_function(wrap_pyfunction!(run_trace_json, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_stats_json, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     add_seam(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -19,6 +19,7 @@
 pub mod access;
 pub mod hugevec;
 pub mod iolog;
+pub mod stats;
 
 use std::fmt;
 use std::fs::File;
