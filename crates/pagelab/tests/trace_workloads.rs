@@ -178,3 +178,19 @@ fn bad_traces_and_keys_are_named() {
     let e = Scenario::load(&d.join("m.toml"), &[]).unwrap_err().to_string();
     assert!(e.contains(&format!("{}: cannot open", d.join("gone.txt").display())), "relative to the scenario's directory: {e}");
 }
+
+#[test]
+fn the_readme_example_swaps_the_traced_heap_to_zram_and_paces_the_loader() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/byo/lockstep.toml");
+    let s = Scenario::load(&path, &[]).unwrap();
+    let r = pagelab::run(&s, |_, _| {}).unwrap();
+    let (db, loader) = (&r.tasks[0], &r.tasks[1]);
+    // The trace: 8192 first touches, 24,000 reads and writes; the loader its 48,000 reads.
+    assert_eq!((db.fill_ops, db.ops, loader.ops), (8192, 24_000, 48_000));
+    // 32 MiB of heap under a 24 MiB limit goes partly to zram and comes back.
+    assert!(r.memcg["/db"]["pgsteal"] > 0 && r.vmstat["pswpout"] > 0 && r.vmstat["workingset_refault_anon"] > 0, "{:?}", r.vmstat);
+    // The loader keeps pace with the trace: it waits for the database, again and again.
+    let l = loader.lockstep.as_ref().unwrap();
+    assert!(l.waits > 1000 && l.wait_s > 0.0, "{l:?}");
+    assert!(r.table().contains("lockstep: loader behind db (ratio 2)"));
+}
