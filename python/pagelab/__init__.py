@@ -68,9 +68,10 @@ def run_trace(path, *, policy="classic", memory, format="oracleGeneral", kernel=
     of one file) or a plain cache ("lru", "fifo", "clock", "opt", "sieve", "s3fifo", "arc").
     `memory`: the machine's memory ("40M"; the plain caches hold memory / 4 KiB pages), or a
     list of sizes, run in parallel, which returns a list of reports in their order. `format`:
-    "oracleGeneral" (libCacheSim's, plain or zstd), "dense" or "fio-iolog" (fio's
-    write_iolog; kernel models only). The report has `ops` and the kernel's counters, and
-    for the page traces `misses` and `miss_ratio`."""
+    "oracleGeneral" (libCacheSim's, plain or zstd), "dense", "fio-iolog" (fio's
+    write_iolog), "text", "lcs", "csv:COLUMNS", "blkparse" or "msr" (docs/workloads.md).
+    The report has `ops` and the kernel's counters, and for the page traces `misses` and
+    `miss_ratio`."""
     sizes = memory if isinstance(memory, (list, tuple)) else [memory]
     out = json.loads(_pagelab.run_trace_json(str(path), policy, ",".join(str(m) for m in sizes), format, kernel, _set_args(set)))
     if isinstance(memory, (list, tuple)) and not isinstance(out, list):

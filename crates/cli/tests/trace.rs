@@ -146,7 +146,10 @@ fn malformed_traces_are_refused_with_file_and_offset() {
     fails(&["run", "--trace", z.to_str().unwrap(), "--policy", "lru", "--memory", "1M"], &["bad.zst", "zstd"]);
     fails(&["run", "--trace", "/nonexistent/t.oracleGeneral", "--policy", "lru", "--memory", "1M"], &["/nonexistent/t.oracleGeneral", "cannot open"]);
     fails(&["run", "--trace", p.to_str().unwrap(), "--policy", "lhd", "--memory", "1M"], &["unknown policy `lhd`"]);
-    fails(&["run", "--trace", p.to_str().unwrap(), "--trace-format", "parquet", "--memory", "1M"], &["unknown trace format `parquet`", "text, lcs, csv:COLUMNS"]);
+    fails(
+        &["run", "--trace", p.to_str().unwrap(), "--trace-format", "parquet", "--memory", "1M"],
+        &["unknown trace format `parquet`", "text, lcs, csv:COLUMNS"],
+    );
     fails(&["run", "--trace", p.to_str().unwrap(), "--trace-format", "csv", "--memory", "1M"], &["--trace-format csv: csv needs its columns"]);
     fails(&["run", "--trace", p.to_str().unwrap()], &["--memory"]);
 }

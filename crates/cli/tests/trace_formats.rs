@@ -50,7 +50,8 @@ fn every_format_replays_the_textbook_string_to_the_textbook_misses() {
     let dense = path("refs.dense");
     pagelab_trace::convert(&og, &dense).unwrap();
     let iolog = path("refs.iolog");
-    std::fs::write(&iolog, String::from("fio version 2 iolog\nf add\n") + &REFS.iter().map(|r| format!("f read {} 4096\n", r * 4096)).collect::<String>()).unwrap();
+    std::fs::write(&iolog, String::from("fio version 2 iolog\nf add\n") + &REFS.iter().map(|r| format!("f read {} 4096\n", r * 4096)).collect::<String>())
+        .unwrap();
     inputs.extend([(og, "oracleGeneral"), (dense, "dense"), (iolog, "iolog")]);
     for (file, format) in &inputs {
         for (policy, misses) in [("opt", 9), ("lru", 12), ("fifo", 15)] {

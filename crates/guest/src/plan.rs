@@ -278,7 +278,10 @@ impl Plan {
                 return Err(err(&format!("workload[{i}].trace"), "the oracle's guest does not replay traces yet (run the scenario in the model)".into()));
             }
             if wl.lockstep.is_some() {
-                return Err(err(&format!("workload[{i}].lockstep"), "the oracle's guest does not run workloads in lockstep yet (run the scenario in the model)".into()));
+                return Err(err(
+                    &format!("workload[{i}].lockstep"),
+                    "the oracle's guest does not run workloads in lockstep yet (run the scenario in the model)".into(),
+                ));
             }
             if wl.cgroup != "/" && !cgroups.iter().any(|c| c.path == wl.cgroup) {
                 return Err(err(&format!("workload[{i}].cgroup"), format!("cgroup `{}` is not declared", wl.cgroup)));

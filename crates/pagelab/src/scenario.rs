@@ -290,7 +290,10 @@ fn check_lockstep(workloads: &[Workload], names: &BTreeMap<String, usize>, err: 
         }
         let leader = &workloads[li];
         if leader.jobs != 1 && leader.jobs != w.jobs {
-            return Err(err(&key, format!("`{}` has {} jobs and this workload {}: a leader has one job, or as many as its follower", l.leader, leader.jobs, w.jobs)));
+            return Err(err(
+                &key,
+                format!("`{}` has {} jobs and this workload {}: a leader has one job, or as many as its follower", l.leader, leader.jobs, w.jobs),
+            ));
         }
         let mut chain = vec![w.name.as_str()];
         let mut at = li;

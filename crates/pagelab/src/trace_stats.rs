@@ -80,7 +80,8 @@ fn table(path: &Path, format: &str, s: &TraceStats) -> String {
         s.one_hit_wonders,
         100.0 * share(s.one_hit_wonders, s.distinct_pages)
     );
-    let _ = writeln!(out, "popularity: the top 1% of pages take {:.1}% of the accesses, the top 10% {:.1}%", 100.0 * s.top_1pct_share, 100.0 * s.top_10pct_share);
+    let _ =
+        writeln!(out, "popularity: the top 1% of pages take {:.1}% of the accesses, the top 10% {:.1}%", 100.0 * s.top_1pct_share, 100.0 * s.top_10pct_share);
     if let Some((a, b)) = s.time_span_ns {
         let _ = writeln!(out, "time: {:.3} s from the first access to the last", (b - a) as f64 / 1e9);
     }

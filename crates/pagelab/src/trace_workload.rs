@@ -111,7 +111,7 @@ struct Feed {
 
 enum Source {
     /// One object: an access stream's pages.
-    Stream { stream: AccessStream, pages: Vec<u32>, kinds: Vec<Kind>, times: Vec<u64>, pos: usize, object_pages: u64 },
+    Stream { stream: Box<AccessStream>, pages: Vec<u32>, kinds: Vec<Kind>, times: Vec<u64>, pos: usize, object_pages: u64 },
     /// An iolog's operations on its files.
     Iolog { log: Iolog, next: usize, path: PathBuf, file_pages: Vec<u64> },
 }
@@ -192,7 +192,13 @@ impl TraceAccesses for Feed {
                     return self.fail(msg);
                 }
                 let kind = if op.write { TraceKind::Write } else { TraceKind::Read };
-                Some(TraceAccess { object: op.file, page: op.first_page, npages: op.npages, kind, time_ns: log.times_us.get(i).map(|t| t.saturating_mul(1000)) })
+                Some(TraceAccess {
+                    object: op.file,
+                    page: op.first_page,
+                    npages: op.npages,
+                    kind,
+                    time_ns: log.times_us.get(i).map(|t| t.saturating_mul(1000)),
+                })
             }
         }
     }
@@ -207,7 +213,7 @@ pub fn open(error: &Arc<Mutex<Option<String>>>, t: &TraceSpec, object_pages: u64
         let file_pages = if t.files.is_empty() { log.files.iter().map(|f| f.1).collect() } else { t.files.iter().map(|f| f.1).collect() };
         Source::Iolog { log, next: 0, path, file_pages }
     } else {
-        let stream = AccessStream::open(Path::new(&t.path), &spec).map_err(|e| e.to_string())?;
+        let stream = Box::new(AccessStream::open(Path::new(&t.path), &spec).map_err(|e| e.to_string())?);
         Source::Stream { stream, pages: Vec::new(), kinds: Vec::new(), times: Vec::new(), pos: 0, object_pages }
     };
     Ok(Box::new(Feed { source, error: error.clone(), done: false }))

@@ -138,7 +138,8 @@ fn an_iologs_files_become_files_of_the_scenario_shared_by_name() {
     let d = dir("iolog");
     std::fs::write(d.join("db.iolog"), "fio version 2 iolog\ndata add\nidx add\ndata read 0 8192\nidx write 4096 4096\ndata read 40960 4096\n").unwrap();
     // A second workload reads `data` too: one file of 11 pages, shared.
-    let text = "[machine]\nmemory = \"64M\"\n\n[[workload]]\nname = \"db\"\ncgroup = \"/\"\nkind = \"file-read\"\ntrace = \"db.iolog\"\ntrace_format = \"iolog\"\n\n\
+    let text =
+        "[machine]\nmemory = \"64M\"\n\n[[workload]]\nname = \"db\"\ncgroup = \"/\"\nkind = \"file-read\"\ntrace = \"db.iolog\"\ntrace_format = \"iolog\"\n\n\
                 [[workload]]\nname = \"scan\"\ncgroup = \"/\"\nkind = \"file-read\"\nfile = \"data\"\nfile_size = \"8k\"\ndistribution = \"seq\"\n";
     std::fs::write(d.join("io.toml"), text).unwrap();
     let s = Scenario::load(&d.join("io.toml"), &[]).unwrap();
@@ -151,11 +152,17 @@ fn an_iologs_files_become_files_of_the_scenario_shared_by_name() {
     let r = pagelab::run(&s, |_, _| {}).unwrap();
     assert_eq!(r.tasks[0].ops, 3);
     // A given size covers every file; a file beyond it is named.
-    let e = Scenario::parse(&text.replace("trace_format = \"iolog\"\n", "trace_format = \"iolog\"\nsize = \"16k\"\n"), d.join("io.toml").to_str().unwrap(), "io", &[])
-        .unwrap_err()
-        .to_string();
+    let e = Scenario::parse(
+        &text.replace("trace_format = \"iolog\"\n", "trace_format = \"iolog\"\nsize = \"16k\"\n"),
+        d.join("io.toml").to_str().unwrap(),
+        "io",
+        &[],
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("db.iolog: file `data`: page 10 is beyond the object's size, 4 pages (16384 bytes)"), "{e}");
-    let e = Scenario::parse(&text.replace("kind = \"file-read\"\ntrace", "kind = \"anon-read\"\ntrace"), d.join("io.toml").to_str().unwrap(), "io", &[]).unwrap_err();
+    let e = Scenario::parse(&text.replace("kind = \"file-read\"\ntrace", "kind = \"anon-read\"\ntrace"), d.join("io.toml").to_str().unwrap(), "io", &[])
+        .unwrap_err();
     assert_eq!(e.key, "workload[0].kind");
 }
 
@@ -174,7 +181,8 @@ fn bad_traces_and_keys_are_named() {
     let e = scenario("pace2", "R 0\n", "kind = \"anon-read\"\npace = \"fast\"\n").unwrap_err();
     assert_eq!(e.key, "workload[0].pace");
     let d = dir("missing");
-    std::fs::write(d.join("m.toml"), "[machine]\nmemory = \"64M\"\n[[workload]]\nname = \"m\"\ncgroup = \"/\"\nkind = \"anon-read\"\ntrace = \"gone.txt\"\n").unwrap();
+    std::fs::write(d.join("m.toml"), "[machine]\nmemory = \"64M\"\n[[workload]]\nname = \"m\"\ncgroup = \"/\"\nkind = \"anon-read\"\ntrace = \"gone.txt\"\n")
+        .unwrap();
     let e = Scenario::load(&d.join("m.toml"), &[]).unwrap_err().to_string();
     assert!(e.contains(&format!("{}: cannot open", d.join("gone.txt").display())), "relative to the scenario's directory: {e}");
 }

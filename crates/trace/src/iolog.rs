@@ -73,7 +73,8 @@ pub fn parse(input: impl BufRead, path: &Path) -> Result<Iolog, TraceError> {
         let mut time_us = None;
         if log.version == 3 {
             let Some(t) = fields.next() else { continue };
-            time_us = Some(t.parse::<u64>().map_err(|_| line_err(path, n, format!("`{t}` is not a timestamp in microseconds (a version 3 line starts with one)")))?);
+            time_us =
+                Some(t.parse::<u64>().map_err(|_| line_err(path, n, format!("`{t}` is not a timestamp in microseconds (a version 3 line starts with one)")))?);
         }
         let Some(file) = fields.next() else { continue };
         let action = fields.next().ok_or_else(|| line_err(path, n, format!("`{file}` has no action")))?;

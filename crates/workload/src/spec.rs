@@ -372,7 +372,9 @@ fn resolve_phase(d: &PhaseToml, p: &PhaseToml, name: &str, prefix: &str, unbound
             let pace = match pick!(pace).as_deref() {
                 None | Some("none") => false,
                 Some("trace") => true,
-                Some(other) => return Err(err(key("pace"), format!("`{other}`: use \"trace\" (each access at its time in the trace) or \"none\" (back to back)"))),
+                Some(other) => {
+                    return Err(err(key("pace"), format!("`{other}`: use \"trace\" (each access at its time in the trace) or \"none\" (back to back)")))
+                }
             };
             let format = pick!(trace_format).unwrap_or_else(|| "text".into());
             if matches!(format.as_str(), "iolog" | "fio-iolog") {

@@ -91,4 +91,3 @@ impl RequestReader for IologRequests {
         Ok(Some(Request { key: self.base[op.file as usize] + op.first_page, npages: op.npages as u64, kind, time_ns }))
     }
 }
-
