@@ -13,7 +13,7 @@ from . import _pagelab
 
 __version__ = _pagelab.__version__
 
-__all__ = ["run", "run_trace", "sweep", "compare", "cluster_sweep", "policies"]
+__all__ = ["run", "run_trace", "trace_stats", "sweep", "compare", "cluster_sweep", "policies"]
 
 
 def _set_args(set):
@@ -68,9 +68,10 @@ def run_trace(path, *, policy="classic", memory, format="oracleGeneral", kernel=
     of one file) or a plain cache ("lru", "fifo", "clock", "opt", "sieve", "s3fifo", "arc").
     `memory`: the machine's memory ("40M"; the plain caches hold memory / 4 KiB pages), or a
     list of sizes, run in parallel, which returns a list of reports in their order. `format`:
-    "oracleGeneral" (libCacheSim's, plain or zstd), "dense" or "fio-iolog" (fio's
-    write_iolog; kernel models only). The report has `ops` and the kernel's counters, and
-    for the page traces `misses` and `miss_ratio`."""
+    "oracleGeneral" (libCacheSim's, plain or zstd), "dense", "fio-iolog" (fio's
+    write_iolog), "text", "lcs", "csv:COLUMNS", "blkparse" or "msr" (docs/workloads.md).
+    The report has `ops` and the kernel's counters, and for the page traces `misses` and
+    `miss_ratio`."""
     sizes = memory if isinstance(memory, (list, tuple)) else [memory]
     out = json.loads(_pagelab.run_trace_json(str(path), policy, ",".join(str(m) for m in sizes), format, kernel, _set_args(set)))
     if isinstance(memory, (list, tuple)) and not isinstance(out, list):
@@ -109,6 +110,25 @@ def _frame(rows):
     except ImportError:
         return rows
     return pandas.DataFrame(rows)
+
+
+def trace_stats(path, *, format="oracleGeneral", plot=None, heatmap=False):
+    """A trace's statistics, as `pagelab trace-stats` prints them, as a dict: `accesses`,
+    `distinct_pages`, `reads`, `writes`, `touches` (the text format's T lines), `plain`
+    (accesses whose format does not say), `one_hit_wonders`, `top_1pct_share` and
+    `top_10pct_share` (of the accesses, on the most accessed pages), `time_span_s` (None
+    without times), `popularity` ([rank, accesses] at log-spaced ranks) and `reuse`
+    (`cold` first accesses and a `histogram` of reuse distances, the distinct pages between
+    two accesses to a page, in power-of-two buckets; exact up to 2^24 accesses, else sampled
+    at `rate` and scaled back). `format` is any `--trace-format`. `heatmap=True` adds
+    `heatmap` (accesses by 200 time bins × 200 page bins); `plot="PREFIX"` also draws
+    PREFIX-popularity.png and PREFIX-heatmap.png (matplotlib)."""
+    stats = json.loads(_pagelab.trace_stats_json(str(path), format, bool(heatmap or plot)))
+    if plot is not None:
+        from . import plot as _plot
+
+        _plot.trace_stats_png(stats, str(plot))
+    return stats
 
 
 def sweep(scenario=None, *, text=None, vary, set=None, threads=0):

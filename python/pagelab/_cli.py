@@ -5,7 +5,12 @@ import sys
 
 
 def main() -> None:
+    import os
+
     from . import _pagelab
+
+    # `pagelab trace-stats --plot` draws with this interpreter, which has the package.
+    os.environ.setdefault("PAGELAB_PYTHON", sys.executable)
 
     # Ctrl-C and a closed pipe end the command as they end the native binary, instead of
     # waiting for Python's handlers, which cannot run while the simulation holds the thread.

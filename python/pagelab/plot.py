@@ -132,3 +132,52 @@ def bars(reports, counter, labels=None, ax=None):
     ax.bar(labels, [r["vmstat"][counter] for r in reports])
     ax.set_ylabel(f"{counter} ({unit(counter)}{' at the end' if is_gauge(counter) else ' in total'})")
     return ax
+
+
+def trace_popularity(stats, ax=None):
+    """The popularity curve of `pagelab.trace_stats(...)`: accesses of the page of each rank,
+    on log-log axes (a straight line of slope -θ for a Zipf(θ) trace)."""
+    import matplotlib.pyplot as plt
+
+    ax = ax or plt.gca()
+    ranks = [r for r, _ in stats["popularity"]]
+    counts = [c for _, c in stats["popularity"]]
+    ax.loglog(ranks, counts, marker=".", linestyle="-")
+    ax.set_xlabel("page rank (most accessed first)")
+    ax.set_ylabel("accesses to the page")
+    ax.set_title(f'{stats["distinct_pages"]} pages, top 1% take {100 * stats["top_1pct_share"]:.1f}% of {stats["accesses"]} accesses')
+    return ax
+
+
+def trace_heatmap(stats, ax=None):
+    """The access heatmap of `pagelab.trace_stats(..., heatmap=True)`: accesses by time (bins
+    of equal accesses, left to right) and page (bins of equal page ranges, bottom to top)."""
+    import matplotlib.pyplot as plt
+
+    if "heatmap" not in stats:
+        raise ValueError("these statistics have no heatmap: call trace_stats(..., heatmap=True)")
+    ax = ax or plt.gca()
+    h = stats["heatmap"]
+    counts = [list(col) for col in zip(*h["counts"])] if h["counts"] else [[0]]
+    im = ax.imshow(counts, origin="lower", aspect="auto", interpolation="nearest", cmap="viridis",
+                   extent=(0, stats["accesses"], 0, stats["page_bound"]))
+    ax.set_xlabel("access (in trace order)")
+    ax.set_ylabel("page")
+    ax.figure.colorbar(im, ax=ax, label="accesses per bin")
+    return ax
+
+
+def trace_stats_png(stats, prefix):
+    """Draws PREFIX-popularity.png and PREFIX-heatmap.png from `trace_stats(...)` with a
+    heatmap; returns the two paths."""
+    from matplotlib.figure import Figure  # no pyplot: any backend, no window
+
+    out = []
+    for name, draw in (("popularity", trace_popularity), ("heatmap", trace_heatmap)):
+        fig = Figure(figsize=(7, 5))
+        draw(stats, fig.subplots())
+        path = f"{prefix}-{name}.png"
+        fig.tight_layout()
+        fig.savefig(path, dpi=100)
+        out.append(path)
+    return out

@@ -28,8 +28,10 @@ enum Cmd {
         /// Replay this page-access trace (one object = one 4 KiB page) instead of a scenario.
         #[arg(long, requires = "memory")]
         trace: Option<PathBuf>,
-        /// The trace's format: oracleGeneral (libCacheSim; plain or zstd), dense (pagelab's) or
-        /// fio-iolog (fio's write_iolog, versions 2 and 3; kernel models only).
+        /// The trace's format: oracleGeneral (libCacheSim; plain or zstd), dense (pagelab's),
+        /// fio-iolog (fio's write_iolog, versions 2 and 3; kernel models only), text (pagelab's
+        /// `R|W|T PAGE` lines), lcs (libCacheSim), csv:COLUMNS (e.g. csv:time=1,id=2,op=3),
+        /// blkparse, msr (MSR Cambridge); see docs/workloads.md.
         #[arg(long, default_value = "oracleGeneral")]
         trace_format: String,
         /// The policy (pagelab policies). With --trace: classic or mglru (the kernel models,
@@ -98,6 +100,25 @@ enum Cmd {
     /// Convert an oracleGeneral trace to pagelab's dense format (object ids mapped to page
     /// indices once).
     TraceConvert { input: PathBuf, output: PathBuf },
+    /// Know your trace: accesses, distinct pages, reads and writes, one-hit wonders, the
+    /// share of the most popular pages and a reuse-distance histogram (exact up to 2^24
+    /// accesses, sampled beyond).
+    TraceStats {
+        /// The trace.
+        trace: PathBuf,
+        /// Its format, as for `run --trace` (text, lcs, csv:COLUMNS, blkparse, msr,
+        /// oracleGeneral, dense, iolog).
+        #[arg(long, default_value = "oracleGeneral")]
+        trace_format: String,
+        /// Also draw the popularity curve and an access heatmap as PREFIX-popularity.png and
+        /// PREFIX-heatmap.png (default PREFIX: the trace's name without its extension, in the
+        /// current directory); needs Python with matplotlib and the pagelab package.
+        #[arg(long, value_name = "PREFIX", num_args = 0..=1, default_missing_value = "")]
+        plot: Option<String>,
+        /// Write the statistics as JSON to this file ("-" for standard output).
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// Run a scenario in a real Debian kernel under qemu and in the model; print the fidelity
     /// table (counter, kernel, pagelab, error %).
     Oracle(pagelab_oracle::OracleArgs),
@@ -229,6 +250,7 @@ fn real_main(cli: Cli) -> Result<()> {
         }
         Cmd::Run { .. } => unreachable!("clap requires a scenario or --trace"),
         Cmd::TraceConvert { input, output } => trace::convert(&input, &output),
+        Cmd::TraceStats { trace, trace_format, plot, json } => trace::stats(&trace, &trace_format, plot.as_deref(), json.as_deref()),
         Cmd::Compare { reports, labels } => compare(&reports, &labels),
         Cmd::Oracle(a) => pagelab_oracle::main(&a),
         Cmd::Seeds { manifest, only, threads, json_dir } => seeds(&manifest, &only, threads, json_dir.as_deref()),

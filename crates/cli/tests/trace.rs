@@ -146,7 +146,11 @@ fn malformed_traces_are_refused_with_file_and_offset() {
     fails(&["run", "--trace", z.to_str().unwrap(), "--policy", "lru", "--memory", "1M"], &["bad.zst", "zstd"]);
     fails(&["run", "--trace", "/nonexistent/t.oracleGeneral", "--policy", "lru", "--memory", "1M"], &["/nonexistent/t.oracleGeneral", "cannot open"]);
     fails(&["run", "--trace", p.to_str().unwrap(), "--policy", "lhd", "--memory", "1M"], &["unknown policy `lhd`"]);
-    fails(&["run", "--trace", p.to_str().unwrap(), "--trace-format", "csv", "--memory", "1M"], &["unknown trace format `csv`"]);
+    fails(
+        &["run", "--trace", p.to_str().unwrap(), "--trace-format", "parquet", "--memory", "1M"],
+        &["unknown trace format `parquet`", "text, lcs, csv:COLUMNS"],
+    );
+    fails(&["run", "--trace", p.to_str().unwrap(), "--trace-format", "csv", "--memory", "1M"], &["--trace-format csv: csv needs its columns"]);
     fails(&["run", "--trace", p.to_str().unwrap()], &["--memory"]);
 }
 
@@ -223,5 +227,5 @@ fn malformed_iologs_are_refused_with_file_and_line() {
     std::fs::write(&p, "fio version 2 iolog\n/d/a add\n/d/a read 0 4096\n/d/a raed 4096 4096\n").unwrap();
     let f = p.to_str().unwrap();
     fails(&["run", "--trace", f, "--trace-format", "fio-iolog", "--policy", "classic", "--memory", "16M"], &["bad.iolog", "line 4", "unknown action `raed`"]);
-    fails(&["run", "--trace", f, "--trace-format", "fio-iolog", "--policy", "lru", "--memory", "16M"], &["kernel models", "`lru`"]);
+    fails(&["run", "--trace", f, "--trace-format", "fio-iolog", "--policy", "lru", "--memory", "16M"], &["bad.iolog", "line 4", "unknown action `raed`"]);
 }

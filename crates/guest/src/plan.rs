@@ -274,6 +274,15 @@ impl Plan {
         let mut workloads = Vec::new();
         for (i, w) in raw.workload.iter().enumerate() {
             let wl = w.resolve(i).map_err(|e| err(&format!("workload[{i}].{}", e.key), e.message))?;
+            if wl.phases.iter().any(|p| p.trace.is_some()) {
+                return Err(err(&format!("workload[{i}].trace"), "the oracle's guest does not replay traces yet (run the scenario in the model)".into()));
+            }
+            if wl.lockstep.is_some() {
+                return Err(err(
+                    &format!("workload[{i}].lockstep"),
+                    "the oracle's guest does not run workloads in lockstep yet (run the scenario in the model)".into(),
+                ));
+            }
             if wl.cgroup != "/" && !cgroups.iter().any(|c| c.path == wl.cgroup) {
                 return Err(err(&format!("workload[{i}].cgroup"), format!("cgroup `{}` is not declared", wl.cgroup)));
             }

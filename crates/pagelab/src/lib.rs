@@ -24,6 +24,7 @@ pub mod page_writeback;
 pub mod policy;
 pub mod readahead;
 pub mod replay;
+pub mod replay_access;
 pub mod report;
 pub mod scenario;
 pub mod sim;
@@ -32,6 +33,8 @@ pub mod swap_state;
 pub mod swapfile;
 pub mod sweep;
 pub mod time;
+pub mod trace_stats;
+pub mod trace_workload;
 pub mod vmscan;
 pub mod vmstat;
 pub mod workingset;
@@ -87,6 +90,9 @@ fn run_ops_with<P: Policy>(s: &Scenario, make: impl FnOnce(&mm::Mm) -> P, ops: s
     m.set_ops(0, ops)?;
     let total = m.total_ops();
     m.run(|done| progress(done, total));
+    if let Some(e) = m.trace_error.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        return Err(e);
+    }
     if let Some(e) = m.policy.failure() {
         return Err(e);
     }
@@ -97,6 +103,9 @@ fn run_with<P: Policy>(s: &Scenario, make: impl FnOnce(&mm::Mm) -> P, progress: 
     let mut m = Machine::new(s, make)?;
     let total = m.total_ops();
     m.run(|done| progress(done, total));
+    if let Some(e) = m.trace_error.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        return Err(e);
+    }
     if let Some(e) = m.policy.failure() {
         return Err(e);
     }

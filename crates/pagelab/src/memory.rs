@@ -302,7 +302,7 @@ mod tests {
             );
             let s = Scenario::parse(&text, "t.toml", "t", &[]).unwrap();
             let mut m = Machine::new(&s, |mm| Classic::new(mm.memcgs.cg.len())).unwrap();
-            let op = Op { object: 0, page: 8, npages: 1, write: false, access: Access::Mmap, advice: Advice::Normal, fill: false, think_ns: 0 };
+            let op = Op { object: 0, page: 8, npages: 1, write: false, access: Access::Mmap, advice: Advice::Normal, fill: false, think_ns: 0, due: None };
             m.apply(0, op); // reads 0..24 around page 8
             let (base, pages) = m.object(0, 0);
             for i in 0..16 {

@@ -54,9 +54,17 @@ pub fn run(o: &TraceRun) -> Result<(Value, String)> {
         bail!("unknown policy `{}` (expected {})", o.policy, crate::policy::registry::names(|p| p.runs.on_trace()));
     }
     let sizes: Vec<&str> = o.memory.split(',').map(str::trim).collect();
+    // oracleGeneral, dense and fio's iolog keep their own replays (streamed, converted once
+    // for several sizes, keyed); the other formats are read as access streams.
+    let legacy = o.format.parse::<Format>().is_ok() || matches!(o.format, "fio-iolog" | "iolog");
+    if let (false, Some(spec)) = (legacy, pagelab_trace::access::Spec::parse(o.format)) {
+        let spec = spec.map_err(|e| anyhow::anyhow!("--trace-format {}: {e}", o.format))?;
+        return crate::replay_access::run(o, &spec, &sizes, kernel_model);
+    }
     if matches!(o.format, "fio-iolog" | "iolog") {
         if !kernel_model {
-            bail!("a fio iolog replays against the kernel models (classic, mglru), not the plain cache `{}`", o.policy);
+            // A plain cache sees the log's pages: each file's after the files named before it.
+            return crate::replay_access::run(o, &pagelab_trace::access::Spec::Iolog, &sizes, false);
         }
         let log = pagelab_trace::iolog::read_iolog(o.path)?;
         if log.ops.is_empty() {
@@ -65,7 +73,7 @@ pub fn run(o: &TraceRun) -> Result<(Value, String)> {
         return for_each_size(o, &sizes, |o| run_iolog(o, &log));
     }
     let Ok(format) = o.format.parse::<Format>() else {
-        bail!("unknown trace format `{}` (expected `oracleGeneral`, `dense` or `fio-iolog`)", o.format);
+        bail!("unknown trace format `{}` (expected {})", o.format, pagelab_trace::access::Spec::NAMES);
     };
     let _tmp;
     // `lru`, `fifo` and `clock` stream an oracleGeneral trace themselves (keyed by object
@@ -85,7 +93,7 @@ pub fn run(o: &TraceRun) -> Result<(Value, String)> {
 
 /// Runs `one` for every memory size, in parallel, and gathers the reports in their order
 /// (one report, not an array, for a single size).
-fn for_each_size(o: &TraceRun, sizes: &[&str], one: impl Fn(&TraceRun) -> Result<(Value, String)> + Sync) -> Result<(Value, String)> {
+pub(crate) fn for_each_size(o: &TraceRun, sizes: &[&str], one: impl Fn(&TraceRun) -> Result<(Value, String)> + Sync) -> Result<(Value, String)> {
     if sizes.len() == 1 {
         return one(o);
     }
@@ -182,7 +190,7 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
     }
     let status = Arc::new(Mutex::new(crate::sim::TraceStatus::default()));
     // Every access a buffered single-page read of object 0, the trace's file.
-    let read = Op { object: 0, page: 0, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0 };
+    let read = Op { object: 0, page: 0, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0, due: None };
     let ops = crate::sim::OpSource::Pages(crate::sim::PageOps::new(src, read, o.path, status.clone()));
     let start = Instant::now();
     let report = crate::run_ops(&s, ops, |_, _| {}).map_err(anyhow::Error::msg)?;
@@ -242,6 +250,7 @@ fn run_iolog(o: &TraceRun, log: &pagelab_trace::iolog::Iolog) -> Result<(Value, 
             advice: Advice::Normal,
             fill: false,
             think_ns: 0,
+            due: None,
         })
         .collect();
     let start = Instant::now();

@@ -39,6 +39,37 @@ pub struct TaskReport {
     pub io_wait_s: f64,
     pub reclaim_s: f64,
     pub oom_killed: bool,
+    /// `pace = "trace"`: how far the task fell behind its trace's times.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pace: Option<PaceReport>,
+    /// `lockstep`: how long the task waited for its partner.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lockstep: Option<LockstepReport>,
+}
+
+/// How a paced task kept to its trace's times: how many accesses were issued after their
+/// time in the trace, and how far behind (modeled seconds).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PaceReport {
+    pub accesses: u64,
+    pub late: u64,
+    pub behind_max_s: f64,
+    pub behind_mean_s: f64,
+    /// How far behind the last paced access was issued.
+    pub behind_end_s: f64,
+}
+
+/// A task in lockstep: its leader (a follower), and how often and how long it waited (a
+/// follower for its leader's accesses, a leader for its followers' prefills).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LockstepReport {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leader: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ratio: Option<f64>,
+    pub followers: Vec<String>,
+    pub waits: u64,
+    pub wait_s: f64,
 }
 
 /// The zone as the model set it up (for checks against /proc/zoneinfo).
@@ -272,6 +303,20 @@ impl Report {
                     io_wait_s: tm.io_wait_ns as f64 / 1e9,
                     reclaim_s: tm.reclaim_ns as f64 / 1e9,
                     oom_killed: tm.killed,
+                    pace: t.pacing.as_deref().map(|p| PaceReport {
+                        accesses: p.accesses,
+                        late: p.late,
+                        behind_max_s: p.behind_max_ns as f64 / 1e9,
+                        behind_mean_s: if p.accesses == 0 { 0.0 } else { p.behind_sum_ns as f64 / p.accesses as f64 / 1e9 },
+                        behind_end_s: p.behind_last_ns as f64 / 1e9,
+                    }),
+                    lockstep: m.locks.get(i).filter(|l| l.leader.is_some() || !l.followers.is_empty()).map(|l| LockstepReport {
+                        leader: l.leader.map(|(t, _)| mm.tasks[t].name.clone()),
+                        ratio: l.leader.map(|(_, r)| r),
+                        followers: l.followers.iter().map(|&f| mm.tasks[f].name.clone()).collect(),
+                        waits: l.waits,
+                        wait_s: l.wait_ns as f64 / 1e9,
+                    }),
                 }
             })
             .collect();
@@ -318,6 +363,22 @@ impl Report {
         );
         for k in &self.oom_kills {
             let _ = writeln!(out, "OOM kill at {:.3} s: {} (constraint {}, {} pages freed)", k.time_s, k.task, k.constraint, k.freed_pages);
+        }
+        for t in &self.tasks {
+            if let Some(p) = &t.pace {
+                let _ = writeln!(
+                    out,
+                    "pace: {} issued {} of {} accesses after their trace time, at most {:.6} s behind (mean {:.6} s, at the end {:.6} s)",
+                    t.name, p.late, p.accesses, p.behind_max_s, p.behind_mean_s, p.behind_end_s
+                );
+            }
+            if let Some(l) = &t.lockstep {
+                let whom = match &l.leader {
+                    Some(leader) => format!("behind {leader} (ratio {})", l.ratio.unwrap_or(1.0)),
+                    None => format!("leading {}", l.followers.join(", ")),
+                };
+                let _ = writeln!(out, "lockstep: {} {whom} waited {} times, {:.6} s", t.name, l.waits, l.wait_s);
+            }
         }
         let _ = writeln!(out, "\n/proc/vmstat");
         let keys = [

@@ -281,8 +281,47 @@ impl Scenario {
             err(locate(text, &key), &key, message)
         })?;
         let located = |key: &str, message: String| err(locate(text, key), key, message);
-        build(raw, name, &located)
+        let s = build(raw, name, &located)?;
+        crate::trace_workload::size_traces(s, file, &located)
     }
+}
+
+/// `lockstep = { leader, ratio }`: the leader is another workload, with one job or as many
+/// as the follower (job i follows job i), and following leads nowhere back to the follower.
+fn check_lockstep(workloads: &[Workload], names: &BTreeMap<String, usize>, err: &dyn Fn(&str, String) -> ScenarioError) -> Result<(), ScenarioError> {
+    for (i, w) in workloads.iter().enumerate() {
+        let Some(l) = &w.lockstep else { continue };
+        let key = format!("workload[{i}].lockstep.leader");
+        let Some(&li) = names.get(&l.leader) else {
+            return Err(err(&key, format!("no workload is named `{}`", l.leader)));
+        };
+        if li == i {
+            return Err(err(&key, "a workload cannot follow itself".into()));
+        }
+        let leader = &workloads[li];
+        if leader.jobs != 1 && leader.jobs != w.jobs {
+            return Err(err(
+                &key,
+                format!("`{}` has {} jobs and this workload {}: a leader has one job, or as many as its follower", l.leader, leader.jobs, w.jobs),
+            ));
+        }
+        let mut chain = vec![w.name.as_str()];
+        let mut at = li;
+        loop {
+            chain.push(&workloads[at].name);
+            if at == i {
+                return Err(err(&key, format!("lockstep goes round in a circle: {}", chain.join(" → "))));
+            }
+            match &workloads[at].lockstep {
+                Some(next) => at = names[&next.leader],
+                None => break,
+            }
+            if chain.len() > workloads.len() + 1 {
+                break;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The scenario text with `--set` overrides applied, re-serialized as TOML: what `pagelab
@@ -639,6 +678,7 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
         }
         workloads.push(wl);
     }
+    check_lockstep(&workloads, &names, err)?;
 
     let time = raw.time.unwrap_or_default();
     let report = raw.report.unwrap_or_default();

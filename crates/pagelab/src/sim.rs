@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use pagelab_trace::{PageSource, TraceError};
-use pagelab_workload::{Access, JobStream, Op};
+use pagelab_workload::{Access, Due, JobStream, Op};
 
 use crate::folio::Folios;
 use crate::mapping::AddressSpace;
@@ -67,6 +67,15 @@ pub enum OpSource {
     Pages(PageOps),
     /// Operations given in full (a fio iolog's).
     List(std::vec::IntoIter<Op>),
+    /// Operations streamed from elsewhere (a trace's accesses, read as they are needed).
+    Stream(Box<dyn OpStream>),
+}
+
+/// A stream of operations from outside the workload generators (see [`OpSource::Stream`]).
+pub trait OpStream: Send {
+    fn next_op(&mut self) -> Option<Op>;
+    /// Operations still to come, as far as known (for progress reports).
+    fn remaining(&self) -> u64;
 }
 
 impl OpSource {
@@ -76,6 +85,7 @@ impl OpSource {
             OpSource::Job(s) => s.remaining(),
             OpSource::Pages(p) => p.remaining,
             OpSource::List(l) => l.len() as u64,
+            OpSource::Stream(s) => s.remaining(),
         }
     }
 }
@@ -89,6 +99,7 @@ impl Iterator for OpSource {
             OpSource::Job(s) => s.next(),
             OpSource::Pages(p) => p.next(),
             OpSource::List(l) => l.next(),
+            OpSource::Stream(s) => s.next_op(),
         }
     }
 }
@@ -195,8 +206,62 @@ pub struct Task {
     /// Processes that replaced the task's earlier one (`lifetime_ops`).
     pub respawns: u64,
     pub done: bool,
+    /// Waiting for another task (`lockstep`): not runnable until that task unblocks it.
+    waiting: bool,
     pub start_ns: u64,
     pub end_ns: u64,
+    /// `pace = "trace"`: how the task kept to its trace's times.
+    pub pacing: Option<Box<Pacing>>,
+}
+
+/// How a task kept to its paced trace's times (`pace = "trace"`): each access is issued at
+/// its due time (the phase's first access, plus its time in the trace after the first's) or,
+/// when the task is behind, as soon as it can.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pacing {
+    /// When the current paced phase's first access was issued.
+    origin: u64,
+    /// Paced accesses issued.
+    pub accesses: u64,
+    /// Accesses issued after their due time.
+    pub late: u64,
+    pub behind_max_ns: u64,
+    pub behind_sum_ns: u128,
+    /// How far behind the last paced access was issued.
+    pub behind_last_ns: u64,
+}
+
+/// What a task of a `lockstep` pair waits for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Wait {
+    #[default]
+    Nothing,
+    /// A leader: its followers' prefills.
+    Prefill,
+    /// A follower: the leader's access count to reach this.
+    Leader(u64),
+}
+
+/// A task's part in `lockstep` pairs: as a follower (its leader and ratio) and as a leader
+/// (its followers).
+#[derive(Clone, Debug, Default)]
+pub struct LockTask {
+    /// The leader's task and the ratio R: before its access j the task waits until
+    /// `leader_done × R ≥ j`.
+    pub leader: Option<(usize, f64)>,
+    pub followers: Vec<usize>,
+    /// The task has fetched its first access (its prefill is over), and when.
+    prefilled: bool,
+    prefill_end: u64,
+    /// A leader: its followers' prefills are over and its accesses began.
+    started: bool,
+    wait: Wait,
+    /// A follower: (the leader's access count, when it reached it) for the leader's accesses
+    /// that ended later than the follower's clock then.
+    pending: VecDeque<(u64, u64)>,
+    /// Times the task had to wait, and the modeled time it waited.
+    pub waits: u64,
+    pub wait_ns: u64,
 }
 
 /// One report interval of the counters.
@@ -226,6 +291,10 @@ pub struct Machine<P: Policy> {
     hold: Vec<bool>,
     /// Per workload: the timing limits of its tasks.
     workloads: Vec<WorkloadTiming>,
+    /// The first error of a trace a workload replays, which ended its operations.
+    pub trace_error: Arc<Mutex<Option<String>>>,
+    /// Per task, its `lockstep` pairs; empty when no workload has `lockstep`.
+    pub locks: Vec<LockTask>,
 }
 
 /// A workload's runtime, rate limit and process lifetime.
@@ -254,6 +323,37 @@ fn check_host_memory(managed_pages: u64) -> Result<(), String> {
     }
 }
 
+/// The tasks' `lockstep` pairs: job j of a follower follows job j of its leader, or job 0
+/// of a leader with one job. Empty when no workload has `lockstep`.
+fn lock_tasks(s: &Scenario, tasks: &[Task]) -> Vec<LockTask> {
+    if s.workloads.iter().all(|w| w.lockstep.is_none()) {
+        return Vec::new();
+    }
+    let task_of = |wi: usize, job: u32| tasks.iter().position(|t| t.workload == wi && t.job == job);
+    let mut locks = vec![LockTask::default(); tasks.len()];
+    for (t, task) in tasks.iter().enumerate() {
+        let Some(l) = &s.workloads[task.workload].lockstep else { continue };
+        let li = s.workloads.iter().position(|w| w.name == l.leader).expect("the scenario checked the leader");
+        let job = if s.workloads[li].jobs == 1 { 0 } else { task.job };
+        let leader = task_of(li, job).expect("the scenario checked the leader's jobs");
+        locks[t].leader = Some((leader, l.ratio));
+        locks[leader].followers.push(t);
+    }
+    locks
+}
+
+/// The fewest leader accesses `d` with `d × ratio ≥ j`.
+fn leader_accesses_needed(j: u64, ratio: f64) -> u64 {
+    let mut d = (j as f64 / ratio).ceil() as u64;
+    while d > 0 && (d - 1) as f64 * ratio >= j as f64 {
+        d -= 1;
+    }
+    while (d as f64) * ratio < j as f64 {
+        d += 1;
+    }
+    d
+}
+
 impl<P: Policy> Machine<P> {
     /// Builds the machine; `make_policy` receives the number of memcgs.
     pub fn new(s: &Scenario, make_policy: impl FnOnce(&Mm) -> P) -> Result<Machine<P>, String> {
@@ -268,12 +368,13 @@ impl<P: Policy> Machine<P> {
         let mut space = AddressSpace::default();
 
         // Files are shared by name; anonymous regions belong to their task.
+        let trace_error = Arc::new(Mutex::new(None));
         let mut streams = Vec::new();
         let mut files: BTreeMap<String, u64> = BTreeMap::new();
         let mut file_order = Vec::new();
         for (wi, w) in s.workloads.iter().enumerate() {
             for job in 0..w.jobs {
-                let st = JobStream::new(w, job);
+                let st = JobStream::with_traces(w, job, &|t, _, pages| crate::trace_workload::open(&trace_error, t, pages))?;
                 for o in st.objects().iter().filter(|o| !o.anon) {
                     match files.get_mut(&o.name) {
                         Some(p) => *p = (*p).max(o.pages),
@@ -338,8 +439,10 @@ impl<P: Policy> Machine<P> {
                 fill_ops: 0,
                 respawns: 0,
                 done: false,
+                waiting: false,
                 start_ns: w.start_ns,
                 end_ns: w.start_ns,
+                pacing: None,
             });
         }
         let shmem_object = if m.shmem_pages > 0 { Some(space.add_object("shmem", true, m.shmem_pages as u32, None)?) } else { None };
@@ -412,7 +515,10 @@ impl<P: Policy> Machine<P> {
         let hold = tasks.iter().map(|t| s.workloads[t.workload].hold).collect();
         let workloads =
             s.workloads.iter().map(|w| WorkloadTiming { runtime: w.runtime_ns, op_interval: w.op_interval_ns, lifetime_ops: w.lifetime_ops }).collect();
+        let locks = lock_tasks(s, &tasks);
         Ok(Machine {
+            locks,
+            trace_error,
             hold,
             workloads,
             mm,
@@ -436,6 +542,9 @@ impl<P: Policy> Machine<P> {
     /// Replaces task `t`'s operations with `ops`, e.g. a trace's accesses: the task's
     /// objects stay those its workload declared.
     pub fn set_ops(&mut self, t: usize, ops: OpSource) -> Result<(), String> {
+        if self.locks.get(t).is_some_and(|l| l.leader.is_some() || !l.followers.is_empty()) {
+            return Err("a task in lockstep replays its own workload's operations".into());
+        }
         if let OpSource::Pages(p) = &ops {
             let file = self.tasks[t].objects.get(p.op.object as usize).ok_or("the trace's object is not one of the task's")?.file;
             let id = self.mm.space.object_of(file.base);
@@ -579,7 +688,15 @@ impl<P: Policy> Machine<P> {
                 self.step_task(t);
                 true
             }
-            None => false,
+            None => match self.tasks.iter().position(|task| !task.done && task.waiting) {
+                // Nothing can run and a task still waits (its partner is gone): it ends.
+                Some(t) => {
+                    self.tasks[t].waiting = false;
+                    self.finish_task(t);
+                    true
+                }
+                None => false,
+            },
         }
     }
 
@@ -594,7 +711,7 @@ impl<P: Policy> Machine<P> {
     fn next_task(&self) -> Option<usize> {
         let mut best: Option<(u64, usize)> = None;
         for (t, task) in self.tasks.iter().enumerate() {
-            if task.done {
+            if task.done || task.waiting {
                 continue;
             }
             let c = self.mm.tasks[t].clock;
@@ -699,6 +816,14 @@ impl<P: Policy> Machine<P> {
             Some(op) if !self.mm.tasks[t].killed => op,
             _ => return self.finish_task(t),
         };
+        if !self.locks.is_empty() && !op.fill && !self.lockstep_admits(t) {
+            // It waits (or ended with its leader): the access stays next.
+            self.tasks[t].ahead.push_front(op);
+            return;
+        }
+        if let Some(due) = op.due {
+            self.pace(t, due);
+        }
         let lifetime = self.workloads[self.tasks[t].workload].lifetime_ops;
         if lifetime > 0 && !op.fill && self.tasks[t].ops == lifetime * (self.tasks[t].respawns + 1) {
             self.respawn(t);
@@ -819,6 +944,144 @@ impl<P: Policy> Machine<P> {
             self.tasks[t].fill_ops += 1;
         } else {
             self.tasks[t].ops += 1;
+            if !self.locks.is_empty() && !self.locks[t].followers.is_empty() {
+                self.leader_did(t);
+            }
+        }
+    }
+
+    /// `pace = "trace"`: the task issues the access when it is due, or now if it is late.
+    fn pace(&mut self, t: usize, due: Due) {
+        let clock = self.mm.tasks[t].clock;
+        let p = self.tasks[t].pacing.get_or_insert_with(Default::default);
+        if due.first {
+            p.origin = clock;
+        }
+        let at = p.origin.saturating_add(due.after_ns);
+        p.accesses += 1;
+        if clock < at {
+            self.mm.tasks[t].clock = at;
+            p.behind_last_ns = 0;
+        } else {
+            let behind = clock - at;
+            p.late += (behind > 0) as u64;
+            p.behind_max_ns = p.behind_max_ns.max(behind);
+            p.behind_sum_ns += behind as u128;
+            p.behind_last_ns = behind;
+        }
+    }
+
+    /// `lockstep`, before task `t`'s next access (not a fill): the task's prefill is over;
+    /// a leader waits until its followers' prefills are; a follower waits, before its access
+    /// j, until its leader has done `d` accesses with `d × ratio ≥ j` (from the time the
+    /// leader's access `d` ended), and ends when its leader ended without them. Returns
+    /// whether the access goes ahead now.
+    fn lockstep_admits(&mut self, t: usize) -> bool {
+        if !self.locks[t].prefilled {
+            self.prefill_over(t);
+        }
+        if !self.locks[t].started && !self.locks[t].followers.is_empty() {
+            if self.locks[t].followers.iter().any(|&f| !self.locks[f].prefilled) {
+                self.lock_wait(t, Wait::Prefill);
+                return false;
+            }
+            self.start_leader(t);
+        }
+        let Some((leader, ratio)) = self.locks[t].leader else { return true };
+        let need = leader_accesses_needed(self.tasks[t].ops, ratio);
+        if self.tasks[leader].ops >= need {
+            // When the leader's access `need` ended (no entry: by the follower's clock).
+            let pending = &mut self.locks[t].pending;
+            while pending.front().is_some_and(|&(n, _)| n < need) {
+                pending.pop_front();
+            }
+            if let Some(&(n, at)) = pending.front() {
+                if n == need {
+                    self.lock_until(t, at);
+                }
+            }
+            true
+        } else if self.tasks[leader].done {
+            let end = self.tasks[leader].end_ns;
+            self.lock_until(t, end);
+            self.finish_task(t);
+            false
+        } else {
+            self.lock_wait(t, Wait::Leader(need));
+            false
+        }
+    }
+
+    /// Task `t` waits (is not runnable) for `w`.
+    fn lock_wait(&mut self, t: usize, w: Wait) {
+        self.locks[t].wait = w;
+        self.tasks[t].waiting = true;
+    }
+
+    /// Task `t` stops waiting at `at` (its clock moves there if behind).
+    fn lock_until(&mut self, t: usize, at: u64) {
+        let clock = &mut self.mm.tasks[t].clock;
+        if at > *clock {
+            let l = &mut self.locks[t];
+            l.waits += 1;
+            l.wait_ns += at - *clock;
+            *clock = at;
+        }
+    }
+
+    fn lock_wake(&mut self, t: usize, at: u64) {
+        self.locks[t].wait = Wait::Nothing;
+        self.tasks[t].waiting = false;
+        self.lock_until(t, at);
+    }
+
+    /// Task `t` fetched its first access (or ended): its leader may begin.
+    fn prefill_over(&mut self, t: usize) {
+        self.locks[t].prefilled = true;
+        self.locks[t].prefill_end = self.mm.tasks[t].clock;
+        if let Some((leader, _)) = self.locks[t].leader {
+            if self.locks[leader].wait == Wait::Prefill && self.locks[leader].followers.iter().all(|&f| self.locks[f].prefilled) {
+                self.start_leader(leader);
+            }
+        }
+    }
+
+    /// A leader begins its accesses when the last of its followers' prefills ended.
+    fn start_leader(&mut self, l: usize) {
+        let at = self.locks[l].followers.iter().map(|&f| self.locks[f].prefill_end).max().unwrap_or(0);
+        self.locks[l].started = true;
+        self.lock_wake(l, at);
+    }
+
+    /// Leader `l` finished an access: followers waiting for it go on from now; the others
+    /// keep when it ended, if that is later than their clock.
+    fn leader_did(&mut self, l: usize) {
+        let (n, at) = (self.tasks[l].ops, self.mm.tasks[l].clock);
+        for i in 0..self.locks[l].followers.len() {
+            let f = self.locks[l].followers[i];
+            match self.locks[f].wait {
+                Wait::Leader(need) if n >= need => self.lock_wake(f, at),
+                _ if !self.tasks[f].done && self.mm.tasks[f].clock < at => self.locks[f].pending.push_back((n, at)),
+                _ => {}
+            }
+        }
+    }
+
+    /// Task `t` ended: a leader waiting for its prefill may begin, and its followers waiting
+    /// for an access it will not do end with it.
+    fn lockstep_ended(&mut self, t: usize) {
+        if !self.locks[t].prefilled {
+            self.prefill_over(t);
+        }
+        let end = self.tasks[t].end_ns;
+        for i in 0..self.locks[t].followers.len() {
+            let f = self.locks[t].followers[i];
+            if matches!(self.locks[f].wait, Wait::Leader(_)) && !self.tasks[f].done {
+                self.locks[f].wait = Wait::Nothing;
+                self.tasks[f].waiting = false;
+                self.lock_until(f, end);
+                self.finish_task(f);
+            }
         }
     }
 
@@ -841,6 +1104,9 @@ impl<P: Policy> Machine<P> {
         self.mm.actor = Actor::Task(t);
         if !self.mm.tasks[t].killed && !self.hold[t] {
             crate::oom_kill::exit_mmap(&mut self.mm, &mut self.policy, t);
+        }
+        if !self.locks.is_empty() {
+            self.lockstep_ended(t);
         }
     }
 

@@ -250,6 +250,7 @@ fn a_major_mmap_fault_is_retried_and_the_retry_maps_the_pages_read_around_it() {
             advice: pagelab::Advice::Normal,
             fill: false,
             think_ns: 0,
+            due: None,
         };
         m.apply(0, op);
         assert_eq!(ev(&m, Ev::PgMajFault), 1, "{kernel}");

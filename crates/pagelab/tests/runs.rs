@@ -285,6 +285,7 @@ fn replay<P: pagelab::policy::Policy>(s: &pagelab::Scenario, mut m: pagelab::sim
         advice: pagelab_workload::Advice::Random,
         fill: false,
         think_ns: 0,
+        due: None,
     };
     let status = std::sync::Arc::new(std::sync::Mutex::new(pagelab::sim::TraceStatus::default()));
     let ops = pagelab::sim::PageOps::new(Box::new(MemTrace(pages.to_vec(), 6000, false)), read, std::path::Path::new("mem"), status);

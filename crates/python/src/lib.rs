@@ -116,6 +116,15 @@ fn curve_json(
     serde_json::to_string(&points).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
+/// A trace's statistics (`pagelab trace-stats`) as JSON, with the access heatmap if asked.
+#[pyfunction]
+#[pyo3(signature = (path, format="oracleGeneral", heatmap=false))]
+fn trace_stats_json(py: Python<'_>, path: &str, format: &str, heatmap: bool) -> PyResult<String> {
+    let path = std::path::Path::new(path);
+    let (v, _) = py.allow_threads(|| pagelab::trace_stats::trace_stats(path, format, heatmap)).map_err(PyValueError::new_err)?;
+    serde_json::to_string(&v).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
 /// The mmtests-style comparison table of reports given as JSON files.
 #[pyfunction]
 #[pyo3(signature = (paths, labels=None))]
@@ -149,6 +158,7 @@ fn _pagelab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compare_table, m)?)?;
     m.add_function(wrap_pyfunction!(run_trace_json, m)?)?;
     m.add_function(wrap_pyfunction!(curve_json, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_stats_json, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     add_seam(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

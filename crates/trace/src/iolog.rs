@@ -35,6 +35,9 @@ pub struct Iolog {
     /// The files in order of first mention, with the pages the log touches (at least one).
     pub files: Vec<(String, u64)>,
     pub ops: Vec<IoOp>,
+    /// Version 3: the time of each operation of `ops` (microseconds since the log began, as
+    /// written; they may go backwards, as fio's threads wrote them). Empty for version 2.
+    pub times_us: Vec<u64>,
     /// Lines read but not replayed: `trim`, `sync`/`datasync`, `wait`.
     pub trims: u64,
     pub syncs: u64,
@@ -67,9 +70,11 @@ pub fn parse(input: impl BufRead, path: &Path) -> Result<Iolog, TraceError> {
             continue;
         }
         let mut fields = line.split_whitespace();
+        let mut time_us = None;
         if log.version == 3 {
             let Some(t) = fields.next() else { continue };
-            t.parse::<u64>().map_err(|_| line_err(path, n, format!("`{t}` is not a timestamp in microseconds (a version 3 line starts with one)")))?;
+            time_us =
+                Some(t.parse::<u64>().map_err(|_| line_err(path, n, format!("`{t}` is not a timestamp in microseconds (a version 3 line starts with one)")))?);
         }
         let Some(file) = fields.next() else { continue };
         let action = fields.next().ok_or_else(|| line_err(path, n, format!("`{file}` has no action")))?;
@@ -93,6 +98,9 @@ pub fn parse(input: impl BufRead, path: &Path) -> Result<Iolog, TraceError> {
                 let pages = &mut log.files[f as usize].1;
                 *pages = (*pages).max(last + 1);
                 log.ops.push(IoOp { file: f, write: action == "write", first_page: first, npages });
+                if let Some(t) = time_us {
+                    log.times_us.push(t);
+                }
             }
             "trim" | "sync" | "datasync" | "wait" => {
                 // fio reads the numbers of these too.
@@ -152,6 +160,7 @@ mod tests {
             ]
         );
         assert_eq!((log.syncs, log.trims, log.waits), (1, 1, 0));
+        assert_eq!(log.times_us, vec![10, 20, 30], "the times of the reads and writes");
     }
 
     #[test]
@@ -159,6 +168,7 @@ mod tests {
         let log = parse_str("fio version 2 iolog\nf add\nf read 4096 4096\nf wait 0 1000\n").unwrap();
         assert_eq!((log.version, log.ops.len(), log.waits), (2, 1, 1));
         assert_eq!(log.ops[0].first_page, 1);
+        assert!(log.times_us.is_empty());
     }
 
     #[test]

@@ -16,9 +16,11 @@
 //! * [`PageSource`] is what the simulators consume: batches of dense page indices (with the
 //!   oracle's next-access times when the trace has them), from either format.
 
+pub mod access;
 pub mod hugevec;
 pub mod interrupt;
 pub mod iolog;
+pub mod stats;
 
 use std::fmt;
 use std::fs::File;

@@ -1,9 +1,65 @@
 //! The access stream of one task: phases in order, each a sequence of operations drawn from
 //! its distribution. The simulator and the in-guest runner iterate the same [`JobStream`].
 
+use std::sync::{Arc, Mutex};
+
 use crate::dist::Sampler;
 use crate::rng::Rng;
-use crate::spec::{Access, Advice, Kind, Workload};
+use crate::spec::{Access, Advice, Kind, TraceSpec, Workload};
+
+/// What one access of a trace does (pagelab-trace's access kinds, which this crate does
+/// not depend on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceKind {
+    Read,
+    Write,
+    /// The first touch of anonymous memory: a fill of the prefill (a write elsewhere).
+    Touch,
+    /// The trace does not say: the phase's kind decides (and `read_ratio` for the rw kinds).
+    Plain,
+}
+
+/// One access of a trace as a phase replays it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceAccess {
+    /// Which of the trace's objects (0 unless the trace names several files, as an iolog).
+    pub object: u32,
+    pub page: u64,
+    pub npages: u32,
+    pub kind: TraceKind,
+    /// The access's time in the trace (ns from the trace's own origin), if it has one.
+    pub time_ns: Option<u64>,
+}
+
+/// The accesses of a trace as a phase replays them: page indices within its objects.
+pub trait TraceAccesses: Send {
+    /// The next access, or `None` at the end of the trace (or at an error, which the
+    /// opener's caller learns of its own way).
+    fn next_access(&mut self) -> Option<TraceAccess>;
+}
+
+/// Opens the trace of a phase (`job` of the workload) for [`JobStream::with_traces`].
+/// Its arguments: the trace, the job, the pages of the phase's object.
+pub type TraceOpener<'a> = dyn Fn(&TraceSpec, u32, u64) -> Result<Box<dyn TraceAccesses>, String> + 'a;
+
+/// When an access of a paced trace (`pace = "trace"`) is due: `after_ns` after the phase's
+/// first access, by the trace's times; `first` marks that first access, whose issue time is
+/// the origin of the others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Due {
+    pub after_ns: u64,
+    pub first: bool,
+}
+
+/// A phase's open trace; clones share it.
+#[derive(Clone)]
+struct TraceCursor(Arc<Mutex<Box<dyn TraceAccesses>>>);
+
+impl std::fmt::Debug for TraceCursor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TraceCursor")
+    }
+}
 
 /// An object a task touches: a file (shared with every task that names the same file) or a
 /// private anonymous region.
@@ -29,6 +85,8 @@ pub struct Op {
     pub fill: bool,
     /// Modeled CPU time the task thinks before this operation.
     pub think_ns: u64,
+    /// A paced trace's access: not issued before it is due.
+    pub due: Option<Due>,
 }
 
 /// The operations of one job (task) of a workload.
@@ -55,6 +113,17 @@ struct PhaseState {
     ops_left: u64,
     sampler: Option<Sampler>,
     spec_index: usize,
+    /// The trace this phase replays (none: the phase has no trace, or no opener was given,
+    /// and has no operations beyond its prefill).
+    trace: Option<TraceCursor>,
+    is_trace: bool,
+    /// The task's objects the trace's objects are (one, or an iolog's files).
+    trace_objects: Vec<u32>,
+    /// `pace = "trace"`: the time of the phase's first access, once it was read, and the
+    /// latest time so far (a time before it counts as it: times do not go backwards).
+    pace: bool,
+    pace_first: Option<u64>,
+    pace_last: u64,
 }
 
 /// The file name job `job` of workload `w` uses for `object`: fio names per-job files
@@ -68,25 +137,45 @@ pub fn job_file_name(w: &Workload, object: &str, job: u32) -> String {
 }
 
 impl JobStream {
+    /// The stream of job `job` of `w`. A phase that replays a trace needs
+    /// [`JobStream::with_traces`]; here it has no operations beyond its prefill.
     pub fn new(w: &Workload, job: u32) -> Self {
+        Self::build(w, job, None).expect("no trace to open")
+    }
+
+    /// The stream of job `job` of `w`, its phases' traces opened by `open`.
+    pub fn with_traces(w: &Workload, job: u32, open: &TraceOpener) -> Result<Self, String> {
+        Self::build(w, job, Some(open))
+    }
+
+    fn build(w: &Workload, job: u32, open: Option<&TraceOpener>) -> Result<Self, String> {
         let mut objects: Vec<ObjectDecl> = Vec::new();
         let mut filled: Vec<bool> = Vec::new();
         let mut phases = Vec::new();
         for (i, p) in w.phases.iter().enumerate() {
             let anon = p.kind.is_anon();
-            let name = if anon { p.object.clone() } else { job_file_name(w, &p.object, job) };
-            let idx = match objects.iter().position(|o| o.name == name && o.anon == anon) {
-                Some(idx) => {
-                    let o = &mut objects[idx];
-                    o.pages = o.pages.max(p.object_pages);
-                    idx
-                }
-                None => {
-                    objects.push(ObjectDecl { name, anon, pages: p.object_pages });
-                    filled.push(false);
-                    objects.len() - 1
+            let mut declare = |object: &str, pages: u64| {
+                let name = if anon { object.to_string() } else { job_file_name(w, object, job) };
+                match objects.iter().position(|o| o.name == name && o.anon == anon) {
+                    Some(idx) => {
+                        let o = &mut objects[idx];
+                        o.pages = o.pages.max(pages);
+                        idx
+                    }
+                    None => {
+                        objects.push(ObjectDecl { name, anon, pages });
+                        filled.push(false);
+                        objects.len() - 1
+                    }
                 }
             };
+            // A trace that names its files (an iolog) touches those instead of the phase's
+            // object.
+            let trace_objects: Vec<u32> = match &p.trace {
+                Some(t) if !t.files.is_empty() => t.files.iter().map(|(f, pages)| declare(f, *pages) as u32).collect(),
+                _ => vec![declare(&p.object, p.object_pages) as u32],
+            };
+            let idx = trace_objects[0] as usize;
             let fill = if anon && p.prefill && !filled[idx] { p.object_pages } else { 0 };
             if anon && p.prefill {
                 filled[idx] = true;
@@ -105,6 +194,15 @@ impl JobStream {
                 ops_left: p.ops,
                 sampler: None,
                 spec_index: i,
+                trace: match (&p.trace, open) {
+                    (Some(t), Some(open)) => Some(TraceCursor(Arc::new(Mutex::new(open(t, job, p.object_pages)?)))),
+                    _ => None,
+                },
+                is_trace: p.trace.is_some(),
+                trace_objects,
+                pace: p.trace.as_ref().is_some_and(|t| t.pace),
+                pace_first: None,
+                pace_last: 0,
             });
         }
         let rng = Rng::derive(w.seed, job as u64);
@@ -115,9 +213,11 @@ impl JobStream {
         for (ph, dist) in s.phases.iter_mut().zip(dists) {
             let blocks = ph.object_pages / ph.block_pages;
             let scatter = w.phases[ph.spec_index].scatter;
-            ph.sampler = Some(Sampler::new(&dist, blocks.max(1), scatter, &mut s.rng));
+            if !ph.is_trace {
+                ph.sampler = Some(Sampler::new(&dist, blocks.max(1), scatter, &mut s.rng));
+            }
         }
-        s
+        Ok(s)
     }
 
     pub fn objects(&self) -> &[ObjectDecl] {
@@ -146,11 +246,51 @@ impl Iterator for JobStream {
                 ph.fill_left -= 1;
                 let page = ph.fill_next;
                 ph.fill_next += 1;
-                return Some(Op { object: ph.object, page, npages: 1, write: true, access: ph.access, advice: ph.advice, fill: true, think_ns: 0 });
+                return Some(Op { object: ph.object, page, npages: 1, write: true, access: ph.access, advice: ph.advice, fill: true, think_ns: 0, due: None });
             }
             if ph.ops_left == 0 {
                 self.current += 1;
                 continue;
+            }
+            if ph.is_trace {
+                let next = ph.trace.as_ref().and_then(|t| t.0.lock().unwrap_or_else(|e| e.into_inner()).next_access());
+                let Some(a) = next else {
+                    ph.ops_left = 0;
+                    continue;
+                };
+                let fill = a.kind == TraceKind::Touch && ph.access == Access::Anon;
+                let write = match a.kind {
+                    TraceKind::Read => false,
+                    TraceKind::Write | TraceKind::Touch => true,
+                    TraceKind::Plain => match ph.kind {
+                        Kind::FileRw | Kind::AnonRw => self.rng.unit() >= ph.read_ratio,
+                        k => k.default_read_ratio() == 0.0,
+                    },
+                };
+                if !fill {
+                    ph.ops_left -= 1;
+                }
+                let due = match (ph.pace, a.time_ns) {
+                    (true, Some(t)) => {
+                        let t = t.max(ph.pace_last);
+                        ph.pace_last = t;
+                        let first = ph.pace_first.is_none();
+                        let t0 = *ph.pace_first.get_or_insert(t);
+                        Some(Due { after_ns: t - t0, first })
+                    }
+                    _ => None,
+                };
+                return Some(Op {
+                    object: ph.trace_objects.get(a.object as usize).copied().unwrap_or(ph.object),
+                    page: a.page,
+                    npages: a.npages,
+                    write,
+                    access: ph.access,
+                    advice: ph.advice,
+                    fill,
+                    think_ns: if fill { 0 } else { ph.think_ns },
+                    due,
+                });
             }
             ph.ops_left -= 1;
             let block = ph.sampler.as_mut().expect("sampler built in new()").next(&mut self.rng);
@@ -167,6 +307,7 @@ impl Iterator for JobStream {
                 advice: ph.advice,
                 fill: false,
                 think_ns: ph.think_ns,
+                due: None,
             });
         }
     }

@@ -6,16 +6,19 @@
 //! order.
 
 pub mod dist;
+pub mod exact;
 pub mod gen;
 pub mod rng;
 pub mod size;
 pub mod spec;
+pub mod ycsb;
 
 pub use dist::{Distribution, Sampler};
 pub use gen::{job_file_name, JobStream, ObjectDecl, Op};
+pub use gen::{Due, TraceAccess, TraceAccesses, TraceKind};
 pub use rng::Rng;
 pub use size::{parse_duration_ns, parse_size, size_text, PAGE_SIZE};
-pub use spec::{Access, Advice, Kind, Phase, PhaseToml, SpecError, Workload, WorkloadToml};
+pub use spec::{Access, Advice, Kind, Lockstep, LockstepToml, Phase, PhaseToml, SpecError, TraceSpec, Workload, WorkloadToml};
 
 #[cfg(test)]
 mod tests {

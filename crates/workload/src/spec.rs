@@ -101,6 +101,15 @@ pub struct PhaseToml {
     pub prefill: Option<bool>,
     /// Modeled CPU time the task spends between two operations, e.g. "2us".
     pub think: Option<String>,
+    /// A trace whose accesses this phase replays, in order, instead of drawing them from a
+    /// distribution (see docs/workloads.md).
+    pub trace: Option<String>,
+    /// The trace's format: text (the default), lcs, csv:COLUMNS, blkparse, msr,
+    /// oracleGeneral, dense, iolog.
+    pub trace_format: Option<String>,
+    /// `"trace"`: each access of the trace is issued no earlier than its time in the trace
+    /// (from the phase's first access); `"none"` (the default): back to back.
+    pub pace: Option<String>,
 }
 
 /// One `[[workload]]` table as written.
@@ -126,10 +135,30 @@ pub struct WorkloadToml {
     /// Each job's process exits after this many operations and a new one takes its place,
     /// without the old one's anonymous memory: the short-lived processes of a build.
     pub lifetime_ops: Option<u64>,
+    /// Run in lockstep behind another workload: before its access j (from 0) this one waits
+    /// until the leader has done `j / ratio` accesses (see docs/workloads.md).
+    pub lockstep: Option<LockstepToml>,
     #[serde(flatten)]
     pub defaults: PhaseToml,
     #[serde(default)]
     pub phase: Vec<PhaseToml>,
+}
+
+/// `lockstep = { leader = "NAME", ratio = R }` as written.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockstepToml {
+    pub leader: Option<String>,
+    pub ratio: Option<f64>,
+}
+
+/// A follower's coupling to its leader: before its access j (0-based) the follower waits
+/// until `leader_done × ratio ≥ j`; the leader begins its accesses after the follower's
+/// prefill.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lockstep {
+    pub leader: String,
+    pub ratio: f64,
 }
 
 /// A validated phase.
@@ -146,6 +175,23 @@ pub struct Phase {
     pub scatter: bool,
     pub prefill: bool,
     pub think_ns: u64,
+    /// The trace this phase replays instead of drawing from `distribution`.
+    pub trace: Option<TraceSpec>,
+}
+
+/// A trace a phase replays: its path (as written; the scenario resolves it against its own
+/// directory), its format, and whether the object's size was given (else the scenario sets
+/// `object_pages` from the trace).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceSpec {
+    pub path: String,
+    pub format: String,
+    pub sized: bool,
+    /// The files the trace names, with their pages (an iolog's; the scenario fills them in):
+    /// the phase touches these instead of its own object.
+    pub files: Vec<(String, u64)>,
+    /// `pace = "trace"`.
+    pub pace: bool,
 }
 
 /// A validated workload: one or more identical tasks running their phases in order.
@@ -165,6 +211,8 @@ pub struct Workload {
     pub lifetime_ops: u64,
     /// Minimum modeled time between the starts of two operations (from rate_iops).
     pub op_interval_ns: u64,
+    /// The workload this one runs in lockstep behind, if any.
+    pub lockstep: Option<Lockstep>,
     pub phases: Vec<Phase>,
 }
 
@@ -211,6 +259,17 @@ impl WorkloadToml {
             Some(n) => n,
             None => 0,
         };
+        let lockstep = match &self.lockstep {
+            None => None,
+            Some(l) => {
+                let leader = l.leader.clone().ok_or_else(|| err("lockstep.leader", "missing: the name of the workload to follow"))?;
+                let ratio = l.ratio.unwrap_or(1.0);
+                if !(ratio.is_finite() && ratio > 0.0) {
+                    return Err(err("lockstep.ratio", "must be a positive number (the follower's accesses per access of the leader)"));
+                }
+                Some(Lockstep { leader, ratio })
+            }
+        };
         let unbounded = runtime_ns.is_some();
         let phases = if self.phase.is_empty() {
             vec![resolve_phase(&self.defaults, &PhaseToml::default(), &name, "", unbounded)?]
@@ -235,6 +294,7 @@ impl WorkloadToml {
             runtime_ns,
             lifetime_ops,
             op_interval_ns,
+            lockstep,
             phases,
         })
     }
@@ -250,12 +310,16 @@ fn resolve_phase(d: &PhaseToml, p: &PhaseToml, name: &str, prefix: &str, unbound
     let key = |k: &str| format!("{prefix}{k}");
     let kind = pick!(kind)
         .ok_or_else(|| err(key("kind"), "missing (one of file-read, file-write, file-rw, mmap-read, mmap-write, anon-read, anon-write, anon-rw)"))?;
+    let trace_path = pick!(trace);
     let size_text = match (pick!(file_size), pick!(size)) {
         (Some(_), Some(_)) if p.file_size.is_some() && p.size.is_some() => return Err(err(key("size"), "give either file_size or size, not both")),
         (Some(f), _) => f,
         (None, Some(s)) => s,
+        // A trace gives the size itself (the scenario reads it).
+        (None, None) if trace_path.is_some() => "4k".to_string(),
         (None, None) => return Err(err(key("file_size"), "missing: how large is the object this phase touches?")),
     };
+    let sized = pick!(file_size).is_some() || pick!(size).is_some();
     let bytes = parse_size(&size_text).map_err(|m| err(key("file_size"), m))?;
     let object_pages = bytes.div_ceil(PAGE_SIZE);
     if object_pages == 0 {
@@ -298,7 +362,44 @@ fn resolve_phase(d: &PhaseToml, p: &PhaseToml, name: &str, prefix: &str, unbound
         None => 0,
     };
     let object = pick!(file).unwrap_or_else(|| name.to_string());
+    let trace = match trace_path {
+        None if pick!(trace_format).is_some() => return Err(err(key("trace_format"), "applies to a `trace`; this phase has none")),
+        None => None,
+        Some(path) => {
+            if pick!(distribution).is_some() {
+                return Err(err(key("distribution"), "a trace gives the accesses: leave out `distribution` (or `trace`)"));
+            }
+            if block_pages != 1 {
+                return Err(err(key("block_size"), "a trace's accesses are single 4 KiB pages: leave out `block_size`"));
+            }
+            let pace = match pick!(pace).as_deref() {
+                None | Some("none") => false,
+                Some("trace") => true,
+                Some(other) => {
+                    return Err(err(key("pace"), format!("`{other}`: use \"trace\" (each access at its time in the trace) or \"none\" (back to back)")))
+                }
+            };
+            let format = pick!(trace_format).unwrap_or_else(|| "text".into());
+            if matches!(format.as_str(), "iolog" | "fio-iolog") {
+                if kind.is_anon() {
+                    return Err(err(key("kind"), "an iolog reads and writes files: use a file or mmap kind"));
+                }
+                if pick!(file).is_some() {
+                    return Err(err(key("file"), "an iolog names its files itself: leave out `file`"));
+                }
+            }
+            Some(TraceSpec { path, format, sized, files: Vec::new(), pace })
+        }
+    };
+    if trace.is_none() && pick!(pace).is_some() {
+        return Err(err(key("pace"), "applies to a `trace`; this phase has none"));
+    }
+    // A trace's phase runs to the end of the trace unless `ops` stops it sooner; its `T`
+    // lines are the prefill unless `prefill = true` asks for one in page order first.
+    let ops = if trace.is_some() { pick!(ops).unwrap_or(u64::MAX) } else { ops };
+    let prefill = pick!(prefill).unwrap_or(kind.is_anon() && trace.is_none());
     Ok(Phase {
+        trace,
         kind,
         object,
         object_pages,
@@ -308,7 +409,7 @@ fn resolve_phase(d: &PhaseToml, p: &PhaseToml, name: &str, prefix: &str, unbound
         read_ratio,
         advice,
         scatter: pick!(scatter).unwrap_or(true),
-        prefill: pick!(prefill).unwrap_or(kind.is_anon()),
+        prefill,
         think_ns,
     })
 }

@@ -42,11 +42,11 @@ ops = 0
 }
 
 pub fn read(object: u32, page: u64) -> Op {
-    Op { object, page, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0 }
+    Op { object, page, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0, due: None }
 }
 
 pub fn touch(object: u32, page: u64, write: bool) -> Op {
-    Op { object, page, npages: 1, write, access: Access::Anon, advice: Advice::Normal, fill: false, think_ns: 0 }
+    Op { object, page, npages: 1, write, access: Access::Anon, advice: Advice::Normal, fill: false, think_ns: 0, due: None }
 }
 
 /// The frame holding page `page` of object `object` of task `t`, if resident.
