@@ -18,7 +18,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use crate::error::{bail, Context, Error, Result};
 use pagelab_trace::{DenseWriter, Format};
 use pagelab_workload::PAGE_SIZE;
 use rayon::prelude::*;
@@ -264,7 +264,7 @@ pub fn parse_sizes(text: &str, footprint_pages: u64) -> Result<Vec<u64>> {
             }
             ((footprint_pages as f64 * f / 100.0).round() as u64) * PAGE_SIZE
         } else {
-            pagelab_workload::parse_size(s).map_err(|e| anyhow::anyhow!("--memory `{s}`: {e}"))? / PAGE_SIZE * PAGE_SIZE
+            pagelab_workload::parse_size(s).map_err(|e| Error::Msg(format!("--memory `{s}`: {e}")))? / PAGE_SIZE * PAGE_SIZE
         };
         if bytes == 0 {
             bail!("--memory `{s}` is less than one page");

@@ -9,6 +9,7 @@
 
 pub mod compare;
 pub mod curve;
+pub mod error;
 pub mod experiments;
 pub mod filemap;
 pub mod folio;

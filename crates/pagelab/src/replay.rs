@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use crate::error::{bail, Context, Error, Result};
 use pagelab_cachesim::PolicyKind as Plain;
 use pagelab_trace::Format;
 use pagelab_workload::{Access, Advice, Op, PAGE_SIZE};
@@ -58,7 +58,7 @@ pub fn run(o: &TraceRun) -> Result<(Value, String)> {
     // for several sizes, keyed); the other formats are read as access streams.
     let legacy = o.format.parse::<Format>().is_ok() || matches!(o.format, "fio-iolog" | "iolog");
     if let (false, Some(spec)) = (legacy, pagelab_trace::access::Spec::parse(o.format)) {
-        let spec = spec.map_err(|e| anyhow::anyhow!("--trace-format {}: {e}", o.format))?;
+        let spec = spec.map_err(|e| Error::Msg(format!("--trace-format {}: {e}", o.format)))?;
         return crate::replay_access::run(o, &spec, &sizes, kernel_model);
     }
     if matches!(o.format, "fio-iolog" | "iolog") {
@@ -120,7 +120,7 @@ pub(crate) fn for_each_size(o: &TraceRun, sizes: &[&str], one: impl Fn(&TraceRun
 }
 
 fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
-    let memory = pagelab_workload::parse_size(o.memory).map_err(|e| anyhow::anyhow!("--memory {}: {e}", o.memory))?;
+    let memory = pagelab_workload::parse_size(o.memory).map_err(|e| Error::Msg(format!("--memory {}: {e}", o.memory)))?;
     let trace_json = |records: u64, pages: Option<u64>, zero: Option<u64>| json!({"path": o.path.display().to_string(), "format": o.format, "records": records, "pages": pages, "zero_size_records": zero});
     if let Some(policy) = Plain::parse(o.policy) {
         if !o.set.is_empty() {
@@ -180,7 +180,7 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
             o.policy,
             pages.max(1)
         );
-        crate::Scenario::parse(&text, &format!("{} (trace scenario)", o.path.display()), &name, o.set).map_err(|e| anyhow::anyhow!("{e}"))
+        crate::Scenario::parse(&text, &format!("{} (trace scenario)", o.path.display()), &name, o.set).map_err(Error::from)
     };
     let mut src = pagelab_trace::open(input.path, input.format, false, false)?;
     let mut s = scenario(src.pages().unwrap_or(1))?;
@@ -193,7 +193,7 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
     let read = Op { object: 0, page: 0, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0, due: None };
     let ops = crate::sim::OpSource::Pages(crate::sim::PageOps::new(src, read, o.path, status.clone()));
     let start = Instant::now();
-    let report = crate::run_ops(&s, ops, |_, _| {}).map_err(anyhow::Error::msg)?;
+    let report = crate::run_ops(&s, ops, |_, _| {}).map_err(Error::Msg)?;
     let wall = start.elapsed().as_secs_f64();
     let mut status = std::mem::take(&mut *status.lock().expect("trace status"));
     if let Some(e) = status.error.take() {
@@ -237,7 +237,7 @@ fn run_iolog(o: &TraceRun, log: &pagelab_trace::iolog::Iolog) -> Result<(Value, 
         text += &format!("\n[[workload.phase]]\nfile = {}\nfile_size = \"{pages}p\"\n", serde_json::to_string(name)?);
     }
     let name = o.path.file_name().map_or("iolog".into(), |n| n.to_string_lossy().into_owned());
-    let s = crate::Scenario::parse(&text, &format!("{} (iolog scenario)", o.path.display()), &name, o.set).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let s = crate::Scenario::parse(&text, &format!("{} (iolog scenario)", o.path.display()), &name, o.set).map_err(Error::from)?;
     let ops: Vec<Op> = log
         .ops
         .iter()
@@ -254,7 +254,7 @@ fn run_iolog(o: &TraceRun, log: &pagelab_trace::iolog::Iolog) -> Result<(Value, 
         })
         .collect();
     let start = Instant::now();
-    let report = crate::run_ops(&s, crate::sim::OpSource::List(ops.into_iter()), |_, _| {}).map_err(anyhow::Error::msg)?;
+    let report = crate::run_ops(&s, crate::sim::OpSource::List(ops.into_iter()), |_, _| {}).map_err(Error::Msg)?;
     let wall = start.elapsed().as_secs_f64();
     let table = report.table();
     let mut v = serde_json::to_value(&report)?;

@@ -8,7 +8,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use anyhow::{bail, Result};
+use crate::error::{bail, Error, Result};
 use pagelab_cachesim::PolicyKind as Plain;
 use pagelab_trace::access::{AccessStream, Kind, Spec, StreamCounts};
 use pagelab_trace::TraceError;
@@ -116,7 +116,7 @@ fn trace_json(o: &TraceRun, c: &StreamCounts, pages: u64) -> Value {
 }
 
 fn run_plain(o: &TraceRun, spec: &Spec) -> Result<(Value, String)> {
-    let memory = pagelab_workload::parse_size(o.memory).map_err(|e| anyhow::anyhow!("--memory {}: {e}", o.memory))?;
+    let memory = pagelab_workload::parse_size(o.memory).map_err(|e| Error::Msg(format!("--memory {}: {e}", o.memory)))?;
     let Some(policy) = Plain::parse(o.policy) else { bail!("unknown policy `{}`", o.policy) };
     let capacity = memory / PAGE_SIZE;
     let start = Instant::now();
@@ -150,12 +150,12 @@ fn run_kernel(o: &TraceRun, spec: &Spec, (counts, pages): (StreamCounts, u64)) -
         serde_json::to_string(o.policy)?,
         pages.max(1)
     );
-    let s = crate::Scenario::parse(&text, &format!("{} (trace scenario)", o.path.display()), &name, o.set).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let s = crate::Scenario::parse(&text, &format!("{} (trace scenario)", o.path.display()), &name, o.set).map_err(Error::from)?;
     let template = Op { object: 0, page: 0, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0, due: None };
     let ops = AccessOps::new(AccessStream::open(o.path, spec)?, template, false, false, counts.accesses);
     let (error, seen) = (ops.error.clone(), ops.counts.clone());
     let start = Instant::now();
-    let report = crate::run_ops(&s, crate::sim::OpSource::Stream(Box::new(ops)), |_, _| {}).map_err(anyhow::Error::msg)?;
+    let report = crate::run_ops(&s, crate::sim::OpSource::Stream(Box::new(ops)), |_, _| {}).map_err(Error::Msg)?;
     let wall = start.elapsed().as_secs_f64();
     if let Some(e) = error.lock().expect("trace error").take() {
         return Err(e.into());

@@ -1,0 +1,50 @@
+//! The library's error for the paths that gather other errors (trace replays, curves): a
+//! typed value the binaries wrap with `anyhow` and the Python bindings turn into exceptions.
+//! Each variant's message is complete on its own (file, line or offset, key, what is wrong).
+
+use std::fmt::Display;
+
+/// An error of a trace replay or a curve.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Reading the trace failed (names the file and the offset or line).
+    #[error(transparent)]
+    Trace(#[from] pagelab_trace::TraceError),
+    /// The scenario built for the replay was refused (names the key).
+    #[error(transparent)]
+    Scenario(#[from] crate::ScenarioError),
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// Anything else, with its message.
+    #[error("{0}")]
+    Msg(String),
+}
+
+impl From<String> for Error {
+    fn from(m: String) -> Error {
+        Error::Msg(m)
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Prefixes an error with what was being done (`--memory 64M: ...`).
+pub trait Context<T> {
+    fn with_context<C: Display>(self, f: impl FnOnce() -> C) -> Result<T>;
+}
+
+impl<T, E: Display> Context<T> for std::result::Result<T, E> {
+    fn with_context<C: Display>(self, f: impl FnOnce() -> C) -> Result<T> {
+        self.map_err(|e| Error::Msg(format!("{}: {e}", f())))
+    }
+}
+
+/// Returns early with an [`Error::Msg`] formatted like `format!`.
+macro_rules! bail {
+    ($($t:tt)*) => {
+        return Err($crate::error::Error::Msg(format!($($t)*)))
+    };
+}
+pub(crate) use bail;
