@@ -35,39 +35,8 @@ impl fmt::Display for PlanError {
 
 impl std::error::Error for PlanError {}
 
-#[derive(Debug, Default, Deserialize)]
-struct SwapToml {
-    device: Option<String>,
-    size: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct MachineToml {
-    policy: Option<String>,
-    swap: Option<SwapToml>,
-    storage: Option<String>,
-    swappiness: Option<u32>,
-    read_ahead_kb: Option<u64>,
-    page_cluster: Option<u32>,
-    min_free_kbytes: Option<u64>,
-    watermark_scale_factor: Option<u64>,
-    dirty_ratio: Option<u64>,
-    dirty_background_ratio: Option<u64>,
-    dirty_expire: Option<String>,
-    dirty_writeback: Option<String>,
-    memory_recursiveprot: Option<bool>,
-    fault_around_kb: Option<u64>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CgroupToml {
-    path: Option<String>,
-    max: Option<String>,
-    high: Option<String>,
-    low: Option<String>,
-    min: Option<String>,
-}
+// `[machine]` and `[[cgroup]]` are the model's own types (one schema for both).
+use pagelab_workload::schema::{CgroupToml, MachineToml};
 
 /// `[oracle]`: added by `pagelab oracle --sysctl` to the guest's copy of the scenario only
 /// (the model has no such table): kernel knobs the model does not have a key for.

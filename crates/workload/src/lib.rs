@@ -9,6 +9,7 @@ pub mod dist;
 pub mod exact;
 pub mod gen;
 pub mod rng;
+pub mod schema;
 pub mod size;
 pub mod spec;
 pub mod ycsb;

@@ -1,0 +1,93 @@
+//! The scenario file's schema, shared by the model (`pagelab::scenario`) and the oracle's
+//! in-guest runner (`pagelab-guest`), so a `[machine]` or `[[cgroup]]` key is declared once:
+//! both read the same types, and each validates what it uses.
+
+use serde::Deserialize;
+
+/// A value written as a string or a bare number (`kernel = 6.12` from `--set`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Text {
+    Str(String),
+    Num(f64),
+}
+
+impl Text {
+    pub fn text(&self) -> String {
+        match self {
+            Text::Str(s) => s.clone(),
+            Text::Num(n) => n.to_string(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwapToml {
+    pub device: Option<String>,
+    #[serde(default, deserialize_with = "crate::size::size_text")]
+    pub size: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineToml {
+    #[serde(default, deserialize_with = "crate::size::size_text")]
+    pub memory: Option<String>,
+    pub kernel: Option<Text>,
+    /// Any policy of pagelab's registry that runs on the machine.
+    pub policy: Option<String>,
+    pub swap: Option<SwapToml>,
+    /// The device files live on.
+    pub storage: Option<String>,
+    pub swappiness: Option<u32>,
+    pub read_ahead_kb: Option<u64>,
+    pub page_cluster: Option<u32>,
+    pub min_free_kbytes: Option<u64>,
+    pub watermark_scale_factor: Option<u64>,
+    /// Memory the kernel never hands to the page allocator (the gap to MemTotal).
+    #[serde(default, deserialize_with = "crate::size::size_text")]
+    pub reserved: Option<String>,
+    /// Memory the kernel itself uses when the workload starts (slab, modules, ...).
+    #[serde(default, deserialize_with = "crate::size::size_text")]
+    pub kernel_used: Option<String>,
+    /// Swappable shared memory present at the start and never touched again (a rootfs in
+    /// tmpfs, such as an initramfs): inactive anon pages reclaim may swap out.
+    #[serde(default, deserialize_with = "crate::size::size_text")]
+    pub shmem: Option<String>,
+    /// How much of `shmem` starts on the active anon list (the youngest generation under
+    /// MGLRU): an initramfs whose files were read after unpacking is mostly active.
+    #[serde(default, deserialize_with = "crate::size::size_text")]
+    pub shmem_active: Option<String>,
+    pub dirty_ratio: Option<u64>,
+    pub dirty_background_ratio: Option<u64>,
+    pub dirty_expire: Option<String>,
+    pub dirty_writeback: Option<String>,
+    pub memory_recursiveprot: Option<bool>,
+    pub fault_around_kb: Option<u64>,
+    /// "kernel" (stale rstat, as the kernel) or "exact".
+    pub rstat: Option<String>,
+    /// The period of the periodic rstat flush (the kernel's FLUSH_TIME, 2 s).
+    pub rstat_flush: Option<String>,
+    /// When refaults flush memcg statistics: "kernel", "threshold", "always", "never".
+    pub refault_flush: Option<String>,
+    /// Flush from the stat update path when over the threshold (5.15-rc1).
+    pub update_path_flush: Option<bool>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CgroupToml {
+    pub path: Option<String>,
+    #[serde(default, deserialize_with = "crate::size::size_text")]
+    pub max: Option<String>,
+    #[serde(default, deserialize_with = "crate::size::size_text")]
+    pub high: Option<String>,
+    #[serde(default, deserialize_with = "crate::size::size_text")]
+    pub low: Option<String>,
+    #[serde(default, deserialize_with = "crate::size::size_text")]
+    pub min: Option<String>,
+    /// This cgroup's eviction policy behind the seam (a registry name).
+    pub policy: Option<String>,
+}
+
