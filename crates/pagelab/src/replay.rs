@@ -173,14 +173,10 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
     // the file) pins the file's size: then the trace is read once first to count them.
     let name = o.path.file_name().map_or("trace".into(), |n| n.to_string_lossy().into_owned());
     let scenario = |pages: u64| {
-        let text = format!(
-            "[machine]\nmemory = \"{}\"\nkernel = \"{}\"\npolicy = \"{}\"\n\n[[workload]]\nname = \"trace\"\ncgroup = \"/\"\nkind = \"file-read\"\nfile_size = \"{}p\"\nfadvise = \"random\"\nops = 0\n",
-            o.memory,
-            o.kernel,
-            o.policy,
-            pages.max(1)
-        );
-        crate::Scenario::parse(&text, &format!("{} (trace scenario)", o.path.display()), &name, o.set).map_err(Error::from)
+        let mut w = trace_workload("trace", "file-read");
+        w.insert("file_size".into(), format!("{}p", pages.max(1)).into());
+        w.insert("fadvise".into(), "random".into());
+        crate::Scenario::from_table(trace_scenario(o, w), &format!("{} (trace scenario)", o.path.display()), &name, o.set).map_err(Error::from)
     };
     let mut src = pagelab_trace::open(input.path, input.format, false, false)?;
     let mut s = scenario(src.pages().unwrap_or(1))?;
@@ -227,17 +223,17 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
 /// and writes back to back, each a buffered read(2) or write(2) of the pages its byte range
 /// covers (normal readahead), on files sized to the pages the log touches.
 fn run_iolog(o: &TraceRun, log: &pagelab_trace::iolog::Iolog) -> Result<(Value, String)> {
-    let mut text = format!(
-        "[machine]\nmemory = {}\nkernel = {}\npolicy = {}\n\n[[workload]]\nname = \"iolog\"\ncgroup = \"/\"\nkind = \"file-read\"\nops = 0\n",
-        serde_json::to_string(o.memory)?,
-        serde_json::to_string(o.kernel)?,
-        serde_json::to_string(o.policy)?,
-    );
-    for (name, pages) in &log.files {
-        text += &format!("\n[[workload.phase]]\nfile = {}\nfile_size = \"{pages}p\"\n", serde_json::to_string(name)?);
-    }
+    let mut w = trace_workload("iolog", "file-read");
+    let phases: Vec<toml::Value> = log
+        .files
+        .iter()
+        .map(|(name, pages)| {
+            toml::Value::Table(toml::Table::from_iter([("file".to_string(), name.clone().into()), ("file_size".to_string(), format!("{pages}p").into())]))
+        })
+        .collect();
+    w.insert("phase".into(), toml::Value::Array(phases));
     let name = o.path.file_name().map_or("iolog".into(), |n| n.to_string_lossy().into_owned());
-    let s = crate::Scenario::parse(&text, &format!("{} (iolog scenario)", o.path.display()), &name, o.set).map_err(Error::from)?;
+    let s = crate::Scenario::from_table(trace_scenario(o, w), &format!("{} (iolog scenario)", o.path.display()), &name, o.set).map_err(Error::from)?;
     let ops: Vec<Op> = log
         .ops
         .iter()
@@ -279,4 +275,26 @@ fn run_iolog(o: &TraceRun, log: &pagelab_trace::iolog::Iolog) -> Result<(Value, 
         log.waits
     );
     Ok((v, table))
+}
+
+/// The scenario of a trace replay, as a table: the machine of `--memory`, `--kernel` and
+/// `--policy`, and the one workload `w` that replays the trace.
+pub(crate) fn trace_scenario(o: &TraceRun, w: toml::Table) -> toml::Table {
+    let machine = toml::Table::from_iter([
+        ("memory".to_string(), toml::Value::from(o.memory)),
+        ("kernel".to_string(), o.kernel.into()),
+        ("policy".to_string(), o.policy.into()),
+    ]);
+    toml::Table::from_iter([("machine".to_string(), toml::Value::Table(machine)), ("workload".to_string(), toml::Value::Array(vec![toml::Value::Table(w)]))])
+}
+
+/// A trace replay's workload: one task of `kind` in the root cgroup whose operations come
+/// from the trace (`ops = 0`: the stream is set afterwards).
+pub(crate) fn trace_workload(name: &str, kind: &str) -> toml::Table {
+    toml::Table::from_iter([
+        ("name".to_string(), toml::Value::from(name)),
+        ("cgroup".to_string(), "/".into()),
+        ("kind".to_string(), kind.into()),
+        ("ops".to_string(), 0.into()),
+    ])
 }

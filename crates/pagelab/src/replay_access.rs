@@ -143,14 +143,11 @@ fn run_plain(o: &TraceRun, spec: &Spec) -> Result<(Value, String)> {
 
 fn run_kernel(o: &TraceRun, spec: &Spec, (counts, pages): (StreamCounts, u64)) -> Result<(Value, String)> {
     let name = o.path.file_name().map_or("trace".into(), |n| n.to_string_lossy().into_owned());
-    let text = format!(
-        "[machine]\nmemory = {}\nkernel = {}\npolicy = {}\n\n[[workload]]\nname = \"trace\"\ncgroup = \"/\"\nkind = \"file-rw\"\nfile_size = \"{}p\"\nfadvise = \"random\"\nops = 0\n",
-        serde_json::to_string(o.memory)?,
-        serde_json::to_string(o.kernel)?,
-        serde_json::to_string(o.policy)?,
-        pages.max(1)
-    );
-    let s = crate::Scenario::parse(&text, &format!("{} (trace scenario)", o.path.display()), &name, o.set).map_err(Error::from)?;
+    let mut w = crate::replay::trace_workload("trace", "file-rw");
+    w.insert("file_size".into(), format!("{}p", pages.max(1)).into());
+    w.insert("fadvise".into(), "random".into());
+    let s = crate::Scenario::from_table(crate::replay::trace_scenario(o, w), &format!("{} (trace scenario)", o.path.display()), &name, o.set)
+        .map_err(Error::from)?;
     let template = Op { object: 0, page: 0, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0, due: None };
     let ops = AccessOps::new(AccessStream::open(o.path, spec)?, template, false, false, counts.accesses);
     let (error, seen) = (ops.error.clone(), ops.counts.clone());

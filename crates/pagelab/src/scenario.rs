@@ -164,11 +164,22 @@ impl Scenario {
 
     /// Parses scenario text; `file` names it in errors.
     pub fn parse(text: &str, file: &str, name: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
-        let err = |line: Option<usize>, key: &str, message: String| ScenarioError { file: file.to_string(), line, key: key.to_string(), message };
-        let mut doc: toml::Table = text.parse::<toml::Table>().map_err(|e| {
+        let doc: toml::Table = text.parse::<toml::Table>().map_err(|e| {
             let line = e.span().map(|s| line_of(text, s.start));
-            err(line, "", e.message().to_string())
+            ScenarioError { file: file.to_string(), line, key: String::new(), message: e.message().to_string() }
         })?;
+        Self::from_doc(doc, text, file, name, overrides)
+    }
+
+    /// A scenario built as a TOML table by a program (a trace replay's machine and task),
+    /// read as a file with that content would be; `file` names it in errors.
+    pub fn from_table(doc: toml::Table, file: &str, name: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+        Self::from_doc(doc, "", file, name, overrides)
+    }
+
+    /// The scenario of a parsed document; `text` (empty if none) locates keys in errors.
+    fn from_doc(mut doc: toml::Table, text: &str, file: &str, name: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+        let err = |line: Option<usize>, key: &str, message: String| ScenarioError { file: file.to_string(), line, key: key.to_string(), message };
         for o in overrides {
             apply_override(&mut doc, o).map_err(|m| err(None, o.split('=').next().unwrap_or(""), m))?;
         }

@@ -90,4 +90,3 @@ pub struct CgroupToml {
     /// This cgroup's eviction policy behind the seam (a registry name).
     pub policy: Option<String>,
 }
-
