@@ -181,7 +181,7 @@ mod tests {
         let mut s = Swap::new(DeviceKind::Zram, 1 << 31);
         assert_eq!(s.total(), 1 << 31);
         for v in 0..1000 {
-            assert_eq!(s.alloc(v), Some(v as u32));
+            assert_eq!(s.alloc(v), Some(v));
         }
         assert!(s.state_bytes() <= (1 << 16) * 12, "{} bytes for 1000 slots", s.state_bytes());
         assert_eq!((s.owner(999), s.owner(1000), s.shadow(5_000_000)), (Some(999), None, None));

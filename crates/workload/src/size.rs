@@ -53,6 +53,24 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
     Ok(ns.round() as u64)
 }
 
+/// Deserializes a size key as users write it: a string (`"1G"`, `"4096p"`) or a bare
+/// non-negative integer, which is a number of bytes (`size = 1073741824`), kept as the text
+/// [`parse_size`] reads.
+pub fn size_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Text {
+        Bytes(u64),
+        Text(String),
+    }
+    let v: Option<Text> = serde::Deserialize::deserialize(d)
+        .map_err(|_: D::Error| serde::de::Error::custom("a size is a string with a unit (\"256M\", \"4096p\") or a whole number of bytes"))?;
+    Ok(v.map(|t| match t {
+        Text::Bytes(n) => n.to_string(),
+        Text::Text(s) => s,
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,22 +97,4 @@ mod tests {
         assert_eq!(parse_duration_ns("2").unwrap(), 2_000_000_000);
         assert!(parse_duration_ns("3 fortnights").is_err());
     }
-}
-
-/// Deserializes a size key as users write it: a string (`"1G"`, `"4096p"`) or a bare
-/// non-negative integer, which is a number of bytes (`size = 1073741824`), kept as the text
-/// [`parse_size`] reads.
-pub fn size_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    #[derive(serde::Deserialize)]
-    #[serde(untagged)]
-    enum Text {
-        Bytes(u64),
-        Text(String),
-    }
-    let v: Option<Text> = serde::Deserialize::deserialize(d)
-        .map_err(|_: D::Error| serde::de::Error::custom("a size is a string with a unit (\"256M\", \"4096p\") or a whole number of bytes"))?;
-    Ok(v.map(|t| match t {
-        Text::Bytes(n) => n.to_string(),
-        Text::Text(s) => s,
-    }))
 }
