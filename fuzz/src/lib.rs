@@ -31,3 +31,24 @@ pub fn oracle_pages(bytes: Vec<u8>) -> Result<Vec<u32>, TraceError> {
     }
     Ok(out)
 }
+
+/// Every access of `bytes` read as a trace in `format` (a `--trace-format` value) by the
+/// access-stream readers (text, LCS, CSV, blkparse, MSR), or the error that stops it. The
+/// readers open files (to sniff gzip and zstd), so the input goes to a file of this process's
+/// own in memory-backed /dev/shm first.
+pub fn access_stream(bytes: &[u8], format: &str) -> Result<u64, pagelab_trace::TraceError> {
+    use pagelab_trace::access::{AccessStream, Spec};
+    thread_local! {
+        static PATH: std::path::PathBuf = std::path::Path::new("/dev/shm").join(format!("pagelab-fuzz-{}", std::process::id()));
+    }
+    let spec = Spec::parse(format).expect("a known format").expect("a valid format");
+    PATH.with(|path| {
+        std::fs::write(path, bytes).expect("writing the input to /dev/shm");
+        let mut s = AccessStream::open(path, &spec)?;
+        let mut n = 0u64;
+        while let Some(b) = s.next_accesses()? {
+            n += b.0.len() as u64;
+        }
+        Ok(n)
+    })
+}
