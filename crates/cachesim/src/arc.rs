@@ -10,7 +10,7 @@
 //! 1)` reproduces it exactly (the Python tests hold the two equal), `Arc::new` is the
 //! paper's ARC.
 
-use pagelab_trace::huge_vec;
+use pagelab_host::hugevec::filled as huge_vec;
 
 use crate::{batch_with_prefetch, Cache, Online, NONE};
 

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use pagelab_trace::huge_vec;
+use pagelab_host::hugevec::filled as huge_vec;
 
 use crate::online::{access_online, Online};
 use crate::Cache;

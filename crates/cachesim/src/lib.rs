@@ -16,7 +16,8 @@
 //! * [`Arc`]: ARC as the paper gives it (libCacheSim's `ARC` moves its target in bytes; see
 //!   the module).
 
-use pagelab_trace::{huge_vec, prefetch, PageSource, TraceError};
+use pagelab_host::hugevec::filled as huge_vec;
+use pagelab_trace::{prefetch, PageSource, TraceError};
 
 mod arc;
 pub mod keyed;

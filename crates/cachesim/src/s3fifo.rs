@@ -17,7 +17,7 @@
 
 use std::collections::VecDeque;
 
-use pagelab_trace::huge_vec;
+use pagelab_host::hugevec::filled as huge_vec;
 
 use crate::{batch_with_prefetch, Cache, Online, NONE};
 

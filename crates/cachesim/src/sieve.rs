@@ -5,7 +5,7 @@
 //! head, not in the victim's place as in CLOCK: survivors keep their order, and the pages
 //! between the hand and the head are the newest ones, which the hand reaches last.
 
-use pagelab_trace::huge_vec;
+use pagelab_host::hugevec::filled as huge_vec;
 
 use crate::{batch_with_prefetch, Cache, Online, NONE};
 

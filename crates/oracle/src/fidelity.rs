@@ -148,12 +148,12 @@ pub fn calibrate(memory_pages: u64, before: &Snapshot, scenario_sets: &dyn Fn(&s
 /// spinning disk's 4 ms would leave thousands of pages under writeback that the guest's kernel
 /// frees at once (anon-swap-disk wrote twice the pages it freed). zram keeps its own cost
 /// (compression on the CPU). The data disk keeps the scenario's `storage` cost.
-pub fn calibrate_swap_device(device: pagelab::swapfile::DeviceKind, scenario_sets_time_swap: bool) -> Vec<String> {
-    use pagelab::swapfile::DeviceKind;
+pub fn calibrate_swap_device(device: pagelab::mm::swapfile::DeviceKind, scenario_sets_time_swap: bool) -> Vec<String> {
+    use pagelab::mm::swapfile::DeviceKind;
     if scenario_sets_time_swap || !matches!(device, DeviceKind::Disk | DeviceKind::Ssd) {
         return Vec::new();
     }
-    let c = pagelab::time::DeviceCost::default_for(DeviceKind::Ramdisk);
+    let c = pagelab::mm::time::DeviceCost::default_for(DeviceKind::Ramdisk);
     vec![
         format!("time.swap.read_latency_ns={}", c.read_latency_ns),
         format!("time.swap.write_latency_ns={}", c.write_latency_ns),
@@ -516,7 +516,7 @@ mod tests {
 
     #[test]
     fn a_block_swap_device_is_modeled_at_the_speed_the_emulated_guest_sees() {
-        use pagelab::swapfile::DeviceKind;
+        use pagelab::mm::swapfile::DeviceKind;
         let o = calibrate_swap_device(DeviceKind::Disk, false);
         assert_eq!(o, ["time.swap.read_latency_ns=1000", "time.swap.write_latency_ns=1000", "time.swap.page_transfer_ns=400"]);
         assert_eq!(calibrate_swap_device(DeviceKind::Ssd, false).len(), 3);

@@ -277,7 +277,7 @@ fn boot_runs(a: &OracleArgs, name: &str, effective: &str, plan: &Plan, scenario:
     if !bytes.is_multiple_of(1 << 20) {
         bail!("{}: machine.memory must be a whole number of MiB for the guest", a.scenario.display());
     }
-    if m.storage == pagelab::swapfile::DeviceKind::Ramdisk {
+    if m.storage == pagelab::mm::swapfile::DeviceKind::Ramdisk {
         note("storage = \"ramdisk\": the guest's files live on a virtio disk (qemu caches it in host memory)");
     }
     for w in plan.timing_warnings() {
@@ -304,7 +304,7 @@ fn boot_runs(a: &OracleArgs, name: &str, effective: &str, plan: &Plan, scenario:
     };
     let tools = vm::tools_image(&run_dir, &guest, effective)?;
     let swap_disk = match m.swap_device {
-        pagelab::swapfile::DeviceKind::Disk | pagelab::swapfile::DeviceKind::Ssd => Some(m.swap_pages * 4096),
+        pagelab::mm::swapfile::DeviceKind::Disk | pagelab::mm::swapfile::DeviceKind::Ssd => Some(m.swap_pages * 4096),
         _ => None,
     };
     let mut reports: Vec<GuestReport> = Vec::new();

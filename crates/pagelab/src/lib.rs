@@ -1,114 +1,32 @@
 //! pagelab: a page-level model of Linux page reclaim.
 //!
-//! Data flows one way: a [`Scenario`] (workloads from `pagelab-workload`) drives a
-//! [`sim::Machine`] (the core in the modules named after the kernel's own files, plus one
-//! [`policy::Policy`]), whose counters become a [`Report`].
+//! Data flows one way, and the directories say so:
+//!
+//! - [`mm`]: the kernel's memory management, one module per kernel file (vmscan, workingset,
+//!   memcontrol, swap, ...), fenced as one unit;
+//! - [`policy`]: the kernel's two LRU policies (classic, MGLRU), the cache_ext-shaped eviction
+//!   seam with its plain caches, and the registry that names them;
+//! - [`sim`]: a [`Scenario`] (workloads from `pagelab-workload`) builds a [`sim::Machine`],
+//!   whose event loop feeds operations to `mm`;
+//! - [`lab`]: what users do with runs: experiments, comparisons, sweeps, curves, trace replays;
+//! - [`report`]: the counters of a finished run, under the kernel's names.
 //!
 //! Every rule that models the kernel names the kernel function it follows and the versions
 //! (5.7, 6.1, 6.12) whose behaviour it reproduces.
 
-pub mod compare;
-pub mod curve;
 pub mod error;
-pub mod experiments;
-pub mod filemap;
-pub mod folio;
-pub mod invariants;
 pub mod kernel;
-pub mod mapping;
-pub mod memcontrol;
-pub mod memory;
+pub mod lab;
 pub mod mm;
-pub mod oom_kill;
-pub mod page_alloc;
-pub mod page_writeback;
 pub mod policy;
-pub mod readahead;
-pub mod replay;
-pub mod replay_access;
 pub mod report;
-pub mod scenario;
 pub mod sim;
-pub mod swap;
-pub mod swap_state;
-pub mod swapfile;
-pub mod sweep;
-pub mod time;
-pub mod trace_stats;
-pub mod trace_workload;
-pub mod vmscan;
-pub mod vmstat;
-pub mod workingset;
 
 pub use kernel::Kernel;
-pub use pagelab_trace::interrupt;
+pub use lab::{compare, curve, experiments, replay, replay_access, sweep, trace_stats};
+pub use pagelab_host::interrupt;
 pub use pagelab_workload::Advice;
 pub use report::Report;
-pub use scenario::{PolicyKind, Scenario, ScenarioError};
-
-use policy::classic::Classic;
-use policy::Policy;
-use sim::Machine;
-
-/// Runs a scenario to completion and returns its report. `progress` is called now and then
-/// with (operations done, operations in total).
-pub fn run(s: &Scenario, mut progress: impl FnMut(u64, u64)) -> Result<Report, String> {
-    match s.machine.policy {
-        PolicyKind::Classic if !s.seam.is_empty() => run_with(s, |mm| seam_host(mm, s, None), &mut progress),
-        PolicyKind::Classic => run_with(s, |mm| Classic::new(mm.memcgs.cg.len()), &mut progress),
-        PolicyKind::Mglru => run_with(s, |mm| policy::lru_gen::LruGen::new(mm, &s.mglru), &mut progress),
-    }
-}
-
-/// Runs a scenario with the caller's own seam policies: `policies` gives the policy of the
-/// cgroup at a path (None: the scenario's choice, or the classic LRU).
-pub fn run_with_policies(s: &Scenario, policies: policy::registry::Factory, name: &'static str, mut progress: impl FnMut(u64, u64)) -> Result<Report, String> {
-    if s.machine.policy != PolicyKind::Classic {
-        return Err("seam policies run under the classic LRU as the machine policy, not MGLRU".into());
-    }
-    run_with(s, |mm| policy::registry::build_ext(mm, &s.seam, Some(policies), name), &mut progress)
-}
-
-fn seam_host(mm: &mm::Mm, s: &Scenario, extra: Option<policy::registry::Factory>) -> policy::seam::Ext {
-    policy::registry::build_ext(mm, &s.seam, extra, policy::registry::machine_name(&s.seam))
-}
-
-/// Runs a scenario whose first task performs `ops` instead of its workload's own
-/// operations: a trace replayed against the model (`pagelab run --trace`).
-pub fn run_ops(s: &Scenario, ops: sim::OpSource, mut progress: impl FnMut(u64, u64)) -> Result<Report, String> {
-    match s.machine.policy {
-        PolicyKind::Classic if !s.seam.is_empty() => run_ops_with(s, |mm| seam_host(mm, s, None), ops, &mut progress),
-        PolicyKind::Classic => run_ops_with(s, |mm| Classic::new(mm.memcgs.cg.len()), ops, &mut progress),
-        PolicyKind::Mglru => run_ops_with(s, |mm| policy::lru_gen::LruGen::new(mm, &s.mglru), ops, &mut progress),
-    }
-}
-
-fn run_ops_with<P: Policy>(s: &Scenario, make: impl FnOnce(&mm::Mm) -> P, ops: sim::OpSource, progress: &mut dyn FnMut(u64, u64)) -> Result<Report, String> {
-    let mut m = Machine::new(s, make)?;
-    if m.tasks.is_empty() {
-        return Err("the scenario has no task to replay the operations".into());
-    }
-    m.set_ops(0, ops)?;
-    let total = m.total_ops();
-    m.run(|done| progress(done, total));
-    if let Some(e) = m.trace_error.lock().unwrap_or_else(|e| e.into_inner()).take() {
-        return Err(e);
-    }
-    if let Some(e) = m.policy.failure() {
-        return Err(e);
-    }
-    Ok(Report::collect(s, &m))
-}
-
-fn run_with<P: Policy>(s: &Scenario, make: impl FnOnce(&mm::Mm) -> P, progress: &mut dyn FnMut(u64, u64)) -> Result<Report, String> {
-    let mut m = Machine::new(s, make)?;
-    let total = m.total_ops();
-    m.run(|done| progress(done, total));
-    if let Some(e) = m.trace_error.lock().unwrap_or_else(|e| e.into_inner()).take() {
-        return Err(e);
-    }
-    if let Some(e) = m.policy.failure() {
-        return Err(e);
-    }
-    Ok(Report::collect(s, &m))
-}
+pub use sim::run::{run, run_ops, run_with_policies};
+pub use sim::scenario::{PolicyKind, Scenario, ScenarioError};
+pub use sim::{scenario, trace_workload};

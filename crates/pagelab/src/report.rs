@@ -7,12 +7,12 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::folio::{pg, NIL};
+use crate::mm::folio::{pg, NIL};
+use crate::mm::vmstat::{memcg_unit, vmstat_unit, Ev, Events, Lru};
 use crate::mm::{Mm, OomKill};
 use crate::policy::Policy;
-use crate::scenario::Scenario;
+use crate::sim::scenario::Scenario;
 use crate::sim::Machine;
-use crate::vmstat::{memcg_unit, vmstat_unit, Ev, Events, Lru};
 
 /// The counters of one report interval: event deltas and gauges at its end.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -3,10 +3,10 @@
 mod common;
 use common::*;
 
-use pagelab::folio::pg;
-use pagelab::memcontrol::ROOT_MEMCG;
+use pagelab::mm::folio::pg;
+use pagelab::mm::memcontrol::ROOT_MEMCG;
+use pagelab::mm::vmstat::{Ev, Lru};
 use pagelab::policy::classic::{scan_fraction_by_cost, Classic};
-use pagelab::vmstat::{Ev, Lru};
 
 /// One file of `pages` pages read by one task in the root cgroup, nothing run yet.
 fn one_file(memory: &str, kernel: &str, pages: u64) -> pagelab::sim::Machine<Classic> {
@@ -132,13 +132,13 @@ fn inactive_is_low_follows_the_ratio_table() {
         // Put `gb_pages` on the lists' rstat counters by hand: inactive = total/(ratio+1).
         let inactive = gb_pages / (ratio + 1);
         let active = gb_pages - inactive;
-        m.mm.memcgs.mod_state(ROOT_MEMCG, pagelab::memcontrol::StatItem::Lru(Lru::InactiveFile), inactive as i64);
-        m.mm.memcgs.mod_state(ROOT_MEMCG, pagelab::memcontrol::StatItem::Lru(Lru::ActiveFile), active as i64);
+        m.mm.memcgs.mod_state(ROOT_MEMCG, pagelab::mm::memcontrol::StatItem::Lru(Lru::InactiveFile), inactive as i64);
+        m.mm.memcgs.mod_state(ROOT_MEMCG, pagelab::mm::memcontrol::StatItem::Lru(Lru::ActiveFile), active as i64);
         m.mm.memcgs.periodic_flush(0);
         let low = Classic::inactive_is_low(&m.mm, ROOT_MEMCG, Lru::InactiveFile);
         assert_eq!(low, inactive * ratio < active, "{gb_pages} pages, ratio {ratio}");
         // One page fewer of inactive tips it exactly at the ratio.
-        m.mm.memcgs.mod_state(ROOT_MEMCG, pagelab::memcontrol::StatItem::Lru(Lru::InactiveFile), -(inactive as i64) + (active / ratio - 1) as i64);
+        m.mm.memcgs.mod_state(ROOT_MEMCG, pagelab::mm::memcontrol::StatItem::Lru(Lru::InactiveFile), -(inactive as i64) + (active / ratio - 1) as i64);
         m.mm.memcgs.periodic_flush(0);
         assert!(Classic::inactive_is_low(&m.mm, ROOT_MEMCG, Lru::InactiveFile), "{gb_pages}: below 1:{ratio} is low");
     }
@@ -164,9 +164,9 @@ fn get_scan_count_splits_by_io_cost_and_swappiness() {
 fn restore_cost_is_one_page_on_6_1_and_one_io_on_6_12() {
     for (kernel, cost) in [("6.1", 1u64), ("6.12", 32)] {
         let mut m = one_file("16M", kernel, 10);
-        m.mm.memcgs.mod_state(ROOT_MEMCG, pagelab::memcontrol::StatItem::Lru(Lru::InactiveFile), 100_000);
+        m.mm.memcgs.mod_state(ROOT_MEMCG, pagelab::mm::memcontrol::StatItem::Lru(Lru::InactiveFile), 100_000);
         m.mm.memcgs.periodic_flush(0);
-        pagelab::swap::lru_note_cost_refault(&mut m.mm, ROOT_MEMCG, true);
+        pagelab::mm::swap::lru_note_cost_refault(&mut m.mm, ROOT_MEMCG, true);
         assert_eq!(m.mm.memcgs.get(ROOT_MEMCG).lruvec.file_cost, cost, "{kernel}");
     }
 }
@@ -174,11 +174,11 @@ fn restore_cost_is_one_page_on_6_1_and_one_io_on_6_12() {
 #[test]
 fn lru_note_cost_halves_both_costs_past_a_quarter_of_the_lru() {
     let mut m = one_file("16M", "6.12", 10);
-    m.mm.memcgs.mod_state(ROOT_MEMCG, pagelab::memcontrol::StatItem::Lru(Lru::InactiveFile), 400);
+    m.mm.memcgs.mod_state(ROOT_MEMCG, pagelab::mm::memcontrol::StatItem::Lru(Lru::InactiveFile), 400);
     m.mm.memcgs.periodic_flush(0);
-    pagelab::swap::lru_note_cost(&mut m.mm, ROOT_MEMCG, false, 3, 0); // 96
+    pagelab::mm::swap::lru_note_cost(&mut m.mm, ROOT_MEMCG, false, 3, 0); // 96
     assert_eq!(m.mm.memcgs.get(ROOT_MEMCG).lruvec.anon_cost, 96);
-    pagelab::swap::lru_note_cost(&mut m.mm, ROOT_MEMCG, true, 0, 10); // 106 > 400/4
+    pagelab::mm::swap::lru_note_cost(&mut m.mm, ROOT_MEMCG, true, 0, 10); // 106 > 400/4
     let lv = &m.mm.memcgs.get(ROOT_MEMCG).lruvec;
     assert_eq!((lv.anon_cost, lv.file_cost), (48, 5));
 }
@@ -224,7 +224,7 @@ fn pages_written_early_in_a_reclaim_pass_are_freed_by_the_same_pass() {
         m.mm.folios.clear(pfn, pg::YOUNG | pg::REFERENCED);
     }
     assert_eq!(m.policy.list_len(ROOT_MEMCG, Lru::InactiveAnon), 2000);
-    let reclaimed = pagelab::vmscan::try_to_free_pages(&mut m.mm, &mut m.policy);
+    let reclaimed = pagelab::mm::vmscan::try_to_free_pages(&mut m.mm, &mut m.policy);
     let written = ev(&m, Ev::PswpOut);
     assert!(reclaimed >= 32, "the pass frees what it wrote: {reclaimed} reclaimed, {written} written");
     assert!(written < 200, "it writes about what it frees, not the whole list: {written} written, {reclaimed} reclaimed");

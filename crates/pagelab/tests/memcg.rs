@@ -3,7 +3,7 @@
 mod common;
 use common::*;
 
-use pagelab::vmstat::Ev;
+use pagelab::mm::vmstat::Ev;
 
 #[test]
 fn a_cgroup_never_stays_above_memory_max() {

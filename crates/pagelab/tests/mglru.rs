@@ -3,12 +3,12 @@
 mod common;
 use common::*;
 
-use pagelab::folio::pg;
-use pagelab::memcontrol::ROOT_MEMCG;
+use pagelab::mm::folio::pg;
+use pagelab::mm::memcontrol::ROOT_MEMCG;
+use pagelab::mm::vmstat::Ev;
 use pagelab::policy::lru_gen::{folio_gen, folio_lru_refs, gen_of, lru_tier_from_refs, positive_ctrl_err, CtrlPos, LruGen};
 use pagelab::policy::Policy;
 use pagelab::sim::Machine;
-use pagelab::vmstat::Ev;
 
 const KERNELS: [&str; 2] = ["6.1", "6.12"];
 
@@ -38,7 +38,7 @@ ops = 0
     ))
 }
 
-fn tier_of(m: &Machine<LruGen>, pfn: pagelab::folio::Pfn) -> usize {
+fn tier_of(m: &Machine<LruGen>, pfn: pagelab::mm::folio::Pfn) -> usize {
     lru_tier_from_refs(folio_lru_refs(m.mm.folios.get(pfn).flags))
 }
 
@@ -258,7 +258,7 @@ fn should_run_aging_scales_the_scan_by_priority_only_in_6_1() {
 fn get_swappiness_is_zero_when_reclaim_may_not_swap_only_in_6_12() {
     for (kernel, want) in [("6.1", 60u64), ("6.12", 0)] {
         let m = one_anon(kernel, 16, true);
-        let mut sc = pagelab::vmscan::ScanControl::new(ROOT_MEMCG, pagelab::vmstat::Reclaimer::Direct, 32);
+        let mut sc = pagelab::mm::vmscan::ScanControl::new(ROOT_MEMCG, pagelab::mm::vmstat::Reclaimer::Direct, 32);
         sc.may_swap = false;
         assert_eq!(m.policy.get_swappiness(&m.mm, &sc), want, "{kernel}");
     }

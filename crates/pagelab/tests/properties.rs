@@ -5,9 +5,9 @@
 mod common;
 use common::*;
 
+use pagelab::mm::vmstat::Ev;
 use pagelab::policy::Policy;
 use pagelab::sim::Machine;
-use pagelab::vmstat::Ev;
 use proptest::prelude::*;
 
 const KINDS: [&str; 6] = ["file-read", "file-write", "mmap-read", "mmap-write", "anon-write", "anon-rw"];

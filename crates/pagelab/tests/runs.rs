@@ -3,7 +3,7 @@
 mod common;
 use common::*;
 
-use pagelab::vmstat::Ev;
+use pagelab::mm::vmstat::Ev;
 
 const EXAMPLE: &str = include_str!("../../../examples/fio-zipf.toml");
 

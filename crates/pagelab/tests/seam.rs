@@ -8,13 +8,13 @@ use std::rc::Rc;
 
 use common::{read, scenario};
 use pagelab::kernel::{Kernel, SWAP_CLUSTER_MAX};
-use pagelab::memcontrol::MemcgId;
+use pagelab::mm::memcontrol::MemcgId;
+use pagelab::mm::vmstat::Ev;
 use pagelab::policy::registry::{self, build_ext};
 use pagelab::policy::seam::adapters::PlainPolicy;
 use pagelab::policy::seam::{Access, Cgroup, EvictionPolicy, Ext, Folio, FolioId, Removal};
 use pagelab::policy::Policy;
 use pagelab::sim::Machine;
-use pagelab::vmstat::Ev;
 use pagelab_cachesim::{new_online, Online, PolicyKind as Plain};
 
 /// One file of `file_pages` pages read by a task in `/c`, whose memory.max is `limit` pages;

@@ -17,8 +17,6 @@
 //!   oracle's next-access times when the trace has them), from either format.
 
 pub mod access;
-pub mod hugevec;
-pub mod interrupt;
 pub mod iolog;
 pub mod stats;
 
@@ -28,6 +26,9 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+use pagelab_host::hugevec::{self, filled as huge_vec};
+use pagelab_host::interrupt;
 
 /// Bytes of one oracleGeneral record.
 pub const ORACLE_RECORD: usize = 24;
@@ -440,8 +441,6 @@ pub fn prefetch<T>(p: *const T) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
 }
-
-pub use hugevec::filled as huge_vec;
 
 const EMPTY: u32 = u32::MAX;
 

@@ -194,7 +194,7 @@ impl KeyedLru {
                 i = self.slots[i as usize].prev;
             }
         }
-        self.slots = pagelab_trace::huge_vec(size + 1, FREE);
+        self.slots = pagelab_host::hugevec::filled(size + 1, FREE);
         self.size = size;
         self.shift = 64 - size.trailing_zeros();
         let s = self.sentinel();

@@ -31,7 +31,7 @@ struct KeyIndex {
 impl KeyIndex {
     fn new(objects: u64) -> KeyIndex {
         let size = table_size(objects.min(1 << 20));
-        KeyIndex { slots: pagelab_trace::huge_vec(size, EMPTY_SLOT), shift: 64 - size.trailing_zeros(), len: 0 }
+        KeyIndex { slots: pagelab_host::hugevec::filled(size, EMPTY_SLOT), shift: 64 - size.trailing_zeros(), len: 0 }
     }
 
     #[inline(always)]
@@ -98,7 +98,7 @@ impl KeyIndex {
     fn grow(&mut self) {
         let old = std::mem::take(&mut self.slots);
         let size = old.len() * 2;
-        self.slots = pagelab_trace::huge_vec(size, EMPTY_SLOT);
+        self.slots = pagelab_host::hugevec::filled(size, EMPTY_SLOT);
         self.shift = 64 - size.trailing_zeros();
         for s in old.into_iter().filter(|s| s.pos != FREE) {
             let (i, _) = self.find(s.key, mix64(s.key));

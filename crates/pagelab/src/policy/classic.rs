@@ -3,18 +3,18 @@
 //! and refaults, the anon/file balance of get_scan_count() (IO cost in 6.1/6.12, 5.7's
 //! scanned/rotated ratios), and the refault-distance test.
 
-use crate::folio::{pg, List, Pfn};
 use crate::kernel::{Kernel, DEF_PRIORITY, SWAP_CLUSTER_MAX};
-use crate::mapping::Shadow;
-use crate::memcontrol::{MemcgId, StatItem};
-use crate::mm::{int_sqrt, Mm};
-use crate::policy::Policy;
-use crate::swap::{folio_activate, lru_add_drain, lru_cache_activate_folio, lru_note_cost};
-use crate::vmscan::{
+use crate::mm::folio::{pg, List, Pfn};
+use crate::mm::mapping::Shadow;
+use crate::mm::memcontrol::{MemcgId, StatItem};
+use crate::mm::swap::{folio_activate, lru_add_drain, lru_cache_activate_folio, lru_note_cost};
+use crate::mm::vmscan::{
     count_reclaim, folio_referenced, move_folios_to_lru, shrink_folio_list, shrink_node_memcgs, ReclaimStat, ScanControl, DEACTIVATE_ANON, DEACTIVATE_FILE,
 };
-use crate::vmstat::{Ev, Lru};
-use crate::workingset::{classic_eviction, classic_refault, workingset_activation};
+use crate::mm::vmstat::{Ev, Lru};
+use crate::mm::workingset::{classic_eviction, classic_refault, workingset_activation};
+use crate::mm::{int_sqrt, Mm};
+use crate::policy::Policy;
 
 /// How far ahead of the scan position isolation prefetches folios.
 const PREFETCH_AHEAD: usize = 8;
@@ -290,7 +290,7 @@ impl Classic {
         mm.count(if file { Ev::PgStealFile } else { Ev::PgStealAnon }, reclaimed);
         lru_note_cost(mm, memcg, file, stat.nr_pageout, nr_scanned - reclaimed);
         if stat.nr_unqueued_dirty == nr_taken {
-            crate::page_writeback::wakeup_flusher_threads(mm);
+            crate::mm::page_writeback::wakeup_flusher_threads(mm);
         }
         sc.nr.add_cycle(&stat, nr_taken, file);
         self.scratch = list;
@@ -341,7 +341,7 @@ pub fn scan_fraction_by_cost(anon_cost: u64, file_cost: u64, swappiness: u64) ->
 /// 5.7's get_scan_count() SCAN_FRACT: pressure inversely proportional to the share of
 /// recently scanned pages that were rotated (recently referenced), halving the history when
 /// it exceeds a quarter of the list.
-fn scan_fraction_by_rotation(lv: &mut crate::memcontrol::Lruvec, swappiness: u64) -> ([u64; 2], u64) {
+fn scan_fraction_by_rotation(lv: &mut crate::mm::memcontrol::Lruvec, swappiness: u64) -> ([u64; 2], u64) {
     let anon = lv.lru_size[Lru::ActiveAnon as usize] + lv.lru_size[Lru::InactiveAnon as usize];
     let file = lv.lru_size[Lru::ActiveFile as usize] + lv.lru_size[Lru::InactiveFile as usize];
     for (ty, size) in [(0, anon), (1, file)] {
@@ -475,7 +475,7 @@ impl Policy for Classic {
     /// Models mm/vmscan.c: kswapd_age_node() with MGLRU off: deactivate anon pages of every
     /// memcg when the root's inactive anon list is low.
     fn kswapd_age_node(&mut self, mm: &mut Mm, sc: &mut ScanControl) {
-        if mm.swap.total() == 0 || !Self::inactive_is_low(mm, crate::memcontrol::ROOT_MEMCG, Lru::InactiveAnon) {
+        if mm.swap.total() == 0 || !Self::inactive_is_low(mm, crate::mm::memcontrol::ROOT_MEMCG, Lru::InactiveAnon) {
             return;
         }
         for memcg in mm.memcgs.preorder.clone() {

@@ -6,11 +6,11 @@
 //! (allocation, charging, shrink_folio_list, swap, writeback, counters) lives in the core and
 //! calls the policy at the kernel's own hook points. A new policy is one file.
 
-use crate::folio::Pfn;
-use crate::mapping::Shadow;
-use crate::memcontrol::MemcgId;
+use crate::mm::folio::Pfn;
+use crate::mm::mapping::Shadow;
+use crate::mm::memcontrol::MemcgId;
+use crate::mm::vmscan::ScanControl;
 use crate::mm::Mm;
-use crate::vmscan::ScanControl;
 
 pub mod classic;
 pub mod lru_gen;
@@ -95,7 +95,7 @@ pub trait Policy {
     where
         Self: Sized,
     {
-        crate::vmscan::shrink_node_memcgs(mm, self, sc);
+        crate::mm::vmscan::shrink_node_memcgs(mm, self, sc);
     }
 
     /// kswapd's aging before it shrinks (`kswapd_age_node()`).

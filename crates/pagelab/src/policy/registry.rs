@@ -9,12 +9,12 @@
 
 use pagelab_cachesim::PolicyKind as Plain;
 
-use crate::memcontrol::MemcgId;
+use crate::mm::memcontrol::MemcgId;
 use crate::mm::Mm;
 use crate::policy::seam::adapters::PlainPolicy;
 use crate::policy::seam::random::Random;
 use crate::policy::seam::{EvictionPolicy, Ext};
-use crate::scenario::PolicyKind;
+use crate::sim::scenario::PolicyKind;
 
 /// Where a policy runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! Helpers for driving a machine operation by operation.
 #![allow(dead_code)]
 
-use pagelab::folio::{Pfn, NIL};
+use pagelab::mm::folio::{Pfn, NIL};
 use pagelab::policy::classic::Classic;
 use pagelab::policy::lru_gen::LruGen;
 use pagelab::sim::Machine;
@@ -55,6 +55,6 @@ pub fn pfn_of<P: pagelab::policy::Policy>(m: &Machine<P>, t: usize, object: usiz
     m.mm.space.resident(base + page as u32).filter(|&p| p != NIL)
 }
 
-pub fn ev<P: pagelab::policy::Policy>(m: &Machine<P>, e: pagelab::vmstat::Ev) -> u64 {
+pub fn ev<P: pagelab::policy::Policy>(m: &Machine<P>, e: pagelab::mm::vmstat::Ev) -> u64 {
     m.mm.events.get(e)
 }

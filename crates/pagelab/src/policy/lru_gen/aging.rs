@@ -6,9 +6,9 @@
 
 use super::gen::{folio_gen, gen_of};
 use super::{LruGen, MIN_LRU_BATCH, MIN_NR_GENS};
-use crate::folio::{pg, Pfn};
-use crate::mapping::{Entry, Vpn};
-use crate::memcontrol::MemcgId;
+use crate::mm::folio::{pg, Pfn};
+use crate::mm::mapping::{Entry, Vpn};
+use crate::mm::memcontrol::MemcgId;
 use crate::mm::{Actor, Mm};
 
 /// PTEs per page table (a PMD covers this many pages).
@@ -250,7 +250,7 @@ impl LruGen {
         let activate = !walk && (self.kernel.lru_gen_look_around_always_activates() || marked.len() < LOOK_AROUND_BATCH_6_1);
         for p in marked {
             if activate {
-                crate::swap::folio_activate(mm, self, p);
+                crate::mm::swap::folio_activate(mm, self, p);
             } else {
                 self.promote(mm, p, new_gen);
             }

@@ -7,9 +7,9 @@
 
 use super::{LruGen, MIN_LRU_BATCH, MIN_NR_GENS};
 use crate::kernel::DEF_PRIORITY;
-use crate::memcontrol::{MemcgId, ROOT_MEMCG};
+use crate::mm::memcontrol::{MemcgId, ROOT_MEMCG};
+use crate::mm::vmscan::ScanControl;
 use crate::mm::Mm;
-use crate::vmscan::ScanControl;
 use pagelab_workload::Rng;
 
 /// `MEMCG_NR_GENS` and `MEMCG_NR_BINS` (6.12).
@@ -87,7 +87,7 @@ impl LruGen {
     /// reclaim; 6.12: memcg limit reclaim only (try_to_shrink_lruvec(), then a YOUNG
     /// rotation if it aged).
     pub fn lru_gen_shrink_lruvec(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) {
-        crate::swap::lru_add_drain(mm, self);
+        crate::mm::swap::lru_add_drain(mm, self);
         if self.kernel.lru_gen_memcg_lru() {
             if self.try_to_shrink_lruvec(mm, memcg, sc) {
                 self.memcg_lru.rotate(memcg, Rotate::Young, &mut self.rng);
@@ -202,7 +202,7 @@ impl LruGen {
                 }
             }
             if !reclaimable {
-                crate::oom_kill::out_of_memory(mm, self, None);
+                crate::mm::oom_kill::out_of_memory(mm, self, None);
             }
             return;
         }
@@ -219,7 +219,7 @@ impl LruGen {
             }
         }
         if !success && self.min_ttl_ns > 0 {
-            crate::oom_kill::out_of_memory(mm, self, None);
+            crate::mm::oom_kill::out_of_memory(mm, self, None);
         }
     }
 
@@ -278,9 +278,9 @@ impl LruGen {
         if sc.priority != DEF_PRIORITY || sc.nr_to_reclaim < MIN_LRU_BATCH {
             return;
         }
-        let mut reclaimable = mm.node_lru_size(crate::vmstat::Lru::InactiveFile);
+        let mut reclaimable = mm.node_lru_size(crate::mm::vmstat::Lru::InactiveFile);
         if mm.can_swap() {
-            reclaimable += mm.node_lru_size(crate::vmstat::Lru::InactiveAnon);
+            reclaimable += mm.node_lru_size(crate::mm::vmstat::Lru::InactiveAnon);
         }
         let fls = |x: u64| 64 - x.leading_zeros() as i64;
         let priority = fls(reclaimable) - 1 - fls(sc.nr_to_reclaim - 1);
@@ -354,7 +354,7 @@ impl LruGen {
             mm.memcgs.get_mut(memcg).memory_events.low += 1;
         }
         let success = self.try_to_shrink_lruvec(mm, memcg, sc);
-        crate::vmscan::shrink_slab(mm, memcg, sc.priority);
+        crate::mm::vmscan::shrink_slab(mm, memcg, sc.priority);
         if success {
             return Rotate::Young;
         }
@@ -396,7 +396,7 @@ impl LruGen {
     pub fn lru_gen_shrink_node(&mut self, mm: &mut Mm, sc: &mut ScanControl) {
         let reclaimed = sc.nr_reclaimed;
         if sc.may_writepage && sc.may_unmap {
-            crate::swap::lru_add_drain(mm, self);
+            crate::mm::swap::lru_add_drain(mm, self);
             self.set_initial_priority(mm, sc);
             if sc.is_kswapd() {
                 sc.nr_reclaimed = 0;

@@ -4,11 +4,11 @@
 
 use super::gen::{folio_gen, folio_lru_refs, gen_of, lru_tier_from_refs, PREFETCH_AHEAD, REFS_ALL};
 use super::{LruGen, MAX_LRU_BATCH, MAX_NR_TIERS, MIN_LRU_BATCH, MIN_NR_GENS};
-use crate::folio::{pg, Pfn};
-use crate::memcontrol::MemcgId;
+use crate::mm::folio::{pg, Pfn};
+use crate::mm::memcontrol::MemcgId;
+use crate::mm::vmscan::{move_folios_to_lru, shrink_folio_list, ReclaimStat, ScanControl};
+use crate::mm::vmstat::Ev;
 use crate::mm::Mm;
-use crate::vmscan::{move_folios_to_lru, shrink_folio_list, ReclaimStat, ScanControl};
-use crate::vmstat::Ev;
 
 /// `struct ctrl_pos`: a refault rate (refaulted / total) with a gain.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,11 +96,11 @@ impl LruGen {
             self.lv[memcg as usize].protected[ty][tier - 1] += 1;
             if !self.kernel.lru_gen_counts_every_refault() {
                 let e = if ty == 1 { Ev::WorkingsetActivateFile } else { Ev::WorkingsetActivateAnon };
-                crate::workingset::count_workingset(mm, memcg, e, 1);
+                crate::mm::workingset::count_workingset(mm, memcg, e, 1);
             }
             return true;
         }
-        let locked = f.test(pg::LOCKED) && !crate::filemap::folio_trylock(mm, pfn);
+        let locked = f.test(pg::LOCKED) && !crate::mm::filemap::folio_trylock(mm, pfn);
         if locked || f.test(pg::WRITEBACK) || (ty == 1 && f.test(pg::DIRTY)) {
             let new_gen = self.folio_inc_gen(mm, pfn, true);
             self.relink(mm, pfn, new_gen, false);

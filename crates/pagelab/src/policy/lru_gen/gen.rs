@@ -5,10 +5,10 @@
 //! these (both carry the December 2023 "underprotected page cache" fix).
 
 use super::{LruGen, MAX_NR_GENS, MAX_NR_TIERS, MIN_NR_GENS};
-use crate::folio::{pg, Pfn};
-use crate::memcontrol::MemcgId;
+use crate::mm::folio::{pg, Pfn};
+use crate::mm::memcontrol::MemcgId;
+use crate::mm::vmstat::Lru;
 use crate::mm::Mm;
-use crate::vmstat::Lru;
 
 /// `lru_gen_from_seq()`.
 #[inline]

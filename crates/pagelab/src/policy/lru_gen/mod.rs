@@ -21,15 +21,15 @@ mod workingset;
 pub use evict::{positive_ctrl_err, CtrlPos};
 pub use gen::{folio_gen, folio_lru_refs, gen_of, lru_tier_from_refs};
 
-use crate::folio::{pg, List, Pfn};
 use crate::kernel::Kernel;
-use crate::mapping::Shadow;
-use crate::memcontrol::MemcgId;
+use crate::mm::folio::{pg, List, Pfn};
+use crate::mm::mapping::Shadow;
+use crate::mm::memcontrol::MemcgId;
+use crate::mm::vmscan::ScanControl;
+use crate::mm::vmstat::Ev;
 use crate::mm::Mm;
 use crate::policy::Policy;
-use crate::scenario::MglruToml;
-use crate::vmscan::ScanControl;
-use crate::vmstat::Ev;
+use crate::sim::scenario::MglruToml;
 use pagelab_workload::Rng;
 
 /// `MIN_NR_GENS`, `MAX_NR_GENS`, `MAX_NR_TIERS`.
@@ -238,7 +238,7 @@ impl Policy for LruGen {
         if self.kernel.lru_gen_memcg_lru() && !sc.cgroup_reclaim() {
             self.lru_gen_shrink_node(mm, sc);
         } else {
-            crate::vmscan::shrink_node_memcgs(mm, self, sc);
+            crate::mm::vmscan::shrink_node_memcgs(mm, self, sc);
         }
     }
 

@@ -5,15 +5,15 @@
 
 use super::gen::{folio_gen, gen_of};
 use super::LruGen;
-use crate::folio::{pg, Pfn};
 use crate::kernel::DEF_PRIORITY;
-use crate::memcontrol::ROOT_MEMCG;
+use crate::mm::folio::{pg, Pfn};
+use crate::mm::memcontrol::ROOT_MEMCG;
+use crate::mm::vmscan::ScanControl;
+use crate::mm::vmstat::{Ev, Reclaimer};
 use crate::mm::Actor;
 use crate::policy::Policy;
-use crate::scenario::Scenario;
+use crate::sim::scenario::Scenario;
 use crate::sim::Machine;
-use crate::vmscan::ScanControl;
-use crate::vmstat::{Ev, Reclaimer};
 use pagelab_workload::{Access, Advice, Op};
 
 fn machine(text: &str) -> Machine<LruGen> {
@@ -255,7 +255,7 @@ fn v6_12_kswapd_starts_at_the_priority_that_fits_its_target() {
     // clamped to [6, 12]; 6.1.192 has no such step.
     for (kernel, pages, target, want) in [("6.12", 16_384u64, 1000u64, 6u32), ("6.12", 16_384, 64, 8), ("6.12", 2048, 1000, 6), ("6.1", 16_384, 1000, 12)] {
         let mut m = read_file(kernel, pages);
-        let inactive = m.mm.node_lru_size(crate::vmstat::Lru::InactiveFile);
+        let inactive = m.mm.node_lru_size(crate::mm::vmstat::Lru::InactiveFile);
         if kernel == "6.12" {
             let fls = |x: u64| 64 - x.leading_zeros() as i64;
             let expect = (fls(inactive) - 1 - fls(target - 1)).clamp(6, 12) as u32;

@@ -3,12 +3,12 @@
 
 use super::gen::{folio_lru_refs, gen_of, lru_tier_from_refs, REFS_ALL};
 use super::LruGen;
-use crate::folio::{pg, Pfn};
-use crate::mapping::Shadow;
-use crate::memcontrol::MemcgId;
+use crate::mm::folio::{pg, Pfn};
+use crate::mm::mapping::Shadow;
+use crate::mm::memcontrol::MemcgId;
+use crate::mm::vmstat::{by_type, Ev};
+use crate::mm::workingset::{count_workingset, workingset_age_nonresident};
 use crate::mm::Mm;
-use crate::vmstat::{by_type, Ev};
-use crate::workingset::{count_workingset, workingset_age_nonresident};
 
 /// Bits of a token holding refs (LRU_REFS_WIDTH).
 const REFS_WIDTH: u32 = 2;

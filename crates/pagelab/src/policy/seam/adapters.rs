@@ -14,7 +14,7 @@
 use pagelab_cachesim::{new_online, Online, PolicyKind as Plain};
 
 use super::{Access, Cgroup, EvictionPolicy, Folio, FolioId, Removal};
-use crate::memcontrol::MemcgId;
+use crate::mm::memcontrol::MemcgId;
 
 const NO_FOLIO: u32 = u32::MAX;
 

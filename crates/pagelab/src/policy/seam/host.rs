@@ -2,17 +2,17 @@
 //! is not the policy), as one [`Policy`].
 
 use super::{Access, Cgroup, EvictionPolicy, Folio, FolioId, Removal};
-use crate::folio::{pg, Pfn};
 use crate::kernel::SWAP_CLUSTER_MAX;
-use crate::mapping::Shadow;
-use crate::memcontrol::MemcgId;
+use crate::mm::folio::{pg, Pfn};
+use crate::mm::mapping::Shadow;
+use crate::mm::memcontrol::MemcgId;
+use crate::mm::swap::lru_add_drain;
+use crate::mm::vmscan::{count_reclaim, shrink_folio_list, shrink_node_memcgs, ReclaimStat, ScanControl};
+use crate::mm::vmstat::{Ev, Lru};
+use crate::mm::workingset::{classic_eviction, classic_refault, workingset_age_nonresident};
 use crate::mm::Mm;
 use crate::policy::classic::Classic;
 use crate::policy::Policy;
-use crate::swap::lru_add_drain;
-use crate::vmscan::{count_reclaim, shrink_folio_list, shrink_node_memcgs, ReclaimStat, ScanControl};
-use crate::vmstat::{Ev, Lru};
-use crate::workingset::{classic_eviction, classic_refault, workingset_age_nonresident};
 
 /// What the seam saw of one memcg's policy.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -290,7 +290,7 @@ impl Ext {
             mm.count(Ev::PgStealFile, file_freed);
             mm.count(Ev::PgStealAnon, anon_freed);
             if stat.nr_unqueued_dirty == nr_taken {
-                crate::page_writeback::wakeup_flusher_threads(mm);
+                crate::mm::page_writeback::wakeup_flusher_threads(mm);
             }
             sc.nr.add_cycle(&stat, nr_taken, false);
             sc.nr.nr_file_taken += file_taken;

@@ -12,7 +12,7 @@
 //!   candidates at a time, validates each (a folio that is resident, on the LRU, not isolated
 //!   and charged to this memcg; anything else is skipped and counted as an invalid candidate),
 //!   isolates the valid ones and runs the shared
-//!   [`shrink_folio_list()`](crate::vmscan::shrink_folio_list), so writeback of dirty
+//!   [`shrink_folio_list()`](crate::mm::vmscan::shrink_folio_list), so writeback of dirty
 //!   candidates, swap-out of anon candidates, unmapping, the pgscan/pgsteal accounting and the
 //!   shadow entries happen exactly as for the kernel's own LRUs;
 //! * a policy that returns no candidate, or only bad ones, ends the batch loop: reclaim makes
@@ -68,7 +68,7 @@ pub mod random;
 
 pub use host::{Ext, SeamStats};
 
-use crate::memcontrol::MemcgId;
+use crate::mm::memcontrol::MemcgId;
 
 /// A folio's identity while it is resident: its page frame number. A policy's candidates are
 /// these ids.

@@ -3,7 +3,7 @@
 //! this file and one line in the registry (see docs/policies.md).
 
 use super::{Access, EvictionPolicy, Folio, FolioId, Removal};
-use crate::memcontrol::MemcgId;
+use crate::mm::memcontrol::MemcgId;
 
 /// The cgroup's folios in a vector (swap-remove on removal) and each one's place in it.
 pub struct Random {

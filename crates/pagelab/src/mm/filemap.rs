@@ -1,16 +1,16 @@
 //! The page cache (mm/filemap.c): allocating and charging new pages, inserting them in place
 //! of shadow entries, and the buffered read and write paths.
 
-use crate::folio::{pg, Pfn};
-use crate::mapping::{Entry, Vpn};
-use crate::memcontrol::{try_charge_memcg, MemcgId};
+use crate::mm::folio::{pg, Pfn};
+use crate::mm::mapping::{Entry, Vpn};
+use crate::mm::memcontrol::{try_charge_memcg, MemcgId};
+use crate::mm::page_alloc::{alloc_page, Gfp};
+use crate::mm::page_writeback::{balance_dirty_pages_ratelimited, folio_mark_dirty};
+use crate::mm::readahead::{page_cache_async_ra, page_cache_sync_ra, FileRef, RaState};
+use crate::mm::swap::folio_add_lru;
+use crate::mm::vmstat::Ev;
 use crate::mm::Mm;
-use crate::page_alloc::{alloc_page, Gfp};
-use crate::page_writeback::{balance_dirty_pages_ratelimited, folio_mark_dirty};
 use crate::policy::Policy;
-use crate::readahead::{page_cache_async_ra, page_cache_sync_ra, FileRef, RaState};
-use crate::swap::folio_add_lru;
-use crate::vmstat::Ev;
 
 /// Allocates a page for `vpn` and charges it to `memcg` (filemap_alloc_folio() or
 /// vma_alloc_folio(), then mem_cgroup_charge()). None if the allocation failed or the
@@ -35,7 +35,7 @@ pub fn new_folio<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, vpn: Vpn, an
 /// The memcg new page cache is charged to: the current task's (`mem_cgroup_charge(folio,
 /// NULL, gfp)` charges the active memcg).
 fn current_memcg(mm: &Mm) -> MemcgId {
-    mm.current_task().map_or(crate::memcontrol::ROOT_MEMCG, |t| mm.tasks[t].memcg)
+    mm.current_task().map_or(crate::mm::memcontrol::ROOT_MEMCG, |t| mm.tasks[t].memcg)
 }
 
 /// Models mm/filemap.c: filemap_add_folio() (6.1/6.12): a new page takes the place of
@@ -150,7 +150,7 @@ fn filemap_read_slow<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaS
             wait_on_folio_read(mm, pfn);
             let same_as_previous = i == idx && ra.prev_valid && ra.prev_index == i + 1;
             if !same_as_previous {
-                crate::swap::folio_mark_accessed(mm, p, pfn);
+                crate::mm::swap::folio_mark_accessed(mm, p, pfn);
             }
             mm.cpu(copy_page_ns);
             ra.prev_index = i + 1;
@@ -166,7 +166,7 @@ fn filemap_read_slow<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaS
 #[inline]
 fn copy_one_page<P: Policy>(mm: &mut Mm, p: &mut P, ra: &mut RaState, pfn: Pfn, index: u64) {
     if !(ra.prev_valid && ra.prev_index == index + 1) {
-        crate::swap::folio_mark_accessed(mm, p, pfn);
+        crate::mm::swap::folio_mark_accessed(mm, p, pfn);
     }
     mm.cpu(mm.cfg.costs.copy_page_ns);
     ra.prev_index = index + 1;

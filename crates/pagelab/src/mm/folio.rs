@@ -100,14 +100,14 @@ pub struct Folios {
 impl Folios {
     /// `frames` page frames, all free; the lowest numbers are handed out first.
     pub fn new(frames: u32) -> Self {
-        Folios { f: pagelab_trace::hugevec::filled(frames as usize, Folio::FREE), free: (0..frames).rev().collect() }
+        Folios { f: pagelab_host::hugevec::filled(frames as usize, Folio::FREE), free: (0..frames).rev().collect() }
     }
 
     /// [`Folios::new`], or an error if the host cannot hold the frames.
     pub fn try_new(frames: u32) -> Result<Self, String> {
         let what = format!("machine.memory ({frames} page frames, {} bytes each)", std::mem::size_of::<Folio>());
         let mut f = Vec::new();
-        pagelab_trace::hugevec::try_grow(&mut f, frames as usize, Folio::FREE, &what)?;
+        pagelab_host::hugevec::try_grow(&mut f, frames as usize, Folio::FREE, &what)?;
         let mut free = Vec::new();
         free.try_reserve_exact(frames as usize).map_err(|_| format!("{what}: cannot allocate the free list"))?;
         free.extend((0..frames).rev());

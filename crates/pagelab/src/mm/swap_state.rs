@@ -2,12 +2,12 @@
 //! pages being swapped out, swap-in with cluster or VMA readahead, and the bypass of the swap
 //! cache on synchronous devices (zram).
 
-use crate::folio::{pg, Pfn};
-use crate::mapping::{Entry, Vpn, XA_CHUNK_SHIFT};
-use crate::memcontrol::MemcgId;
+use crate::mm::folio::{pg, Pfn};
+use crate::mm::mapping::{Entry, Vpn, XA_CHUNK_SHIFT};
+use crate::mm::memcontrol::MemcgId;
+use crate::mm::vmstat::Ev;
 use crate::mm::Mm;
 use crate::policy::Policy;
-use crate::vmstat::Ev;
 
 /// Models mm/swap_state.c: add_to_swap(): give an anon folio a swap slot and put it in the
 /// swap cache, dirty (to be written). Fails when swap is full.
@@ -49,7 +49,7 @@ pub fn folio_free_swap(mm: &mut Mm, pfn: Pfn) {
     let fm = mm.folios.get_mut(pfn);
     fm.flags &= !pg::SWAPCACHE;
     fm.flags |= pg::DIRTY;
-    fm.swap = crate::folio::NIL;
+    fm.swap = crate::mm::folio::NIL;
     mm.nr_swapcached -= 1;
 }
 
@@ -72,7 +72,7 @@ fn release_slot(mm: &mut Mm, slot: u32) {
 /// The memcg a swapped page of `vpn` is charged to: its owning task's (swap_cgroup records
 /// the memcg at swap-out; pagelab's tasks never change cgroup).
 fn slot_memcg(mm: &Mm, vpn: Vpn) -> MemcgId {
-    crate::vmscan::owner_task(mm, vpn).map_or(crate::memcontrol::ROOT_MEMCG, |t| mm.tasks[t].memcg)
+    crate::mm::vmscan::owner_task(mm, vpn).map_or(crate::mm::memcontrol::ROOT_MEMCG, |t| mm.tasks[t].memcg)
 }
 
 /// Per-task swap readahead state: the previous fault and window (`swap_readahead_info` of
@@ -107,8 +107,8 @@ pub fn swapin_nr_pages(prev: u64, cur: u64, hits: u32, max_pages: u32, prev_win:
 /// and count the read. Returns the frame, or None when memory could not be had.
 fn read_swap_page<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, slot: u32, readahead: bool) -> Option<Pfn> {
     let memcg = slot_memcg(mm, vpn);
-    let gfp = if readahead { crate::page_alloc::Gfp::NoRetry } else { crate::page_alloc::Gfp::User };
-    let pfn = crate::filemap::new_folio(mm, p, memcg, vpn, true, gfp)?;
+    let gfp = if readahead { crate::mm::page_alloc::Gfp::NoRetry } else { crate::mm::page_alloc::Gfp::User };
+    let pfn = crate::mm::filemap::new_folio(mm, p, memcg, vpn, true, gfp)?;
     let shadow = mm.swap.take_shadow(slot);
     if shadow.is_some() {
         mm.swap_nodes.shadow_replaced_by_page(slot, memcg);
@@ -122,14 +122,14 @@ fn read_swap_page<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, slot: u32, readah
     }
     mm.nr_swapcached += 1;
     mm.space.set(vpn, Entry::Resident(pfn));
-    if let Some(t) = crate::vmscan::owner_task(mm, vpn) {
+    if let Some(t) = crate::mm::vmscan::owner_task(mm, vpn) {
         mm.tasks[t].swapents -= 1;
         mm.tasks[t].rss_anon += 1;
     }
     if let Some(s) = shadow {
         p.workingset_refault(mm, pfn, s);
     }
-    crate::swap::folio_add_lru(mm, p, pfn);
+    crate::mm::swap::folio_add_lru(mm, p, pfn);
     mm.count(Ev::PswpIn, 1);
     if !(mm.swap_dev.kind.synchronous_io() && mm.cfg.kernel.sync_swap_skips_bio()) {
         mm.count(Ev::PgpgIn, 4);
@@ -157,7 +157,7 @@ pub fn swapin<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, slot: u32) 
         let f = mm.folios.get_mut(pfn);
         f.flags &= !pg::SWAPCACHE;
         f.flags |= pg::DIRTY;
-        f.swap = crate::folio::NIL;
+        f.swap = crate::mm::folio::NIL;
         release_slot(mm, slot);
         return Some(pfn);
     }

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::swapfile::DeviceKind;
+use crate::mm::swapfile::DeviceKind;
 
 /// CPU costs in nanoseconds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

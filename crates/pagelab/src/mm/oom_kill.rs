@@ -1,12 +1,12 @@
 //! The OOM killer (mm/oom_kill.c): when reclaim cannot make progress, kill the task with the
 //! most memory and free what it held.
 
-use crate::folio::pg;
-use crate::mapping::Entry;
-use crate::memcontrol::MemcgId;
+use crate::mm::folio::pg;
+use crate::mm::mapping::Entry;
+use crate::mm::memcontrol::MemcgId;
+use crate::mm::vmstat::Ev;
 use crate::mm::{Mm, OomKill};
 use crate::policy::Policy;
-use crate::vmstat::Ev;
 
 /// Models mm/oom_kill.c: out_of_memory(): pick the task with the highest badness (resident
 /// anon pages plus swap entries; pagelab keeps no page tables) among those in `memcg` (a memcg
@@ -43,7 +43,7 @@ fn kill_task<P: Policy>(mm: &mut Mm, p: &mut P, t: usize) -> u64 {
 /// Models mm/mmap.c: exit_mmap() for a task's private anonymous memory: every resident
 /// page and swap slot is freed. Returns the resident pages freed.
 pub fn exit_mmap<P: Policy>(mm: &mut Mm, p: &mut P, t: usize) -> u64 {
-    crate::swap::lru_add_drain(mm, p);
+    crate::mm::swap::lru_add_drain(mm, p);
     let mut freed = 0;
     for obj in mm.tasks[t].anon_objects.clone() {
         let (base, pages) = (mm.space.objects[obj].base, mm.space.objects[obj].pages);
@@ -58,17 +58,17 @@ pub fn exit_mmap<P: Policy>(mm: &mut Mm, p: &mut P, t: usize) -> u64 {
                         p.lru_del(mm, pfn);
                     }
                     if mm.folios.test(pfn, pg::SWAPCACHE) {
-                        crate::swap_state::folio_free_swap(mm, pfn);
+                        crate::mm::swap_state::folio_free_swap(mm, pfn);
                     }
                     if mm.folios.test(pfn, pg::WRITEBACK) {
                         mm.nr_writeback -= 1;
                     }
                     mm.space.set(vpn, Entry::Empty);
-                    crate::page_alloc::free_folio(mm, pfn);
+                    crate::mm::page_alloc::free_folio(mm, pfn);
                     freed += 1;
                 }
                 Entry::Swapped(slot) => {
-                    crate::swap_state::free_swap_entry(mm, slot);
+                    crate::mm::swap_state::free_swap_entry(mm, slot);
                     mm.space.set(vpn, Entry::Empty);
                 }
                 _ => mm.space.set(vpn, Entry::Empty),

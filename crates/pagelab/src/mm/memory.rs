@@ -1,16 +1,16 @@
 //! Page faults and accesses through page tables (mm/memory.c, mm/filemap.c: filemap_fault(),
 //! filemap_map_pages()): anonymous memory, swap-in, and mmap'd files with fault-around.
 
-use crate::folio::{pg, Pfn};
 use crate::kernel::Kernel;
-use crate::mapping::{Entry, Vpn};
+use crate::mm::folio::{pg, Pfn};
+use crate::mm::mapping::{Entry, Vpn};
+use crate::mm::page_alloc::Gfp;
+use crate::mm::page_writeback::folio_mark_dirty;
+use crate::mm::readahead::{do_async_mmap_readahead, do_sync_mmap_readahead, FileRef, RaState};
+use crate::mm::swap_state::{folio_free_swap, swap_cache_hit, swapin};
+use crate::mm::vmstat::Ev;
 use crate::mm::Mm;
-use crate::page_alloc::Gfp;
-use crate::page_writeback::folio_mark_dirty;
 use crate::policy::Policy;
-use crate::readahead::{do_async_mmap_readahead, do_sync_mmap_readahead, FileRef, RaState};
-use crate::swap_state::{folio_free_swap, swap_cache_hit, swapin};
-use crate::vmstat::Ev;
 use crate::Advice;
 
 /// Enters handle_mm_fault(): counts the fault and notes whether the VMA has recency
@@ -128,9 +128,9 @@ fn finish_swapin<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, write: bool) {
 /// 5.7's activate_page(): activate on the LRU, or in place while in the lru_add batch.
 fn activate_page<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) {
     if mm.folios.test(pfn, pg::IN_LRU_ADD) {
-        crate::swap::lru_cache_activate_folio(mm, pfn);
+        crate::mm::swap::lru_cache_activate_folio(mm, pfn);
     } else {
-        crate::swap::folio_activate(mm, p, pfn);
+        crate::mm::swap::folio_activate(mm, p, pfn);
     }
 }
 
@@ -138,9 +138,9 @@ fn activate_page<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) {
 /// and added to the LRU (inactive since 5.9; 5.7 put new anon pages on the active list).
 fn new_anon_page<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, advice: Advice) -> bool {
     let memcg = mm.tasks[t].memcg;
-    let Some(pfn) = crate::filemap::new_folio(mm, p, memcg, vpn, true, Gfp::User) else { return false };
+    let Some(pfn) = crate::mm::filemap::new_folio(mm, p, memcg, vpn, true, Gfp::User) else { return false };
     if mm.tasks[t].killed {
-        crate::page_alloc::free_folio(mm, pfn);
+        crate::mm::page_alloc::free_folio(mm, pfn);
         return false;
     }
     mm.space.set(vpn, Entry::Resident(pfn));
@@ -149,7 +149,7 @@ fn new_anon_page<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, advice: 
     if mm.cfg.kernel.anon_starts_active() {
         mm.folios.set(pfn, pg::ACTIVE);
     }
-    crate::swap::folio_add_lru(mm, p, pfn);
+    crate::mm::swap::folio_add_lru(mm, p, pfn);
     true
 }
 
@@ -168,7 +168,7 @@ pub fn file_mmap_access<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, f: FileRef,
                 // fault_dirty_shared_page(), which throttles against the dirty limits).
                 fault_begin(mm, t, advice);
                 folio_mark_dirty(mm, pfn);
-                crate::page_writeback::balance_dirty_pages_ratelimited(mm, p);
+                crate::mm::page_writeback::balance_dirty_pages_ratelimited(mm, p);
                 fault_end(mm, t);
             }
             let c = mm.cfg.costs.touch_ns;
@@ -195,7 +195,7 @@ pub fn file_mmap_access<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, f: FileRef,
         map_page(mm, pfn, advice);
         if write {
             folio_mark_dirty(mm, pfn);
-            crate::page_writeback::balance_dirty_pages_ratelimited(mm, p);
+            crate::mm::page_writeback::balance_dirty_pages_ratelimited(mm, p);
         }
     }
     fault_end(mm, t);
@@ -216,7 +216,7 @@ fn do_fault_around(mm: &mut Mm, f: FileRef, ra: &mut RaState, index: u64, advice
     let mut mapped_target = false;
     for i in start..end {
         let Some(pfn) = mm.space.resident(f.base + i as Vpn) else { continue };
-        if mm.folios.test(pfn, pg::READAHEAD) || !crate::filemap::folio_trylock(mm, pfn) {
+        if mm.folios.test(pfn, pg::READAHEAD) || !crate::mm::filemap::folio_trylock(mm, pfn) {
             continue;
         }
         // 6.1 lowers mmap_miss for every page it finds; 6.12 only for pages not marked
@@ -247,7 +247,7 @@ fn filemap_fault<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, f: FileRef, ra: &m
         let io = do_async_mmap_readahead(mm, p, f, ra, index, advice);
         mm.folios.clear(pfn, pg::PINNED);
         let locked = mm.folios.test(pfn, pg::LOCKED) && mm.read_done[pfn as usize] > mm.now();
-        crate::filemap::wait_on_folio_read(mm, pfn);
+        crate::mm::filemap::wait_on_folio_read(mm, pfn);
         return (true, io.pages > 0 || locked);
     }
     count_major(mm, t);
@@ -256,10 +256,10 @@ fn filemap_fault<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, f: FileRef, ra: &m
         mm.wait_until(io.done);
     }
     if let Some(pfn) = mm.space.resident(vpn) {
-        crate::filemap::wait_on_folio_read(mm, pfn);
+        crate::mm::filemap::wait_on_folio_read(mm, pfn);
         return (true, true);
     }
-    if crate::filemap::filemap_add_folio(mm, p, vpn, false, Gfp::User).is_none() {
+    if crate::mm::filemap::filemap_add_folio(mm, p, vpn, false, Gfp::User).is_none() {
         return (false, false);
     }
     let now = mm.now();
@@ -289,7 +289,7 @@ fn fault_retry(mm: &mut Mm, t: usize, f: FileRef, ra: &mut RaState, index: u64, 
 mod tests {
     use super::*;
     use crate::policy::classic::Classic;
-    use crate::scenario::Scenario;
+    use crate::sim::scenario::Scenario;
     use crate::sim::Machine;
     use pagelab_workload::{Access, Op};
 

@@ -13,7 +13,7 @@ pub const HEATMAP_BINS: (usize, usize) = (200, 200);
 /// Reads the trace at `path` in `format` (any `--trace-format`) and returns its statistics
 /// as JSON (with the heatmap if `heatmap`) and as a table.
 pub fn trace_stats(path: &Path, format: &str, heatmap: bool) -> Result<(Value, String), String> {
-    let spec = crate::trace_workload::spec(format)?;
+    let spec = crate::sim::trace_workload::spec(format)?;
     let s = pagelab_trace::stats::trace_stats(path, &spec, heatmap.then_some(HEATMAP_BINS)).map_err(|e| e.to_string())?;
     Ok((to_json(path, format, &s), table(path, format, &s)))
 }

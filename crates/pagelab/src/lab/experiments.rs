@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::Deserialize;
 
-use crate::compare::Run;
+use crate::lab::compare::Run;
 use crate::{Report, Scenario};
 
 /// One run of an experiment: a label and its overrides.
@@ -93,11 +93,11 @@ impl Outcome {
             }
         }
         if !runs.is_empty() {
-            let mut rows = crate::compare::default_rows();
+            let mut rows = crate::lab::compare::default_rows();
             if self.experiment.timing_rounds > 0 {
-                rows.extend(crate::compare::timing_rows());
+                rows.extend(crate::lab::compare::timing_rows());
             }
-            out += &crate::compare::table(&runs, &rows);
+            out += &crate::lab::compare::table(&runs, &rows);
         }
         out
     }

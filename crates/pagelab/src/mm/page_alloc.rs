@@ -1,12 +1,12 @@
 //! The page allocator's slow path as reclaim sees it (mm/page_alloc.c): watermark checks,
 //! waking kswapd, direct reclaim and its retries, and the OOM killer as the last resort.
 
-use crate::folio::{pg, Pfn};
 use crate::kernel::MAX_RECLAIM_RETRIES;
+use crate::mm::folio::{pg, Pfn};
+use crate::mm::oom_kill::out_of_memory;
+use crate::mm::vmscan::{try_to_free_pages, wakeup_kswapd};
 use crate::mm::Mm;
-use crate::oom_kill::out_of_memory;
 use crate::policy::Policy;
-use crate::vmscan::{try_to_free_pages, wakeup_kswapd};
 
 /// How hard an allocation may try.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,7 +39,7 @@ pub fn alloc_page<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<Pfn> {
             return None;
         }
         if reclaimed == 0 {
-            crate::vmscan::reclaim_throttle_writeback(mm, p);
+            crate::mm::vmscan::reclaim_throttle_writeback(mm, p);
             no_progress += 1;
         } else {
             no_progress = 0;

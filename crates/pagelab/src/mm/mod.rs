@@ -1,19 +1,44 @@
-//! The machine's memory-management state that every part of the model shares: page frames,
+//! The kernel's memory management, one module per kernel file (mm/vmscan.c, mm/workingset.c,
+//! mm/memcontrol.c, mm/swap.c, ...): the rules call each other as the kernel's do, and this
+//! unit is fenced off from the rest of pagelab. It knows policies only through
+//! [`crate::policy::Policy`] and the machine's configuration only through [`Config`]; it never
+//! reads a scenario. [`time`] is pagelab's own: the virtual clock's cost model.
+//!
+//! This file itself holds the state every part of the model shares (the kernel spreads it over
+//! `struct pglist_data`, `struct zone`, `struct mem_cgroup` and friends): page frames,
 //! the address space, the zone and its watermarks, cgroups, swap, devices, the per-CPU
 //! batches, tasks, the clock and the global counters. Policies keep their own list state and
 //! receive `&mut Mm` for the rest.
 
+pub mod filemap;
+pub mod folio;
+pub mod invariants;
+pub mod mapping;
+pub mod memcontrol;
+pub mod memory;
+pub mod oom_kill;
+pub mod page_alloc;
+pub mod page_writeback;
+pub mod readahead;
+pub mod swap;
+pub mod swap_state;
+pub mod swapfile;
+pub mod time;
+pub mod vmscan;
+pub mod vmstat;
+pub mod workingset;
+
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::folio::{pg, Folios, Pfn};
 use crate::kernel::Kernel;
-use crate::mapping::{AddressSpace, Vpn};
-use crate::memcontrol::{MemcgId, Memcgs, StatItem};
-use crate::swapfile::Swap;
-use crate::time::{Costs, Device};
-use crate::vmstat::{Ev, Events, Lru};
-use crate::workingset::ShadowNodes;
+use crate::mm::folio::{pg, Folios, Pfn};
+use crate::mm::mapping::{AddressSpace, Vpn};
+use crate::mm::memcontrol::{MemcgId, Memcgs, StatItem};
+use crate::mm::swapfile::Swap;
+use crate::mm::time::{Costs, Device};
+use crate::mm::vmstat::{Ev, Events, Lru};
+use crate::mm::workingset::ShadowNodes;
 
 /// Tunables of the modeled machine (sysctls and boot parameters).
 #[derive(Clone, Debug)]
@@ -137,7 +162,7 @@ pub struct TaskMm {
     /// The anonymous regions the task owns (object indices).
     pub anon_objects: Vec<usize>,
     /// The VMA's swap readahead state (`vma->swap_readahead_info`).
-    pub swap_ra: crate::swap_state::SwapRaState,
+    pub swap_ra: crate::mm::swap_state::SwapRaState,
     /// Files the task has mapped (object indices), for page-table walks.
     pub mapped_files: Vec<usize>,
     /// The task ran since the last page-table walk (`mm->lru_gen.bitmap`).
@@ -194,9 +219,9 @@ pub struct Mm {
     pub oom_kills: Vec<OomKill>,
     /// Pages the kernel itself holds (never reclaimable in the model).
     pub kernel_pages: u64,
-    pub node: crate::vmscan::NodeState,
+    pub node: crate::mm::vmscan::NodeState,
     /// swapin_nr_pages()'s global state for cluster readahead.
-    pub swap_ra_global: crate::swap_state::SwapRaState,
+    pub swap_ra_global: crate::mm::swap_state::SwapRaState,
     /// When the read of a PG_locked page completes, by frame.
     pub read_done: Vec<u64>,
     /// A reusable buffer for the pages one readahead inserts.

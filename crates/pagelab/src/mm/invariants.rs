@@ -1,7 +1,7 @@
 //! Checks of the core state that must hold between operations (used by tests).
 
-use crate::folio::{pg, NIL};
-use crate::mapping::Entry;
+use crate::mm::folio::{pg, NIL};
+use crate::mm::mapping::Entry;
 use crate::mm::Mm;
 
 /// Every frame is free or holds the page its address-space slot points at; no page is

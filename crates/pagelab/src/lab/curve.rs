@@ -24,7 +24,7 @@ use pagelab_workload::PAGE_SIZE;
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 
-use crate::replay::TraceRun;
+use crate::lab::replay::TraceRun;
 
 /// Below this many pages of scaled memory, a sampled kernel-model point carries a warning:
 /// the kernel's fixed batches are a noticeable part of memory (see docs/curve.md).
@@ -148,7 +148,7 @@ fn replay(c: &Curve, path: &Path, sizes: &[u64], kernel_model: bool) -> Result<V
         }
         let mem = format!("{}p", m / PAGE_SIZE);
         let o = TraceRun { path, format: "dense", policy: c.policy, memory: &mem, kernel: c.kernel, set: &set };
-        let (v, _) = crate::replay::run(&o).with_context(|| format!("--memory {m} bytes"))?;
+        let (v, _) = crate::lab::replay::run(&o).with_context(|| format!("--memory {m} bytes"))?;
         Ok(v)
     };
     let runs: Vec<Value> = sizes.par_iter().map(|&m| one(m)).collect::<Result<_>>()?;

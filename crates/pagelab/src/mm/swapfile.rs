@@ -1,7 +1,7 @@
 //! Swap devices (mm/swapfile.c): slot allocation, the swap map and the shadow entries kept
 //! in the swap address space for pages swapped out.
 
-use crate::mapping::{Shadow, Vpn};
+use crate::mm::mapping::{Shadow, Vpn};
 
 /// What backs swap (and, for files, the data disk): latencies per IO and per page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -75,8 +75,8 @@ impl Swap {
     /// doubling, at least 64 Ki slots, never past the device.
     fn cover(&mut self, slot: u32) {
         let want = (slot as u64 + 1).max(self.map.len() as u64 * 2).max(1 << 16).min(self.slots) as usize;
-        pagelab_trace::hugevec::grow(&mut self.map, want, FREE);
-        pagelab_trace::hugevec::grow(&mut self.shadow, want, 0);
+        pagelab_host::hugevec::grow(&mut self.map, want, FREE);
+        pagelab_host::hugevec::grow(&mut self.shadow, want, 0);
     }
 
     /// Bytes of the swap map and its shadows.

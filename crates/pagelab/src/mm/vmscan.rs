@@ -4,16 +4,16 @@
 //! putback of survivors. The list-specific parts (what to isolate, how to age) belong to the
 //! policies.
 
-use crate::folio::{pg, Pfn};
 use crate::kernel::{DEF_PRIORITY, SWAP_CLUSTER_MAX};
-use crate::mapping::{Entry, Shadow};
-use crate::memcontrol::{MemcgId, ROOT_MEMCG};
+use crate::mm::folio::{pg, Pfn};
+use crate::mm::mapping::{Entry, Shadow};
+use crate::mm::memcontrol::{MemcgId, ROOT_MEMCG};
+use crate::mm::page_alloc::free_folio;
+use crate::mm::swap_state::add_to_swap;
+use crate::mm::vmstat::{Ev, Reclaimer};
+use crate::mm::workingset::shrink_shadow_nodes;
 use crate::mm::{Actor, Mm, WritebackDone};
-use crate::page_alloc::free_folio;
 use crate::policy::Policy;
-use crate::swap_state::add_to_swap;
-use crate::vmstat::{Ev, Reclaimer};
-use crate::workingset::shrink_shadow_nodes;
 
 pub const DEACTIVATE_ANON: u8 = 1;
 pub const DEACTIVATE_FILE: u8 = 2;
@@ -333,7 +333,7 @@ pub fn reclaim_throttle<P: Policy>(mm: &mut Mm, p: &mut P, why: Throttle) {
         }
     };
     mm.wait_until(until);
-    crate::page_writeback::complete_writeback(mm, p, until);
+    crate::mm::page_writeback::complete_writeback(mm, p, until);
 }
 
 /// Models mm/vmscan.c: reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK) after a reclaim pass that
@@ -341,13 +341,13 @@ pub fn reclaim_throttle<P: Policy>(mm: &mut Mm, p: &mut P, why: Throttle) {
 /// starts writing, and the reclaimer sleeps until a write completes or HZ/10 passes.
 pub fn reclaim_throttle_writeback<P: Policy>(mm: &mut Mm, p: &mut P) {
     if mm.wb_pending_all || mm.wb_pending_background {
-        crate::page_writeback::flusher_run(mm, p, false);
+        crate::mm::page_writeback::flusher_run(mm, p, false);
     }
     let now = mm.now();
     let Some(std::cmp::Reverse(next)) = mm.writeback.peek().copied() else { return };
     let until = next.at.min(now + 100_000_000).max(now);
     mm.wait_until(until);
-    crate::page_writeback::complete_writeback(mm, p, until);
+    crate::mm::page_writeback::complete_writeback(mm, p, until);
 }
 
 /// Models mm/vmscan.c: shrink_slab(): pagelab's only shrinker is the shadow-node one.
@@ -445,7 +445,7 @@ pub fn shrink_folio_list<P: Policy>(mm: &mut Mm, p: &mut P, list: &mut Vec<Pfn>,
             list[kept] = pfn;
             kept += 1;
         };
-        if !crate::filemap::folio_trylock(mm, pfn) {
+        if !crate::mm::filemap::folio_trylock(mm, pfn) {
             survive(list);
             continue;
         }
@@ -458,7 +458,7 @@ pub fn shrink_folio_list<P: Policy>(mm: &mut Mm, p: &mut P, list: &mut Vec<Pfn>,
             }
             Verdict::Activate => {
                 if mm.folios.test(pfn, pg::SWAPCACHE) && mm.swap.full() {
-                    crate::swap_state::folio_free_swap(mm, pfn);
+                    crate::mm::swap_state::folio_free_swap(mm, pfn);
                 }
                 let f = mm.folios.get(pfn);
                 let ty = f.lru_type();
@@ -485,7 +485,7 @@ pub fn shrink_folio_list<P: Policy>(mm: &mut Mm, p: &mut P, list: &mut Vec<Pfn>,
 /// priority drops and ever more pages are written.
 fn complete_writeback_in_reclaim<P: Policy>(mm: &mut Mm, p: &mut P) {
     let now = mm.now();
-    crate::page_writeback::complete_writeback(mm, p, now);
+    crate::mm::page_writeback::complete_writeback(mm, p, now);
 }
 
 fn shrink_one_folio<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, sc: &mut ScanControl, stat: &mut ReclaimStat, ignore_references: bool) -> Verdict {
@@ -539,7 +539,7 @@ fn shrink_one_folio<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, sc: &mut ScanCo
         if !anon && (!sc.is_kswapd() || !mm.folios.test(pfn, pg::RECLAIM) || !mm.node.dirty) {
             mm.count(Ev::NrVmscanImmediateReclaim, 1);
             mm.folios.set(pfn, pg::RECLAIM);
-            crate::page_writeback::wakeup_flusher_threads(mm);
+            crate::mm::page_writeback::wakeup_flusher_threads(mm);
             return Verdict::Activate;
         }
         if references == FolioRef::ReclaimClean || !sc.may_writepage {
@@ -666,7 +666,7 @@ pub fn move_folios_to_lru<P: Policy>(mm: &mut Mm, p: &mut P, list: &[Pfn]) -> u6
         p.lru_add(mm, pfn);
         if mm.folios.test(pfn, pg::ACTIVE) && p.putback_ages_nonresident() {
             let memcg = mm.folio_memcg(pfn);
-            crate::workingset::workingset_age_nonresident(mm, memcg, 1);
+            crate::mm::workingset::workingset_age_nonresident(mm, memcg, 1);
         }
     }
     list.len() as u64

@@ -3,7 +3,7 @@
 //! a frame, evicted with a shadow entry (include/linux/xarray.h value entries), swapped out,
 //! or never touched.
 
-use crate::folio::Pfn;
+use crate::mm::folio::Pfn;
 
 /// A virtual page: the index of one page of one object in [`AddressSpace`].
 pub type Vpn = u32;
@@ -113,7 +113,7 @@ impl AddressSpace {
             return Err(format!("the scenario's files and memory exceed pagelab's 16 TiB address space (at `{name}`)"));
         }
         let id = self.objects.len();
-        pagelab_trace::hugevec::try_grow(&mut self.entries, (base + span) as usize, 0, &format!("`{name}` ({pages} pages of address space, 8 bytes each)"))?;
+        pagelab_host::hugevec::try_grow(&mut self.entries, (base + span) as usize, 0, &format!("`{name}` ({pages} pages of address space, 8 bytes each)"))?;
         self.objects.push(Object { name: name.to_string(), anon, base: base as Vpn, pages, owner });
         self.node_object.resize(((base + span) >> XA_CHUNK_SHIFT) as usize, id as u32);
         Ok(id)
@@ -132,7 +132,7 @@ impl AddressSpace {
         }
         let o = &mut self.objects[id];
         o.pages = o.pages.max(pages);
-        pagelab_trace::hugevec::grow(&mut self.entries, (base + span) as usize, 0);
+        pagelab_host::hugevec::grow(&mut self.entries, (base + span) as usize, 0);
         self.node_object.resize(((base + span) >> XA_CHUNK_SHIFT) as usize, id as u32);
         Ok(())
     }

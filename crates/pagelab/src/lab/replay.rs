@@ -59,12 +59,12 @@ pub fn run(o: &TraceRun) -> Result<(Value, String)> {
     let legacy = o.format.parse::<Format>().is_ok() || matches!(o.format, "fio-iolog" | "iolog");
     if let (false, Some(spec)) = (legacy, pagelab_trace::access::Spec::parse(o.format)) {
         let spec = spec.map_err(|e| Error::Msg(format!("--trace-format {}: {e}", o.format)))?;
-        return crate::replay_access::run(o, &spec, &sizes, kernel_model);
+        return crate::lab::replay_access::run(o, &spec, &sizes, kernel_model);
     }
     if matches!(o.format, "fio-iolog" | "iolog") {
         if !kernel_model {
             // A plain cache sees the log's pages: each file's after the files named before it.
-            return crate::replay_access::run(o, &pagelab_trace::access::Spec::Iolog, &sizes, false);
+            return crate::lab::replay_access::run(o, &pagelab_trace::access::Spec::Iolog, &sizes, false);
         }
         let log = pagelab_trace::iolog::read_iolog(o.path)?;
         if log.ops.is_empty() {

@@ -1,10 +1,10 @@
 //! File readahead (mm/readahead.c, and the mmap fault side of mm/filemap.c): the on-demand
 //! window of each open file, as 6.1 and 6.12 grow it.
 
-use crate::folio::pg;
-use crate::mapping::{Entry, Vpn};
+use crate::mm::folio::pg;
+use crate::mm::mapping::{Entry, Vpn};
+use crate::mm::page_alloc::Gfp;
 use crate::mm::Mm;
-use crate::page_alloc::Gfp;
 use crate::policy::Policy;
 
 /// `struct file_ra_state` of one task's open file, plus the in-flight read of the last
@@ -278,7 +278,7 @@ pub fn do_page_cache_ra<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, index: u6
         if matches!(mm.space.get(vpn), Entry::Resident(_)) {
             continue;
         }
-        let Some(pfn) = crate::filemap::filemap_add_folio(mm, p, vpn, false, Gfp::NoRetry) else { break };
+        let Some(pfn) = crate::mm::filemap::filemap_add_folio(mm, p, vpn, false, Gfp::NoRetry) else { break };
         if lookahead > 0 && i == nr.wrapping_sub(lookahead) {
             mm.folios.set(pfn, pg::READAHEAD);
         }
@@ -294,7 +294,7 @@ pub fn do_page_cache_ra<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, index: u6
     }
     let now = mm.now();
     let done = mm.file_dev.submit(now, pages, false);
-    mm.count(crate::vmstat::Ev::PgpgIn, 4 * pages);
+    mm.count(crate::mm::vmstat::Ev::PgpgIn, 4 * pages);
     // The pages stay locked (not uptodate) until the read completes.
     for &pfn in &inserted {
         mm.read_done[pfn as usize] = done;

@@ -13,7 +13,7 @@ use pagelab_trace::access::{AccessStream, Kind, Spec};
 use pagelab_trace::iolog::Iolog;
 use pagelab_workload::{TraceAccess, TraceAccesses, TraceKind, TraceSpec};
 
-use crate::scenario::{Scenario, ScenarioError};
+use crate::sim::scenario::{Scenario, ScenarioError};
 
 /// The format of a phase's `trace_format`.
 pub fn spec(format: &str) -> Result<Spec, String> {

@@ -2,12 +2,12 @@
 //! classic LRU, the refault-distance test, and the shadow-node shrinker that bounds how many
 //! shadow entries are kept. MGLRU's eviction tokens live in `policy::lru_gen`.
 
-use crate::folio::{pg, Pfn, NIL};
-use crate::mapping::{Entry, Shadow, XA_CHUNK_SHIFT};
-use crate::memcontrol::{MemcgId, StatItem};
+use crate::mm::folio::{pg, Pfn, NIL};
+use crate::mm::mapping::{Entry, Shadow, XA_CHUNK_SHIFT};
+use crate::mm::memcontrol::{MemcgId, StatItem};
+use crate::mm::swap::lru_note_cost_refault;
+use crate::mm::vmstat::{by_type, Ev, Lru};
 use crate::mm::Mm;
-use crate::swap::lru_note_cost_refault;
-use crate::vmstat::{by_type, Ev, Lru};
 
 /// Models mm/workingset.c: workingset_age_nonresident() (6.1/6.12): advance the clock of the
 /// lruvec and of every ancestor, so each level's clock counts its whole subtree.
@@ -172,12 +172,12 @@ pub struct ShadowNodes {
 
 impl ShadowNodes {
     pub fn new(nodes: usize, memcgs: usize) -> ShadowNodes {
-        ShadowNodes { nodes: pagelab_trace::hugevec::filled(nodes, Node::default()), lists: vec![(NIL, NIL, 0); memcgs], deferred: vec![0; memcgs] }
+        ShadowNodes { nodes: pagelab_host::hugevec::filled(nodes, Node::default()), lists: vec![(NIL, NIL, 0); memcgs], deferred: vec![0; memcgs] }
     }
 
     /// Covers `nodes` nodes (the address space grew); the new ones are empty.
     pub fn grow(&mut self, nodes: usize) {
-        pagelab_trace::hugevec::grow(&mut self.nodes, nodes, Node::default());
+        pagelab_host::hugevec::grow(&mut self.nodes, nodes, Node::default());
     }
 
     /// Bytes of the node tables.

@@ -8,19 +8,19 @@ use std::sync::{Arc, Mutex};
 use pagelab_trace::{PageSource, TraceError};
 use pagelab_workload::{Access, Due, JobStream, Op};
 
-use crate::folio::Folios;
-use crate::mapping::AddressSpace;
-use crate::memcontrol::{MemcgId, Memcgs};
+use crate::mm::folio::Folios;
+use crate::mm::mapping::AddressSpace;
+use crate::mm::memcontrol::{MemcgId, Memcgs};
+use crate::mm::readahead::{FileRef, RaState};
+use crate::mm::swap_state::SwapRaState;
+use crate::mm::swapfile::Swap;
+use crate::mm::time::Device;
+use crate::mm::vmscan::{kswapd_next, kswapd_step, NodeState};
+use crate::mm::vmstat::Events;
+use crate::mm::workingset::ShadowNodes;
 use crate::mm::{Actor, Config, Mm, TaskMm, Zone};
 use crate::policy::Policy;
-use crate::readahead::{FileRef, RaState};
-use crate::scenario::Scenario;
-use crate::swap_state::SwapRaState;
-use crate::swapfile::Swap;
-use crate::time::Device;
-use crate::vmscan::{kswapd_next, kswapd_step, NodeState};
-use crate::vmstat::Events;
-use crate::workingset::ShadowNodes;
+use crate::sim::scenario::Scenario;
 
 /// Fills the shmem object: swap-backed, unmapped, dirty pages charged to the root memcg,
 /// added to the LRU as shmem_add_to_page_cache() + folio_add_lru() would. The first
@@ -36,18 +36,18 @@ fn populate_shmem<P: Policy>(mm: &mut Mm, p: &mut P, obj: usize, active: u64) {
         {
             let f = mm.folios.get_mut(pfn);
             f.vpn = vpn;
-            f.memcg = crate::memcontrol::ROOT_MEMCG;
-            f.flags = crate::folio::pg::SWAPBACKED | crate::folio::pg::DIRTY;
+            f.memcg = crate::mm::memcontrol::ROOT_MEMCG;
+            f.flags = crate::mm::folio::pg::SWAPBACKED | crate::mm::folio::pg::DIRTY;
             if active {
-                f.flags |= crate::folio::pg::ACTIVE;
+                f.flags |= crate::mm::folio::pg::ACTIVE;
             }
         }
         mm.page_counts(pfn, 1);
-        mm.memcgs.force_charge(crate::memcontrol::ROOT_MEMCG, 1);
-        mm.space.set(vpn, crate::mapping::Entry::Resident(pfn));
-        crate::swap::folio_add_lru(mm, p, pfn);
+        mm.memcgs.force_charge(crate::mm::memcontrol::ROOT_MEMCG, 1);
+        mm.space.set(vpn, crate::mm::mapping::Entry::Resident(pfn));
+        crate::mm::swap::folio_add_lru(mm, p, pfn);
     }
-    crate::swap::lru_add_drain(mm, p);
+    crate::mm::swap::lru_add_drain(mm, p);
 }
 
 /// How many operations a task fetches ahead for prefetching.
@@ -231,6 +231,23 @@ pub struct Pacing {
     pub behind_last_ns: u64,
 }
 
+/// The machine's timed events besides the tasks' operations. When two fall due at the same
+/// time they run in this order (the derived `Ord`): IO completions first, so what they free
+/// is seen by the periodic work after them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    /// A page's writeback or swap-out IO completes (`folio_end_writeback()`).
+    WritebackDone,
+    /// The periodic rstat flush of memcg statistics (`flush_memcg_stats_dwork()`, every 2 s).
+    RstatFlush,
+    /// The writeback flusher's periodic run (`wb_workfn()`, every dirty_writeback_centisecs).
+    Flusher,
+    /// kswapd's next step (`balance_pgdat()`).
+    Kswapd,
+    /// A sample of the counters for the run's series.
+    Sample,
+}
+
 /// What a task of a `lockstep` pair waits for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 enum Wait {
@@ -313,7 +330,7 @@ pub const HOST_BYTES_PER_MEMORY_PAGE: u64 = 48;
 /// page for every page), so a machine of terabytes needs tens of gigabytes of host memory.
 fn check_host_memory(managed_pages: u64) -> Result<(), String> {
     let need = managed_pages.saturating_mul(HOST_BYTES_PER_MEMORY_PAGE);
-    match pagelab_trace::hugevec::available_bytes() {
+    match pagelab_host::hugevec::available_bytes() {
         Some(avail) if need > avail => Err(format!(
             "machine.memory: {managed_pages} pages need about {:.1} GiB of host memory ({HOST_BYTES_PER_MEMORY_PAGE} bytes a page), more than the {:.1} GiB this host has available",
             need as f64 / (1u64 << 30) as f64,
@@ -374,7 +391,7 @@ impl<P: Policy> Machine<P> {
         let mut file_order = Vec::new();
         for (wi, w) in s.workloads.iter().enumerate() {
             for job in 0..w.jobs {
-                let st = JobStream::with_traces(w, job, &|t, _, pages| crate::trace_workload::open(&trace_error, t, pages))?;
+                let st = JobStream::with_traces(w, job, &|t, _, pages| crate::sim::trace_workload::open(&trace_error, t, pages))?;
                 for o in st.objects().iter().filter(|o| !o.anon) {
                     match files.get_mut(&o.name) {
                         Some(p) => *p = (*p).max(o.pages),
@@ -499,7 +516,7 @@ impl<P: Policy> Machine<P> {
             kernel_pages: m.kernel_used_pages,
             node: NodeState::default(),
             swap_ra_global: SwapRaState::default(),
-            read_done: pagelab_trace::hugevec::filled(managed as usize, 0),
+            read_done: pagelab_host::hugevec::filled(managed as usize, 0),
             ra_scratch: Vec::with_capacity(64),
             dirty_fifo: VecDeque::new(),
             pmd_young: Vec::new(),
@@ -604,7 +621,7 @@ impl<P: Policy> Machine<P> {
                 if since_report >= 4096 {
                     progress(self.done_ops);
                     since_report = 0;
-                    if pagelab_trace::interrupt::requested() {
+                    if pagelab_host::interrupt::requested() {
                         break;
                     }
                 }
@@ -663,7 +680,7 @@ impl<P: Policy> Machine<P> {
                 break;
             }
             self.begin_op(T, read.think_ns);
-            let ok = crate::filemap::filemap_read(&mut self.mm, &mut self.policy, file, &mut ra, page, 1);
+            let ok = crate::mm::filemap::filemap_read(&mut self.mm, &mut self.policy, file, &mut ra, page, 1);
             if !self.end_op(T, ok) {
                 break;
             }
@@ -672,7 +689,7 @@ impl<P: Policy> Machine<P> {
             if since_report >= 4096 {
                 progress(self.done_ops);
                 since_report = 0;
-                if pagelab_trace::interrupt::requested() {
+                if pagelab_host::interrupt::requested() {
                     break;
                 }
             }
@@ -743,37 +760,18 @@ impl<P: Policy> Machine<P> {
 
     #[inline(never)]
     fn run_due_events(&mut self, now: u64) {
-        loop {
-            let mut next = (u64::MAX, 0u8);
-            let mut consider = |at: u64, kind: u8| {
-                if at <= now && (at, kind) < next {
-                    next = (at, kind);
-                }
-            };
-            if let Some(std::cmp::Reverse(w)) = self.mm.writeback.peek() {
-                consider(w.at, 0);
-            }
-            consider(self.next_flush, 1);
-            consider(self.next_wb, 2);
-            if let Some(k) = kswapd_next(&self.mm) {
-                consider(k, 3);
-            }
-            consider(self.next_sample, 4);
-            let (at, kind) = next;
-            if at == u64::MAX {
-                return;
-            }
-            match kind {
-                0 => crate::page_writeback::complete_writeback(&mut self.mm, &mut self.policy, at),
-                1 => {
+        while let Some((at, event)) = self.next_due_event(now) {
+            match event {
+                Event::WritebackDone => crate::mm::page_writeback::complete_writeback(&mut self.mm, &mut self.policy, at),
+                Event::RstatFlush => {
                     self.mm.memcgs.periodic_flush(at);
                     self.next_flush += self.mm.memcgs.flush_period_ns;
                 }
-                2 => {
-                    self.with_kernel_clock(at, |m| crate::page_writeback::flusher_run(&mut m.mm, &mut m.policy, true));
+                Event::Flusher => {
+                    self.with_kernel_clock(at, |m| crate::mm::page_writeback::flusher_run(&mut m.mm, &mut m.policy, true));
                     self.next_wb += self.mm.cfg.dirty_writeback_ns;
                 }
-                3 => {
+                Event::Kswapd => {
                     let before = self.mm.kswapd_clock;
                     kswapd_step(&mut self.mm, &mut self.policy);
                     // Every step costs at least a microsecond, so kswapd cannot stall time.
@@ -781,12 +779,21 @@ impl<P: Policy> Machine<P> {
                         self.mm.kswapd_clock += 1_000;
                     }
                 }
-                _ => {
+                Event::Sample => {
                     self.sample(at);
                     self.next_sample += self.interval;
                 }
             }
         }
+    }
+
+    /// The earliest event due by `now`, ties broken in [`Event`]'s order (a time of
+    /// `u64::MAX` means never).
+    fn next_due_event(&self, now: u64) -> Option<(u64, Event)> {
+        let writeback = self.mm.writeback.peek().map(|std::cmp::Reverse(w)| (w.at, Event::WritebackDone));
+        let kswapd = kswapd_next(&self.mm).map(|k| (k, Event::Kswapd));
+        let timers = [(self.next_flush, Event::RstatFlush), (self.next_wb, Event::Flusher), (self.next_sample, Event::Sample)];
+        writeback.into_iter().chain(kswapd).chain(timers).filter(|&(at, _)| at <= now && at != u64::MAX).min()
     }
 
     /// Runs `f` as a kernel thread at time `at` (the flusher).
@@ -895,10 +902,10 @@ impl<P: Policy> Machine<P> {
     #[inline(always)]
     fn end_op(&mut self, t: usize, ok: bool) -> bool {
         if self.mm.tasks[t].nr_pages_over_high > 0 {
-            crate::memcontrol::mem_cgroup_handle_over_high(&mut self.mm, &mut self.policy, t);
+            crate::mm::memcontrol::mem_cgroup_handle_over_high(&mut self.mm, &mut self.policy, t);
         }
         if self.mm.wb_pending_all || self.mm.wb_pending_background {
-            crate::page_writeback::flusher_run(&mut self.mm, &mut self.policy, false);
+            crate::mm::page_writeback::flusher_run(&mut self.mm, &mut self.policy, false);
         }
         self.done_ops += 1;
         ok && !self.mm.tasks[t].killed
@@ -915,16 +922,16 @@ impl<P: Policy> Machine<P> {
                 // posix_fadvise(POSIX_FADV_RANDOM) sets FMODE_RANDOM on the file.
                 ra.random = op.advice == pagelab_workload::Advice::Random;
                 if op.write {
-                    crate::filemap::filemap_write(&mut self.mm, &mut self.policy, obj.file, op.page, op.npages as u64)
+                    crate::mm::filemap::filemap_write(&mut self.mm, &mut self.policy, obj.file, op.page, op.npages as u64)
                 } else {
-                    crate::filemap::filemap_read(&mut self.mm, &mut self.policy, obj.file, ra, op.page, op.npages as u64)
+                    crate::mm::filemap::filemap_read(&mut self.mm, &mut self.policy, obj.file, ra, op.page, op.npages as u64)
                 }
             }
             Access::Mmap => {
                 let mut ok = true;
                 for i in 0..op.npages as u64 {
                     let ra = &mut self.tasks[t].ra[op.object as usize];
-                    ok &= crate::memory::file_mmap_access(&mut self.mm, &mut self.policy, t, obj.file, ra, op.page + i, op.write, op.advice);
+                    ok &= crate::mm::memory::file_mmap_access(&mut self.mm, &mut self.policy, t, obj.file, ra, op.page + i, op.write, op.advice);
                 }
                 ok
             }
@@ -932,7 +939,7 @@ impl<P: Policy> Machine<P> {
                 let mut ok = true;
                 for i in 0..op.npages as u64 {
                     let vpn = obj.file.base + (op.page + i) as u32;
-                    ok &= crate::memory::anon_access(&mut self.mm, &mut self.policy, t, vpn, op.write, op.advice);
+                    ok &= crate::mm::memory::anon_access(&mut self.mm, &mut self.policy, t, vpn, op.write, op.advice);
                 }
                 ok
             }
@@ -1092,7 +1099,7 @@ impl<P: Policy> Machine<P> {
     #[cold]
     fn respawn(&mut self, t: usize) {
         self.mm.actor = Actor::Task(t);
-        crate::oom_kill::exit_mmap(&mut self.mm, &mut self.policy, t);
+        crate::mm::oom_kill::exit_mmap(&mut self.mm, &mut self.policy, t);
         self.tasks[t].respawns += 1;
     }
 
@@ -1103,7 +1110,7 @@ impl<P: Policy> Machine<P> {
         task.end_ns = self.mm.tasks[t].clock;
         self.mm.actor = Actor::Task(t);
         if !self.mm.tasks[t].killed && !self.hold[t] {
-            crate::oom_kill::exit_mmap(&mut self.mm, &mut self.policy, t);
+            crate::mm::oom_kill::exit_mmap(&mut self.mm, &mut self.policy, t);
         }
         if !self.locks.is_empty() {
             self.lockstep_ended(t);
@@ -1118,7 +1125,7 @@ impl<P: Policy> Machine<P> {
 
     /// Flushes the per-CPU LRU batches (`lru_add_drain()`), as reclaim would.
     pub fn drain(&mut self) {
-        crate::swap::lru_add_drain(&mut self.mm, &mut self.policy);
+        crate::mm::swap::lru_add_drain(&mut self.mm, &mut self.policy);
     }
 
     /// Modeled time from the start to the end of the last task.
@@ -1156,7 +1163,7 @@ impl<P: Policy> Machine<P> {
 
     /// Checks the core's and the policy's invariants (for tests).
     pub fn check(&self) -> Result<(), String> {
-        crate::invariants::check(&self.mm)?;
+        crate::mm::invariants::check(&self.mm)?;
         self.policy.check(&self.mm)
     }
 }

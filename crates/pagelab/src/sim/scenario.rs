@@ -9,9 +9,9 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::kernel::Kernel;
-use crate::memcontrol::{MemcgSpec, RstatMode, PAGE_COUNTER_MAX};
-use crate::swapfile::DeviceKind;
-use crate::time::{Costs, DeviceCost};
+use crate::mm::memcontrol::{MemcgSpec, RstatMode, PAGE_COUNTER_MAX};
+use crate::mm::swapfile::DeviceKind;
+use crate::mm::time::{Costs, DeviceCost};
 use pagelab_workload::{parse_duration_ns, parse_size, Workload, WorkloadToml, PAGE_SIZE};
 
 /// A problem with a scenario, located as precisely as pagelab can.
@@ -128,7 +128,7 @@ pub struct MachineSpec {
     /// The period of the periodic rstat flush, ns (FLUSH_TIME; the oracle scales it to the
     /// emulated guest's clock).
     pub rstat_flush_ns: u64,
-    pub refault_flush: crate::memcontrol::RefaultFlush,
+    pub refault_flush: crate::mm::memcontrol::RefaultFlush,
     pub update_path_flush: bool,
 }
 
@@ -208,7 +208,7 @@ impl Scenario {
         })?;
         let located = |key: &str, message: String| err(locate(text, key), key, message);
         let s = build(raw, name, &located)?;
-        crate::trace_workload::size_traces(s, file, &located)
+        crate::sim::trace_workload::size_traces(s, file, &located)
     }
 }
 
@@ -505,7 +505,7 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
         other => return Err(err("machine.rstat", format!("`{other}`: use \"kernel\" or \"exact\""))),
     };
     let refault_flush = {
-        use crate::memcontrol::RefaultFlush as F;
+        use crate::mm::memcontrol::RefaultFlush as F;
         match m.refault_flush.as_deref().unwrap_or("kernel") {
             "kernel" => F::Kernel,
             "threshold" => F::Threshold,
@@ -576,7 +576,7 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
             }
         }
     }
-    crate::memcontrol::Memcgs::new(kernel, &cgroups, rstat).map_err(|e| {
+    crate::mm::memcontrol::Memcgs::new(kernel, &cgroups, rstat).map_err(|e| {
         // The tree's errors name a cgroup's path: blame its [[cgroup]] entry (the last one
         // with that path, which for a duplicate is the second), not a workload's `cgroup =`.
         let named = e.split('`').nth(1).unwrap_or("");

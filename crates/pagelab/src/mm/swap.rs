@@ -1,12 +1,12 @@
 //! LRU batching and LRU cost accounting (mm/swap.c): the per-CPU lru_add and activate
 //! batches, folio_mark_accessed(), and lru_note_cost().
 
-use crate::folio::{pg, Pfn};
 use crate::kernel::SWAP_CLUSTER_MAX;
-use crate::memcontrol::{MemcgId, StatItem};
+use crate::mm::folio::{pg, Pfn};
+use crate::mm::memcontrol::{MemcgId, StatItem};
+use crate::mm::vmstat::Lru;
 use crate::mm::Mm;
 use crate::policy::Policy;
-use crate::vmstat::Lru;
 
 /// Models mm/swap.c: folio_add_lru() (6.1/6.12): the folio waits in this CPU's lru_add batch,
 /// invisible to reclaim, until the batch fills (PAGEVEC_SIZE entries) or is drained. With

@@ -3,7 +3,7 @@
 //! lruvec of each cgroup, and memory.stat with rstat's flush staleness.
 
 use crate::kernel::{Kernel, MEMCG_CHARGE_BATCH, RSTAT_FLUSH_NS};
-use crate::vmstat::{Events, Lru};
+use crate::mm::vmstat::{Events, Lru};
 
 /// A memcg, by index; the root is 0. The kernel's memcg id is the index + 1.
 pub type MemcgId = u16;
@@ -689,12 +689,12 @@ pub fn try_charge_memcg<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, nr: u
             continue;
         }
         mm.memcgs.get_mut(over).memory_events.max += 1;
-        let reclaimed = crate::vmscan::try_to_free_mem_cgroup_pages(mm, p, over, nr, true);
+        let reclaimed = crate::mm::vmscan::try_to_free_mem_cgroup_pages(mm, p, over, nr, true);
         if mm.memcgs.margin(over) >= nr {
             continue;
         }
         if reclaimed == 0 {
-            crate::vmscan::reclaim_throttle_writeback(mm, p);
+            crate::mm::vmscan::reclaim_throttle_writeback(mm, p);
         }
         if !drained {
             mm.memcgs.drain_stock();
@@ -708,7 +708,7 @@ pub fn try_charge_memcg<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, nr: u
             retries -= 1;
             continue;
         }
-        if crate::oom_kill::out_of_memory(mm, p, Some(over)) {
+        if crate::mm::oom_kill::out_of_memory(mm, p, Some(over)) {
             if mm.current_task().is_some_and(|t| mm.tasks[t].killed) {
                 return Err(ChargeFailed);
             }
@@ -804,7 +804,7 @@ fn reclaim_high<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, nr_pages: u64
             continue;
         }
         mm.memcgs.get_mut(c).memory_events.high += 1;
-        reclaimed += crate::vmscan::try_to_free_mem_cgroup_pages(mm, p, c, nr_pages, true);
+        reclaimed += crate::mm::vmscan::try_to_free_mem_cgroup_pages(mm, p, c, nr_pages, true);
     }
     reclaimed
 }

@@ -15,7 +15,7 @@ use pagelab_trace::TraceError;
 use pagelab_workload::{Access, Advice, Op, PAGE_SIZE};
 use serde_json::{json, Value};
 
-use crate::replay::TraceRun;
+use crate::lab::replay::TraceRun;
 use crate::sim::OpStream;
 
 /// Maps each access of a stream to an operation: `read` for reads and plain accesses, the
@@ -101,14 +101,14 @@ pub fn counts_json(c: &StreamCounts) -> Value {
     json!({"requests": c.requests, "accesses": c.accesses, "reads": c.reads, "writes": c.writes, "touches": c.touches, "skipped": c.skipped})
 }
 
-/// Replays `spec` on every memory size (see [`crate::replay::run`]).
+/// Replays `spec` on every memory size (see [`crate::lab::replay::run`]).
 pub fn run(o: &TraceRun, spec: &Spec, sizes: &[&str], kernel_model: bool) -> Result<(Value, String)> {
     if !kernel_model && !o.set.is_empty() {
         bail!("--set applies to the kernel models (classic, mglru), not to `{}`", o.policy);
     }
     // A kernel model needs the file's size first: count the pages once.
     let scanned = if kernel_model { Some(AccessStream::scan(o.path, spec)?) } else { None };
-    crate::replay::for_each_size(o, sizes, |o: &TraceRun| if kernel_model { run_kernel(o, spec, scanned.expect("scanned")) } else { run_plain(o, spec) })
+    crate::lab::replay::for_each_size(o, sizes, |o: &TraceRun| if kernel_model { run_kernel(o, spec, scanned.expect("scanned")) } else { run_plain(o, spec) })
 }
 
 fn trace_json(o: &TraceRun, c: &StreamCounts, pages: u64) -> Value {
@@ -143,10 +143,10 @@ fn run_plain(o: &TraceRun, spec: &Spec) -> Result<(Value, String)> {
 
 fn run_kernel(o: &TraceRun, spec: &Spec, (counts, pages): (StreamCounts, u64)) -> Result<(Value, String)> {
     let name = o.path.file_name().map_or("trace".into(), |n| n.to_string_lossy().into_owned());
-    let mut w = crate::replay::trace_workload("trace", "file-rw");
+    let mut w = crate::lab::replay::trace_workload("trace", "file-rw");
     w.insert("file_size".into(), format!("{}p", pages.max(1)).into());
     w.insert("fadvise".into(), "random".into());
-    let s = crate::Scenario::from_table(crate::replay::trace_scenario(o, w), &format!("{} (trace scenario)", o.path.display()), &name, o.set)
+    let s = crate::Scenario::from_table(crate::lab::replay::trace_scenario(o, w), &format!("{} (trace scenario)", o.path.display()), &name, o.set)
         .map_err(Error::from)?;
     let template = Op { object: 0, page: 0, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0, due: None };
     let ops = AccessOps::new(AccessStream::open(o.path, spec)?, template, false, false, counts.accesses);

@@ -1,0 +1,10 @@
+//! What pagelab takes from the host, kept apart from the simulators that use it:
+//!
+//! - [`hugevec`]: the big flat tables (page frames, address spaces, id maps) backed by
+//!   transparent huge pages, and their fallible growth, checked against the host's available
+//!   memory, so a size the host cannot back is an error rather than an abort;
+//! - [`interrupt`]: the flag a Ctrl-C sets and long runs poll, so the Python bindings can
+//!   raise `KeyboardInterrupt` instead of leaving a run going.
+
+pub mod hugevec;
+pub mod interrupt;

@@ -1,0 +1,10 @@
+//! The simulation around the kernel model: a scenario's schema ([`scenario`]), the operation
+//! sources (workload generators, [`trace_workload`] and trace replays), the [`Machine`] with
+//! its event loop ([`machine`]), and running a scenario to its report ([`run`]).
+
+pub mod machine;
+pub mod run;
+pub mod scenario;
+pub mod trace_workload;
+
+pub use machine::*;
