@@ -112,3 +112,22 @@ def test_the_registry_lists_every_policy():
     assert names["classic"] == "both" and names["opt"] == "trace"
     for n in ["lru", "fifo", "clock", "sieve", "s3fifo", "arc", "mru", "lfu"]:
         assert names[n] == "both"
+
+
+def test_a_python_policys_state_goes_into_the_reports_policy_state():
+    class CountingMRU(MRU):
+        def state(self):
+            return {"resident": len(self.stack)}
+
+    class BadState(MRU):
+        def state(self):
+            raise RuntimeError("no state today")
+
+    r = pagelab.run(text=LOOP, policies={"/scan": CountingMRU})
+    seam = r["policy_state"]["state"]["seam"]["/scan"]
+    assert seam["state"]["resident"] * 4096 == r["memcg"]["/scan"]["file"]
+    assert r["series"][-1]["policy_state"]["seam"]["/scan"]["state"]["resident"] > 0
+
+    bad = pagelab.run(text=LOOP, policies={"/scan": BadState})
+    assert "no state today" in bad["policy_state"]["state"]["seam"]["/scan"]["state"]["error"]
+    assert refaults(bad) == refaults(r), "state() is read-only: the counters do not depend on it"

@@ -20,9 +20,10 @@ pub struct SeriesPoint {
     pub t_s: f64,
     pub ops: u64,
     pub vmstat: BTreeMap<String, u64>,
-    /// MGLRU: the generations of every memcg at the end of the interval.
+    /// The policy's state at the end of the interval (`Policy::state()`; MGLRU: the
+    /// generations of every memcg).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub lru_gen: Option<serde_json::Value>,
+    pub policy_state: Option<serde_json::Value>,
 }
 
 /// One task's outcome.
@@ -104,10 +105,27 @@ pub struct Report {
     pub rstat_flushed_memcgs: u64,
     /// Refaults judged differently than exact statistics would have judged them.
     pub stale_refault_decisions: u64,
-    /// MGLRU: `{"debugfs": <lru_gen text>, "debugfs_full": <lru_gen_full text>, "lruvecs": [...]}`
-    /// at the end of the run.
+    /// The policy's state at the end of the run, any policy's: `{"policy": <name>, "state":
+    /// <Policy::state()>}`, plus MGLRU's debugfs views (`"debugfs"`: the
+    /// /sys/kernel/debug/lru_gen text, `"debugfs_full"`: lru_gen_full).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub lru_gen: Option<serde_json::Value>,
+    pub policy_state: Option<serde_json::Value>,
+}
+
+/// The report's `policy_state` section: the policy's name and state, and its debugfs views
+/// where it has them (MGLRU).
+fn policy_state<P: Policy>(policy: &P, mm: &Mm) -> Option<serde_json::Value> {
+    let mut out = serde_json::json!({ "policy": policy.name() });
+    if let Some(state) = policy.state(mm) {
+        out["state"] = state;
+    }
+    if let Some(text) = policy.debugfs(mm) {
+        out["debugfs"] = text.into();
+    }
+    if let Some(text) = policy.debugfs_full(mm) {
+        out["debugfs_full"] = text.into();
+    }
+    Some(out)
 }
 
 /// The /proc/vmstat gauges (nr_* and workingset_nodes) as they stand.
@@ -279,7 +297,7 @@ impl Report {
             for (k, val) in &smp.gauges {
                 v.insert(k.to_string(), *val);
             }
-            series.push(SeriesPoint { t_s: smp.t_ns as f64 / 1e9, ops: smp.ops - prev_ops, vmstat: v, lru_gen: smp.policy.clone() });
+            series.push(SeriesPoint { t_s: smp.t_ns as f64 / 1e9, ops: smp.ops - prev_ops, vmstat: v, policy_state: smp.policy.clone() });
             prev = smp.events.clone();
             prev_ops = smp.ops;
         }
@@ -344,10 +362,7 @@ impl Report {
             rstat_flushes: mm.memcgs.nr_flushes,
             rstat_flushed_memcgs: mm.memcgs.flushed_memcgs,
             stale_refault_decisions: mm.memcgs.stale_refault_decisions,
-            lru_gen: m
-                .policy
-                .debugfs(mm)
-                .map(|text| serde_json::json!({"debugfs": text, "debugfs_full": m.policy.debugfs_full(mm), "lruvecs": m.policy.snapshot(mm)})),
+            policy_state: policy_state(&m.policy, mm),
         }
     }
 

@@ -377,3 +377,34 @@ fn a_policy_written_for_the_seam_runs_from_its_registry_line() {
     let j = serde_json::to_value(&report).unwrap();
     assert!(j["memcg"]["/c"]["pgsteal"].as_u64().unwrap() > 0);
 }
+
+/// The report's `policy_state` section is any policy's: the classic LRU shows its lruvecs'
+/// lists and IO costs, MGLRU its generations and debugfs views, a seam policy its counts and
+/// its own state (a plain cache: the pages it holds, which must equal the cgroup's file LRU).
+#[test]
+fn every_policy_fills_the_reports_policy_state() {
+    let state_of = |policy: &str| {
+        let s = common::scenario(&limited("6.1", policy, 64, 200).replace("ops = 0", "ops = 1000"));
+        let r = pagelab::run(&s, |_, _| {}).expect("run");
+        let state = r.policy_state.clone().expect("a policy_state section");
+        assert!(r.series.iter().all(|p| p.policy_state.is_some()), "{policy}: every series point carries the state");
+        (state, r)
+    };
+
+    let (classic, r) = state_of("classic");
+    assert_eq!(classic["policy"], "classic");
+    let c = classic["state"]["lruvecs"].as_array().unwrap().iter().find(|l| l["memcg"] == "/c").expect("the /c lruvec");
+    let file = c["lists"]["inactive_file"].as_u64().unwrap() + c["lists"]["active_file"].as_u64().unwrap();
+    assert_eq!(file * 4096, r.memcg["/c"]["file"], "classic's lists are the cgroup's memory.stat file pages");
+    assert!(c["file_cost"].as_u64().unwrap() > 0, "reclaim of file pages notes their cost (lru_note_cost)");
+
+    let (mglru, _) = state_of("mglru");
+    assert_eq!(mglru["policy"], "mglru");
+    assert!(mglru["debugfs"].as_str().unwrap().contains("memcg"), "MGLRU keeps its debugfs view");
+    assert!(mglru["state"].as_array().unwrap().iter().any(|l| l["memcg"] == "/c" && !l["generations"].as_array().unwrap().is_empty()));
+
+    let (s3fifo, r) = state_of("s3fifo");
+    let seam = &s3fifo["state"]["seam"]["/c"];
+    assert_eq!(seam["state"]["cached"].as_u64().unwrap() * 4096, r.memcg["/c"]["file"], "the plain cache holds exactly the cgroup's file pages");
+    assert!(seam["counts"].is_object());
+}

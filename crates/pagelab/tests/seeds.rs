@@ -71,7 +71,7 @@ fn seed_002_flushing_in_the_refault_path_removes_stale_decisions_for_more_flushe
 
 /// File pages of the /mongo* memcgs in generations younger than their oldest, halfway through.
 fn file_pages_above_the_oldest_generation(r: &pagelab::Report) -> u64 {
-    let lru_gen = r.series[r.series.len() / 2].lru_gen.as_ref().expect("MGLRU series carry lru_gen");
+    let lru_gen = r.series[r.series.len() / 2].policy_state.as_ref().expect("MGLRU series carry the policy's state");
     let mut n = 0;
     for memcg in lru_gen.as_array().unwrap().iter().filter(|m| m["memcg"].as_str().unwrap().starts_with("/mongo")) {
         let min_seq = memcg["min_seq"][1].as_u64().unwrap();

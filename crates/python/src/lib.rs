@@ -324,6 +324,23 @@ impl EvictionPolicy for PyPolicy {
             }
         });
     }
+    /// The policy's optional `state()` method, whose result (anything `json.dumps` takes)
+    /// goes into the report's `policy_state` for this cgroup. A `state()` that raises or
+    /// returns something JSON cannot hold shows as `{"error": ...}` there: the run's
+    /// counters do not depend on it.
+    fn state(&self) -> Option<serde_json::Value> {
+        Python::with_gil(|py| {
+            let obj = self.obj.bind(py);
+            if !obj.hasattr("state").unwrap_or(false) {
+                return None;
+            }
+            let text = obj.call_method0("state").and_then(|v| py.import_bound("json")?.call_method1("dumps", (v,))?.extract::<String>());
+            Some(match text {
+                Ok(t) => serde_json::from_str(&t).unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() })),
+                Err(e) => serde_json::json!({ "error": format!("state() raised {e}") }),
+            })
+        })
+    }
     fn failure(&self) -> Option<String> {
         self.failure.clone()
     }

@@ -490,6 +490,34 @@ impl Policy for Classic {
         mm.memcgs.get_mut(target).lruvec.refaults = [anon, file];
     }
 
+    /// Per lruvec: the list sizes, the IO costs that balance anon against file
+    /// (`lru_note_cost()`), the nonresident clock and the refaults seen at the last reclaim
+    /// (`snapshot_refaults()`).
+    fn state(&self, mm: &Mm) -> Option<serde_json::Value> {
+        let lruvecs: Vec<serde_json::Value> = mm
+            .memcgs
+            .preorder
+            .iter()
+            .map(|&memcg| {
+                let cg = mm.memcgs.get(memcg);
+                let lv = &cg.lruvec;
+                let mut lists = serde_json::Map::new();
+                for lru in Lru::ALL {
+                    lists.insert(lru.vmstat_name().trim_start_matches("nr_").to_string(), lv.lru_size[lru as usize].into());
+                }
+                serde_json::json!({
+                    "memcg": cg.path,
+                    "lists": lists,
+                    "anon_cost": lv.anon_cost,
+                    "file_cost": lv.file_cost,
+                    "nonresident_age": lv.nonresident_age,
+                    "refaults_at_last_reclaim": { "anon": lv.refaults[0], "file": lv.refaults[1] },
+                })
+            })
+            .collect();
+        Some(serde_json::json!({ "lruvecs": lruvecs }))
+    }
+
     fn state_bytes(&self) -> u64 {
         self.lists.iter().flat_map(|l| l.iter()).map(|l| l.state_bytes()).sum::<u64>() + self.scratch.capacity() as u64 * 4
     }

@@ -122,8 +122,11 @@ pub trait Policy {
         None
     }
 
-    /// The policy's state as JSON for each report interval (MGLRU: the generations).
-    fn snapshot(&self, _mm: &Mm) -> Option<serde_json::Value> {
+    /// The policy's own state as JSON, for the report's `policy_state` section at the end of
+    /// the run and for each series interval: what a developer of this policy looks at (the
+    /// classic LRU: list sizes, IO costs and the nonresident clock per lruvec; MGLRU: the
+    /// generations and tiers; the seam: each cgroup's policy counts and its own state).
+    fn state(&self, _mm: &Mm) -> Option<serde_json::Value> {
         None
     }
 }

@@ -1139,7 +1139,7 @@ impl<P: Policy> Machine<P> {
         }
         let gauges = crate::report::gauges(&self.mm);
         let ops = self.tasks.iter().map(|t| t.ops).sum();
-        let policy = self.policy.snapshot(&self.mm);
+        let policy = self.policy.state(&self.mm);
         self.samples.push(Sample { t_ns: at, events: self.mm.events.clone(), gauges, ops, policy });
     }
 

@@ -333,7 +333,7 @@ impl Policy for LruGen {
         Some(self.lru_gen_debugfs(mm, true))
     }
 
-    fn snapshot(&self, mm: &Mm) -> Option<serde_json::Value> {
+    fn state(&self, mm: &Mm) -> Option<serde_json::Value> {
         Some(self.lru_gen_json(mm))
     }
 }

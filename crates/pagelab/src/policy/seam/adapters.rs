@@ -92,6 +92,12 @@ impl EvictionPolicy for PlainPolicy {
         }
     }
 
+    /// The pages the plain cache holds (its own count, which the host checks against the
+    /// folios it handed over).
+    fn state(&self) -> Option<serde_json::Value> {
+        Some(serde_json::json!({ "cached": self.cache.as_ref().map_or(0, |c| c.len()) }))
+    }
+
     fn state_bytes(&self) -> u64 {
         self.folio.capacity() as u64 * 4
     }

@@ -430,15 +430,25 @@ impl Policy for Ext {
             + (self.refault.capacity() + self.workingset.capacity()) as u64 * 8
     }
 
-    /// The seam's counts per seam memcg, as the policy's state in each report interval.
-    fn snapshot(&self, mm: &Mm) -> Option<serde_json::Value> {
+    /// Per seam cgroup: the seam's counts and the policy's own state
+    /// (`EvictionPolicy::state()`); the classic lists' state beside them when some cgroups
+    /// keep the kernel's LRU.
+    fn state(&self, mm: &Mm) -> Option<serde_json::Value> {
         let mut m = serde_json::Map::new();
         for (i, s) in self.slots.iter().enumerate() {
             if let Some(s) = s {
-                m.insert(mm.memcgs.get(i as MemcgId).path.clone(), serde_json::to_value(s.stats).ok()?);
+                let mut entry = serde_json::json!({ "counts": s.stats });
+                if let Some(own) = s.policy.state() {
+                    entry["state"] = own;
+                }
+                m.insert(mm.memcgs.get(i as MemcgId).path.clone(), entry);
             }
         }
-        Some(serde_json::json!({ "seam": m }))
+        let mut out = serde_json::json!({ "seam": m });
+        if let Some(classic) = self.classic.as_ref().and_then(|c| c.state(mm)) {
+            out["classic"] = classic;
+        }
+        Some(out)
     }
 
     /// Every folio with PG_lru of a seam memcg is on its inactive list's count; the classic

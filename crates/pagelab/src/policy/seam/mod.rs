@@ -147,6 +147,11 @@ pub trait EvictionPolicy {
     fn state_bytes(&self) -> u64 {
         0
     }
+    /// The policy's own state for the report's `policy_state` section (queue sizes, a
+    /// learned parameter, ...), shown per cgroup; None shows only the seam's counts.
+    fn state(&self) -> Option<serde_json::Value> {
+        None
+    }
     /// An error that stops the policy (a Python callback that raised); checked after each
     /// call that can fail.
     fn failure(&self) -> Option<String> {
