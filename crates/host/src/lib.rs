@@ -3,8 +3,11 @@
 //! - [`hugevec`]: the big flat tables (page frames, address spaces, id maps) backed by
 //!   transparent huge pages, and their fallible growth, checked against the host's available
 //!   memory, so a size the host cannot back is an error rather than an abort;
+//! - [`sparse`]: tables indexed like flat arrays whose memory grows with the entries written
+//!   (a file of many TiB costs what its touched pages cost);
 //! - [`interrupt`]: the flag a Ctrl-C sets and long runs poll, so the Python bindings can
 //!   raise `KeyboardInterrupt` instead of leaving a run going.
 
 pub mod hugevec;
 pub mod interrupt;
+pub mod sparse;

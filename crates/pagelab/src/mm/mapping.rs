@@ -3,6 +3,8 @@
 //! a frame, evicted with a shadow entry (include/linux/xarray.h value entries), swapped out,
 //! or never touched.
 
+use pagelab_host::sparse::Table;
+
 use crate::mm::folio::Pfn;
 
 /// A virtual page: the index of one page of one object in [`AddressSpace`].
@@ -95,13 +97,14 @@ pub struct Object {
     pub owner: Option<usize>,
 }
 
-/// All objects and the entry of each of their pages.
+/// All objects and the entry of each of their pages. The entries are a flat table while it
+/// is small and a sparse one beyond ([`Table`]): then memory grows with the pages touched, so
+/// a file of many TiB read a little costs little.
 #[derive(Clone, Debug, Default)]
 pub struct AddressSpace {
+    /// In order of `base` (objects are only appended).
     pub objects: Vec<Object>,
-    entries: Vec<u64>,
-    /// For each xarray node of 64 pages, the object it belongs to.
-    node_object: Vec<u32>,
+    entries: Table<u64>,
 }
 
 impl AddressSpace {
@@ -113,9 +116,8 @@ impl AddressSpace {
             return Err(format!("the scenario's files and memory exceed pagelab's 16 TiB address space (at `{name}`)"));
         }
         let id = self.objects.len();
-        pagelab_host::hugevec::try_grow(&mut self.entries, (base + span) as usize, 0, &format!("`{name}` ({pages} pages of address space, 8 bytes each)"))?;
+        self.entries.try_grow((base + span) as usize, &format!("`{name}` ({pages} pages of address space)"))?;
         self.objects.push(Object { name: name.to_string(), anon, base: base as Vpn, pages, owner });
-        self.node_object.resize(((base + span) >> XA_CHUNK_SHIFT) as usize, id as u32);
         Ok(id)
     }
 
@@ -132,8 +134,7 @@ impl AddressSpace {
         }
         let o = &mut self.objects[id];
         o.pages = o.pages.max(pages);
-        pagelab_host::hugevec::grow(&mut self.entries, (base + span) as usize, 0);
-        self.node_object.resize(((base + span) >> XA_CHUNK_SHIFT) as usize, id as u32);
+        self.entries.grow((base + span) as usize);
         Ok(())
     }
 
@@ -141,9 +142,9 @@ impl AddressSpace {
         self.entries.len()
     }
 
-    /// Bytes of the entry table and the node-to-object map.
+    /// Bytes of the entry table (its index and the chunks written).
     pub fn state_bytes(&self) -> u64 {
-        (self.entries.capacity() * 8 + self.node_object.capacity() * 4) as u64
+        self.entries.state_bytes()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -152,18 +153,18 @@ impl AddressSpace {
 
     #[inline]
     pub fn get(&self, vpn: Vpn) -> Entry {
-        Entry::decode(self.entries[vpn as usize])
+        Entry::decode(self.entries.get(vpn as usize))
     }
 
     #[inline]
     pub fn set(&mut self, vpn: Vpn, e: Entry) {
-        self.entries[vpn as usize] = e.encode();
+        self.entries.set(vpn as usize, e.encode());
     }
 
     /// The page is resident: its frame.
     #[inline]
     pub fn resident(&self, vpn: Vpn) -> Option<Pfn> {
-        let v = self.entries[vpn as usize];
+        let v = self.entries.get(vpn as usize);
         (v & 3 == TAG_RESIDENT).then_some((v >> TAG_BITS) as Pfn)
     }
 
@@ -172,21 +173,23 @@ impl AddressSpace {
     #[inline(always)]
     pub fn prefetch(&self, vpn: Vpn) {
         #[cfg(target_arch = "x86_64")]
-        if let Some(e) = self.entries.get(vpn as usize) {
+        if (vpn as usize) < self.entries.len() {
+            let e = self.entries.get_ref(vpn as usize);
             // SAFETY: prefetching a valid address has no observable effect.
             unsafe { core::arch::x86_64::_mm_prefetch(e as *const u64 as *const i8, core::arch::x86_64::_MM_HINT_T0) };
         }
     }
 
-    /// The object a page belongs to.
+    /// The object a page belongs to: the last one starting at or before it (objects are
+    /// in order of their bases, and scenarios have few).
     #[inline]
     pub fn object_of(&self, vpn: Vpn) -> usize {
-        self.node_object[(vpn >> XA_CHUNK_SHIFT) as usize] as usize
+        self.objects.partition_point(|o| o.base <= vpn) - 1
     }
 
     /// Number of xarray nodes (for the shadow-node bookkeeping).
     pub fn nodes(&self) -> usize {
-        self.node_object.len()
+        self.entries.len() >> XA_CHUNK_SHIFT
     }
 }
 

@@ -2,6 +2,8 @@
 //! classic LRU, the refault-distance test, and the shadow-node shrinker that bounds how many
 //! shadow entries are kept. MGLRU's eviction tokens live in `policy::lru_gen`.
 
+use pagelab_host::sparse::Table;
+
 use crate::mm::folio::{pg, Pfn, NIL};
 use crate::mm::mapping::{Entry, Shadow, XA_CHUNK_SHIFT};
 use crate::mm::memcontrol::{MemcgId, StatItem};
@@ -164,7 +166,8 @@ fn slot_bit(index: u32) -> u64 {
 /// nodes that hold only shadow entries (mm/workingset.c: shadow_nodes).
 #[derive(Clone, Debug, Default)]
 pub struct ShadowNodes {
-    nodes: Vec<Node>,
+    /// Flat, or sparse for a huge address space (memory then grows with the nodes used).
+    nodes: Table<Node>,
     /// Per memcg: (head = oldest, tail = newest, length).
     lists: Vec<(u32, u32, u64)>,
     deferred: Vec<u64>,
@@ -172,17 +175,17 @@ pub struct ShadowNodes {
 
 impl ShadowNodes {
     pub fn new(nodes: usize, memcgs: usize) -> ShadowNodes {
-        ShadowNodes { nodes: pagelab_host::hugevec::filled(nodes, Node::default()), lists: vec![(NIL, NIL, 0); memcgs], deferred: vec![0; memcgs] }
+        ShadowNodes { nodes: Table::new(nodes, Node::default()), lists: vec![(NIL, NIL, 0); memcgs], deferred: vec![0; memcgs] }
     }
 
     /// Covers `nodes` nodes (the address space grew); the new ones are empty.
     pub fn grow(&mut self, nodes: usize) {
-        pagelab_host::hugevec::grow(&mut self.nodes, nodes, Node::default());
+        self.nodes.grow(nodes);
     }
 
     /// Bytes of the node tables.
     pub fn state_bytes(&self) -> u64 {
-        (self.nodes.capacity() * std::mem::size_of::<Node>()) as u64
+        self.nodes.state_bytes()
     }
 
     /// workingset_nodes: nodes holding only shadows.
