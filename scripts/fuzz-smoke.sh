@@ -7,6 +7,7 @@
 #   scripts/fuzz-smoke.sh 600                # ten minutes a target
 #   scripts/fuzz-smoke.sh -runs 1000000      # a million inputs a target
 #   scripts/fuzz-smoke.sh --asan [...]       # with AddressSanitizer (about 15x slower)
+#   FUZZ_TARGETS="dense iolog" scripts/fuzz-smoke.sh ...   # only these targets
 #
 # Without --asan the targets are built without a sanitizer: pagelab is safe Rust but for a
 # few unsafe blocks in the trace readers and the keyed caches, so panics, hangs and memory
@@ -36,7 +37,7 @@ cargo +nightly fuzz build -O -s "$sanitizer" >&2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 status=0
-for target in $(cargo +nightly fuzz list); do
+for target in ${FUZZ_TARGETS:-$(cargo +nightly fuzz list)}; do
   mkdir -p "$work/$target"
   start=$(date +%s)
   if cargo +nightly fuzz run -O -s "$sanitizer" "$target" "$work/$target" "corpus/$target" -- \

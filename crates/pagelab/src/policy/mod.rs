@@ -17,6 +17,24 @@ pub mod lru_gen;
 pub mod registry;
 pub mod seam;
 
+/// Which kernel policy a machine runs (`[machine] policy`); the seam's policies run under
+/// `Classic`'s driver, per cgroup (see [`registry`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PolicyKind {
+    Classic,
+    Mglru,
+}
+
+impl PolicyKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            PolicyKind::Classic => "classic",
+            PolicyKind::Mglru => "mglru",
+        }
+    }
+}
+
 /// A page replacement policy: the hooks where the kernel's two LRUs differ.
 pub trait Policy {
     /// The policy's name in reports.

@@ -14,7 +14,7 @@ use crate::mm::Mm;
 use crate::policy::seam::adapters::PlainPolicy;
 use crate::policy::seam::random::Random;
 use crate::policy::seam::{EvictionPolicy, Ext};
-use crate::sim::scenario::PolicyKind;
+use crate::policy::PolicyKind;
 
 /// Where a policy runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -14,6 +14,9 @@ use crate::mm::swapfile::DeviceKind;
 use crate::mm::time::{Costs, DeviceCost};
 use pagelab_workload::{parse_duration_ns, parse_size, Workload, WorkloadToml, PAGE_SIZE};
 
+pub use crate::policy::lru_gen::MglruToml;
+pub use crate::policy::PolicyKind;
+
 /// A problem with a scenario, located as precisely as pagelab can.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScenarioError {
@@ -36,23 +39,6 @@ impl fmt::Display for ScenarioError {
 
 impl std::error::Error for ScenarioError {}
 
-/// Which policy a run models.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PolicyKind {
-    Classic,
-    Mglru,
-}
-
-impl PolicyKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            PolicyKind::Classic => "classic",
-            PolicyKind::Mglru => "mglru",
-        }
-    }
-}
-
 use pagelab_workload::schema::{CgroupToml, MachineToml, Text};
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -69,22 +55,6 @@ struct TimeToml {
 #[serde(deny_unknown_fields)]
 struct ReportToml {
     interval: Option<String>,
-}
-
-/// MGLRU settings; read by the MGLRU policy.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, serde::Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct MglruToml {
-    /// /sys/kernel/mm/lru_gen/enabled capabilities: page-table walks (0x0002).
-    pub walks: Option<bool>,
-    /// ... and clearing young bits of non-leaf PMDs (0x0004).
-    pub pmd_young: Option<bool>,
-    /// /sys/kernel/mm/lru_gen/min_ttl_ms.
-    pub min_ttl_ms: Option<u64>,
-    /// Seed 000: Kairui Song's refault-distance re-activation.
-    pub refault_distance: Option<bool>,
-    /// pagelab's own prefetch in generation scans (seed 003).
-    pub prefetch: Option<bool>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

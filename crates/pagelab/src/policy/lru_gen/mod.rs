@@ -29,8 +29,25 @@ use crate::mm::vmscan::ScanControl;
 use crate::mm::vmstat::Ev;
 use crate::mm::Mm;
 use crate::policy::Policy;
-use crate::sim::scenario::MglruToml;
 use pagelab_workload::Rng;
+use serde::Deserialize;
+
+/// MGLRU settings, the scenario's `[mglru]` table: the policy's own (the scenario schema
+/// re-exports it).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MglruToml {
+    /// /sys/kernel/mm/lru_gen/enabled capabilities: page-table walks (0x0002).
+    pub walks: Option<bool>,
+    /// ... and clearing young bits of non-leaf PMDs (0x0004).
+    pub pmd_young: Option<bool>,
+    /// /sys/kernel/mm/lru_gen/min_ttl_ms.
+    pub min_ttl_ms: Option<u64>,
+    /// Seed 000: Kairui Song's refault-distance re-activation.
+    pub refault_distance: Option<bool>,
+    /// pagelab's own prefetch in generation scans (seed 003).
+    pub prefetch: Option<bool>,
+}
 
 /// `MIN_NR_GENS`, `MAX_NR_GENS`, `MAX_NR_TIERS`.
 pub const MIN_NR_GENS: usize = 2;

@@ -1,0 +1,43 @@
+//! The layers' fence (docs/architecture.md): data flows workload -> machine -> counters ->
+//! reports, so the kernel model (`mm/`) and the policies (`policy/`) never reach up into the
+//! scenario schema, the machine's event loop (`sim/`) or the experiments (`lab/`). Test
+//! modules may (they build scenarios to drive the model).
+
+use std::path::{Path, PathBuf};
+
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") && path.file_name().unwrap() != "tests.rs" {
+            out.push(path);
+        }
+    }
+}
+
+/// The lines of `file` outside its `#[cfg(test)]` modules that name `crate::sim` or
+/// `crate::lab`.
+fn upward_uses(file: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(file).unwrap();
+    let code = match text.find("#[cfg(test)]\nmod tests {") {
+        Some(at) => &text[..at],
+        None => &text[..],
+    };
+    code.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim_start().starts_with("//") && (l.contains("crate::sim") || l.contains("crate::lab")))
+        .map(|(i, l)| format!("{}:{}: {}", file.display(), i + 1, l.trim()))
+        .collect()
+}
+
+#[test]
+fn the_kernel_model_and_the_policies_do_not_import_the_layers_above_them() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src.join("mm"), &mut files);
+    sources(&src.join("policy"), &mut files);
+    assert!(files.len() > 20, "found only {} source files under mm/ and policy/", files.len());
+    let found: Vec<String> = files.iter().flat_map(|f| upward_uses(f)).collect();
+    assert!(found.is_empty(), "mm/ and policy/ reach into sim/ or lab/:\n{}", found.join("\n"));
+}
