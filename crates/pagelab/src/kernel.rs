@@ -204,8 +204,17 @@ impl Kernel {
     }
 
     /// mm/rmap.c: folio_referenced(): 6.12 skips VMAs without recency (sequential, random,
-    /// noreuse) entirely; 6.1 clears their young bits without counting them.
+    /// noreuse) entirely; 6.1's folio_referenced_one() clears their young bits, counts a
+    /// young PTE of a VM_RAND_READ mapping as a reference and ignores a VM_SEQ_READ one's.
     pub fn rmap_skips_vmas_without_recency(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
+    /// mm/vmscan.c: lru_gen_look_around(): 6.12 clears the young bit of the PTE that
+    /// triggered it before looking at the window and counts it as the first young one; 6.1
+    /// meets the trigger young in the window's loop, counts it there and, the folio being
+    /// isolated, sets PG_referenced on it, so folio_check_references() activates it.
+    pub fn lru_gen_look_around_clears_its_trigger_first(self) -> bool {
         self >= Kernel::V6_12
     }
 

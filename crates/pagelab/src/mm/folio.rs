@@ -52,6 +52,10 @@ pub mod pg {
     /// reclaim may isolate the folio but cannot free it (__remove_mapping()'s refcount freeze
     /// fails).
     pub const PINNED: u32 = 1 << 22;
+    /// Of the mappings without recency, a sequential one (VM_SEQ_READ: MADV_SEQUENTIAL);
+    /// NORECENCY without it is a random one (VM_RAND_READ). 6.1's folio_referenced_one()
+    /// tells them apart.
+    pub const SEQ_READ: u32 = 1 << 23;
 }
 
 /// One page frame: 20 bytes.

@@ -39,8 +39,10 @@ fn map_page(mm: &mut Mm, pfn: Pfn, advice: Advice) {
     let f = mm.folios.get_mut(pfn);
     let newly = f.flags & pg::MAPPED == 0;
     f.flags |= pg::MAPPED | pg::YOUNG;
-    if advice != Advice::Normal {
-        f.flags |= pg::NORECENCY;
+    match advice {
+        Advice::Normal => {}
+        Advice::Random => f.flags |= pg::NORECENCY,
+        Advice::Sequential => f.flags |= pg::NORECENCY | pg::SEQ_READ,
     }
     if newly && f.flags & pg::SWAPBACKED == 0 {
         mm.nr_mapped += 1;

@@ -376,9 +376,19 @@ pub enum FolioRef {
     Activate,
 }
 
-/// Models mm/rmap.c: folio_referenced() for pagelab's one mapping per page: test and clear
-/// the young bit. 6.1 clears but ignores young bits of VM_SEQ_READ mappings; 6.12 skips
-/// mappings without recency altogether. Returns the number of referencing mappings.
+/// Models mm/rmap.c: folio_referenced() and folio_referenced_one() for pagelab's one
+/// mapping per page: test and clear the young bit. Returns the number of referencing
+/// mappings (0 or 1).
+///
+/// - 6.12 skips mappings without recency (VM_SEQ_READ, VM_RAND_READ) altogether: their
+///   young bits stay.
+/// - 6.1 clears their young bits, counts a VM_RAND_READ mapping's young PTE as a reference
+///   and ignores a VM_SEQ_READ one's.
+/// - With MGLRU a young PTE of a mapping with recency goes to the look-around, which
+///   clears it (in 6.1 from inside its window, marking the isolated trigger PG_referenced;
+///   in 6.12 before it looks, see [`Kernel::lru_gen_look_around_clears_its_trigger_first`]).
+///
+/// [`Kernel::lru_gen_look_around_clears_its_trigger_first`]: crate::kernel::Kernel::lru_gen_look_around_clears_its_trigger_first
 pub fn folio_referenced<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) -> u32 {
     let f = *mm.folios.get(pfn);
     if !f.test(pg::MAPPED) {
@@ -389,11 +399,22 @@ pub fn folio_referenced<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) -> u32 {
     if norecency && mm.cfg.kernel.rmap_skips_vmas_without_recency() {
         return 0;
     }
-    let young = mm.folios.test_clear(pfn, pg::YOUNG);
-    if young && !norecency && p.uses_lru_gen_lookaround() {
-        p.referenced_young(mm, pfn);
+    if !f.test(pg::YOUNG) {
+        return 0;
     }
-    (young && !norecency) as u32
+    if !norecency && p.uses_lru_gen_lookaround() {
+        if mm.cfg.kernel.lru_gen_look_around_clears_its_trigger_first() {
+            mm.folios.clear(pfn, pg::YOUNG);
+        }
+        p.referenced_young(mm, pfn);
+        // In 6.1 the window's loop cleared it (a window it skipped leaves it for
+        // ptep_clear_flush_young(), which would count it once more; pagelab's window always
+        // holds its trigger).
+        mm.folios.clear(pfn, pg::YOUNG);
+        return 1;
+    }
+    mm.folios.clear(pfn, pg::YOUNG);
+    (!f.test(pg::SEQ_READ)) as u32
 }
 
 /// Models mm/vmscan.c: folio_check_references() (6.1/6.12; MGLRU uses it too before 6.14).

@@ -199,8 +199,10 @@ impl LruGen {
     /// through its PTE; look at up to 64 neighbouring PTEs in the same page table and
     /// mapping, clearing young bits and promoting the young pages of the same memcg. Without
     /// a walk context (everyone but kswapd) they are activated through folio_activate() —
-    /// in 6.1 only when fewer than 15 — else their generation is updated in place. The
-    /// isolated triggering folio itself gets PG_referenced.
+    /// in 6.1 only when fewer than 15 — else their generation is updated in place. In 6.1
+    /// the window's loop meets the triggering folio still young and, it being isolated, sets
+    /// its PG_referenced; 6.12 cleared the trigger before and counts it as young without
+    /// looking (see [`folio_referenced`](crate::mm::vmscan::folio_referenced)).
     pub fn look_around(&mut self, mm: &mut Mm, pfn: Pfn) {
         let f = *mm.folios.get(pfn);
         let memcg = f.memcg;
@@ -226,7 +228,10 @@ impl LruGen {
         }
         let max_seq = self.lv[memcg as usize].max_seq;
         let new_gen = gen_of(max_seq);
-        let (mut total, mut young) = (0u32, 0u32);
+        // 6.12 cleared the trigger's young bit before the window and counts it as the first
+        // young PTE; 6.1 meets it in the window.
+        let first = self.kernel.lru_gen_look_around_clears_its_trigger_first() as u32;
+        let (mut total, mut young) = (0u32, first);
         let mut marked: Vec<Pfn> = Vec::new();
         for v in start..end {
             total += 1;

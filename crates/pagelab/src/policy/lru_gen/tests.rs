@@ -446,3 +446,56 @@ fn active_shmem_starts_in_the_youngest_generation() {
         m.check().unwrap();
     }
 }
+
+/// Touches page 0 (young PTE), isolates it as evict_folios() does and asks
+/// folio_check_references() about it; returns the verdict and whether it kept PG_referenced.
+fn check_references_of_a_young_isolated_folio(kernel: &str) -> (crate::mm::vmscan::FolioRef, bool) {
+    let mut m = anon_in_oldest(kernel, 64, true);
+    m.apply(0, op(Access::Anon, 0, false));
+    let trigger = pfn(&m, 0);
+    assert!(m.mm.folios.test(trigger, pg::YOUNG));
+    assert!(m.policy.del_folio(&mut m.mm, trigger, true));
+    m.mm.folios.set(trigger, pg::ISOLATED);
+    m.mm.actor = Actor::Task(0);
+    let verdict = crate::mm::vmscan::folio_check_references(&mut m.mm, &mut m.policy, trigger);
+    assert!(!m.mm.folios.test(trigger, pg::YOUNG), "{kernel}: the young bit is consumed");
+    (verdict, m.mm.folios.test(trigger, pg::REFERENCED))
+}
+
+#[test]
+fn look_around_marks_its_isolated_trigger_referenced_so_6_1_activates_it() {
+    use crate::mm::vmscan::FolioRef;
+    // mm/vmscan.c: lru_gen_look_around() in 6.1.192 meets the trigger's PTE still young in
+    // its window and sets PG_referenced on the isolated folio; folio_check_references() then
+    // sees one young PTE and PG_referenced: FOLIOREF_ACTIVATE (pgactivate). 6.12.95 clears
+    // the trigger's PTE first, so the folio is only referenced once: FOLIOREF_KEEP.
+    assert_eq!(check_references_of_a_young_isolated_folio("6.1"), (FolioRef::Activate, true));
+    assert_eq!(check_references_of_a_young_isolated_folio("6.12"), (FolioRef::Keep, true));
+}
+
+/// folio_referenced() of page 0 of a file mapped with `advice` and touched since; returns the
+/// references counted and whether the young bit survived.
+fn referenced_with_advice(kernel: &str, advice: Advice) -> (u32, bool) {
+    let mut m = file(kernel, "64M", "mmap-read", 64);
+    m.apply(0, Op { advice, ..op(Access::Mmap, 0, false) });
+    m.drain();
+    let f = pfn(&m, 0);
+    assert!(m.mm.folios.test(f, pg::YOUNG) && m.mm.folios.test(f, pg::MAPPED));
+    m.mm.actor = Actor::Task(0);
+    let n = crate::mm::vmscan::folio_referenced(&mut m.mm, &mut m.policy, f);
+    (n, m.mm.folios.test(f, pg::YOUNG))
+}
+
+#[test]
+fn folio_referenced_one_counts_random_read_mappings_in_6_1_and_skips_them_in_6_12() {
+    // mm/rmap.c: folio_referenced_one() in 6.1.192 leaves VM_SEQ_READ and VM_RAND_READ
+    // mappings out of the look-around but clears their young PTEs, counting a reference
+    // unless the mapping is VM_SEQ_READ; 6.12.95 skips mappings without recency altogether
+    // (invalid_folio_referenced_vma()), leaving the young bit.
+    assert_eq!(referenced_with_advice("6.1", Advice::Random), (1, false));
+    assert_eq!(referenced_with_advice("6.1", Advice::Sequential), (0, false));
+    assert_eq!(referenced_with_advice("6.1", Advice::Normal), (1, false));
+    assert_eq!(referenced_with_advice("6.12", Advice::Random), (0, true));
+    assert_eq!(referenced_with_advice("6.12", Advice::Sequential), (0, true));
+    assert_eq!(referenced_with_advice("6.12", Advice::Normal), (1, false));
+}
