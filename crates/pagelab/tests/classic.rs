@@ -266,3 +266,19 @@ fn a_major_mmap_fault_is_retried_and_the_retry_maps_the_pages_read_around_it() {
         m.check().unwrap();
     }
 }
+
+/// mm/vmscan.c: folio_check_dirty_writeback() (6.1.192, 6.12.95) reports only file folios'
+/// dirty and writeback state to shrink_folio_list()'s statistics: a swap-backed folio being
+/// swapped out is neither, so anon batches cannot mark the node dirty or congested.
+#[test]
+fn folio_check_dirty_writeback_reports_file_folios_only() {
+    use pagelab::mm::folio::{pg, Folio};
+    use pagelab::mm::vmscan::folio_check_dirty_writeback;
+    let folio = |flags| Folio { flags, pos: 0, vpn: 0, swap: 0, memcg: 0, lru_slot: 0 };
+    let anon_under_swap_out = folio(pg::SWAPBACKED | pg::SWAPCACHE | pg::DIRTY | pg::WRITEBACK | pg::RECLAIM);
+    assert_eq!(folio_check_dirty_writeback(&anon_under_swap_out), (false, false));
+    assert_eq!(folio_check_dirty_writeback(&folio(pg::SWAPBACKED | pg::DIRTY)), (false, false));
+    assert_eq!(folio_check_dirty_writeback(&folio(pg::DIRTY)), (true, false));
+    assert_eq!(folio_check_dirty_writeback(&folio(pg::DIRTY | pg::WRITEBACK)), (true, true));
+    assert_eq!(folio_check_dirty_writeback(&folio(pg::WRITEBACK)), (false, true));
+}

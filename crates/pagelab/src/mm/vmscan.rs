@@ -509,6 +509,17 @@ fn complete_writeback_in_reclaim<P: Policy>(mm: &mut Mm, p: &mut P) {
     crate::mm::page_writeback::complete_writeback(mm, p, now);
 }
 
+/// Models mm/vmscan.c: folio_check_dirty_writeback() (6.1/6.12): the dirty and writeback
+/// state reclaim's statistics (nr_dirty, nr_unqueued_dirty, nr_congested) see. Only file
+/// folios report it; a swap-backed folio is neither dirty nor under writeback here, even
+/// while it is being swapped out, so anon batches never mark the node dirty or congested.
+pub fn folio_check_dirty_writeback(f: &crate::mm::folio::Folio) -> (bool, bool) {
+    if !f.is_file_lru() {
+        return (false, false);
+    }
+    (f.test(pg::DIRTY), f.test(pg::WRITEBACK))
+}
+
 fn shrink_one_folio<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, sc: &mut ScanControl, stat: &mut ReclaimStat, ignore_references: bool) -> Verdict {
     let f = *mm.folios.get(pfn);
     if f.test(pg::UNEVICTABLE) {
@@ -520,8 +531,7 @@ fn shrink_one_folio<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, sc: &mut ScanCo
     if p.keeps_promoted_mapped_folios() && !ignore_references && f.test(pg::MAPPED) && f.test(pg::REFERENCED) {
         return Verdict::Keep;
     }
-    let dirty = f.test(pg::DIRTY);
-    let writeback = f.test(pg::WRITEBACK);
+    let (dirty, writeback) = folio_check_dirty_writeback(&f);
     if dirty || writeback {
         stat.nr_dirty += 1;
     }
@@ -531,7 +541,7 @@ fn shrink_one_folio<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, sc: &mut ScanCo
     if writeback && f.test(pg::RECLAIM) {
         stat.nr_congested += 1;
     }
-    if writeback {
+    if f.test(pg::WRITEBACK) {
         if sc.is_kswapd() && f.test(pg::RECLAIM) && mm.node.writeback {
             stat.nr_immediate += 1;
         } else {
