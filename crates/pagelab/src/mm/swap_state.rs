@@ -105,10 +105,15 @@ pub fn swapin_nr_pages(prev: u64, cur: u64, hits: u32, max_pages: u32, prev_win:
 /// A page being brought in from swap (`__read_swap_cache_async()`): allocate, charge to the
 /// owner's memcg, refault test against the slot's shadow, add to the swap cache and the LRU,
 /// and count the read. Returns the frame, or None when memory could not be had.
+///
+/// Every page, the faulting one and its readahead alike, is allocated with the fault's
+/// GFP_HIGHUSER_MOVABLE: do_swap_page() hands that mask to swapin_readahead(), and
+/// swap_vma_readahead()/swap_cluster_readahead() (6.1/6.12) pass it on unchanged, so a
+/// readahead page under pressure goes through the whole reclaim ladder (unlike the page
+/// cache's readahead_gfp_mask(), which adds __GFP_NORETRY).
 fn read_swap_page<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, slot: u32, readahead: bool) -> Option<Pfn> {
     let memcg = slot_memcg(mm, vpn);
-    let gfp = if readahead { crate::mm::page_alloc::Gfp::NoRetry } else { crate::mm::page_alloc::Gfp::User };
-    let pfn = crate::mm::filemap::new_folio(mm, p, memcg, vpn, true, gfp)?;
+    let pfn = crate::mm::filemap::new_folio(mm, p, memcg, vpn, true, crate::mm::page_alloc::Gfp::User)?;
     let shadow = mm.swap.take_shadow(slot);
     if shadow.is_some() {
         mm.swap_nodes.shadow_replaced_by_page(slot, memcg);
