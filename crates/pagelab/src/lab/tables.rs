@@ -58,10 +58,13 @@ impl Column {
     }
 
     /// A column of values as a user typed them (`--vary machine.swappiness=0,100`): integers
-    /// if each parses as one, else numbers if each parses as one, else the text.
-    fn of_text(values: &[Option<&str>]) -> Column {
+    /// if each parses as one, else numbers if each parses as one, else the text. A kernel
+    /// version (`6.1`, `6.12`) is text whatever it looks like.
+    fn of_text(key: &str, values: &[Option<&str>]) -> Column {
         let present = || values.iter().flatten();
-        if present().all(|v| v.parse::<i64>().is_ok()) {
+        if key == "kernel" || key.ends_with(".kernel") {
+            Column::Text(values.iter().map(|v| v.map(str::to_string)).collect())
+        } else if present().all(|v| v.parse::<i64>().is_ok()) {
             Column::Int(values.iter().map(|v| v.and_then(|v| v.parse().ok())).collect())
         } else if present().all(|v| v.parse::<f64>().is_ok_and(f64::is_finite)) {
             Column::Float(values.iter().map(|v| v.and_then(|v| v.parse().ok())).collect())
@@ -127,7 +130,7 @@ impl Table {
     }
 
     /// A sweep, one row a point: the varied keys in `keys`' order (typed: integers, numbers
-    /// or text as the values parse), then `elapsed_s`, `ops`, `throughput_ops_s` and every
+    /// or text as the values parse; `machine.kernel` text), then `elapsed_s`, `ops`, `throughput_ops_s` and every
     /// vmstat counter in name order, and `error` (the message, else null) if some point
     /// failed (its counters are null). `results` is `pagelab sweep --json`'s array of
     /// `{"point": {key: value}, "report": {...}}` or `{"point": ..., "error": "..."}`.
@@ -135,7 +138,7 @@ impl Table {
         let mut t = Table::default();
         for k in keys {
             let values: Vec<Option<&str>> = results.iter().map(|r| r["point"].get(k).and_then(Value::as_str)).collect();
-            t.push(k.clone(), Column::of_text(&values));
+            t.push(k.clone(), Column::of_text(k, &values));
         }
         fn report(r: &Value) -> Option<&Value> {
             r.get("report").filter(|r| r.is_object())
@@ -187,6 +190,9 @@ mod tests {
             json!({"point": {"machine.swappiness": "100", "machine.memory": "2M"}, "error": "out of memory"}),
         ];
         let t = Table::sweep(&["machine.swappiness".into(), "machine.memory".into()], &results);
+        let k = Table::sweep(&["machine.kernel".into(), "x".into()], &[json!({"point": {"machine.kernel": "6.1", "x": "0.5"}})]);
+        assert_eq!(k.column("machine.kernel"), Some(&Column::Text(vec![Some("6.1".into())])));
+        assert_eq!(k.column("x"), Some(&Column::Float(vec![Some(0.5)])));
         let names: Vec<&str> = t.columns.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["machine.swappiness", "machine.memory", "elapsed_s", "ops", "throughput_ops_s", "pswpin", "error"]);
         assert_eq!(t.column("machine.swappiness"), Some(&Column::Int(vec![Some(0), Some(100)])));
