@@ -117,14 +117,11 @@ fn curve_json(
 ) -> PyResult<String> {
     let c = pagelab::curve::Curve { path: std::path::Path::new(path), format, policy, kernel, set: &set, memory, sample, counters: &counters };
     let points = interruptible(py, || pagelab::curve::run(&c))?.map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
-    let reports: Vec<serde_json::Value> = points
-        .points
-        .iter()
-        .map(|p| if points.sample.is_some() { serde_json::Value::from(p.reports.clone()) } else { p.reports[0].clone() })
-        .collect();
-    let sample = points.sample.map(|(rate, pages)| {
-        serde_json::json!({"rate": rate, "pages": pages, "memory": points.points.iter().map(|p| p.sample_memory).collect::<Vec<_>>()})
-    });
+    let reports: Vec<serde_json::Value> =
+        points.points.iter().map(|p| if points.sample.is_some() { serde_json::Value::from(p.reports.clone()) } else { p.reports[0].clone() }).collect();
+    let sample = points
+        .sample
+        .map(|(rate, pages)| serde_json::json!({"rate": rate, "pages": pages, "memory": points.points.iter().map(|p| p.sample_memory).collect::<Vec<_>>()}));
     let warnings: Vec<serde_json::Value> = points.points.iter().filter_map(|p| p.warning.as_ref().map(|w| serde_json::json!([p.memory, w]))).collect();
     let v = serde_json::json!({"points": points.to_json(), "table": points.table().to_json(), "reports": reports, "sample": sample, "warnings": warnings});
     serde_json::to_string(&v).map_err(|e| PyRuntimeError::new_err(e.to_string()))
