@@ -33,9 +33,10 @@ distribution = "zipf:0.9"
 ops = 20000
 "#;
 
-/// A skewed oracleGeneral trace of 20000 accesses over 4000 objects.
-fn trace() -> PathBuf {
-    let p = path("skewed.oracleGeneral");
+/// A skewed oracleGeneral trace of 20000 accesses over 4000 objects, in a file of its own
+/// for each test (the tests run in parallel).
+fn trace(name: &str) -> PathBuf {
+    let p = path(&format!("{name}.oracleGeneral"));
     let mut x = 88172645463325252u64;
     let ids: Vec<u64> = (0..20_000)
         .map(|_| {
@@ -96,7 +97,7 @@ fn keys(v: &Value) -> Vec<&str> {
 
 #[test]
 fn curve_json_is_an_array_of_points_in_size_order_with_memory_counters_and_errors() {
-    let t = trace();
+    let t = trace("json-shape");
     let curve = |args: &[&str]| -> Vec<Value> {
         let out = ok(pagelab().arg("curve").arg(&t).args(args).args(["--json", "-"]));
         // Standard output is the JSON alone when it goes there.
@@ -119,7 +120,7 @@ fn curve_json_is_an_array_of_points_in_size_order_with_memory_counters_and_error
 
 #[test]
 fn curve_parquet_holds_the_json_points_as_columns() {
-    let t = trace();
+    let t = trace("parquet-curve");
     for sample in [None, Some("0.5")] {
         let (json, pq) = (path("c.json"), path("c.parquet"));
         let mut cmd = pagelab();
@@ -166,7 +167,7 @@ fn run_parquet_is_the_series_one_row_an_interval() {
         }
     }
     // A kernel model's trace replay has a series too; a plain cache's has none.
-    let t = trace();
+    let t = trace("run-series");
     let pq = path("trace-run.parquet");
     ok(pagelab().args(["run", "-q", "--policy", "classic", "--memory", "4M", "--trace"]).arg(&t).arg("--parquet").arg(&pq));
     assert!(!read_parquet(&pq).1.is_empty());
@@ -207,7 +208,7 @@ fn sweep_parquet_is_one_row_a_point_with_typed_varied_values() {
 
 #[test]
 fn output_paths_are_checked_before_the_run() {
-    let t = trace();
+    let t = trace("checks");
     let s = path("check.toml");
     std::fs::write(&s, SCENARIO).unwrap();
     let nowhere = "/nonexistent-dir/out.parquet";
