@@ -41,8 +41,8 @@ def curve(bin_, path, policy, memory, sample=None):
     t = time.perf_counter()
     out = subprocess.run(cmd, check=True, capture_output=True, text=True)
     secs = time.perf_counter() - t
-    # The table goes first on stdout, then the JSON array.
-    return secs, json.loads(out.stdout[out.stdout.index("\n[") + 1 :])
+    # With --json - standard output is the JSON array alone.
+    return secs, json.loads(out.stdout)
 
 
 def main():
@@ -83,8 +83,11 @@ def main():
                 est = max(p["miss_ratio_error"] for p in pts) * 100
                 print(f"{policy:8} {rate:>7g} {s:>10.2f} {s / lcs_s:>10.3f} {exact_s:>9.1f} {err:>11.2f} {est:>11.2f}", flush=True)
                 for p, q in zip(pts, exact):
+                    # The command warns (on standard error) below this many scaled pages.
+                    scaled = round(p["memory"] // 4096 * rate)
+                    small = f"(the scaled memory ({scaled} pages) is below 16384 pages)" if policy in ("classic", "mglru") and scaled < 16384 else ""
                     print(f"    {p['memory'] / 2**20:>9.1f}M  exact {q['miss_ratio']:.4f}  sampled {p['miss_ratio']:.4f} "
-                          f"±{p['miss_ratio_error']:.4f}  {'(' + p['warning'].split(',')[0] + ')' if 'warning' in p else ''}")
+                          f"±{p['miss_ratio_error']:.4f}  {small}")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,9 @@
     r["vmstat"]["workingset_refault_file"], r["memcg"]["/test"]["pgsteal"]
 
 Reports are the dicts `pagelab run --json` writes, with the kernel's own counter names.
+Sweeps and curves are pandas DataFrames, one row a point, with each row's full report in
+`df.attrs["reports"]`; `series_frame(report)` is a run's series, one row an interval.
+These are the tables `--parquet` writes (docs/tables.md).
 """
 
 import json
@@ -13,7 +16,7 @@ from . import _pagelab
 
 __version__ = _pagelab.__version__
 
-__all__ = ["run", "run_trace", "trace_stats", "sweep", "compare", "cluster_sweep", "policies"]
+__all__ = ["run", "run_trace", "trace_stats", "sweep", "compare", "cluster_sweep", "policies", "curve", "series_frame"]
 
 
 def _set_args(set):
@@ -80,7 +83,7 @@ def run_trace(path, *, policy="classic", memory, format="oracleGeneral", kernel=
 
 
 def curve(path, *, policy="classic", memory, sample=None, format="oracleGeneral", kernel="6.1", counters=None, set=None):
-    """A sizing curve of a trace, as `pagelab curve` computes it.
+    """A sizing curve of a trace, as `pagelab curve` computes it, as a pandas DataFrame.
 
     `memory`: "A..B:N" (N evenly spaced sizes), a comma-separated string or a list of sizes,
     each in bytes ("64M", "4096p") or a percentage of the trace's distinct pages ("5%").
@@ -89,27 +92,57 @@ def curve(path, *, policy="classic", memory, sample=None, format="oracleGeneral"
     from two hash seeds; without it every point replays the whole trace. `counters`: vmstat
     names to report beside `misses` and `miss_ratio` (kernel models).
 
-    Returns a pandas DataFrame, one row a size (`memory` in bytes first), if pandas is
-    installed, else a list of dicts."""
+    One row a size, in size order: `memory` (bytes), `misses`, `miss_ratio`, the other
+    counters, then with a sample their `<name>_error` columns: the table `pagelab curve
+    --parquet` writes. `df.attrs["reports"][i]` is row i's replay report (with a sample, the
+    list of the two seeds' miniature runs' reports); with a sample `df.attrs["sample"]` holds
+    the `rate`, the `pages` each seed kept and each row's scaled `memory`. A point whose
+    scaled memory is too small for a faithful miniature kernel model raises a
+    RuntimeWarning (`warnings`)."""
+    import warnings
+
     if isinstance(memory, (list, tuple)):
         memory = ",".join(str(m) for m in memory)
-    points = json.loads(_pagelab.curve_json(str(path), policy, str(memory), format, kernel, sample, list(counters or []), _set_args(set)))
-    # Columns: memory, the counters (misses and miss_ratio first), their errors, the sample's.
-    def order(k):
-        rank = {"memory": 0, "misses": 1, "miss_ratio": 2}
-        kind = 5 if k.startswith("sample_") or k == "warning" else 4 if k.endswith("_error") else 3
-        return (rank.get(k, kind), k)
+    out = json.loads(_pagelab.curve_json(str(path), policy, str(memory), format, kernel, sample, list(counters or []), _set_args(set)))
+    for m, text in out["warnings"]:
+        warnings.warn(f"memory {m} bytes: {text}", RuntimeWarning, stacklevel=2)
+    df = _frame(out["table"], out["reports"])
+    if out["sample"] is not None:
+        df.attrs["sample"] = out["sample"]
+    return df
 
-    return _frame([{k: p[k] for k in sorted(p, key=order)} for p in points])
+
+class _Shared(list):
+    """A DataFrame's `attrs["reports"]`: pandas deep-copies `attrs` into the result of most
+    operations, which for a sweep's reports would copy megabytes each time; the reports are
+    shared instead (treat them as read-only)."""
+
+    def __deepcopy__(self, memo):
+        return self
 
 
-def _frame(rows):
-    """`rows` as a pandas DataFrame when pandas is installed, else as they are."""
+def _frame(table, reports=None):
+    """A table of `tables::Table::to_json` as a DataFrame, with `reports` (one per row) in
+    `attrs["reports"]`."""
     try:
         import pandas
-    except ImportError:
-        return rows
-    return pandas.DataFrame(rows)
+    except ImportError as e:  # pandas is a dependency of the package; say so if it is gone
+        raise ImportError("pagelab's sweeps and curves are pandas DataFrames: pip install pandas") from e
+    df = pandas.DataFrame(dict(zip(table["names"], table["columns"])), columns=table["names"])
+    if reports is not None:
+        df.attrs["reports"] = _Shared(reports)
+    return df
+
+
+def series_frame(report):
+    """A run's series (`report["series"]`) as a pandas DataFrame, one row a report interval:
+    `t_s` (modeled seconds at the interval's end), `ops` (operations in the interval), then
+    every vmstat counter in name order, events as their increase over the interval and
+    gauges (`nr_*`, `workingset_nodes`) as their value at its end: the table `pagelab run
+    --parquet` writes. Raises ValueError for a report without a series (a plain cache's
+    trace replay)."""
+    table = json.loads(_pagelab.series_table_json(json.dumps({"series": report.get("series")})))
+    return _frame(table)
 
 
 def trace_stats(path, *, format="oracleGeneral", plot=None, heatmap=False):
@@ -132,13 +165,25 @@ def trace_stats(path, *, format="oracleGeneral", plot=None, heatmap=False):
 
 
 def sweep(scenario=None, *, text=None, vary, set=None, threads=0):
-    """Runs every combination of `vary` ({key: [values]}) in parallel; returns a list of
-    {"point": {...}, "report": {...}} in point order (results do not depend on `threads`)."""
+    """Runs every combination of `vary` ({key: [values]}, the first key varying slowest) in
+    parallel and returns a pandas DataFrame, one row a point in point order (results do not
+    depend on `threads`): the varied keys as columns (integers, numbers or text, as the
+    values parse), then `elapsed_s`, `ops`, `throughput_ops_s` and every vmstat counter; if
+    a point failed, its counters are missing and an `error` column says why. The table
+    `pagelab sweep --parquet` writes. `df.attrs["reports"][i]` is row i's full report (None
+    for a failed point)."""
     if text is None:
         with open(scenario) as f:
             text = f.read()
     axes = [(k, [str(v) for v in vs]) for k, vs in vary.items()]
-    return json.loads(_pagelab.sweep_json(text, axes, _set_args(set), threads))
+    results = _pagelab.sweep_json(text, axes, _set_args(set), threads)
+    return _sweep_frame([k for k, _ in axes], results)
+
+
+def _sweep_frame(keys, results_json):
+    """The DataFrame of a sweep's results ([{"point", "report" or "error"}] as JSON text)."""
+    table = json.loads(_pagelab.sweep_table_json(keys, results_json))
+    return _frame(table, [r.get("report") for r in json.loads(results_json)])
 
 
 def compare(paths, labels=None):
@@ -149,8 +194,9 @@ def compare(paths, labels=None):
 def cluster_sweep(scenario, vary, *, set=None, client=None):
     """Runs a sweep's points as tasks of a Dask distributed cluster (one point per task).
 
-    `client` is a dask.distributed.Client; without one a local cluster is started. The
-    points and their results are the same as `sweep`'s, in the same order."""
+    `client` is a dask.distributed.Client; without one a local cluster is started. Returns
+    the same DataFrame as `sweep` (rows in the same order, the reports in
+    `df.attrs["reports"]`)."""
     import itertools
 
     from dask.distributed import Client
@@ -167,7 +213,8 @@ def cluster_sweep(scenario, vary, *, set=None, client=None):
     finally:
         if own:
             client.close()
-    return [{"point": {k: str(v) for k, v in p.items()}, "report": r} for p, r in zip(points, reports)]
+    results = [{"point": {k: str(v) for k, v in p.items()}, "report": r} for p, r in zip(points, reports)]
+    return _sweep_frame(keys, json.dumps(results))
 
 
 def _run_point(text, set_args):

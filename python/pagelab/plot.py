@@ -181,3 +181,59 @@ def trace_stats_png(stats, prefix):
         fig.savefig(path, dpi=100)
         out.append(path)
     return out
+
+
+def _curve_unit(name):
+    if name == "miss_ratio":
+        return "fraction of accesses"
+    if name == "misses":
+        return "accesses"
+    return unit(name) + " in total"
+
+
+def curve(points, counter, ax=None, label=None):
+    """One counter of a sizing curve (`pagelab.curve(...)`, or `pagelab curve --json`'s
+    points) against memory (MiB): the points as a line with markers, and where the curve was
+    sampled (`<counter>_error` columns) its error band, ± the error estimate. Call it for an
+    exact and a sampled curve on the same axes to compare them. Raises ValueError for a
+    counter the curve does not have. Returns the axes."""
+    import matplotlib.pyplot as plt
+
+    rows = points.to_dict("records") if hasattr(points, "to_dict") else list(points)
+    if not rows:
+        raise ValueError("the curve has no points")
+    known = [k for k in rows[0] if k != "memory" and not k.endswith("_error")]
+    _check_counters([counter], known, "the curve")
+    ax = ax or plt.gca()
+    x = [r["memory"] / (1 << 20) for r in rows]
+    y = [r[counter] for r in rows]
+    sampled = f"{counter}_error" in rows[0]
+    line, = ax.plot(x, y, marker="o" if sampled else ".", linestyle="--" if sampled else "-",
+                    label=label or ("sampled" if sampled else "exact"))
+    if sampled:
+        e = [r[f"{counter}_error"] for r in rows]
+        ax.fill_between(x, [a - b for a, b in zip(y, e)], [a + b for a, b in zip(y, e)], color=line.get_color(), alpha=0.25,
+                        label=f"{label or 'sampled'} ± error estimate")
+    ax.set_xlabel("memory (MiB)")
+    ax.set_ylabel(f"{counter} ({_curve_unit(counter)})")
+    ax.legend()
+    return ax
+
+
+def curve_png(data, prefix):
+    """Draws PREFIX-<counter>.png for every counter of `pagelab curve --plot`'s data
+    ({"points": [...], "counters": [...], "title": "..."}); returns the paths."""
+    from matplotlib.figure import Figure  # no pyplot: any backend, no window
+
+    out = []
+    for c in data.get("counters") or [k for k in data["points"][0] if k != "memory" and not k.endswith("_error")]:
+        fig = Figure(figsize=(7, 5))
+        ax = fig.subplots()
+        curve(data["points"], c, ax=ax)
+        ax.set_title(f"{c}: {data['title']}" if data.get("title") else c)
+        ax.grid(True, alpha=0.3)
+        path = f"{prefix}-{c}.png"
+        fig.tight_layout()
+        fig.savefig(path, dpi=100)
+        out.append(path)
+    return out

@@ -56,4 +56,56 @@ def test_the_cli_curve_writes_the_json_array(zipf, tmp_path):
     import json
 
     pts = json.loads(out.read_text())
-    assert [p["memory"] for p in pts] == [1 << 20, 2 << 20] and all("miss_ratio" in p for p in pts)
+    assert [p["memory"] for p in pts] == [1 << 20, 2 << 20]
+    assert all(sorted(p) == ["memory", "miss_ratio", "misses"] for p in pts)
+    # The DataFrame's rows are the same points.
+    df = pagelab.curve(zipf, policy="lru", memory="1M,2M")
+    assert df.to_dict("records") == pts
+
+
+def test_curve_frames_keep_the_reports_and_the_sample(zipf):
+    exact = pagelab.curve(zipf, policy="lru", memory="1M,2M")
+    assert [r["memory"] for r in exact.attrs["reports"]] == [1 << 20, 2 << 20]
+    assert [r["misses"] for r in exact.attrs["reports"]] == list(exact["misses"])
+    assert "sample" not in exact.attrs
+    with pytest.warns(RuntimeWarning, match="scaled memory"):
+        sampled = pagelab.curve(zipf, policy="classic", memory="8M", sample=0.5)
+    assert list(sampled.columns) == ["memory", "misses", "miss_ratio", "workingset_refault_file", "workingset_activate_file",
+                                     "pgscan_file", "pgsteal_file", "misses_error", "miss_ratio_error",
+                                     "workingset_refault_file_error", "workingset_activate_file_error", "pgscan_file_error",
+                                     "pgsteal_file_error"]
+    s = sampled.attrs["sample"]
+    assert s["rate"] == 0.5 and len(s["pages"]) == 2 and s["memory"] == [4 << 20]
+    seeds = sampled.attrs["reports"][0]
+    assert len(seeds) == 2 and [r["trace"]["pages"] for r in seeds] == s["pages"]
+    # A filtered frame shares the reports, and the index still finds a row's report.
+    big = exact[exact["memory"] > 1 << 20]
+    assert big.attrs["reports"] is exact.attrs["reports"]
+    assert big.attrs["reports"][big.index[0]]["memory"] == 2 << 20
+
+
+def test_curve_plot_draws_one_png_a_counter(zipf, tmp_path):
+    pytest.importorskip("matplotlib")
+    prefix = tmp_path / "z"
+    for extra in ([], ["--sample", "0.5"]):
+        r = subprocess.run(["pagelab", "curve", str(zipf), "--policy", "lru", "--memory", "1M..4M:4", "--plot", str(prefix), *extra],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        for c in ("misses", "miss_ratio"):
+            png = tmp_path / f"z-{c}.png"
+            assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+            png.unlink()
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from pagelab import plot
+
+    fig, ax = plt.subplots()
+    plot.curve(pagelab.curve(zipf, policy="lru", memory="1M..4M:4"), "miss_ratio", ax=ax)
+    plot.curve(pagelab.curve(zipf, policy="lru", memory="1M..4M:4", sample=0.5), "miss_ratio", ax=ax)
+    assert len(ax.lines) == 2 and len(ax.collections) == 1  # the sampled curve's error band
+    with pytest.raises(ValueError, match="miss_ratoi"):
+        plot.curve(pagelab.curve(zipf, policy="lru", memory="1M"), "miss_ratoi", ax=ax)
+    plt.close(fig)

@@ -30,18 +30,18 @@ def test_runs_are_deterministic_and_text_equals_file():
 
 
 def test_sweep_points_equal_single_runs_whatever_the_threads():
+    import pandas
+
     vary = {"cgroup./test.max": ["16M", "32M"], "machine.kernel": ["6.1", "6.12"]}
     one = pagelab.sweep(EXAMPLE, vary=vary, set=SMALL, threads=1)
     many = pagelab.sweep(EXAMPLE, vary=vary, set=SMALL, threads=4)
-    assert [p["point"] for p in one] == [
-        {"cgroup./test.max": "16M", "machine.kernel": "6.1"},
-        {"cgroup./test.max": "16M", "machine.kernel": "6.12"},
-        {"cgroup./test.max": "32M", "machine.kernel": "6.1"},
-        {"cgroup./test.max": "32M", "machine.kernel": "6.12"},
-    ]
-    assert one == many
+    assert one[["cgroup./test.max", "machine.kernel"]].values.tolist() == [["16M", "6.1"], ["16M", "6.12"], ["32M", "6.1"], ["32M", "6.12"]]
+    pandas.testing.assert_frame_equal(one, many)
+    assert one.attrs["reports"] == many.attrs["reports"]
     single = pagelab.run(EXAMPLE, set={**SMALL, "cgroup./test.max": "16M", "machine.kernel": "6.12"})
-    assert one[1]["report"]["vmstat"] == single["vmstat"]
+    assert one.attrs["reports"][1]["vmstat"] == single["vmstat"]
+    assert one.loc[1, "workingset_refault_file"] == single["vmstat"]["workingset_refault_file"]
+    assert one.loc[1, "ops"] == single["ops"]
 
 
 def test_bad_scenarios_raise_value_errors_naming_the_key():
@@ -79,14 +79,15 @@ def test_series_plot_draws_one_line_per_counter():
 
 def test_a_dask_cluster_sweep_equals_the_local_sweep():
     pytest.importorskip("dask.distributed")
+    import pandas
     from dask.distributed import Client, LocalCluster
 
     vary = {"machine.kernel": ["6.1", "6.12"]}
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster) as client:
         remote = pagelab.cluster_sweep(EXAMPLE, vary, set=SMALL, client=client)
     local = pagelab.sweep(EXAMPLE, vary=vary, set=SMALL)
-    assert [x["point"] for x in remote] == [x["point"] for x in local]
-    assert [x["report"]["vmstat"] for x in remote] == [x["report"]["vmstat"] for x in local]
+    pandas.testing.assert_frame_equal(remote, local)
+    assert [r["vmstat"] for r in remote.attrs["reports"]] == [r["vmstat"] for r in local.attrs["reports"]]
 
 
 def _timing_free(report):

@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
+mod parquet;
 mod trace;
 
 #[derive(Parser)]
@@ -51,6 +52,11 @@ enum Cmd {
         /// Write the full report as JSON to this file ("-" for standard output).
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Write the run's series as a Parquet table: one row a report interval, `t_s` and
+        /// `ops`, then every vmstat counter (events as the interval's increase, gauges at its
+        /// end). A plain cache's trace replay has no series.
+        #[arg(long, value_name = "OUT")]
+        parquet: Option<PathBuf>,
         /// Override a scenario value, e.g. --set machine.memory=512M --set workload.fio-zipf.ops=1000.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
@@ -78,6 +84,10 @@ enum Cmd {
         /// Write one CSV row per point: the swept values, then every vmstat counter.
         #[arg(long)]
         csv: Option<PathBuf>,
+        /// Write one Parquet row per point: the swept values (typed), then elapsed_s, ops,
+        /// throughput_ops_s and every vmstat counter (and `error` if a point failed).
+        #[arg(long, value_name = "OUT")]
+        parquet: Option<PathBuf>,
         #[arg(long, short)]
         quiet: bool,
     },
@@ -162,9 +172,20 @@ enum Cmd {
         /// Overrides of the kernel model's machine, as for `run --trace`.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
-        /// Write the points as a JSON array ("-" for standard output).
+        /// Write the points as a JSON array in size order ("-" for standard output): each an
+        /// object with `memory` (bytes), the counters, and with --sample each counter's error
+        /// estimate `<counter>_error`.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Write the points as a Parquet table: `memory`, the counters, then (with --sample)
+        /// their `<counter>_error` columns.
+        #[arg(long, value_name = "OUT")]
+        parquet: Option<PathBuf>,
+        /// Draw one PNG a counter, PREFIX-<counter>.png (default PREFIX: the trace's name
+        /// without its extension, then "-curve"): the exact points as a line, sampled ones
+        /// with their error band; needs Python with matplotlib and the pagelab package.
+        #[arg(long, value_name = "PREFIX", num_args = 0..=1, default_missing_value = "")]
+        plot: Option<String>,
     },
 }
 
@@ -212,8 +233,13 @@ where
 
 fn real_main(cli: Cli) -> Result<()> {
     match cli.cmd {
-        Cmd::Curve { trace, trace_format, policy, memory, kernel, sample, counters, set, json } => {
+        Cmd::Curve { trace, trace_format, policy, memory, kernel, sample, counters, set, json, parquet, plot } => {
             let out = json.as_deref().map(open_output).transpose()?;
+            parquet::check(parquet.as_deref())?;
+            let prefix = plot.map(|p| plot_prefix(&trace, &p, "-curve")).transpose()?;
+            if prefix.is_some() {
+                check_python_plot()?;
+            }
             let c = pagelab::curve::Curve {
                 path: &trace,
                 format: &trace_format,
@@ -225,24 +251,57 @@ fn real_main(cli: Cli) -> Result<()> {
                 counters: &counters,
             };
             let points = pagelab::curve::run(&c)?;
-            print!("{}", curve_table(&points));
+            for p in &points.points {
+                if let Some(w) = &p.warning {
+                    eprintln!("pagelab: warning: --memory {} bytes: {w}", p.memory);
+                }
+            }
+            if json.as_deref().is_none_or(|o| o.as_os_str() != "-") {
+                print!("{}", curve_table(&points));
+            }
+            let v = points.to_json();
             if let Some(mut out) = out {
-                serde_json::to_writer_pretty(&mut out, &points)?;
+                serde_json::to_writer_pretty(&mut out, &v)?;
                 writeln!(out)?;
+                out.flush().with_context(|| format!("cannot write {}", json.as_deref().unwrap_or(std::path::Path::new("-")).display()))?;
+            }
+            if let Some(p) = parquet.as_deref() {
+                parquet::write(p, &points.table())?;
+            }
+            if let Some(prefix) = prefix {
+                let name = trace.file_name().map_or("trace".into(), |n| n.to_string_lossy().into_owned());
+                let title = match sample {
+                    Some(r) => format!("{policy} on {name}, miniature simulation at R = {r}"),
+                    None => format!("{policy} on {name}"),
+                };
+                let data = serde_json::json!({"points": v, "counters": points.counters, "title": title});
+                draw_with_python("curve_png", &data, &prefix)?;
             }
             Ok(())
         }
-        Cmd::Run { scenario: Some(scenario), json, set, quiet, policy, memory, kernel, .. } => {
+        Cmd::Run { scenario: Some(scenario), json, parquet, set, quiet, policy, memory, kernel, .. } => {
             let set = machine_shorthands(set, [("kernel", kernel), ("policy", policy), ("memory", memory)]);
-            run(&scenario, json.as_deref(), &set, quiet)
+            run(&scenario, json.as_deref(), parquet.as_deref(), &set, quiet)
         }
-        Cmd::Run { trace: Some(path), trace_format, policy, memory, kernel, json, set, quiet, .. } => {
+        Cmd::Run { trace: Some(path), trace_format, policy, memory, kernel, json, parquet, set, quiet, .. } => {
             let memory = memory.expect("clap requires --memory with --trace");
             let (policy, kernel) = (policy.unwrap_or_else(|| "classic".into()), kernel.unwrap_or_else(|| "6.1".into()));
             check_output(json.as_deref())?;
+            parquet::check(parquet.as_deref())?;
+            if parquet.is_some() {
+                if memory.contains(',') {
+                    anyhow::bail!("--parquet writes one run's series: give one --memory size, not `{memory}`");
+                }
+                if !matches!(pagelab::policy::registry::find(&policy).map(|p| &p.build), Some(pagelab::policy::registry::Build::Kernel(_))) {
+                    anyhow::bail!("--parquet writes the run's series, which only the kernel models (classic, mglru) report, not `{policy}`: for a plain cache's miss ratios use `pagelab curve --parquet`");
+                }
+            }
             let o = trace::TraceRun { path: &path, format: &trace_format, policy: &policy, memory: &memory, kernel: &kernel, set: &set };
             let (v, table) = trace::run(&o)?;
             write_json(json.as_deref(), &v)?;
+            if let Some(p) = parquet.as_deref() {
+                write_series(p, &v)?;
+            }
             if !quiet && json.is_none_or(|o| o.as_os_str() != "-") {
                 print!("{table}");
             }
@@ -254,7 +313,9 @@ fn real_main(cli: Cli) -> Result<()> {
         Cmd::Compare { reports, labels } => compare(&reports, &labels),
         Cmd::Oracle(a) => pagelab_oracle::main(&a),
         Cmd::Seeds { manifest, only, threads, json_dir } => seeds(&manifest, &only, threads, json_dir.as_deref()),
-        Cmd::Sweep { scenario, vary, set, threads, json, csv, quiet } => sweep(&scenario, &vary, &set, threads, json.as_deref(), csv.as_deref(), quiet),
+        Cmd::Sweep { scenario, vary, set, threads, json, csv, parquet, quiet } => {
+            sweep(&scenario, &vary, &set, threads, Outputs { json: json.as_deref(), csv: csv.as_deref(), parquet: parquet.as_deref() }, quiet)
+        }
         Cmd::Policies => policies(),
     }
 }
@@ -276,19 +337,20 @@ fn write_json(out: Option<&std::path::Path>, v: &serde_json::Value) -> Result<()
     Ok(())
 }
 
-fn sweep(
-    path: &std::path::Path,
-    vary: &[String],
-    set: &[String],
-    threads: usize,
-    json: Option<&std::path::Path>,
-    csv: Option<&std::path::Path>,
-    quiet: bool,
-) -> Result<()> {
+/// A sweep's output files.
+struct Outputs<'a> {
+    json: Option<&'a std::path::Path>,
+    csv: Option<&'a std::path::Path>,
+    parquet: Option<&'a std::path::Path>,
+}
+
+fn sweep(path: &std::path::Path, vary: &[String], set: &[String], threads: usize, outputs: Outputs, quiet: bool) -> Result<()> {
     use pagelab::sweep::{points, run, Axis};
+    let Outputs { json, csv, parquet } = outputs;
     let axes = vary.iter().map(|v| Axis::parse(v)).collect::<Result<Vec<_>, _>>().map_err(anyhow::Error::msg)?;
     check_output(json)?;
     check_output(csv)?;
+    parquet::check(parquet)?;
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let name = path.file_stem().map_or("scenario".into(), |s| s.to_string_lossy().into_owned());
     let n = points(&axes).len() as u64;
@@ -315,7 +377,7 @@ fn sweep(
             }
         }
     }
-    if let Some(out) = json {
+    if json.is_some() || parquet.is_some() {
         let v: Vec<serde_json::Value> = results
             .iter()
             .map(|(p, r)| {
@@ -327,7 +389,13 @@ fn sweep(
                 }
             })
             .collect();
-        std::fs::write(out, serde_json::to_string_pretty(&v)? + "\n").with_context(|| format!("cannot write {}", out.display()))?;
+        if let Some(out) = json {
+            std::fs::write(out, serde_json::to_string_pretty(&v)? + "\n").with_context(|| format!("cannot write {}", out.display()))?;
+        }
+        if let Some(out) = parquet {
+            let keys: Vec<String> = axes.iter().map(|a| a.key.clone()).collect();
+            parquet::write(out, &pagelab::tables::Table::sweep(&keys, &v))?;
+        }
     }
     if let Some(out) = csv {
         let mut text = String::new();
@@ -401,9 +469,10 @@ fn compare(paths: &[PathBuf], labels: &[String]) -> Result<()> {
     Ok(())
 }
 
-fn run(path: &std::path::Path, json: Option<&std::path::Path>, set: &[String], quiet: bool) -> Result<()> {
+fn run(path: &std::path::Path, json: Option<&std::path::Path>, parquet: Option<&std::path::Path>, set: &[String], quiet: bool) -> Result<()> {
     let s = pagelab::Scenario::load(path, set)?;
     check_output(json)?;
+    parquet::check(parquet)?;
     let bar = if quiet || !std::io::stderr().is_terminal() {
         ProgressBar::hidden()
     } else {
@@ -426,8 +495,79 @@ fn run(path: &std::path::Path, json: Option<&std::path::Path>, set: &[String], q
             std::fs::write(out, text + "\n").with_context(|| format!("cannot write {}", out.display()))?;
         }
     }
+    if let Some(p) = parquet {
+        write_series(p, &serde_json::to_value(&report)?)?;
+    }
     if !quiet && json.is_none_or(|o| o.as_os_str() != "-") {
         print!("{}", report.table());
+    }
+    Ok(())
+}
+
+/// `run --parquet`: the report's series as a table.
+fn write_series(path: &std::path::Path, report: &serde_json::Value) -> Result<()> {
+    let table = pagelab::tables::Table::series(report).map_err(|e| anyhow::anyhow!("--parquet {}: {e}", path.display()))?;
+    parquet::write(path, &table)
+}
+
+/// `--plot`'s prefix: the one given, or the input's name up to its first dot followed by
+/// `suffix`, in the current directory. Its directory must exist (checked before the run).
+fn plot_prefix(input: &std::path::Path, given: &str, suffix: &str) -> Result<String> {
+    let prefix = if given.is_empty() {
+        let name = input.file_name().map_or("trace".into(), |n| n.to_string_lossy().into_owned());
+        format!("{}{suffix}", name.split('.').next().filter(|s| !s.is_empty()).unwrap_or("trace"))
+    } else {
+        given.to_string()
+    };
+    let dir = std::path::Path::new(&prefix).parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    if !dir.is_dir() {
+        anyhow::bail!("--plot {prefix}: {} is not a directory", dir.display());
+    }
+    Ok(prefix)
+}
+
+/// The Python interpreter `--plot` draws with: `PAGELAB_PYTHON`, else `python3` (the
+/// wheel's `pagelab` command sets it to its own interpreter).
+fn plot_python() -> String {
+    std::env::var("PAGELAB_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+/// Checks before a run that `--plot` will be able to draw: the interpreter runs and imports
+/// matplotlib and pagelab.plot.
+fn check_python_plot() -> Result<()> {
+    let python = plot_python();
+    let out = std::process::Command::new(&python)
+        .args(["-c", "import matplotlib, pagelab.plot"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .with_context(|| format!("--plot runs {python} (set PAGELAB_PYTHON to another interpreter)"))?;
+    if !out.status.success() {
+        let why = String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("").to_string();
+        anyhow::bail!("--plot: {python} cannot import matplotlib and pagelab.plot ({why}): run in the .venv, see the README's Set-up, or set PAGELAB_PYTHON");
+    }
+    Ok(())
+}
+
+/// Hands `v` to Python's `pagelab.plot.<function>(v, prefix)`, which returns the paths it
+/// wrote; prints them.
+pub(crate) fn draw_with_python(function: &str, v: &serde_json::Value, prefix: &str) -> Result<()> {
+    let python = plot_python();
+    let code = format!("import json, sys\nfrom pagelab import plot\nfor p in plot.{function}(json.load(sys.stdin), sys.argv[1]): print(p)");
+    let mut child = std::process::Command::new(&python)
+        .args(["-c", &code, prefix])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .with_context(|| format!("--plot runs {python} (set PAGELAB_PYTHON to another interpreter)"))?;
+    let stdin = child.stdin.take().expect("piped");
+    let mut stdin = std::io::BufWriter::new(stdin);
+    serde_json::to_writer(&mut stdin, v)?;
+    stdin.flush()?;
+    drop(stdin);
+    let status = child.wait()?;
+    if !status.success() {
+        anyhow::bail!("--plot: {python} could not draw the plots (it needs matplotlib and the pagelab package: run in the .venv, see the README's Set-up)");
     }
     Ok(())
 }
@@ -442,24 +582,27 @@ fn open_output(path: &std::path::Path) -> Result<Box<dyn Write>> {
     Ok(Box::new(std::io::BufWriter::new(f)))
 }
 
-/// A curve's points as a table: memory, then each counter (± its error with a sample).
-fn curve_table(points: &serde_json::Value) -> String {
-    let Some(rows) = points.as_array().filter(|r| !r.is_empty()) else { return String::new() };
-    let names: Vec<&String> = rows[0]
-        .as_object()
-        .map(|o| o.keys().filter(|k| !k.ends_with("_error") && !k.starts_with("sample_") && *k != "memory" && *k != "warning").collect())
-        .unwrap_or_default();
-    let mut out = format!("{:>12}", "memory");
-    for n in &names {
-        out += &format!(" {:>26}", n);
+/// A curve's points as a table: memory, then each counter (± its error with a sample), and
+/// with a sample the scaled memory the miniature runs had.
+fn curve_table(points: &pagelab::curve::Points) -> String {
+    let mut out = String::new();
+    if let Some((rate, kept)) = points.sample {
+        out += &format!("miniature simulation at R = {rate}: {} and {} pages kept (hash seeds 1 and 2)\n", kept[0], kept[1]);
+    }
+    out += &format!("{:>12}", "memory");
+    for n in &points.counters {
+        out += &format!(" {n:>26}");
+    }
+    if points.sample.is_some() {
+        out += &format!(" {:>12}", "sampled as");
     }
     out.push('\n');
-    for r in rows {
-        let mem = r["memory"].as_u64().unwrap_or(0);
-        out += &format!("{:>11}M", format!("{:.1}", mem as f64 / (1 << 20) as f64));
-        for n in &names {
-            let v = r[n.as_str()].as_f64().unwrap_or(0.0);
-            let cell = match r.get(format!("{n}_error")).and_then(|e| e.as_f64()) {
+    let mib = |b: u64| format!("{:>11}M", format!("{:.1}", b as f64 / (1 << 20) as f64));
+    for p in &points.points {
+        out += &mib(p.memory);
+        for (i, n) in points.counters.iter().enumerate() {
+            let v = p.values[i];
+            let cell = match p.errors.as_ref().map(|e| e[i]) {
                 Some(e) if n.as_str() == "miss_ratio" => format!("{v:.4} ±{e:.4}"),
                 Some(e) => format!("{v:.0} ±{e:.0}"),
                 None if n.as_str() == "miss_ratio" => format!("{v:.4}"),
@@ -467,8 +610,11 @@ fn curve_table(points: &serde_json::Value) -> String {
             };
             out += &format!(" {cell:>26}");
         }
-        if let Some(w) = r["warning"].as_str() {
-            out += &format!("  ({w})");
+        if let Some(m) = p.sample_memory {
+            out += &format!(" {}", mib(m));
+        }
+        if p.warning.is_some() {
+            out += "  (small: see the warning)";
         }
         out.push('\n');
     }

@@ -23,7 +23,7 @@ pub mod report;
 pub mod sim;
 
 pub use kernel::Kernel;
-pub use lab::{compare, curve, experiments, replay, replay_access, sweep, trace_stats};
+pub use lab::{compare, curve, experiments, replay, replay_access, sweep, tables, trace_stats};
 pub use pagelab_host::interrupt;
 pub use pagelab_workload::Advice;
 pub use report::Report;

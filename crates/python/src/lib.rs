@@ -96,7 +96,11 @@ fn run_trace_json(py: Python<'_>, path: &str, policy: &str, memory: &str, format
     serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
-/// A sizing curve of a trace (`pagelab curve`): one JSON object a size, exact or sampled.
+/// A sizing curve of a trace (`pagelab curve`) as JSON: `points` (what `pagelab curve
+/// --json` writes), `table` (its columns, [`pagelab::tables::Table::to_json`]), `reports`
+/// (each point's: the full replay's report, or with a sample the two seeds' miniature
+/// runs' as a list), `sample` (null, or `rate`, `pages` kept by each seed and each point's
+/// scaled `memory`) and `warnings` ([memory, text] of the points a sample may distort).
 #[pyfunction]
 #[pyo3(signature = (path, policy, memory, format="oracleGeneral", kernel="6.1", sample=None, counters=Vec::new(), set=Vec::new()))]
 #[allow(clippy::too_many_arguments, reason = "the keyword arguments of pagelab.curve, one to one")]
@@ -113,7 +117,29 @@ fn curve_json(
 ) -> PyResult<String> {
     let c = pagelab::curve::Curve { path: std::path::Path::new(path), format, policy, kernel, set: &set, memory, sample, counters: &counters };
     let points = interruptible(py, || pagelab::curve::run(&c))?.map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
-    serde_json::to_string(&points).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    let reports: Vec<serde_json::Value> =
+        points.points.iter().map(|p| if points.sample.is_some() { serde_json::Value::from(p.reports.clone()) } else { p.reports[0].clone() }).collect();
+    let sample = points
+        .sample
+        .map(|(rate, pages)| serde_json::json!({"rate": rate, "pages": pages, "memory": points.points.iter().map(|p| p.sample_memory).collect::<Vec<_>>()}));
+    let warnings: Vec<serde_json::Value> = points.points.iter().filter_map(|p| p.warning.as_ref().map(|w| serde_json::json!([p.memory, w]))).collect();
+    let v = serde_json::json!({"points": points.to_json(), "table": points.table().to_json(), "reports": reports, "sample": sample, "warnings": warnings});
+    serde_json::to_string(&v).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+/// A sweep's table (`pagelab sweep --parquet`'s columns) from `sweep_json`'s array: the
+/// varied `keys` in order, then the run's totals and counters.
+#[pyfunction]
+fn sweep_table_json(keys: Vec<String>, results: &str) -> PyResult<String> {
+    let results: Vec<serde_json::Value> = serde_json::from_str(results).map_err(|e| PyValueError::new_err(format!("sweep results: {e}")))?;
+    Ok(pagelab::tables::Table::sweep(&keys, &results).to_json().to_string())
+}
+
+/// A report's series as a table (`pagelab run --parquet`'s columns).
+#[pyfunction]
+fn series_table_json(report: &str) -> PyResult<String> {
+    let report: serde_json::Value = serde_json::from_str(report).map_err(|e| PyValueError::new_err(format!("the report: {e}")))?;
+    Ok(pagelab::tables::Table::series(&report).map_err(PyValueError::new_err)?.to_json().to_string())
 }
 
 /// A trace's statistics (`pagelab trace-stats`) as JSON, with the access heatmap if asked.
@@ -158,6 +184,8 @@ fn _pagelab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compare_table, m)?)?;
     m.add_function(wrap_pyfunction!(run_trace_json, m)?)?;
     m.add_function(wrap_pyfunction!(curve_json, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_table_json, m)?)?;
+    m.add_function(wrap_pyfunction!(series_table_json, m)?)?;
     m.add_function(wrap_pyfunction!(trace_stats_json, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     add_seam(m)?;

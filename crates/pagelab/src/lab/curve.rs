@@ -25,6 +25,7 @@ use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 
 use crate::lab::replay::TraceRun;
+use crate::lab::tables::{Column, Table};
 
 /// Below this many pages of scaled memory, a sampled kernel-model point carries a warning:
 /// the kernel's fixed batches are a noticeable part of memory (see docs/curve.md).
@@ -54,9 +55,85 @@ pub struct Curve<'a> {
 /// The counters a kernel-model curve reports by default.
 pub const KERNEL_COUNTERS: [&str; 4] = ["workingset_refault_file", "workingset_activate_file", "pgscan_file", "pgsteal_file"];
 
-/// Computes the curve: one JSON object a size, in size order, with `memory` (bytes), the
-/// counters, and with a sample each counter's `<name>_error` and the sample's parameters.
-pub fn run(c: &Curve) -> Result<Value> {
+/// One point of a curve: a size and its counters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    /// The machine's memory (bytes).
+    pub memory: u64,
+    /// The counters, in [`Points::counters`]' order: exact counts, or with a sample the
+    /// mean of the two seeds scaled back by 1/R.
+    pub values: Vec<f64>,
+    /// With a sample, each counter's error estimate (half the two seeds' difference, scaled
+    /// back like the value).
+    pub errors: Option<Vec<f64>>,
+    /// With a sample, the scaled memory the miniature runs had (bytes).
+    pub sample_memory: Option<u64>,
+    /// With a sample of a kernel model, why this point's miniature runs may be off.
+    pub warning: Option<String>,
+    /// The replays' reports: the full run's, or with a sample each seed's miniature run's.
+    pub reports: Vec<Value>,
+}
+
+/// A computed curve: its counters' names and one point a size, in size order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Points {
+    /// `misses`, `miss_ratio`, then the other counters as asked.
+    pub counters: Vec<String>,
+    pub points: Vec<Point>,
+    /// With a sample: the rate and the pages each seed's sample kept.
+    pub sample: Option<(f64, [u64; 2])>,
+}
+
+impl Points {
+    /// The points as `pagelab curve --json` writes them: an array in size order, each an
+    /// object with `memory` (bytes), every counter, and with a sample each counter's
+    /// `<name>_error`. Exact counts are integers; sampled ones (scaled means) are numbers.
+    pub fn to_json(&self) -> Value {
+        let exact = self.sample.is_none();
+        let number = |name: &str, x: f64| if exact && name != "miss_ratio" { json!(x.round() as u64) } else { json!(x) };
+        Value::Array(
+            self.points
+                .iter()
+                .map(|p| {
+                    let mut m = Map::new();
+                    m.insert("memory".into(), json!(p.memory));
+                    for (i, n) in self.counters.iter().enumerate() {
+                        m.insert(n.clone(), number(n, p.values[i]));
+                        if let Some(e) = &p.errors {
+                            m.insert(format!("{n}_error"), json!(e[i]));
+                        }
+                    }
+                    Value::Object(m)
+                })
+                .collect(),
+        )
+    }
+
+    /// The points as a table: `memory`, the counters in order, then (with a sample) their
+    /// `<name>_error` columns in the same order. Exact counts are integer columns.
+    pub fn table(&self) -> Table {
+        let exact = self.sample.is_none();
+        let mut t = Table { columns: vec![("memory".into(), Column::Int(self.points.iter().map(|p| Some(p.memory as i64)).collect()))] };
+        for (i, n) in self.counters.iter().enumerate() {
+            let c = if exact && n != "miss_ratio" {
+                Column::Int(self.points.iter().map(|p| Some(p.values[i].round() as i64)).collect())
+            } else {
+                Column::Float(self.points.iter().map(|p| Some(p.values[i])).collect())
+            };
+            t.columns.push((n.clone(), c));
+        }
+        if !exact {
+            for (i, n) in self.counters.iter().enumerate() {
+                let c = Column::Float(self.points.iter().map(|p| p.errors.as_ref().map(|e| e[i])).collect());
+                t.columns.push((format!("{n}_error"), c));
+            }
+        }
+        t
+    }
+}
+
+/// Computes the curve: one point a size, in size order.
+pub fn run(c: &Curve) -> Result<Points> {
     let kernel_model = matches!(crate::policy::registry::find(c.policy).map(|p| p.build), Some(crate::policy::registry::Build::Kernel(_)));
     let format: Format = match c.format.parse() {
         Ok(f) => f,
@@ -70,17 +147,19 @@ pub fn run(c: &Curve) -> Result<Value> {
     let tmp = TempDir::new()?;
     let counters: Vec<String> =
         if c.counters.is_empty() && kernel_model { KERNEL_COUNTERS.iter().map(|s| s.to_string()).collect() } else { c.counters.to_vec() };
+    let names: Vec<String> = ["misses".to_string(), "miss_ratio".to_string()].into_iter().chain(counters.iter().cloned()).collect();
     // Every run reads a dense trace: the full one converted once, or each seed's sample.
     let (full, footprint, accesses) = dense_copy(c.path, format, &tmp.0)?;
     let sizes = parse_sizes(c.memory, footprint)?;
-    let mut points: Vec<Map<String, Value>> = sizes.iter().map(|&m| Map::from_iter([("memory".to_string(), json!(m))])).collect();
+    let point = |memory: u64| Point { memory, values: Vec::new(), errors: None, sample_memory: None, warning: None, reports: Vec::new() };
+    let mut points: Vec<Point> = sizes.iter().map(|&m| point(m)).collect();
+    let mut sample = None;
     match c.sample {
         None => {
             let runs = replay(c, &full, &sizes, kernel_model)?;
-            for (p, v) in points.iter_mut().zip(&runs) {
-                for (k, x) in counters_of(v, &counters) {
-                    p.insert(k, json!(x));
-                }
+            for (p, v) in points.iter_mut().zip(runs) {
+                p.values = counters_of(&v, &counters).into_iter().map(|(_, x)| x).collect();
+                p.reports = vec![v];
             }
         }
         Some(rate) => {
@@ -98,10 +177,12 @@ pub fn run(c: &Curve) -> Result<Value> {
                 let runs = replay(c, &path, &scaled, kernel_model).with_context(|| format!("the sample with hash seed {seed}"))?;
                 per_seed.push((kept, runs));
             }
+            sample = Some((rate, [per_seed[0].0, per_seed[1].0]));
             for (i, p) in points.iter_mut().enumerate() {
                 let scaled = scale_size(sizes[i], rate)?;
                 let a: Vec<(String, f64)> = counters_of(&per_seed[0].1[i], &counters);
                 let b: Vec<(String, f64)> = counters_of(&per_seed[1].1[i], &counters);
+                let mut errors = Vec::new();
                 for ((k, x), (_, y)) in a.into_iter().zip(b) {
                     // Counts of events scale back by 1/R. The miss ratio is the scaled misses
                     // over the whole trace's accesses (SHARDS' adjustment): a sample of pages
@@ -112,25 +193,22 @@ pub fn run(c: &Curve) -> Result<Value> {
                         (x, y)
                     };
                     let scale = 1.0 / rate;
-                    p.insert(format!("{k}_error"), json!((x - y).abs() / 2.0 * scale));
-                    p.insert(k, json!((x + y) / 2.0 * scale));
+                    errors.push((x - y).abs() / 2.0 * scale);
+                    p.values.push((x + y) / 2.0 * scale);
                 }
-                p.insert("sample_rate".into(), json!(rate));
-                p.insert("sample_memory".into(), json!(scaled));
-                p.insert("sample_pages".into(), json!([per_seed[0].0, per_seed[1].0]));
+                p.errors = Some(errors);
+                p.sample_memory = Some(scaled);
+                p.reports = vec![per_seed[0].1[i].clone(), per_seed[1].1[i].clone()];
                 if kernel_model && scaled / PAGE_SIZE < SMALL_SCALED_PAGES {
-                    p.insert(
-                        "warning".into(),
-                        json!(format!(
-                            "the scaled memory ({} pages) is below {SMALL_SCALED_PAGES} pages, where the kernel's fixed batch sizes distort a miniature simulation; raise --sample",
-                            scaled / PAGE_SIZE
-                        )),
-                    );
+                    p.warning = Some(format!(
+                        "the scaled memory ({} pages) is below {SMALL_SCALED_PAGES} pages, where the kernel's fixed batch sizes distort a miniature simulation; raise --sample",
+                        scaled / PAGE_SIZE
+                    ));
                 }
             }
         }
     }
-    Ok(Value::Array(points.into_iter().map(Value::Object).collect()))
+    Ok(Points { counters: names, points, sample })
 }
 
 /// Replays the dense trace at every size (in parallel) and returns one report a size.
@@ -356,7 +434,7 @@ mod tests {
 
     fn curve(path: &Path, policy: &str, sample: Option<f64>) -> Value {
         let c = Curve { path, format: "dense", policy, kernel: "6.1", set: &[], memory: "10%..40%:3", sample, counters: &[] };
-        run(&c).unwrap()
+        run(&c).unwrap().to_json()
     }
 
     #[test]

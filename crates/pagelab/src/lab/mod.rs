@@ -8,4 +8,5 @@ pub mod experiments;
 pub mod replay;
 pub mod replay_access;
 pub mod sweep;
+pub mod tables;
 pub mod trace_stats;
