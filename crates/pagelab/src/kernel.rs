@@ -189,13 +189,6 @@ impl Kernel {
         self >= Kernel::V6_12
     }
 
-    /// mm/swap.c: folio_activate(): 6.12 clears PG_lru when it queues a folio for activation
-    /// (so reclaim cannot isolate it meanwhile); 6.1 leaves it set and skips, at drain time, a
-    /// folio isolated since.
-    pub fn folio_activate_clears_lru(self) -> bool {
-        self >= Kernel::V6_12
-    }
-
     /// mm/vmscan.c: shrink_node_memcgs() and do_try_to_free_pages(): 6.12 resumes a shared
     /// memcg iterator and stops once the target is met (except kswapd), with a full-walk retry
     /// when nothing was reclaimed; 6.1 walks every memcg every time.

@@ -282,3 +282,27 @@ fn folio_check_dirty_writeback_reports_file_folios_only() {
     assert_eq!(folio_check_dirty_writeback(&folio(pg::DIRTY | pg::WRITEBACK)), (true, true));
     assert_eq!(folio_check_dirty_writeback(&folio(pg::WRITEBACK)), (false, true));
 }
+
+/// mm/swap.c: folio_activate() (6.1.192 and 6.12.95 alike) queues a folio with PG_lru still
+/// set; folio_batch_move_lru() clears it only at drain, so reclaim can isolate a queued
+/// folio, and the drain then skips it.
+#[test]
+fn folio_activate_leaves_the_folio_on_its_lru_until_the_batch_drains() {
+    for kernel in ["6.1", "6.12"] {
+        let mut m = one_file("64M", kernel, 100);
+        m.apply(0, read(0, 7));
+        m.apply(0, read(0, 8));
+        m.drain();
+        let (queued, isolated) = (pfn_of(&m, 0, 0, 7).unwrap(), pfn_of(&m, 0, 0, 8).unwrap());
+        pagelab::mm::swap::folio_activate(&mut m.mm, &mut m.policy, queued);
+        pagelab::mm::swap::folio_activate(&mut m.mm, &mut m.policy, isolated);
+        assert!(m.mm.folios.test(queued, pg::LRU) && !m.mm.folios.test(queued, pg::ACTIVE), "{kernel}: still on its list while queued");
+        assert_eq!(m.policy.list_len(ROOT_MEMCG, Lru::InactiveFile), 2, "{kernel}");
+        // Reclaim takes one of them meanwhile (isolate_lru_folios() clears PG_lru).
+        m.mm.folios.clear(isolated, pg::LRU);
+        pagelab::mm::swap::lru_add_drain(&mut m.mm, &mut m.policy);
+        assert!(m.mm.folios.test(queued, pg::ACTIVE), "{kernel}: the drain activates the queued folio");
+        assert!(!m.mm.folios.test(isolated, pg::ACTIVE), "{kernel}: and skips the isolated one");
+        assert_eq!(ev(&m, Ev::PgActivate), 1, "{kernel}");
+    }
+}

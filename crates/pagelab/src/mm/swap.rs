@@ -70,15 +70,15 @@ pub fn folio_mark_accessed<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) {
     p.mark_accessed(mm, pfn);
 }
 
-/// Models mm/swap.c: folio_activate(): queue an inactive LRU folio for activation. 6.12
-/// takes it off the LRU while it waits (PG_lru cleared), 6.1 leaves it there.
+/// Models mm/swap.c: folio_activate() (6.1.192, 6.12.95): queue an inactive LRU folio for
+/// activation. It stays on its LRU list, PG_lru set, while it waits: both kernels clear
+/// PG_lru only when the batch is drained (folio_batch_move_lru()), so reclaim may isolate a
+/// queued folio meanwhile. (Mainline 6.12 cleared it at enqueue; Debian's 6.12.95 carries the
+/// stable series' return to clearing it at drain.)
 pub fn folio_activate<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) {
     let f = mm.folios.get(pfn);
     if !f.test(pg::LRU) || f.test(pg::ACTIVE) || f.test(pg::UNEVICTABLE) {
         return;
-    }
-    if mm.cfg.kernel.folio_activate_clears_lru() {
-        mm.folios.clear(pfn, pg::LRU);
     }
     mm.activate_batch.push(pfn);
     if mm.activate_batch.len() >= mm.cfg.kernel.pagevec_size() {
@@ -87,14 +87,11 @@ pub fn folio_activate<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) {
 }
 
 /// Models folio_batch_move_lru(folio_activate_fn): a folio reclaim isolated meanwhile
-/// (PG_lru clear on 6.1) is skipped.
+/// (PG_lru clear) is skipped.
 fn drain_activate<P: Policy>(mm: &mut Mm, p: &mut P) {
     let batch = std::mem::take(&mut mm.activate_batch);
-    let clears_lru = mm.cfg.kernel.folio_activate_clears_lru();
     for &pfn in &batch {
-        // The batch is drained before every isolation, so a 6.12 folio (PG_lru cleared when
-        // queued) is still on its list; a 6.1 folio may have been isolated since.
-        if !clears_lru && !mm.folios.test(pfn, pg::LRU) {
+        if !mm.folios.test(pfn, pg::LRU) {
             continue;
         }
         mm.folios.set(pfn, pg::LRU);
