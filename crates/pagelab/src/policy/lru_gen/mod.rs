@@ -137,7 +137,7 @@ impl LruGen {
             walks: cfg.walks.unwrap_or(true),
             pmd_young: cfg.pmd_young.unwrap_or(true),
             min_ttl_ns: cfg.min_ttl_ms.unwrap_or(0) * 1_000_000,
-            refault_distance: cfg.refault_distance.unwrap_or(false),
+            refault_distance: mm.cfg.refault.model == crate::mm::workingset::RefaultModel::KairuiV3,
             prefetch: cfg.prefetch.unwrap_or(true),
             need_swapping: false,
             memcg_lru,
