@@ -61,6 +61,8 @@ pub struct Config {
     pub dirty_expire_ns: u64,
     pub dirty_writeback_ns: u64,
     pub costs: Costs,
+    /// `[workingset]`: the refault-distance model and its open choices.
+    pub refault: crate::mm::workingset::RefaultSpec,
     /// filemap_read()'s shortcuts for a one-page read (of a cached page, or of an uncached
     /// one without readahead); the tests turn them off to check that they change nothing.
     pub read_shortcuts: bool,

@@ -689,13 +689,13 @@ pub fn owner_task(mm: &Mm, vpn: u32) -> Option<usize> {
 }
 
 /// Models mm/vmscan.c: move_folios_to_lru(): put survivors back; active ones age the
-/// nonresident clock. Returns pages moved.
+/// nonresident clock (unless the refault model counts evictions only). Returns pages moved.
 pub fn move_folios_to_lru<P: Policy>(mm: &mut Mm, p: &mut P, list: &[Pfn]) -> u64 {
     for &pfn in list {
         mm.folios.clear(pfn, pg::ISOLATED);
         mm.folios.set(pfn, pg::LRU);
         p.lru_add(mm, pfn);
-        if mm.folios.test(pfn, pg::ACTIVE) && p.putback_ages_nonresident() {
+        if mm.folios.test(pfn, pg::ACTIVE) && p.putback_ages_nonresident() && mm.cfg.refault.putback_ages_nonresident {
             let memcg = mm.folio_memcg(pfn);
             crate::mm::workingset::workingset_age_nonresident(mm, memcg, 1);
         }

@@ -23,8 +23,12 @@ pub fn workingset_age_nonresident(mm: &mut Mm, memcg: MemcgId, nr: u64) {
 }
 
 /// Models mm/workingset.c: workingset_activation() (6.1/6.12): a page promoted by
-/// folio_mark_accessed() ages its own lruvec's clock.
+/// folio_mark_accessed() ages its own lruvec's clock. The Kairui models remove the hook
+/// ([`RefaultModel::activation_ages_nonresident`]).
 pub fn workingset_activation(mm: &mut Mm, pfn: Pfn) {
+    if !mm.cfg.refault.model.activation_ages_nonresident() {
+        return;
+    }
     let memcg = mm.folio_memcg(pfn);
     workingset_age_nonresident(mm, memcg, 1);
 }
@@ -85,7 +89,10 @@ fn refault_workingset_sizes(mm: &Mm, memcg: MemcgId, file: bool) -> (u64, u64) {
 }
 
 /// Models mm/workingset.c: workingset_refault() for the classic LRU, 6.1 and 6.12 (the
-/// `workingset_test_recent()` split of 6.12 folded in), and 5.7's file-only variant.
+/// `workingset_test_recent()` split of 6.12 folded in), and 5.7's file-only variant; under a
+/// Kairui refault model, the test is [`kairui_v3_recent`] or [`kairui_2026_classic_recent`]
+/// on the same eviction memcg and flushed statistics, and an activation no longer ages the
+/// clock. The counters and the consequences of a recent refault are unchanged (RFC v3 [R]).
 ///
 /// Called before the page joins the LRU: a recent refault sets PG_active, so the page is
 /// added to the active list. Returns whether the refault was judged recent.
@@ -107,16 +114,31 @@ pub fn classic_refault(mm: &mut Mm, pfn: Pfn, shadow: Shadow) -> bool {
     mm.cpu(flush_work * mm.cfg.costs.rstat_flush_memcg_ns);
     let age = mm.memcgs.get(eviction_memcg).lruvec.nonresident_age;
     let distance = age.wrapping_sub(shadow.eviction()) & Shadow::EVICTION_MASK;
-    let (workingset, exact_workingset) = refault_workingset_sizes(mm, eviction_memcg, file);
-    let recent = distance <= workingset;
-    if recent != (distance <= exact_workingset) {
+    let model = mm.cfg.refault.model;
+    let (recent, exact_recent) = match model {
+        RefaultModel::Mainline => {
+            let (workingset, exact_workingset) = refault_workingset_sizes(mm, eviction_memcg, file);
+            (distance <= workingset, distance <= exact_workingset)
+        }
+        RefaultModel::KairuiV3 => {
+            let (seen, exact) = LruCounts::of(mm, eviction_memcg);
+            (kairui_v3_recent(distance, &seen, file), kairui_v3_recent(distance, &exact, file))
+        }
+        RefaultModel::Kairui2026 => {
+            let (seen, exact) = LruCounts::of(mm, eviction_memcg);
+            (kairui_2026_classic_recent(distance, &seen), kairui_2026_classic_recent(distance, &exact))
+        }
+    };
+    if recent != exact_recent {
         mm.memcgs.stale_refault_decisions += 1;
     }
     if !recent {
         return false;
     }
     mm.folios.set(pfn, pg::ACTIVE);
-    workingset_age_nonresident(mm, memcg, 1);
+    if model.refault_activation_ages_nonresident() {
+        workingset_age_nonresident(mm, memcg, 1);
+    }
     count_workingset(mm, memcg, activate_ev, 1);
     if shadow.workingset() && kernel.anon_workingset() {
         mm.folios.set(pfn, pg::WORKINGSET);
@@ -124,6 +146,212 @@ pub fn classic_refault(mm: &mut Mm, pfn: Pfn, shadow: Shadow) -> bool {
         count_workingset(mm, memcg, restore_ev, 1);
     }
     true
+}
+
+// ---- refault models -----------------------------------------------------------------------
+
+/// Which refault-distance rule workingset detection follows, for the classic LRU and MGLRU
+/// alike (`[workingset] refault_model`). Sources and certainty labels are those of
+/// `shared/reference/kairui-refault-distance.md`: [R] read, [DEV] ryncsn/linux snapshots,
+/// [I] inferred.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RefaultModel {
+    /// The pinned kernels' rules (6.1.192, 6.12.95).
+    #[default]
+    Mainline,
+    /// Kairui Song, "Refault distance update with MGLRU support", RFC v3 (2023-09-20),
+    /// patches 1-6; 6/6's diff was not retrieved, so its MGLRU half is a reconstruction.
+    KairuiV3,
+    /// The 2026 re-post in "mm/mglru: MGLRU-FG and refault distance support" (RFC 22/32,
+    /// 23/32, 27/32, 30/32); where the posted code was not retrieved, ryncsn/linux@7e29194b.
+    Kairui2026,
+}
+
+impl RefaultModel {
+    pub const NAMES: &'static str = "\"mainline\", \"kairui-v3\" or \"kairui-2026\"";
+
+    pub fn parse(text: &str) -> Result<RefaultModel, String> {
+        match text.trim() {
+            "mainline" => Ok(RefaultModel::Mainline),
+            "kairui-v3" => Ok(RefaultModel::KairuiV3),
+            "kairui-2026" => Ok(RefaultModel::Kairui2026),
+            other => Err(format!("`{other}` is not a refault model (use {})", RefaultModel::NAMES)),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RefaultModel::Mainline => "mainline",
+            RefaultModel::KairuiV3 => "kairui-v3",
+            RefaultModel::Kairui2026 => "kairui-2026",
+        }
+    }
+
+    /// RFC v3 1/6 [R] (the diffstat's mm/swap.c -1 and the commit message: "removed
+    /// workingset_activation"), 2026 22/32 [R] ("removes the workingset activation hook"):
+    /// only mainline ages the nonresident clock when folio_mark_accessed() activates a page.
+    pub fn activation_ages_nonresident(self) -> bool {
+        self == RefaultModel::Mainline
+    }
+
+    /// RFC v3 1/6 [R] (workingset_refault() of the post-patch-5 tree no longer calls
+    /// workingset_age_nonresident()), 2026 22/32 [R] ("incremented only on eviction"): only
+    /// mainline ages the clock when a refault is activated.
+    pub fn refault_activation_ages_nonresident(self) -> bool {
+        self == RefaultModel::Mainline
+    }
+}
+
+/// Where a refault that the distance test qualifies goes under MGLRU
+/// (`[workingset] mglru_placement`). The reference leaves it open for both Kairui models.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MglruPlacement {
+    /// PG_active, so lru_gen_add_folio() puts it in max_seq. Default for kairui-v3 [I]: 6/6's
+    /// title is "apply refault-distance based re-activation", MGLRU-FG (which could promote
+    /// instead) did not exist in 2023, and seed 000's variant always did this.
+    Youngest,
+    /// No PG_active: wherever lru_gen_add_folio() puts a new folio (a read(2) refault in an
+    /// old generation, a fault's in max_seq). Default for kairui-2026 [DEV]: 7e29194b has
+    /// folio_set_active() commented out and leaves promotion to the restored refs/tiers.
+    LruAdd,
+    /// PG_active only for a short distance (below half the type's LRU, the threshold at which
+    /// 7e29194b counts an activation); the TencentOS descendant [DS] does something similar.
+    YoungestIfShort,
+}
+
+/// What refs (fd-access tier) a refaulted MGLRU folio gets (`[workingset] mglru_refs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MglruRefs {
+    /// The rule at the end of lru_gen_refault() before 6/6 (6.6; mainline 6.1/6.12 too): a
+    /// refault in a fault, or with refs >= 3 in its shadow, gets all LRU_REFS bits and
+    /// PG_workingset and counts workingset_restore. Default for kairui-v3 [I]: 6/6 adds to
+    /// lru_gen_refault() and nothing retrieved says it dropped that tail.
+    HotRestore,
+    /// The shadow's refs are put back (folio_set_lru_refs(); counts workingset_restore when
+    /// refs != 0), so the folio keeps its tier. Default for kairui-2026 [DEV] 7e29194b.
+    Shadow,
+    /// Seed 000's variant until now: PG_workingset (and workingset_restore) iff the shadow's
+    /// W bit; no refs.
+    WorkingsetBit,
+}
+
+/// How a qualified refault feeds MGLRU's PID controller (`[workingset] mglru_pid`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MglruPid {
+    /// A refault evicted within the current oldest generation's eviction window adds to
+    /// `refaulted[type][tier]`; an older one to `avg_refaulted` and `avg_total` both. Default
+    /// for both models [I]: every relative does it (7e29194b, ca582036, TencentOS), and it is
+    /// the likely reason for v3 5/6 (atomic avg_* for the lockless refault path).
+    Window,
+    /// Every qualified refault adds to `refaulted` (seed 000's variant until now).
+    Current,
+}
+
+/// Which qualified MGLRU refaults count as workingset_activate (`[workingset] mglru_activate`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MglruActivate {
+    /// Every refault the distance test qualifies, the classic meaning. Default for kairui-v3
+    /// [I]: 6/6 reuses the classic helper (2/6 made it reusable "later").
+    Qualified,
+    /// Only a distance below half the type's LRU (`total / MIN_NR_GENS`). Default for
+    /// kairui-2026 [DEV] 7e29194b; 30/32 warns that workingset_* change meaning.
+    Short,
+}
+
+/// The refault model and its open choices, as a scenario resolved them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RefaultSpec {
+    pub model: RefaultModel,
+    /// Whether move_folios_to_lru() ages the clock for an active survivor (mainline: yes).
+    pub putback_ages_nonresident: bool,
+    pub mglru_placement: MglruPlacement,
+    pub mglru_refs: MglruRefs,
+    pub mglru_pid: MglruPid,
+    pub mglru_activate: MglruActivate,
+}
+
+impl Default for RefaultSpec {
+    fn default() -> RefaultSpec {
+        RefaultSpec::of(RefaultModel::Mainline)
+    }
+}
+
+impl RefaultSpec {
+    /// A model with its default choices (the doc comments of the switches say why).
+    pub fn of(model: RefaultModel) -> RefaultSpec {
+        let v3 = model != RefaultModel::Kairui2026;
+        RefaultSpec {
+            model,
+            putback_ages_nonresident: putback_ages_nonresident_by_default(model),
+            mglru_placement: if v3 { MglruPlacement::Youngest } else { MglruPlacement::LruAdd },
+            mglru_refs: if v3 { MglruRefs::HotRestore } else { MglruRefs::Shadow },
+            mglru_pid: MglruPid::Window,
+            mglru_activate: if v3 { MglruActivate::Qualified } else { MglruActivate::Short },
+        }
+    }
+}
+
+/// Whether move_folios_to_lru() ages the nonresident clock for an active survivor (mm/vmscan.c,
+/// mainline 6.1/6.12: yes). 2026 22/32 [R]: no, the clock counts evictions only. RFC v3 1/6:
+/// not retrieved [I]; its new model comment defines the clock as counting evictions, which
+/// this follows (`[workingset] putback_ages_nonresident = true` keeps the put-back aging: the
+/// post-patch-5 tree leaves workingset_age_nonresident() non-static, a hint of an outside
+/// caller).
+fn putback_ages_nonresident_by_default(model: RefaultModel) -> bool {
+    model == RefaultModel::Mainline
+}
+
+/// The four LRU counts of an eviction memcg's subtree, and whether its refaults may pool anon
+/// with file (mem_cgroup_get_nr_swap_pages() > 0).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LruCounts {
+    pub inactive_anon: u64,
+    pub active_anon: u64,
+    pub inactive_file: u64,
+    pub active_file: u64,
+    pub swap: bool,
+}
+
+impl LruCounts {
+    /// The counts as reclaim sees them (the rstat view lruvec_page_state() reads) and exactly.
+    pub fn of(mm: &Mm, memcg: MemcgId) -> (LruCounts, LruCounts) {
+        let swap = mm.can_swap();
+        let seen = |l| mm.memcgs.page_state(memcg, StatItem::Lru(l));
+        let exact = |l| mm.memcgs.exact_state(memcg, StatItem::Lru(l));
+        let build = |f: &dyn Fn(Lru) -> u64| LruCounts {
+            inactive_anon: f(Lru::InactiveAnon),
+            active_anon: f(Lru::ActiveAnon),
+            inactive_file: f(Lru::InactiveFile),
+            active_file: f(Lru::ActiveFile),
+            swap,
+        };
+        (build(&seen), build(&exact))
+    }
+}
+
+/// RFC v3 1/6, moved unchanged into lru_test_refault() by 2/6 [R]. The distance is compared
+/// with the pooled lists (anon with file only when swap is usable): when the active lists hold
+/// at least as much as the inactive ones, a refault is recent iff its distance is below the
+/// inactive total (an evicted page once led the inactive list, so it would have stayed
+/// resident iff the evictions since were fewer than the active pages; when active is high the
+/// inactive size bounds it instead); otherwise iff below the active total plus the *other*
+/// type's inactive list. Strict `<` (mainline: `<=`). Shadow bucketing (bucket_order) starts
+/// above 2^36 pages and is not modeled.
+pub fn kairui_v3_recent(distance: u64, c: &LruCounts, file: bool) -> bool {
+    let (active, inactive_anon) = if c.swap { (c.active_file + c.active_anon, c.inactive_anon) } else { (c.active_file, 0) };
+    let inactive_file = c.inactive_file;
+    if active >= inactive_anon + inactive_file {
+        distance < inactive_anon + inactive_file
+    } else {
+        distance < active + if file { inactive_anon } else { inactive_file }
+    }
+}
+
+/// 2026's classic test. The posted 22/32 comparison was not retrieved; this is the one of
+/// ryncsn/linux@7e29194b [DEV]: recent iff the distance is below the inactive file list plus,
+/// with swap, the inactive anon list, on the eviction memcg.
+pub fn kairui_2026_classic_recent(distance: u64, c: &LruCounts) -> bool {
+    distance < c.inactive_file + if c.swap { c.inactive_anon } else { 0 }
 }
 
 // ---- shadow nodes ------------------------------------------------------------------------
@@ -403,6 +631,61 @@ fn reclaim_shadow_node(mm: &mut Mm, space: Space, n: usize, memcg: MemcgId) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn counts(inactive_anon: u64, active_anon: u64, inactive_file: u64, active_file: u64, swap: bool) -> LruCounts {
+        LruCounts { inactive_anon, active_anon, inactive_file, active_file, swap }
+    }
+
+    #[test]
+    fn kairui_v3_recent_with_swap_compares_with_inactive_when_active_is_high() {
+        // RFC v3 1/6-2/6: active = 300 + 200 >= inactive = 100 + 150: the bound is 250.
+        let c = counts(100, 200, 150, 300, true);
+        for file in [true, false] {
+            assert!(kairui_v3_recent(249, &c, file), "just inside (file {file})");
+            assert!(!kairui_v3_recent(250, &c, file), "the comparison is strict (file {file})");
+        }
+    }
+
+    #[test]
+    fn kairui_v3_recent_with_swap_adds_the_other_types_inactive_when_active_is_low() {
+        // active = 50 + 50 < inactive = 100 + 300: a file refault's bound is active plus
+        // inactive anon (200), an anon refault's active plus inactive file (400).
+        let c = counts(100, 50, 300, 50, true);
+        assert!(kairui_v3_recent(199, &c, true) && !kairui_v3_recent(200, &c, true));
+        assert!(kairui_v3_recent(399, &c, false) && !kairui_v3_recent(400, &c, false));
+    }
+
+    #[test]
+    fn kairui_v3_recent_without_swap_leaves_anon_out() {
+        // No swap: active = active file (300) >= inactive = inactive file (150): bound 150,
+        // whatever the anon lists hold.
+        let c = counts(5000, 5000, 150, 300, false);
+        assert!(kairui_v3_recent(149, &c, true) && !kairui_v3_recent(150, &c, true));
+        // Active low (50 < 300): a file refault's bound is active file alone (inactive anon
+        // counts as 0), an anon refault's active file plus inactive file.
+        let c = counts(5000, 5000, 300, 50, false);
+        assert!(kairui_v3_recent(49, &c, true) && !kairui_v3_recent(50, &c, true));
+        assert!(kairui_v3_recent(349, &c, false) && !kairui_v3_recent(350, &c, false));
+    }
+
+    #[test]
+    fn kairui_2026_classic_recent_compares_with_the_inactive_lists() {
+        // [DEV] 7e29194b: inactive file, plus inactive anon with swap; active lists ignored.
+        let c = counts(100, 9000, 150, 9000, true);
+        assert!(kairui_2026_classic_recent(249, &c) && !kairui_2026_classic_recent(250, &c));
+        let c = counts(100, 9000, 150, 9000, false);
+        assert!(kairui_2026_classic_recent(149, &c) && !kairui_2026_classic_recent(150, &c));
+    }
+
+    #[test]
+    fn only_mainline_ages_the_nonresident_clock_outside_eviction() {
+        assert!(RefaultModel::Mainline.activation_ages_nonresident() && RefaultModel::Mainline.refault_activation_ages_nonresident());
+        for m in [RefaultModel::KairuiV3, RefaultModel::Kairui2026] {
+            assert!(!m.activation_ages_nonresident() && !m.refault_activation_ages_nonresident(), "{m:?}");
+            assert!(!RefaultSpec::of(m).putback_ages_nonresident, "{m:?}");
+        }
+        assert!(RefaultSpec::default().putback_ages_nonresident);
+    }
 
     #[test]
     fn a_node_is_listed_only_while_it_holds_nothing_but_shadows() {

@@ -481,6 +481,7 @@ impl<P: Policy> Machine<P> {
             dirty_expire_ns: m.dirty_expire_ns,
             dirty_writeback_ns: m.dirty_writeback_ns,
             costs: s.costs.clone(),
+            refault: s.workingset,
             read_shortcuts: true,
         };
         let mut folios = Folios::try_new(managed as u32)?;

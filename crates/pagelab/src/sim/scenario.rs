@@ -14,6 +14,7 @@ use crate::mm::swapfile::DeviceKind;
 use crate::mm::time::{Costs, DeviceCost};
 use pagelab_workload::{parse_duration_ns, parse_size, Workload, WorkloadToml, PAGE_SIZE};
 
+use crate::mm::workingset::{MglruActivate, MglruPid, MglruPlacement, MglruRefs, RefaultModel, RefaultSpec};
 pub use crate::policy::lru_gen::MglruToml;
 pub use crate::policy::PolicyKind;
 
@@ -57,6 +58,19 @@ struct ReportToml {
     interval: Option<String>,
 }
 
+/// `[workingset]`: the refault-distance model (mm/workingset.rs: [`RefaultModel`]) and the
+/// choices the Kairui series leaves open, each defaulting per model.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WorkingsetToml {
+    refault_model: Option<String>,
+    putback_ages_nonresident: Option<bool>,
+    mglru_placement: Option<String>,
+    mglru_refs: Option<String>,
+    mglru_pid: Option<String>,
+    mglru_activate: Option<String>,
+}
+
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ScenarioToml {
@@ -68,6 +82,7 @@ struct ScenarioToml {
     time: Option<TimeToml>,
     report: Option<ReportToml>,
     mglru: Option<MglruToml>,
+    workingset: Option<WorkingsetToml>,
 }
 
 /// The validated machine.
@@ -108,6 +123,8 @@ pub struct Scenario {
     pub name: String,
     pub machine: MachineSpec,
     pub mglru: MglruToml,
+    /// `[workingset]` (and its alias `[mglru] refault_distance`), resolved.
+    pub workingset: RefaultSpec,
     pub costs: Costs,
     pub swap_cost: DeviceCost,
     pub storage_cost: DeviceCost,
@@ -585,9 +602,12 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
     if report_interval_ns < 1_000_000 {
         return Err(err("report.interval", "must be at least 1ms".into()));
     }
+    let mglru = raw.mglru.unwrap_or_default();
+    let workingset = resolve_workingset(raw.workingset.unwrap_or_default(), &mglru, kernel, err)?;
     Ok(Scenario {
         name: name.to_string(),
-        mglru: raw.mglru.unwrap_or_default(),
+        mglru,
+        workingset,
         costs: time.costs,
         swap_cost: time.swap.unwrap_or_else(|| DeviceCost::default_for(swap_device)),
         storage_cost: time.storage.unwrap_or_else(|| DeviceCost::default_for(storage)),
@@ -597,6 +617,69 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
         workloads,
         seam,
     })
+}
+
+/// Resolves `[workingset]`: the model (or its alias `[mglru] refault_distance`, which names
+/// kairui-v3: the rule seed 000's variant was written from), then each open choice, which
+/// defaults per model and means nothing under mainline.
+fn resolve_workingset(w: WorkingsetToml, mglru: &MglruToml, kernel: Kernel, err: &dyn Fn(&str, String) -> ScenarioError) -> Result<RefaultSpec, ScenarioError> {
+    const MODEL: &str = "workingset.refault_model";
+    let named = w.refault_model.as_deref().map(RefaultModel::parse).transpose().map_err(|e| err(MODEL, e))?;
+    let alias = mglru.refault_distance.map(|on| if on { RefaultModel::KairuiV3 } else { RefaultModel::Mainline });
+    let model = match (named, alias) {
+        (Some(n), Some(a)) if n != a => {
+            return Err(err(
+                MODEL,
+                format!(
+                    "`{}` conflicts with `mglru.refault_distance = {}` (an alias for refault_model = \"{}\"); set one of the two",
+                    n.name(),
+                    mglru.refault_distance == Some(true),
+                    a.name()
+                ),
+            ))
+        }
+        (n, a) => n.or(a).unwrap_or_default(),
+    };
+    if model != RefaultModel::Mainline && !kernel.anon_workingset() {
+        return Err(err(MODEL, format!("`{}` pools anon with file and needs kernel 6.1 or 6.12", model.name())));
+    }
+    let mut spec = RefaultSpec::of(model);
+    let choice = |key: &str, given: bool| -> Result<(), ScenarioError> {
+        if given && model == RefaultModel::Mainline {
+            return Err(err(&format!("workingset.{key}"), "applies only to a Kairui refault_model (\"kairui-v3\" or \"kairui-2026\")".into()));
+        }
+        Ok(())
+    };
+    choice("putback_ages_nonresident", w.putback_ages_nonresident.is_some())?;
+    if let Some(v) = w.putback_ages_nonresident {
+        spec.putback_ages_nonresident = v;
+    }
+    fn pick<T: Copy>(v: &str, options: &[(&str, T)]) -> Result<T, String> {
+        options.iter().find(|(n, _)| *n == v.trim()).map(|&(_, t)| t).ok_or_else(|| {
+            let names: Vec<String> = options.iter().map(|(n, _)| format!("\"{n}\"")).collect();
+            format!("`{v}`: use {}", names.join(", "))
+        })
+    }
+    if let Some(v) = &w.mglru_placement {
+        choice("mglru_placement", true)?;
+        let o = [("youngest", MglruPlacement::Youngest), ("lru-add", MglruPlacement::LruAdd), ("youngest-if-short", MglruPlacement::YoungestIfShort)];
+        spec.mglru_placement = pick(v, &o).map_err(|e| err("workingset.mglru_placement", e))?;
+    }
+    if let Some(v) = &w.mglru_refs {
+        choice("mglru_refs", true)?;
+        let o = [("hot-restore", MglruRefs::HotRestore), ("shadow", MglruRefs::Shadow), ("workingset-bit", MglruRefs::WorkingsetBit)];
+        spec.mglru_refs = pick(v, &o).map_err(|e| err("workingset.mglru_refs", e))?;
+    }
+    if let Some(v) = &w.mglru_pid {
+        choice("mglru_pid", true)?;
+        spec.mglru_pid = pick(v, &[("window", MglruPid::Window), ("current", MglruPid::Current)]).map_err(|e| err("workingset.mglru_pid", e))?;
+    }
+    if let Some(v) = &w.mglru_activate {
+        choice("mglru_activate", true)?;
+        spec.mglru_activate =
+            pick(v, &[("qualified", MglruActivate::Qualified), ("short", MglruActivate::Short)]).map_err(|e| err("workingset.mglru_activate", e))?;
+    }
+    Ok(spec)
 }
 
 #[cfg(test)]
@@ -682,6 +765,49 @@ seed = 42
         let b = Scenario::parse(EXAMPLE, "s.toml", "s", &o).unwrap();
         assert_eq!(a, b);
         assert_eq!(a.workloads[0].phases[0].ops, 10);
+    }
+
+    #[test]
+    fn the_refault_model_defaults_to_mainline_and_is_set_by_key_by_alias_or_by_set() {
+        assert_eq!(parse(EXAMPLE).unwrap().workingset, RefaultSpec::default());
+        assert_eq!(parse(EXAMPLE).unwrap().workingset.model, RefaultModel::Mainline);
+        let with =
+            |extra: &str, sets: &[&str]| Scenario::parse(&format!("{EXAMPLE}{extra}"), "s.toml", "s", &sets.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        let s = with("[workingset]\nrefault_model = \"kairui-2026\"\n", &[]).unwrap();
+        assert_eq!(s.workingset, RefaultSpec::of(RefaultModel::Kairui2026));
+        let s = with("", &["workingset.refault_model=kairui-v3"]).unwrap();
+        assert_eq!(s.workingset.model, RefaultModel::KairuiV3);
+        // The alias names the variant seed 000's rule was written from.
+        let s = with("[mglru]\nrefault_distance = true\n", &[]).unwrap();
+        assert_eq!(s.workingset, RefaultSpec::of(RefaultModel::KairuiV3));
+        assert!(with("[mglru]\nrefault_distance = true\n[workingset]\nrefault_model = \"kairui-v3\"\n", &[]).is_ok());
+        let s = with("[workingset]\nrefault_model = \"kairui-v3\"\nmglru_placement = \"lru-add\"\nputback_ages_nonresident = true\n", &[]).unwrap();
+        assert_eq!((s.workingset.mglru_placement, s.workingset.putback_ages_nonresident), (MglruPlacement::LruAdd, true));
+    }
+
+    #[test]
+    fn refault_model_errors_name_the_file_line_and_keys() {
+        let with = |extra: &str, sets: &[&str]| {
+            Scenario::parse(&format!("{EXAMPLE}{extra}"), "s.toml", "s", &sets.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap_err()
+        };
+        // A conflict between the key and its alias names both.
+        let e = with("[mglru]\nrefault_distance = true\n[workingset]\nrefault_model = \"kairui-2026\"\n", &[]);
+        assert_eq!((e.key.as_str(), e.line), ("workingset.refault_model", Some(24)));
+        assert!(e.message.contains("mglru.refault_distance") && e.message.contains("kairui-2026"), "{e}");
+        let e = with("[mglru]\nrefault_distance = false\n", &["workingset.refault_model=kairui-v3"]);
+        assert!(e.to_string().contains("mglru.refault_distance = false") && e.to_string().contains("--set workingset.refault_model=kairui-v3"), "{e}");
+        let e = with("[workingset]\nrefault_model = \"kairui\"\n", &[]);
+        assert_eq!((e.key.as_str(), e.line), ("workingset.refault_model", Some(22)));
+        assert!(e.message.contains("kairui-v3"), "{e}");
+        let e = with("[workingset]\nmglru_refs = \"shadow\"\n", &[]);
+        assert_eq!(e.key, "workingset.mglru_refs");
+        assert!(e.message.contains("Kairui"), "{e}");
+        let e = with("[workingset]\nrefault_model = \"kairui-v3\"\nmglru_pid = \"both\"\n", &[]);
+        assert_eq!((e.key.as_str(), e.line), ("workingset.mglru_pid", Some(23)));
+        let e = with("[workingset]\nrefault_modle = \"kairui-v3\"\n", &[]);
+        assert!(e.to_string().contains("refault_modle"), "{e}");
+        let e = with("", &["machine.kernel=\"5.7\"", "workingset.refault_model=kairui-v3"]);
+        assert_eq!(e.key, "workingset.refault_model");
     }
 
     #[test]

@@ -204,6 +204,11 @@ impl LruGen {
         if !carryover {
             return; // with one history slot only carry-overs clear anything
         }
+        if self.refault.model != crate::mm::workingset::RefaultModel::Mainline {
+            // min_seq is about to advance: a new eviction window starts (Kairui models).
+            let clock = self.refault_clock(memcg, ty);
+            self.lv[memcg as usize].window_start[ty] = clock;
+        }
         let lv = &mut self.lv[memcg as usize];
         for tier in 0..MAX_NR_TIERS {
             lv.avg_refaulted[ty][tier] = (lv.avg_refaulted[ty][tier] + lv.refaulted[ty][tier]) / 2;

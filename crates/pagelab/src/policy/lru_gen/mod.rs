@@ -43,7 +43,8 @@ pub struct MglruToml {
     pub pmd_young: Option<bool>,
     /// /sys/kernel/mm/lru_gen/min_ttl_ms.
     pub min_ttl_ms: Option<u64>,
-    /// Seed 000: Kairui Song's refault-distance re-activation.
+    /// Seed 000: an alias for `[workingset] refault_model = "kairui-v3"` (true) or
+    /// `"mainline"` (false).
     pub refault_distance: Option<bool>,
     /// pagelab's own prefetch in generation scans (seed 003).
     pub prefetch: Option<bool>,
@@ -79,6 +80,11 @@ pub struct GenLruvec {
     bloom: [Option<Vec<u64>>; 2],
     /// Page-table walk statistics (lru_gen_full's LOYNFA).
     pub mm_stats: [u64; aging::MM_STATS],
+    /// Kairui models: evictions of each type from this memcg and its descendants.
+    pub evictions: [u64; 2],
+    /// Kairui models: the refault clock when min_seq of each type last advanced (the start
+    /// of the current oldest generation's eviction window).
+    pub window_start: [u64; 2],
 }
 
 impl GenLruvec {
@@ -99,6 +105,8 @@ impl GenLruvec {
             mm_seq: MIN_NR_GENS as u64,
             bloom: [None, None],
             mm_stats: [0; aging::MM_STATS],
+            evictions: [0; 2],
+            window_start: [0; 2],
         }
     }
 }
@@ -114,8 +122,8 @@ pub struct LruGen {
     pmd_young: bool,
     /// /sys/kernel/mm/lru_gen/min_ttl_ms, in ns.
     min_ttl_ns: u64,
-    /// Seed 000's refault-distance re-activation.
-    refault_distance: bool,
+    /// `[workingset]`: the refault model and its open choices.
+    refault: crate::mm::workingset::RefaultSpec,
     /// pagelab's prefetch in generation scans (seed 003).
     prefetch: bool,
     /// 6.1 evict_folios() evicted anon this pass (`need_swapping`).
@@ -137,7 +145,7 @@ impl LruGen {
             walks: cfg.walks.unwrap_or(true),
             pmd_young: cfg.pmd_young.unwrap_or(true),
             min_ttl_ns: cfg.min_ttl_ms.unwrap_or(0) * 1_000_000,
-            refault_distance: cfg.refault_distance.unwrap_or(false),
+            refault: mm.cfg.refault,
             prefetch: cfg.prefetch.unwrap_or(true),
             need_swapping: false,
             memcg_lru,

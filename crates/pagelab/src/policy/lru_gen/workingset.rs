@@ -1,23 +1,44 @@
 //! MGLRU's shadow entries and refaults (mm/workingset.c: lru_gen_eviction(),
-//! lru_gen_refault(), lru_gen_test_recent()), and the refault-distance variant of seed 000.
+//! lru_gen_refault(), lru_gen_test_recent()), and the Kairui refault-distance models applied
+//! to MGLRU (`[workingset] refault_model`; seed 000).
 
-use super::gen::{folio_lru_refs, gen_of, lru_tier_from_refs, REFS_ALL};
-use super::LruGen;
+use super::gen::{folio_lru_refs, lru_tier_from_refs, REFS_ALL};
+use super::{LruGen, MIN_NR_GENS};
 use crate::mm::folio::{pg, Pfn};
 use crate::mm::mapping::Shadow;
 use crate::mm::memcontrol::MemcgId;
 use crate::mm::vmstat::{by_type, Ev};
-use crate::mm::workingset::{count_workingset, workingset_age_nonresident};
+use crate::mm::workingset::{
+    count_workingset, kairui_v3_recent, workingset_age_nonresident, LruCounts, MglruActivate, MglruPid, MglruPlacement, MglruRefs, RefaultModel,
+};
 use crate::mm::Mm;
 
 /// Bits of a token holding refs (LRU_REFS_WIDTH).
 const REFS_WIDTH: u32 = 2;
+/// The bits of a token left for the stamp.
+const STAMP_MASK: u64 = Shadow::EVICTION_MASK >> REFS_WIDTH;
+
+/// What a Kairui model decided about one refault, before the folio is placed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KairuiRefault {
+    /// Evictions since the shadow was made (the model's clock).
+    pub distance: u64,
+    /// Evicted within the current oldest generation's eviction window.
+    pub in_window: bool,
+    /// Passed the model's distance test (otherwise nothing more happens).
+    pub qualified: bool,
+    /// Below half the type's LRU (`total / MIN_NR_GENS`).
+    pub short: bool,
+    /// The refs the shadow gives back, and their tier.
+    pub refs: u32,
+    pub tier: usize,
+}
 
 impl LruGen {
     /// Models mm/workingset.c: lru_gen_eviction() (6.1/6.12): the shadow holds the oldest
     /// generation's sequence number and the folio's refs, charged to the folio's own memcg;
-    /// the eviction counts in its tier. With `refault_distance` the shadow holds the
-    /// memcg's nonresident clock instead, which each eviction advances.
+    /// the eviction counts in its tier. Under a Kairui model the sequence number gives way
+    /// to an eviction stamp ([`LruGen::kairui_v3_token`], [`LruGen::kairui_2026_token`]).
     pub fn eviction(&mut self, mm: &mut Mm, pfn: Pfn) -> Shadow {
         let f = *mm.folios.get(pfn);
         let ty = f.lru_type();
@@ -25,15 +46,59 @@ impl LruGen {
         let refs = folio_lru_refs(f.flags);
         let tier = lru_tier_from_refs(refs);
         self.lv[memcg as usize].evicted[ty][tier] += 1;
-        let low = refs.saturating_sub(1) as u64;
-        let stamp = if self.refault_distance {
-            let age = mm.memcgs.get(memcg).lruvec.nonresident_age;
-            workingset_age_nonresident(mm, memcg, 1);
-            age
-        } else {
-            self.lv[memcg as usize].min_seq[ty]
-        };
-        Shadow::pack((stamp << REFS_WIDTH) | low, memcg, refs != 0)
+        match self.refault.model {
+            RefaultModel::Mainline => {
+                let low = refs.saturating_sub(1) as u64;
+                Shadow::pack((self.lv[memcg as usize].min_seq[ty] << REFS_WIDTH) | low, memcg, refs != 0)
+            }
+            RefaultModel::KairuiV3 => self.kairui_v3_token(mm, memcg, ty, refs),
+            RefaultModel::Kairui2026 => self.kairui_2026_token(mm, memcg, ty, refs),
+        }
+    }
+
+    /// Advances the per-type eviction counters of `memcg` and its ancestors; returns the
+    /// reading before (27/32's lru_eviction(): [DEV] a fetch-add).
+    fn count_eviction(&mut self, mm: &Mm, memcg: MemcgId, ty: usize) -> u64 {
+        let before = self.lv[memcg as usize].evictions[ty];
+        let mut cur = Some(memcg);
+        while let Some(c) = cur {
+            self.lv[c as usize].evictions[ty] += 1;
+            cur = mm.memcgs.get(c).parent;
+        }
+        before
+    }
+
+    /// The model's clock for refaults of type `ty` in `memcg`: v3's nonresident age, which
+    /// under MGLRU only evictions advance (of both types: v3 1/6 has one counter), or 2026's
+    /// per-type eviction counter ([DEV] 7e29194b; the posted 23/32 has one `evictions`, but
+    /// its MGLRU test compares with one type's lists).
+    pub(super) fn refault_clock(&self, memcg: MemcgId, ty: usize) -> u64 {
+        let e = self.lv[memcg as usize].evictions;
+        match self.refault.model {
+            RefaultModel::Kairui2026 => e[ty],
+            _ => e[0] + e[1],
+        }
+    }
+
+    /// RFC v3 6/6, reconstructed [I] (reference §2.3, §6.2): the token keeps v3's refs
+    /// (refs - 1, and W = refs != 0) and holds the folio memcg's nonresident age instead of
+    /// min_seq; the eviction then ages the clock of the memcg and its ancestors (1/6: on
+    /// eviction only). Bucketing starts above 2^34 pages and is not modeled.
+    fn kairui_v3_token(&mut self, mm: &mut Mm, memcg: MemcgId, ty: usize, refs: u32) -> Shadow {
+        let stamp = self.refault_clock(memcg, ty);
+        self.count_eviction(mm, memcg, ty);
+        // The kernel's own field, kept in step (the classic policy_state shows it).
+        workingset_age_nonresident(mm, memcg, 1);
+        Shadow::pack(((stamp & STAMP_MASK) << REFS_WIDTH) | refs.saturating_sub(1) as u64, memcg, refs != 0)
+    }
+
+    /// 2026 30/32 [R]: the token is refs above an eviction timestamp; [DEV] 7e29194b: the
+    /// timestamp is the type's eviction counter before this eviction, refs are stored halved
+    /// with W = refs & 1. (Bit positions differ from the kernel's; at pagelab's sizes only the
+    /// values matter.)
+    fn kairui_2026_token(&mut self, mm: &mut Mm, memcg: MemcgId, ty: usize, refs: u32) -> Shadow {
+        let stamp = self.count_eviction(mm, memcg, ty);
+        Shadow::pack(((stamp & STAMP_MASK) << REFS_WIDTH) | (refs >> 1) as u64, memcg, refs & 1 != 0)
     }
 
     /// Models mm/workingset.c: lru_gen_refault() — 6.1: only a refault of the memcg's own
@@ -41,10 +106,11 @@ impl LruGen {
     /// workingset_refault; activations are counted by sort_folio()); 6.12: every refault of
     /// the same lruvec counts, and recent ones count as activations too. A recent refault
     /// feeds its tier's refault statistics; one in a fault, or of a page with refs >= 3, is
-    /// restored with the maximal refs and PG_workingset.
+    /// restored with the maximal refs and PG_workingset. Under a Kairui model:
+    /// [`LruGen::kairui_refault`].
     pub fn refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow) {
-        if self.refault_distance {
-            return self.refault_by_distance(mm, pfn, shadow);
+        if self.refault.model != RefaultModel::Mainline {
+            return self.kairui_refault(mm, pfn, shadow);
         }
         let f = *mm.folios.get(pfn);
         let ty = f.lru_type();
@@ -53,7 +119,7 @@ impl LruGen {
             return;
         }
         let token = shadow.eviction();
-        let recent = (token >> REFS_WIDTH) == self.lv[memcg as usize].min_seq[ty] & (Shadow::EVICTION_MASK >> REFS_WIDTH);
+        let recent = (token >> REFS_WIDTH) == self.lv[memcg as usize].min_seq[ty] & STAMP_MASK;
         let refault_ev = by_type(ty == 1, Ev::WorkingsetRefaultAnon, Ev::WorkingsetRefaultFile);
         let v612 = self.kernel.lru_gen_counts_every_refault();
         if v612 {
@@ -83,73 +149,129 @@ impl LruGen {
         }
     }
 
-    /// Seed 000 (Kairui Song, "Refault distance update with MGLRU support", RFC v3): the
-    /// classic refault-distance test applied to MGLRU.
-    ///
-    /// The patch 6/6 diff is not in pagelab's notes; this follows the cover letter and the
-    /// rule patch 1 gives the classic LRU, mapped onto generations as the series describes:
-    /// the two youngest generations are "active", the older ones "inactive". The distance is
-    /// the eviction memcg's nonresident clock (advanced by every MGLRU eviction) since the
-    /// shadow was made. With `inactive = inactive file + (inactive anon if swap)` and
-    /// `active = active file + (active anon if swap)`:
-    /// if `active >= inactive`, the refault is recent iff `distance < inactive`; otherwise iff
-    /// `distance < active + (file ? inactive anon : inactive file)`.
-    /// Every matching refault counts as workingset_refault; a recent one is re-activated
-    /// (placed in the youngest generation, whatever generation its shadow came from),
-    /// counts as workingset_activate, and feeds its tier's refault statistics, so the
-    /// controller sees it; a restore is counted as in lru_gen_refault().
-    fn refault_by_distance(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow) {
+    /// A refault under a Kairui model (seed 000). The kernel's order, as far as it is known:
+    /// 1. v3 4/6 [R] (and every relative): a shadow of another memcg's lruvec is ignored and
+    ///    counts nothing.
+    /// 2. workingset_refault counts for every other refault (6.6, on which v3 is based).
+    /// 3. The decision ([`LruGen::kairui_decide`]); a refault that does not qualify stops.
+    /// 4. The PID statistics, the placement, the refs and the activation counter, each an
+    ///    open choice of `[workingset]` ([`LruGen::kairui_feed_pid`], [`LruGen::kairui_place`],
+    ///    [`LruGen::kairui_set_refs`], [`LruGen::kairui_counts_activation`]).
+    fn kairui_refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow) {
         let f = *mm.folios.get(pfn);
         let ty = f.lru_type();
         let memcg = f.memcg;
-        let eviction_memcg = shadow.memcg();
-        count_workingset(mm, memcg, by_type(ty == 1, Ev::WorkingsetRefaultAnon, Ev::WorkingsetRefaultFile), 1);
-        let stamp = shadow.eviction() >> REFS_WIDTH;
-        let now = mm.memcgs.get(eviction_memcg).lruvec.nonresident_age;
-        let distance = now.wrapping_sub(stamp) & (Shadow::EVICTION_MASK >> REFS_WIDTH);
-        let (active, inactive_anon, inactive_file) = self.active_inactive(mm, eviction_memcg);
-        let inactive = inactive_anon + inactive_file;
-        let recent = if active >= inactive { distance < inactive } else { distance < active + if ty == 1 { inactive_anon } else { inactive_file } };
-        if !recent {
+        if shadow.memcg() != memcg {
             return;
         }
-        let refs = (shadow.eviction() & ((1 << REFS_WIDTH) - 1)) as u32 + shadow.workingset() as u32;
-        let tier = lru_tier_from_refs(refs);
-        self.lv[memcg as usize].refaulted[ty][tier] += 1;
-        {
-            let fm = mm.folios.get_mut(pfn);
-            fm.flags = (fm.flags & !REFS_ALL) | pg::ACTIVE;
+        count_workingset(mm, memcg, by_type(ty == 1, Ev::WorkingsetRefaultAnon, Ev::WorkingsetRefaultFile), 1);
+        let d = self.kairui_decide(mm, memcg, ty, shadow);
+        if !d.qualified {
+            return;
         }
-        count_workingset(mm, memcg, by_type(ty == 1, Ev::WorkingsetActivateAnon, Ev::WorkingsetActivateFile), 1);
-        if shadow.workingset() {
-            mm.folios.set(pfn, pg::WORKINGSET);
-            count_workingset(mm, memcg, by_type(ty == 1, Ev::WorkingsetRestoreAnon, Ev::WorkingsetRestoreFile), 1);
+        self.kairui_feed_pid(memcg, ty, &d);
+        self.kairui_place(mm, pfn, &d);
+        self.kairui_set_refs(mm, pfn, memcg, ty, &d, shadow.workingset());
+        if self.kairui_counts_activation(&d) {
+            count_workingset(mm, memcg, by_type(ty == 1, Ev::WorkingsetActivateAnon, Ev::WorkingsetActivateFile), 1);
         }
     }
 
-    /// Pages in the two youngest generations (anon only with swap), and in the older ones
-    /// of anon (with swap) and file, of a memcg's subtree.
-    fn active_inactive(&self, mm: &Mm, memcg: MemcgId) -> (u64, u64, u64) {
-        let swap = mm.can_swap();
-        let (mut active, mut inactive_anon, mut inactive_file) = (0u64, 0u64, 0u64);
-        for &m in mm.memcgs.subtree(memcg) {
-            let lv = &self.lv[m as usize];
-            for ty in 0..2 {
-                if ty == 0 && !swap {
-                    continue;
+    /// The distance test of a Kairui model on the memcg's lruvec, whose LRU statistics count
+    /// the two youngest generations as active and the older ones as inactive
+    /// (lru_gen_update_size(); 30/32: "the last two generation as the inactive LRU"), read as
+    /// reclaim sees them after a rate-limited flush ([I]: the classic path's flush).
+    /// - kairui-v3 (6/6 [I], reusing 2/6's helper): [`kairui_v3_recent`], anon pooled with
+    ///   file only with swap.
+    /// - kairui-2026 ([DEV] 7e29194b): qualified unless evicted before the current window
+    ///   *and* farther than the type's whole LRU (`!recent && distance > total`).
+    ///
+    /// `in_window` is the window-based recency all relatives keep ([DEV] `distance <=` the
+    /// evictions since min_seq last advanced); `short` is 7e29194b's activation threshold.
+    pub fn kairui_decide(&self, mm: &mut Mm, memcg: MemcgId, ty: usize, shadow: Shadow) -> KairuiRefault {
+        let token = shadow.eviction();
+        let now = self.refault_clock(memcg, ty);
+        let distance = now.wrapping_sub(token >> REFS_WIDTH) & STAMP_MASK;
+        let lv = &self.lv[memcg as usize];
+        let in_window = distance <= now.wrapping_sub(lv.window_start[ty]);
+        let time = mm.now();
+        mm.memcgs.flush_for_refault(memcg, time);
+        let (seen, exact) = LruCounts::of(mm, memcg);
+        let file = ty == 1;
+        let total = |c: &LruCounts| if file { c.active_file + c.inactive_file } else { c.active_anon + c.inactive_anon };
+        let qualifies = |c: &LruCounts| match self.refault.model {
+            RefaultModel::Kairui2026 => in_window || distance <= total(c),
+            _ => kairui_v3_recent(distance, c, file),
+        };
+        let qualified = qualifies(&seen);
+        if qualified != qualifies(&exact) {
+            mm.memcgs.stale_refault_decisions += 1;
+        }
+        let low = (token & ((1 << REFS_WIDTH) - 1)) as u32;
+        let refs = match self.refault.model {
+            RefaultModel::Kairui2026 => (low << 1) + shadow.workingset() as u32,
+            _ => low + shadow.workingset() as u32,
+        };
+        KairuiRefault { distance, in_window, qualified, short: distance < total(&seen) / MIN_NR_GENS as u64, refs, tier: lru_tier_from_refs(refs) }
+    }
+
+    /// `[workingset] mglru_pid` ([`MglruPid`]): a refault inside the current window is a
+    /// refault of this generation's tier; an older one raises the averages both ways, so the
+    /// tier's refault ratio stays at most 1 ([I] from v3 5/6 and every relative).
+    fn kairui_feed_pid(&mut self, memcg: MemcgId, ty: usize, d: &KairuiRefault) {
+        let lv = &mut self.lv[memcg as usize];
+        if d.in_window || self.refault.mglru_pid == MglruPid::Current {
+            lv.refaulted[ty][d.tier] += 1;
+        } else {
+            lv.avg_refaulted[ty][d.tier] += 1;
+            lv.avg_total[ty][d.tier] += 1;
+        }
+    }
+
+    /// `[workingset] mglru_placement` ([`MglruPlacement`]): PG_active makes lru_gen_add_folio()
+    /// put the folio in max_seq; without it the folio goes where a new folio would.
+    fn kairui_place(&mut self, mm: &mut Mm, pfn: Pfn, d: &KairuiRefault) {
+        let activate = match self.refault.mglru_placement {
+            MglruPlacement::Youngest => true,
+            MglruPlacement::LruAdd => false,
+            MglruPlacement::YoungestIfShort => d.short,
+        };
+        if activate {
+            mm.folios.set(pfn, pg::ACTIVE);
+        }
+    }
+
+    /// `[workingset] mglru_refs` ([`MglruRefs`]): which access history the folio gets back,
+    /// and when workingset_restore counts.
+    fn kairui_set_refs(&mut self, mm: &mut Mm, pfn: Pfn, memcg: MemcgId, ty: usize, d: &KairuiRefault, w: bool) {
+        let restore_ev = by_type(ty == 1, Ev::WorkingsetRestoreAnon, Ev::WorkingsetRestoreFile);
+        match self.refault.mglru_refs {
+            MglruRefs::HotRestore => self.restore_if_hot(mm, pfn, memcg, ty, d.refs),
+            MglruRefs::Shadow => {
+                if d.refs != 0 {
+                    // folio_set_lru_refs() in pagelab's flags: PG_referenced and PG_workingset
+                    // are the first two accesses, the LRU_REFS field counts the rest.
+                    let fm = mm.folios.get_mut(pfn);
+                    fm.flags = (fm.flags & !REFS_ALL) | pg::REFERENCED | pg::WORKINGSET | ((d.refs - 1).min(3) << pg::REFS_SHIFT);
+                    count_workingset(mm, memcg, restore_ev, 1);
                 }
-                for seq in lv.min_seq[ty]..=lv.max_seq {
-                    let n = lv.nr_pages[gen_of(seq)][ty].max(0) as u64;
-                    if seq + 1 >= lv.max_seq {
-                        active += n;
-                    } else if ty == 0 {
-                        inactive_anon += n;
-                    } else {
-                        inactive_file += n;
-                    }
+            }
+            MglruRefs::WorkingsetBit => {
+                let fm = mm.folios.get_mut(pfn);
+                fm.flags &= !REFS_ALL;
+                if w {
+                    mm.folios.set(pfn, pg::WORKINGSET);
+                    count_workingset(mm, memcg, restore_ev, 1);
                 }
             }
         }
-        (active, inactive_anon, inactive_file)
+    }
+
+    /// `[workingset] mglru_activate` ([`MglruActivate`]).
+    fn kairui_counts_activation(&self, d: &KairuiRefault) -> bool {
+        match self.refault.mglru_activate {
+            MglruActivate::Qualified => true,
+            MglruActivate::Short => d.short,
+        }
     }
 }

@@ -174,7 +174,9 @@ impl Ext {
             mm.folios.clear(pfn, pg::ISOLATED);
             mm.folios.set(pfn, pg::LRU);
             if mm.folios.test(pfn, pg::ACTIVE) {
-                workingset_age_nonresident(mm, memcg, 1);
+                if mm.cfg.refault.putback_ages_nonresident {
+                    workingset_age_nonresident(mm, memcg, 1);
+                }
                 mm.folios.clear(pfn, pg::ACTIVE);
             }
             mm.update_lru_size(memcg, Self::lru_of(mm, pfn), 1);
