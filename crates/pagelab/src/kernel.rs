@@ -203,6 +203,13 @@ impl Kernel {
         self >= Kernel::V6_12
     }
 
+    /// include/linux/memcontrol.h: mem_cgroup_unprotected() (6.12): reclaim never skips its
+    /// own target for the target's memory.min/low; 6.1's mem_cgroup_below_min/low() look at
+    /// the target's (stale) effective protection like any other memcg's.
+    pub fn reclaim_target_is_unprotected(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
     /// mm/vmscan.c: lru_gen_look_around(): 6.12 clears the young bit of the PTE that
     /// triggered it before looking at the window and counts it as the first young one; 6.1
     /// meets the trigger young in the window's loop, counts it there and, the folio being

@@ -192,3 +192,25 @@ ops = 25000
         default.stale_refault_decisions
     );
 }
+
+/// include/linux/memcontrol.h: mem_cgroup_below_min/low(). 6.1.192 takes no target: a
+/// reclaim target whose effective protection (left over from an earlier reclaim rooted
+/// above it) covers its usage skips itself. 6.12.95's mem_cgroup_unprotected() exempts the
+/// target (and the root) from its own protection.
+#[test]
+fn the_reclaim_target_is_exempt_from_its_own_protection_only_on_6_12() {
+    for (kernel, target_protected) in [("6.1", true), ("6.12", false)] {
+        let mut m = classic(&format!(
+            "[machine]\nmemory = \"64M\"\nkernel = \"{kernel}\"\n[[cgroup]]\npath = \"/a\"\nmax = \"8M\"\nlow = \"16M\"\nmin = \"16M\"\n\
+             [[workload]]\nname = \"f\"\ncgroup = \"/a\"\nkind = \"file-read\"\nfile_size = \"4M\"\nops = 0\n"
+        ));
+        let a = (0..m.mm.memcgs.cg.len() as u16).find(|&i| i != pagelab::mm::memcontrol::ROOT_MEMCG).unwrap();
+        // An earlier reclaim rooted at the root left /a's effective protection at its own.
+        m.mm.memcgs.cg[a as usize].usage = 100;
+        m.mm.memcgs.calculate_protection(pagelab::mm::memcontrol::ROOT_MEMCG, a, false);
+        assert_eq!(m.mm.memcgs.below_min(Some(a), a), target_protected, "{kernel}: min, /a reclaiming against its own max");
+        assert_eq!(m.mm.memcgs.below_low(Some(a), a), target_protected, "{kernel}: low");
+        assert!(m.mm.memcgs.below_min(None, a) && m.mm.memcgs.below_low(None, a), "{kernel}: under another target it is protected");
+        assert!(!m.mm.memcgs.below_min(Some(a), pagelab::mm::memcontrol::ROOT_MEMCG), "{kernel}: the root never is");
+    }
+}

@@ -134,6 +134,9 @@ pub struct Memcgs {
     /// Memcgs visited by flushes (the work of flushing).
     pub flushed_memcgs: u64,
     pub nr_cpus: u64,
+    /// 6.12's mem_cgroup_unprotected(): the reclaim target's own protection is ignored
+    /// ([`crate::kernel::Kernel::reclaim_target_is_unprotected`]).
+    pub target_unprotected: bool,
     pub refault_flush: RefaultFlush,
     /// Flush from the update path once the threshold is exceeded (5.15-rc1's async flush,
     /// before the 2021 refault-flush patch).
@@ -170,6 +173,7 @@ impl Memcgs {
             nr_flushes: 0,
             flushed_memcgs: 0,
             nr_cpus: 1,
+            target_unprotected: false,
             refault_flush: RefaultFlush::Kernel,
             update_path_flush: false,
             stale_refault_decisions: 0,
@@ -372,14 +376,23 @@ impl Memcgs {
         c.elow = elow;
     }
 
-    /// Models include/linux/memcontrol.h: mem_cgroup_below_min().
-    pub fn below_min(&self, memcg: MemcgId) -> bool {
-        memcg != ROOT_MEMCG && self.cg[memcg as usize].emin >= self.cg[memcg as usize].usage
+    /// Models include/linux/memcontrol.h: mem_cgroup_unprotected() (6.12.95): the root never
+    /// counts as protected, and on 6.12 neither does the reclaim `target` itself (None: the
+    /// kernel passes NULL). 6.1's mem_cgroup_below_min/low() take no target and exempt only
+    /// the root, so a target's stale emin/elow can make it skip itself.
+    fn unprotected(&self, target: Option<MemcgId>, memcg: MemcgId) -> bool {
+        memcg == ROOT_MEMCG || (self.target_unprotected && target == Some(memcg))
     }
 
-    /// Models include/linux/memcontrol.h: mem_cgroup_below_low().
-    pub fn below_low(&self, memcg: MemcgId) -> bool {
-        memcg != ROOT_MEMCG && self.cg[memcg as usize].elow >= self.cg[memcg as usize].usage
+    /// Models include/linux/memcontrol.h: mem_cgroup_below_min() (6.1: of `memcg`; 6.12: of
+    /// `memcg` under `target`).
+    pub fn below_min(&self, target: Option<MemcgId>, memcg: MemcgId) -> bool {
+        !self.unprotected(target, memcg) && self.cg[memcg as usize].emin >= self.cg[memcg as usize].usage
+    }
+
+    /// Models include/linux/memcontrol.h: mem_cgroup_below_low(), as [`Self::below_min`].
+    pub fn below_low(&self, target: Option<MemcgId>, memcg: MemcgId) -> bool {
+        !self.unprotected(target, memcg) && self.cg[memcg as usize].elow >= self.cg[memcg as usize].usage
     }
 
     /// Models mem_cgroup_protection(): (emin, elow) to apply to `memcg` under `root`.

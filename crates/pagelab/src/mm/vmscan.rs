@@ -272,9 +272,9 @@ pub fn shrink_node_memcgs<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanContro
     for i in start..n {
         let memcg = mm.memcgs.subtree(sc.target)[i];
         mm.memcgs.calculate_protection(sc.target, memcg, mm.cfg.memory_recursiveprot);
-        if mm.memcgs.below_min(memcg) {
+        if mm.memcgs.below_min(Some(sc.target), memcg) {
             continue;
-        } else if mm.memcgs.below_low(memcg) {
+        } else if mm.memcgs.below_low(Some(sc.target), memcg) {
             if !sc.memcg_low_reclaim {
                 sc.memcg_low_skipped = true;
                 continue;

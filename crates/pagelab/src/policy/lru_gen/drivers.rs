@@ -131,7 +131,7 @@ impl LruGen {
     /// Models mm/vmscan.c: get_nr_to_scan() of 6.1: nothing for protected memcgs; with
     /// aging needed, age (not at DEF_PRIORITY, and kswapd leaves it to lru_gen_age_node()).
     fn get_nr_to_scan_6_1(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, swappiness: u64, need_aging: &mut bool) -> u64 {
-        if mm.memcgs.below_min(memcg) || (mm.memcgs.below_low(memcg) && !sc.memcg_low_reclaim) {
+        if mm.memcgs.below_min(Some(sc.target), memcg) || (mm.memcgs.below_low(Some(sc.target), memcg) && !sc.memcg_low_reclaim) {
             return 0;
         }
         let can_swap = swappiness != 0;
@@ -227,7 +227,7 @@ impl LruGen {
     fn age_lruvec(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &ScanControl) -> bool {
         let swappiness = self.get_swappiness(mm, sc);
         mm.memcgs.calculate_protection(ROOT_MEMCG, memcg, mm.cfg.memory_recursiveprot);
-        if mm.memcgs.below_min(memcg) {
+        if mm.memcgs.below_min(None, memcg) {
             return false;
         }
         let (need_aging, nr_to_scan) = self.should_run_aging(memcg, swappiness != 0, sc.priority);
@@ -264,7 +264,7 @@ impl LruGen {
     /// Models mm/vmscan.c: lruvec_is_reclaimable() (6.12): not protected, sizable, and its
     /// oldest file generation older than min_ttl_ms.
     fn lruvec_is_reclaimable(&self, mm: &Mm, memcg: MemcgId, sc: &ScanControl) -> bool {
-        if mm.memcgs.below_min(memcg) || !self.lruvec_is_sizable(mm, memcg, sc) {
+        if mm.memcgs.below_min(None, memcg) || !self.lruvec_is_sizable(mm, memcg, sc) {
             return false;
         }
         let lv = &self.lv[memcg as usize];
@@ -291,7 +291,7 @@ impl LruGen {
     /// after aging succeeded (stop this memcg), 0 if aging failed.
     fn get_nr_to_scan_6_12(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, can_swap: bool) -> i64 {
         mm.memcgs.calculate_protection(sc.target, memcg, mm.cfg.memory_recursiveprot);
-        if memcg != sc.target && mm.memcgs.below_min(memcg) {
+        if mm.memcgs.below_min(Some(sc.target), memcg) {
             return -1;
         }
         let (need, nr_to_scan) = self.should_run_aging(memcg, can_swap, sc.priority);
@@ -344,10 +344,10 @@ impl LruGen {
     /// Models mm/vmscan.c: shrink_one() (6.12).
     fn shrink_one(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) -> Rotate {
         mm.memcgs.calculate_protection(ROOT_MEMCG, memcg, mm.cfg.memory_recursiveprot);
-        if mm.memcgs.below_min(memcg) {
+        if mm.memcgs.below_min(None, memcg) {
             return Rotate::Young;
         }
-        if mm.memcgs.below_low(memcg) {
+        if mm.memcgs.below_low(None, memcg) {
             if self.memcg_lru.seg[memcg as usize] != Rotate::Tail {
                 return Rotate::Tail;
             }
