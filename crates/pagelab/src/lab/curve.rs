@@ -199,7 +199,8 @@ pub fn run(c: &Curve) -> Result<Points> {
                 p.errors = Some(errors);
                 p.sample_memory = Some(scaled);
                 p.reports = vec![per_seed[0].1[i].clone(), per_seed[1].1[i].clone()];
-                if kernel_model && scaled / PAGE_SIZE < SMALL_SCALED_PAGES {
+                // At rate 1 nothing is scaled: the sample is the exact run, with no distortion.
+                if kernel_model && rate < 1.0 && scaled / PAGE_SIZE < SMALL_SCALED_PAGES {
                     p.warning = Some(format!(
                         "the scaled memory ({} pages) is below {SMALL_SCALED_PAGES} pages, where the kernel's fixed batch sizes distort a miniature simulation; raise --sample",
                         scaled / PAGE_SIZE
@@ -444,6 +445,8 @@ mod tests {
         for policy in ["lru", "s3fifo", "classic", "mglru"] {
             let exact = curve(&path, policy, None);
             let sampled = curve(&path, policy, Some(1.0));
+            let c = Curve { path: &path, format: "dense", policy, kernel: "6.1", set: &[], memory: "10%..40%:3", sample: Some(1.0), counters: &[] };
+            assert!(run(&c).unwrap().points.iter().all(|p| p.warning.is_none()), "{policy}: nothing is scaled at rate 1, so no small-sample warning");
             for (e, s) in exact.as_array().unwrap().iter().zip(sampled.as_array().unwrap()) {
                 for (k, v) in e.as_object().unwrap() {
                     if k == "memory" {
