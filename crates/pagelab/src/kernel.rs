@@ -210,6 +210,12 @@ impl Kernel {
         self >= Kernel::V6_12
     }
 
+    /// mm/filemap.c: page_cache_next_miss(): with no gap in the scanned range 6.12 returns
+    /// `index + max_scan`, 6.1 the last index scanned.
+    pub fn next_miss_past_the_scan(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
     /// mm/vmscan.c: lru_gen_look_around(): 6.12 clears the young bit of the PTE that
     /// triggered it before looking at the window and counts it as the first young one; 6.1
     /// meets the trigger young in the window's loop, counts it there and, the folio being

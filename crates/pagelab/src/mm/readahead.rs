@@ -82,18 +82,20 @@ fn page_cache_prev_miss(mm: &Mm, f: FileRef, index: u64, max_scan: u64) -> i64 {
     i
 }
 
-/// Models mm/filemap.c: page_cache_next_miss().
+/// Models mm/filemap.c: page_cache_next_miss(): the first index from `index` on, within
+/// `max_scan`, that holds no page. When every one does, 6.1.192 returns the last index it
+/// looked at and 6.12.95 the index just past the scan
+/// ([`crate::kernel::Kernel::next_miss_past_the_scan`]), so 6.12's readahead, finding a full
+/// window cached after a marker, reads nothing.
 fn page_cache_next_miss(mm: &Mm, f: FileRef, index: u64, max_scan: u64) -> u64 {
-    let mut i = index;
-    for n in 0..max_scan {
-        if !f.cached(mm, i) {
-            return i;
-        }
-        if n + 1 < max_scan {
-            i += 1;
-        }
+    if let Some(gap) = (index..index + max_scan).find(|&i| !f.cached(mm, i)) {
+        return gap;
     }
-    i
+    if mm.cfg.kernel.next_miss_past_the_scan() {
+        index + max_scan
+    } else {
+        index + max_scan.saturating_sub(1)
+    }
 }
 
 /// The outcome of a readahead: pages read and when their IO completes.
@@ -353,5 +355,28 @@ mod tests {
         assert_eq!(init, [4, 4, 8, 16, 32, 32]);
         let next: Vec<u64> = [1, 4, 8, 16, 32].iter().map(|&c| get_next_ra_size(c, 32)).collect();
         assert_eq!(next, [4, 8, 16, 32, 32]);
+    }
+
+    #[test]
+    fn page_cache_next_miss_past_a_cached_range_is_its_last_index_on_6_1_and_one_beyond_on_6_12() {
+        use crate::policy::classic::Classic;
+        use crate::sim::scenario::Scenario;
+        use pagelab_workload::{Access, Advice, Op};
+        for (kernel, past) in [("6.1", 0), ("6.12", 1)] {
+            let text = format!(
+                "[machine]\nmemory = \"64M\"\nkernel = \"{kernel}\"\n[[workload]]\nname = \"f\"\ncgroup = \"/\"\nkind = \"file-read\"\nfile_size = \"1M\"\nops = 0\n"
+            );
+            let s = Scenario::parse(&text, "t.toml", "t", &[]).unwrap();
+            let mut m = crate::sim::Machine::new(&s, |mm| Classic::new(mm.memcgs.cg.len())).unwrap();
+            // Random advice: no readahead, so exactly pages 0..64 are cached.
+            for page in 0..64 {
+                let op = Op { object: 0, page, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0, due: None };
+                m.apply(0, op);
+            }
+            let (base, pages) = m.object(0, 0);
+            let f = FileRef { base, pages };
+            assert_eq!(page_cache_next_miss(&m.mm, f, 8, 32), 8 + 31 + past, "{kernel}: no gap in 8..40");
+            assert_eq!(page_cache_next_miss(&m.mm, f, 50, 32), 64, "{kernel}: the first gap");
+        }
     }
 }
