@@ -19,6 +19,9 @@ use crate::sim::Machine;
 pub struct SeriesPoint {
     pub t_s: f64,
     pub ops: u64,
+    /// Each task's operations in the interval, by task name: a query's throughput over
+    /// time when several tasks share the machine.
+    pub task_ops: BTreeMap<String, u64>,
     pub vmstat: BTreeMap<String, u64>,
     /// The policy's state at the end of the interval (`Policy::state()`; MGLRU: the
     /// generations of every memcg).
@@ -288,6 +291,7 @@ impl Report {
         let mut series = Vec::new();
         let mut prev = Events::default();
         let mut prev_ops = 0;
+        let mut prev_task_ops = vec![0; m.tasks.len()];
         for smp in &m.samples {
             let mut delta = Events::default();
             for (i, d) in delta.0.iter_mut().enumerate() {
@@ -297,7 +301,9 @@ impl Report {
             for (k, val) in &smp.gauges {
                 v.insert(k.to_string(), *val);
             }
-            series.push(SeriesPoint { t_s: smp.t_ns as f64 / 1e9, ops: smp.ops - prev_ops, vmstat: v, policy_state: smp.policy.clone() });
+            let task_ops = smp.task_ops.iter().zip(&prev_task_ops).enumerate().map(|(i, (now, before))| (mm.tasks[i].name.clone(), now - before)).collect();
+            series.push(SeriesPoint { t_s: smp.t_ns as f64 / 1e9, ops: smp.ops - prev_ops, task_ops, vmstat: v, policy_state: smp.policy.clone() });
+            prev_task_ops.clone_from(&smp.task_ops);
             prev = smp.events.clone();
             prev_ops = smp.ops;
         }

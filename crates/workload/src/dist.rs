@@ -43,6 +43,9 @@ pub enum Distribution {
     YcsbZipfian,
     /// YCSB's SkewedLatestGenerator: the last block the most popular.
     Latest,
+    /// TPC-C's non-uniform random NURand(A, 0, n−1) over the blocks (TPC-C 5.11, clause
+    /// 2.1.6): `((random(0, A) | random(0, n−1)) + C) mod n`, with C drawn once per task.
+    NuRand(u64),
 }
 
 impl Distribution {
@@ -93,6 +96,14 @@ impl Distribution {
             "scrambled-zipfian" | "scrambled_zipfian" | "ycsb-scrambled-zipfian" => Distribution::ScrambledZipfian,
             "zipfian" | "ycsb-zipfian" => Distribution::YcsbZipfian,
             "latest" | "ycsb-latest" | "skewed-latest" => Distribution::Latest,
+            "nurand" => {
+                let a = args.ok_or_else(|| format!("`{text}`: nurand needs TPC-C's constant A, e.g. nurand:8191"))?;
+                let v: u64 = a.trim().parse().map_err(|_| format!("`{text}`: `{a}` is not a whole number"))?;
+                if v == 0 || v >= 1 << 40 {
+                    return Err(format!("`{text}`: A must be in [1, 2^40)"));
+                }
+                Distribution::NuRand(v)
+            }
             "hotcold" => {
                 let a = args.ok_or_else(|| format!("`{text}`: use hotcold:HOT_FRACTION:HOT_PROBABILITY, e.g. hotcold:0.2:0.8"))?;
                 let (h, p) = a.split_once(':').ok_or_else(|| format!("`{text}`: use hotcold:HOT_FRACTION:HOT_PROBABILITY, e.g. hotcold:0.2:0.8"))?;
@@ -105,7 +116,7 @@ impl Distribution {
             }
             _ => {
                 return Err(format!(
-                "`{text}` is not a distribution (use seq, uniform, zipf:θ, zipf-exact:θ, scrambled-zipfian, zipfian, latest, pareto:h, normal:σ%, hotcold:f:p)"
+                "`{text}` is not a distribution (use seq, uniform, zipf:θ, zipf-exact:θ, scrambled-zipfian, zipfian, latest, pareto:h, normal:σ%, hotcold:f:p, nurand:A)"
             ))
             }
         };
@@ -152,6 +163,7 @@ enum SamplerKind {
     HotCold { hot_blocks: u64, prob: f64 },
     Exact(crate::exact::ExactZipf),
     Ycsb(crate::ycsb::YcsbSampler),
+    NuRand { a: u64, c: u64 },
 }
 
 impl Sampler {
@@ -178,11 +190,15 @@ impl Sampler {
             Distribution::ScrambledZipfian => SamplerKind::Ycsb(crate::ycsb::YcsbSampler::scrambled(n)),
             Distribution::YcsbZipfian => SamplerKind::Ycsb(crate::ycsb::YcsbSampler::zipfian(n)),
             Distribution::Latest => SamplerKind::Ycsb(crate::ycsb::YcsbSampler::latest(n)),
+            // Built below, after the scatter offset is drawn.
+            Distribution::NuRand(_) => SamplerKind::Uniform,
         };
         // fio draws its scatter offset first, from the same generator.
         let rand_off = rng.next_u32() as u64;
         let kind = match *dist {
             Distribution::ZipfExact(theta) => SamplerKind::Exact(crate::exact::ExactZipf::new(n, theta, scatter, rng)),
+            // TPC-C's C: a constant of the run, random in [0, A].
+            Distribution::NuRand(a) => SamplerKind::NuRand { a, c: rng.below(a + 1) },
             _ => kind,
         };
         Sampler { n, next_seq: 0, scatter, rand_off, kind }
@@ -256,6 +272,9 @@ impl Sampler {
             // These place their ranks themselves (a permutation, YCSB's hash or none).
             SamplerKind::Exact(z) => z.sample(rng),
             SamplerKind::Ycsb(y) => y.sample(rng),
+            // The blocks are the items in key order: NURand's skew is on their low bits, so
+            // it is not scattered.
+            SamplerKind::NuRand { a, c } => ((rng.below(a + 1) | rng.below(n)) + c) % n,
         }
     }
 }
@@ -379,6 +398,36 @@ mod tests {
         let h = histogram(&Distribution::HotCold { hot: 0.2, prob: 0.8 }, 100, 100_000, false);
         let hot: u64 = h[..20].iter().sum();
         assert!((hot as f64 / 100_000.0 - 0.8).abs() < 0.01, "hot share {hot}");
+    }
+
+    /// TPC-C's NURand(A): the OR with random(0, A) sets the low bits of a uniform draw, so
+    /// a residue v of the low 7 bits (A = 127) has probability 3^popcount(v) / 128² (each of
+    /// its set bits comes from either draw or both, each clear bit from neither), shifted by
+    /// C; sorted, the residues' shares must be those.
+    #[test]
+    fn nurand_skews_the_low_bits_as_tpc_c_defines_it() {
+        let draws = 400_000;
+        let h = histogram(&Distribution::NuRand(127), 1024, draws, false);
+        let mut residue = [0u64; 128];
+        for (b, &c) in h.iter().enumerate() {
+            residue[b % 128] += c;
+        }
+        let mut got: Vec<f64> = residue.iter().map(|&c| c as f64 / draws as f64).collect();
+        let mut want: Vec<f64> = (0u32..128).map(|v| 3f64.powi(v.count_ones() as i32) / 16384.0).collect();
+        got.sort_by(f64::total_cmp);
+        want.sort_by(f64::total_cmp);
+        for (g, w) in got.iter().zip(&want) {
+            assert!((g - w).abs() < 0.004 + 0.05 * w, "residue share {g} against {w}");
+        }
+        assert!((got[127] - 2187.0 / 16384.0).abs() < 0.005, "the hottest residue {}", got[127]);
+    }
+
+    #[test]
+    fn nurand_needs_a_whole_positive_a() {
+        assert_eq!(Distribution::parse("nurand:8191").unwrap(), Distribution::NuRand(8191));
+        assert!(Distribution::parse("nurand").unwrap_err().contains("nurand:8191"));
+        assert!(Distribution::parse("nurand:0").unwrap_err().contains("[1, 2^40)"));
+        assert!(Distribution::parse("nurand:1.5").unwrap_err().contains("not a whole number"));
     }
 
     /// The README documents `normal:σ%`: the deviation with its percent sign parses as without.

@@ -105,7 +105,8 @@ impl Table {
     }
 
     /// A run's series, one row a report interval: `t_s` (modeled seconds at the interval's
-    /// end), `ops` (operations in the interval), then every vmstat counter of the series
+    /// end), `ops` (operations in the interval), `ops.<task>` (each task's operations in the
+    /// interval, tasks in name order), then every vmstat counter of the series
     /// (event counters as the interval's increase, gauges as their value at its end), in
     /// name order. `report` is a report as JSON (`pagelab run --json`); a report without a
     /// series (a plain cache's trace replay) is an error.
@@ -122,6 +123,15 @@ impl Table {
         let mut t = Table::default();
         t.push("t_s", Column::Float(points.iter().map(|p| p["t_s"].as_f64()).collect()));
         t.push("ops", Column::Int(points.iter().map(|p| p["ops"].as_i64()).collect()));
+        let mut tasks = std::collections::BTreeSet::new();
+        for p in points {
+            if let Some(v) = p["task_ops"].as_object() {
+                tasks.extend(v.keys().cloned());
+            }
+        }
+        for task in tasks {
+            t.push(format!("ops.{task}"), Column::Int(points.iter().map(|p| p["task_ops"].get(&task).and_then(Value::as_i64)).collect()));
+        }
         for n in names {
             let values: Vec<Option<&Value>> = points.iter().map(|p| p["vmstat"].get(&n)).collect();
             t.push(n, Column::of_json(&values));

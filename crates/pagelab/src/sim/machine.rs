@@ -288,6 +288,8 @@ pub struct Sample {
     pub events: Events,
     pub gauges: BTreeMap<&'static str, u64>,
     pub ops: u64,
+    /// Each task's operations so far, in task order.
+    pub task_ops: Vec<u64>,
     /// The policy's own state (MGLRU: the generations).
     pub policy: Option<serde_json::Value>,
 }
@@ -1140,9 +1142,10 @@ impl<P: Policy> Machine<P> {
             return;
         }
         let gauges = crate::report::gauges(&self.mm);
-        let ops = self.tasks.iter().map(|t| t.ops).sum();
+        let task_ops: Vec<u64> = self.tasks.iter().map(|t| t.ops).collect();
+        let ops = task_ops.iter().sum();
         let policy = self.policy.state(&self.mm);
-        self.samples.push(Sample { t_ns: at, events: self.mm.events.clone(), gauges, ops, policy });
+        self.samples.push(Sample { t_ns: at, events: self.mm.events.clone(), gauges, ops, task_ops, policy });
     }
 
     /// The memcg a task runs in.

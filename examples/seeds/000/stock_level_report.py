@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Seed 000's STOCK_LEVEL query model: the table and the time series of examples/seeds/README.md.
+
+    python3 examples/seeds/000/stock_level_report.py [--runtime S] [--jobs N] [--runs DIR]
+        [--only LABEL ...] [--set KEY=VALUE ...]
+
+Runs stock-level-query.toml under every kernel, LRU and refault model (12 runs, N at a
+time; a run's JSON report is kept in DIR, default target/seed000/<runtime><sets>, and reused
+when present; --runtime shortens the 900 modeled seconds, --set passes overrides on),
+then prints one table row per run and, per run, the query's page-cache hit ratio and what is
+resident every 100 modeled seconds. Needs a release build (`cargo build --release`).
+"""
+
+import argparse
+import json
+import pathlib
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+SCENARIO = ROOT / "examples/seeds/000/stock-level-query.toml"
+PAGELAB = ROOT / "target/release/pagelab"
+# The scenario's sizes in 4 KiB pages: a stock fetch reads one 24k leaf, a customer read one
+# warehouse's 57M extent; a query is one customer read and FETCHES stock fetches.
+STOCK_PAGES = 6
+CUSTOMER_PAGES = 57 * 256
+FETCHES = 100_000
+
+RUNS = [
+    (kernel, lru, model)
+    for kernel in ("6.1", "6.12")
+    for lru in ("mglru", "classic")
+    for model in ("mainline", "kairui-v3", "kairui-2026")
+]
+
+
+def label(run):
+    return "-".join(run)
+
+
+TIMED = ["wiredtiger1", "stock", "customers", "journal1", "journal2", "journal3"]
+
+
+def command(run, out, runtime, extra):
+    kernel, lru, model = run
+    sets = [f"machine.kernel={kernel}", f"machine.policy={lru}", f"workingset.refault_model={model}"]
+    if runtime != 900:
+        sets += [f"workload.{w}.runtime={runtime}s" for w in TIMED]
+    cmd = [str(PAGELAB), "run", str(SCENARIO), "--json", str(out / f"{label(run)}.json")]
+    for s in sets + extra:
+        cmd += ["--set", s]
+    return cmd
+
+
+def run_all(runs, out, runtime, extra, jobs):
+    """Runs the missing reports, `jobs` at a time, each timed by its own wall clock."""
+    todo = [r for r in runs if not (out / f"{label(r)}.json").exists()]
+    running = []
+    while todo or running:
+        while todo and len(running) < jobs:
+            r = todo.pop(0)
+            p = subprocess.Popen(command(r, out, runtime, extra), stdout=subprocess.DEVNULL)
+            running.append((r, p, time.monotonic()))
+        time.sleep(0.5)
+        for item in list(running):
+            r, p, start = item
+            if p.poll() is not None:
+                running.remove(item)
+                if p.returncode != 0:
+                    sys.exit(f"{label(r)} failed ({p.returncode})")
+                (out / f"{label(r)}.wall").write_text(f"{time.monotonic() - start:.1f}\n")
+    return {r: json.loads((out / f"{label(r)}.json").read_text()) for r in runs}
+
+
+def queries(report):
+    """Finished queries: per client, the customer reads that also have their 100,000 fetches."""
+    ops = {t["name"]: t["ops"] for t in report["tasks"]}
+    n = 0
+    for name, c in ops.items():
+        if name.startswith("customers."):
+            job = name.split(".", 1)[1]
+            n += min(c, ops.get(f"stock.{job}", 0) // FETCHES)
+    return n
+
+
+def misses(vmstat, kernel):
+    """Pages read from the collection files: pgpgin (KiB) less swap-ins where the kernel
+    counts zram's reads in it (6.12: zram has no rw_page)."""
+    read = vmstat.get("pgpgin", 0) // 4
+    if kernel == "6.12":
+        read -= vmstat.get("pswpin", 0)
+    return max(read, 0)
+
+
+def resident(point):
+    """(file pages of /mongo1, anon pages of /mongo1, anon pages of /mongo2 and /mongo3) from
+    MGLRU's generations; None under the classic LRU (its state has no per-memcg lists)."""
+    state = point.get("policy_state")
+    if not isinstance(state, list):
+        return None
+    f1 = a1 = a23 = 0
+    for memcg in state:
+        gens = memcg.get("generations", [])
+        file = sum(g["file"] for g in gens)
+        anon = sum(g["anon"] for g in gens)
+        if memcg["memcg"] == "/mongo1":
+            f1, a1 = file, anon
+        elif memcg["memcg"] in ("/mongo2", "/mongo3"):
+            a23 += anon
+    return f1, a1, a23
+
+
+def series(report, kernel, every=100):
+    """Every `every` modeled seconds: the query's hit ratio over the window, queries/s, and
+    what is resident at its end."""
+    rows = []
+    acc = {"pages": 0, "misses": 0, "fetches": 0, "t0": 0.0}
+    for p in report["series"]:
+        ops = p.get("task_ops", {})
+        fetches = sum(v for k, v in ops.items() if k.startswith("stock."))
+        custs = sum(v for k, v in ops.items() if k.startswith("customers."))
+        acc["pages"] += fetches * STOCK_PAGES + custs * CUSTOMER_PAGES
+        acc["fetches"] += fetches
+        acc["misses"] += misses(p["vmstat"], kernel)
+        if p["t_s"] - acc["t0"] >= every - 1e-6:
+            hit = 1 - acc["misses"] / acc["pages"] if acc["pages"] else float("nan")
+            v = p["vmstat"]
+            rows.append(
+                {
+                    "t_s": p["t_s"],
+                    "hit": hit,
+                    "qps": acc["fetches"] / FETCHES / (p["t_s"] - acc["t0"]),
+                    "resident": resident(p),
+                    "nr_file": v.get("nr_active_file", 0) + v.get("nr_inactive_file", 0),
+                    "nr_anon": v.get("nr_active_anon", 0) + v.get("nr_inactive_anon", 0),
+                }
+            )
+            acc = {"pages": 0, "misses": 0, "fetches": 0, "t0": p["t_s"]}
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runtime", type=int, default=900, help="modeled seconds (default 900, the seed's)")
+    ap.add_argument("--jobs", type=int, default=1, help="runs at a time (each wall time is its own)")
+    ap.add_argument("--runs", help="where the reports go (default target/seed000/<runtime><sets>)")
+    ap.add_argument("--only", nargs="*", help="run only these labels, e.g. 6.1-mglru-mainline")
+    ap.add_argument("--set", action="append", default=[], help="an override for every run")
+    args = ap.parse_args()
+    tag = f"{args.runtime}s" + "".join("," + s.replace("/", "_") for s in args.set)
+    out = pathlib.Path(args.runs) if args.runs else ROOT / "target/seed000" / tag
+    out.mkdir(parents=True, exist_ok=True)
+    if not PAGELAB.exists():
+        sys.exit(f"{PAGELAB} is missing: run `cargo build --release` first")
+    chosen = [r for r in RUNS if not args.only or label(r) in args.only]
+    reports = run_all(chosen, out, args.runtime, args.set, args.jobs)
+    seconds = args.runtime
+    print("| kernel | LRU | refault_model | txn | txn/s | query hit ratio | refaults | activated | pswpout | wall |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r, rep in reports.items():
+        v = rep["vmstat"]
+        q = queries(rep)
+        pages = sum(
+            t["ops"] * (STOCK_PAGES if t["name"].startswith("stock.") else CUSTOMER_PAGES)
+            for t in rep["tasks"]
+            if t["name"].startswith(("stock.", "customers."))
+        )
+        hit = 1 - misses(v, r[0]) / pages if pages else float("nan")
+        wall_file = out / f"{label(r)}.wall"
+        wall = wall_file.read_text().strip() + " s" if wall_file.exists() else "?"
+        print(
+            f"| {r[0]} | {r[1]} | {r[2]} | {q:,} | {q / seconds:.2f} | {hit:.3f} | "
+            f"{v['workingset_refault_file'] / 1e6:.2f} M | {v['workingset_activate_file'] / 1e6:.2f} M | "
+            f"{v['pswpout'] / 1e6:.2f} M | {wall} |"
+        )
+    print()
+    for r, rep in reports.items():
+        print(f"{label(r)}: every 100 s, the query's hit ratio, queries/s, and (MGLRU) /mongo1 file, /mongo1 anon, /mongo2+3 anon in GiB")
+        for row in series(rep, r[0]):
+            res = row["resident"]
+            gib = lambda pages: pages * 4096 / 2**30  # noqa: E731
+            where = f"{gib(res[0]):5.1f} {gib(res[1]):4.1f} {gib(res[2]):4.1f}" if res else f"file {gib(row['nr_file']):5.1f} anon {gib(row['nr_anon']):4.1f}"
+            print(f"  {row['t_s']:5.0f} s  hit {row['hit']:.3f}  {row['qps']:5.2f} q/s  {where}")
+
+
+if __name__ == "__main__":
+    main()
