@@ -71,6 +71,13 @@ fn the_issue_example_reports_every_listed_counter_plausibly() {
     assert!(!r.series.is_empty());
     let steal: u64 = r.series.iter().map(|p| p.vmstat["pgsteal_file"]).sum();
     assert_eq!(steal, r.vmstat["pgsteal_file"], "the series holds per-interval deltas that add up");
+    for p in &r.series {
+        assert_eq!(p.task_ops.values().sum::<u64>(), p.ops, "an interval's ops are its tasks' ops at {} s", p.t_s);
+    }
+    for t in &r.tasks {
+        let per_interval: u64 = r.series.iter().map(|p| p.task_ops[&t.name]).sum();
+        assert_eq!(per_interval, t.ops, "{}'s ops over the intervals add up to its total", t.name);
+    }
 }
 
 #[test]

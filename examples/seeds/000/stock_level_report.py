@@ -7,8 +7,8 @@
 Runs stock-level-query.toml under every kernel, LRU and refault model (12 runs, N at a
 time; a run's JSON report is kept in DIR, default target/seed000/<runtime><sets>, and reused
 when present; --runtime shortens the 900 modeled seconds, --set passes overrides on),
-then prints one table row per run and, per run, the query's page-cache hit ratio and what is
-resident every 100 modeled seconds. Needs a release build (`cargo build --release`).
+then prints one table row per run and, per run, every 100 modeled seconds, queries per
+second, what a query read from storage and what is resident. Needs a release build (`cargo build --release`).
 """
 
 import argparse
@@ -21,10 +21,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 SCENARIO = ROOT / "examples/seeds/000/stock-level-query.toml"
 PAGELAB = ROOT / "target/release/pagelab"
-# The scenario's sizes in 4 KiB pages: a stock fetch reads one 24k leaf, a customer read one
-# warehouse's 57M extent; a query is one customer read and FETCHES stock fetches.
-STOCK_PAGES = 6
-CUSTOMER_PAGES = 57 * 256
+# A query is one customer read and FETCHES stock fetches (stock-level-query.toml's lockstep).
 FETCHES = 100_000
 
 RUNS = [
@@ -112,31 +109,28 @@ def resident(point):
 
 
 def series(report, kernel, every=100):
-    """Every `every` modeled seconds: the query's hit ratio over the window, queries/s, and
-    what is resident at its end."""
+    """Every `every` modeled seconds: queries/s and MiB read from storage per query over the
+    window, and what is resident at its end."""
     rows = []
-    acc = {"pages": 0, "misses": 0, "fetches": 0, "t0": 0.0}
+    acc = {"misses": 0, "fetches": 0, "t0": 0.0}
     for p in report["series"]:
         ops = p.get("task_ops", {})
-        fetches = sum(v for k, v in ops.items() if k.startswith("stock."))
-        custs = sum(v for k, v in ops.items() if k.startswith("customers."))
-        acc["pages"] += fetches * STOCK_PAGES + custs * CUSTOMER_PAGES
-        acc["fetches"] += fetches
+        acc["fetches"] += sum(v for k, v in ops.items() if k.startswith("stock."))
         acc["misses"] += misses(p["vmstat"], kernel)
         if p["t_s"] - acc["t0"] >= every - 1e-6:
-            hit = 1 - acc["misses"] / acc["pages"] if acc["pages"] else float("nan")
+            q = acc["fetches"] / FETCHES
             v = p["vmstat"]
             rows.append(
                 {
                     "t_s": p["t_s"],
-                    "hit": hit,
-                    "qps": acc["fetches"] / FETCHES / (p["t_s"] - acc["t0"]),
+                    "read_mib": acc["misses"] * 4096 / 2**20 / q if q else float("nan"),
+                    "qps": q / (p["t_s"] - acc["t0"]),
                     "resident": resident(p),
                     "nr_file": v.get("nr_active_file", 0) + v.get("nr_inactive_file", 0),
                     "nr_anon": v.get("nr_active_anon", 0) + v.get("nr_inactive_anon", 0),
                 }
             )
-            acc = {"pages": 0, "misses": 0, "fetches": 0, "t0": p["t_s"]}
+            acc = {"misses": 0, "fetches": 0, "t0": p["t_s"]}
     return rows
 
 
@@ -156,32 +150,27 @@ def main():
     chosen = [r for r in RUNS if not args.only or label(r) in args.only]
     reports = run_all(chosen, out, args.runtime, args.set, args.jobs)
     seconds = args.runtime
-    print("| kernel | LRU | refault_model | txn | txn/s | query hit ratio | refaults | activated | pswpout | wall |")
+    print("| kernel | LRU | refault_model | txn | txn/s | MiB read a txn | refaults | activated | pswpout | wall |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r, rep in reports.items():
         v = rep["vmstat"]
         q = queries(rep)
-        pages = sum(
-            t["ops"] * (STOCK_PAGES if t["name"].startswith("stock.") else CUSTOMER_PAGES)
-            for t in rep["tasks"]
-            if t["name"].startswith(("stock.", "customers."))
-        )
-        hit = 1 - misses(v, r[0]) / pages if pages else float("nan")
+        read = misses(v, r[0]) * 4096 / 2**20 / q if q else float("nan")
         wall_file = out / f"{label(r)}.wall"
         wall = wall_file.read_text().strip() + " s" if wall_file.exists() else "?"
         print(
-            f"| {r[0]} | {r[1]} | {r[2]} | {q:,} | {q / seconds:.2f} | {hit:.3f} | "
+            f"| {r[0]} | {r[1]} | {r[2]} | {q:,} | {q / seconds:.2f} | {read:,.0f} | "
             f"{v['workingset_refault_file'] / 1e6:.2f} M | {v['workingset_activate_file'] / 1e6:.2f} M | "
             f"{v['pswpout'] / 1e6:.2f} M | {wall} |"
         )
     print()
     for r, rep in reports.items():
-        print(f"{label(r)}: every 100 s, the query's hit ratio, queries/s, and (MGLRU) /mongo1 file, /mongo1 anon, /mongo2+3 anon in GiB")
+        print(f"{label(r)}: every 100 s, queries/s, MiB read a query, and (MGLRU) /mongo1 file, /mongo1 anon, /mongo2+3 anon in GiB")
         for row in series(rep, r[0]):
             res = row["resident"]
             gib = lambda pages: pages * 4096 / 2**30  # noqa: E731
             where = f"{gib(res[0]):5.1f} {gib(res[1]):4.1f} {gib(res[2]):4.1f}" if res else f"file {gib(row['nr_file']):5.1f} anon {gib(row['nr_anon']):4.1f}"
-            print(f"  {row['t_s']:5.0f} s  hit {row['hit']:.3f}  {row['qps']:5.2f} q/s  {where}")
+            print(f"  {row['t_s']:5.0f} s  {row['qps']:5.2f} q/s  {row['read_mib']:7,.0f} MiB/q  {where}")
 
 
 if __name__ == "__main__":

@@ -182,12 +182,13 @@ mod tests {
     #[test]
     fn a_series_is_one_row_an_interval_with_every_counter() {
         let r = json!({"series": [
-            {"t_s": 0.5, "ops": 10, "vmstat": {"pgsteal_file": 3, "nr_free_pages": 100}},
-            {"t_s": 1.0, "ops": 12, "vmstat": {"pgsteal_file": 5, "nr_free_pages": 90, "pswpin": 1}},
+            {"t_s": 0.5, "ops": 10, "task_ops": {"reader": 4, "db": 6}, "vmstat": {"pgsteal_file": 3, "nr_free_pages": 100}},
+            {"t_s": 1.0, "ops": 12, "task_ops": {"reader": 12, "db": 0}, "vmstat": {"pgsteal_file": 5, "nr_free_pages": 90, "pswpin": 1}},
         ]});
         let t = Table::series(&r).unwrap();
         let names: Vec<&str> = t.columns.iter().map(|(n, _)| n.as_str()).collect();
-        assert_eq!(names, ["t_s", "ops", "nr_free_pages", "pgsteal_file", "pswpin"]);
+        assert_eq!(names, ["t_s", "ops", "ops.db", "ops.reader", "nr_free_pages", "pgsteal_file", "pswpin"]);
+        assert_eq!(t.column("ops.reader"), Some(&Column::Int(vec![Some(4), Some(12)])));
         assert_eq!(t.column("pswpin"), Some(&Column::Int(vec![None, Some(1)])));
         assert_eq!(t.column("t_s"), Some(&Column::Float(vec![Some(0.5), Some(1.0)])));
         assert!(Table::series(&json!({"misses": 3})).unwrap_err().contains("no series"));
