@@ -142,3 +142,28 @@ fn seed_004_memcached_mglru_reclaims_with_fewer_scans_and_serves_more_ops() {
     // Seed: +45% ops/s.
     assert!(mglru.throughput_ops_s > 1.05 * classic.throughput_ops_s, "{} vs {}", mglru.throughput_ops_s, classic.throughput_ops_s);
 }
+
+/// Seed 000's STOCK_LEVEL query model (examples/seeds/README.md) says what it reads; this holds
+/// the scenario to it: 30 clients, each a stock task of 24k leaf fetches under TPC-C's
+/// NURand(127) over the 19G collection and a customer task reading one warehouse's 57M extent
+/// a query, coupled 100,000 fetches to a customer read; the secondaries' caches are touched
+/// once and held; nothing else is read.
+#[test]
+fn seed_000_query_model_reads_a_customer_extent_and_100000_nurand_leaf_fetches_a_query() {
+    use pagelab_workload::dist::Distribution;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/seeds/000/stock-level-query-full.toml");
+    let s = pagelab::scenario::Scenario::load(&path, &[]).unwrap();
+    let w = |name: &str| s.workloads.iter().find(|w| w.name == name).unwrap_or_else(|| panic!("no workload {name}"));
+    let (stock, customers) = (w("stock"), w("customers"));
+    assert_eq!((stock.jobs, customers.jobs), (30, 30), "py-tpcc's --clients=30");
+    assert_eq!(stock.phases[0].distribution, Distribution::NuRand(127));
+    assert_eq!(stock.phases[0].block_pages, 6, "a 24k leaf");
+    assert_eq!(stock.phases[0].object_pages, 19 << 18, "the 19G stock collection");
+    assert_eq!(customers.phases[0].block_pages * 500, customers.phases[0].object_pages, "500 warehouse extents");
+    let lock = customers.lockstep.as_ref().expect("the customer read follows its client's fetches");
+    assert_eq!((lock.leader.as_str(), lock.ratio), ("stock", 1e-5));
+    for secondary in ["wiredtiger2", "wiredtiger3"] {
+        let idle = w(secondary);
+        assert!(idle.hold && idle.phases[0].ops == 1, "{secondary}: filled, then idle");
+    }
+}

@@ -4,7 +4,7 @@
     python3 examples/seeds/000/stock_level_report.py [--runtime S] [--jobs N] [--runs DIR]
         [--only LABEL ...] [--set KEY=VALUE ...]
 
-Runs stock-level-query.toml under every kernel, LRU and refault model (12 runs, N at a
+Runs stock-level-query-full.toml under every kernel, LRU and refault model (12 runs, N at a
 time; a run's JSON report is kept in DIR, default target/seed000/<runtime><sets>, and reused
 when present; --runtime shortens the 900 modeled seconds, --set passes overrides on),
 then prints one table row per run and, per run, every 100 modeled seconds, queries per
@@ -19,9 +19,9 @@ import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
-SCENARIO = ROOT / "examples/seeds/000/stock-level-query.toml"
+SCENARIO = ROOT / "examples/seeds/000/stock-level-query-full.toml"
 PAGELAB = ROOT / "target/release/pagelab"
-# A query is one customer read and FETCHES stock fetches (stock-level-query.toml's lockstep).
+# A query is one customer read and FETCHES stock fetches (stock-level-query-full.toml's lockstep).
 FETCHES = 100_000
 
 RUNS = [
