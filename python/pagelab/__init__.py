@@ -82,8 +82,18 @@ def run_trace(path, *, policy="classic", memory, format="oracleGeneral", kernel=
     return out
 
 
-def curve(path, *, policy="classic", memory, sample=None, format="oracleGeneral", kernel="6.1", counters=None, set=None):
-    """A sizing curve of a trace, as `pagelab curve` computes it, as a pandas DataFrame.
+def curve(path, *, policy=None, memory=None, vary=None, sample=None, format="oracleGeneral", kernel=None, counters=None, set=None, threads=0):
+    """A sizing curve of a trace, or with `vary` of a scenario, as `pagelab curve` computes
+    it, as a pandas DataFrame.
+
+    A scenario's curve: `vary` is "KEY=SIZES" ("cgroup./db.max=64M..1G:16", or KEY=[sizes]
+    as a dict {KEY: [...]}); every point is a full run of the scenario with KEY set to the
+    size, `threads` at a time. `counters`: vmstat names or `throughput_ops_s`, `elapsed_s`,
+    `ops` (default refaults, steals, swap traffic and throughput). One row a size: `memory`
+    (the varied size, bytes), then the counters; `df.attrs["reports"][i]` is row i's report.
+    `policy` and `kernel` set the scenario's machine.
+
+    A trace's curve (`memory` given, default policy classic and kernel 6.1):
 
     `memory`: "A..B:N" (N evenly spaced sizes), a comma-separated string or a list of sizes,
     each in bytes ("64M", "4096p") or a percentage of the trace's distinct pages ("5%").
@@ -101,8 +111,24 @@ def curve(path, *, policy="classic", memory, sample=None, format="oracleGeneral"
     RuntimeWarning (`warnings`)."""
     import warnings
 
+    if vary is not None:
+        if memory is not None or sample is not None:
+            raise ValueError("a scenario's curve (vary=) runs every point in full: leave out memory and sample")
+        if isinstance(vary, dict):
+            if len(vary) != 1:
+                raise ValueError("vary= varies one key: {KEY: sizes}")
+            ((key, sizes),) = vary.items()
+            if isinstance(sizes, (list, tuple)):
+                sizes = ",".join(str(x) for x in sizes)
+            vary = f"{key}={sizes}"
+        machine = [f"machine.{k}={_toml(v)}" for k, v in (("policy", policy), ("kernel", kernel)) if v is not None]
+        out = json.loads(_pagelab.scenario_curve_json(str(path), str(vary), list(counters or []), machine + _set_args(set), threads))
+        return _frame(out["table"], out["reports"])
+    if memory is None:
+        raise ValueError("curve() needs memory= for a trace, or vary= for a scenario")
     if isinstance(memory, (list, tuple)):
         memory = ",".join(str(m) for m in memory)
+    policy, kernel = policy or "classic", kernel or "6.1"
     out = json.loads(_pagelab.curve_json(str(path), policy, str(memory), format, kernel, sample, list(counters or []), _set_args(set)))
     for m, text in out["warnings"]:
         warnings.warn(f"memory {m} bytes: {text}", RuntimeWarning, stacklevel=2)

@@ -109,3 +109,39 @@ def test_curve_plot_draws_one_png_a_counter(zipf, tmp_path):
     with pytest.raises(ValueError, match="miss_ratoi"):
         plot.curve(pagelab.curve(zipf, policy="lru", memory="1M"), "miss_ratoi", ax=ax)
     plt.close(fig)
+
+
+SCENARIO = """
+[machine]
+memory = "64M"
+[[cgroup]]
+path = "/db"
+max = "16M"
+[[workload]]
+name = "reader"
+cgroup = "/db"
+kind = "file-read"
+file_size = "24M"
+distribution = "zipf:0.8"
+ops = 40000
+seed = 3
+"""
+
+
+def test_a_scenario_curve_is_a_run_a_size_of_the_varied_key(tmp_path):
+    path = tmp_path / "db.toml"
+    path.write_text(SCENARIO)
+    df = pagelab.curve(path, vary={"cgroup./db.max": ["8M", "16M", "24M"]}, policy="mglru")
+    assert list(df["memory"]) == [8 << 20, 16 << 20, 24 << 20]
+    assert "throughput_ops_s" in df.columns and "pswpout" in df.columns
+    run = pagelab.run(path, set={"cgroup./db.max": "16M", "machine.policy": "mglru"})
+    assert df["workingset_refault_file"][1] == run["vmstat"]["workingset_refault_file"]
+    assert df.attrs["reports"][1]["policy"] == "mglru"
+    # The CLI writes the same points.
+    out = tmp_path / "c.json"
+    subprocess.run(["pagelab", "curve", str(path), "--vary", "cgroup./db.max=8M,16M,24M", "--policy", "mglru", "--json", str(out)], check=True, capture_output=True)
+    import json
+
+    assert json.loads(out.read_text()) == df.to_dict("records")
+    with pytest.raises(ValueError, match="leave out memory and sample"):
+        pagelab.curve(path, vary="cgroup./db.max=8M,16M", sample=0.5)

@@ -145,33 +145,50 @@ enum Cmd {
     Policies,
     /// The counters of a trace's replay at a range of memory sizes: every point a full replay,
     /// or (--sample R) a miniature simulation of a spatially hashed R of the pages in R of
-    /// the memory, with an error estimate from two hash seeds.
+    /// the memory, with an error estimate from two hash seeds. With --vary, a scenario's
+    /// counters at a range of one of its sizes (a cgroup's limit, the machine's memory), every
+    /// point a full run.
     Curve {
-        /// The trace (oracleGeneral, plain or zstd, or dense).
+        /// The trace (oracleGeneral, plain or zstd, or dense), or with --vary a scenario.
+        #[arg(value_name = "TRACE|SCENARIO")]
         trace: PathBuf,
         #[arg(long, default_value = "oracleGeneral")]
         trace_format: String,
         /// Any policy that runs on traces (pagelab policies): classic, mglru, lru, s3fifo, ...
-        #[arg(long, default_value = "classic")]
-        policy: String,
-        /// Sizes: A..B:N (N evenly spaced), or a list; bytes (64M, 4096p) or a percentage of
-        /// the trace's distinct pages (1%..20%:20).
+        /// (default classic); with a scenario, short for --set machine.policy=P.
         #[arg(long)]
-        memory: String,
-        /// With a kernel model: the kernel version.
-        #[arg(long, default_value = "6.1")]
-        kernel: String,
+        policy: Option<String>,
+        /// A trace's sizes: A..B:N (N evenly spaced), or a list; bytes (64M, 4096p) or a
+        /// percentage of the trace's distinct pages (1%..20%:20).
+        #[arg(long, required_unless_present = "vary", conflicts_with = "vary")]
+        memory: Option<String>,
+        /// A scenario's size key and its sizes, KEY=A..B:N or KEY=a,b,c
+        /// (cgroup./db.max=64M..1G:16, machine.memory=1G,2G,4G): one full run a size.
+        #[arg(long, value_name = "KEY=SIZES")]
+        vary: Option<String>,
+        /// With a kernel model: the kernel version (default 6.1); with a scenario, short for
+        /// --set machine.kernel=K.
+        #[arg(long)]
+        kernel: Option<String>,
         /// Miniature simulation at this sampling rate (0 < R <= 1); without it every point
         /// replays the whole trace.
         #[arg(long)]
         sample: Option<f64>,
         /// Counters to report besides misses and miss_ratio (kernel models' vmstat names;
-        /// default workingset_refault_file, workingset_activate_file, pgscan_file, pgsteal_file).
+        /// default workingset_refault_file, workingset_activate_file, pgscan_file,
+        /// pgsteal_file). With a scenario, the counters to report (vmstat names or
+        /// throughput_ops_s, elapsed_s, ops; default workingset_refault_file,
+        /// workingset_refault_anon, pgsteal_file, pgsteal_anon, pswpin, pswpout,
+        /// throughput_ops_s).
         #[arg(long, value_delimiter = ',')]
         counters: Vec<String>,
-        /// Overrides of the kernel model's machine, as for `run --trace`.
+        /// Overrides of the kernel model's machine, as for `run --trace`; or of the scenario,
+        /// as for `run`.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// With a scenario: runs at a time (0: one a core).
+        #[arg(long, default_value_t = 0)]
+        threads: usize,
         /// Write the points as a JSON array in size order ("-" for standard output): each an
         /// object with `memory` (bytes), the counters, and with --sample each counter's error
         /// estimate `<counter>_error`.
@@ -233,13 +250,27 @@ where
 
 fn real_main(cli: Cli) -> Result<()> {
     match cli.cmd {
-        Cmd::Curve { trace, trace_format, policy, memory, kernel, sample, counters, set, json, parquet, plot } => {
+        Cmd::Curve { trace, trace_format, policy, memory, vary, kernel, sample, counters, set, threads, json, parquet, plot } => {
             let out = json.as_deref().map(open_output).transpose()?;
             parquet::check(parquet.as_deref())?;
             let prefix = plot.map(|p| plot_prefix(&trace, &p, "-curve")).transpose()?;
             if prefix.is_some() {
                 check_python_plot()?;
             }
+            let outputs = CurveOutputs { out, json: json.as_deref(), parquet: parquet.as_deref(), prefix };
+            if let Some(vary) = vary {
+                if sample.is_some() {
+                    anyhow::bail!("--sample: miniature simulation runs on traces; a scenario's curve (--vary) runs every point in full");
+                }
+                let set = machine_shorthands(set, [("kernel", kernel), ("policy", policy)]);
+                let c = pagelab::curve::ScenarioCurve { path: &trace, set: &set, vary: &vary, counters: &counters, threads };
+                let points = pagelab::curve::run_scenario(&c)?;
+                let name = trace.file_stem().map_or("scenario".into(), |n| n.to_string_lossy().into_owned());
+                let key = vary.split_once('=').map_or(vary.as_str(), |(k, _)| k.trim());
+                return write_curve(&points, outputs, &format!("{name}: {key}"));
+            }
+            let (policy, kernel) = (policy.unwrap_or_else(|| "classic".into()), kernel.unwrap_or_else(|| "6.1".into()));
+            let memory = memory.expect("clap requires --memory without --vary");
             let c = pagelab::curve::Curve {
                 path: &trace,
                 format: &trace_format,
@@ -256,28 +287,12 @@ fn real_main(cli: Cli) -> Result<()> {
                     eprintln!("pagelab: warning: --memory {} bytes: {w}", p.memory);
                 }
             }
-            if json.as_deref().is_none_or(|o| o.as_os_str() != "-") {
-                print!("{}", curve_table(&points));
-            }
-            let v = points.to_json();
-            if let Some(mut out) = out {
-                serde_json::to_writer_pretty(&mut out, &v)?;
-                writeln!(out)?;
-                out.flush().with_context(|| format!("cannot write {}", json.as_deref().unwrap_or(std::path::Path::new("-")).display()))?;
-            }
-            if let Some(p) = parquet.as_deref() {
-                parquet::write(p, &points.table())?;
-            }
-            if let Some(prefix) = prefix {
-                let name = trace.file_name().map_or("trace".into(), |n| n.to_string_lossy().into_owned());
-                let title = match sample {
-                    Some(r) => format!("{policy} on {name}, miniature simulation at R = {r}"),
-                    None => format!("{policy} on {name}"),
-                };
-                let data = serde_json::json!({"points": v, "counters": points.counters, "title": title});
-                draw_with_python("curve_png", &data, &prefix)?;
-            }
-            Ok(())
+            let name = trace.file_name().map_or("trace".into(), |n| n.to_string_lossy().into_owned());
+            let title = match sample {
+                Some(r) => format!("{policy} on {name}, miniature simulation at R = {r}"),
+                None => format!("{policy} on {name}"),
+            };
+            write_curve(&points, outputs, &title)
         }
         Cmd::Run { scenario: Some(scenario), json, parquet, set, quiet, policy, memory, kernel, .. } => {
             let set = machine_shorthands(set, [("kernel", kernel), ("policy", policy), ("memory", memory)]);
@@ -584,6 +599,36 @@ fn open_output(path: &std::path::Path) -> Result<Box<dyn Write>> {
 
 /// A curve's points as a table: memory, then each counter (± its error with a sample), and
 /// with a sample the scaled memory the miniature runs had.
+/// Where a curve goes: the JSON output (opened early, so a bad path fails before the runs), its
+/// path, the Parquet file and the plots' prefix.
+struct CurveOutputs<'a> {
+    out: Option<Box<dyn Write>>,
+    json: Option<&'a std::path::Path>,
+    parquet: Option<&'a std::path::Path>,
+    prefix: Option<String>,
+}
+
+/// Prints a curve's table (unless the JSON goes to standard output) and writes its outputs.
+fn write_curve(points: &pagelab::curve::Points, o: CurveOutputs, title: &str) -> Result<()> {
+    if o.json.is_none_or(|p| p.as_os_str() != "-") {
+        print!("{}", curve_table(points));
+    }
+    let v = points.to_json();
+    if let Some(mut out) = o.out {
+        serde_json::to_writer_pretty(&mut out, &v)?;
+        writeln!(out)?;
+        out.flush().with_context(|| format!("cannot write {}", o.json.unwrap_or(std::path::Path::new("-")).display()))?;
+    }
+    if let Some(p) = o.parquet {
+        parquet::write(p, &points.table())?;
+    }
+    if let Some(prefix) = o.prefix {
+        let data = serde_json::json!({"points": v, "counters": points.counters, "title": title});
+        draw_with_python("curve_png", &data, &prefix)?;
+    }
+    Ok(())
+}
+
 fn curve_table(points: &pagelab::curve::Points) -> String {
     let mut out = String::new();
     if let Some((rate, kept)) = points.sample {

@@ -127,6 +127,18 @@ fn curve_json(
     serde_json::to_string(&v).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
+/// A scenario's curve (`pagelab curve SCENARIO --vary KEY=SIZES`): its points, its table and
+/// each point's report.
+#[pyfunction]
+#[pyo3(signature = (path, vary, counters, set, threads=0))]
+fn scenario_curve_json(py: Python<'_>, path: &str, vary: &str, counters: Vec<String>, set: Vec<String>, threads: usize) -> PyResult<String> {
+    let c = pagelab::curve::ScenarioCurve { path: std::path::Path::new(path), set: &set, vary, counters: &counters, threads };
+    let points = interruptible(py, || pagelab::curve::run_scenario(&c))?.map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
+    let reports: Vec<serde_json::Value> = points.points.iter().map(|p| p.reports[0].clone()).collect();
+    let v = serde_json::json!({"points": points.to_json(), "table": points.table().to_json(), "reports": reports});
+    serde_json::to_string(&v).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
 /// A sweep's table (`pagelab sweep --parquet`'s columns) from `sweep_json`'s array: the
 /// varied `keys` in order, then the run's totals and counters.
 #[pyfunction]
@@ -186,6 +198,7 @@ fn _pagelab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(curve_json, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_table_json, m)?)?;
     m.add_function(wrap_pyfunction!(series_table_json, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_curve_json, m)?)?;
     m.add_function(wrap_pyfunction!(trace_stats_json, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     add_seam(m)?;

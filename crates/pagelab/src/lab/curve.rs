@@ -90,7 +90,7 @@ impl Points {
     /// `<name>_error`. Exact counts are integers; sampled ones (scaled means) are numbers.
     pub fn to_json(&self) -> Value {
         let exact = self.sample.is_none();
-        let number = |name: &str, x: f64| if exact && name != "miss_ratio" { json!(x.round() as u64) } else { json!(x) };
+        let number = |name: &str, x: f64| if exact && is_count(name) { json!(x.round() as u64) } else { json!(x) };
         Value::Array(
             self.points
                 .iter()
@@ -115,7 +115,7 @@ impl Points {
         let exact = self.sample.is_none();
         let mut t = Table { columns: vec![("memory".into(), Column::Int(self.points.iter().map(|p| Some(p.memory as i64)).collect()))] };
         for (i, n) in self.counters.iter().enumerate() {
-            let c = if exact && n != "miss_ratio" {
+            let c = if exact && is_count(n) {
                 Column::Int(self.points.iter().map(|p| Some(p.values[i].round() as i64)).collect())
             } else {
                 Column::Float(self.points.iter().map(|p| Some(p.values[i])).collect())
@@ -130,6 +130,12 @@ impl Points {
         }
         t
     }
+}
+
+/// Whether a curve's counter is a count of events (an integer when exact), not a ratio, a
+/// rate or a time.
+fn is_count(name: &str) -> bool {
+    !matches!(name, "miss_ratio" | "throughput_ops_s" | "elapsed_s")
 }
 
 /// Computes the curve: one point a size, in size order.
@@ -334,28 +340,37 @@ pub fn sampled(p: u32, rate: f64, seed: u64) -> bool {
 /// comma-separated list; each size in bytes (`64M`, `1G`, `4096p`) or a percentage of the
 /// trace's distinct pages (`5%`). Sizes are whole pages, in increasing order.
 pub fn parse_sizes(text: &str, footprint_pages: u64) -> Result<Vec<u64>> {
+    sizes(text, Some(footprint_pages), "--memory")
+}
+
+/// [`parse_sizes`] for the option `flag`; without a footprint (a scenario's `--vary`) a
+/// percentage is an error.
+fn sizes(text: &str, footprint_pages: Option<u64>, flag: &str) -> Result<Vec<u64>> {
     let one = |s: &str| -> Result<u64> {
         let s = s.trim();
         let bytes = if let Some(p) = s.strip_suffix('%') {
-            let f: f64 = p.trim().parse().with_context(|| format!("--memory `{s}`: not a percentage"))?;
+            let Some(footprint) = footprint_pages else {
+                bail!("{flag} `{s}`: a percentage is of a trace's distinct pages; give a size (64M, 1G, 4096p)");
+            };
+            let f: f64 = p.trim().parse().with_context(|| format!("{flag} `{s}`: not a percentage"))?;
             if !(f > 0.0 && f.is_finite()) {
-                bail!("--memory `{s}`: a percentage must be above 0");
+                bail!("{flag} `{s}`: a percentage must be above 0");
             }
-            ((footprint_pages as f64 * f / 100.0).round() as u64) * PAGE_SIZE
+            ((footprint as f64 * f / 100.0).round() as u64) * PAGE_SIZE
         } else {
-            pagelab_workload::parse_size(s).map_err(|e| Error::Msg(format!("--memory `{s}`: {e}")))? / PAGE_SIZE * PAGE_SIZE
+            pagelab_workload::parse_size(s).map_err(|e| Error::Msg(format!("{flag} `{s}`: {e}")))? / PAGE_SIZE * PAGE_SIZE
         };
         if bytes == 0 {
-            bail!("--memory `{s}` is less than one page");
+            bail!("{flag} `{s}` is less than one page");
         }
         Ok(bytes)
     };
     let mut sizes = if let Some((range, n)) = text.rsplit_once(':').filter(|(r, _)| r.contains("..")) {
         let (a, b) = range.split_once("..").expect("checked");
         let (a, b) = (one(a)?, one(b)?);
-        let n: usize = n.trim().parse().with_context(|| format!("--memory `{text}`: `{n}` is not a number of points"))?;
+        let n: usize = n.trim().parse().with_context(|| format!("{flag} `{text}`: `{n}` is not a number of points"))?;
         if n < 2 || b <= a {
-            bail!("--memory `{text}`: a range needs an upper end above its lower end and at least 2 points");
+            bail!("{flag} `{text}`: a range needs an upper end above its lower end and at least 2 points");
         }
         (0..n).map(|i| (a + (b - a) * i as u64 / (n as u64 - 1)) / PAGE_SIZE * PAGE_SIZE).collect()
     } else {
@@ -364,6 +379,57 @@ pub fn parse_sizes(text: &str, footprint_pages: u64) -> Result<Vec<u64>> {
     sizes.sort_unstable();
     sizes.dedup();
     Ok(sizes)
+}
+
+/// The counters a scenario's curve reports by default: what the sizing question asks (refaults,
+/// reclaim, swap traffic) and the modeled throughput.
+pub const SCENARIO_COUNTERS: [&str; 7] =
+    ["workingset_refault_file", "workingset_refault_anon", "pgsteal_file", "pgsteal_anon", "pswpin", "pswpout", "throughput_ops_s"];
+
+/// A scenario's curve: one full run for each size given to one of its size keys.
+pub struct ScenarioCurve<'a> {
+    pub path: &'a Path,
+    pub set: &'a [String],
+    /// `KEY=SIZES`: the size key to vary (`cgroup./db.max`, `machine.memory`, a workload's
+    /// `file_size`, ...) and its sizes as `--memory` takes them (no percentages).
+    pub vary: &'a str,
+    /// Counters to report: vmstat names, or the report's `throughput_ops_s`, `elapsed_s`,
+    /// `ops`; empty for [`SCENARIO_COUNTERS`].
+    pub counters: &'a [String],
+    /// Runs at a time (0: one a core).
+    pub threads: usize,
+}
+
+/// Computes a scenario's curve: the sweep of `vary`'s key over its sizes, every point a full
+/// run (in parallel, each deterministic), in size order; `memory` is the varied size.
+pub fn run_scenario(c: &ScenarioCurve) -> Result<Points> {
+    let (key, values) = c.vary.split_once('=').ok_or_else(|| Error::Msg(format!("--vary `{}`: use KEY=SIZES, e.g. cgroup./db.max=64M..1G:16", c.vary)))?;
+    let key = key.trim();
+    let sizes = sizes(values, None, &format!("--vary {key}"))?;
+    let text = std::fs::read_to_string(c.path).with_context(|| format!("cannot read {}", c.path.display()))?;
+    let name = c.path.file_stem().map_or("scenario".into(), |s| s.to_string_lossy().into_owned());
+    let axis = crate::sweep::Axis { key: key.to_string(), values: sizes.iter().map(u64::to_string).collect() };
+    let runs = crate::sweep::run(&text, &c.path.display().to_string(), &name, c.set, &[axis], c.threads, &|| {}).map_err(|e| Error::Msg(e.to_string()))?;
+    let counters: Vec<String> = if c.counters.is_empty() { SCENARIO_COUNTERS.iter().map(|s| s.to_string()).collect() } else { c.counters.to_vec() };
+    let mut points = Vec::with_capacity(runs.len());
+    for (size, (_, report)) in sizes.iter().zip(runs) {
+        let report = report.map_err(|e| Error::Msg(format!("--vary {key}={size}: {e}")))?;
+        let v = serde_json::to_value(&report).expect("a report serializes");
+        let values = counters
+            .iter()
+            .map(|n| {
+                v["vmstat"]
+                    .get(n)
+                    .or_else(|| v.get(n).filter(|_| matches!(n.as_str(), "throughput_ops_s" | "elapsed_s" | "ops")))
+                    .and_then(Value::as_f64)
+                    .ok_or_else(|| {
+                        Error::Msg(format!("--counters `{n}`: not a counter of the report (a /proc/vmstat name, or throughput_ops_s, elapsed_s, ops)"))
+                    })
+            })
+            .collect::<Result<Vec<f64>>>()?;
+        points.push(Point { memory: *size, values, errors: None, sample_memory: None, warning: None, reports: vec![v] });
+    }
+    Ok(Points { counters, points, sample: None })
 }
 
 /// A scratch directory, removed when dropped.
@@ -477,5 +543,64 @@ mod tests {
     fn a_size_that_scales_to_zero_pages_is_an_error() {
         assert!(scale_size(4096 * 10, 0.01).unwrap_err().to_string().contains("rounds to 0 pages"));
         assert_eq!(scale_size(4096 * 1000, 0.01).unwrap(), 4096 * 10);
+    }
+}
+
+#[cfg(test)]
+mod scenario_tests {
+    use super::*;
+
+    const SCENARIO: &str = r#"
+[machine]
+memory = "64M"
+[[cgroup]]
+path = "/db"
+max = "16M"
+[[workload]]
+name = "reader"
+cgroup = "/db"
+kind = "file-read"
+file_size = "24M"
+distribution = "zipf:0.8"
+ops = 40000
+seed = 3
+"#;
+
+    fn scenario(dir: &Path) -> PathBuf {
+        let path = dir.join("db.toml");
+        std::fs::write(&path, SCENARIO).unwrap();
+        path
+    }
+
+    /// Each point of a scenario's curve is the run of the scenario with the key set to the
+    /// point's size, and a larger limit refaults no more on this read-only workload.
+    #[test]
+    fn a_scenario_curve_is_one_full_run_a_size_of_its_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = scenario(dir.path());
+        let c = ScenarioCurve { path: &path, set: &[], vary: "cgroup./db.max=8M..24M:3", counters: &[], threads: 2 };
+        let points = run_scenario(&c).unwrap();
+        assert_eq!(points.points.iter().map(|p| p.memory >> 20).collect::<Vec<_>>(), [8, 16, 24]);
+        assert_eq!(points.counters, SCENARIO_COUNTERS);
+        let refault = |p: &Point| p.values[0];
+        assert!(refault(&points.points[0]) > refault(&points.points[1]), "8M refaults more than 16M");
+        assert!(refault(&points.points[1]) >= refault(&points.points[2]));
+        let alone = crate::run(&crate::Scenario::load(&path, &["cgroup./db.max=\"16M\"".into()]).unwrap(), |_, _| {}).unwrap();
+        assert_eq!(refault(&points.points[1]), alone.vmstat["workingset_refault_file"] as f64);
+        assert_eq!(points.points[1].values[6], alone.throughput_ops_s);
+        let json = points.to_json();
+        assert_eq!(json[1]["memory"], 16u64 << 20);
+        assert!(json[1]["throughput_ops_s"].is_f64(), "a rate stays a number: {}", json[1]["throughput_ops_s"]);
+    }
+
+    #[test]
+    fn a_scenario_curve_names_what_is_wrong_with_its_key_sizes_and_counters() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = scenario(dir.path());
+        let err = |vary: &str, counters: &[String]| run_scenario(&ScenarioCurve { path: &path, set: &[], vary, counters, threads: 1 }).unwrap_err().to_string();
+        assert!(err("cgroup./db.max", &[]).contains("KEY=SIZES"));
+        assert!(err("cgroup./db.max=5%..10%:2", &[]).contains("a percentage is of a trace's distinct pages"));
+        assert!(err("cgroup./nope.max=8M,16M", &[]).contains("nope"));
+        assert!(err("cgroup./db.max=8M", &["pgsteal_flie".into()]).contains("`pgsteal_flie`: not a counter"));
     }
 }
