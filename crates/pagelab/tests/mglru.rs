@@ -354,3 +354,26 @@ fn the_bloom_filter_skips_a_page_table_that_was_sparse_in_young_pages_last_walk(
     assert!(m.mm.folios.test(p5, pg::YOUNG), "its young bit waits for look-around");
     assert_eq!(folio_gen(m.mm.folios.get(p5).flags), Some(gen_of(first)));
 }
+
+/// mm/vmscan.c: shrink_node() on 6.12.95 hands MGLRU's root reclaim to lru_gen_shrink_node()
+/// and returns, so kswapd never sets the node's dirty flag there; on 6.1.192 MGLRU runs
+/// inside shrink_lruvec() and shrink_node() goes on to its kswapd bookkeeping, where a pass
+/// with no unqueued dirty file pages among none taken (0 == 0) marks the node dirty.
+#[test]
+fn six_twelve_mglru_root_reclaim_skips_shrink_node_kswapd_bookkeeping() {
+    use pagelab::mm::vmscan::{shrink_node, ScanControl};
+    use pagelab::mm::vmstat::Reclaimer;
+    for kernel in KERNELS {
+        let mut m = one_file("64M", kernel, 100);
+        for page in 0..100 {
+            m.apply(0, read(0, page));
+        }
+        m.drain();
+        let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 32);
+        assert_eq!(m.policy.shrink_node_is_all(&sc), kernel == "6.12", "{kernel}: root reclaim");
+        m.mm.node.dirty = false;
+        shrink_node(&mut m.mm, &mut m.policy, &mut sc);
+        assert_eq!(m.mm.node.dirty, kernel == "6.1", "{kernel}: PGDAT_DIRTY after a kswapd pass");
+        m.check().unwrap();
+    }
+}

@@ -231,6 +231,13 @@ pub fn do_try_to_free_pages<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanCont
 /// Models mm/vmscan.c: shrink_node() (the classic driver of 6.1/6.12): one pass of the
 /// policy over the node, then kswapd's dirty/writeback flags and the failure count.
 pub fn shrink_node<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanControl) {
+    if p.shrink_node_is_all(sc) {
+        // 6.12.95: MGLRU's root reclaim is lru_gen_shrink_node() alone (which resets
+        // kswapd_failures itself): it neither clears sc->nr nor sets or reads the node's
+        // dirty, writeback and congestion flags, and never throttles here.
+        p.shrink_node(mm, sc);
+        return;
+    }
     sc.nr = ReclaimStat::default();
     let reclaimed_before = sc.nr_reclaimed;
     p.shrink_node(mm, sc);

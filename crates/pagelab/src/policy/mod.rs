@@ -108,6 +108,13 @@ pub trait Policy {
     /// Reclaim from one memcg's lruvec (`shrink_lruvec()`).
     fn shrink_lruvec(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl);
 
+    /// Whether [`Policy::shrink_node`] is all of `shrink_node()` for this reclaim: none of the
+    /// classic driver's writeback, dirty and congestion bookkeeping follows it (6.12.95:
+    /// MGLRU's root reclaim returns right after lru_gen_shrink_node()).
+    fn shrink_node_is_all(&self, _sc: &ScanControl) -> bool {
+        false
+    }
+
     /// Reclaim from the node (`shrink_node()`); the default walks the memcgs of the target.
     fn shrink_node(&mut self, mm: &mut Mm, sc: &mut ScanControl)
     where

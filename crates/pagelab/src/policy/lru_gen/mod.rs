@@ -259,8 +259,15 @@ impl Policy for LruGen {
         self.lru_gen_shrink_lruvec(mm, memcg, sc);
     }
 
+    /// mm/vmscan.c (6.12.95): shrink_node() gives root reclaim (`root_reclaim()`) to
+    /// lru_gen_shrink_node() and returns; 6.1.192 has no such path (its MGLRU runs inside
+    /// shrink_lruvec()).
+    fn shrink_node_is_all(&self, sc: &ScanControl) -> bool {
+        self.kernel.lru_gen_memcg_lru() && !sc.cgroup_reclaim()
+    }
+
     fn shrink_node(&mut self, mm: &mut Mm, sc: &mut ScanControl) {
-        if self.kernel.lru_gen_memcg_lru() && !sc.cgroup_reclaim() {
+        if self.shrink_node_is_all(sc) {
             self.lru_gen_shrink_node(mm, sc);
         } else {
             crate::mm::vmscan::shrink_node_memcgs(mm, self, sc);
