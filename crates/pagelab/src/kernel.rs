@@ -210,6 +210,13 @@ impl Kernel {
         self >= Kernel::V6_12
     }
 
+    /// mm/filemap.c: filemap_read(): 6.12 keeps the position a read reached in a local and
+    /// stores it in `ra->prev_pos` once, when the read ends, so readahead inside a long read
+    /// still sees the previous read's end; 6.1 stores it after every folio copied.
+    pub fn read_sets_prev_pos_at_end(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
     /// mm/filemap.c: page_cache_next_miss(): with no gap in the scanned range 6.12 returns
     /// `index + max_scan`, 6.1 the last index scanned.
     pub fn next_miss_past_the_scan(self) -> bool {

@@ -306,3 +306,28 @@ fn folio_activate_leaves_the_folio_on_its_lru_until_the_batch_drains() {
         assert_eq!(ev(&m, Ev::PgActivate), 1, "{kernel}");
     }
 }
+
+/// mm/filemap.c: filemap_read(): 6.12.95 stores the position a read reached in
+/// `ra->prev_pos` only when the read ends, 6.1.192 after every folio. A 20-page read whose
+/// first 10 pages are cached meets its first miss at page 10: on 6.1 readahead sees the read
+/// itself just before it (sequential: an initial window of 32 pages, 10..42); on 6.12 it
+/// still sees the previous read, far away at page 900, and the 10 pages of history before
+/// page 10 are no more than the request, so it reads just the request (10..20).
+#[test]
+fn filemap_read_stores_prev_pos_per_folio_on_6_1_and_at_the_end_on_6_12() {
+    use pagelab_workload::Advice;
+    for kernel in ["6.1", "6.12"] {
+        let mut m = one_file("64M", kernel, 1000);
+        let normal = |page, npages| pagelab_workload::Op { npages, advice: Advice::Normal, ..read(0, page) };
+        for page in 0..10 {
+            m.apply(0, read(0, page));
+        }
+        m.apply(0, read(0, 900));
+        m.apply(0, normal(0, 20));
+        let resident = |m: &pagelab::sim::Machine<Classic>, page| pfn_of(m, 0, 0, page).is_some();
+        assert!((10..20).all(|p| resident(&m, p)), "{kernel}: the request is read");
+        assert_eq!(resident(&m, 30), kernel == "6.1", "{kernel}: a readahead window past the request");
+        assert!(!resident(&m, 42), "{kernel}");
+        m.check().unwrap();
+    }
+}

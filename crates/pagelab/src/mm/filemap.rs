@@ -116,49 +116,63 @@ fn filemap_read_slow<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaS
     }
     mm.cpu(syscall_ns);
     let end = (index + npages).min(f.pages);
+    // Where the read has got to (filemap_read()'s `last_pos`, in pages): 6.1 stores it in
+    // ra->prev_pos after every copy, 6.12 only when the read ends (below).
+    let at_end = mm.cfg.kernel.read_sets_prev_pos_at_end();
+    let mut last = ra.prev_valid.then_some(ra.prev_index);
     let mut idx = index;
-    while idx < end {
-        let mut batch_end = read_batch_end(mm, f, idx, end);
-        if batch_end == idx {
-            let io = page_cache_sync_ra(mm, p, f, ra, idx, end - idx);
-            if io.pages > 0 {
-                mm.wait_until(io.done);
-            }
-            batch_end = read_batch_end(mm, f, idx, end);
+    let ok = 'read: {
+        while idx < end {
+            let mut batch_end = read_batch_end(mm, f, idx, end);
             if batch_end == idx {
-                // filemap_create_folio(): read just this page.
-                if filemap_add_folio(mm, p, f.base + idx as Vpn, false, Gfp::User).is_none() {
-                    return false;
+                let io = page_cache_sync_ra(mm, p, f, ra, idx, end - idx);
+                if io.pages > 0 {
+                    mm.wait_until(io.done);
                 }
-                let now = mm.now();
-                let done = mm.file_dev.submit(now, 1, false);
-                mm.count(Ev::PgpgIn, 4);
-                mm.wait_until(done);
-                batch_end = idx + 1;
+                batch_end = read_batch_end(mm, f, idx, end);
+                if batch_end == idx {
+                    // filemap_create_folio(): read just this page.
+                    if filemap_add_folio(mm, p, f.base + idx as Vpn, false, Gfp::User).is_none() {
+                        break 'read false;
+                    }
+                    let now = mm.now();
+                    let done = mm.file_dev.submit(now, 1, false);
+                    mm.count(Ev::PgpgIn, 4);
+                    mm.wait_until(done);
+                    batch_end = idx + 1;
+                }
             }
-        }
-        let last = batch_end - 1;
-        let last_pfn = mm.space.resident(f.base + last as Vpn).expect("batch pages are cached");
-        if mm.folios.test(last_pfn, pg::READAHEAD) {
-            // The batch holds references: async readahead's allocations cannot free it.
-            set_pinned(mm, f, idx, batch_end, true);
-            page_cache_async_ra(mm, p, f, ra, last, end - last);
-            set_pinned(mm, f, idx, batch_end, false);
-        }
-        for i in idx..batch_end {
-            let Some(pfn) = mm.space.resident(f.base + i as Vpn) else { return false };
-            wait_on_folio_read(mm, pfn);
-            let same_as_previous = i == idx && ra.prev_valid && ra.prev_index == i + 1;
-            if !same_as_previous {
-                crate::mm::swap::folio_mark_accessed(mm, p, pfn);
+            let last_page = batch_end - 1;
+            let last_pfn = mm.space.resident(f.base + last_page as Vpn).expect("batch pages are cached");
+            if mm.folios.test(last_pfn, pg::READAHEAD) {
+                // The batch holds references: async readahead's allocations cannot free it.
+                set_pinned(mm, f, idx, batch_end, true);
+                page_cache_async_ra(mm, p, f, ra, last_page, end - last_page);
+                set_pinned(mm, f, idx, batch_end, false);
             }
-            mm.cpu(copy_page_ns);
-            ra.prev_index = i + 1;
-            ra.prev_valid = true;
+            for i in idx..batch_end {
+                let Some(pfn) = mm.space.resident(f.base + i as Vpn) else { break 'read false };
+                wait_on_folio_read(mm, pfn);
+                let same_as_previous = i == idx && last == Some(i + 1);
+                if !same_as_previous {
+                    crate::mm::swap::folio_mark_accessed(mm, p, pfn);
+                }
+                mm.cpu(copy_page_ns);
+                last = Some(i + 1);
+                if !at_end {
+                    ra.prev_index = i + 1;
+                    ra.prev_valid = true;
+                }
+            }
+            idx = batch_end;
         }
-        idx = batch_end;
+        true
+    };
+    if let Some(l) = last {
+        ra.prev_index = l;
+        ra.prev_valid = true;
     }
-    true
+    ok
 }
 
 /// The end of a one-page read whose page is cached and read: folio_mark_accessed() unless
