@@ -156,6 +156,7 @@ fn run_parquet_is_the_series_one_row_an_interval() {
     let series = report["series"].as_array().unwrap();
     let (names, rows) = read_parquet(&pq);
     assert_eq!(&names[..2], ["t_s", "ops"]);
+    assert!(names.iter().any(|n| n == "ops.r"), "a column of each task's operations: {names:?}");
     assert!(names.iter().any(|n| n == "workingset_refault_file") && names.iter().any(|n| n == "nr_free_pages"));
     assert!(series.len() > 2, "{} intervals", series.len());
     assert_eq!(rows.len(), series.len());
@@ -163,7 +164,11 @@ fn run_parquet_is_the_series_one_row_an_interval() {
         assert_eq!(row[0], p["t_s"]);
         assert_eq!(row[1], p["ops"]);
         for (n, v) in names.iter().zip(row).skip(2) {
-            assert_eq!(v, &p["vmstat"][n.as_str()], "{n}");
+            let want = match n.strip_prefix("ops.") {
+                Some(task) => &p["task_ops"][task],
+                None => &p["vmstat"][n.as_str()],
+            };
+            assert_eq!(v, want, "{n}");
         }
     }
     // A kernel model's trace replay has a series too; a plain cache's has none.
