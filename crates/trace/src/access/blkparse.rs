@@ -94,6 +94,9 @@ impl RequestReader for BlkReader {
 
     fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
         loop {
+            if !self.summary {
+                self.lines.skip_blank_lines()?;
+            }
             if !self.lines.advance()? {
                 return Ok(None);
             }

@@ -144,6 +144,10 @@ impl RequestReader for CsvReader {
 
     fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
         loop {
+            // A header is the first line, blank or not.
+            if !self.spec.header || self.lines.line() >= 1 {
+                self.lines.skip_blank_lines()?;
+            }
             if !self.lines.advance()? {
                 return Ok(None);
             }

@@ -97,6 +97,38 @@ impl Lines {
         &self.text
     }
 
+    /// Skips whole lines of spaces, tabs and carriage returns in bulk, counting them, so a
+    /// reader that ignores blank lines does not pay a [`Lines::advance`] for each (a few
+    /// hundred bytes of zstd can hold millions of them). Stops at the first other byte, or at
+    /// a blank run cut by the end of the buffer, leaving that line to [`Lines::advance`].
+    pub fn skip_blank_lines(&mut self) -> Result<(), TraceError> {
+        loop {
+            let avail = match self.input.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.error(format!("cannot read{}: {e}", self.how()))),
+            };
+            let mut lines = 0u64;
+            let mut through = 0;
+            for (i, &b) in avail.iter().enumerate() {
+                match b {
+                    b'\n' => {
+                        lines += 1;
+                        through = i + 1;
+                    }
+                    b' ' | b'\t' | b'\r' => {}
+                    _ => break,
+                }
+            }
+            let whole_buffer = through == avail.len() && through > 0;
+            self.input.consume(through);
+            self.line += lines;
+            if !whole_buffer {
+                return Ok(());
+            }
+        }
+    }
+
     /// Reads the next line (then [`Lines::text`]); false at the end of the input.
     pub fn advance(&mut self) -> Result<bool, TraceError> {
         self.buf = std::mem::take(&mut self.text).into_bytes();

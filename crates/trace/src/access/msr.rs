@@ -40,6 +40,7 @@ impl RequestReader for MsrReader {
 
     fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
         loop {
+            self.lines.skip_blank_lines()?;
             if !self.lines.advance()? {
                 return Ok(None);
             }

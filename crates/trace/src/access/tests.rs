@@ -75,6 +75,34 @@ fn malformed_text_lines_are_named_by_file_and_line() {
 const MAX_LINE_TEST: usize = input::MAX_LINE + 10;
 
 #[test]
+fn blank_line_runs_are_skipped_in_bulk_and_still_counted_in_line_numbers() {
+    // 200,001 blank lines (LF, CRLF and whitespace-only, crossing the 64 KiB read buffer and
+    // a zstd frame) before a bad line: the error names its true line number, for every
+    // reader that skips blank lines.
+    let mut blank = String::new();
+    for i in 0..200_001 {
+        blank.push_str(["\n", "\r\n", " \t \n"][i % 3]);
+    }
+    let dir = scratch();
+    for (spec, bad, want) in [
+        ("text", "X 3\n", "line 200002: unknown operation `X`"),
+        ("msr", "1,hm,1,Trim,0,4096,1\n", "line 200002: unknown operation `Trim`"),
+        ("csv:id=1,size=2", "1,x\n", "line 200002"),
+    ] {
+        let text = format!("{blank}{bad}");
+        let plain = write(&dir, "b.txt", text.as_bytes());
+        let e = error(&plain, spec);
+        assert!(e.contains(want), "{spec}: {e}");
+        let zst = write(&dir, "b.zst", &zstd::encode_all(text.as_bytes(), 3).unwrap());
+        let e = error(&zst, spec);
+        assert!(e.contains(want), "{spec} (zstd): {e}");
+    }
+    // A run of blanks with no newline before the end is one (blank) last line, not an error.
+    let p = write(&dir, "t.txt", b"\n\n1\n  \t");
+    assert_eq!(accesses(&p, "text").unwrap(), vec![(1, Plain)]);
+}
+
+#[test]
 fn a_corrupt_gzip_stream_is_an_error_not_a_short_trace() {
     let dir = scratch();
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());

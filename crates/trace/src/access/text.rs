@@ -31,6 +31,7 @@ impl RequestReader for TextReader {
 
     fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
         loop {
+            self.lines.skip_blank_lines()?;
             if !self.lines.advance()? {
                 return Ok(None);
             }
