@@ -108,6 +108,14 @@ impl Kernel {
         self >= Kernel::V6_12
     }
 
+    /// mm/memcontrol.c: mem_cgroup_charge_statistics() and uncharge_batch(): 6.1 counts
+    /// PGPGIN/PGPGOUT in every memcg, one a charged or uncharged folio, and so feeds them to
+    /// memcg_rstat_updated(); 6.12.95 counts them only for cgroup v1 (memcg1_charge_statistics(),
+    /// CONFIG_MEMCG_V1), which Debian's 6.12.95 config leaves unset.
+    pub fn memcg_counts_pgpgin(self) -> bool {
+        self < Kernel::V6_12
+    }
+
     /// mm/vmscan.c: prepare_scan_control() (prepare_scan_count() in 6.1): 6.1 does a threshold
     /// flush of the stats; 6.12 a ratelimited one (only when the periodic flusher is late).
     pub fn prepare_scan_flush_ratelimited(self) -> bool {

@@ -3,7 +3,7 @@
 mod common;
 use common::*;
 
-use pagelab::mm::vmstat::Ev;
+use pagelab::mm::vmstat::{Ev, Lru};
 
 #[test]
 fn a_cgroup_never_stays_above_memory_max() {
@@ -212,5 +212,37 @@ fn the_reclaim_target_is_exempt_from_its_own_protection_only_on_6_12() {
         assert_eq!(m.mm.memcgs.below_low(Some(a), a), target_protected, "{kernel}: low");
         assert!(m.mm.memcgs.below_min(None, a) && m.mm.memcgs.below_low(None, a), "{kernel}: under another target it is protected");
         assert!(!m.mm.memcgs.below_min(Some(a), pagelab::mm::memcontrol::ROOT_MEMCG), "{kernel}: the root never is");
+    }
+}
+
+/// mm/memcontrol.c (6.1.192, 6.12.95): memcg_rstat_updated() is fed by every memcg stat and
+/// event update, not only by the LRU sizes reclaim reads. A page-cache miss without reclaim
+/// feeds NR_FILE_PAGES, the LRU size and, on 6.1 only (6.12.95 counts them for cgroup v1
+/// alone), PGPGIN; evicting it then feeds the LRU size, PGSCAN, PGSTEAL, NR_FILE_PAGES and
+/// PGPGOUT (6.1), whatever else reclaim does.
+#[test]
+fn every_memcg_stat_and_event_update_feeds_the_rstat_flush_threshold() {
+    for (kernel, per_miss, per_eviction) in [("6.1", 3, 5), ("6.12", 2, 4)] {
+        let mut m = classic(&one_file_scenario("64M", kernel, "classic", 128 * 256));
+        let before = m.mm.memcgs.rstat_updates;
+        for page in 0..1000 {
+            m.apply(0, read(0, page));
+        }
+        assert_eq!(ev(&m, Ev::PgStealKswapd) + ev(&m, Ev::PgStealDirect), 0, "{kernel}: no reclaim yet");
+        // The LRU sizes change when the lru_add batch drains: count the pages on the LRUs.
+        let on_lru: u64 = [Lru::InactiveFile, Lru::ActiveFile].iter().map(|&l| m.mm.node_lru_size(l)).sum();
+        assert!(on_lru > 950, "{kernel}: {on_lru} pages on the LRUs");
+        assert_eq!(m.mm.memcgs.rstat_updates - before, (per_miss - 1) * 1000 + on_lru, "{kernel}: units per miss");
+        // Now read the rest of the file (128 MiB through a 64 MiB machine): every eviction
+        // feeds at least its own five (6.1) or four (6.12) units.
+        let before = m.mm.memcgs.rstat_updates;
+        for page in 1000..128 * 256 {
+            m.apply(0, read(0, page));
+        }
+        let stolen = ev(&m, Ev::PgStealKswapd) + ev(&m, Ev::PgStealDirect);
+        let misses = 128 * 256 - 1000;
+        assert!(stolen > 1000, "{kernel}: reclaim ran ({stolen} stolen)");
+        let fed = m.mm.memcgs.rstat_updates - before;
+        assert!(fed >= per_miss * misses + per_eviction * stolen, "{kernel}: {fed} units for {misses} misses and {stolen} evictions");
     }
 }

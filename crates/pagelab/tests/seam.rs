@@ -384,7 +384,9 @@ fn a_policy_written_for_the_seam_runs_from_its_registry_line() {
 #[test]
 fn every_policy_fills_the_reports_policy_state() {
     let state_of = |policy: &str| {
-        let s = common::scenario(&limited("6.1", policy, 64, 200).replace("ops = 0", "ops = 1000"));
+        // 4000 reads: enough for a refault of a page evicted from the active list (a restore,
+        // whose cost lru_note_cost_refault() notes) in this 64-page cgroup.
+        let s = common::scenario(&limited("6.1", policy, 64, 200).replace("ops = 0", "ops = 4000"));
         let r = pagelab::run(&s, |_, _| {}).expect("run");
         let state = r.policy_state.clone().expect("a policy_state section");
         assert!(r.series.iter().all(|p| p.policy_state.is_some()), "{policy}: every series point carries the state");
@@ -396,7 +398,8 @@ fn every_policy_fills_the_reports_policy_state() {
     let c = classic["state"]["lruvecs"].as_array().unwrap().iter().find(|l| l["memcg"] == "/c").expect("the /c lruvec");
     let file = c["lists"]["inactive_file"].as_u64().unwrap() + c["lists"]["active_file"].as_u64().unwrap();
     assert_eq!(file * 4096, r.memcg["/c"]["file"], "classic's lists are the cgroup's memory.stat file pages");
-    assert!(c["file_cost"].as_u64().unwrap() > 0, "reclaim of file pages notes their cost (lru_note_cost)");
+    assert!(r.memcg["/c"]["workingset_restore_file"] > 0, "a restore happened");
+    assert!(c["file_cost"].as_u64().unwrap() > 0, "refaults of workingset pages note their cost (lru_note_cost_refault)");
 
     let (mglru, _) = state_of("mglru");
     assert_eq!(mglru["policy"], "mglru");

@@ -3,7 +3,7 @@
 
 use crate::mm::folio::{pg, Pfn};
 use crate::mm::mapping::{Entry, Vpn};
-use crate::mm::memcontrol::{try_charge_memcg, MemcgId};
+use crate::mm::memcontrol::{try_charge_memcg, FedStat, MemcgId};
 use crate::mm::page_alloc::{alloc_page, Gfp};
 use crate::mm::page_writeback::{balance_dirty_pages_ratelimited, folio_mark_dirty};
 use crate::mm::readahead::{page_cache_async_ra, page_cache_sync_ra, FileRef, RaState};
@@ -29,6 +29,9 @@ pub fn new_folio<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, vpn: Vpn, an
         mm.folios.free(pfn);
         return None;
     }
+    if mm.cfg.kernel.memcg_counts_pgpgin() {
+        mm.memcgs.stat_updated(memcg, FedStat::PgpgIn, 1);
+    }
     Some(pfn)
 }
 
@@ -44,6 +47,7 @@ fn current_memcg(mm: &Mm) -> MemcgId {
 pub fn filemap_add_folio<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, for_write: bool, gfp: Gfp) -> Option<Pfn> {
     let memcg = current_memcg(mm);
     let pfn = new_folio(mm, p, memcg, vpn, false, gfp)?;
+    mm.memcgs.stat_updated(memcg, FedStat::FilePages, 1);
     let old = mm.space.get(vpn);
     if let Entry::Shadow(_) = old {
         mm.file_nodes.shadow_replaced_by_page(vpn, memcg);

@@ -48,6 +48,32 @@ impl StatItem {
 }
 const NR_RSTAT: usize = 7;
 
+/// memcg statistics that reclaim never reads, kept only as the updates they feed to the
+/// rstat flush thresholds: the kernel calls memcg_rstat_updated() for every memcg stat and
+/// event update (6.1 and 6.12.95 mm/memcontrol.c: __mod_memcg_state(),
+/// __mod_memcg_lruvec_state(), __count_memcg_events()), so a page-cache miss and its
+/// eviction feed about nine units, not only the two of the LRU sizes. Each variant names
+/// the kernel item; which one is updated does not matter to the flush.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FedStat {
+    /// PGPGIN / PGPGOUT: one a charged / uncharged folio (6.1 only: [`Kernel::memcg_counts_pgpgin`]).
+    PgpgIn,
+    PgpgOut,
+    /// NR_FILE_PAGES: __filemap_add_folio(), filemap_unaccount_folio().
+    FilePages,
+    /// NR_ANON_MAPPED / NR_FILE_MAPPED: the first map and the last unmap of a page
+    /// (page_add_new_anon_rmap(), page_add_file_rmap(), page_remove_rmap()).
+    Mapped,
+    /// NR_FILE_DIRTY: folio_account_dirtied(), folio_clear_dirty_for_io(), folio_account_cleaned().
+    FileDirty,
+    /// NR_WRITEBACK: __folio_start_writeback(), __folio_end_writeback().
+    Writeback,
+    /// NR_SWAPCACHE: add_to_swap_cache(), __delete_from_swap_cache().
+    SwapCache,
+    /// MEMCG_SWAP: __mem_cgroup_try_charge_swap(), __mem_cgroup_uncharge_swap().
+    Swap,
+}
+
 /// memory.events.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MemcgEvents {
@@ -131,6 +157,8 @@ pub struct Memcgs {
     /// The periodic flush's period (FLUSH_TIME unless the scenario sets `rstat_flush`).
     pub flush_period_ns: u64,
     pub nr_flushes: u64,
+    /// Every unit fed to memcg_rstat_updated() (the sum of |update|).
+    pub rstat_updates: u64,
     /// Memcgs visited by flushes (the work of flushing).
     pub flushed_memcgs: u64,
     pub nr_cpus: u64,
@@ -171,6 +199,7 @@ impl Memcgs {
             last_flush_ns: 0,
             flush_period_ns: RSTAT_FLUSH_NS,
             nr_flushes: 0,
+            rstat_updates: 0,
             flushed_memcgs: 0,
             nr_cpus: 1,
             target_unprotected: false,
@@ -413,8 +442,15 @@ impl Memcgs {
         self.rstat_updated(memcg, delta.unsigned_abs());
     }
 
+    /// Models the memcg_rstat_updated() of an update to a statistic reclaim does not read.
+    #[inline]
+    pub fn stat_updated(&mut self, memcg: MemcgId, _item: FedStat, nr: u64) {
+        self.rstat_updated(memcg, nr);
+    }
+
     /// Models memcg_rstat_updated(): count pending updates towards the flush thresholds.
-    fn rstat_updated(&mut self, memcg: MemcgId, n: u64) {
+    pub(crate) fn rstat_updated(&mut self, memcg: MemcgId, n: u64) {
+        self.rstat_updates += n;
         if self.kernel.memcg_stats_flush_per_subtree() {
             // Per-memcg counts, propagated to every ancestor in batches of 64.
             let mut cur = Some(memcg);

@@ -4,6 +4,7 @@
 use crate::kernel::Kernel;
 use crate::mm::folio::{pg, Pfn};
 use crate::mm::mapping::{Entry, Vpn};
+use crate::mm::memcontrol::FedStat;
 use crate::mm::page_alloc::Gfp;
 use crate::mm::page_writeback::folio_mark_dirty;
 use crate::mm::readahead::{do_async_mmap_readahead, do_sync_mmap_readahead, FileRef, RaState};
@@ -44,8 +45,13 @@ fn map_page(mm: &mut Mm, pfn: Pfn, advice: Advice) {
         Advice::Random => f.flags |= pg::NORECENCY,
         Advice::Sequential => f.flags |= pg::NORECENCY | pg::SEQ_READ,
     }
-    if newly && f.flags & pg::SWAPBACKED == 0 {
-        mm.nr_mapped += 1;
+    let file = f.flags & pg::SWAPBACKED == 0;
+    if newly {
+        let memcg = f.memcg;
+        mm.memcgs.stat_updated(memcg, FedStat::Mapped, 1);
+        if file {
+            mm.nr_mapped += 1;
+        }
     }
 }
 

@@ -292,10 +292,15 @@ impl Mm {
         self.events.add(e, n);
     }
 
-    /// Counts a memcg event (memory.stat; local, summed up the tree when printed).
+    /// Counts a memcg event (memory.stat; local, summed up the tree when printed). Every memcg
+    /// event is an rstat update (__count_memcg_events(), mod_lruvec_state()), but for OOM
+    /// kills: the kernel counts OOM_KILL in /proc/vmstat and memory.events only.
     #[inline]
     pub fn count_memcg(&mut self, memcg: MemcgId, e: Ev, n: u64) {
         self.memcgs.get_mut(memcg).events.add(e, n);
+        if e != Ev::OomKill {
+            self.memcgs.rstat_updated(memcg, n);
+        }
     }
 
     /// Counts both copies.

@@ -3,7 +3,7 @@
 
 use crate::mm::folio::pg;
 use crate::mm::mapping::Entry;
-use crate::mm::memcontrol::MemcgId;
+use crate::mm::memcontrol::{FedStat, MemcgId};
 use crate::mm::vmstat::Ev;
 use crate::mm::{Mm, OomKill};
 use crate::policy::Policy;
@@ -62,6 +62,8 @@ pub fn exit_mmap<P: Policy>(mm: &mut Mm, p: &mut P, t: usize) -> u64 {
                     }
                     if mm.folios.test(pfn, pg::WRITEBACK) {
                         mm.nr_writeback -= 1;
+                        let memcg = mm.folio_memcg(pfn);
+                        mm.memcgs.stat_updated(memcg, FedStat::Writeback, 1);
                     }
                     mm.space.set(vpn, Entry::Empty);
                     crate::mm::page_alloc::free_folio(mm, pfn);

@@ -3,6 +3,7 @@
 
 use crate::kernel::MAX_RECLAIM_RETRIES;
 use crate::mm::folio::{pg, Pfn};
+use crate::mm::memcontrol::FedStat;
 use crate::mm::oom_kill::out_of_memory;
 use crate::mm::vmscan::{try_to_free_pages, wakeup_kswapd};
 use crate::mm::Mm;
@@ -69,8 +70,19 @@ pub fn free_folio(mm: &mut Mm, pfn: Pfn) {
     let memcg = mm.folio_memcg(pfn);
     mm.memcgs.uncharge_counters(memcg, 1);
     mm.page_counts(pfn, -1);
-    if mm.folios.test(pfn, pg::DIRTY) && !mm.folios.test(pfn, pg::SWAPBACKED) {
-        mm.nr_dirty -= 1;
+    let flags = mm.folios.get(pfn).flags;
+    if flags & pg::SWAPBACKED == 0 {
+        mm.memcgs.stat_updated(memcg, FedStat::FilePages, 1);
+        if flags & pg::DIRTY != 0 {
+            mm.nr_dirty -= 1;
+            mm.memcgs.stat_updated(memcg, FedStat::FileDirty, 1);
+        }
+    }
+    if flags & pg::MAPPED != 0 {
+        mm.memcgs.stat_updated(memcg, FedStat::Mapped, 1);
+    }
+    if mm.cfg.kernel.memcg_counts_pgpgin() {
+        mm.memcgs.stat_updated(memcg, FedStat::PgpgOut, 1);
     }
     mm.folios.free(pfn);
 }

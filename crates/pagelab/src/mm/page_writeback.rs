@@ -5,6 +5,7 @@
 use std::cmp::Reverse;
 
 use crate::mm::folio::{pg, Pfn};
+use crate::mm::memcontrol::FedStat;
 use crate::mm::vmscan::start_writeback;
 use crate::mm::vmstat::{Ev, Lru};
 use crate::mm::Mm;
@@ -17,6 +18,8 @@ pub fn folio_mark_dirty(mm: &mut Mm, pfn: Pfn) {
     }
     mm.folios.set(pfn, pg::DIRTY);
     mm.nr_dirty += 1;
+    let memcg = mm.folio_memcg(pfn);
+    mm.memcgs.stat_updated(memcg, FedStat::FileDirty, 1);
     let (vpn, now) = (mm.folios.get(pfn).vpn, mm.now());
     mm.dirty_fifo.push_back((pfn, vpn, now));
 }
@@ -73,6 +76,8 @@ pub fn wb_writeback<P: Policy>(mm: &mut Mm, _p: &mut P, nr: u64) -> u64 {
         }
         mm.folios.clear(pfn, pg::DIRTY);
         mm.nr_dirty -= 1;
+        let memcg = mm.folio_memcg(pfn);
+        mm.memcgs.stat_updated(memcg, FedStat::FileDirty, 1);
         done = mm.file_dev.submit(now, 1, true);
         start_writeback(mm, pfn, done);
         mm.count(Ev::PgpgOut, 4);
@@ -109,6 +114,8 @@ pub fn flusher_run<P: Policy>(mm: &mut Mm, p: &mut P, periodic: bool) {
 pub fn folio_end_writeback<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) {
     mm.folios.clear(pfn, pg::WRITEBACK);
     mm.nr_writeback -= 1;
+    let memcg = mm.folio_memcg(pfn);
+    mm.memcgs.stat_updated(memcg, FedStat::Writeback, 1);
     if mm.folios.test_clear(pfn, pg::RECLAIM) {
         let f = mm.folios.get(pfn);
         if f.flags & (pg::LRU) != 0 && f.flags & (pg::DIRTY | pg::UNEVICTABLE | pg::ISOLATED) == 0 {

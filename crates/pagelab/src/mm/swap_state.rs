@@ -4,7 +4,7 @@
 
 use crate::mm::folio::{pg, Pfn};
 use crate::mm::mapping::{Entry, Vpn, XA_CHUNK_SHIFT};
-use crate::mm::memcontrol::MemcgId;
+use crate::mm::memcontrol::{FedStat, MemcgId};
 use crate::mm::vmstat::Ev;
 use crate::mm::Mm;
 use crate::policy::Policy;
@@ -25,6 +25,7 @@ pub fn add_to_swap(mm: &mut Mm, pfn: Pfn) -> bool {
     f.flags |= pg::SWAPCACHE | pg::DIRTY;
     mm.swap_nodes.page_added(slot, memcg);
     mm.nr_swapcached += 1;
+    mm.memcgs.stat_updated(memcg, FedStat::SwapCache, 1);
     true
 }
 
@@ -35,6 +36,7 @@ fn charge_swap(mm: &mut Mm, memcg: MemcgId, delta: i64) {
         let u = &mut mm.memcgs.get_mut(c).swap_usage;
         *u = (*u as i64 + delta) as u64;
     }
+    mm.memcgs.stat_updated(memcg, FedStat::Swap, delta.unsigned_abs());
 }
 
 /// Models mm/swapfile.c: folio_free_swap(): drop a resident page's slot; the page is no
@@ -51,6 +53,8 @@ pub fn folio_free_swap(mm: &mut Mm, pfn: Pfn) {
     fm.flags |= pg::DIRTY;
     fm.swap = crate::mm::folio::NIL;
     mm.nr_swapcached -= 1;
+    let memcg = fm.memcg;
+    mm.memcgs.stat_updated(memcg, FedStat::SwapCache, 1);
 }
 
 /// Frees a slot whose page is not resident (swap_free() of a swap PTE).
@@ -126,6 +130,10 @@ fn read_swap_page<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, slot: u32, readah
         f.flags |= pg::SWAPCACHE;
     }
     mm.nr_swapcached += 1;
+    if !mm.swap.kind.synchronous_io() {
+        // A synchronous device's swap-in bypasses the swap cache (pagelab passes through it).
+        mm.memcgs.stat_updated(memcg, FedStat::SwapCache, 1);
+    }
     mm.space.set(vpn, Entry::Resident(pfn));
     if let Some(t) = crate::mm::vmscan::owner_task(mm, vpn) {
         mm.tasks[t].swapents -= 1;

@@ -7,7 +7,7 @@
 use crate::kernel::{DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::mm::folio::{pg, Pfn};
 use crate::mm::mapping::{Entry, Shadow};
-use crate::mm::memcontrol::{MemcgId, ROOT_MEMCG};
+use crate::mm::memcontrol::{FedStat, MemcgId, ROOT_MEMCG};
 use crate::mm::page_alloc::free_folio;
 use crate::mm::swap_state::add_to_swap;
 use crate::mm::vmstat::{Ev, Reclaimer};
@@ -615,9 +615,11 @@ pub fn try_to_unmap(mm: &mut Mm, pfn: Pfn) {
     mm.cpu(mm.cfg.costs.rmap_walk_ns);
     let f = mm.folios.get_mut(pfn);
     f.flags &= !(pg::MAPPED | pg::YOUNG);
-    if f.flags & pg::SWAPBACKED == 0 {
+    let (file, memcg) = (f.flags & pg::SWAPBACKED == 0, f.memcg);
+    if file {
         mm.nr_mapped -= 1;
     }
+    mm.memcgs.stat_updated(memcg, FedStat::Mapped, 1);
 }
 
 /// Models mm/vmscan.c: pageout(): write a dirty folio (swap_writepage() for anon, the
@@ -638,14 +640,18 @@ pub fn pageout(mm: &mut Mm, pfn: Pfn) {
         let done = mm.swap_dev.submit(now, 1, true);
         if synchronous {
             // zram and brd complete the bio before pageout() returns; zram compresses on
-            // the reclaiming CPU.
+            // the reclaiming CPU. The folio still starts and ends writeback.
             mm.cpu(done - now);
+            let memcg = mm.folio_memcg(pfn);
+            mm.memcgs.stat_updated(memcg, FedStat::Writeback, 2);
             mm.folios.clear(pfn, pg::RECLAIM);
         } else {
             start_writeback(mm, pfn, done);
         }
     } else {
         mm.nr_dirty -= 1;
+        let memcg = mm.folio_memcg(pfn);
+        mm.memcgs.stat_updated(memcg, FedStat::FileDirty, 1);
         mm.count(Ev::PgpgOut, 4);
         let now = mm.now();
         let done = mm.file_dev.submit(now, 1, true);
@@ -657,6 +663,8 @@ pub fn pageout(mm: &mut Mm, pfn: Pfn) {
 pub fn start_writeback(mm: &mut Mm, pfn: Pfn, done: u64) {
     mm.folios.set(pfn, pg::WRITEBACK);
     mm.nr_writeback += 1;
+    let memcg = mm.folio_memcg(pfn);
+    mm.memcgs.stat_updated(memcg, FedStat::Writeback, 1);
     let vpn = mm.folios.get(pfn).vpn;
     mm.writeback.push(std::cmp::Reverse(WritebackDone { at: done, pfn, vpn }));
 }
@@ -678,6 +686,7 @@ pub fn remove_mapping<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, target: Memcg
             mm.swap_nodes.page_removed(slot);
         }
         mm.nr_swapcached -= 1;
+        mm.memcgs.stat_updated(f.memcg, FedStat::SwapCache, 1);
         if let Some(t) = owner_task(mm, f.vpn) {
             mm.tasks[t].rss_anon -= 1;
             mm.tasks[t].swapents += 1;

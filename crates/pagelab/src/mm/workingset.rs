@@ -52,12 +52,15 @@ fn refault_events(file: bool) -> (Ev, Ev, Ev) {
 
 /// Counts a workingset event on the page's memcg and node (mod_lruvec_state()).
 pub fn count_workingset(mm: &mut Mm, memcg: MemcgId, e: Ev, nr: u64) {
-    mm.count_both(memcg, e, nr);
-    match e {
-        Ev::WorkingsetActivateAnon => mm.memcgs.mod_state(memcg, StatItem::WorkingsetActivateAnon, nr as i64),
-        Ev::WorkingsetActivateFile => mm.memcgs.mod_state(memcg, StatItem::WorkingsetActivateFile, nr as i64),
-        _ => {}
-    }
+    let state = match e {
+        Ev::WorkingsetActivateAnon => StatItem::WorkingsetActivateAnon,
+        Ev::WorkingsetActivateFile => StatItem::WorkingsetActivateFile,
+        _ => return mm.count_both(memcg, e, nr),
+    };
+    // An item reclaim reads through rstat: one update, fed once.
+    mm.count(e, nr);
+    mm.memcgs.get_mut(memcg).events.add(e, nr);
+    mm.memcgs.mod_state(memcg, state, nr as i64);
 }
 
 /// The workingset size a refault is compared with, from the eviction lruvec's statistics as
