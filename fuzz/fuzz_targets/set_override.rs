@@ -7,11 +7,8 @@ use pagelab::scenario::with_overrides;
 use pagelab::sweep::{points, Axis};
 use pagelab::Scenario;
 
-const BASES: [&str; 3] = [
-    include_str!("../../examples/fio-zipf.toml"),
-    include_str!("../../examples/mglru-kairui.toml"),
-    include_str!("../../examples/seeds/004/memcached.toml"),
-];
+const BASES: [&str; 3] =
+    [include_str!("../../examples/fio-zipf.toml"), include_str!("../../examples/mglru-kairui.toml"), include_str!("../../examples/seeds/004/memcached.toml")];
 
 fuzz_target!(|data: &[u8]| {
     let Some((&pick, rest)) = data.split_first() else { return };
