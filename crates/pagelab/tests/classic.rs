@@ -331,3 +331,32 @@ fn filemap_read_stores_prev_pos_per_folio_on_6_1_and_at_the_end_on_6_12() {
         m.check().unwrap();
     }
 }
+
+#[test]
+fn direct_reclaim_that_frees_nothing_by_priority_1_sleeps_a_jiffy_and_cgroup_reclaim_does_not() {
+    // consider_reclaim_throttle() (6.1/6.12, from shrink_zones()): node-wide direct reclaim
+    // that has freed nothing at priority 1 throttles on VMSCAN_THROTTLE_NOPROGRESS for a
+    // jiffy; cgroup reclaim and kswapd never do. Anon memory without swap frees nothing.
+    const JIFFY_NS: u64 = 4_000_000;
+    for kernel in ["6.1", "6.12"] {
+        let mut m = classic(&format!(
+            "[machine]\nmemory = \"32M\"\nkernel = \"{kernel}\"\n[[cgroup]]\npath = \"/a\"\n\
+             [[workload]]\nname = \"a\"\ncgroup = \"/a\"\nkind = \"anon-write\"\nsize = \"2000p\"\nops = 0\n"
+        ));
+        for page in 0..2000 {
+            m.apply(0, touch(0, page, true));
+        }
+        m.drain();
+        let a = m.mm.memcgs.find("/a").unwrap();
+        let before = m.mm.now();
+        let reclaimed = pagelab::mm::vmscan::try_to_free_mem_cgroup_pages(&mut m.mm, &mut m.policy, a, 32, true);
+        let cgroup_took = m.mm.now() - before;
+        assert_eq!(reclaimed, 0, "{kernel}: nothing to free without swap");
+        assert!(cgroup_took < JIFFY_NS, "{kernel}: cgroup reclaim does not throttle ({cgroup_took} ns)");
+        let before = m.mm.now();
+        let reclaimed = pagelab::mm::vmscan::try_to_free_pages(&mut m.mm, &mut m.policy);
+        let direct_took = m.mm.now() - before;
+        assert_eq!(reclaimed, 0, "{kernel}");
+        assert!(direct_took >= JIFFY_NS, "{kernel}: direct reclaim slept a jiffy at priority 1 ({direct_took} ns)");
+    }
+}

@@ -742,9 +742,6 @@ pub fn try_charge_memcg<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, nr: u
         if mm.memcgs.margin(over) >= nr {
             continue;
         }
-        if reclaimed == 0 {
-            crate::mm::vmscan::reclaim_throttle_writeback(mm, p);
-        }
         if !drained {
             mm.memcgs.drain_stock();
             drained = true;

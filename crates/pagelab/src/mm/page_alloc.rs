@@ -40,7 +40,6 @@ pub fn alloc_page<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<Pfn> {
             return None;
         }
         if reclaimed == 0 {
-            crate::mm::vmscan::reclaim_throttle_writeback(mm, p);
             no_progress += 1;
         } else {
             no_progress = 0;

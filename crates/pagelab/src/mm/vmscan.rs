@@ -174,6 +174,20 @@ pub fn try_to_free_mem_cgroup_pages<P: Policy>(mm: &mut Mm, p: &mut P, memcg: Me
     do_try_to_free_pages(mm, p, &mut sc)
 }
 
+/// Models mm/vmscan.c: consider_reclaim_throttle() (6.1/6.12, from shrink_zones() at every
+/// priority): direct reclaim of the node (not kswapd, not cgroup reclaim) that has freed
+/// nothing when it reaches priority 1 sleeps a jiffy, the only sleep between the allocator's
+/// retries (5.16 took the writeback waits out of the page allocator). The wake-up of other
+/// throttled reclaimers when this one is efficient has no one to wake in the model.
+fn consider_reclaim_throttle<P: Policy>(mm: &mut Mm, p: &mut P, sc: &ScanControl) {
+    if sc.is_kswapd() || sc.cgroup_reclaim() {
+        return;
+    }
+    if sc.priority == 1 && sc.nr_reclaimed == 0 {
+        reclaim_throttle(mm, p, Throttle::NoProgress);
+    }
+}
+
 /// Models mm/vmscan.c: do_try_to_free_pages(): the priority loop and its retry passes.
 pub fn do_try_to_free_pages<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanControl) -> u64 {
     let start_scan_cost = mm.now();
@@ -184,6 +198,7 @@ pub fn do_try_to_free_pages<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanCont
         loop {
             sc.nr_scanned = 0;
             shrink_node(mm, p, sc);
+            consider_reclaim_throttle(mm, p, sc);
             if sc.nr_reclaimed >= sc.nr_to_reclaim {
                 break;
             }
@@ -318,6 +333,8 @@ pub enum Throttle {
     Writeback,
     /// One jiffy.
     Congested,
+    /// One jiffy (direct reclaim that freed nothing by priority 1).
+    NoProgress,
 }
 
 /// Models mm/vmscan.c: reclaim_throttle() (6.1/6.12) for the current actor: sleep until the
@@ -326,7 +343,7 @@ pub fn reclaim_throttle<P: Policy>(mm: &mut Mm, p: &mut P, why: Throttle) {
     const JIFFY: u64 = 4_000_000;
     let now = mm.now();
     let until = match why {
-        Throttle::Congested => now + JIFFY,
+        Throttle::Congested | Throttle::NoProgress => now + JIFFY,
         Throttle::Writeback => {
             let timeout = now + 25 * JIFFY;
             let mut ends: Vec<u64> = mm.writeback.iter().map(|r| r.0.at).collect();
@@ -339,20 +356,6 @@ pub fn reclaim_throttle<P: Policy>(mm: &mut Mm, p: &mut P, why: Throttle) {
             }
         }
     };
-    mm.wait_until(until);
-    crate::mm::page_writeback::complete_writeback(mm, p, until);
-}
-
-/// Models mm/vmscan.c: reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK) after a reclaim pass that
-/// freed nothing because pages were dirty or under writeback: the flusher (woken by reclaim)
-/// starts writing, and the reclaimer sleeps until a write completes or HZ/10 passes.
-pub fn reclaim_throttle_writeback<P: Policy>(mm: &mut Mm, p: &mut P) {
-    if mm.wb_pending_all || mm.wb_pending_background {
-        crate::mm::page_writeback::flusher_run(mm, p, false);
-    }
-    let now = mm.now();
-    let Some(std::cmp::Reverse(next)) = mm.writeback.peek().copied() else { return };
-    let until = next.at.min(now + 100_000_000).max(now);
     mm.wait_until(until);
     crate::mm::page_writeback::complete_writeback(mm, p, until);
 }
