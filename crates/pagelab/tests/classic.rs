@@ -360,3 +360,48 @@ fn direct_reclaim_that_frees_nothing_by_priority_1_sleeps_a_jiffy_and_cgroup_rec
         assert!(direct_took >= JIFFY_NS, "{kernel}: direct reclaim slept a jiffy at priority 1 ({direct_took} ns)");
     }
 }
+
+#[test]
+fn exit_zaps_file_mappings_and_marks_young_pages_accessed_unless_the_mapping_has_no_recency() {
+    // zap_pte_range() at exit_mmap(): a young PTE marks its page accessed (6.1 unless
+    // VM_SEQ_READ; 6.12 unless VM_SEQ_READ or VM_RAND_READ), and the page leaves the page
+    // table; it stays in the page cache.
+    use pagelab::Advice;
+    for (kernel, advice, marked) in [
+        ("6.1", Advice::Normal, true),
+        ("6.1", Advice::Random, true),
+        ("6.1", Advice::Sequential, false),
+        ("6.12", Advice::Normal, true),
+        ("6.12", Advice::Random, false),
+        ("6.12", Advice::Sequential, false),
+    ] {
+        let mut m = classic(&format!(
+            "[machine]\nmemory = \"64M\"\nkernel = \"{kernel}\"\n\
+             [[workload]]\nname = \"m\"\ncgroup = \"/\"\nkind = \"mmap-read\"\nfile_size = \"1000p\"\nops = 0\n"
+        ));
+        let op = pagelab_workload::Op {
+            object: 0,
+            page: 100,
+            npages: 1,
+            write: false,
+            access: pagelab_workload::Access::Mmap,
+            advice,
+            fill: false,
+            think_ns: 0,
+            due: None,
+        };
+        m.apply(0, op);
+        m.drain();
+        let pfn = pfn_of(&m, 0, 0, 100).unwrap();
+        assert!(m.mm.folios.test(pfn, pg::MAPPED) && m.mm.folios.test(pfn, pg::YOUNG), "{kernel} {advice:?}");
+        let state = |m: &pagelab::sim::Machine<Classic>| m.mm.folios.get(pfn).flags & (pg::REFERENCED | pg::ACTIVE);
+        let before = state(&m);
+        assert!(m.mm.nr_mapped > 0);
+        pagelab::mm::oom_kill::exit_mmap(&mut m.mm, &mut m.policy, 0);
+        m.drain();
+        assert_eq!(pfn_of(&m, 0, 0, 100), Some(pfn), "{kernel} {advice:?}: the page stays cached");
+        assert!(!m.mm.folios.test(pfn, pg::MAPPED), "{kernel} {advice:?}: unmapped");
+        assert_eq!(m.mm.nr_mapped, 0, "{kernel} {advice:?}: nothing left mapped");
+        assert_eq!(state(&m) != before, marked, "{kernel} {advice:?}: marked accessed ({before:#x} -> {:#x})", state(&m));
+    }
+}

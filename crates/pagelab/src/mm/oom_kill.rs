@@ -35,15 +35,50 @@ pub fn out_of_memory<P: Policy>(mm: &mut Mm, p: &mut P, memcg: Option<MemcgId>) 
     true
 }
 
+/// Models mm/memory.c: zap_pte_range() (6.1.192, 6.12.95) over the task's shared file
+/// mappings: a page whose PTE is young is marked accessed (6.1 unless the mapping is
+/// VM_SEQ_READ; 6.12 unless it has no recency, sequential or random:
+/// [`crate::kernel::Kernel::rmap_skips_vmas_without_recency`]), then leaves the page table
+/// (page_remove_rmap(): NR_FILE_MAPPED). pagelab keeps one mapped bit a page, not a mapcount,
+/// so a file that another task still maps is left as it is: its pages stay mapped and young,
+/// exact for the pages the other task maps, not for those only this one did.
+fn zap_file_mappings<P: Policy>(mm: &mut Mm, p: &mut P, t: usize) {
+    let skip_without_recency = mm.cfg.kernel.rmap_skips_vmas_without_recency();
+    for obj in std::mem::take(&mut mm.tasks[t].mapped_files) {
+        if mm.tasks.iter().any(|other| other.mapped_files.contains(&obj)) {
+            continue;
+        }
+        let (base, pages) = (mm.space.objects[obj].base, mm.space.objects[obj].pages);
+        for vpn in base..base + pages {
+            let Some(pfn) = mm.space.resident(vpn) else { continue };
+            let flags = mm.folios.get(pfn).flags;
+            if flags & pg::MAPPED == 0 {
+                continue;
+            }
+            let no_recency = if skip_without_recency { pg::NORECENCY } else { pg::SEQ_READ };
+            if flags & pg::YOUNG != 0 && flags & no_recency == 0 {
+                crate::mm::swap::folio_mark_accessed(mm, p, pfn);
+            }
+            let f = mm.folios.get_mut(pfn);
+            f.flags &= !(pg::MAPPED | pg::YOUNG);
+            let memcg = f.memcg;
+            mm.nr_mapped -= 1;
+            mm.memcgs.stat_updated(memcg, FedStat::Mapped, 1);
+        }
+    }
+}
+
 fn kill_task<P: Policy>(mm: &mut Mm, p: &mut P, t: usize) -> u64 {
     mm.tasks[t].killed = true;
     exit_mmap(mm, p, t)
 }
 
-/// Models mm/mmap.c: exit_mmap() for a task's private anonymous memory: every resident
-/// page and swap slot is freed. Returns the resident pages freed.
+/// Models mm/mmap.c: exit_mmap(): the task's shared file mappings are zapped (the pages stay
+/// in the page cache) and its private anonymous memory is freed, every resident page and
+/// swap slot. Returns the resident pages freed.
 pub fn exit_mmap<P: Policy>(mm: &mut Mm, p: &mut P, t: usize) -> u64 {
     crate::mm::swap::lru_add_drain(mm, p);
+    zap_file_mappings(mm, p, t);
     let mut freed = 0;
     for obj in mm.tasks[t].anon_objects.clone() {
         let (base, pages) = (mm.space.objects[obj].base, mm.space.objects[obj].pages);
