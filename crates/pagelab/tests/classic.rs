@@ -241,18 +241,7 @@ fn a_major_mmap_fault_is_retried_and_the_retry_maps_the_pages_read_around_it() {
             "[machine]\nmemory = \"64M\"\nkernel = \"{kernel}\"\n\
              [[workload]]\nname = \"m\"\ncgroup = \"/\"\nkind = \"mmap-read\"\nfile_size = \"1000p\"\nops = 0\n"
         ));
-        let op = pagelab_workload::Op {
-            object: 0,
-            page: 100,
-            npages: 1,
-            write: false,
-            access: pagelab_workload::Access::Mmap,
-            advice: pagelab::Advice::Normal,
-            fill: false,
-            think_ns: 0,
-            due: None,
-        };
-        m.apply(0, op);
+        m.apply(0, mmap_read(0, 100, pagelab::Advice::Normal));
         assert_eq!(ev(&m, Ev::PgMajFault), 1, "{kernel}");
         assert_eq!(ev(&m, Ev::PgFault), faults, "{kernel}: faults counted");
         let mapped = |m: &pagelab::sim::Machine<Classic>, page| m.mm.folios.test(pfn_of(m, 0, 0, page).unwrap(), pg::MAPPED);
@@ -261,7 +250,7 @@ fn a_major_mmap_fault_is_retried_and_the_retry_maps_the_pages_read_around_it() {
         assert!(!mapped(&m, 108), "{kernel}: the PG_readahead page is left for its own fault");
         assert!(!mapped(&m, 90) && !mapped(&m, 112), "{kernel}: only the fault-around block");
         // A neighbour in the block is then touched without a fault.
-        m.apply(0, pagelab_workload::Op { page: 97, ..op });
+        m.apply(0, mmap_read(0, 97, pagelab::Advice::Normal));
         assert_eq!(ev(&m, Ev::PgFault), faults, "{kernel}: no fault for a page the retry mapped");
         m.check().unwrap();
     }
@@ -379,18 +368,7 @@ fn exit_zaps_file_mappings_and_marks_young_pages_accessed_unless_the_mapping_has
             "[machine]\nmemory = \"64M\"\nkernel = \"{kernel}\"\n\
              [[workload]]\nname = \"m\"\ncgroup = \"/\"\nkind = \"mmap-read\"\nfile_size = \"1000p\"\nops = 0\n"
         ));
-        let op = pagelab_workload::Op {
-            object: 0,
-            page: 100,
-            npages: 1,
-            write: false,
-            access: pagelab_workload::Access::Mmap,
-            advice,
-            fill: false,
-            think_ns: 0,
-            due: None,
-        };
-        m.apply(0, op);
+        m.apply(0, mmap_read(0, 100, advice));
         m.drain();
         let pfn = pfn_of(&m, 0, 0, 100).unwrap();
         assert!(m.mm.folios.test(pfn, pg::MAPPED) && m.mm.folios.test(pfn, pg::YOUNG), "{kernel} {advice:?}");
