@@ -383,3 +383,57 @@ fn exit_zaps_file_mappings_and_marks_young_pages_accessed_unless_the_mapping_has
         assert_eq!(state(&m) != before, marked, "{kernel} {advice:?}: marked accessed ({before:#x} -> {:#x})", state(&m));
     }
 }
+
+/// One file in a miniature machine of sampling rate `rate` (`machine.miniature`), or a full one.
+fn miniature(rate: Option<f64>) -> pagelab::sim::Machine<Classic> {
+    let mut text = one_file_scenario("16M", "6.1", "classic", 10);
+    if let Some(r) = rate {
+        text = text.replace("[machine]\n", &format!("[machine]\nminiature = {r}\n"));
+    }
+    classic(&text)
+}
+
+#[test]
+fn a_miniature_machine_scans_r_of_what_get_scan_count_gives_the_full_machine() {
+    // get_scan_count() (6.1/6.12) scans lru_size >> priority: 963 pages at priority 12 round
+    // down to 0 on a machine of that size. The miniature machine standing for 10 times it
+    // scans R of the full machine's 9630 >> 12 = 2, 0.2 pages a call on average; at priority 0
+    // R of 9630, its own 963.
+    let counts = |rate: Option<f64>, priority: u32, calls: usize| -> Vec<u64> {
+        let mut m = miniature(rate);
+        m.mm.memcgs.get_mut(ROOT_MEMCG).lruvec.lru_size[Lru::InactiveFile as usize] = 963;
+        let mut sc = pagelab::mm::vmscan::ScanControl::new(ROOT_MEMCG, pagelab::mm::vmstat::Reclaimer::Kswapd, 32);
+        sc.priority = priority;
+        (0..calls).map(|_| Classic::get_scan_count(&mut m.mm, ROOT_MEMCG, &mut sc).0[Lru::InactiveFile as usize]).collect()
+    };
+    assert!(counts(None, 12, 100).iter().all(|&n| n == 0));
+    let mini = counts(Some(0.1), 12, 10_000);
+    assert!(mini.iter().all(|&n| n <= 1));
+    let mean = mini.iter().sum::<u64>() as f64 / mini.len() as f64;
+    assert!((mean - 0.2).abs() < 0.02, "mean {mean}");
+    assert_eq!(counts(Some(0.1), 0, 3), vec![963; 3]);
+    assert_eq!(counts(Some(0.1), 12, 50), counts(Some(0.1), 12, 50), "the draws are deterministic");
+}
+
+#[test]
+fn a_miniature_machine_compares_refaults_against_a_window_of_runs_as_long_as_one_full_run() {
+    // prepare_scan_count() deactivates file pages only if a refault activated one since the
+    // last reclaim run (snapshot_refaults(), 6.1/6.12). A miniature machine of rate 1/2 runs
+    // twice as often per full run's worth of trace: its snapshot is the one of two runs ago.
+    use pagelab::mm::memcontrol::StatItem;
+    use pagelab::policy::Policy;
+    let snapshots = |rate: Option<f64>| -> Vec<u64> {
+        let mut m = miniature(rate);
+        (0..4)
+            .map(|_| {
+                m.mm.memcgs.mod_state(ROOT_MEMCG, StatItem::WorkingsetActivateFile, 1);
+                m.mm.memcgs.periodic_flush(0);
+                m.policy.snapshot_refaults(&mut m.mm, ROOT_MEMCG);
+                m.mm.memcgs.get(ROOT_MEMCG).lruvec.refaults[1]
+            })
+            .collect()
+    };
+    assert_eq!(snapshots(None), vec![1, 2, 3, 4]);
+    assert_eq!(snapshots(Some(0.5)), vec![1, 1, 2, 3]);
+    assert_eq!(snapshots(Some(1.0)), vec![1, 2, 3, 4], "rate 1 is the full machine");
+}

@@ -73,6 +73,9 @@ pub struct MachineToml {
     pub refault_flush: Option<String>,
     /// Flush from the stat update path when over the threshold (5.15-rc1).
     pub update_path_flush: Option<bool>,
+    /// Not a kernel setting: the sampling rate R of a miniature simulation, set by `pagelab
+    /// curve --sample R`, which corrects the classic LRU's rules that are not scale-free.
+    pub miniature: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

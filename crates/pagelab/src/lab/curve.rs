@@ -10,11 +10,14 @@
 //!
 //! What is scaled for the kernel models: the machine's memory and `min_free_kbytes` (from
 //! which the watermarks follow, `watermark_scale_factor` being a fraction already), and the
-//! trace's file (its pages are the sample's pages). What cannot be: the kernel's fixed batch
-//! sizes (SWAP_CLUSTER_MAX = 32 pages a reclaim batch, the lru_add batch of 15 pages, the
-//! memcg charge batch of 64 pages), the lowest reclaim priority's `lru_size >> 12`, and
-//! MGLRU's minimum generation and aging sizes: in a small scaled memory they weigh more than in
-//! the full one. [`SMALL_SCALED_PAGES`] is where docs/curve.md measured that to matter.
+//! trace's file (its pages are the sample's pages). Two rules of the classic LRU that are not
+//! scale-free are corrected (`machine.miniature`, mm/miniature.rs): get_scan_count()'s
+//! rounded-down `lru_size >> priority`, and the once-a-reclaim-run refault test of
+//! prepare_scan_count(). What is not scaled: the kernel's fixed batch sizes
+//! (SWAP_CLUSTER_MAX = 32 pages a reclaim batch, the lru_add batch of 15 pages, the memcg
+//! charge batch of 64 pages) and MGLRU's minimum generation and aging sizes: in a small scaled
+//! memory they weigh more than in the full one. [`SMALL_SCALED_PAGES`] is where docs/curve.md
+//! measured that to matter.
 
 use std::path::{Path, PathBuf};
 
@@ -229,6 +232,9 @@ fn replay(c: &Curve, path: &Path, sizes: &[u64], kernel_model: bool) -> Result<V
             if !set.iter().any(|s| s.trim_start().starts_with("machine.min_free_kbytes")) {
                 let full = crate::mm::Zone::new(unscaled_pages(m, rate), None, 10).min_free_kbytes;
                 set.push(format!("machine.min_free_kbytes={}", ((full as f64) * rate).round().max(1.0) as u64));
+            }
+            if !set.iter().any(|s| s.trim_start().starts_with("machine.miniature")) {
+                set.push(format!("machine.miniature={rate}"));
             }
         }
         let mem = format!("{}p", m / PAGE_SIZE);

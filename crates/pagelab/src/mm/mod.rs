@@ -16,6 +16,7 @@ pub mod invariants;
 pub mod mapping;
 pub mod memcontrol;
 pub mod memory;
+pub mod miniature;
 pub mod oom_kill;
 pub mod page_alloc;
 pub mod page_writeback;
@@ -236,9 +237,18 @@ pub struct Mm {
     /// The flusher was asked to write everything (reclaim) or to background writeback.
     pub wb_pending_all: bool,
     pub wb_pending_background: bool,
+    /// A miniature simulation's corrections (`machine.miniature`); `None` for a full machine.
+    pub miniature: Option<crate::mm::miniature::Miniature>,
 }
 
 impl Mm {
+    /// The full machine's count of pages for `n` of this machine's (`n` itself unless the
+    /// machine is a miniature).
+    #[inline]
+    pub fn unscaled(&self, n: u64) -> u64 {
+        self.miniature.as_ref().map_or(n, |m| m.unscale(n))
+    }
+
     /// The current actor's time.
     #[inline]
     pub fn now(&self) -> u64 {

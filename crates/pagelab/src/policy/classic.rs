@@ -3,6 +3,8 @@
 //! and refaults, the anon/file balance of get_scan_count() (IO cost in 6.1/6.12, 5.7's
 //! scanned/rotated ratios), and the refault-distance test.
 
+use std::collections::VecDeque;
+
 use crate::kernel::{Kernel, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::mm::folio::{pg, List, Pfn};
 use crate::mm::mapping::Shadow;
@@ -28,6 +30,10 @@ pub struct Classic {
     /// Memcgs whose folios another policy owns (a seam policy's cgroups, when the classic LRU
     /// is hosted by [`Ext`](crate::policy::seam::Ext)); empty when the classic LRU runs alone.
     foreign: Vec<bool>,
+    /// A miniature machine's refaults at the end of its last reclaim runs, per memcg, oldest
+    /// first (the window of
+    /// [`Miniature::refault_window`](crate::mm::miniature::Miniature::refault_window)); empty on a full machine.
+    refault_history: Vec<VecDeque<[u64; 2]>>,
 }
 
 /// The anon/file balance chosen by get_scan_count().
@@ -41,7 +47,12 @@ pub enum ScanBalance {
 
 impl Classic {
     pub fn new(nr_memcgs: usize) -> Classic {
-        Classic { lists: (0..nr_memcgs).map(|_| Default::default()).collect(), scratch: Vec::with_capacity(SWAP_CLUSTER_MAX as usize), foreign: Vec::new() }
+        Classic {
+            lists: (0..nr_memcgs).map(|_| Default::default()).collect(),
+            scratch: Vec::with_capacity(SWAP_CLUSTER_MAX as usize),
+            foreign: Vec::new(),
+            refault_history: vec![VecDeque::new(); nr_memcgs],
+        }
     }
 
     /// Leaves the folios of the memcgs marked `true` to another policy: a batched activation
@@ -170,11 +181,11 @@ impl Classic {
             sc.may_deactivate = (deactivate_anon as u8 * DEACTIVATE_ANON) | (deactivate_file as u8 * DEACTIVATE_FILE);
         }
         let file = mm.memcgs.page_state(target, StatItem::Lru(Lru::InactiveFile));
-        sc.cache_trim_mode = (file >> sc.priority) != 0 && sc.may_deactivate & DEACTIVATE_FILE == 0 && !sc.no_cache_trim_mode;
+        sc.cache_trim_mode = (mm.unscaled(file) >> sc.priority) != 0 && sc.may_deactivate & DEACTIVATE_FILE == 0 && !sc.no_cache_trim_mode;
         if !sc.cgroup_reclaim() {
             let file = mm.node_lru_size(Lru::ActiveFile) + mm.node_lru_size(Lru::InactiveFile);
             let anon = mm.node_lru_size(Lru::InactiveAnon);
-            sc.file_is_tiny = file + mm.nr_free() <= mm.zone.wmark_high && sc.may_deactivate & DEACTIVATE_ANON == 0 && (anon >> sc.priority) != 0;
+            sc.file_is_tiny = file + mm.nr_free() <= mm.zone.wmark_high && sc.may_deactivate & DEACTIVATE_ANON == 0 && (mm.unscaled(anon) >> sc.priority) != 0;
         }
     }
 
@@ -223,9 +234,9 @@ impl Classic {
                 };
                 let cgroup_size = usage.max(protection);
                 let scan = size - (size as u128 * protection as u128 / (cgroup_size as u128 + 1)) as u64;
-                scan.max(SWAP_CLUSTER_MAX)
+                mm.unscaled(scan).max(SWAP_CLUSTER_MAX)
             } else {
-                size
+                mm.unscaled(size)
             };
             scan >>= sc.priority;
             scan = match balance {
@@ -246,6 +257,10 @@ impl Classic {
                     }
                 }
             };
+            // A miniature machine scans R of what the full machine would (mm/miniature.rs).
+            if let Some(m) = mm.miniature.as_mut() {
+                scan = m.scale(scan);
+            }
             nr[lru as usize] = scan;
         }
         (nr, balance)
@@ -487,7 +502,19 @@ impl Policy for Classic {
     fn snapshot_refaults(&mut self, mm: &mut Mm, target: MemcgId) {
         let anon = mm.memcgs.page_state(target, StatItem::WorkingsetActivateAnon);
         let file = mm.memcgs.page_state(target, StatItem::WorkingsetActivateFile);
-        mm.memcgs.get_mut(target).lruvec.refaults = [anon, file];
+        let mut refaults = [anon, file];
+        // A miniature machine's run is R times shorter than the full machine's: it compares
+        // against the refaults of a window of runs as long as one full run
+        // (mm/miniature.rs).
+        if let Some(m) = mm.miniature.as_ref() {
+            let history = &mut self.refault_history[target as usize];
+            history.push_back(refaults);
+            if history.len() > m.refault_window() {
+                history.pop_front();
+            }
+            refaults = history[0];
+        }
+        mm.memcgs.get_mut(target).lruvec.refaults = refaults;
     }
 
     /// Per lruvec: the list sizes, the IO costs that balance anon against file

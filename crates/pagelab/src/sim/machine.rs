@@ -526,6 +526,7 @@ impl<P: Policy> Machine<P> {
             pmd_young: Vec::new(),
             wb_pending_all: false,
             wb_pending_background: false,
+            miniature: crate::mm::miniature::Miniature::new(m.miniature),
         };
         mm.pmd_young = vec![0; mm.space.len().div_ceil(512 * 64)];
         let mut policy = make_policy(&mm);

@@ -115,6 +115,8 @@ pub struct MachineSpec {
     pub rstat_flush_ns: u64,
     pub refault_flush: crate::mm::memcontrol::RefaultFlush,
     pub update_path_flush: bool,
+    /// `machine.miniature`: the sampling rate of a miniature simulation (1: a full machine).
+    pub miniature: f64,
 }
 
 /// A validated scenario.
@@ -504,6 +506,11 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
     let machine = MachineSpec {
         refault_flush,
         update_path_flush: m.update_path_flush.unwrap_or(false),
+        miniature: match m.miniature {
+            None => 1.0,
+            Some(r) if r > 0.0 && r <= 1.0 => r,
+            Some(r) => return Err(err("machine.miniature", format!("{r}: a sampling rate is in (0, 1]"))),
+        },
         memory_pages,
         kernel,
         policy,
