@@ -157,25 +157,45 @@ pub fn run(c: &Curve) -> Result<Points> {
     let counters: Vec<String> =
         if c.counters.is_empty() && kernel_model { KERNEL_COUNTERS.iter().map(|s| s.to_string()).collect() } else { c.counters.to_vec() };
     let names: Vec<String> = ["misses".to_string(), "miss_ratio".to_string()].into_iter().chain(counters.iter().cloned()).collect();
-    // Every run reads a dense trace: the full one converted once, or each seed's sample.
-    let (full, footprint, accesses) = dense_copy(c.path, format, &tmp.0)?;
-    let sizes = parse_sizes(c.memory, footprint)?;
     let point = |memory: u64| Point { memory, values: Vec::new(), errors: None, sample_memory: None, warning: None, reports: Vec::new() };
-    let mut points: Vec<Point> = sizes.iter().map(|&m| point(m)).collect();
     let mut sample = None;
-    match c.sample {
+    let points = match c.sample {
         None => {
+            // Every point replays the full trace, converted to a dense file once.
+            let (full, footprint, _) = dense_copy(c.path, format, &tmp.0)?;
+            let sizes = parse_sizes(c.memory, footprint)?;
+            let mut points: Vec<Point> = sizes.iter().map(|&m| point(m)).collect();
             let runs = replay(c, &full, &sizes, kernel_model)?;
             for (p, v) in points.iter_mut().zip(runs) {
                 p.values = counters_of(&v, &counters).into_iter().map(|(_, x)| x).collect();
                 p.reports = vec![v];
             }
+            points
         }
         Some(rate) => {
+            let paths = SAMPLE_SEEDS.map(|seed| tmp.0.join(format!("sample-{seed}.dense")));
+            let (kept, accesses, footprint) = match format {
+                // An oracleGeneral trace is sampled by object id in one pass, both seeds at
+                // once: only the sampled objects are ever given page numbers.
+                Format::OracleGeneral => {
+                    let (kept, accesses) = sample_oracle(c.path, &paths, rate)?;
+                    // Percentages are of the footprint the samples estimate (SHARDS' 1/R):
+                    // exact at R = 1, within a fraction of a percent for samples of
+                    // thousands of pages.
+                    (kept, accesses, ((kept[0] + kept[1]) as f64 / (2.0 * rate)).round() as u64)
+                }
+                Format::Dense => {
+                    let (_, footprint, accesses) = dense_copy(c.path, format, &tmp.0)?;
+                    let kept = [write_sample(c.path, &paths[0], rate, SAMPLE_SEEDS[0])?, write_sample(c.path, &paths[1], rate, SAMPLE_SEEDS[1])?];
+                    (kept, accesses, footprint)
+                }
+            };
+            let sizes = parse_sizes(c.memory, footprint)?;
+            let mut points: Vec<Point> = sizes.iter().map(|&m| point(m)).collect();
             let mut per_seed = Vec::new();
-            for seed in SAMPLE_SEEDS {
-                let path = tmp.0.join(format!("sample-{seed}.dense"));
-                let kept = write_sample(&full, &path, rate, seed)?;
+            for (i, seed) in SAMPLE_SEEDS.into_iter().enumerate() {
+                let path = &paths[i];
+                let kept = kept[i];
                 let scaled: Vec<u64> = sizes.iter().map(|&m| scale_size(m, rate)).collect::<Result<_>>()?;
                 if let Some((&m, &small)) = sizes.iter().zip(&scaled).find(|(_, &s)| kernel_model && s < MIN_MACHINE_BYTES) {
                     bail!(
@@ -183,7 +203,7 @@ pub fn run(c: &Curve) -> Result<Points> {
                         small / PAGE_SIZE
                     );
                 }
-                let runs = replay(c, &path, &scaled, kernel_model).with_context(|| format!("the sample with hash seed {seed}"))?;
+                let runs = replay(c, path, &scaled, kernel_model).with_context(|| format!("the sample with hash seed {seed}"))?;
                 per_seed.push((kept, runs));
             }
             sample = Some((rate, [per_seed[0].0, per_seed[1].0]));
@@ -216,8 +236,9 @@ pub fn run(c: &Curve) -> Result<Points> {
                     ));
                 }
             }
+            points
         }
-    }
+    };
     Ok(Points { counters: names, points, sample })
 }
 
@@ -316,7 +337,7 @@ pub fn write_sample(dense: &Path, out: &Path, rate: f64, seed: u64) -> Result<u6
     while let Some(b) = src.next_batch()? {
         batch.clear();
         for &p in b {
-            if !sampled(p, rate, seed) {
+            if !sampled(p as u64, rate, seed) {
                 continue;
             }
             let slot = &mut renumber[p as usize];
@@ -335,11 +356,54 @@ pub fn write_sample(dense: &Path, out: &Path, rate: f64, seed: u64) -> Result<u6
     Ok(next as u64)
 }
 
-/// The spatial hash: page `p` is in the sample of rate `rate` and seed `seed`. The same page
-/// is always in or out, whatever the trace around it.
-pub fn sampled(p: u32, rate: f64, seed: u64) -> bool {
-    let h = pagelab_trace::mix64((p as u64) ^ pagelab_trace::mix64(seed.wrapping_add(0x9E37_79B9_7F4A_7C15)));
+/// The spatial hash: the page of key `key` (an oracleGeneral object id, or a dense trace's
+/// page index) is in the sample of rate `rate` and seed `seed`. The same page is always in or
+/// out, whatever the trace around it.
+pub fn sampled(key: u64, rate: f64, seed: u64) -> bool {
+    let h = pagelab_trace::mix64(key ^ pagelab_trace::mix64(seed.wrapping_add(0x9E37_79B9_7F4A_7C15)));
     ((h >> 11) as f64) < rate * (1u64 << 53) as f64
+}
+
+/// Samples an oracleGeneral trace by object id for both hash seeds in one pass, writing
+/// each seed's sample as a dense trace (objects numbered in order of first access) to
+/// `outs`; returns the pages each kept and the trace's accesses. The full trace is never
+/// given page numbers: only the sampled objects are mapped, so the pass reads at the speed
+/// of the file, not of a map of every object.
+fn sample_oracle(path: &Path, outs: &[PathBuf; 2], rate: f64) -> Result<([u64; 2], u64)> {
+    let mut reader = pagelab_trace::OracleReader::open(path)?;
+    let mut maps = [pagelab_trace::IdMap::default(), pagelab_trace::IdMap::default()];
+    let mut writers = [DenseWriter::create(&outs[0])?, DenseWriter::create(&outs[1])?];
+    let mut batches: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
+    let mut accesses = 0u64;
+    while let Some(raw) = reader.next_batch()? {
+        for b in batches.iter_mut() {
+            b.clear();
+        }
+        for r in raw.chunks_exact(pagelab_trace::ORACLE_RECORD) {
+            let id = pagelab_trace::obj_id(r.try_into().expect("whole records"));
+            for (k, seed) in SAMPLE_SEEDS.into_iter().enumerate() {
+                if sampled(id, rate, seed) {
+                    batches[k].push(maps[k].get_or_insert(id));
+                }
+            }
+        }
+        accesses += (raw.len() / pagelab_trace::ORACLE_RECORD) as u64;
+        for (w, b) in writers.iter_mut().zip(&batches) {
+            w.write(b)?;
+        }
+    }
+    if accesses == 0 {
+        bail!("{}: the trace has no accesses", path.display());
+    }
+    let mut kept = [0u64; 2];
+    for (k, w) in writers.into_iter().enumerate() {
+        kept[k] = maps[k].len() as u64;
+        if kept[k] == 0 {
+            bail!("{}: no page of the trace falls in a {rate} sample (hash seed {}): raise --sample", path.display(), SAMPLE_SEEDS[k]);
+        }
+        w.finish(kept[k])?;
+    }
+    Ok((kept, accesses))
 }
 
 /// Parses `--memory` for a curve: `A..B:N` (N sizes evenly spaced from A to B), or a
@@ -470,12 +534,12 @@ mod tests {
 
     #[test]
     fn the_spatial_hash_selects_a_stable_subset_near_the_rate() {
-        let a: Vec<u32> = (0..100_000).filter(|&p| sampled(p, 0.1, 1)).collect();
-        let b: Vec<u32> = (0..100_000).filter(|&p| sampled(p, 0.1, 1)).collect();
+        let a: Vec<u64> = (0..100_000).filter(|&p| sampled(p, 0.1, 1)).collect();
+        let b: Vec<u64> = (0..100_000).filter(|&p| sampled(p, 0.1, 1)).collect();
         assert_eq!(a, b);
         assert!((9_500..10_500).contains(&a.len()), "{} of 100000 at rate 0.1", a.len());
         // Another seed selects another subset, and a lower rate a subset of the higher's.
-        let c: Vec<u32> = (0..100_000).filter(|&p| sampled(p, 0.1, 2)).collect();
+        let c: Vec<u64> = (0..100_000).filter(|&p| sampled(p, 0.1, 2)).collect();
         assert_ne!(a, c);
         assert!((0..100_000).filter(|&p| sampled(p, 0.05, 1)).all(|p| sampled(p, 0.1, 1)));
         assert!((0..1000).all(|p| sampled(p, 1.0, 7)));
@@ -505,19 +569,48 @@ mod tests {
         path
     }
 
-    fn curve(path: &Path, policy: &str, sample: Option<f64>) -> Value {
-        let c = Curve { path, format: "dense", policy, kernel: "6.1", set: &[], memory: "10%..40%:3", sample, counters: &[] };
+    /// The dense trace at `dense` as an oracleGeneral one: each page an object of a
+    /// scattered id.
+    fn as_oracle(dense: &Path) -> PathBuf {
+        let path = dense.with_extension("oracleGeneral");
+        let mut src = pagelab_trace::open(dense, Format::Dense, false, false).unwrap();
+        let mut records = Vec::new();
+        while let Some(b) = src.next_batch().unwrap() {
+            for &p in b {
+                let obj_id = (p as u64 + 7).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                records.push(pagelab_trace::Record { time: 0, obj_id, obj_size: 4096, next_access_vtime: -1 });
+            }
+        }
+        pagelab_trace::write_oracle(&path, records, None).unwrap();
+        path
+    }
+
+    fn curve_of(path: &Path, format: &str, policy: &str, sample: Option<f64>) -> Value {
+        let c = Curve { path, format, policy, kernel: "6.1", set: &[], memory: "10%..40%:3", sample, counters: &[] };
         run(&c).unwrap().to_json()
+    }
+
+    fn curve(path: &Path, policy: &str, sample: Option<f64>) -> Value {
+        curve_of(path, "dense", policy, sample)
     }
 
     #[test]
     fn a_sampled_curve_at_rate_one_equals_the_exact_curve() {
         let dir = tempfile::tempdir().unwrap();
-        let path = skewed_trace(dir.path(), 20_000, 4_000);
-        for policy in ["lru", "s3fifo", "classic", "mglru"] {
-            let exact = curve(&path, policy, None);
-            let sampled = curve(&path, policy, Some(1.0));
-            let c = Curve { path: &path, format: "dense", policy, kernel: "6.1", set: &[], memory: "10%..40%:3", sample: Some(1.0), counters: &[] };
+        let dense = skewed_trace(dir.path(), 20_000, 4_000);
+        let oracle = as_oracle(&dense);
+        // A dense trace is sampled by page index, an oracleGeneral one by object id.
+        for (path, format, policy) in [
+            (&dense, "dense", "lru"),
+            (&dense, "dense", "s3fifo"),
+            (&dense, "dense", "classic"),
+            (&dense, "dense", "mglru"),
+            (&oracle, "oracleGeneral", "lru"),
+            (&oracle, "oracleGeneral", "classic"),
+        ] {
+            let exact = curve_of(path, format, policy, None);
+            let sampled = curve_of(path, format, policy, Some(1.0));
+            let c = Curve { path, format, policy, kernel: "6.1", set: &[], memory: "10%..40%:3", sample: Some(1.0), counters: &[] };
             assert!(run(&c).unwrap().points.iter().all(|p| p.warning.is_none()), "{policy}: nothing is scaled at rate 1, so no small-sample warning");
             for (e, s) in exact.as_array().unwrap().iter().zip(sampled.as_array().unwrap()) {
                 for (k, v) in e.as_object().unwrap() {

@@ -24,6 +24,9 @@
 #[derive(Clone, Debug)]
 pub struct Miniature {
     rate: f64,
+    /// 1/R, so the per-scan arithmetic multiplies (and truncates rather than calling libm's
+    /// round and floor, which baseline x86-64 has no instruction for).
+    inverse: f64,
     draws: u64,
 }
 
@@ -31,12 +34,12 @@ impl Miniature {
     /// The corrections for a machine `rate` times the size of the one it stands for; none
     /// at rate 1, where the machine is the full one.
     pub fn new(rate: f64) -> Option<Miniature> {
-        (rate > 0.0 && rate < 1.0).then_some(Miniature { rate, draws: 0 })
+        (rate > 0.0 && rate < 1.0).then_some(Miniature { rate, inverse: 1.0 / rate, draws: 0 })
     }
 
     /// The full machine's count of pages for `n` of the miniature machine's.
     pub fn unscale(&self, n: u64) -> u64 {
-        (n as f64 / self.rate).round() as u64
+        (n as f64 * self.inverse + 0.5) as u64
     }
 
     /// `n` pages of the full machine brought back to the miniature machine: `n × R`, rounded
@@ -44,16 +47,16 @@ impl Miniature {
     /// by `mix64`: the same run gives the same draws.
     pub fn scale(&mut self, n: u64) -> u64 {
         let x = n as f64 * self.rate;
-        let whole = x.floor();
+        let whole = x as u64;
         self.draws += 1;
-        let u = (pagelab_trace::mix64(self.draws) >> 11) as f64 / (1u64 << 53) as f64;
-        whole as u64 + (u < x - whole) as u64
+        let u = (pagelab_trace::mix64(self.draws) >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
+        whole + (u < x - whole as f64) as u64
     }
 
     /// How many of the miniature machine's reclaim runs span one of the full machine's:
     /// round(1/R).
     pub fn refault_window(&self) -> usize {
-        (1.0 / self.rate).round().max(1.0) as usize
+        (self.inverse + 0.5) as usize
     }
 }
 
