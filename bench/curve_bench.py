@@ -105,7 +105,7 @@ def main():
                 for p, q in zip(pts, exact):
                     # The command warns (on standard error) below this many scaled pages.
                     scaled = round(p["memory"] // 4096 * rate)
-                    small = f"(the scaled memory ({scaled} pages) is below 16384 pages)" if policy in ("classic", "mglru") and scaled < 16384 else ""
+                    small = f"(the scaled memory ({scaled} pages) is below 1024 pages)" if policy in ("classic", "mglru") and scaled < 1024 else ""
                     print(f"    {p['memory'] / 2**20:>9.1f}M  exact {q['miss_ratio']:.4f}  sampled {p['miss_ratio']:.4f} "
                           f"±{p['miss_ratio_error']:.4f}  {small}")
 

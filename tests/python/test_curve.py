@@ -69,13 +69,13 @@ def test_curve_frames_keep_the_reports_and_the_sample(zipf):
     assert [r["misses"] for r in exact.attrs["reports"]] == list(exact["misses"])
     assert "sample" not in exact.attrs
     with pytest.warns(RuntimeWarning, match="scaled memory"):
-        sampled = pagelab.curve(zipf, policy="classic", memory="8M", sample=0.5)
+        sampled = pagelab.curve(zipf, policy="classic", memory="4M", sample=0.5)
     assert list(sampled.columns) == ["memory", "misses", "miss_ratio", "workingset_refault_file", "workingset_activate_file",
                                      "pgscan_file", "pgsteal_file", "misses_error", "miss_ratio_error",
                                      "workingset_refault_file_error", "workingset_activate_file_error", "pgscan_file_error",
                                      "pgsteal_file_error"]
     s = sampled.attrs["sample"]
-    assert s["rate"] == 0.5 and len(s["pages"]) == 2 and s["memory"] == [4 << 20]
+    assert s["rate"] == 0.5 and len(s["pages"]) == 2 and s["memory"] == [2 << 20]
     seeds = sampled.attrs["reports"][0]
     assert len(seeds) == 2 and [r["trace"]["pages"] for r in seeds] == s["pages"]
     # A filtered frame shares the reports, and the index still finds a row's report.

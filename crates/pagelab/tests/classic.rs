@@ -437,3 +437,22 @@ fn a_miniature_machine_compares_refaults_against_a_window_of_runs_as_long_as_one
     assert_eq!(snapshots(Some(0.5)), vec![1, 1, 2, 3]);
     assert_eq!(snapshots(Some(1.0)), vec![1, 2, 3, 4], "rate 1 is the full machine");
 }
+
+#[test]
+fn a_miniature_machine_keeps_the_inactive_ratio_of_the_full_machines_list_sizes() {
+    // inactive_is_low() (6.1/6.12): inactive × sqrt(10 × GiB of both lists) < active.
+    // 2000 active and 700 inactive pages are 10.5 MiB: ratio 1, and 700 < 2000 is low. In a
+    // miniature of rate 1/100 they stand for 1.03 GiB: ratio 3, and 2100 < 2000 is not. With
+    // 600 inactive they stand for 0.99 GiB: ratio 1 again, low.
+    use pagelab::mm::memcontrol::StatItem;
+    let low = |rate: Option<f64>, inactive: i64| -> bool {
+        let mut m = miniature(rate);
+        m.mm.memcgs.mod_state(ROOT_MEMCG, StatItem::Lru(Lru::ActiveFile), 2000);
+        m.mm.memcgs.mod_state(ROOT_MEMCG, StatItem::Lru(Lru::InactiveFile), inactive);
+        m.mm.memcgs.periodic_flush(0);
+        Classic::inactive_is_low(&m.mm, ROOT_MEMCG, Lru::InactiveFile)
+    };
+    assert!(low(None, 700), "ratio 1 on a full machine of these lists");
+    assert!(!low(Some(0.01), 700), "ratio 3 for the 1.03 GiB the miniature's lists stand for");
+    assert!(low(Some(0.01), 600));
+}

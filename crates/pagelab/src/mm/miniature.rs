@@ -3,9 +3,9 @@
 //! --sample R`, Waldspurger et al., USENIX ATC '17). Everything else in the miniature machine
 //! is the kernel's, on R of the pages in R of the memory.
 //!
-//! Two of the classic LRU's rules are not scale-free, and a miniature machine that follows
-//! them literally keeps its active file list about twice as large (relative to its memory) as
-//! the full machine does, and misses 2–3 points less at a few thousand pages
+//! Three of the classic LRU's rules are not scale-free. A miniature machine that follows the
+//! first two literally keeps its active file list about twice as large (relative to its
+//! memory) as the full machine does, and misses 2–4 points less at a few thousand pages
 //! (docs/curve.md):
 //!
 //! * `get_scan_count()` scans `lru_size >> priority` pages of a list: an integer that rounds
@@ -19,6 +19,9 @@
 //!   fewer refaults and more runs see none. The miniature machine compares against the
 //!   refaults of round(1/R) runs ago ([`Miniature::refault_window`]), a window as long in the
 //!   trace as one run of the full machine.
+//! * `inactive_is_low()` wants an inactive list at least sqrt(10 × GiB) times smaller than
+//!   the active one, GiB the size of both lists: 1 below 1 GiB, 3 at 1 GiB, 9 at 8 GiB. The
+//!   miniature machine takes the full machine's ratio, from its lists' unscaled size.
 
 /// A miniature simulation's scale and its deterministic rounding stream.
 #[derive(Clone, Debug)]

@@ -146,12 +146,13 @@ impl Classic {
         (taken, scan)
     }
 
-    /// Models mm/vmscan.c: inactive_is_low() on the rstat counters of the lruvec.
+    /// Models mm/vmscan.c: inactive_is_low() on the rstat counters of the lruvec. (A
+    /// miniature machine takes the ratio of the full machine's lists, mm/miniature.rs.)
     pub fn inactive_is_low(mm: &Mm, memcg: MemcgId, inactive_lru: Lru) -> bool {
         let active_lru = if inactive_lru == Lru::InactiveAnon { Lru::ActiveAnon } else { Lru::ActiveFile };
         let inactive = mm.memcgs.page_state(memcg, StatItem::Lru(inactive_lru));
         let active = mm.memcgs.page_state(memcg, StatItem::Lru(active_lru));
-        let gb = (inactive + active) >> (30 - 12);
+        let gb = mm.unscaled(inactive + active) >> (30 - 12);
         let ratio = if gb > 0 { int_sqrt(10 * gb) } else { 1 };
         inactive * ratio < active
     }
