@@ -96,7 +96,8 @@ def curve(path, *, policy=None, memory=None, vary=None, sample=None, format="ora
     A trace's curve (`memory` given, default policy classic and kernel 6.1):
 
     `memory`: "A..B:N" (N evenly spaced sizes), a comma-separated string or a list of sizes,
-    each in bytes ("64M", "4096p") or a percentage of the trace's distinct pages ("5%").
+    each in bytes ("64M", "4096p") or a percentage of the trace's distinct pages ("5%"; with
+    a sample, of the distinct pages the two samples estimate).
     `sample`: miniature simulation at this rate (0 < R <= 1): a spatially hashed R of the
     pages in R of the memory, counts scaled back by 1/R, each counter with `<name>_error`
     from two hash seeds; without it every point replays the whole trace. `counters`: vmstat

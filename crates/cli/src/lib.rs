@@ -159,7 +159,8 @@ enum Cmd {
         #[arg(long)]
         policy: Option<String>,
         /// A trace's sizes: A..B:N (N evenly spaced), or a list; bytes (64M, 4096p) or a
-        /// percentage of the trace's distinct pages (1%..20%:20).
+        /// percentage of the trace's distinct pages (1%..20%:20; with --sample, of the
+        /// distinct pages the samples estimate).
         #[arg(long, required_unless_present = "vary", conflicts_with = "vary")]
         memory: Option<String>,
         /// A scenario's size key and its sizes, KEY=A..B:N or KEY=a,b,c
