@@ -309,9 +309,16 @@ impl Policy for LruGen {
                         // list is left there when inc_min_seq() advances anon's min_seq
                         // without moving folios (swap not possible), as in the kernel; its
                         // flags may then name a retired generation until sort_folio() moves it.
-                        let left_behind = ty == 0 && g != gen;
+                        // inc_min_seq() (6.1/6.12) also leaves the whole oldest anon list where it
+                        // is, its folios still naming that generation, which becomes the youngest
+                        // when max_seq next wraps onto it.
+                        let list_live = (lv.min_seq[ty]..=lv.max_seq).any(|s| gen_of(s) == gen);
+                        let left_behind = ty == 0 && (g != gen || !list_live);
                         if !seq_ok && !left_behind {
-                            return Err(format!("pfn {pfn} in generation {g}, outside memcg {m}'s live generations"));
+                            return Err(format!(
+                                "pfn {pfn} in generation {g}, outside memcg {m}'s live generations (type {ty}, on list {gen}, min_seq {:?}, max_seq {}, flags {:#x})",
+                                lv.min_seq, lv.max_seq, f.flags
+                            ));
                         }
                         counted[g][ty] += 1;
                         if f.test(pg::ACTIVE) {
