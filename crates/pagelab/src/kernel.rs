@@ -256,6 +256,22 @@ impl Kernel {
     pub fn lru_gen_debugfs_four_walk_stats(self) -> bool {
         self >= Kernel::V6_12
     }
+
+    /// mm/page_alloc.c: the per-CPU free lists' `high` tuned at run time (6.7 on: 6.12's
+    /// nr_pcp_high(), nr_pcp_alloc(), decay_pcp_high() and ZONE_BELOW_HIGH): it grows from
+    /// high_min (the low watermark) towards high_max (an eighth of the zone) while the zone
+    /// stays above its high watermark, and refills take up to 32 batches at once. 6.1 keeps
+    /// `high` at the low watermark and refills one batch at a time.
+    pub fn pcp_high_autotuned(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
+    /// mm/page_alloc.c: nr_pcp_high() caps a per-CPU list at four batches while kswapd
+    /// reclaims the zone (ZONE_RECLAIM_ACTIVE), and nr_pcp_free() frees growing batches
+    /// (5.14 on: 6.1 and 6.12). 5.7 keeps `high` at six batches and frees one batch at a time.
+    pub fn pcp_limited_during_reclaim(self) -> bool {
+        self >= Kernel::V6_1
+    }
 }
 
 /// `SWAP_CLUSTER_MAX`: the reclaim batch.

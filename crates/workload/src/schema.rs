@@ -45,6 +45,9 @@ pub struct MachineToml {
     pub page_cluster: Option<u32>,
     pub min_free_kbytes: Option<u64>,
     pub watermark_scale_factor: Option<u64>,
+    /// vm.percpu_pagelist_high_fraction (0, the default: the per-CPU lists' limit follows the
+    /// low watermark; at least 8 otherwise).
+    pub percpu_pagelist_high_fraction: Option<u64>,
     /// Memory the kernel never hands to the page allocator (the gap to MemTotal).
     #[serde(default, deserialize_with = "crate::size::size_text")]
     pub reserved: Option<String>,

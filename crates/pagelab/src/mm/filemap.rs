@@ -26,7 +26,7 @@ pub fn new_folio<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, vpn: Vpn, an
     mm.page_counts(pfn, 1);
     if try_charge_memcg(mm, p, memcg, 1).is_err() {
         mm.page_counts(pfn, -1);
-        mm.folios.free(pfn);
+        crate::mm::page_alloc::free_unref_page(mm, pfn);
         return None;
     }
     if mm.cfg.kernel.memcg_counts_pgpgin() {

@@ -43,8 +43,11 @@ pub fn check(mm: &Mm) -> Result<(), String> {
             return Err(format!("pfn {pfn}: swap slot {} does not belong to it", f.swap));
         }
     }
-    if used + mm.nr_free() + mm.kernel_pages != frames {
-        return Err(format!("{used} used + {} free + {} kernel != {frames} frames", mm.nr_free(), mm.kernel_pages));
+    if used + mm.folios.nr_free() + mm.kernel_pages != frames {
+        return Err(format!("{used} used + {} free + {} kernel != {frames} frames", mm.folios.nr_free(), mm.kernel_pages));
+    }
+    if mm.pcp.count < 0 || mm.pcp.count as u64 > mm.folios.nr_free() {
+        return Err(format!("{} pages on the per-CPU lists, {} free frames", mm.pcp.count, mm.folios.nr_free()));
     }
     if dirty != mm.nr_dirty || writeback != mm.nr_writeback {
         return Err(format!("dirty {dirty}/{} writeback {writeback}/{}", mm.nr_dirty, mm.nr_writeback));

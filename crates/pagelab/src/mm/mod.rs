@@ -81,6 +81,11 @@ pub struct Zone {
     /// CONFIG_ZONE_DMA) below the zone modeled here. pagelab does not model its pages, only
     /// the one place where it decides an outcome: see [`Zone::dma_blocks_kswapd_abort`].
     pub dma_zone: bool,
+    /// ZONE_BELOW_HIGH (6.12): an allocation found the zone below its high watermark, and
+    /// no bulk free of the per-CPU lists has lifted it above since.
+    pub below_high: bool,
+    /// ZONE_RECLAIM_ACTIVE: kswapd is in balance_pgdat() for the zone.
+    pub reclaim_active: bool,
 }
 
 impl Zone {
@@ -95,7 +100,16 @@ impl Zone {
         let wmark_min = pages_min; // the only zone holds all lowmem
         let tmp = (wmark_min / 4).max(managed * watermark_scale_factor / 10_000);
         let dma_zone = managed > DMA_ZONE_PAGES;
-        Zone { managed, min_free_kbytes, wmark_min, wmark_low: wmark_min + tmp, wmark_high: wmark_min + 2 * tmp, dma_zone }
+        Zone {
+            managed,
+            min_free_kbytes,
+            wmark_min,
+            wmark_low: wmark_min + tmp,
+            wmark_high: wmark_min + 2 * tmp,
+            dma_zone,
+            below_high: false,
+            reclaim_active: false,
+        }
     }
 
     /// Models the ZONE_DMA term of 6.12's MGLRU should_abort_scan() (mm/vmscan.c, 6.12.95):
@@ -197,6 +211,8 @@ pub struct Mm {
     pub folios: Folios,
     pub space: AddressSpace,
     pub zone: Zone,
+    /// The zone's per-CPU free lists (one CPU's).
+    pub pcp: crate::mm::page_alloc::PerCpuPages,
     pub memcgs: Memcgs,
     pub swap: Swap,
     pub swap_dev: Device,
@@ -293,7 +309,7 @@ impl Mm {
 
     #[inline]
     pub fn nr_free(&self) -> u64 {
-        self.folios.nr_free()
+        self.folios.nr_free() - self.pcp.count as u64
     }
 
     /// Counts a global event (/proc/vmstat).

@@ -1,7 +1,8 @@
-//! The page allocator's slow path as reclaim sees it (mm/page_alloc.c): watermark checks,
-//! waking kswapd, direct reclaim and its retries, and the OOM killer as the last resort.
+//! The page allocator as reclaim sees it (mm/page_alloc.c): watermark checks, the per-CPU
+//! free lists whose pages those checks do not see, waking kswapd, direct reclaim and its
+//! retries, and the OOM killer as the last resort.
 
-use crate::kernel::MAX_RECLAIM_RETRIES;
+use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
 use crate::mm::folio::{pg, Pfn};
 use crate::mm::memcontrol::FedStat;
 use crate::mm::oom_kill::out_of_memory;
@@ -19,22 +20,30 @@ pub enum Gfp {
 }
 
 /// Models mm/page_alloc.c: __alloc_pages() for one order-0 page: the low-watermark fast
-/// path, then __alloc_pages_slowpath(): wake kswapd, try the min watermark, direct reclaim,
-/// should_reclaim_retry() and __alloc_pages_may_oom(). `None` means the allocation failed
-/// (NoRetry) or the allocating task was killed.
+/// path, then __alloc_pages_slowpath(): wake kswapd, try the min watermark, direct reclaim
+/// (__alloc_pages_direct_reclaim(): after reclaim that made progress, one more try, and one
+/// after draining the per-CPU lists), should_reclaim_retry() and __alloc_pages_may_oom().
+/// `None` means the allocation failed (NoRetry) or the allocating task was killed.
 pub fn alloc_page<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<Pfn> {
-    if mm.nr_free() > mm.zone.wmark_low {
-        return mm.folios.alloc();
+    if let Some(pfn) = get_page_from_freelist(mm, mm.zone.wmark_low) {
+        return Some(pfn);
     }
     wakeup_kswapd(mm);
     let mut no_progress = 0;
     loop {
-        if mm.nr_free() > mm.zone.wmark_min {
-            return mm.folios.alloc();
+        if let Some(pfn) = get_page_from_freelist(mm, mm.zone.wmark_min) {
+            return Some(pfn);
         }
         let reclaimed = try_to_free_pages(mm, p);
-        if mm.nr_free() > mm.zone.wmark_min {
-            return mm.folios.alloc();
+        if reclaimed > 0 {
+            if let Some(pfn) = get_page_from_freelist(mm, mm.zone.wmark_min) {
+                return Some(pfn);
+            }
+            // Pages freed by reclaim may sit on the per-CPU lists, out of the watermarks' sight.
+            drain_all_pages(mm);
+            if let Some(pfn) = get_page_from_freelist(mm, mm.zone.wmark_min) {
+                return Some(pfn);
+            }
         }
         if gfp == Gfp::NoRetry {
             return None;
@@ -53,9 +62,69 @@ pub fn alloc_page<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<Pfn> {
             // Nothing left to kill: dip below the watermark rather than spin (the kernel's
             // OOM reserves).
             if mm.tasks.iter().all(|t| t.killed || t.rss_anon + t.swapents == 0) {
-                return mm.folios.alloc();
+                return rmqueue(mm);
             }
         }
+    }
+}
+
+/// Models mm/page_alloc.c: get_page_from_freelist() for an order-0 page in the one zone:
+/// the zone must keep more than `mark` free pages (zone_watermark_fast(); pages on the
+/// per-CPU lists are not free pages to it). 6.12 first notes whether the zone is below its
+/// high watermark (ZONE_BELOW_HIGH, which stops the per-CPU lists from growing); a zone
+/// above it passes without the second test.
+#[inline]
+fn get_page_from_freelist(mm: &mut Mm, mark: u64) -> Option<Pfn> {
+    if mm.cfg.kernel.pcp_high_autotuned() && !mm.zone.below_high {
+        if mm.nr_free() > mm.zone.wmark_high {
+            return rmqueue(mm);
+        }
+        mm.zone.below_high = true;
+    }
+    if mm.nr_free() > mark {
+        return rmqueue(mm);
+    }
+    None
+}
+
+/// Models mm/page_alloc.c: rmqueue_pcplist(): take the page from this CPU's list, refilling
+/// an empty list from the buddy lists first (rmqueue_bulk(), which checks no watermark).
+fn rmqueue(mm: &mut Mm) -> Option<Pfn> {
+    let kernel = mm.cfg.kernel;
+    let buddy = mm.nr_free();
+    let below_high = mm.zone.below_high;
+    if !mm.pcp.take_one(kernel, below_high, buddy) {
+        return None;
+    }
+    mm.folios.alloc()
+}
+
+/// Models mm/page_alloc.c: drain_all_pages(): every page on the per-CPU lists goes back to
+/// the buddy lists.
+pub fn drain_all_pages(mm: &mut Mm) {
+    mm.pcp.count = 0;
+}
+
+/// Models the free of an order-0 page to this CPU's list (free_unref_page(), or
+/// free_unref_folios()/free_unref_page_list() for a batch, which commit each page the same
+/// way): the list takes it, and gives a bulk back to the buddy lists when it reaches its
+/// `high` (free_unref_page_commit()). On 6.12 a bulk free that lifts the zone above its high
+/// watermark clears ZONE_BELOW_HIGH.
+pub fn free_unref_page(mm: &mut Mm, pfn: Pfn) {
+    mm.folios.free(pfn);
+    let kernel = mm.cfg.kernel;
+    let (reclaim_active, below_high) = (mm.zone.reclaim_active, mm.zone.below_high);
+    if mm.pcp.commit_free(kernel, reclaim_active, below_high) && below_high && mm.nr_free() > mm.zone.wmark_high {
+        mm.zone.below_high = false;
+    }
+}
+
+/// Models mm/vmstat.c: refresh_cpu_vm_stats() -> decay_pcp_high() (6.12, every
+/// sysctl_stat_interval): `high` sheds an eighth towards high_min and the list gives back
+/// what it holds above it. 6.1 and 5.7 drain nothing there on a single node.
+pub fn decay_pcp_high(mm: &mut Mm) {
+    if mm.cfg.kernel.pcp_high_autotuned() {
+        mm.pcp.decay_high();
     }
 }
 
@@ -83,5 +152,336 @@ pub fn free_folio(mm: &mut Mm, pfn: Pfn) {
     if mm.cfg.kernel.memcg_counts_pgpgin() {
         mm.memcgs.stat_updated(memcg, FedStat::PgpgOut, 1);
     }
-    mm.folios.free(pfn);
+    free_unref_page(mm, pfn);
+}
+
+/// `CONFIG_PCP_BATCH_SCALE_MAX` (5 in Debian's 6.1 and 6.12 configs): refills and bulk frees
+/// grow to at most 32 batches.
+const PCP_BATCH_SCALE_MAX: u32 = 5;
+/// `MIN_PERCPU_PAGELIST_HIGH_FRACTION`: 6.12's high_max is an eighth of the zone.
+const MIN_PERCPU_PAGELIST_HIGH_FRACTION: u64 = 8;
+
+/// One CPU's free lists for the zone (mm/page_alloc.c: struct per_cpu_pages, order 0,
+/// movable pages: the only kind the model allocates). The pages themselves stay on the frame
+/// free list; this counts how many of them are on the per-CPU list, where NR_FREE_PAGES, and
+/// so every watermark check, does not see them. The model gives the machine one CPU's lists
+/// (the oracle's guests have one CPU): the kernel splits `high` over a node's CPUs, and which
+/// CPU's list a page goes to follows the scheduler, which the model does not have.
+#[derive(Clone, Debug)]
+pub struct PerCpuPages {
+    /// Pages on the list.
+    pub count: i64,
+    /// The list's current limit (6.12: tuned between high_min and high_max).
+    pub high: i64,
+    high_min: i64,
+    high_max: i64,
+    batch: i64,
+    /// 6.12: refills take `batch << alloc_factor`; doubled per refill, halved per free.
+    alloc_factor: u32,
+    /// 6.12: pages freed since the last allocations (halved per allocation), which size
+    /// bulk frees and the decay of `high`.
+    free_count: i64,
+    /// 6.1: bulk frees take `batch << free_factor`; doubled per bulk free, halved per
+    /// allocation.
+    free_factor: u32,
+}
+
+impl PerCpuPages {
+    /// Models mm/page_alloc.c: zone_set_pageset_high_and_batch() with zone_batchsize() and
+    /// zone_highsize() for one CPU (6.1, 6.12), or pageset_set_batch() (5.7: high is six
+    /// batches). `high_fraction` is vm.percpu_pagelist_high_fraction (0: the default, high
+    /// from the low watermark; on 6.12 it also turns the tuning off).
+    pub fn new(kernel: Kernel, managed: u64, wmark_low: u64, high_fraction: u64) -> PerCpuPages {
+        let batch = zone_batchsize(managed).max(1);
+        let highsize = |fraction: u64| {
+            // Fraction 0 is the default: the low watermark.
+            let total = managed.checked_div(fraction).unwrap_or(wmark_low);
+            (total as i64).max(batch << 2)
+        };
+        let (high_min, high_max) = if !kernel.pcp_limited_during_reclaim() {
+            (6 * batch, 6 * batch)
+        } else if !kernel.pcp_high_autotuned() || high_fraction != 0 {
+            (highsize(high_fraction), highsize(high_fraction))
+        } else {
+            (highsize(0), highsize(MIN_PERCPU_PAGELIST_HIGH_FRACTION))
+        };
+        PerCpuPages { count: 0, high: high_min, high_min, high_max, batch, alloc_factor: 0, free_count: 0, free_factor: 0 }
+    }
+
+    /// Takes one page for an allocation (rmqueue_pcplist()), refilling an empty list with up
+    /// to nr_pcp_alloc() of the `buddy` pages first. False when there is none to take.
+    fn take_one(&mut self, kernel: Kernel, below_high: bool, buddy: u64) -> bool {
+        if kernel.pcp_high_autotuned() {
+            self.free_count >>= 1;
+        } else {
+            self.free_factor >>= 1;
+        }
+        if self.count == 0 {
+            let want = self.nr_pcp_alloc(kernel, below_high);
+            self.count = want.min(buddy as i64);
+            if self.count == 0 {
+                return false;
+            }
+        }
+        self.count -= 1;
+        true
+    }
+
+    /// Models mm/page_alloc.c: nr_pcp_alloc() (6.12): how many pages an empty list takes
+    /// from the buddy lists: `batch << alloc_factor`, the factor doubling per refill without
+    /// a free between, at most what fits under `high` (which grows by the refill while the
+    /// zone is above its high watermark). 6.1 and 5.7 take one batch.
+    fn nr_pcp_alloc(&mut self, kernel: Kernel, below_high: bool) -> i64 {
+        if !kernel.pcp_high_autotuned() {
+            return self.batch;
+        }
+        self.high = self.high.clamp(self.high_min, self.high_max);
+        if self.high < self.batch {
+            return 1;
+        }
+        let mut batch = self.batch << self.alloc_factor;
+        if self.high_min != self.high_max && !below_high {
+            self.high = (self.high + batch).min(self.high_max);
+        }
+        let max_nr_alloc = (self.high - self.count - self.batch).max(self.batch);
+        if batch <= max_nr_alloc && self.alloc_factor < PCP_BATCH_SCALE_MAX {
+            self.alloc_factor += 1;
+        }
+        batch = batch.min(max_nr_alloc);
+        batch
+    }
+
+    /// Models mm/page_alloc.c: free_unref_page_commit() for an order-0 page: the list takes
+    /// the page and, at its limit (nr_pcp_high()), gives nr_pcp_free() pages back. True when
+    /// it gave some back.
+    fn commit_free(&mut self, kernel: Kernel, reclaim_active: bool, below_high: bool) -> bool {
+        self.count += 1;
+        if kernel.pcp_high_autotuned() {
+            self.alloc_factor >>= 1;
+            if self.free_count < self.batch << PCP_BATCH_SCALE_MAX {
+                self.free_count += 1;
+            }
+        }
+        let high = self.nr_pcp_high(kernel, reclaim_active, below_high);
+        if self.count < high {
+            return false;
+        }
+        let n = self.nr_pcp_free(kernel, high);
+        self.count -= n.min(self.count);
+        true
+    }
+
+    /// Models mm/page_alloc.c: nr_pcp_high(): the limit a free is held to. 6.1 and 6.12 cap
+    /// it at four batches while kswapd reclaims the zone (ZONE_RECLAIM_ACTIVE), 6.12 letting
+    /// `high` itself shed the pages freed meanwhile; 6.12 also sheds them while the zone is
+    /// below its high watermark (then the list keeps at most what it has), and otherwise
+    /// raises `high` to hold a run of frees.
+    fn nr_pcp_high(&mut self, kernel: Kernel, reclaim_active: bool, below_high: bool) -> i64 {
+        if !kernel.pcp_limited_during_reclaim() {
+            return self.high;
+        }
+        if !kernel.pcp_high_autotuned() {
+            return if reclaim_active { (self.batch << 2).min(self.high) } else { self.high };
+        }
+        self.high = self.high.clamp(self.high_min, self.high_max);
+        let high = self.high;
+        if high == 0 {
+            return 0;
+        }
+        if reclaim_active {
+            self.high = (high - self.free_count.max(self.batch)).max(self.high_min);
+            return (self.batch << 2).min(self.high);
+        }
+        if self.high_min == self.high_max {
+            return high;
+        }
+        if below_high {
+            self.high = (high - self.free_count.max(self.batch)).max(self.high_min);
+            return self.count.max(self.high_min);
+        }
+        if self.count >= high {
+            let need_high = self.free_count + self.batch;
+            if self.high < need_high {
+                self.high = need_high.clamp(self.high_min, self.high_max);
+            }
+        }
+        high
+    }
+
+    /// Models mm/page_alloc.c: nr_pcp_free(): how many pages a full list gives back, at
+    /// least a batch and leaving at least one: 6.1 doubles the batch per bulk free without an
+    /// allocation between (free_factor), 6.12 gives back the pages freed meanwhile
+    /// (free_count); 5.7 one batch.
+    fn nr_pcp_free(&mut self, kernel: Kernel, high: i64) -> i64 {
+        if !kernel.pcp_limited_during_reclaim() {
+            return self.batch;
+        }
+        if high < self.batch {
+            return 1;
+        }
+        let (min_nr_free, max_nr_free) = (self.batch, high - self.batch);
+        let n = if kernel.pcp_high_autotuned() {
+            self.free_count
+        } else {
+            let n = self.batch << self.free_factor;
+            if n < max_nr_free && self.free_factor < PCP_BATCH_SCALE_MAX {
+                self.free_factor += 1;
+            }
+            n
+        };
+        // The kernel's clamp(): the upper bound wins when the bounds cross.
+        n.max(min_nr_free).min(max_nr_free)
+    }
+
+    /// Models mm/page_alloc.c: decay_pcp_high() (6.12).
+    fn decay_high(&mut self) {
+        if self.high > self.high_min {
+            self.high = (self.count - (self.batch << PCP_BATCH_SCALE_MAX)).max(self.high - (self.high >> 3)).max(self.high_min);
+        }
+        if self.count > self.high {
+            self.count = self.high;
+        }
+    }
+}
+
+/// Models mm/page_alloc.c: zone_batchsize(): about a quarter of a thousandth of the zone, at
+/// most 64 pages, rounded to a power of two less one.
+fn zone_batchsize(managed: u64) -> i64 {
+    let batch = ((managed >> 10).min(256) / 4).max(1) as i64;
+    let x = batch + batch / 2;
+    (1i64 << (63 - x.leading_zeros())) - 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The oracle guests' DMA32 zone: 50,098 managed pages, low watermark 521.
+    fn guest_pcp(kernel: Kernel) -> PerCpuPages {
+        PerCpuPages::new(kernel, 50_098, 521, 0)
+    }
+
+    #[test]
+    fn zone_batchsize_is_a_power_of_two_less_one_of_a_quarter_of_a_thousandth() {
+        assert_eq!(zone_batchsize(50_098), 15);
+        assert_eq!(zone_batchsize(3_840), 0, "ZONE_DMA: the caller raises it to 1");
+        assert_eq!(zone_batchsize(1 << 20), 63);
+        assert_eq!(zone_batchsize(1 << 30), 63, "capped at 1 MiB of pages / 4");
+    }
+
+    #[test]
+    fn zone_highsize_follows_the_low_watermark_and_6_12_tunes_up_to_an_eighth_of_the_zone() {
+        let p = guest_pcp(Kernel::V6_1);
+        assert_eq!((p.batch, p.high_min, p.high_max), (15, 521, 521));
+        let p = guest_pcp(Kernel::V6_12);
+        assert_eq!((p.high_min, p.high_max), (521, 50_098 / 8));
+        // vm.percpu_pagelist_high_fraction fixes high and turns 6.12's tuning off.
+        let p = PerCpuPages::new(Kernel::V6_12, 50_098, 521, 1000);
+        assert_eq!((p.high_min, p.high_max), (60, 60), "at least four batches");
+        let p = guest_pcp(Kernel::V5_7);
+        assert_eq!((p.high_min, p.high_max), (90, 90), "5.7: six batches");
+    }
+
+    #[test]
+    fn nr_pcp_alloc_doubles_refills_without_frees_on_6_12_and_takes_one_batch_on_6_1() {
+        let mut p = guest_pcp(Kernel::V6_12);
+        let mut refills = Vec::new();
+        for _ in 0..7 {
+            let n = p.nr_pcp_alloc(Kernel::V6_12, false);
+            refills.push(n);
+            p.count = 0; // the refill is used up before the next
+        }
+        assert_eq!(refills, [15, 30, 60, 120, 240, 480, 480]);
+        assert_eq!(p.high, 521 + 15 + 30 + 60 + 120 + 240 + 480 + 480, "high grows by each refill above the high watermark");
+        // A free halves the factor.
+        p.commit_free(Kernel::V6_12, false, false);
+        assert_eq!(p.alloc_factor, 2);
+        let mut p = guest_pcp(Kernel::V6_1);
+        assert!((0..5).all(|_| p.nr_pcp_alloc(Kernel::V6_1, false) == 15));
+    }
+
+    #[test]
+    fn nr_pcp_alloc_stops_raising_high_below_the_high_watermark_on_6_12() {
+        let mut p = guest_pcp(Kernel::V6_12);
+        for _ in 0..6 {
+            p.nr_pcp_alloc(Kernel::V6_12, true);
+            p.count = 0;
+        }
+        assert_eq!(p.high, 521);
+        // At most what fits under high, less a batch.
+        p.count = 100;
+        assert_eq!(p.nr_pcp_alloc(Kernel::V6_12, true), 521 - 100 - 15);
+    }
+
+    #[test]
+    fn nr_pcp_high_holds_the_list_to_four_batches_while_kswapd_reclaims() {
+        for kernel in [Kernel::V6_1, Kernel::V6_12] {
+            let mut p = guest_pcp(kernel);
+            let mut gave_back = 0;
+            for _ in 0..200 {
+                if p.commit_free(kernel, true, false) {
+                    gave_back += 1;
+                }
+                assert!(p.count < 60, "{kernel:?}: {} pages held during reclaim", p.count);
+            }
+            assert!(gave_back > 0);
+            let mut p = guest_pcp(kernel);
+            for _ in 0..200 {
+                p.commit_free(kernel, false, false);
+            }
+            assert_eq!(p.count, 200, "{kernel:?}: without reclaim the list holds up to high");
+        }
+    }
+
+    #[test]
+    fn nr_pcp_high_sheds_what_was_freed_below_the_high_watermark_on_6_12() {
+        let mut p = guest_pcp(Kernel::V6_12);
+        p.high = 3000;
+        for _ in 0..100 {
+            p.commit_free(Kernel::V6_12, false, true);
+        }
+        assert!(p.high < 3000 - 100 * 15 + 1, "high {} sheds at least a batch per free", p.high);
+        assert!(p.high >= 521);
+        // Above the high watermark, a run of frees raises high to hold it and a batch, the
+        // run counted up to 32 batches.
+        let mut p = PerCpuPages::new(Kernel::V6_12, 50_098, 100, 0);
+        for _ in 0..600 {
+            p.commit_free(Kernel::V6_12, false, false);
+        }
+        assert!(p.high > 100 && p.high <= 480 + 15, "high {}", p.high);
+        let mut p = guest_pcp(Kernel::V6_12);
+        for _ in 0..600 {
+            p.commit_free(Kernel::V6_12, false, false);
+        }
+        assert_eq!(p.high, 521, "a run never needs more than the guest's high_min");
+    }
+
+    #[test]
+    fn nr_pcp_free_doubles_bulk_frees_on_6_1_and_gives_back_the_run_of_frees_on_6_12() {
+        let mut p = guest_pcp(Kernel::V6_1);
+        let bulks: Vec<i64> = (0..4).map(|_| p.nr_pcp_free(Kernel::V6_1, 521)).collect();
+        assert_eq!(bulks, [15, 30, 60, 120]);
+        let mut p = guest_pcp(Kernel::V6_12);
+        p.free_count = 200;
+        assert_eq!(p.nr_pcp_free(Kernel::V6_12, 521), 200);
+        p.free_count = 3;
+        assert_eq!(p.nr_pcp_free(Kernel::V6_12, 521), 15, "at least a batch");
+        p.free_count = 600;
+        assert_eq!(p.nr_pcp_free(Kernel::V6_12, 521), 521 - 15, "leaving a batch");
+    }
+
+    #[test]
+    fn decay_pcp_high_sheds_an_eighth_and_drains_down_to_it() {
+        let mut p = guest_pcp(Kernel::V6_12);
+        p.high = 4000;
+        p.count = 3900;
+        p.decay_high();
+        assert_eq!(p.high, 4000 - 500);
+        assert_eq!(p.count, 3500);
+        // Never below high_min.
+        p.high = 530;
+        p.count = 0;
+        p.decay_high();
+        assert_eq!(p.high, 521);
+    }
 }

@@ -765,6 +765,8 @@ pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
     let Some(mut bal) = mm.node.kswapd.take() else { return };
     let prev_actor = mm.actor;
     mm.actor = Actor::Kswapd;
+    // set_reclaim_active(): from balance_pgdat()'s start to its end.
+    mm.zone.reclaim_active = true;
     let sc = &mut bal.sc;
     if pgdat_balanced(mm) {
         finish_balance(mm, p, sc);
@@ -814,6 +816,8 @@ pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
 }
 
 fn finish_balance<P: Policy>(mm: &mut Mm, p: &mut P, _sc: &mut ScanControl) {
+    // clear_reclaim_active(): balance_pgdat() returns.
+    mm.zone.reclaim_active = false;
     p.snapshot_refaults(mm, ROOT_MEMCG);
     if pgdat_balanced(mm) || mm.node.kswapd_failures >= KSWAPD_FAILURES_HOPELESS {
         // prepare_kswapd_sleep(): balanced, so clear the congestion flags and sleep.

@@ -244,6 +244,9 @@ enum Event {
     Flusher,
     /// kswapd's next step (`balance_pgdat()`).
     Kswapd,
+    /// The per-CPU vmstat refresh (`vmstat_update()`, every sysctl_stat_interval): on 6.12
+    /// it decays the per-CPU free lists' `high` (decay_pcp_high()).
+    VmstatUpdate,
     /// A sample of the counters for the run's series.
     Sample,
 }
@@ -304,6 +307,8 @@ pub struct Machine<P: Policy> {
     next_sample: u64,
     next_flush: u64,
     next_wb: u64,
+    /// The next vmstat_update(); `u64::MAX` on kernels where it does nothing the model has.
+    next_vmstat: u64,
     total_ops: u64,
     done_ops: u64,
     /// Per task: keep its memory when it is done (`hold = true`).
@@ -371,6 +376,12 @@ fn leader_accesses_needed(j: u64, ratio: f64) -> u64 {
         d += 1;
     }
     d
+}
+
+/// sysctl_stat_interval (HZ): half FLUSH_TIME, so it follows the oracle's scaling of the
+/// rstat flush period to the guest's clock.
+fn vmstat_interval(s: &Scenario) -> u64 {
+    s.machine.rstat_flush_ns / 2
 }
 
 impl<P: Policy> Machine<P> {
@@ -491,11 +502,13 @@ impl<P: Policy> Machine<P> {
         for _ in 0..m.kernel_used_pages {
             folios.alloc();
         }
+        let pcp = crate::mm::page_alloc::PerCpuPages::new(m.kernel, zone.managed, zone.wmark_low, m.percpu_pagelist_high_fraction);
         let mut mm = Mm {
             cfg,
             folios,
             space,
             zone,
+            pcp,
             memcgs,
             swap,
             swap_dev: Device::new(m.swap_device, s.swap_cost.clone()),
@@ -551,6 +564,7 @@ impl<P: Policy> Machine<P> {
             next_sample: interval,
             next_flush: s.machine.rstat_flush_ns,
             next_wb: s.machine.dirty_writeback_ns,
+            next_vmstat: if s.machine.kernel.pcp_high_autotuned() { vmstat_interval(s) } else { u64::MAX },
             total_ops,
             done_ops: 0,
         })
@@ -751,6 +765,7 @@ impl<P: Policy> Machine<P> {
         self.next_flush <= now
             || self.next_wb <= now
             || self.next_sample <= now
+            || self.next_vmstat <= now
             || kswapd_next(&self.mm).is_some_and(|k| k <= now)
             || self.mm.writeback.peek().is_some_and(|std::cmp::Reverse(w)| w.at <= now)
     }
@@ -784,6 +799,10 @@ impl<P: Policy> Machine<P> {
                         self.mm.kswapd_clock += 1_000;
                     }
                 }
+                Event::VmstatUpdate => {
+                    crate::mm::page_alloc::decay_pcp_high(&mut self.mm);
+                    self.next_vmstat += self.mm.memcgs.flush_period_ns / 2;
+                }
                 Event::Sample => {
                     self.sample(at);
                     self.next_sample += self.interval;
@@ -797,7 +816,8 @@ impl<P: Policy> Machine<P> {
     fn next_due_event(&self, now: u64) -> Option<(u64, Event)> {
         let writeback = self.mm.writeback.peek().map(|std::cmp::Reverse(w)| (w.at, Event::WritebackDone));
         let kswapd = kswapd_next(&self.mm).map(|k| (k, Event::Kswapd));
-        let timers = [(self.next_flush, Event::RstatFlush), (self.next_wb, Event::Flusher), (self.next_sample, Event::Sample)];
+        let timers =
+            [(self.next_flush, Event::RstatFlush), (self.next_wb, Event::Flusher), (self.next_vmstat, Event::VmstatUpdate), (self.next_sample, Event::Sample)];
         writeback.into_iter().chain(kswapd).chain(timers).filter(|&(at, _)| at <= now && at != u64::MAX).min()
     }
 

@@ -99,6 +99,8 @@ pub struct MachineSpec {
     pub page_cluster: u32,
     pub min_free_kbytes: Option<u64>,
     pub watermark_scale_factor: u64,
+    /// vm.percpu_pagelist_high_fraction (0: the kernel's default).
+    pub percpu_pagelist_high_fraction: u64,
     pub reserved_pages: u64,
     pub kernel_used_pages: u64,
     pub shmem_pages: u64,
@@ -522,6 +524,10 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
         page_cluster,
         min_free_kbytes: m.min_free_kbytes,
         watermark_scale_factor: m.watermark_scale_factor.unwrap_or(10).clamp(1, 3000),
+        percpu_pagelist_high_fraction: match m.percpu_pagelist_high_fraction.unwrap_or(0) {
+            f @ (0 | 8..) => f,
+            f => return Err(err("machine.percpu_pagelist_high_fraction", format!("{f}: the sysctl takes 0 (the default) or at least 8"))),
+        },
         reserved_pages,
         kernel_used_pages,
         shmem_pages,
