@@ -79,6 +79,8 @@ pub struct MachineToml {
     /// Not a kernel setting: the sampling rate R of a miniature simulation, set by `pagelab
     /// curve --sample R`, which corrects the classic LRU's rules that are not scale-free.
     pub miniature: Option<f64>,
+    /// CPUs: 1 makes kswapd share the task's CPU; unset, kswapd runs beside the tasks.
+    pub cpus: Option<u32>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

@@ -255,6 +255,8 @@ pub struct Mm {
     pub wb_pending_background: bool,
     /// A miniature simulation's corrections (`machine.miniature`); `None` for a full machine.
     pub miniature: Option<crate::mm::miniature::Miniature>,
+    /// `machine.cpus = 1`: kswapd shares the task's CPU; `None`: kswapd has its own.
+    pub one_cpu: Option<crate::mm::time::OneCpu>,
 }
 
 impl Mm {
@@ -293,6 +295,9 @@ impl Mm {
                 let task = &mut self.tasks[i];
                 if t > task.clock {
                     task.io_wait_ns += t - task.clock;
+                    if let Some(cpu) = self.one_cpu.as_mut() {
+                        cpu.task_waits(task.clock, t);
+                    }
                     task.clock = t;
                 }
             }

@@ -112,3 +112,80 @@ mod tests {
         assert_eq!((d.pages_read, d.pages_written), (3, 1));
     }
 }
+
+/// One CPU shared by kswapd and the tasks (`machine.cpus = 1`; the oracle's guests run with
+/// one). Not a kernel rule: pagelab's approximation of the scheduler. A task's clock advances
+/// through its own CPU time and its waits (IO, sleeps); the waits are the CPU's idle time,
+/// which kswapd's steps use first. What a step needs beyond that idle time it shares with
+/// the tasks, half each (CFS and EEVDF give two runnable tasks of equal weight equal time):
+/// the step ends twice that much later and each task it overlaps loses that much CPU time.
+/// With several tasks, any task's wait counts as idle time; the tasks' competition with each
+/// other is not modeled. Without it kswapd runs beside the tasks, as if on a CPU of its own.
+#[derive(Clone, Debug, Default)]
+pub struct OneCpu {
+    /// The task's waits not yet used by kswapd, in time order: (from, until).
+    idle: std::collections::VecDeque<(u64, u64)>,
+}
+
+impl OneCpu {
+    /// The task waits from `from` to `until`.
+    pub fn task_waits(&mut self, from: u64, until: u64) {
+        if until > from {
+            self.idle.push_back((from, until));
+        }
+    }
+
+    /// A kswapd step that started at `start` and used `cpu_ns` of CPU, with the task's clock
+    /// at `task_now`: when the step ends on the shared CPU, and how much CPU time the task
+    /// lost to it.
+    pub fn kswapd_step(&mut self, start: u64, cpu_ns: u64, task_now: u64) -> (u64, u64) {
+        let mut at = start;
+        let mut need = cpu_ns;
+        while need > 0 {
+            let Some(&(from, until)) = self.idle.front() else { break };
+            if until <= at {
+                self.idle.pop_front();
+                continue;
+            }
+            at = at.max(from);
+            let used = need.min(until - at);
+            at += used;
+            need -= used;
+            if at >= until {
+                self.idle.pop_front();
+            }
+        }
+        if need == 0 {
+            return (at, 0);
+        }
+        // Both runnable from the task's present on.
+        let from = at.max(task_now);
+        (from + 2 * need, need)
+    }
+}
+
+#[cfg(test)]
+mod one_cpu_tests {
+    use super::OneCpu;
+
+    #[test]
+    fn kswapd_on_one_cpu_runs_in_the_tasks_waits_first() {
+        let mut cpu = OneCpu::default();
+        cpu.task_waits(100, 150);
+        cpu.task_waits(200, 260);
+        // A 70 ns step from 90: 50 ns of the first wait, 20 of the second.
+        assert_eq!(cpu.kswapd_step(90, 70, 300), (220, 0));
+        // The next step uses the rest of the second wait, 40 ns.
+        assert_eq!(cpu.kswapd_step(220, 40, 300), (260, 0));
+    }
+
+    #[test]
+    fn kswapd_on_one_cpu_shares_the_cpu_once_the_waits_are_used() {
+        let mut cpu = OneCpu::default();
+        cpu.task_waits(100, 130);
+        // 30 ns in the wait, then 50 ns more from the task's present (400) at half speed.
+        assert_eq!(cpu.kswapd_step(100, 80, 400), (500, 50));
+        // No waits left: from 600 on, all of it shared.
+        assert_eq!(cpu.kswapd_step(600, 10, 400), (620, 10));
+    }
+}

@@ -518,6 +518,7 @@ impl<P: Policy> Machine<P> {
             tasks: task_mms,
             kswapd_clock: 0,
             kswapd_cpu_ns: 0,
+            one_cpu: (s.machine.cpus == Some(1)).then(crate::mm::time::OneCpu::default),
             lru_add_batch: Vec::with_capacity(32),
             activate_batch: Vec::with_capacity(32),
             file_nodes,
@@ -793,7 +794,9 @@ impl<P: Policy> Machine<P> {
                 }
                 Event::Kswapd => {
                     let before = self.mm.kswapd_clock;
+                    let cpu_before = self.mm.kswapd_cpu_ns;
                     kswapd_step(&mut self.mm, &mut self.policy);
+                    self.share_the_cpu(before, cpu_before, now);
                     // Every step costs at least a microsecond, so kswapd cannot stall time.
                     if self.mm.kswapd_clock == before {
                         self.mm.kswapd_clock += 1_000;
@@ -819,6 +822,23 @@ impl<P: Policy> Machine<P> {
         let timers =
             [(self.next_flush, Event::RstatFlush), (self.next_wb, Event::Flusher), (self.next_vmstat, Event::VmstatUpdate), (self.next_sample, Event::Sample)];
         writeback.into_iter().chain(kswapd).chain(timers).filter(|&(at, _)| at <= now && at != u64::MAX).min()
+    }
+
+    /// `machine.cpus = 1`: the kswapd step that began at `start` takes its CPU time from the
+    /// task's waits first, then half of the CPU from the task's present `now` on.
+    fn share_the_cpu(&mut self, start: u64, cpu_before: u64, now: u64) {
+        let Some(cpu) = self.mm.one_cpu.as_mut() else { return };
+        let cpu_ns = self.mm.kswapd_cpu_ns - cpu_before;
+        let waited = (self.mm.kswapd_clock - start).saturating_sub(cpu_ns);
+        let (end, lost) = cpu.kswapd_step(start, cpu_ns, now);
+        self.mm.kswapd_clock = self.mm.kswapd_clock.max(end + waited);
+        if lost > 0 {
+            for (t, task) in self.tasks.iter().enumerate() {
+                if !task.done && self.mm.tasks[t].clock <= end {
+                    self.mm.tasks[t].clock += lost;
+                }
+            }
+        }
     }
 
     /// Runs `f` as a kernel thread at time `at` (the flusher).
@@ -917,6 +937,9 @@ impl<P: Policy> Machine<P> {
         self.run_events_until(now);
         self.mm.actor = Actor::Task(t);
         let task = &mut self.mm.tasks[t];
+        if let Some(cpu) = self.mm.one_cpu.as_mut() {
+            cpu.task_waits(task.clock, task.clock + think_ns);
+        }
         task.clock += think_ns;
         task.ran = true;
     }

@@ -101,6 +101,8 @@ pub struct MachineSpec {
     pub watermark_scale_factor: u64,
     /// vm.percpu_pagelist_high_fraction (0: the kernel's default).
     pub percpu_pagelist_high_fraction: u64,
+    /// `machine.cpus`: `Some(1)` makes kswapd share the one task's CPU.
+    pub cpus: Option<u32>,
     pub reserved_pages: u64,
     pub kernel_used_pages: u64,
     pub shmem_pages: u64,
@@ -524,6 +526,16 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
         page_cluster,
         min_free_kbytes: m.min_free_kbytes,
         watermark_scale_factor: m.watermark_scale_factor.unwrap_or(10).clamp(1, 3000),
+        cpus: match m.cpus {
+            None => None,
+            Some(1) => Some(1),
+            Some(n) => {
+                return Err(err(
+                    "machine.cpus",
+                    format!("{n}: only 1 (kswapd shares the CPU with the task) is modeled; leave it unset for kswapd on a CPU of its own"),
+                ))
+            }
+        },
         percpu_pagelist_high_fraction: match m.percpu_pagelist_high_fraction.unwrap_or(0) {
             f @ (0 | 8..) => f,
             f => return Err(err("machine.percpu_pagelist_high_fraction", format!("{f}: the sysctl takes 0 (the default) or at least 8"))),
@@ -742,6 +754,17 @@ seed = 42
         let e = parse(&EXAMPLE.replace("seed = 42", "seed = 42\nspeed = 3")).unwrap_err();
         assert!(e.key.starts_with("workload[0]"), "{e}");
         assert!(e.message.contains("speed"), "{e}");
+    }
+
+    #[test]
+    fn machine_knobs_outside_what_is_modeled_are_named() {
+        let e = parse(&EXAMPLE.replace("memory = \"256M\"", "memory = \"256M\"\ncpus = 2")).unwrap_err();
+        assert_eq!(e.key, "machine.cpus");
+        assert!(e.message.contains("only 1"), "{e}");
+        let e = parse(&EXAMPLE.replace("memory = \"256M\"", "memory = \"256M\"\npercpu_pagelist_high_fraction = 4")).unwrap_err();
+        assert_eq!(e.key, "machine.percpu_pagelist_high_fraction");
+        let s = parse(&EXAMPLE.replace("memory = \"256M\"", "memory = \"256M\"\ncpus = 1\npercpu_pagelist_high_fraction = 8")).unwrap();
+        assert_eq!((s.machine.cpus, s.machine.percpu_pagelist_high_fraction), (Some(1), 8));
     }
 
     #[test]
