@@ -89,6 +89,7 @@ fn get_page_from_freelist(mm: &mut Mm, mark: u64) -> Option<Pfn> {
 
 /// Models mm/page_alloc.c: rmqueue_pcplist(): take the page from this CPU's list, refilling
 /// an empty list from the buddy lists first (rmqueue_bulk(), which checks no watermark).
+#[inline]
 fn rmqueue(mm: &mut Mm) -> Option<Pfn> {
     let kernel = mm.cfg.kernel;
     let buddy = mm.nr_free();
@@ -110,6 +111,7 @@ pub fn drain_all_pages(mm: &mut Mm) {
 /// way): the list takes it, and gives a bulk back to the buddy lists when it reaches its
 /// `high` (free_unref_page_commit()). On 6.12 a bulk free that lifts the zone above its high
 /// watermark clears ZONE_BELOW_HIGH.
+#[inline]
 pub fn free_unref_page(mm: &mut Mm, pfn: Pfn) {
     mm.folios.free(pfn);
     let kernel = mm.cfg.kernel;
@@ -210,6 +212,7 @@ impl PerCpuPages {
 
     /// Takes one page for an allocation (rmqueue_pcplist()), refilling an empty list with up
     /// to nr_pcp_alloc() of the `buddy` pages first. False when there is none to take.
+    #[inline]
     fn take_one(&mut self, kernel: Kernel, below_high: bool, buddy: u64) -> bool {
         if kernel.pcp_high_autotuned() {
             self.free_count >>= 1;
@@ -254,6 +257,7 @@ impl PerCpuPages {
     /// Models mm/page_alloc.c: free_unref_page_commit() for an order-0 page: the list takes
     /// the page and, at its limit (nr_pcp_high()), gives nr_pcp_free() pages back. True when
     /// it gave some back.
+    #[inline]
     fn commit_free(&mut self, kernel: Kernel, reclaim_active: bool, below_high: bool) -> bool {
         self.count += 1;
         if kernel.pcp_high_autotuned() {
@@ -276,6 +280,7 @@ impl PerCpuPages {
     /// `high` itself shed the pages freed meanwhile; 6.12 also sheds them while the zone is
     /// below its high watermark (then the list keeps at most what it has), and otherwise
     /// raises `high` to hold a run of frees.
+    #[inline]
     fn nr_pcp_high(&mut self, kernel: Kernel, reclaim_active: bool, below_high: bool) -> i64 {
         if !kernel.pcp_limited_during_reclaim() {
             return self.high;
