@@ -76,7 +76,8 @@ pub struct LockstepReport {
     pub wait_s: f64,
 }
 
-/// The zone as the model set it up (for checks against /proc/zoneinfo).
+/// The node's memory as the model set it up: managed pages and watermarks added up over its
+/// zones (for checks against /proc/zoneinfo).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ZoneReport {
     pub managed: u64,
@@ -84,6 +85,18 @@ pub struct ZoneReport {
     pub min: u64,
     pub low: u64,
     pub high: u64,
+}
+
+/// One zone as the model set it up (/proc/zoneinfo's names; `protection` is its lowmem
+/// reserve against user allocations).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ZoneInfo {
+    pub name: &'static str,
+    pub managed: u64,
+    pub min: u64,
+    pub low: u64,
+    pub high: u64,
+    pub protection: u64,
 }
 
 /// A run's report; `pagelab run --json` writes it.
@@ -102,6 +115,7 @@ pub struct Report {
     pub tasks: Vec<TaskReport>,
     pub oom_kills: Vec<OomKill>,
     pub zone: ZoneReport,
+    pub zones: Vec<ZoneInfo>,
     pub kswapd_cpu_s: f64,
     pub rstat_flushes: u64,
     /// Memcgs visited by rstat flushes.
@@ -358,12 +372,18 @@ impl Report {
             tasks,
             oom_kills: mm.oom_kills.clone(),
             zone: ZoneReport {
-                managed: mm.zone.managed,
-                min_free_kbytes: mm.zone.min_free_kbytes,
-                min: mm.zone.wmark_min,
-                low: mm.zone.wmark_low,
-                high: mm.zone.wmark_high,
+                managed: mm.zones.managed(),
+                min_free_kbytes: mm.zones.min_free_kbytes,
+                min: mm.zones.z.iter().map(|z| z.wmark_min).sum(),
+                low: mm.zones.z.iter().map(|z| z.wmark_low).sum(),
+                high: mm.zones.high_wmarks(),
             },
+            zones: mm
+                .zones
+                .z
+                .iter()
+                .map(|z| ZoneInfo { name: z.name, managed: z.managed, min: z.wmark_min, low: z.wmark_low, high: z.wmark_high, protection: z.lowmem_reserve })
+                .collect(),
             kswapd_cpu_s: mm.kswapd_cpu_ns as f64 / 1e9,
             rstat_flushes: mm.memcgs.nr_flushes,
             rstat_flushed_memcgs: mm.memcgs.flushed_memcgs,

@@ -469,9 +469,61 @@ fn rmqueue_pcplist_refills_in_batches_the_watermarks_do_not_see_growing_on_6_12_
         for page in 0..500 {
             m.apply(0, read(0, page));
         }
-        assert_eq!(m.mm.pcp.count, held as i64, "{kernel}");
+        assert_eq!(m.mm.zones.z.last().unwrap().pcp.count, held as i64, "{kernel}: ZONE_DMA32's list");
         assert_eq!(m.mm.folios.nr_free(), before - 500, "{kernel}: 500 pages in use");
         assert_eq!(m.mm.nr_free(), before - 500 - held as u64, "{kernel}: NR_FREE_PAGES leaves the list out");
         m.check().unwrap();
     }
+}
+
+#[test]
+fn user_pages_fall_back_to_zone_dma_down_to_low_plus_lowmem_reserve_before_kswapd_wakes() {
+    // mm/page_alloc.c: get_page_from_freelist() (6.1/6.12) walks the zonelist from
+    // ZONE_DMA32 down: ZONE_DMA serves user pages only once ZONE_DMA32 fails its low
+    // watermark, and only while it keeps more than its own low watermark plus its lowmem
+    // reserve (zone_watermark_fast()); kswapd is woken when both fail.
+    for kernel in ["6.1", "6.12"] {
+        let mut m = one_file("256M", kernel, 80_000);
+        let (dma, dma32) = (0, 1);
+        assert_eq!(m.mm.zones.z.iter().map(|z| z.name).collect::<Vec<_>>(), ["DMA", "DMA32"]);
+        let mut page = 0;
+        while m.mm.events.get(Ev::PgallocDma) == 0 {
+            m.apply(0, read(0, page));
+            page += 1;
+        }
+        let z = &m.mm.zones.z[dma32];
+        assert!(m.mm.zone_free(dma32) <= z.wmark_low, "{kernel}: ZONE_DMA used with {} free in ZONE_DMA32", m.mm.zone_free(dma32));
+        while m.mm.events.get(Ev::PageOutRun) == 0 {
+            m.apply(0, read(0, page));
+            page += 1;
+        }
+        // Near that floor: the read that woke kswapd may have let it reclaim a few pages.
+        let z = &m.mm.zones.z[dma];
+        let (free, floor) = (m.mm.zone_free(dma), z.wmark_low + z.lowmem_reserve);
+        assert!(free + 64 > floor && free < floor + 64, "{kernel}: kswapd woken with {free} free in ZONE_DMA, floor {floor}");
+        assert!(m.mm.events.get(Ev::PgallocDma) > 3000, "{kernel}: ZONE_DMA gave its pages down to the floor");
+        m.check().unwrap();
+    }
+}
+
+#[test]
+fn pgdat_balanced_needs_one_zone_above_its_high_watermark_plus_lowmem_reserve() {
+    // mm/vmscan.c: pgdat_balanced() (6.1/6.12): the node is balanced when any zone passes
+    // zone_watermark_ok_safe() at its high watermark for ZONE_MOVABLE allocations.
+    let mut m = one_file("256M", "6.12", 100);
+    let (dma, dma32) = (0, 1);
+    let take = |m: &mut pagelab::sim::Machine<Classic>, z: usize, keep: u64| {
+        while m.mm.zone_free(z) > keep {
+            m.mm.folios.alloc_from(z).unwrap();
+        }
+    };
+    let high = |m: &pagelab::sim::Machine<Classic>, z: usize| m.mm.zones.z[z].wmark_high + m.mm.zones.z[z].lowmem_reserve;
+    let h32 = high(&m, dma32);
+    take(&mut m, dma32, h32);
+    assert!(pagelab::mm::vmscan::pgdat_balanced(&m.mm), "ZONE_DMA alone balances the node");
+    let hdma = high(&m, dma);
+    take(&mut m, dma, hdma);
+    assert!(!pagelab::mm::vmscan::pgdat_balanced(&m.mm), "no zone above its mark");
+    m.mm.folios.free(0); // the first frame `take` handed out
+    assert!(pagelab::mm::vmscan::pgdat_balanced(&m.mm), "one free ZONE_DMA page past high + reserve balances it");
 }

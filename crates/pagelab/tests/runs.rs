@@ -197,9 +197,11 @@ fn the_read_miss_shortcut_falls_back_as_the_general_path_does() {
     let starved = |shortcut: bool| {
         run_tweaked(&s, make, |mm| {
             mm.cfg.read_shortcuts = shortcut;
-            mm.zone.wmark_min = mm.zone.managed;
-            mm.zone.wmark_low = mm.zone.managed;
-            mm.zone.wmark_high = mm.zone.managed;
+            for zone in &mut mm.zones.z {
+                zone.wmark_min = zone.managed;
+                zone.wmark_low = zone.managed;
+                zone.wmark_high = zone.managed;
+            }
         })
     };
     let (on, off) = (starved(true), starved(false));

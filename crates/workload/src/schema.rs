@@ -48,6 +48,9 @@ pub struct MachineToml {
     /// vm.percpu_pagelist_high_fraction (0, the default: the per-CPU lists' limit follows the
     /// low watermark; at least 8 otherwise).
     pub percpu_pagelist_high_fraction: Option<u64>,
+    /// The memory zones: `x86-64` (the default: ZONE_DMA, ZONE_DMA32 and, above 4 GiB,
+    /// ZONE_NORMAL, laid out as qemu's pc machine lays out RAM) or `one` (a single zone).
+    pub zones: Option<String>,
     /// Memory the kernel never hands to the page allocator (the gap to MemTotal).
     #[serde(default, deserialize_with = "crate::size::size_text")]
     pub reserved: Option<String>,

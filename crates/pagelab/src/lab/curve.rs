@@ -252,7 +252,7 @@ fn replay(c: &Curve, path: &Path, sizes: &[u64], kernel_model: bool) -> Result<V
             // as the square root of memory (calculate_min_free_kbytes()), so a miniature
             // machine left to compute its own would keep proportionally more memory free.
             if !set.iter().any(|s| s.trim_start().starts_with("machine.min_free_kbytes")) {
-                let full = crate::mm::Zone::new(unscaled_pages(m, rate), None, 10).min_free_kbytes;
+                let full = crate::mm::mmzone::calculate_min_free_kbytes(unscaled_pages(m, rate));
                 set.push(format!("machine.min_free_kbytes={}", ((full as f64) * rate).round().max(1.0) as u64));
             }
             if !set.iter().any(|s| s.trim_start().starts_with("machine.miniature")) {

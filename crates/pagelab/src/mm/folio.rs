@@ -94,54 +94,89 @@ impl Folio {
     }
 }
 
-/// All page frames of the machine and the free list of the buddy allocator.
+/// All page frames of the machine and the buddy allocator's free lists, one per zone. Zone
+/// `z` holds the frames from the end of zone `z - 1` up to `zone_end[z]` (mm/mmzone.h: a
+/// zone is a range of page frame numbers).
 #[derive(Clone, Debug)]
 pub struct Folios {
     pub f: Vec<Folio>,
-    free: Vec<Pfn>,
+    free: Vec<Vec<Pfn>>,
+    zone_end: Vec<Pfn>,
 }
 
 impl Folios {
-    /// `frames` page frames, all free; the lowest numbers are handed out first.
+    /// `frames` page frames in one zone, all free; the lowest numbers are handed out first.
     pub fn new(frames: u32) -> Self {
-        Folios { f: pagelab_host::hugevec::filled(frames as usize, Folio::FREE), free: (0..frames).rev().collect() }
+        Self::try_zoned(&[frames]).expect("a test machine's frames fit")
     }
 
-    /// [`Folios::new`], or an error if the host cannot hold the frames.
-    pub fn try_new(frames: u32) -> Result<Self, String> {
+    /// Zones of `sizes` page frames each (lowest zone first), all free, or an error if the
+    /// host cannot hold the frames. Each zone hands out its lowest numbers first.
+    pub fn try_zoned(sizes: &[u32]) -> Result<Self, String> {
+        let frames: u32 = sizes.iter().sum();
         let what = format!("machine.memory ({frames} page frames, {} bytes each)", std::mem::size_of::<Folio>());
         let mut f = Vec::new();
         pagelab_host::hugevec::try_grow(&mut f, frames as usize, Folio::FREE, &what)?;
-        let mut free = Vec::new();
-        free.try_reserve_exact(frames as usize).map_err(|_| format!("{what}: cannot allocate the free list"))?;
-        free.extend((0..frames).rev());
-        Ok(Folios { f, free })
+        let (mut free, mut zone_end, mut start) = (Vec::new(), Vec::new(), 0);
+        for &n in sizes {
+            let mut list = Vec::new();
+            list.try_reserve_exact(n as usize).map_err(|_| format!("{what}: cannot allocate the free list"))?;
+            list.extend((start..start + n).rev());
+            free.push(list);
+            start += n;
+            zone_end.push(start);
+        }
+        Ok(Folios { f, free, zone_end })
     }
 
+    /// Free frames in all zones.
     pub fn nr_free(&self) -> u64 {
-        self.free.len() as u64
+        self.free.iter().map(|l| l.len() as u64).sum()
     }
 
-    /// Bytes of the frame table and the free list.
+    /// Free frames in zone `z`.
+    #[inline]
+    pub fn nr_free_in(&self, z: usize) -> u64 {
+        self.free[z].len() as u64
+    }
+
+    /// The zone a frame belongs to (page_zone()).
+    #[inline]
+    pub fn zone_of(&self, pfn: Pfn) -> usize {
+        let mut z = 0;
+        while pfn >= self.zone_end[z] {
+            z += 1;
+        }
+        z
+    }
+
+    /// Bytes of the frame table and the free lists.
     pub fn state_bytes(&self) -> u64 {
-        (self.f.capacity() * std::mem::size_of::<Folio>() + self.free.capacity() * 4) as u64
+        (self.f.capacity() * std::mem::size_of::<Folio>() + self.free.iter().map(|l| l.capacity() * 4).sum::<usize>()) as u64
     }
 
     pub fn frames(&self) -> u64 {
         self.f.len() as u64
     }
 
-    /// Takes a free frame (the buddy allocator's hot path).
+    /// Takes a free frame of zone `z` (the buddy allocator's hot path).
     #[inline]
-    pub fn alloc(&mut self) -> Option<Pfn> {
-        self.free.pop()
+    pub fn alloc_from(&mut self, z: usize) -> Option<Pfn> {
+        self.free[z].pop()
     }
 
-    /// Returns a frame to the free list, clearing its state.
+    /// Takes a free frame of the highest zone that has one (boot-time allocations, tests).
+    pub fn alloc(&mut self) -> Option<Pfn> {
+        self.free.iter_mut().rev().find_map(|l| l.pop())
+    }
+
+    /// Returns a frame to its zone's free list, clearing its state; returns the zone.
     #[inline]
-    pub fn free(&mut self, pfn: Pfn) {
+    pub fn free(&mut self, pfn: Pfn) -> usize {
         self.f[pfn as usize] = Folio::FREE;
-        self.free.push(pfn);
+        let z = self.zone_of(pfn);
+        self.free[z].push(pfn);
+        z
     }
 
     #[inline]

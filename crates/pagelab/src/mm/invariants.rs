@@ -46,8 +46,10 @@ pub fn check(mm: &Mm) -> Result<(), String> {
     if used + mm.folios.nr_free() + mm.kernel_pages != frames {
         return Err(format!("{used} used + {} free + {} kernel != {frames} frames", mm.folios.nr_free(), mm.kernel_pages));
     }
-    if mm.pcp.count < 0 || mm.pcp.count as u64 > mm.folios.nr_free() {
-        return Err(format!("{} pages on the per-CPU lists, {} free frames", mm.pcp.count, mm.folios.nr_free()));
+    for (z, zone) in mm.zones.z.iter().enumerate() {
+        if zone.pcp.count < 0 || zone.pcp.count as u64 > mm.folios.nr_free_in(z) {
+            return Err(format!("zone {}: {} pages on the per-CPU lists, {} free frames", zone.name, zone.pcp.count, mm.folios.nr_free_in(z)));
+        }
     }
     if dirty != mm.nr_dirty || writeback != mm.nr_writeback {
         return Err(format!("dirty {dirty}/{} writeback {writeback}/{}", mm.nr_dirty, mm.nr_writeback));

@@ -6,7 +6,7 @@
 //!
 //! This file itself holds the state every part of the model shares (the kernel spreads it over
 //! `struct pglist_data`, `struct zone`, `struct mem_cgroup` and friends): page frames,
-//! the address space, the zone and its watermarks, cgroups, swap, devices, the per-CPU
+//! the address space, the zones and their watermarks, cgroups, swap, devices, the per-CPU
 //! batches, tasks, the clock and the global counters. Policies keep their own list state and
 //! receive `&mut Mm` for the rest.
 
@@ -17,6 +17,7 @@ pub mod mapping;
 pub mod memcontrol;
 pub mod memory;
 pub mod miniature;
+pub mod mmzone;
 pub mod oom_kill;
 pub mod page_alloc;
 pub mod page_writeback;
@@ -68,71 +69,6 @@ pub struct Config {
     /// one without readahead); the tests turn them off to check that they change nothing.
     pub read_shortcuts: bool,
 }
-
-/// The node's one zone: managed pages and watermarks (mm/page_alloc.c).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Zone {
-    pub managed: u64,
-    pub min_free_kbytes: u64,
-    pub wmark_min: u64,
-    pub wmark_low: u64,
-    pub wmark_high: u64,
-    /// Whether the machine has x86-64's ZONE_DMA (the first 16 MiB; Debian's kernels set
-    /// CONFIG_ZONE_DMA) below the zone modeled here. pagelab does not model its pages, only
-    /// the one place where it decides an outcome: see [`Zone::dma_blocks_kswapd_abort`].
-    pub dma_zone: bool,
-    /// ZONE_BELOW_HIGH (6.12): an allocation found the zone below its high watermark, and
-    /// no bulk free of the per-CPU lists has lifted it above since.
-    pub below_high: bool,
-    /// ZONE_RECLAIM_ACTIVE: kswapd is in balance_pgdat() for the zone.
-    pub reclaim_active: bool,
-}
-
-impl Zone {
-    /// Models mm/page_alloc.c: calculate_min_free_kbytes() and __setup_per_zone_wmarks()
-    /// (6.1 and 6.12 agree) for a single lowmem zone.
-    pub fn new(managed: u64, min_free_kbytes: Option<u64>, watermark_scale_factor: u64) -> Zone {
-        let min_free_kbytes = min_free_kbytes.unwrap_or_else(|| {
-            let lowmem_kbytes = managed * 4;
-            int_sqrt(lowmem_kbytes * 16).clamp(128, 262_144)
-        });
-        let pages_min = min_free_kbytes / 4;
-        let wmark_min = pages_min; // the only zone holds all lowmem
-        let tmp = (wmark_min / 4).max(managed * watermark_scale_factor / 10_000);
-        let dma_zone = managed > DMA_ZONE_PAGES;
-        Zone {
-            managed,
-            min_free_kbytes,
-            wmark_min,
-            wmark_low: wmark_min + tmp,
-            wmark_high: wmark_min + 2 * tmp,
-            dma_zone,
-            below_high: false,
-            reclaim_active: false,
-        }
-    }
-
-    /// Models the ZONE_DMA term of 6.12's MGLRU should_abort_scan() (mm/vmscan.c, 6.12.95):
-    /// kswapd stops early only if *every* managed zone up to `reclaim_idx` passes
-    /// zone_watermark_ok() at high + MIN_LRU_BATCH, and that check adds the zone's
-    /// lowmem_reserve for allocations that could use the higher zones (managed pages above
-    /// it / 256: 245 pages in the 320M oracle guest). ZONE_DMA's free pages sit near its own
-    /// low watermark + lowmem_reserve, because the allocator's fast path falls back to it
-    /// until that floor before it wakes kswapd (get_page_from_freelist(),
-    /// zone_watermark_fast()), and a kswapd run of ~nr_to_reclaim pages returns only
-    /// ZONE_DMA's share of them (16 MiB of the memory) there, fewer than the
-    /// high - low + 64 pages that would lift it over the mark (the guest ends 6.12 runs with
-    /// 254 free pages against a mark of 352). So with a DMA zone the check never passes and
-    /// kswapd stops only at its reclaim target. 6.1's should_abort_scan() compares each
-    /// zone's free pages with its bare high watermark (no reserve, no + 64), which ZONE_DMA
-    /// passes; there the single modeled zone decides.
-    pub fn dma_blocks_kswapd_abort(&self) -> bool {
-        self.dma_zone
-    }
-}
-
-/// ZONE_DMA's span on x86-64: the first 16 MiB, in pages.
-pub const DMA_ZONE_PAGES: u64 = 4096;
 
 /// Integer square root (lib/math/int_sqrt.c semantics: floor).
 pub fn int_sqrt(x: u64) -> u64 {
@@ -210,9 +146,8 @@ pub struct Mm {
     pub cfg: Config,
     pub folios: Folios,
     pub space: AddressSpace,
-    pub zone: Zone,
-    /// The zone's per-CPU free lists (one CPU's).
-    pub pcp: crate::mm::page_alloc::PerCpuPages,
+    /// The node's zones, lowest first, each with its per-CPU free lists.
+    pub zones: crate::mm::mmzone::Zones,
     pub memcgs: Memcgs,
     pub swap: Swap,
     pub swap_dev: Device,
@@ -312,9 +247,16 @@ impl Mm {
         }
     }
 
+    /// NR_FREE_PAGES of the node: free frames, less those on the per-CPU lists.
     #[inline]
     pub fn nr_free(&self) -> u64 {
-        self.folios.nr_free() - self.pcp.count as u64
+        (0..self.zones.z.len()).map(|z| self.zone_free(z)).sum()
+    }
+
+    /// NR_FREE_PAGES of zone `z`.
+    #[inline]
+    pub fn zone_free(&self, z: usize) -> u64 {
+        self.folios.nr_free_in(z) - self.zones.z[z].pcp.count as u64
     }
 
     /// Counts a global event (/proc/vmstat).
@@ -404,21 +346,6 @@ impl Mm {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn watermarks_follow_the_kernel_formula() {
-        // 256 MiB guest on 6.1: ~52.2k managed pages; mm/page_alloc.c (6.1.192):
-        // calculate_min_free_kbytes() and __setup_per_zone_wmarks().
-        let z = Zone::new(52_177, None, 10);
-        assert_eq!(z.min_free_kbytes, int_sqrt(52_177 * 4 * 16));
-        assert_eq!(z.wmark_min, z.min_free_kbytes / 4);
-        let tmp = (z.wmark_min / 4).max(52_177 * 10 / 10_000);
-        assert_eq!((z.wmark_low, z.wmark_high), (z.wmark_min + tmp, z.wmark_min + 2 * tmp));
-        // Large machines: watermark_scale_factor dominates the gaps.
-        let big = Zone::new(8 << 20, None, 10);
-        assert_eq!(big.wmark_low - big.wmark_min, (8 << 20) * 10 / 10_000);
-        assert_eq!(Zone::new(10, None, 10).min_free_kbytes, 128);
-    }
 
     #[test]
     fn int_sqrt_floors() {

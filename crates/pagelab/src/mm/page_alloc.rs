@@ -19,29 +19,37 @@ pub enum Gfp {
     NoRetry,
 }
 
+/// Which watermark an allocation must keep (ALLOC_WMARK_LOW on the fast path,
+/// ALLOC_WMARK_MIN in the slow path).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wmark {
+    Min,
+    Low,
+}
+
 /// Models mm/page_alloc.c: __alloc_pages() for one order-0 page: the low-watermark fast
 /// path, then __alloc_pages_slowpath(): wake kswapd, try the min watermark, direct reclaim
 /// (__alloc_pages_direct_reclaim(): after reclaim that made progress, one more try, and one
 /// after draining the per-CPU lists), should_reclaim_retry() and __alloc_pages_may_oom().
 /// `None` means the allocation failed (NoRetry) or the allocating task was killed.
 pub fn alloc_page<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<Pfn> {
-    if let Some(pfn) = get_page_from_freelist(mm, mm.zone.wmark_low) {
+    if let Some(pfn) = get_page_from_freelist(mm, Wmark::Low) {
         return Some(pfn);
     }
     wakeup_kswapd(mm);
     let mut no_progress = 0;
     loop {
-        if let Some(pfn) = get_page_from_freelist(mm, mm.zone.wmark_min) {
+        if let Some(pfn) = get_page_from_freelist(mm, Wmark::Min) {
             return Some(pfn);
         }
         let reclaimed = try_to_free_pages(mm, p);
         if reclaimed > 0 {
-            if let Some(pfn) = get_page_from_freelist(mm, mm.zone.wmark_min) {
+            if let Some(pfn) = get_page_from_freelist(mm, Wmark::Min) {
                 return Some(pfn);
             }
             // Pages freed by reclaim may sit on the per-CPU lists, out of the watermarks' sight.
             drain_all_pages(mm);
-            if let Some(pfn) = get_page_from_freelist(mm, mm.zone.wmark_min) {
+            if let Some(pfn) = get_page_from_freelist(mm, Wmark::Min) {
                 return Some(pfn);
             }
         }
@@ -62,71 +70,100 @@ pub fn alloc_page<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<Pfn> {
             // Nothing left to kill: dip below the watermark rather than spin (the kernel's
             // OOM reserves).
             if mm.tasks.iter().all(|t| t.killed || t.rss_anon + t.swapents == 0) {
-                return rmqueue(mm);
+                return (0..mm.zones.z.len()).rev().find_map(|z| rmqueue(mm, z));
             }
         }
     }
 }
 
-/// Models mm/page_alloc.c: get_page_from_freelist() for an order-0 page in the one zone:
-/// the zone must keep more than `mark` free pages (zone_watermark_fast(); pages on the
-/// per-CPU lists are not free pages to it). 6.12 first notes whether the zone is below its
-/// high watermark (ZONE_BELOW_HIGH, which stops the per-CPU lists from growing); a zone
-/// above it passes without the second test.
+/// Models mm/page_alloc.c: get_page_from_freelist() for an order-0 user page: the zones
+/// from the highest down (the zonelist), taking from the first that keeps more than its
+/// `mark` plus its lowmem reserve free (zone_watermark_fast(); pages on the per-CPU lists
+/// are not free pages to it) and has a page.
 #[inline]
-fn get_page_from_freelist(mm: &mut Mm, mark: u64) -> Option<Pfn> {
-    if mm.cfg.kernel.pcp_high_autotuned() && !mm.zone.below_high {
-        if mm.nr_free() > mm.zone.wmark_high {
-            return rmqueue(mm);
+fn get_page_from_freelist(mm: &mut Mm, mark: Wmark) -> Option<Pfn> {
+    for z in (0..mm.zones.z.len()).rev() {
+        if zone_allows(mm, z, mark) {
+            if let Some(pfn) = rmqueue(mm, z) {
+                return Some(pfn);
+            }
         }
-        mm.zone.below_high = true;
-    }
-    if mm.nr_free() > mark {
-        return rmqueue(mm);
     }
     None
 }
 
-/// Models mm/page_alloc.c: rmqueue_pcplist(): take the page from this CPU's list, refilling
-/// an empty list from the buddy lists first (rmqueue_bulk(), which checks no watermark).
+/// The watermark test of get_page_from_freelist() for zone `z`. 6.12 first notes whether
+/// the zone is below its high watermark (ZONE_BELOW_HIGH, which stops its per-CPU lists from
+/// growing); a zone above it passes without the second test.
 #[inline]
-fn rmqueue(mm: &mut Mm) -> Option<Pfn> {
+fn zone_allows(mm: &mut Mm, z: usize, mark: Wmark) -> bool {
+    let free = mm.zone_free(z);
+    let zone = &mut mm.zones.z[z];
+    if mm.cfg.kernel.pcp_high_autotuned() && !zone.below_high {
+        if free > zone.wmark_high + zone.lowmem_reserve {
+            return true;
+        }
+        zone.below_high = true;
+    }
+    let mark = match mark {
+        Wmark::Min => zone.wmark_min,
+        Wmark::Low => zone.wmark_low,
+    };
+    free > mark + zone.lowmem_reserve
+}
+
+/// Models mm/page_alloc.c: rmqueue_pcplist(): take the page from this CPU's list of zone
+/// `z`, refilling an empty list from the zone's buddy lists first (rmqueue_bulk(), which
+/// checks no watermark), and count it in the zone's PGALLOC.
+#[inline]
+fn rmqueue(mm: &mut Mm, z: usize) -> Option<Pfn> {
     let kernel = mm.cfg.kernel;
-    let buddy = mm.nr_free();
-    let below_high = mm.zone.below_high;
-    if !mm.pcp.take_one(kernel, below_high, buddy) {
+    let buddy = mm.zone_free(z);
+    let zone = &mut mm.zones.z[z];
+    if !zone.pcp.take_one(kernel, zone.below_high, buddy) {
         return None;
     }
-    mm.folios.alloc()
+    let ev = zone.pgalloc;
+    mm.count(ev, 1);
+    mm.folios.alloc_from(z)
 }
 
 /// Models mm/page_alloc.c: drain_all_pages(): every page on the per-CPU lists goes back to
 /// the buddy lists.
 pub fn drain_all_pages(mm: &mut Mm) {
-    mm.pcp.count = 0;
+    for zone in &mut mm.zones.z {
+        zone.pcp.count = 0;
+    }
 }
 
-/// Models the free of an order-0 page to this CPU's list (free_unref_page(), or
+/// Models the free of an order-0 page to this CPU's list of its zone (free_unref_page(), or
 /// free_unref_folios()/free_unref_page_list() for a batch, which commit each page the same
 /// way): the list takes it, and gives a bulk back to the buddy lists when it reaches its
 /// `high` (free_unref_page_commit()). On 6.12 a bulk free that lifts the zone above its high
-/// watermark clears ZONE_BELOW_HIGH.
+/// watermark (with its lowmem reserve: zone_watermark_ok() for ZONE_MOVABLE) clears
+/// ZONE_BELOW_HIGH.
 #[inline]
 pub fn free_unref_page(mm: &mut Mm, pfn: Pfn) {
-    mm.folios.free(pfn);
+    let z = mm.folios.free(pfn);
     let kernel = mm.cfg.kernel;
-    let (reclaim_active, below_high) = (mm.zone.reclaim_active, mm.zone.below_high);
-    if mm.pcp.commit_free(kernel, reclaim_active, below_high) && below_high && mm.nr_free() > mm.zone.wmark_high {
-        mm.zone.below_high = false;
+    let zone = &mut mm.zones.z[z];
+    let (reclaim_active, below_high) = (zone.reclaim_active, zone.below_high);
+    if zone.pcp.commit_free(kernel, reclaim_active, below_high) && below_high {
+        let mark = zone.wmark_high + zone.lowmem_reserve;
+        if mm.zone_free(z) > mark {
+            mm.zones.z[z].below_high = false;
+        }
     }
 }
 
 /// Models mm/vmstat.c: refresh_cpu_vm_stats() -> decay_pcp_high() (6.12, every
-/// sysctl_stat_interval): `high` sheds an eighth towards high_min and the list gives back
-/// what it holds above it. 6.1 and 5.7 drain nothing there on a single node.
+/// sysctl_stat_interval): in every zone, `high` sheds an eighth towards high_min and the list
+/// gives back what it holds above it. 6.1 and 5.7 drain nothing there on a single node.
 pub fn decay_pcp_high(mm: &mut Mm) {
     if mm.cfg.kernel.pcp_high_autotuned() {
-        mm.pcp.decay_high();
+        for zone in &mut mm.zones.z {
+            zone.pcp.decay_high();
+        }
     }
 }
 

@@ -24,11 +24,11 @@ pub fn folio_mark_dirty(mm: &mut Mm, pfn: Pfn) {
     mm.dirty_fifo.push_back((pfn, vpn, now));
 }
 
-/// Models mm/page-writeback.c: global_dirtyable_memory(): free pages plus file LRU pages,
-/// less the high watermark reserve.
+/// Models mm/page-writeback.c: global_dirtyable_memory() (6.1/6.12): free pages less
+/// totalreserve_pages (each zone's high watermark and lowmem reserve), plus file LRU pages.
 fn dirtyable(mm: &Mm) -> u64 {
     let file = mm.node_lru_size(Lru::ActiveFile) + mm.node_lru_size(Lru::InactiveFile);
-    (mm.nr_free() + file).saturating_sub(mm.zone.wmark_high)
+    mm.nr_free().saturating_sub(mm.zones.totalreserve_pages()) + file
 }
 
 /// (background threshold, dirty threshold) in pages (domain_dirty_limits()).

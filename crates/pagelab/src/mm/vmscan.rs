@@ -730,9 +730,19 @@ pub struct Balance {
     pub sc: ScanControl,
 }
 
-/// Models mm/vmscan.c: pgdat_balanced(): order-0, one zone: free pages above the high mark.
+/// Models mm/vmscan.c: pgdat_balanced() (6.1/6.12) for order-0 user allocations: the node
+/// is balanced once *any* zone keeps more than its high watermark plus its lowmem reserve
+/// free (zone_watermark_ok_safe() with ZONE_MOVABLE as the highest zone).
 pub fn pgdat_balanced(mm: &Mm) -> bool {
-    mm.nr_free() > mm.zone.wmark_high
+    mm.zones.z.iter().enumerate().any(|(i, z)| mm.zone_free(i) > z.wmark_high + z.lowmem_reserve)
+}
+
+/// Models set_reclaim_active()/clear_reclaim_active() (mm/vmscan.c, 6.1/6.12): kswapd flags
+/// every zone it balances with ZONE_RECLAIM_ACTIVE while balance_pgdat() runs.
+fn set_reclaim_active(mm: &mut Mm, active: bool) {
+    for zone in &mut mm.zones.z {
+        zone.reclaim_active = active;
+    }
 }
 
 /// Models mm/vmscan.c: wakeup_kswapd(): wake kswapd unless the node is balanced or hopeless.
@@ -766,7 +776,7 @@ pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
     let prev_actor = mm.actor;
     mm.actor = Actor::Kswapd;
     // set_reclaim_active(): from balance_pgdat()'s start to its end.
-    mm.zone.reclaim_active = true;
+    set_reclaim_active(mm, true);
     let sc = &mut bal.sc;
     if pgdat_balanced(mm) {
         finish_balance(mm, p, sc);
@@ -779,8 +789,9 @@ pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
         sc.may_writepage = true;
     }
     sc.nr_scanned = 0;
-    // kswapd_shrink_node(): reclaim up to the high watermark at this priority.
-    sc.nr_to_reclaim = mm.zone.wmark_high.max(SWAP_CLUSTER_MAX);
+    // kswapd_shrink_node(): reclaim up to the zones' high watermarks at this priority, each
+    // counted as at least SWAP_CLUSTER_MAX.
+    sc.nr_to_reclaim = mm.zones.z.iter().map(|z| z.wmark_high.max(SWAP_CLUSTER_MAX)).sum();
     let scanned_target = sc.nr_to_reclaim;
     let reclaimed_in_call = sc.nr_reclaimed;
     shrink_node(mm, p, sc);
@@ -817,7 +828,7 @@ pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
 
 fn finish_balance<P: Policy>(mm: &mut Mm, p: &mut P, _sc: &mut ScanControl) {
     // clear_reclaim_active(): balance_pgdat() returns.
-    mm.zone.reclaim_active = false;
+    set_reclaim_active(mm, false);
     p.snapshot_refaults(mm, ROOT_MEMCG);
     if pgdat_balanced(mm) || mm.node.kswapd_failures >= KSWAPD_FAILURES_HOPELESS {
         // prepare_kswapd_sleep(): balanced, so clear the congestion flags and sleep.

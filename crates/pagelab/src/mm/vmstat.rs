@@ -56,6 +56,9 @@ events! {
     KswapdHighWmarkHitQuickly = "kswapd_high_wmark_hit_quickly",
     SwapRa = "swap_ra",
     SwapRaHit = "swap_ra_hit",
+    PgallocDma = "pgalloc_dma",
+    PgallocDma32 = "pgalloc_dma32",
+    PgallocNormal = "pgalloc_normal",
 }
 
 /// A set of event counters.

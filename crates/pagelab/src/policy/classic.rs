@@ -186,7 +186,8 @@ impl Classic {
         if !sc.cgroup_reclaim() {
             let file = mm.node_lru_size(Lru::ActiveFile) + mm.node_lru_size(Lru::InactiveFile);
             let anon = mm.node_lru_size(Lru::InactiveAnon);
-            sc.file_is_tiny = file + mm.nr_free() <= mm.zone.wmark_high && sc.may_deactivate & DEACTIVATE_ANON == 0 && (mm.unscaled(anon) >> sc.priority) != 0;
+            sc.file_is_tiny =
+                file + mm.nr_free() <= mm.zones.high_wmarks() && sc.may_deactivate & DEACTIVATE_ANON == 0 && (mm.unscaled(anon) >> sc.priority) != 0;
         }
     }
 

@@ -220,7 +220,7 @@ pub type Factory<'a> = &'a dyn Fn(&str) -> Option<Box<dyn EvictionPolicy>>;
 /// The seam host for a scenario: each memcg gets its cgroup's policy, else the machine's
 /// seam policy, else `extra`'s (a caller's own policies), else the classic LRU.
 pub fn build_ext(mm: &Mm, seam: &SeamSpec, extra: Option<Factory>, name: &'static str) -> Ext {
-    let pages = mm.zone.managed;
+    let pages = mm.zones.managed();
     let policies = (0..mm.memcgs.cg.len())
         .map(|i| {
             let path = &mm.memcgs.get(i as MemcgId).path;

@@ -18,7 +18,7 @@ use crate::mm::time::Device;
 use crate::mm::vmscan::{kswapd_next, kswapd_step, NodeState};
 use crate::mm::vmstat::Events;
 use crate::mm::workingset::ShadowNodes;
-use crate::mm::{Actor, Config, Mm, TaskMm, Zone};
+use crate::mm::{Actor, Config, Mm, TaskMm};
 use crate::policy::Policy;
 use crate::sim::scenario::Scenario;
 
@@ -390,7 +390,8 @@ impl<P: Policy> Machine<P> {
         let m = &s.machine;
         let managed = m.memory_pages - m.reserved_pages;
         check_host_memory(managed)?;
-        let zone = Zone::new(managed, m.min_free_kbytes, m.watermark_scale_factor);
+        let sizes = crate::mm::mmzone::zone_sizes(m.zones, m.memory_pages, managed, m.miniature);
+        let zones = crate::mm::mmzone::Zones::new(m.kernel, &sizes, m.min_free_kbytes, m.watermark_scale_factor, m.percpu_pagelist_high_fraction);
         let mut memcgs = Memcgs::new(m.kernel, &s.cgroups, m.rstat)?;
         memcgs.refault_flush = m.refault_flush;
         memcgs.update_path_flush = m.update_path_flush;
@@ -498,17 +499,17 @@ impl<P: Policy> Machine<P> {
             refault: s.workingset,
             read_shortcuts: true,
         };
-        let mut folios = Folios::try_new(managed as u32)?;
+        let frames: Vec<u32> = sizes.iter().map(|&(_, n)| n as u32).collect();
+        let mut folios = Folios::try_zoned(&frames)?;
+        // The kernel's own pages: memblock hands out memory from the top down.
         for _ in 0..m.kernel_used_pages {
             folios.alloc();
         }
-        let pcp = crate::mm::page_alloc::PerCpuPages::new(m.kernel, zone.managed, zone.wmark_low, m.percpu_pagelist_high_fraction);
         let mut mm = Mm {
             cfg,
             folios,
             space,
-            zone,
-            pcp,
+            zones,
             memcgs,
             swap,
             swap_dev: Device::new(m.swap_device, s.swap_cost.clone()),

@@ -103,6 +103,8 @@ pub struct MachineSpec {
     pub percpu_pagelist_high_fraction: u64,
     /// `machine.cpus`: `Some(1)` makes kswapd share the one task's CPU.
     pub cpus: Option<u32>,
+    /// `machine.zones`: x86-64's zones, or one zone holding all memory.
+    pub zones: crate::mm::mmzone::ZoneLayout,
     pub reserved_pages: u64,
     pub kernel_used_pages: u64,
     pub shmem_pages: u64,
@@ -536,6 +538,16 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
                 ))
             }
         },
+        zones: match m.zones.as_deref() {
+            None | Some("x86-64") => crate::mm::mmzone::ZoneLayout::X86_64,
+            Some("one") => crate::mm::mmzone::ZoneLayout::One,
+            Some(z) => {
+                return Err(err(
+                    "machine.zones",
+                    format!("`{z}`: the layouts are `x86-64` (ZONE_DMA, ZONE_DMA32, ZONE_NORMAL above 4 GiB) and `one` (a single zone)"),
+                ))
+            }
+        },
         percpu_pagelist_high_fraction: match m.percpu_pagelist_high_fraction.unwrap_or(0) {
             f @ (0 | 8..) => f,
             f => return Err(err("machine.percpu_pagelist_high_fraction", format!("{f}: the sysctl takes 0 (the default) or at least 8"))),
@@ -765,6 +777,11 @@ seed = 42
         assert_eq!(e.key, "machine.percpu_pagelist_high_fraction");
         let s = parse(&EXAMPLE.replace("memory = \"256M\"", "memory = \"256M\"\ncpus = 1\npercpu_pagelist_high_fraction = 8")).unwrap();
         assert_eq!((s.machine.cpus, s.machine.percpu_pagelist_high_fraction), (Some(1), 8));
+        let e = parse(&EXAMPLE.replace("memory = \"256M\"", "memory = \"256M\"\nzones = \"numa\"")).unwrap_err();
+        assert_eq!(e.key, "machine.zones");
+        assert!(e.message.contains("`numa`") && e.message.contains("x86-64"), "{e}");
+        let s = parse(&EXAMPLE.replace("memory = \"256M\"", "memory = \"256M\"\nzones = \"one\"")).unwrap();
+        assert_eq!(s.machine.zones, crate::mm::mmzone::ZoneLayout::One);
     }
 
     #[test]

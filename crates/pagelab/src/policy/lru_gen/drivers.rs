@@ -178,8 +178,12 @@ impl LruGen {
         if sc.priority > DEF_PRIORITY - 2 {
             return false;
         }
-        let mark = if sc.is_kswapd() { mm.zone.wmark_high } else { mm.zone.wmark_low };
-        if mark > mm.nr_free() {
+        let kswapd = sc.is_kswapd();
+        let unsafe_zone = mm.zones.z.iter().enumerate().any(|(i, z)| {
+            let mark = if kswapd { z.wmark_high } else { z.wmark_low };
+            mark > mm.zone_free(i)
+        });
+        if unsafe_zone {
             return false;
         }
         sc.nr_reclaimed += MIN_LRU_BATCH;
@@ -308,9 +312,9 @@ impl LruGen {
 
     /// Models mm/vmscan.c: should_abort_scan() of 6.12: only root reclaim stops, once its
     /// target is met or, for kswapd, once every zone passes high + 64 with its lowmem
-    /// reserve — which x86-64's ZONE_DMA never does while kswapd runs
-    /// ([`crate::mm::Zone::dma_blocks_kswapd_abort`]), so kswapd then stops only at its
-    /// target.
+    /// reserve (zone_watermark_ok()) — which x86-64's ZONE_DMA rarely does while kswapd runs:
+    /// the allocator leaves it near low + reserve, and a run returns it only its share of
+    /// the pages reclaimed, so kswapd then stops at its target.
     fn should_abort_scan_6_12(&self, mm: &Mm, sc: &ScanControl) -> bool {
         if sc.cgroup_reclaim() {
             return false;
@@ -318,7 +322,7 @@ impl LruGen {
         if sc.nr_reclaimed >= sc.nr_to_reclaim {
             return true;
         }
-        sc.is_kswapd() && !mm.zone.dma_blocks_kswapd_abort() && mm.nr_free() > mm.zone.wmark_high + MIN_LRU_BATCH
+        sc.is_kswapd() && mm.zones.z.iter().enumerate().all(|(i, z)| mm.zone_free(i) > z.wmark_high + MIN_LRU_BATCH + z.lowmem_reserve)
     }
 
     /// Models mm/vmscan.c: try_to_shrink_lruvec() (6.12). Returns whether aging succeeded.

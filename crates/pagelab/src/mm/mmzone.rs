@@ -1,0 +1,226 @@
+//! The node's zones (include/linux/mmzone.h): which page frames each zone holds, its
+//! watermarks and lowmem reserve (mm/page_alloc.c: __setup_per_zone_wmarks(),
+//! setup_per_zone_lowmem_reserve()), its per-CPU free lists and its flags.
+//!
+//! x86-64 splits memory into ZONE_DMA (the first 16 MiB), ZONE_DMA32 (up to 4 GiB) and
+//! ZONE_NORMAL (above). User pages (GFP_HIGHUSER_MOVABLE, the only allocations the model
+//! makes) may come from any of them, highest first, and each lower zone holds back its
+//! lowmem reserve from them. That reserve is why the kernel behaves as it does in small
+//! machines: ZONE_DMA is 7% of the oracle's 256 MiB guests, the allocator falls back to it
+//! only down to its low watermark plus reserve, and kswapd stops as soon as *any* zone is
+//! above its high watermark plus reserve (pgdat_balanced()).
+
+use crate::kernel::Kernel;
+use crate::mm::int_sqrt;
+use crate::mm::page_alloc::PerCpuPages;
+use crate::mm::vmstat::Ev;
+
+/// How memory is split into zones (`machine.zones`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ZoneLayout {
+    /// x86-64's ZONE_DMA, ZONE_DMA32 and ZONE_NORMAL, on qemu's pc machine's memory map.
+    #[default]
+    X86_64,
+    /// One zone holding all memory (pagelab before the zones were modeled).
+    One,
+}
+
+/// ZONE_DMA's managed pages in the oracle's guests, 6.1 and 6.12 alike: it spans the first
+/// 16 MiB (4,095 pages from pfn 1), 3,998 of them present, and firmware and memblock
+/// reservations leave 3,840 to the page allocator.
+pub const DMA_MANAGED_PAGES: u64 = 3840;
+/// ZONE_DMA's span, in pages.
+const DMA_SPAN_PAGES: u64 = 4096;
+/// qemu's pc machine keeps RAM below 4 GiB up to 3.5 GiB; a machine with 3.5 GiB or more
+/// gets 3 GiB there and the rest above 4 GiB (hw/i386/pc_piix.c, gigabyte_align).
+const PC_LOWMEM_SPLIT_PAGES: u64 = 0xe000_0000 / 4096;
+const PC_LOWMEM_PAGES: u64 = 0xc000_0000 / 4096;
+
+/// One zone of the node.
+#[derive(Clone, Debug)]
+pub struct Zone {
+    /// The kernel's name for it (/proc/zoneinfo).
+    pub name: &'static str,
+    pub managed: u64,
+    pub wmark_min: u64,
+    pub wmark_low: u64,
+    pub wmark_high: u64,
+    /// lowmem_reserve[ZONE_MOVABLE]: pages this zone keeps from allocations that could have
+    /// used a higher zone, which is every allocation the model makes (user pages).
+    pub lowmem_reserve: u64,
+    /// ZONE_BELOW_HIGH (6.12): an allocation found the zone below its high watermark, and
+    /// no bulk free of the per-CPU lists has lifted it above since.
+    pub below_high: bool,
+    /// ZONE_RECLAIM_ACTIVE: kswapd is in balance_pgdat() for the node.
+    pub reclaim_active: bool,
+    /// The zone's per-CPU free lists (one CPU's).
+    pub pcp: PerCpuPages,
+    /// Its PGALLOC counter (pgalloc_dma, pgalloc_dma32, pgalloc_normal).
+    pub pgalloc: Ev,
+}
+
+/// The node's zones, lowest first (`pgdat->node_zones`, populated ones only).
+#[derive(Clone, Debug)]
+pub struct Zones {
+    pub z: Vec<Zone>,
+    /// vm.min_free_kbytes, given or computed.
+    pub min_free_kbytes: u64,
+}
+
+/// The ratio of a zone's lowmem reserve to the managed pages above it
+/// (sysctl_lowmem_reserve_ratio: 256 for ZONE_DMA and ZONE_DMA32, 32 for ZONE_NORMAL).
+fn lowmem_reserve_ratio(name: &str) -> u64 {
+    if name == "Normal" {
+        32
+    } else {
+        256
+    }
+}
+
+/// Models mm/page_alloc.c: calculate_min_free_kbytes() (5.7, 6.1 and 6.12 agree): the
+/// square root of 16 times lowmem in KiB, clamped to 128 KiB..256 MiB.
+pub fn calculate_min_free_kbytes(lowmem_pages: u64) -> u64 {
+    int_sqrt(lowmem_pages * 4 * 16).clamp(128, 262_144)
+}
+
+impl Zones {
+    /// The zones of `sizes` (name and managed pages, lowest first), with watermarks as
+    /// mm/page_alloc.c's __setup_per_zone_wmarks() sets them (each zone gets its share of
+    /// min_free_kbytes by managed pages; low and high add the larger of a quarter of min and
+    /// watermark_scale_factor per 10,000 of the zone), lowmem reserves as
+    /// setup_per_zone_lowmem_reserve() sets them (the managed pages of every higher zone over
+    /// the zone's ratio), and per-CPU lists sized from each zone (6.1, 6.12 and 5.7 agree but
+    /// for the lists).
+    pub fn new(kernel: Kernel, sizes: &[(&'static str, u64)], min_free_kbytes: Option<u64>, watermark_scale_factor: u64, high_fraction: u64) -> Zones {
+        let lowmem: u64 = sizes.iter().map(|&(_, m)| m).sum();
+        let min_free_kbytes = min_free_kbytes.unwrap_or_else(|| calculate_min_free_kbytes(lowmem));
+        let pages_min = min_free_kbytes / 4;
+        let z = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &(name, managed))| {
+                let wmark_min = pages_min * managed / lowmem.max(1);
+                let tmp = (wmark_min / 4).max(managed * watermark_scale_factor / 10_000);
+                let (wmark_low, wmark_high) = (wmark_min + tmp, wmark_min + 2 * tmp);
+                let above: u64 = sizes[i + 1..].iter().map(|&(_, m)| m).sum();
+                Zone {
+                    name,
+                    managed,
+                    wmark_min,
+                    wmark_low,
+                    wmark_high,
+                    lowmem_reserve: above / lowmem_reserve_ratio(name),
+                    below_high: false,
+                    reclaim_active: false,
+                    pcp: PerCpuPages::new(kernel, managed, wmark_low, high_fraction),
+                    pgalloc: match name {
+                        "DMA" => Ev::PgallocDma,
+                        "Normal" => Ev::PgallocNormal,
+                        _ => Ev::PgallocDma32,
+                    },
+                }
+            })
+            .collect();
+        Zones { z, min_free_kbytes }
+    }
+
+    /// Managed pages of all zones (totalram_pages()).
+    pub fn managed(&self) -> u64 {
+        self.z.iter().map(|z| z.managed).sum()
+    }
+
+    /// The node's high watermarks added up (kswapd_shrink_node()'s reclaim target counts
+    /// each at least SWAP_CLUSTER_MAX; prepare_scan_count()'s total_high_wmark does not).
+    pub fn high_wmarks(&self) -> u64 {
+        self.z.iter().map(|z| z.wmark_high).sum()
+    }
+
+    /// Models mm/page_alloc.c: calculate_totalreserve_pages(): each zone's high watermark
+    /// plus its largest lowmem reserve, at most its managed pages.
+    pub fn totalreserve_pages(&self) -> u64 {
+        self.z.iter().map(|z| (z.wmark_high + z.lowmem_reserve).min(z.managed)).sum()
+    }
+}
+
+/// The managed pages of each zone, lowest first, for a machine of `memory_pages` of which
+/// `managed` reach the page allocator; `rate` is a miniature machine's sampling rate (1 for a
+/// full machine), which scales the zones' boundaries with the memory.
+///
+/// x86-64: ZONE_DMA gets [`DMA_MANAGED_PAGES`], ZONE_DMA32 the rest of RAM below 4 GiB less
+/// the pages the allocator never gets (the kernel's own image and reservations sit there in
+/// the guests: 11.3k of DMA32's 61.4k present pages), ZONE_NORMAL what is above 4 GiB. A
+/// machine too small to keep half its pages above ZONE_DMA (under 32 MiB, which no kernel
+/// boots in) gets ZONE_DMA32 alone, as does `ZoneLayout::One` for any size.
+pub fn zone_sizes(layout: ZoneLayout, memory_pages: u64, managed: u64, rate: f64) -> Vec<(&'static str, u64)> {
+    let scale = |pages: u64| (pages as f64 * rate).round() as u64;
+    let dma = scale(DMA_MANAGED_PAGES);
+    if layout == ZoneLayout::One || dma == 0 || dma > managed / 2 {
+        return vec![("DMA32", managed)];
+    }
+    let full_memory = (memory_pages as f64 / rate).round() as u64;
+    if full_memory < PC_LOWMEM_SPLIT_PAGES {
+        return vec![("DMA", dma), ("DMA32", managed - dma)];
+    }
+    let dma32_present = scale(PC_LOWMEM_PAGES) - scale(DMA_SPAN_PAGES);
+    // The pages the allocator never gets, less ZONE_DMA's own (its span less its managed).
+    let unmanaged = (memory_pages - managed).saturating_sub(scale(DMA_SPAN_PAGES) - dma);
+    let dma32 = dma32_present.saturating_sub(unmanaged).min(managed - dma);
+    let normal = managed - dma - dma32;
+    let mut sizes = vec![("DMA", dma), ("DMA32", dma32)];
+    if normal > 0 {
+        sizes.push(("Normal", normal));
+    }
+    sizes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn guest_6_12() -> Zones {
+        // The oracle's 256 MiB guest on 6.12.95: 53,938 managed pages, min_free_kbytes 1,800.
+        Zones::new(Kernel::V6_12, &zone_sizes(ZoneLayout::X86_64, 65_536, 53_938, 1.0), Some(1800), 10, 0)
+    }
+
+    #[test]
+    fn zone_sizes_give_zone_dma_its_3840_pages_and_zone_dma32_the_rest_as_the_guest_has_them() {
+        // /proc/zoneinfo of the 6.12 guest: DMA managed 3840, DMA32 managed 50098.
+        assert_eq!(zone_sizes(ZoneLayout::X86_64, 65_536, 53_938, 1.0), vec![("DMA", 3840), ("DMA32", 50_098)]);
+        assert_eq!(zone_sizes(ZoneLayout::One, 65_536, 53_938, 1.0), vec![("DMA32", 53_938)]);
+        // Under 32 MiB, no ZONE_DMA split.
+        assert_eq!(zone_sizes(ZoneLayout::X86_64, 6000, 6000, 1.0), vec![("DMA32", 6000)]);
+    }
+
+    #[test]
+    fn zone_sizes_put_memory_above_3_gib_in_zone_normal_from_3_5_gib_on() {
+        let gib = 262_144;
+        let big = zone_sizes(ZoneLayout::X86_64, 8 * gib, 8 * gib - 1000, 1.0);
+        // 1,000 unmanaged pages: ZONE_DMA's 256, the rest in ZONE_DMA32.
+        assert_eq!(big[1], ("DMA32", 3 * gib - 4096 - 744));
+        assert_eq!(big[2], ("Normal", 5 * gib));
+        let below = zone_sizes(ZoneLayout::X86_64, 3 * gib, 3 * gib, 1.0);
+        assert_eq!(below.len(), 2, "3 GiB all sits below 4 GiB");
+        // A miniature of the 8 GiB machine keeps its proportions.
+        let mini = zone_sizes(ZoneLayout::X86_64, 8 * gib / 100, 8 * gib / 100, 0.01);
+        assert_eq!(mini.iter().map(|z| z.0).collect::<Vec<_>>(), vec!["DMA", "DMA32", "Normal"]);
+        assert_eq!(mini[0].1, 38);
+    }
+
+    #[test]
+    fn setup_per_zone_wmarks_shares_min_by_managed_pages_and_lowmem_reserve_counts_the_zones_above() {
+        let z = guest_6_12();
+        let (dma, dma32) = (&z.z[0], &z.z[1]);
+        // The guest's zoneinfo: DMA32 min 417 low 521 high 625 (DMA's 33/41/49 and its
+        // reserve of 184 were set at boot, when fewer pages were managed).
+        assert_eq!((dma32.wmark_min, dma32.wmark_low, dma32.wmark_high), (417, 521, 625));
+        assert_eq!((dma.wmark_min, dma.wmark_low, dma.wmark_high), (32, 40, 48));
+        assert_eq!((dma.lowmem_reserve, dma32.lowmem_reserve), (50_098 / 256, 0));
+        assert_eq!(z.totalreserve_pages(), 48 + 195 + 625);
+        // One zone: the old single-zone marks.
+        let one = Zones::new(Kernel::V6_12, &[("DMA32", 52_177)], None, 10, 0);
+        assert_eq!(one.min_free_kbytes, int_sqrt(52_177 * 4 * 16));
+        let tmp = (one.z[0].wmark_min / 4).max(52_177 * 10 / 10_000);
+        assert_eq!(one.z[0].wmark_high, one.z[0].wmark_min + 2 * tmp);
+        assert_eq!(calculate_min_free_kbytes(10), 128);
+    }
+}
