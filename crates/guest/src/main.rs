@@ -21,7 +21,7 @@ use std::os::fd::{FromRawFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use pagelab_guest::report::{parse_key_values, parse_meminfo};
+use pagelab_guest::report::{parse_key_values, parse_meminfo, parse_zones, Sample, SAMPLED_VMSTAT};
 use pagelab_guest::{GuestReport, OpChecksum, Plan, PolicyChoice, Snapshot, SwapKind, TaskResult, REPORT_BEGIN, REPORT_END};
 use pagelab_workload::{Access, Advice, JobStream, PAGE_SIZE};
 
@@ -157,6 +157,35 @@ fn snapshot(root: &Path, cgroups: &[String]) -> Snapshot {
     });
     s.min_free_kbytes = fs::read_to_string("/proc/sys/vm/min_free_kbytes").ok().and_then(|t| t.trim().parse().ok());
     s
+}
+
+/// The sampling period a `sample_ms` file beside the scenario asks for (an experiment's
+/// time series; absent in normal oracle runs, which sample nothing).
+fn sample_interval(scenario: &Path) -> Option<std::time::Duration> {
+    let ms: u64 = fs::read_to_string(scenario.with_file_name("sample_ms")).ok()?.trim().parse().ok()?;
+    (ms > 0).then(|| std::time::Duration::from_millis(ms))
+}
+
+type Sampler = (std::sync::Arc<std::sync::atomic::AtomicBool>, std::thread::JoinHandle<Vec<Sample>>);
+
+/// Samples the zones and a few counters every `every` until told to stop.
+fn start_sampler(every: std::time::Duration, t0: Instant) -> Sampler {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = stop.clone();
+    let handle = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+            let vm = parse_key_values(&fs::read_to_string("/proc/vmstat").unwrap_or_default());
+            out.push(Sample {
+                t_s: t0.elapsed().as_secs_f64(),
+                zones: parse_zones(&fs::read_to_string("/proc/zoneinfo").unwrap_or_default()),
+                vmstat: SAMPLED_VMSTAT.iter().filter_map(|k| Some((k.to_string(), *vm.get(*k)?))).collect(),
+            });
+            std::thread::sleep(every);
+        }
+        out
+    });
+    (stop, handle)
 }
 
 fn run_cmd(cmd: &str, args: &[&str]) -> Result<(), String> {
@@ -376,6 +405,8 @@ fn run(o: &Opts) -> Result<(), String> {
     close(go_r);
     close(rel_r);
     close(go_w); // all tasks start
+                 // After the forks: the children never see this thread.
+    let sampler = sample_interval(&o.scenario).map(|every| start_sampler(every, t0));
     let mut pending_status = Vec::new();
     for (t, c) in children.iter().enumerate() {
         let tp = &p.tasks[t];
@@ -408,6 +439,10 @@ fn run(o: &Opts) -> Result<(), String> {
         report.tasks.push(r);
     }
     report.wall_s = t0.elapsed().as_secs_f64();
+    if let Some((stop, handle)) = sampler {
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        report.samples = handle.join().unwrap_or_default();
+    }
     report.after = snapshot(&o.cgroup_root, &cg_paths);
     close(rel_w); // holding tasks exit
     for pid in pending_status {

@@ -61,6 +61,73 @@ pub struct GuestReport {
     /// Wall time of the workload (guest clock).
     pub wall_s: f64,
     pub warnings: Vec<String>,
+    /// Samples taken during the workload, when the tools disk asks for them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<Sample>,
+}
+
+/// The zones and a few reclaim counters at one moment of the workload (the time series an
+/// experiment asks for with a `sample_ms` file beside the scenario on the tools disk).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    /// Seconds since the workload started.
+    pub t_s: f64,
+    /// Per zone with managed pages: name, free pages, and its min, low and high watermarks
+    /// as `/proc/zoneinfo` prints them (watermark boost included).
+    pub zones: Vec<(String, u64, u64, u64, u64)>,
+    /// The `/proc/vmstat` counters of [`SAMPLED_VMSTAT`].
+    pub vmstat: BTreeMap<String, i64>,
+}
+
+/// The counters a [`Sample`] keeps.
+pub const SAMPLED_VMSTAT: &[&str] = &[
+    "pgalloc_dma",
+    "pgalloc_dma32",
+    "pgalloc_normal",
+    "pgsteal_kswapd",
+    "pgsteal_direct",
+    "pgscan_kswapd",
+    "pgscan_direct",
+    "pgskip_dma32",
+    "pageoutrun",
+    "allocstall_normal",
+    "allocstall_movable",
+    "kswapd_low_wmark_hit_quickly",
+    "kswapd_high_wmark_hit_quickly",
+];
+
+/// Parses the zones of `/proc/zoneinfo` that have managed pages: (name, free, min, low, high).
+pub fn parse_zones(text: &str) -> Vec<(String, u64, u64, u64, u64)> {
+    let mut out = Vec::new();
+    let mut cur: Option<(String, [u64; 5])> = None;
+    let mut flush = |cur: &mut Option<(String, [u64; 5])>| {
+        if let Some((name, v)) = cur.take() {
+            if v[4] > 0 {
+                out.push((name, v[0], v[1], v[2], v[3]));
+            }
+        }
+    };
+    for l in text.lines() {
+        if let Some(rest) = l.strip_prefix("Node ") {
+            flush(&mut cur);
+            let name = rest.rsplit("zone").next().unwrap_or("").trim().to_string();
+            cur = Some((name, [0; 5]));
+            continue;
+        }
+        let Some((_, v)) = cur.as_mut() else { continue };
+        let t = l.trim_start();
+        for (i, key) in ["pages free", "min", "low", "high", "managed"].iter().enumerate() {
+            if let Some(rest) = t.strip_prefix(key) {
+                if rest.starts_with(' ') {
+                    if let Some(n) = rest.split_whitespace().next().and_then(|x| x.parse().ok()) {
+                        v[i] = n;
+                    }
+                }
+            }
+        }
+    }
+    flush(&mut cur);
+    out
 }
 
 impl GuestReport {
@@ -108,6 +175,13 @@ mod tests {
         assert_eq!(GuestReport::extract(&text).unwrap(), r);
         assert!(GuestReport::extract("nothing").unwrap_err().contains("no report"));
         assert!(GuestReport::extract(&format!("{REPORT_BEGIN}\n{{")).unwrap_err().contains("cut short"));
+    }
+
+    #[test]
+    fn zoneinfo_parses_to_the_zones_with_managed_pages() {
+        let z = "Node 0, zone      DMA\n  per-node stats\n  pages free     3808\n        min      33\n        low      41\n        high     49\n        managed  3840\n\
+                 Node 0, zone   Normal\n  pages free     0\n        min      0\n        managed  0\n";
+        assert_eq!(parse_zones(z), vec![("DMA".to_string(), 3808, 33, 41, 49)]);
     }
 
     #[test]

@@ -207,6 +207,9 @@ pub struct KernelSide {
     pub zoneinfo: Option<String>,
     #[serde(default)]
     pub meminfo_before: BTreeMap<String, u64>,
+    /// The last run's time series, when PAGELAB_ORACLE_SAMPLE_MS asked for one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<pagelab_guest::report::Sample>,
 }
 
 impl KernelSide {
@@ -232,6 +235,7 @@ impl KernelSide {
             },
             zoneinfo: reports[0].before.zoneinfo.clone(),
             meminfo_before: reports[0].before.meminfo.clone(),
+            samples: last.samples.clone(),
         }
     }
 }

@@ -121,6 +121,11 @@ pub fn tools_image(run_dir: &Path, guest: &Path, scenario_text: &str) -> Result<
     fs::create_dir_all(&src)?;
     fs::copy(guest, src.join("pagelab-guest")).with_context(|| format!("cannot copy {}", guest.display()))?;
     fs::write(src.join("scenario.toml"), scenario_text)?;
+    // An experiment's time series: the guest samples its zones and reclaim counters every
+    // PAGELAB_ORACLE_SAMPLE_MS milliseconds (docs/fidelity.md); normal runs sample nothing.
+    if let Ok(ms) = std::env::var("PAGELAB_ORACLE_SAMPLE_MS") {
+        fs::write(src.join("sample_ms"), ms)?;
+    }
     let img = run_dir.join("tools.img");
     let size = fs::metadata(guest)?.len() + (8 << 20);
     mke2fs(&src, &img, size, "tools")?;
