@@ -94,15 +94,21 @@ impl Folio {
     }
 }
 
-/// All page frames of the machine and the buddy allocator's free lists, one per zone. Zone
-/// `z` holds the frames from the end of zone `z - 1` up to `zone_end[z]` (mm/mmzone.h: a
-/// zone is a range of page frame numbers).
+/// All page frames of the machine and the buddy allocator's free lists, one per zone (at
+/// most [`MAX_ZONES`]). Zone `z` holds the frames from the start of zone `z` (`zone_start[z]`,
+/// 0 for the first) up to the next zone's start (mm/mmzone.h: a zone is a range of page frame
+/// numbers).
 #[derive(Clone, Debug)]
 pub struct Folios {
     pub f: Vec<Folio>,
     free: Vec<Vec<Pfn>>,
-    zone_end: Vec<Pfn>,
+    /// The first frame of zones 1 and 2, `Pfn::MAX` where there is no such zone: a frame's
+    /// zone is then the number of these it is at or above, with no loop.
+    zone_start: [Pfn; MAX_ZONES - 1],
 }
+
+/// The most zones a machine has (ZONE_DMA, ZONE_DMA32, ZONE_NORMAL).
+pub const MAX_ZONES: usize = 3;
 
 impl Folios {
     /// `frames` page frames in one zone, all free; the lowest numbers are handed out first.
@@ -117,16 +123,19 @@ impl Folios {
         let what = format!("machine.memory ({frames} page frames, {} bytes each)", std::mem::size_of::<Folio>());
         let mut f = Vec::new();
         pagelab_host::hugevec::try_grow(&mut f, frames as usize, Folio::FREE, &what)?;
-        let (mut free, mut zone_end, mut start) = (Vec::new(), Vec::new(), 0);
-        for &n in sizes {
+        assert!(!sizes.is_empty() && sizes.len() <= MAX_ZONES, "1 to {MAX_ZONES} zones");
+        let (mut free, mut zone_start, mut start) = (Vec::new(), [Pfn::MAX; MAX_ZONES - 1], 0);
+        for (z, &n) in sizes.iter().enumerate() {
+            if z > 0 {
+                zone_start[z - 1] = start;
+            }
             let mut list = Vec::new();
             list.try_reserve_exact(n as usize).map_err(|_| format!("{what}: cannot allocate the free list"))?;
             list.extend((start..start + n).rev());
             free.push(list);
             start += n;
-            zone_end.push(start);
         }
-        Ok(Folios { f, free, zone_end })
+        Ok(Folios { f, free, zone_start })
     }
 
     /// Free frames in all zones.
@@ -143,11 +152,7 @@ impl Folios {
     /// The zone a frame belongs to (page_zone()).
     #[inline]
     pub fn zone_of(&self, pfn: Pfn) -> usize {
-        let mut z = 0;
-        while pfn >= self.zone_end[z] {
-            z += 1;
-        }
-        z
+        (pfn >= self.zone_start[0]) as usize + (pfn >= self.zone_start[1]) as usize
     }
 
     /// Bytes of the frame table and the free lists.

@@ -82,7 +82,20 @@ pub fn alloc_page<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<Pfn> {
 /// are not free pages to it) and has a page.
 #[inline]
 fn get_page_from_freelist(mm: &mut Mm, mark: Wmark) -> Option<Pfn> {
-    for z in (0..mm.zones.z.len()).rev() {
+    // The highest zone serves nearly every allocation: try it before the loop.
+    let top = mm.zones.z.len() - 1;
+    if zone_allows(mm, top, mark) {
+        if let Some(pfn) = rmqueue(mm, top) {
+            return Some(pfn);
+        }
+    }
+    lower_zones(mm, top, mark)
+}
+
+/// The rest of get_page_from_freelist()'s zonelist, below `top`.
+#[inline(never)]
+fn lower_zones(mm: &mut Mm, top: usize, mark: Wmark) -> Option<Pfn> {
+    for z in (0..top).rev() {
         if zone_allows(mm, z, mark) {
             if let Some(pfn) = rmqueue(mm, z) {
                 return Some(pfn);
@@ -95,7 +108,7 @@ fn get_page_from_freelist(mm: &mut Mm, mark: Wmark) -> Option<Pfn> {
 /// The watermark test of get_page_from_freelist() for zone `z`. 6.12 first notes whether
 /// the zone is below its high watermark (ZONE_BELOW_HIGH, which stops its per-CPU lists from
 /// growing); a zone above it passes without the second test.
-#[inline]
+#[inline(always)]
 fn zone_allows(mm: &mut Mm, z: usize, mark: Wmark) -> bool {
     let free = mm.zone_free(z);
     let zone = &mut mm.zones.z[z];
@@ -115,7 +128,7 @@ fn zone_allows(mm: &mut Mm, z: usize, mark: Wmark) -> bool {
 /// Models mm/page_alloc.c: rmqueue_pcplist(): take the page from this CPU's list of zone
 /// `z`, refilling an empty list from the zone's buddy lists first (rmqueue_bulk(), which
 /// checks no watermark), and count it in the zone's PGALLOC.
-#[inline]
+#[inline(always)]
 fn rmqueue(mm: &mut Mm, z: usize) -> Option<Pfn> {
     let kernel = mm.cfg.kernel;
     let buddy = mm.zone_free(z);
