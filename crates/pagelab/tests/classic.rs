@@ -527,3 +527,52 @@ fn pgdat_balanced_needs_one_zone_above_its_high_watermark_plus_lowmem_reserve() 
     m.mm.folios.free(0); // the first frame `take` handed out
     assert!(pagelab::mm::vmscan::pgdat_balanced(&m.mm), "one free ZONE_DMA page past high + reserve balances it");
 }
+
+/// A machine whose kswapd has just finished a balanced run and taken its short sleep.
+fn kswapd_napping() -> pagelab::sim::Machine<Classic> {
+    let mut m = one_file("256M", "6.1", 80_000);
+    let mut page = 0;
+    while m.mm.node.nap_until.is_none() {
+        m.apply(0, read(0, page));
+        page += 1;
+    }
+    assert!(m.mm.node.kswapd.is_none() && pagelab::mm::vmscan::pgdat_balanced(&m.mm));
+    m
+}
+
+/// Takes free frames until no zone is above its high watermark plus reserve.
+fn unbalance(m: &mut pagelab::sim::Machine<Classic>) {
+    for z in 0..m.mm.zones.z.len() {
+        let mark = m.mm.zones.z[z].wmark_high + m.mm.zones.z[z].lowmem_reserve;
+        while m.mm.zone_free(z) > mark {
+            m.mm.folios.alloc_from(z).unwrap();
+        }
+    }
+}
+
+#[test]
+fn kswapd_try_to_sleep_naps_and_counts_who_ends_the_nap() {
+    // mm/vmscan.c: kswapd_try_to_sleep() (6.1/6.12): after a balanced run kswapd sleeps HZ/10;
+    // a wake-up during it counts KSWAPD_LOW_WMARK_HIT_QUICKLY and starts a run at once.
+    let mut m = kswapd_napping();
+    let end = m.mm.node.nap_until.unwrap();
+    assert!(m.mm.now() < end, "the task runs on during the nap");
+    unbalance(&mut m);
+    pagelab::mm::vmscan::wakeup_kswapd(&mut m.mm);
+    assert_eq!(m.mm.events.get(Ev::KswapdLowWmarkHitQuickly), 1);
+    assert!(m.mm.node.kswapd.is_some() && m.mm.node.nap_until.is_none());
+    // A nap that ends with the node unbalanced and no wake-up sends kswapd back to work
+    // (KSWAPD_HIGH_WMARK_HIT_QUICKLY); one that ends balanced lets it sleep until woken.
+    for (unbalanced, runs) in [(true, 1), (false, 0)] {
+        let mut m = kswapd_napping();
+        let (before, high_before) = (m.mm.events.get(Ev::PageOutRun), m.mm.events.get(Ev::KswapdHighWmarkHitQuickly));
+        if unbalanced {
+            unbalance(&mut m);
+        }
+        pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy);
+        assert!(m.mm.node.nap_until.is_none());
+        assert_eq!(m.mm.events.get(Ev::PageOutRun) - before, runs, "unbalanced: {unbalanced}");
+        assert_eq!(m.mm.events.get(Ev::KswapdHighWmarkHitQuickly) - high_before, runs);
+        assert_eq!(m.mm.node.kswapd.is_some(), unbalanced);
+    }
+}

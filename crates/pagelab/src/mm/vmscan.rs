@@ -135,6 +135,9 @@ pub struct NodeState {
     pub dirty: bool,
     pub writeback: bool,
     pub kswapd: Option<Balance>,
+    /// kswapd's short sleep after a balanced run (kswapd_try_to_sleep()'s HZ/10): when it
+    /// ends, if kswapd is in it.
+    pub nap_until: Option<u64>,
     /// 6.12: where the shared memcg iterator of each reclaim root stopped.
     pub memcg_cursor: Vec<(MemcgId, usize)>,
     /// LRUVEC_CONGESTED of reclaim targets (memcgs) whose dirty pages all await writeback.
@@ -745,14 +748,38 @@ fn set_reclaim_active(mm: &mut Mm, active: bool) {
     }
 }
 
-/// Models mm/vmscan.c: wakeup_kswapd(): wake kswapd unless the node is balanced or hopeless.
+/// Models mm/vmscan.c: wakeup_kswapd(): wake kswapd unless it is running or the node is
+/// balanced or hopeless. A wake-up during kswapd's short sleep cuts it short
+/// (kswapd_try_to_sleep(), 6.1/6.12: KSWAPD_LOW_WMARK_HIT_QUICKLY).
 pub fn wakeup_kswapd(mm: &mut Mm) {
     if mm.node.kswapd.is_some() || pgdat_balanced(mm) || mm.node.kswapd_failures >= KSWAPD_FAILURES_HOPELESS {
         return;
     }
     let now = mm.now();
+    if mm.node.nap_until.take().is_some_and(|end| now < end) {
+        mm.count(Ev::KswapdLowWmarkHitQuickly, 1);
+    }
     mm.kswapd_clock = mm.kswapd_clock.max(now);
     start_balance(mm);
+}
+
+/// kswapd_try_to_sleep()'s short sleep, HZ/10: a twentieth of the rstat flush period
+/// (FLUSH_TIME, 2 * HZ), so it follows the oracle's scaling of that period to the guest's
+/// clock.
+fn kswapd_nap_ns(mm: &Mm) -> u64 {
+    mm.memcgs.flush_period_ns / 20
+}
+
+/// Models the end of kswapd_try_to_sleep()'s short sleep (mm/vmscan.c, 6.1/6.12) when no
+/// wake-up cut it short: a node still balanced lets kswapd sleep until woken; one that is
+/// not sends it back to balance_pgdat() (KSWAPD_HIGH_WMARK_HIT_QUICKLY).
+fn nap_ends(mm: &mut Mm, end: u64) {
+    mm.node.nap_until = None;
+    mm.kswapd_clock = mm.kswapd_clock.max(end);
+    if !pgdat_balanced(mm) && mm.node.kswapd_failures < KSWAPD_FAILURES_HOPELESS {
+        mm.count(Ev::KswapdHighWmarkHitQuickly, 1);
+        start_balance(mm);
+    }
 }
 
 fn start_balance(mm: &mut Mm) {
@@ -762,9 +789,14 @@ fn start_balance(mm: &mut Mm) {
     mm.node.kswapd = Some(Balance { sc });
 }
 
-/// Whether kswapd has work and when it can run next.
+/// Whether kswapd has work and when it can run next: a step of its run, or the end of its
+/// short sleep.
+#[inline]
 pub fn kswapd_next(mm: &Mm) -> Option<u64> {
-    mm.node.kswapd.as_ref().map(|_| mm.kswapd_clock)
+    match mm.node.kswapd {
+        Some(_) => Some(mm.kswapd_clock),
+        None => mm.node.nap_until,
+    }
 }
 
 /// Runs one iteration of balance_pgdat()'s priority loop (mm/vmscan.c, 6.1/6.12): one
@@ -772,7 +804,12 @@ pub fn kswapd_next(mm: &Mm) -> Option<u64> {
 /// priority 1 is done, and starts another run if the node is still unbalanced then
 /// (kswapd_try_to_sleep() declines to sleep).
 pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
-    let Some(mut bal) = mm.node.kswapd.take() else { return };
+    let Some(mut bal) = mm.node.kswapd.take() else {
+        if let Some(end) = mm.node.nap_until {
+            nap_ends(mm, end);
+        }
+        return;
+    };
     let prev_actor = mm.actor;
     mm.actor = Actor::Kswapd;
     // set_reclaim_active(): from balance_pgdat()'s start to its end.
@@ -831,12 +868,16 @@ fn finish_balance<P: Policy>(mm: &mut Mm, p: &mut P, _sc: &mut ScanControl) {
     set_reclaim_active(mm, false);
     p.snapshot_refaults(mm, ROOT_MEMCG);
     if pgdat_balanced(mm) || mm.node.kswapd_failures >= KSWAPD_FAILURES_HOPELESS {
-        // prepare_kswapd_sleep(): balanced, so clear the congestion flags and sleep.
+        // prepare_kswapd_sleep(): balanced, so clear the congestion flags and take the
+        // short sleep.
         mm.node.dirty = false;
         mm.node.writeback = false;
         mm.node.set_congested(ROOT_MEMCG, false);
         mm.node.kswapd = None;
+        mm.node.nap_until = Some(mm.kswapd_clock + kswapd_nap_ns(mm));
     } else {
+        // kswapd_try_to_sleep() declines to sleep at all.
+        mm.count(Ev::KswapdHighWmarkHitQuickly, 1);
         start_balance(mm);
     }
 }
