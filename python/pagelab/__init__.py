@@ -88,10 +88,13 @@ def curve(path, *, policy=None, memory=None, vary=None, sample=None, format="ora
 
     A scenario's curve: `vary` is "KEY=SIZES" ("cgroup./db.max=64M..1G:16", or KEY=[sizes]
     as a dict {KEY: [...]}); every point is a full run of the scenario with KEY set to the
-    size, `threads` at a time. `counters`: vmstat names or `throughput_ops_s`, `elapsed_s`,
-    `ops` (default refaults, steals, swap traffic and throughput). One row a size: `memory`
-    (the varied size, bytes), then the counters; `df.attrs["reports"][i]` is row i's report.
-    `policy` and `kernel` set the scenario's machine.
+    size, `threads` at a time, or with `sample` R the mean of two miniature scenarios (R of
+    every object's pages in R of every size, docs/curve.md), scaled back, each counter with
+    `<name>_error`. `counters`: vmstat names or `throughput_ops_s`, `elapsed_s`, `ops`
+    (default refaults, steals, swap traffic and throughput). One row a size: `memory` (the
+    varied size, bytes), then the counters; `df.attrs["reports"][i]` is row i's report (with
+    a sample, the list of the two runs' reports). `policy` and `kernel` set the scenario's
+    machine.
 
     A trace's curve (`memory` given, default policy classic and kernel 6.1):
 
@@ -113,8 +116,8 @@ def curve(path, *, policy=None, memory=None, vary=None, sample=None, format="ora
     import warnings
 
     if vary is not None:
-        if memory is not None or sample is not None:
-            raise ValueError("a scenario's curve (vary=) runs every point in full: leave out memory and sample")
+        if memory is not None:
+            raise ValueError("a scenario's curve (vary=) varies a size of the scenario: leave out memory")
         if isinstance(vary, dict):
             if len(vary) != 1:
                 raise ValueError("vary= varies one key: {KEY: sizes}")
@@ -123,8 +126,13 @@ def curve(path, *, policy=None, memory=None, vary=None, sample=None, format="ora
                 sizes = ",".join(str(x) for x in sizes)
             vary = f"{key}={sizes}"
         machine = [f"machine.{k}={_toml(v)}" for k, v in (("policy", policy), ("kernel", kernel)) if v is not None]
-        out = json.loads(_pagelab.scenario_curve_json(str(path), str(vary), list(counters or []), machine + _set_args(set), threads))
-        return _frame(out["table"], out["reports"])
+        out = json.loads(_pagelab.scenario_curve_json(str(path), str(vary), list(counters or []), machine + _set_args(set), threads, sample))
+        for size, text in out["warnings"]:
+            warnings.warn(f"{vary.split('=')[0]}={size}: {text}", RuntimeWarning, stacklevel=2)
+        df = _frame(out["table"], out["reports"])
+        if out["sample"] is not None:
+            df.attrs["sample"] = out["sample"]
+        return df
     if memory is None:
         raise ValueError("curve() needs memory= for a trace, or vary= for a scenario")
     if isinstance(memory, (list, tuple)):

@@ -143,5 +143,19 @@ def test_a_scenario_curve_is_a_run_a_size_of_the_varied_key(tmp_path):
     import json
 
     assert json.loads(out.read_text()) == df.to_dict("records")
-    with pytest.raises(ValueError, match="leave out memory and sample"):
-        pagelab.curve(path, vary="cgroup./db.max=8M,16M", sample=0.5)
+    with pytest.raises(ValueError, match="leave out memory"):
+        pagelab.curve(path, vary="cgroup./db.max=8M,16M", memory="8M")
+
+
+def test_a_sampled_scenario_curve_at_rate_one_is_the_exact_curve_with_zero_error(tmp_path):
+    path = tmp_path / "db.toml"
+    path.write_text(SCENARIO)
+    vary = {"cgroup./db.max": ["8M", "16M"]}
+    exact = pagelab.curve(path, vary=vary)
+    sampled = pagelab.curve(path, vary=vary, sample=1.0)
+    for c in exact.columns:
+        assert list(sampled[c]) == list(exact[c]), c
+        if c != "memory":
+            assert list(sampled[c + "_error"]) == [0.0, 0.0], c
+    assert len(sampled.attrs["reports"][0]) == 2
+    assert sampled.attrs["sample"]["rate"] == 1.0

@@ -147,7 +147,7 @@ enum Cmd {
     /// or (--sample R) a miniature simulation of a spatially hashed R of the pages in R of
     /// the memory, with an error estimate from two hash seeds. With --vary, a scenario's
     /// counters at a range of one of its sizes (a cgroup's limit, the machine's memory), every
-    /// point a full run.
+    /// point a full run or (--sample R) two miniature scenarios.
     Curve {
         /// The trace (oracleGeneral, plain or zstd, or dense), or with --vary a scenario.
         #[arg(value_name = "TRACE|SCENARIO")]
@@ -172,7 +172,7 @@ enum Cmd {
         #[arg(long)]
         kernel: Option<String>,
         /// Miniature simulation at this sampling rate (0 < R <= 1); without it every point
-        /// replays the whole trace.
+        /// replays the whole trace (runs the whole scenario).
         #[arg(long)]
         sample: Option<f64>,
         /// Counters to report besides misses and miss_ratio (kernel models' vmstat names;
@@ -260,15 +260,21 @@ fn real_main(cli: Cli) -> Result<()> {
             }
             let outputs = CurveOutputs { out, json: json.as_deref(), parquet: parquet.as_deref(), prefix };
             if let Some(vary) = vary {
-                if sample.is_some() {
-                    anyhow::bail!("--sample: miniature simulation runs on traces; a scenario's curve (--vary) runs every point in full");
-                }
                 let set = machine_shorthands(set, [("kernel", kernel), ("policy", policy)]);
-                let c = pagelab::curve::ScenarioCurve { path: &trace, set: &set, vary: &vary, counters: &counters, threads };
+                let c = pagelab::curve::ScenarioCurve { path: &trace, set: &set, vary: &vary, counters: &counters, threads, sample };
                 let points = pagelab::curve::run_scenario(&c)?;
-                let name = trace.file_stem().map_or("scenario".into(), |n| n.to_string_lossy().into_owned());
                 let key = vary.split_once('=').map_or(vary.as_str(), |(k, _)| k.trim());
-                return write_curve(&points, outputs, &format!("{name}: {key}"));
+                for p in &points.points {
+                    if let Some(w) = &p.warning {
+                        eprintln!("pagelab: warning: {key}={}: {w}", p.memory);
+                    }
+                }
+                let name = trace.file_stem().map_or("scenario".into(), |n| n.to_string_lossy().into_owned());
+                let title = match sample {
+                    Some(r) => format!("{name}: {key}, miniature scenarios at R = {r}"),
+                    None => format!("{name}: {key}"),
+                };
+                return write_curve(&points, outputs, &title);
             }
             let (policy, kernel) = (policy.unwrap_or_else(|| "classic".into()), kernel.unwrap_or_else(|| "6.1".into()));
             let memory = memory.expect("clap requires --memory without --vary");

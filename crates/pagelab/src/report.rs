@@ -29,6 +29,19 @@ pub struct SeriesPoint {
     pub policy_state: Option<serde_json::Value>,
 }
 
+/// What a miniature scenario's report adds: its rate and seed, and the operations the tasks
+/// drew that touched no sampled page (with `ops`, the full scenario's operations).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SampleReport {
+    pub rate: f64,
+    pub seed: u64,
+    /// The fraction of the scenario's pages the sample kept, which every size was scaled by.
+    pub scale: f64,
+    pub dropped_ops: u64,
+    /// The pages of the miniature's files and anonymous regions together.
+    pub kept_pages: u64,
+}
+
 /// One task's outcome.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TaskReport {
@@ -127,6 +140,9 @@ pub struct Report {
     /// /sys/kernel/debug/lru_gen text, `"debugfs_full"`: lru_gen_full).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub policy_state: Option<serde_json::Value>,
+    /// A miniature scenario's run (`[sample]`): every count above is the miniature's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample: Option<SampleReport>,
 }
 
 /// The report's `policy_state` section: the policy's name and state, and its debugfs views
@@ -389,6 +405,13 @@ impl Report {
             rstat_flushed_memcgs: mm.memcgs.flushed_memcgs,
             stale_refault_decisions: mm.memcgs.stale_refault_decisions,
             policy_state: policy_state(&m.policy, mm),
+            sample: s.sample.map(|spec| SampleReport {
+                rate: spec.rate,
+                seed: spec.seed,
+                scale: spec.scale,
+                dropped_ops: m.tasks.iter().map(|t| t.dropped_ops).sum(),
+                kept_pages: m.sampled_pages,
+            }),
         }
     }
 

@@ -127,15 +127,29 @@ fn curve_json(
     serde_json::to_string(&v).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
-/// A scenario's curve (`pagelab curve SCENARIO --vary KEY=SIZES`): its points, its table and
-/// each point's report.
+/// A scenario's curve (`pagelab curve SCENARIO --vary KEY=SIZES [--sample R]`): its points,
+/// its table, each point's report (with a sample, the two seeds' miniature runs' as a list),
+/// `sample` and `warnings` as [`curve_json`] gives them.
 #[pyfunction]
-#[pyo3(signature = (path, vary, counters, set, threads=0))]
-fn scenario_curve_json(py: Python<'_>, path: &str, vary: &str, counters: Vec<String>, set: Vec<String>, threads: usize) -> PyResult<String> {
-    let c = pagelab::curve::ScenarioCurve { path: std::path::Path::new(path), set: &set, vary, counters: &counters, threads };
+#[pyo3(signature = (path, vary, counters, set, threads=0, sample=None))]
+fn scenario_curve_json(
+    py: Python<'_>,
+    path: &str,
+    vary: &str,
+    counters: Vec<String>,
+    set: Vec<String>,
+    threads: usize,
+    sample: Option<f64>,
+) -> PyResult<String> {
+    let c = pagelab::curve::ScenarioCurve { path: std::path::Path::new(path), set: &set, vary, counters: &counters, threads, sample };
     let points = interruptible(py, || pagelab::curve::run_scenario(&c))?.map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
-    let reports: Vec<serde_json::Value> = points.points.iter().map(|p| p.reports[0].clone()).collect();
-    let v = serde_json::json!({"points": points.to_json(), "table": points.table().to_json(), "reports": reports});
+    let reports: Vec<serde_json::Value> =
+        points.points.iter().map(|p| if points.sample.is_some() { serde_json::Value::from(p.reports.clone()) } else { p.reports[0].clone() }).collect();
+    let sample = points
+        .sample
+        .map(|(rate, pages)| serde_json::json!({"rate": rate, "pages": pages, "memory": points.points.iter().map(|p| p.sample_memory).collect::<Vec<_>>()}));
+    let warnings: Vec<serde_json::Value> = points.points.iter().filter_map(|p| p.warning.as_ref().map(|w| serde_json::json!([p.memory, w]))).collect();
+    let v = serde_json::json!({"points": points.to_json(), "table": points.table().to_json(), "reports": reports, "sample": sample, "warnings": warnings});
     serde_json::to_string(&v).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 

@@ -224,6 +224,12 @@ impl JobStream {
         &self.objects
     }
 
+    /// The largest block (pages) any phase of this job reads or writes object `object` in:
+    /// 1 for an object only a trace or a prefill touches.
+    pub fn largest_block(&self, object: usize) -> u64 {
+        self.phases.iter().filter(|p| p.object as usize == object && !p.is_trace).map(|p| p.block_pages).max().unwrap_or(1)
+    }
+
     /// Index of the phase the next operation belongs to.
     pub fn phase_index(&self) -> usize {
         self.current

@@ -357,13 +357,9 @@ pub fn write_sample(dense: &Path, out: &Path, rate: f64, seed: u64) -> Result<u6
     Ok(next as u64)
 }
 
-/// The spatial hash: the page of key `key` (an oracleGeneral object id, or a dense trace's
-/// page index) is in the sample of rate `rate` and seed `seed`. The same page is always in or
-/// out, whatever the trace around it.
-pub fn sampled(key: u64, rate: f64, seed: u64) -> bool {
-    let h = pagelab_trace::mix64(key ^ pagelab_trace::mix64(seed.wrapping_add(0x9E37_79B9_7F4A_7C15)));
-    ((h >> 11) as f64) < rate * (1u64 << 53) as f64
-}
+/// The spatial hash, whose key for a trace is an oracleGeneral object id or a dense trace's
+/// page index: the same page is always in or out, whatever the trace around it.
+pub use crate::sim::sample::sampled;
 
 /// Samples an oracleGeneral trace by object id for both hash seeds in one pass, writing
 /// each seed's sample as a dense trace (objects numbered in order of first access) to
@@ -469,38 +465,97 @@ pub struct ScenarioCurve<'a> {
     pub counters: &'a [String],
     /// Runs at a time (0: one a core).
     pub threads: usize,
+    /// Miniature scenarios at this rate (`[sample] rate`, 0 < R ≤ 1); `None` runs each point
+    /// in full.
+    pub sample: Option<f64>,
 }
 
-/// Computes a scenario's curve: the sweep of `vary`'s key over its sizes, every point a full
-/// run (in parallel, each deterministic), in size order; `memory` is the varied size.
+/// Computes a scenario's curve: the sweep of `vary`'s key over its sizes, in size order;
+/// `memory` is the varied size. Every point is a full run (in parallel, each deterministic),
+/// or with a sample the mean of two miniature runs (`[sample]`, hash seeds
+/// [`SAMPLE_SEEDS`]), scaled back to the full scenario.
 pub fn run_scenario(c: &ScenarioCurve) -> Result<Points> {
     let (key, values) = c.vary.split_once('=').ok_or_else(|| Error::Msg(format!("--vary `{}`: use KEY=SIZES, e.g. cgroup./db.max=64M..1G:16", c.vary)))?;
     let key = key.trim();
     let sizes = sizes(values, None, &format!("--vary {key}"))?;
     let text = std::fs::read_to_string(c.path).with_context(|| format!("cannot read {}", c.path.display()))?;
     let name = c.path.file_stem().map_or("scenario".into(), |s| s.to_string_lossy().into_owned());
-    let axis = crate::sweep::Axis { key: key.to_string(), values: sizes.iter().map(u64::to_string).collect() };
-    let runs = crate::sweep::run(&text, &c.path.display().to_string(), &name, c.set, &[axis], c.threads, &|| {}).map_err(|e| Error::Msg(e.to_string()))?;
-    let counters: Vec<String> = if c.counters.is_empty() { SCENARIO_COUNTERS.iter().map(|s| s.to_string()).collect() } else { c.counters.to_vec() };
-    let mut points = Vec::with_capacity(runs.len());
-    for (size, (_, report)) in sizes.iter().zip(runs) {
-        let report = report.map_err(|e| Error::Msg(format!("--vary {key}={size}: {e}")))?;
-        let v = serde_json::to_value(&report).expect("a report serializes");
-        let values = counters
-            .iter()
-            .map(|n| {
-                v["vmstat"]
-                    .get(n)
-                    .or_else(|| v.get(n).filter(|_| matches!(n.as_str(), "throughput_ops_s" | "elapsed_s" | "ops")))
-                    .and_then(Value::as_f64)
-                    .ok_or_else(|| {
-                        Error::Msg(format!("--counters `{n}`: not a counter of the report (a /proc/vmstat name, or throughput_ops_s, elapsed_s, ops)"))
-                    })
-            })
-            .collect::<Result<Vec<f64>>>()?;
-        points.push(Point { memory: *size, values, errors: None, sample_memory: None, warning: None, reports: vec![v] });
+    let mut axes = vec![crate::sweep::Axis { key: key.to_string(), values: sizes.iter().map(u64::to_string).collect() }];
+    let mut set = c.set.to_vec();
+    if let Some(rate) = c.sample {
+        if !(rate > 0.0 && rate <= 1.0) {
+            bail!("--sample {rate}: the sampling rate must be in (0, 1]");
+        }
+        if c.set.iter().any(|s| s.trim_start().starts_with("sample.")) {
+            bail!("--sample sets the scenario's [sample] table: leave sample.rate and sample.seed out of --set");
+        }
+        set.push(format!("sample.rate={rate}"));
+        axes.push(crate::sweep::Axis { key: "sample.seed".into(), values: SAMPLE_SEEDS.iter().map(u64::to_string).collect() });
     }
-    Ok(Points { counters, points, sample: None })
+    let runs = crate::sweep::run(&text, &c.path.display().to_string(), &name, &set, &axes, c.threads, &|| {}).map_err(|e| Error::Msg(e.to_string()))?;
+    let counters: Vec<String> = if c.counters.is_empty() { SCENARIO_COUNTERS.iter().map(|s| s.to_string()).collect() } else { c.counters.to_vec() };
+    let mut reports = Vec::with_capacity(runs.len());
+    for (point, report) in runs {
+        let report = report.map_err(|e| Error::Msg(format!("{}: {e}", point.label())))?;
+        reports.push(serde_json::to_value(&report).expect("a report serializes"));
+    }
+    let per_point = reports.len() / sizes.len();
+    let mut points = Vec::with_capacity(sizes.len());
+    for (size, runs) in sizes.iter().zip(reports.chunks(per_point)) {
+        let values: Vec<Vec<f64>> = runs.iter().map(|v| scenario_counters(v, &counters)).collect::<Result<_>>()?;
+        let mut p = Point { memory: *size, values: values[0].clone(), errors: None, sample_memory: None, warning: None, reports: runs.to_vec() };
+        if let Some(rate) = c.sample {
+            p.values = values[0].iter().zip(&values[1]).map(|(x, y)| (x + y) / 2.0).collect();
+            p.errors = Some(values[0].iter().zip(&values[1]).map(|(x, y)| (x - y).abs() / 2.0).collect());
+            // The varied size as the first seed's miniature has it, and the smallest memory
+            // it reclaims in: the machine's, or a varied cgroup limit's.
+            let scaled = ((size / PAGE_SIZE) as f64 * runs[0]["sample"]["scale"].as_f64().unwrap_or(rate)).round() as u64;
+            p.sample_memory = Some(scaled * PAGE_SIZE);
+            let managed = runs[0]["zone"]["managed"].as_u64().unwrap_or(0);
+            let limit = key.starts_with("cgroup.") && [".max", ".high"].iter().any(|k| key.ends_with(k));
+            let smallest = if limit { managed.min(scaled) } else { managed };
+            if rate < 1.0 && smallest < SMALL_SCALED_PAGES {
+                p.warning = Some(format!(
+                    "the miniature reclaims in {smallest} pages, below {SMALL_SCALED_PAGES}, where the kernel's fixed batch sizes and whole-page watermarks distort a miniature simulation; raise --sample"
+                ));
+            }
+        }
+        points.push(p);
+    }
+    Ok(Points { counters, points, sample: c.sample.map(|r| (r, sample_kept(&reports, sizes.len()))) })
+}
+
+/// The pages each seed's miniature objects kept, at the first size (for the table's header).
+fn sample_kept(reports: &[Value], sizes: usize) -> [u64; 2] {
+    let kept = |v: &Value| v["sample"]["kept_pages"].as_u64().unwrap_or(0);
+    match (reports.first(), reports.get(reports.len() / sizes.max(1) - 1)) {
+        (Some(a), Some(b)) if reports.len() >= 2 => [kept(a), kept(b)],
+        _ => [0, 0],
+    }
+}
+
+/// The named counters of a scenario's report. A miniature run's are scaled back to the full
+/// scenario: counts of events and pages and the elapsed time by the inverse of the fraction
+/// of the pages it kept (about R; its tasks do that fraction of the operations in that
+/// fraction of the time), `ops` is the operations the tasks drew (kept and dropped:
+/// the full scenario's, exactly), and the throughput is those over the scaled time.
+fn scenario_counters(v: &Value, names: &[String]) -> Result<Vec<f64>> {
+    let inv = v["sample"]["scale"].as_f64().map_or(1.0, |r| 1.0 / r);
+    let ops = v["ops"].as_f64().unwrap_or(0.0) + v["sample"]["dropped_ops"].as_f64().unwrap_or(0.0);
+    let elapsed = v["elapsed_s"].as_f64().unwrap_or(0.0) * inv;
+    names
+        .iter()
+        .map(|n| match n.as_str() {
+            "ops" => Ok(ops),
+            "elapsed_s" => Ok(elapsed),
+            "throughput_ops_s" => Ok(if elapsed > 0.0 { ops / elapsed } else { 0.0 }),
+            _ => {
+                v["vmstat"].get(n).and_then(Value::as_f64).map(|x| x * inv).ok_or_else(|| {
+                    Error::Msg(format!("--counters `{n}`: not a counter of the report (a /proc/vmstat name, or throughput_ops_s, elapsed_s, ops)"))
+                })
+            }
+        })
+        .collect()
 }
 
 /// A scratch directory, removed when dropped.
@@ -678,7 +733,7 @@ seed = 3
     fn a_scenario_curve_is_one_full_run_a_size_of_its_key() {
         let dir = tempfile::tempdir().unwrap();
         let path = scenario(dir.path());
-        let c = ScenarioCurve { path: &path, set: &[], vary: "cgroup./db.max=8M..24M:3", counters: &[], threads: 2 };
+        let c = ScenarioCurve { path: &path, set: &[], vary: "cgroup./db.max=8M..24M:3", counters: &[], threads: 2, sample: None };
         let points = run_scenario(&c).unwrap();
         assert_eq!(points.points.iter().map(|p| p.memory >> 20).collect::<Vec<_>>(), [8, 16, 24]);
         assert_eq!(points.counters, SCENARIO_COUNTERS);
@@ -697,10 +752,39 @@ seed = 3
     fn a_scenario_curve_names_what_is_wrong_with_its_key_sizes_and_counters() {
         let dir = tempfile::tempdir().unwrap();
         let path = scenario(dir.path());
-        let err = |vary: &str, counters: &[String]| run_scenario(&ScenarioCurve { path: &path, set: &[], vary, counters, threads: 1 }).unwrap_err().to_string();
+        let err = |vary: &str, counters: &[String]| {
+            run_scenario(&ScenarioCurve { path: &path, set: &[], vary, counters, threads: 1, sample: None }).unwrap_err().to_string()
+        };
         assert!(err("cgroup./db.max", &[]).contains("KEY=SIZES"));
         assert!(err("cgroup./db.max=5%..10%:2", &[]).contains("a percentage is of a trace's distinct pages"));
         assert!(err("cgroup./nope.max=8M,16M", &[]).contains("nope"));
         assert!(err("cgroup./db.max=8M", &["pgsteal_flie".into()]).contains("`pgsteal_flie`: not a counter"));
+        let set = ["sample.rate=0.5".to_string()];
+        let e = run_scenario(&ScenarioCurve { path: &path, set: &set, vary: "cgroup./db.max=8M", counters: &[], threads: 1, sample: Some(0.5) }).unwrap_err();
+        assert!(e.to_string().contains("leave sample.rate and sample.seed out of --set"), "{e}");
+    }
+
+    /// At R = 1 the two miniature scenarios are the full one: the sampled curve is the exact
+    /// curve with no error; at R = 0.5 its points stay near the exact ones.
+    #[test]
+    fn a_sampled_scenario_curve_at_rate_one_equals_the_exact_curve() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = scenario(dir.path());
+        let curve = |sample| run_scenario(&ScenarioCurve { path: &path, set: &[], vary: "cgroup./db.max=8M,16M", counters: &[], threads: 2, sample }).unwrap();
+        let exact = curve(None);
+        let one = curve(Some(1.0));
+        for (e, s) in exact.points.iter().zip(&one.points) {
+            assert_eq!(e.values, s.values);
+            assert!(s.errors.as_ref().unwrap().iter().all(|&x| x == 0.0));
+            assert_eq!(s.reports.len(), 2);
+        }
+        // Within a tenth of the curve's largest value (this small memcg, 2048 pages in the
+        // miniature at 8M, refaults a few percent more than the full one: docs/curve.md).
+        let half = curve(Some(0.5));
+        let peak = exact.points[0].values[0];
+        for (e, s) in exact.points.iter().zip(&half.points) {
+            let (exact, sampled) = (e.values[0], s.values[0]);
+            assert!((sampled - exact).abs() < 0.1 * peak, "refaults at {}: sampled {sampled} against {exact}", e.memory);
+        }
     }
 }

@@ -20,6 +20,7 @@ use crate::mm::vmstat::Events;
 use crate::mm::workingset::ShadowNodes;
 use crate::mm::{Actor, Config, Mm, TaskMm};
 use crate::policy::Policy;
+use crate::sim::sample::SampledObject;
 use crate::sim::scenario::Scenario;
 
 /// Fills the shmem object: swap-backed, unmapped, dirty pages charged to the root memcg,
@@ -198,11 +199,15 @@ pub struct Task {
     pub job: u32,
     stream: OpSource,
     objects: Vec<TaskObject>,
+    /// A miniature scenario's sample of each of `objects` (empty for a full machine).
+    samples: Vec<Option<Arc<SampledObject>>>,
     ra: Vec<RaState>,
     /// The next operations, fetched ahead so their page state can be prefetched.
     ahead: VecDeque<Op>,
     pub ops: u64,
     pub fill_ops: u64,
+    /// A miniature scenario's operations that touched no sampled page.
+    pub dropped_ops: u64,
     /// Processes that replaced the task's earlier one (`lifetime_ops`).
     pub respawns: u64,
     pub done: bool,
@@ -311,6 +316,8 @@ pub struct Machine<P: Policy> {
     next_vmstat: u64,
     total_ops: u64,
     done_ops: u64,
+    /// A miniature scenario's sampled pages, all objects together (0 for a full machine).
+    pub sampled_pages: u64,
     /// Per task: keep its memory when it is done (`hold = true`).
     hold: Vec<bool>,
     /// Per workload: the timing limits of its tasks.
@@ -335,6 +342,22 @@ pub const HOST_BYTES_PER_MEMORY_PAGE: u64 = 48;
 /// Refuses, before anything is allocated, a machine whose page frames the host cannot hold:
 /// the model keeps per-page state for all of `machine.memory` (as the kernel keeps a struct
 /// page for every page), so a machine of terabytes needs tens of gigabytes of host memory.
+/// The name of job `job`'s anonymous region `object` of workload `workload`.
+pub fn anon_object_name(workload: &str, job: u32, object: &str) -> String {
+    format!("{workload}.{job}:{object}")
+}
+
+/// An object of `pages` pages (`block`: its largest block) as the machine holds it: whole,
+/// or in a miniature scenario its sample (an error if no page is in it).
+fn sample_object(s: &Scenario, name: &str, pages: u64, block: u64) -> Result<(u64, Option<Arc<SampledObject>>), String> {
+    let Some(spec) = s.sample else { return Ok((pages, None)) };
+    let sample = SampledObject::new(name, pages, block, spec);
+    match sample.kept_pages() {
+        0 => Err(crate::sim::sample::empty(name, pages, block, spec)),
+        kept => Ok((kept, Some(Arc::new(sample)))),
+    }
+}
+
 fn check_host_memory(managed_pages: u64) -> Result<(), String> {
     let need = managed_pages.saturating_mul(HOST_BYTES_PER_MEMORY_PAGE);
     match pagelab_host::hugevec::available_bytes() {
@@ -402,16 +425,18 @@ impl<P: Policy> Machine<P> {
         // Files are shared by name; anonymous regions belong to their task.
         let trace_error = Arc::new(Mutex::new(None));
         let mut streams = Vec::new();
-        let mut files: BTreeMap<String, u64> = BTreeMap::new();
+        // Each file's pages and largest block (a miniature scenario's sampling unit).
+        let mut files: BTreeMap<String, (u64, u64)> = BTreeMap::new();
         let mut file_order = Vec::new();
         for (wi, w) in s.workloads.iter().enumerate() {
             for job in 0..w.jobs {
                 let st = JobStream::with_traces(w, job, &|t, _, pages| crate::sim::trace_workload::open(&trace_error, t, pages))?;
-                for o in st.objects().iter().filter(|o| !o.anon) {
+                for (i, o) in st.objects().iter().enumerate().filter(|(_, o)| !o.anon) {
+                    let block = st.largest_block(i);
                     match files.get_mut(&o.name) {
-                        Some(p) => *p = (*p).max(o.pages),
+                        Some((p, b)) => (*p, *b) = ((*p).max(o.pages), (*b).max(block)),
                         None => {
-                            files.insert(o.name.clone(), o.pages);
+                            files.insert(o.name.clone(), (o.pages, block));
                             file_order.push(o.name.clone());
                         }
                     }
@@ -420,9 +445,13 @@ impl<P: Policy> Machine<P> {
             }
         }
         let mut file_ids = BTreeMap::new();
+        let mut file_samples = BTreeMap::new();
         for name in &file_order {
-            let id = space.add_object(name, false, files[name] as u32, None)?;
+            let (pages, block) = files[name];
+            let (pages, sample) = sample_object(s, name, pages, block)?;
+            let id = space.add_object(name, false, pages as u32, None)?;
             file_ids.insert(name.clone(), id);
+            file_samples.insert(name.clone(), sample);
         }
         let mut tasks = Vec::new();
         let mut task_mms = Vec::new();
@@ -431,12 +460,17 @@ impl<P: Policy> Machine<P> {
             let memcg = memcgs.find(&w.cgroup).expect("validated by the scenario");
             let mut objects = Vec::new();
             let mut anon_objects = Vec::new();
-            for o in st.objects() {
+            let mut samples = Vec::new();
+            for (i, o) in st.objects().iter().enumerate() {
                 let id = if o.anon {
-                    let id = space.add_object(&format!("{}.{}:{}", w.name, job, o.name), true, o.pages as u32, Some(t))?;
+                    let name = anon_object_name(&w.name, job, &o.name);
+                    let (pages, sample) = sample_object(s, &name, o.pages, st.largest_block(i))?;
+                    samples.push(sample);
+                    let id = space.add_object(&name, true, pages as u32, Some(t))?;
                     anon_objects.push(id);
                     id
                 } else {
+                    samples.push(file_samples[&o.name].clone());
                     file_ids[&o.name]
                 };
                 let obj = &space.objects[id];
@@ -465,10 +499,12 @@ impl<P: Policy> Machine<P> {
                 job,
                 stream: OpSource::Job(st),
                 objects,
+                samples: if s.sample.is_some() { samples } else { Vec::new() },
                 ra,
                 ahead: VecDeque::with_capacity(LOOKAHEAD + 1),
                 ops: 0,
                 fill_ops: 0,
+                dropped_ops: 0,
                 respawns: 0,
                 done: false,
                 waiting: false,
@@ -477,6 +513,7 @@ impl<P: Policy> Machine<P> {
                 pacing: None,
             });
         }
+        let sampled_pages = if s.sample.is_some() { space.objects.iter().map(|o| o.pages as u64).sum() } else { 0 };
         let shmem_object = if m.shmem_pages > 0 { Some(space.add_object("shmem", true, m.shmem_pages as u32, None)?) } else { None };
         let total_ops = tasks.iter().fold(0u64, |a, t| a.saturating_add(t.stream.remaining()));
         let nr_memcgs = memcgs.cg.len();
@@ -569,6 +606,7 @@ impl<P: Policy> Machine<P> {
             next_vmstat: if s.machine.kernel.pcp_high_autotuned() { vmstat_interval(s) } else { u64::MAX },
             total_ops,
             done_ops: 0,
+            sampled_pages,
         })
     }
 
@@ -913,7 +951,12 @@ impl<P: Policy> Machine<P> {
         }
         while task.ahead.len() <= LOOKAHEAD {
             match task.stream.next() {
-                Some(op) => task.ahead.push_back(op),
+                Some(op) if task.samples.is_empty() => task.ahead.push_back(op),
+                // A miniature scenario: the operation on the sampled pages, if it has any.
+                Some(op) => match task.samples[op.object as usize].as_ref().and_then(|s| s.map(op)) {
+                    Some(op) => task.ahead.push_back(op),
+                    None => task.dropped_ops += !op.fill as u64,
+                },
                 None => break,
             }
         }

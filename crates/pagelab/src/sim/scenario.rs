@@ -71,6 +71,15 @@ struct WorkingsetToml {
     mglru_activate: Option<String>,
 }
 
+/// `[sample]`: run a miniature of the scenario (`crate::sim::sample`): `rate` R of every
+/// object's pages in R of every size, the pages chosen by a spatial hash salted by `seed`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SampleToml {
+    rate: Option<f64>,
+    seed: Option<u64>,
+}
+
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ScenarioToml {
@@ -82,6 +91,7 @@ struct ScenarioToml {
     time: Option<TimeToml>,
     report: Option<ReportToml>,
     mglru: Option<MglruToml>,
+    sample: Option<SampleToml>,
     workingset: Option<WorkingsetToml>,
 }
 
@@ -141,6 +151,9 @@ pub struct Scenario {
     pub workloads: Vec<Workload>,
     /// The seam policies of `[machine] policy` and `[[cgroup]] policy`.
     pub seam: crate::policy::registry::SeamSpec,
+    /// `[sample]`: the scenario is a miniature of the one its file describes (every size
+    /// below is already scaled).
+    pub sample: Option<crate::sim::sample::SampleSpec>,
 }
 
 impl Scenario {
@@ -641,7 +654,7 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
     }
     let mglru = raw.mglru.unwrap_or_default();
     let workingset = resolve_workingset(raw.workingset.unwrap_or_default(), &mglru, kernel, err)?;
-    Ok(Scenario {
+    let mut scenario = Scenario {
         name: name.to_string(),
         mglru,
         workingset,
@@ -653,7 +666,120 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
         cgroups,
         workloads,
         seam,
-    })
+        sample: None,
+    };
+    if let Some(sample) = raw.sample {
+        let rate = match sample.rate {
+            Some(r) if r > 0.0 && r <= 1.0 => r,
+            Some(r) => return Err(err("sample.rate", format!("{r}: a sampling rate is in (0, 1]"))),
+            None => return Err(err("sample.rate", "missing: the fraction of the pages to simulate, in (0, 1]".into())),
+        };
+        let seed = sample.seed.unwrap_or(1);
+        let scale = realized_rate(&scenario.workloads, rate, seed).map_err(|e| err("sample.rate", e))?;
+        miniaturize(&mut scenario, crate::sim::sample::SampleSpec { rate, seed, scale }, m.miniature.is_none(), err)?;
+    }
+    Ok(scenario)
+}
+
+/// The fraction of the workloads' pages (every file once, every task's anonymous regions)
+/// that a sample at `rate` with hash seed `seed` keeps.
+fn realized_rate(workloads: &[Workload], rate: f64, seed: u64) -> Result<f64, String> {
+    // A file's size and block are the largest any task gives it, as the machine has them.
+    let mut files: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    let mut anon = Vec::new();
+    for w in workloads {
+        for job in 0..w.jobs {
+            let st = pagelab_workload::JobStream::new(w, job);
+            for (i, o) in st.objects().iter().enumerate() {
+                let block = st.largest_block(i);
+                if o.anon {
+                    anon.push((crate::sim::machine::anon_object_name(&w.name, job, &o.name), o.pages, block));
+                } else {
+                    let f = files.entry(o.name.clone()).or_insert((0, 1));
+                    *f = (f.0.max(o.pages), f.1.max(block));
+                }
+            }
+        }
+    }
+    let objects: Vec<(&str, u64, u64)> = files.iter().map(|(n, &(p, b))| (n.as_str(), p, b)).chain(anon.iter().map(|(n, p, b)| (n.as_str(), *p, *b))).collect();
+    let total: u64 = objects.iter().map(|o| o.1).sum();
+    let kept = crate::sim::sample::kept_pages(objects, rate, seed)?;
+    Ok(if total == 0 { rate } else { kept as f64 / total as f64 })
+}
+
+/// Not a kernel rule: scales scenario `s` to its miniature at `spec.scale` R (docs/curve.md):
+/// every size of the machine and its cgroups by R, the full machine's min_free_kbytes by R
+/// (the kernel derives it from the square root of memory, so a small machine computing its
+/// own would keep proportionally more free), and the modeled clocks by R, since the
+/// miniature's tasks do R of the operations (`crate::sim::sample`). The objects are sampled
+/// when the machine is built. `correct`: apply the classic LRU's scale corrections
+/// (`machine.miniature`, unless the file sets it).
+fn miniaturize(
+    s: &mut Scenario,
+    spec: crate::sim::sample::SampleSpec,
+    correct: bool,
+    err: &dyn Fn(&str, String) -> ScenarioError,
+) -> Result<(), ScenarioError> {
+    let r = spec.scale;
+    let scale = |n: u64| (n as f64 * r).round() as u64;
+    // A size that was not zero must not become zero: say so rather than drop it.
+    let scale_size = |key: &str, n: u64| -> Result<u64, ScenarioError> {
+        match scale(n) {
+            0 if n > 0 => Err(err(key, format!("{n} pages scaled by the sample ({r:.4}) rounds to 0 pages: raise sample.rate"))),
+            x => Ok(x),
+        }
+    };
+    let scale_ns = |ns: u64| ((ns as f64 * r).round() as u64).max(1);
+    let m = &mut s.machine;
+    let full_managed = m.memory_pages - m.reserved_pages;
+    let memory_pages = scale(m.memory_pages);
+    if memory_pages < 256 {
+        return Err(err(
+            "sample.rate",
+            format!(
+                "machine.memory ({} pages) scaled by the sample ({r:.4}) is {memory_pages} pages, below the smallest machine (1M, 256 pages): raise sample.rate",
+                m.memory_pages
+            ),
+        ));
+    }
+    let min_free = m.min_free_kbytes.unwrap_or_else(|| crate::mm::mmzone::calculate_min_free_kbytes(full_managed));
+    m.min_free_kbytes = Some(((min_free as f64 * r).round() as u64).max(1));
+    m.memory_pages = memory_pages;
+    m.reserved_pages = scale(m.reserved_pages);
+    m.kernel_used_pages = scale(m.kernel_used_pages);
+    m.shmem_pages = scale(m.shmem_pages);
+    m.shmem_active_pages = scale(m.shmem_active_pages).min(m.shmem_pages);
+    m.swap_pages = scale_size("machine.swap.size", m.swap_pages)?;
+    m.rstat_flush_ns = scale_ns(m.rstat_flush_ns);
+    m.dirty_expire_ns = scale_ns(m.dirty_expire_ns);
+    m.dirty_writeback_ns = scale_ns(m.dirty_writeback_ns);
+    if correct {
+        m.miniature = r;
+    }
+    s.report_interval_ns = scale_ns(s.report_interval_ns);
+    for (i, c) in s.cgroups.iter_mut().enumerate() {
+        for (k, v) in [("max", &mut c.max), ("high", &mut c.high), ("low", &mut c.low), ("min", &mut c.min)] {
+            if *v != PAGE_COUNTER_MAX {
+                *v = scale_size(&format!("cgroup[{i}].{k}"), *v)?;
+            }
+        }
+    }
+    for (i, w) in s.workloads.iter_mut().enumerate() {
+        if let Some(j) = w.phases.iter().position(|p| p.trace.is_some()) {
+            let key = if w.phases.len() == 1 { format!("workload[{i}].trace") } else { format!("workload[{i}].phase[{j}].trace") };
+            return Err(err(
+                &key,
+                "a miniature scenario (sample.rate) does not sample a replayed trace: sample the trace itself with `pagelab curve TRACE --sample`".into(),
+            ));
+        }
+        w.start_ns = (w.start_ns as f64 * r).round() as u64;
+        w.runtime_ns = w.runtime_ns.map(scale_ns);
+        if w.lifetime_ops > 0 {
+            w.lifetime_ops = scale(w.lifetime_ops).max(1);
+        }
+    }
+    s.sample = Some(spec);
+    Ok(())
 }
 
 /// Resolves `[workingset]`: the model (or its alias `[mglru] refault_distance`, which names
