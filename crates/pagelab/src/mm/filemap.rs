@@ -15,6 +15,8 @@ use crate::policy::Policy;
 /// Allocates a page for `vpn` and charges it to `memcg` (filemap_alloc_folio() or
 /// vma_alloc_folio(), then mem_cgroup_charge()). None if the allocation failed or the
 /// allocating task was killed.
+// Inlined into filemap_add_folio(), which every page-cache miss goes through.
+#[inline]
 pub fn new_folio<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, vpn: Vpn, anon: bool, gfp: Gfp) -> Option<Pfn> {
     let pfn = alloc_page(mm, p, gfp)?;
     {

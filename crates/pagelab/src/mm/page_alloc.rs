@@ -155,7 +155,8 @@ pub fn drain_all_pages(mm: &mut Mm) {
 /// `high` (free_unref_page_commit()). On 6.12 a bulk free that lifts the zone above its high
 /// watermark (with its lowmem reserve: zone_watermark_ok() for ZONE_MOVABLE) clears
 /// ZONE_BELOW_HIGH.
-#[inline]
+// Always inlined: its one caller on the eviction path is free_folio(), once per page.
+#[inline(always)]
 pub fn free_unref_page(mm: &mut Mm, pfn: Pfn) {
     let z = mm.folios.free(pfn);
     let kernel = mm.cfg.kernel;
