@@ -32,10 +32,18 @@ enum Wmark {
 /// (__alloc_pages_direct_reclaim(): after reclaim that made progress, one more try, and one
 /// after draining the per-CPU lists), should_reclaim_retry() and __alloc_pages_may_oom().
 /// `None` means the allocation failed (NoRetry) or the allocating task was killed.
+// The fast path is inlined into every allocation; the slow path is out of line.
+#[inline]
 pub fn alloc_page<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<Pfn> {
     if let Some(pfn) = get_page_from_freelist(mm, Wmark::Low) {
         return Some(pfn);
     }
+    alloc_pages_slowpath(mm, p, gfp)
+}
+
+/// __alloc_pages_slowpath(), as [`alloc_page`] describes it.
+#[inline(never)]
+fn alloc_pages_slowpath<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<Pfn> {
     wakeup_kswapd(mm);
     let mut no_progress = 0;
     loop {
@@ -187,6 +195,8 @@ fn current_killed(mm: &Mm) -> bool {
 
 /// Models the free of a page (mem_cgroup_uncharge() + free_unref_page()): uncharge its
 /// memcg, drop the page-state counts and return the frame.
+// Inlined into its callers: reclaim frees every evicted page through it.
+#[inline]
 pub fn free_folio(mm: &mut Mm, pfn: Pfn) {
     let memcg = mm.folio_memcg(pfn);
     mm.memcgs.uncharge_counters(memcg, 1);
