@@ -88,7 +88,8 @@ fn alloc_pages_slowpath<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<P
 /// from the highest down (the zonelist), taking from the first that keeps more than its
 /// `mark` plus its lowmem reserve free (zone_watermark_fast(); pages on the per-CPU lists
 /// are not free pages to it) and has a page.
-#[inline]
+// Always inlined: the allocator's fast path is this one call.
+#[inline(always)]
 fn get_page_from_freelist(mm: &mut Mm, mark: Wmark) -> Option<Pfn> {
     // The highest zone serves nearly every allocation: try it before the loop.
     let top = mm.zones.z.len() - 1;
