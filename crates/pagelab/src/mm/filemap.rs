@@ -15,6 +15,8 @@ use crate::policy::Policy;
 /// Allocates a page for `vpn` and charges it to `memcg` (filemap_alloc_folio() or
 /// vma_alloc_folio(), then mem_cgroup_charge()). None if the allocation failed or the
 /// allocating task was killed.
+// Inlined into filemap_add_folio(), which every page-cache miss goes through.
+#[inline(always)]
 pub fn new_folio<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, vpn: Vpn, anon: bool, gfp: Gfp) -> Option<Pfn> {
     let pfn = alloc_page(mm, p, gfp)?;
     {
@@ -48,13 +50,12 @@ pub fn filemap_add_folio<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, for_write:
     let memcg = current_memcg(mm);
     let pfn = new_folio(mm, p, memcg, vpn, false, gfp)?;
     mm.memcgs.stat_updated(memcg, FedStat::FilePages, 1);
-    let old = mm.space.get(vpn);
+    let old = mm.space.replace(vpn, Entry::Resident(pfn));
     if let Entry::Shadow(_) = old {
         mm.file_nodes.shadow_replaced_by_page(vpn, memcg);
     } else {
         mm.file_nodes.page_added(vpn, memcg);
     }
-    mm.space.set(vpn, Entry::Resident(pfn));
     if let Entry::Shadow(s) = old {
         if !for_write {
             p.workingset_refault(mm, pfn, s);

@@ -161,6 +161,15 @@ impl AddressSpace {
         self.entries.set(vpn as usize, e.encode());
     }
 
+    /// Stores `e` and returns what the slot held (one lookup for a get and a set).
+    #[inline]
+    pub fn replace(&mut self, vpn: Vpn, e: Entry) -> Entry {
+        let slot = self.entries.get_mut(vpn as usize);
+        let old = *slot;
+        *slot = e.encode();
+        Entry::decode(old)
+    }
+
     /// The page is resident: its frame.
     #[inline]
     pub fn resident(&self, vpn: Vpn) -> Option<Pfn> {

@@ -449,28 +449,52 @@ impl Memcgs {
     }
 
     /// Models memcg_rstat_updated(): count pending updates towards the flush thresholds.
+    // Inlined: a page-cache miss and its eviction make about nine of these updates, and the
+    // common one (6.1's per-CPU count below its batch) is two additions and two tests.
+    #[inline]
     pub(crate) fn rstat_updated(&mut self, memcg: MemcgId, n: u64) {
         self.rstat_updates += n;
         if self.kernel.memcg_stats_flush_per_subtree() {
-            // Per-memcg counts, propagated to every ancestor in batches of 64.
-            let mut cur = Some(memcg);
-            while let Some(c) = cur {
-                self.cg[c as usize].rstat_pending += n;
-                cur = self.cg[c as usize].parent;
-            }
+            self.rstat_pending_updated(memcg, n);
         } else {
             self.percpu_updates += n;
             if self.percpu_updates > MEMCG_CHARGE_BATCH {
-                if self.flush_threshold <= self.nr_cpus {
-                    self.flush_threshold += self.percpu_updates / MEMCG_CHARGE_BATCH;
-                }
-                self.percpu_updates = 0;
+                self.percpu_batch_full();
             }
         }
         if self.update_path_flush {
-            let now = self.last_flush_ns; // the async flush does not move the periodic clock
-            self.flush_stats(ROOT_MEMCG, now);
+            self.flush_from_update_path();
         }
+    }
+
+    /// memcg_rstat_updated() on 6.12: per-memcg counts, propagated to every ancestor in
+    /// batches of 64.
+    #[inline(never)]
+    fn rstat_pending_updated(&mut self, memcg: MemcgId, n: u64) {
+        let mut cur = Some(memcg);
+        while let Some(c) = cur {
+            self.cg[c as usize].rstat_pending += n;
+            cur = self.cg[c as usize].parent;
+        }
+    }
+
+    /// memcg_rstat_updated() on 6.1 when the per-CPU count passes its batch: it goes to the
+    /// global flush threshold.
+    #[cold]
+    #[inline(never)]
+    fn percpu_batch_full(&mut self) {
+        if self.flush_threshold <= self.nr_cpus {
+            self.flush_threshold += self.percpu_updates / MEMCG_CHARGE_BATCH;
+        }
+        self.percpu_updates = 0;
+    }
+
+    /// The flush from the update path of [`Memcgs::update_path_flush`].
+    #[cold]
+    #[inline(never)]
+    fn flush_from_update_path(&mut self) {
+        let now = self.last_flush_ns; // the async flush does not move the periodic clock
+        self.flush_stats(ROOT_MEMCG, now);
     }
 
     /// The flush a refault does before reading the workingset size (`refault_flush`).
@@ -711,11 +735,20 @@ pub struct ChargeFailed;
 /// Models mm/memcontrol.c: try_charge_memcg() (6.1/6.12): the per-CPU stock, batch charges
 /// of 64 pages, limit reclaim rooted at the ancestor over its memory.max with the retry
 /// ladder, memcg OOM, and memory.high bookkeeping for the return to user space.
+// Inlined for the root memcg's charge, which has no limit to test (every charge of a
+// scenario without cgroups); the rest is out of line.
+#[inline]
 pub fn try_charge_memcg<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, nr: u64) -> Result<(), ChargeFailed> {
     if memcg == ROOT_MEMCG {
         mm.memcgs.force_charge(memcg, nr);
         return Ok(());
     }
+    try_charge_memcg_limited(mm, p, memcg, nr)
+}
+
+/// try_charge_memcg() below the root.
+#[inline(never)]
+fn try_charge_memcg_limited<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, nr: u64) -> Result<(), ChargeFailed> {
     let mut batch = nr.max(MEMCG_CHARGE_BATCH);
     let mut retries = crate::kernel::MAX_RECLAIM_RETRIES;
     let mut drained = false;

@@ -32,10 +32,18 @@ enum Wmark {
 /// (__alloc_pages_direct_reclaim(): after reclaim that made progress, one more try, and one
 /// after draining the per-CPU lists), should_reclaim_retry() and __alloc_pages_may_oom().
 /// `None` means the allocation failed (NoRetry) or the allocating task was killed.
+// The fast path is inlined into every allocation; the slow path is out of line.
+#[inline]
 pub fn alloc_page<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<Pfn> {
     if let Some(pfn) = get_page_from_freelist(mm, Wmark::Low) {
         return Some(pfn);
     }
+    alloc_pages_slowpath(mm, p, gfp)
+}
+
+/// __alloc_pages_slowpath(), as [`alloc_page`] describes it.
+#[inline(never)]
+fn alloc_pages_slowpath<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<Pfn> {
     wakeup_kswapd(mm);
     let mut no_progress = 0;
     loop {
@@ -80,7 +88,8 @@ pub fn alloc_page<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<Pfn> {
 /// from the highest down (the zonelist), taking from the first that keeps more than its
 /// `mark` plus its lowmem reserve free (zone_watermark_fast(); pages on the per-CPU lists
 /// are not free pages to it) and has a page.
-#[inline]
+// Always inlined: the allocator's fast path is this one call.
+#[inline(always)]
 fn get_page_from_freelist(mm: &mut Mm, mark: Wmark) -> Option<Pfn> {
     // The highest zone serves nearly every allocation: try it before the loop.
     let top = mm.zones.z.len() - 1;
@@ -155,7 +164,8 @@ pub fn drain_all_pages(mm: &mut Mm) {
 /// `high` (free_unref_page_commit()). On 6.12 a bulk free that lifts the zone above its high
 /// watermark (with its lowmem reserve: zone_watermark_ok() for ZONE_MOVABLE) clears
 /// ZONE_BELOW_HIGH.
-#[inline]
+// Always inlined: its one caller on the eviction path is free_folio(), once per page.
+#[inline(always)]
 pub fn free_unref_page(mm: &mut Mm, pfn: Pfn) {
     let z = mm.folios.free(pfn);
     let kernel = mm.cfg.kernel;
@@ -186,6 +196,8 @@ fn current_killed(mm: &Mm) -> bool {
 
 /// Models the free of a page (mem_cgroup_uncharge() + free_unref_page()): uncharge its
 /// memcg, drop the page-state counts and return the frame.
+// Inlined into its callers: reclaim frees every evicted page through it.
+#[inline]
 pub fn free_folio(mm: &mut Mm, pfn: Pfn) {
     let memcg = mm.folio_memcg(pfn);
     mm.memcgs.uncharge_counters(memcg, 1);

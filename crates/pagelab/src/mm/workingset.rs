@@ -438,7 +438,8 @@ impl ShadowNodes {
             node.owner = memcg;
         }
         node.present += 1;
-        self.update(n);
+        let node = *node;
+        self.relist(n, node);
     }
     #[inline]
     pub fn page_removed(&mut self, index: u32) {
@@ -455,7 +456,8 @@ impl ShadowNodes {
             node.owner = memcg;
         }
         node.shadows |= slot_bit(index);
-        self.update(n);
+        let node = *node;
+        self.relist(n, node);
     }
     #[inline]
     pub fn shadow_removed(&mut self, index: u32) {
@@ -474,7 +476,8 @@ impl ShadowNodes {
             node.owner = memcg;
         }
         node.shadows |= slot_bit(index);
-        self.update(n);
+        let node = *node;
+        self.relist(n, node);
     }
     /// A refaulting page took its shadow's slot: shadow_removed() then page_added(), with
     /// one list update.
@@ -497,6 +500,13 @@ impl ShadowNodes {
     #[inline]
     fn update(&mut self, n: usize) {
         let node = self.nodes[n];
+        self.relist(n, node);
+    }
+
+    /// [`ShadowNodes::update`] of node `n`, whose new state the caller already holds (a
+    /// second lookup of the node costs more than the rest of the update).
+    #[inline]
+    fn relist(&mut self, n: usize, node: Node) {
         let shadow_only = node.shadows != 0 && node.present == 0;
         if shadow_only && !node.on_list {
             self.link(n);

@@ -62,6 +62,8 @@ impl LruGen {
 
     /// Models include/linux/mm_inline.h: lru_gen_update_size(): the generation sizes and the
     /// active/inactive statistics.
+    // Inlined: every caller passes a constant shape of `old` and `new`, which folds the match.
+    #[inline]
     pub fn update_size(&mut self, mm: &mut Mm, memcg: MemcgId, ty: usize, old: Option<usize>, new: Option<usize>) {
         let lv = &mut self.lv[memcg as usize];
         if let Some(o) = old {
