@@ -113,8 +113,6 @@ def curve(path, *, policy=None, memory=None, vary=None, sample=None, format="ora
     the `rate`, the `pages` each seed kept and each row's scaled `memory`. A point whose
     scaled memory is too small for a faithful miniature kernel model raises a
     RuntimeWarning (`warnings`)."""
-    import warnings
-
     if vary is not None:
         if memory is not None:
             raise ValueError("a scenario's curve (vary=) varies a size of the scenario: leave out memory")
@@ -127,20 +125,24 @@ def curve(path, *, policy=None, memory=None, vary=None, sample=None, format="ora
             vary = f"{key}={sizes}"
         machine = [f"machine.{k}={_toml(v)}" for k, v in (("policy", policy), ("kernel", kernel)) if v is not None]
         out = json.loads(_pagelab.scenario_curve_json(str(path), str(vary), list(counters or []), machine + _set_args(set), threads, sample))
-        for size, text in out["warnings"]:
-            warnings.warn(f"{vary.split('=')[0]}={size}: {text}", RuntimeWarning, stacklevel=2)
-        df = _frame(out["table"], out["reports"])
-        if out["sample"] is not None:
-            df.attrs["sample"] = out["sample"]
-        return df
+        key = vary.split("=")[0]
+        return _curve_frame(out, lambda size: f"{key}={size}")
     if memory is None:
         raise ValueError("curve() needs memory= for a trace, or vary= for a scenario")
     if isinstance(memory, (list, tuple)):
         memory = ",".join(str(m) for m in memory)
     policy, kernel = policy or "classic", kernel or "6.1"
     out = json.loads(_pagelab.curve_json(str(path), policy, str(memory), format, kernel, sample, list(counters or []), _set_args(set)))
-    for m, text in out["warnings"]:
-        warnings.warn(f"memory {m} bytes: {text}", RuntimeWarning, stacklevel=2)
+    return _curve_frame(out, lambda m: f"memory {m} bytes")
+
+
+def _curve_frame(out, point):
+    """A curve's DataFrame from the extension's JSON: its warnings raised (each point named
+    by `point(size)`), its sample's description in `df.attrs["sample"]`."""
+    import warnings
+
+    for size, text in out["warnings"]:
+        warnings.warn(f"{point(size)}: {text}", RuntimeWarning, stacklevel=3)
     df = _frame(out["table"], out["reports"])
     if out["sample"] is not None:
         df.attrs["sample"] = out["sample"]

@@ -207,6 +207,15 @@ enum Cmd {
     },
 }
 
+/// A curve's warnings on standard error, each point named by `point` from its size.
+fn print_warnings(points: &pagelab::curve::Points, point: impl Fn(u64) -> String) {
+    for p in &points.points {
+        if let Some(w) = &p.warning {
+            eprintln!("pagelab: warning: {}: {w}", point(p.memory));
+        }
+    }
+}
+
 /// The bundled manifest, whose experiments `pagelab seeds --help` lists.
 const SEEDS_MANIFEST: &str = include_str!("../../../examples/seeds/experiments.toml");
 
@@ -264,11 +273,7 @@ fn real_main(cli: Cli) -> Result<()> {
                 let c = pagelab::curve::ScenarioCurve { path: &trace, set: &set, vary: &vary, counters: &counters, threads, sample };
                 let points = pagelab::curve::run_scenario(&c)?;
                 let key = vary.split_once('=').map_or(vary.as_str(), |(k, _)| k.trim());
-                for p in &points.points {
-                    if let Some(w) = &p.warning {
-                        eprintln!("pagelab: warning: {key}={}: {w}", p.memory);
-                    }
-                }
+                print_warnings(&points, |m| format!("{key}={m}"));
                 let name = trace.file_stem().map_or("scenario".into(), |n| n.to_string_lossy().into_owned());
                 let title = match sample {
                     Some(r) => format!("{name}: {key}, miniature scenarios at R = {r}"),
@@ -289,11 +294,7 @@ fn real_main(cli: Cli) -> Result<()> {
                 counters: &counters,
             };
             let points = pagelab::curve::run(&c)?;
-            for p in &points.points {
-                if let Some(w) = &p.warning {
-                    eprintln!("pagelab: warning: --memory {} bytes: {w}", p.memory);
-                }
-            }
+            print_warnings(&points, |m| format!("--memory {m} bytes"));
             let name = trace.file_name().map_or("trace".into(), |n| n.to_string_lossy().into_owned());
             let title = match sample {
                 Some(r) => format!("{policy} on {name}, miniature simulation at R = {r}"),

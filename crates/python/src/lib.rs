@@ -117,6 +117,14 @@ fn curve_json(
 ) -> PyResult<String> {
     let c = pagelab::curve::Curve { path: std::path::Path::new(path), format, policy, kernel, set: &set, memory, sample, counters: &counters };
     let points = interruptible(py, || pagelab::curve::run(&c))?.map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
+    curve_points_json(&points)
+}
+
+/// A curve's points as the Python side reads them: `points`, `table`, `reports` (each
+/// point's: the full run's, or with a sample the two seeds' miniature runs' as a list),
+/// `sample` (null, or `rate`, `pages` kept by each seed and each point's scaled `memory`) and
+/// `warnings` ([memory, text] of the points a sample may distort).
+fn curve_points_json(points: &pagelab::curve::Points) -> PyResult<String> {
     let reports: Vec<serde_json::Value> =
         points.points.iter().map(|p| if points.sample.is_some() { serde_json::Value::from(p.reports.clone()) } else { p.reports[0].clone() }).collect();
     let sample = points
@@ -143,14 +151,7 @@ fn scenario_curve_json(
 ) -> PyResult<String> {
     let c = pagelab::curve::ScenarioCurve { path: std::path::Path::new(path), set: &set, vary, counters: &counters, threads, sample };
     let points = interruptible(py, || pagelab::curve::run_scenario(&c))?.map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
-    let reports: Vec<serde_json::Value> =
-        points.points.iter().map(|p| if points.sample.is_some() { serde_json::Value::from(p.reports.clone()) } else { p.reports[0].clone() }).collect();
-    let sample = points
-        .sample
-        .map(|(rate, pages)| serde_json::json!({"rate": rate, "pages": pages, "memory": points.points.iter().map(|p| p.sample_memory).collect::<Vec<_>>()}));
-    let warnings: Vec<serde_json::Value> = points.points.iter().filter_map(|p| p.warning.as_ref().map(|w| serde_json::json!([p.memory, w]))).collect();
-    let v = serde_json::json!({"points": points.to_json(), "table": points.table().to_json(), "reports": reports, "sample": sample, "warnings": warnings});
-    serde_json::to_string(&v).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    curve_points_json(&points)
 }
 
 /// A sweep's table (`pagelab sweep --parquet`'s columns) from `sweep_json`'s array: the
