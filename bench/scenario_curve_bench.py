@@ -11,11 +11,12 @@ hash seeds' difference), and the wall time of each whole curve.
     python3 bench/scenario_curve_bench.py [--rates 0.25,0.1] [--policies classic,mglru]
                                           [--kernel 6.1] [--points 5] [--only NAME,...]
 
-The binary is target/release/pagelab (build it first).
+The binary is target/release/pagelab (build it first), or $PAGELAB_BIN.
 """
 
 import argparse
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -23,7 +24,7 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-BIN = ROOT / "target/release/pagelab"
+BIN = pathlib.Path(os.environ.get("PAGELAB_BIN", ROOT / "target/release/pagelab"))
 
 # Scenario, the size varied, its sizes: the machine's memory or a cgroup's limit over a range
 # where the counters move.
