@@ -2,7 +2,7 @@
 //! counts add up, pgsteal never exceeds pgscan, no refault comes without an eviction, and
 //! a cgroup stays within memory.max.
 
-mod common;
+use crate::common;
 use common::*;
 
 use pagelab::mm::vmstat::Ev;

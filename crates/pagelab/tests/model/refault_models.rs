@@ -2,7 +2,7 @@
 //! of 2023 and the 2026 re-post), each rule on the smallest machine where it decides
 //! something. Sources and certainty: shared/reference/kairui-refault-distance.md.
 
-mod common;
+use crate::common;
 use common::*;
 
 use pagelab::mm::folio::pg;
@@ -293,7 +293,7 @@ fn kairui_v3_activates_more_loop_refaults_than_mainline_when_activations_no_long
     // referenced and puts it back active) and of each refault it activates, which pushes loop
     // refaults past the workingset size; v3 1/6 counts evictions only, so the same refaults
     // are nearer and more of them are activated.
-    let text = include_str!("../../../examples/mglru-kairui.toml");
+    let text = include_str!("../../../../examples/mglru-kairui.toml");
     let run = |model: &str| {
         let sets = ["machine.policy=classic".to_string(), format!("workingset.refault_model={model}")];
         let s = Scenario::parse(text, "mglru-kairui.toml", "kairui", &sets).unwrap();

@@ -1,7 +1,7 @@
 //! The eviction seam: plain caches behind it evict as their trace-mode twins, per-cgroup
 //! policies under the classic LRU, and policies that return bad candidates.
 
-mod common;
+use crate::common;
 
 use std::cell::RefCell;
 use std::rc::Rc;

@@ -1,6 +1,6 @@
 //! The classic LRU's rules, each pinned to the kernel behaviour it models.
 
-mod common;
+use crate::common;
 use common::*;
 
 use pagelab::mm::folio::pg;

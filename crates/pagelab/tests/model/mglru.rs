@@ -1,6 +1,6 @@
 //! MGLRU's rules, each pinned to the kernel behaviour it models (6.1.192 and 6.12.95).
 
-mod common;
+use crate::common;
 use common::*;
 
 use pagelab::mm::folio::pg;
@@ -267,7 +267,7 @@ fn get_swappiness_is_zero_when_reclaim_may_not_swap_only_in_6_12() {
 #[test]
 fn the_kairui_rule_reactivates_a_refault_whose_distance_beats_the_active_generations() {
     // The alias (kairui-v3); exact statistics, since the rule reads them as reclaim sees them
-    // (more cases: tests/refault_models.rs).
+    // (more cases: tests/model/refault_models.rs).
     let text = r#"
 [machine]
 memory = "64M"

@@ -1,6 +1,6 @@
 //! memcg limits and protection.
 
-mod common;
+use crate::common;
 use common::*;
 
 use pagelab::mm::vmstat::{Ev, Lru};

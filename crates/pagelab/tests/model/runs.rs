@@ -1,11 +1,11 @@
 //! Whole runs: determinism, the example, the OOM killer, and the read shortcuts' equivalence.
 
-mod common;
+use crate::common;
 use common::*;
 
 use pagelab::mm::vmstat::Ev;
 
-const EXAMPLE: &str = include_str!("../../../examples/fio-zipf.toml");
+const EXAMPLE: &str = include_str!("../../../../examples/fio-zipf.toml");
 
 fn run_json(text: &str, overrides: &[String]) -> String {
     let s = pagelab::Scenario::parse(text, "example.toml", "fio-zipf", overrides).unwrap();
@@ -190,7 +190,7 @@ fn the_read_miss_shortcut_falls_back_as_the_general_path_does() {
     // The min watermark raised to all of memory: every __GFP_NORETRY readahead allocation
     // fails after its round of direct reclaim, and each miss takes filemap_create_folio()'s
     // full allocation instead (reclaim retries, the OOM killer's verdict, the reserves).
-    let text = include_str!("../../../oracle/scenarios/file-zipf.toml");
+    let text = include_str!("../../../../oracle/scenarios/file-zipf.toml");
     let overrides = ["workload.zipf.ops=2000".to_string(), "machine.memory=16M".to_string()];
     let s = pagelab::Scenario::parse(text, "file-zipf", "file-zipf", &overrides).unwrap();
     let make = |mm: &pagelab::mm::Mm| pagelab::policy::classic::Classic::new(mm.memcgs.cg.len());
@@ -217,12 +217,12 @@ fn the_read_shortcuts_change_no_counter() {
     // loops, cgroup limits (charges that fail and reclaim), anon beside file.
     let scenarios = [
         ("fio-zipf", EXAMPLE),
-        ("file-seq-stream", include_str!("../../../oracle/scenarios/file-seq-stream.toml")),
-        ("file-loop-scan", include_str!("../../../oracle/scenarios/file-loop-scan.toml")),
-        ("memcg-limit-zipf", include_str!("../../../oracle/scenarios/memcg-limit-zipf.toml")),
-        ("mixed-anon-file", include_str!("../../../oracle/scenarios/mixed-anon-file.toml")),
-        ("file-zipf", include_str!("../../../oracle/scenarios/file-zipf.toml")),
-        ("cgroups-parent-limit", include_str!("../../../oracle/scenarios/cgroups-parent-limit.toml")),
+        ("file-seq-stream", include_str!("../../../../oracle/scenarios/file-seq-stream.toml")),
+        ("file-loop-scan", include_str!("../../../../oracle/scenarios/file-loop-scan.toml")),
+        ("memcg-limit-zipf", include_str!("../../../../oracle/scenarios/memcg-limit-zipf.toml")),
+        ("mixed-anon-file", include_str!("../../../../oracle/scenarios/mixed-anon-file.toml")),
+        ("file-zipf", include_str!("../../../../oracle/scenarios/file-zipf.toml")),
+        ("cgroups-parent-limit", include_str!("../../../../oracle/scenarios/cgroups-parent-limit.toml")),
     ];
     for (name, text) in scenarios {
         for overrides in [vec![], vec!["machine.policy=mglru".to_string(), "machine.kernel=6.12".to_string()]] {

@@ -1,0 +1,20 @@
+//! pagelab's integration tests, one binary: each module is a topic (the classic LRU's rules,
+//! MGLRU's, memcg, the seeds' directions, ...). One binary rather than one per file, because
+//! each test binary monomorphizes and optimizes the whole machine model again: thirteen
+//! binaries took about 1,400 s of a 2-core release build, one takes a tenth of that.
+
+mod common;
+
+mod classic;
+mod layers;
+mod memcg;
+mod mglru;
+mod miniature;
+mod pace_lockstep;
+mod properties;
+mod refault_models;
+mod report_text;
+mod runs;
+mod seam;
+mod seeds;
+mod trace_workloads;
