@@ -14,6 +14,7 @@
 //! barrier; a task that `hold`s its memory waits, after its last operation, until the "after"
 //! snapshot has been taken.
 
+use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::fs;
 use std::io::{Read, Write};
@@ -164,6 +165,55 @@ fn snapshot(root: &Path, cgroups: &[String]) -> Snapshot {
 fn sample_interval(scenario: &Path) -> Option<std::time::Duration> {
     let ms: u64 = fs::read_to_string(scenario.with_file_name("sample_ms")).ok()?.trim().parse().ok()?;
     (ms > 0).then(|| std::time::Duration::from_millis(ms))
+}
+
+/// Whether an `alloc_hist` file beside the scenario asks for the page allocator's histograms
+/// (an experiment's data for watermark boosting; normal oracle runs collect none, since a
+/// histogram trigger on every page allocation costs the guest time).
+fn wants_alloc_hists(scenario: &Path) -> bool {
+    scenario.with_file_name("alloc_hist").exists()
+}
+
+/// The kernel's trace events [`start_alloc_hists`] counts, with the keys of each histogram:
+/// every page allocation by migratetype and order (`mm_page_alloc`: how many unmovable and
+/// reclaimable pages the kernel takes beside the workload's movable ones), and every
+/// fallback to another migratetype's free pages (`mm_page_alloc_extfrag`: a fallback of
+/// less than a pageblock is what boost_watermark() follows).
+const ALLOC_HISTS: &[(&str, &str)] = &[
+    ("kmem/mm_page_alloc", "hist:keys=migratetype,order:vals=hitcount:sort=migratetype"),
+    // Three keys at most (the kernel's TRACING_MAP_KEYS_MAX).
+    ("kmem/mm_page_alloc_extfrag", "hist:keys=alloc_migratetype,fallback_migratetype,fallback_order:vals=hitcount"),
+];
+
+fn tracing_dir() -> Option<PathBuf> {
+    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"].iter().map(PathBuf::from).find(|d| d.join("events").is_dir())
+}
+
+/// Attaches the histogram triggers of [`ALLOC_HISTS`] and returns the events attached; a
+/// kernel without tracefs or one of the events gets a warning for it.
+fn start_alloc_hists(applied: &mut Vec<String>, warnings: &mut Vec<String>) -> Vec<&'static str> {
+    let Some(dir) = tracing_dir() else {
+        warnings.push("alloc_hist: no tracefs in the guest (/sys/kernel/tracing)".into());
+        return Vec::new();
+    };
+    let mut attached = Vec::new();
+    for (event, trigger) in ALLOC_HISTS {
+        let path = dir.join("events").join(event).join("trigger");
+        match fs::write(&path, trigger) {
+            Ok(()) => {
+                applied.push(format!("{} = {trigger}", path.display()));
+                attached.push(*event);
+            }
+            Err(e) => warnings.push(format!("alloc_hist: cannot write {}: {e}", path.display())),
+        }
+    }
+    attached
+}
+
+/// The attached events' histograms, as the kernel prints them, keyed by event.
+fn read_alloc_hists(events: &[&str]) -> BTreeMap<String, String> {
+    let Some(dir) = tracing_dir() else { return BTreeMap::new() };
+    events.iter().filter_map(|event| Some((event.to_string(), fs::read_to_string(dir.join("events").join(event).join("hist")).ok()?))).collect()
 }
 
 type Sampler = (std::sync::Arc<std::sync::atomic::AtomicBool>, std::thread::JoinHandle<Vec<Sample>>);
@@ -363,6 +413,8 @@ fn run(o: &Opts) -> Result<(), String> {
         std::thread::sleep(std::time::Duration::from_secs(1));
     }
     lock_runner(&mut report.applied, &mut report.warnings);
+    let alloc_hists = if wants_alloc_hists(&o.scenario) { start_alloc_hists(&mut report.applied, &mut report.warnings) } else { Vec::new() };
+    let pagetypeinfo_before = fs::read_to_string("/proc/pagetypeinfo").ok();
     report.before = snapshot(&o.cgroup_root, &cg_paths);
 
     let (go_r, go_w) = pipe()?;
@@ -444,6 +496,17 @@ fn run(o: &Opts) -> Result<(), String> {
         report.samples = handle.join().unwrap_or_default();
     }
     report.after = snapshot(&o.cgroup_root, &cg_paths);
+    if !alloc_hists.is_empty() {
+        report.alloc_hists = read_alloc_hists(&alloc_hists);
+        // The pageblocks' migratetypes and the free pages by migratetype and order, before
+        // and after: where the fallbacks found their pages.
+        let after = fs::read_to_string("/proc/pagetypeinfo").ok();
+        for (key, text) in [("pagetypeinfo_before", pagetypeinfo_before), ("pagetypeinfo_after", after)] {
+            if let Some(t) = text {
+                report.alloc_hists.insert(key.into(), t);
+            }
+        }
+    }
     close(rel_w); // holding tasks exit
     for pid in pending_status {
         reap(pid);

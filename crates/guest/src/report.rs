@@ -64,6 +64,12 @@ pub struct GuestReport {
     /// Samples taken during the workload, when the tools disk asks for them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<Sample>,
+    /// The page allocator's histograms over the workload (`mm_page_alloc` by migratetype and
+    /// order, `mm_page_alloc_extfrag`'s fallbacks), as the kernel prints them, keyed by
+    /// event, when the tools disk asks for them; with them `/proc/pagetypeinfo` before and
+    /// after the workload (keys `pagetypeinfo_before`, `pagetypeinfo_after`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub alloc_hists: BTreeMap<String, String>,
 }
 
 /// The zones and a few reclaim counters at one moment of the workload (the time series an

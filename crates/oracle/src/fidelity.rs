@@ -210,6 +210,9 @@ pub struct KernelSide {
     /// The last run's time series, when PAGELAB_ORACLE_SAMPLE_MS asked for one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<pagelab_guest::report::Sample>,
+    /// The last run's allocation histograms, when PAGELAB_ORACLE_ALLOC_HIST=1 asked for them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub alloc_hists: BTreeMap<String, String>,
 }
 
 impl KernelSide {
@@ -236,6 +239,7 @@ impl KernelSide {
             zoneinfo: reports[0].before.zoneinfo.clone(),
             meminfo_before: reports[0].before.meminfo.clone(),
             samples: last.samples.clone(),
+            alloc_hists: last.alloc_hists.clone(),
         }
     }
 }

@@ -126,6 +126,11 @@ pub fn tools_image(run_dir: &Path, guest: &Path, scenario_text: &str) -> Result<
     if let Ok(ms) = std::env::var("PAGELAB_ORACLE_SAMPLE_MS") {
         fs::write(src.join("sample_ms"), ms)?;
     }
+    // An experiment's allocation histograms (PAGELAB_ORACLE_ALLOC_HIST=1): every page
+    // allocation by migratetype and order, and every migratetype fallback.
+    if std::env::var_os("PAGELAB_ORACLE_ALLOC_HIST").is_some_and(|v| v == "1") {
+        fs::write(src.join("alloc_hist"), "1")?;
+    }
     let img = run_dir.join("tools.img");
     let size = fs::metadata(guest)?.len() + (8 << 20);
     mke2fs(&src, &img, size, "tools")?;
