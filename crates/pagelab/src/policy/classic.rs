@@ -184,10 +184,13 @@ impl Classic {
         let file = mm.memcgs.page_state(target, StatItem::Lru(Lru::InactiveFile));
         sc.cache_trim_mode = (mm.unscaled(file) >> sc.priority) != 0 && sc.may_deactivate & DEACTIVATE_FILE == 0 && !sc.no_cache_trim_mode;
         if !sc.cgroup_reclaim() {
-            let file = mm.node_lru_size(Lru::ActiveFile) + mm.node_lru_size(Lru::InactiveFile);
+            // The cheap tests first: without inactive anon pages (every trace replay) the file
+            // and free page sums are never needed.
             let anon = mm.node_lru_size(Lru::InactiveAnon);
-            sc.file_is_tiny =
-                file + mm.nr_free() <= mm.zones.high_wmarks() && sc.may_deactivate & DEACTIVATE_ANON == 0 && (mm.unscaled(anon) >> sc.priority) != 0;
+            sc.file_is_tiny = sc.may_deactivate & DEACTIVATE_ANON == 0 && (mm.unscaled(anon) >> sc.priority) != 0 && {
+                let file = mm.node_lru_size(Lru::ActiveFile) + mm.node_lru_size(Lru::InactiveFile);
+                file + mm.nr_free() <= mm.zones.high_wmarks()
+            };
         }
     }
 
