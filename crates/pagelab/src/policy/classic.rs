@@ -148,6 +148,8 @@ impl Classic {
 
     /// Models mm/vmscan.c: inactive_is_low() on the rstat counters of the lruvec. (A
     /// miniature machine takes the ratio of the full machine's lists, mm/miniature.rs.)
+    // Inlined: kswapd asks it two or three times per priority step.
+    #[inline]
     pub fn inactive_is_low(mm: &Mm, memcg: MemcgId, inactive_lru: Lru) -> bool {
         let active_lru = if inactive_lru == Lru::InactiveAnon { Lru::ActiveAnon } else { Lru::ActiveFile };
         let inactive = mm.memcgs.page_state(memcg, StatItem::Lru(inactive_lru));
