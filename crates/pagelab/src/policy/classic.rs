@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 
 use crate::kernel::{Kernel, DEF_PRIORITY, SWAP_CLUSTER_MAX};
-use crate::mm::folio::{pg, List, Pfn};
+use crate::mm::folio::{pg, Folio, List, Pfn};
 use crate::mm::mapping::Shadow;
 use crate::mm::memcontrol::{MemcgId, StatItem};
 use crate::mm::swap::{folio_activate, lru_add_drain, lru_cache_activate_folio, lru_note_cost};
@@ -69,7 +69,12 @@ impl Classic {
 
     /// The list a folio belongs on (`folio_lru_list()`).
     fn folio_lru(mm: &Mm, pfn: Pfn) -> Lru {
-        let f = mm.folios.get(pfn);
+        Self::folio_lru_of(mm.folios.get(pfn))
+    }
+
+    /// [`Classic::folio_lru`] of a folio already looked up.
+    #[inline]
+    fn folio_lru_of(f: &Folio) -> Lru {
         if f.test(pg::UNEVICTABLE) {
             Lru::Unevictable
         } else {
@@ -79,8 +84,8 @@ impl Classic {
 
     /// Models include/linux/mm_inline.h: lruvec_add_folio() (`tail`: lruvec_add_folio_tail()).
     fn lruvec_add_folio(&mut self, mm: &mut Mm, pfn: Pfn, tail: bool) {
-        let lru = Self::folio_lru(mm, pfn);
-        let memcg = mm.folio_memcg(pfn);
+        let f = mm.folios.get(pfn);
+        let (lru, memcg) = (Self::folio_lru_of(f), f.memcg);
         let list = &mut self.lists[memcg as usize][lru as usize];
         if tail {
             mm.folios.list_add_tail(list, pfn);
@@ -105,8 +110,8 @@ impl Classic {
 
     /// Models include/linux/mm_inline.h: lruvec_del_folio().
     fn lruvec_del_folio(&mut self, mm: &mut Mm, pfn: Pfn) {
-        let lru = Self::folio_lru(mm, pfn);
-        let memcg = mm.folio_memcg(pfn);
+        let f = mm.folios.get(pfn);
+        let (lru, memcg) = (Self::folio_lru_of(f), f.memcg);
         mm.folios.list_del(&mut self.lists[memcg as usize][lru as usize], pfn);
         mm.update_lru_size(memcg, lru, -1);
     }
