@@ -124,6 +124,8 @@ impl LruGen {
 
     /// Models include/linux/mm_inline.h: lru_gen_del_folio(): off its list; a folio leaving
     /// an active generation other than for reclaim gets PG_active back.
+    // Inlined: isolation calls it for every evicted folio with `reclaiming` constant.
+    #[inline]
     pub fn del_folio(&mut self, mm: &mut Mm, pfn: Pfn, reclaiming: bool) -> bool {
         let f = *mm.folios.get(pfn);
         let Some(gen) = folio_gen(f.flags) else { return false };
