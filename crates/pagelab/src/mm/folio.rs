@@ -236,10 +236,17 @@ impl Folios {
     pub fn list_del(&mut self, list: &mut List, pfn: Pfn) {
         let idx = self.f[pfn as usize].pos.wrapping_sub(list.base) as usize;
         debug_assert_eq!(list.slots.get(idx), Some(&pfn), "pfn {pfn} is not where its list says");
-        list.slots[idx] = TOMBSTONE;
+        if idx + 1 == list.slots.len() {
+            // The tail (MGLRU's isolation takes folios there): a pop leaves the ring as the
+            // tombstone and its trim would, the head being a member or the list empty.
+            list.slots.pop_back();
+            list.trim_back();
+        } else {
+            list.slots[idx] = TOMBSTONE;
+            list.trim();
+        }
         list.len -= 1;
         self.f[pfn as usize].pos = NIL;
-        list.trim();
         if list.slots.len() > 2 * list.len as usize + 64 {
             self.compact(list);
         }
@@ -252,9 +259,7 @@ impl Folios {
         let pfn = list.slots.pop_back()?;
         list.len -= 1;
         self.f[pfn as usize].pos = NIL;
-        while list.slots.back() == Some(&TOMBSTONE) {
-            list.slots.pop_back();
-        }
+        list.trim_back();
         Some(pfn)
     }
 
@@ -310,6 +315,14 @@ pub struct List {
 }
 
 impl List {
+    /// Drops tombstones at the tail, so the tail is a member.
+    #[inline]
+    fn trim_back(&mut self) {
+        while self.slots.back() == Some(&TOMBSTONE) {
+            self.slots.pop_back();
+        }
+    }
+
     /// Bytes this list holds (its ring).
     pub fn state_bytes(&self) -> u64 {
         self.slots.capacity() as u64 * 4
@@ -334,9 +347,7 @@ impl List {
     /// Drops tombstones at both ends, so head and tail are members.
     #[inline]
     fn trim(&mut self) {
-        while self.slots.back() == Some(&TOMBSTONE) {
-            self.slots.pop_back();
-        }
+        self.trim_back();
         while self.slots.front() == Some(&TOMBSTONE) {
             self.slots.pop_front();
             self.base = self.base.wrapping_add(1);

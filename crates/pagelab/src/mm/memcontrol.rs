@@ -38,6 +38,8 @@ pub enum StatItem {
 }
 
 impl StatItem {
+    // Inlined: callers pass constant items, so the index folds to a constant.
+    #[inline]
     fn index(self) -> usize {
         match self {
             StatItem::Lru(l) => l as usize,
@@ -514,6 +516,8 @@ impl Memcgs {
     }
 
     /// Models lruvec_page_state()/memcg_page_state(): the hierarchical value reclaim sees.
+    // Inlined: reclaim reads half a dozen of these per pass, each a load once the item folds.
+    #[inline]
     pub fn page_state(&self, memcg: MemcgId, item: StatItem) -> u64 {
         match self.rstat_mode {
             RstatMode::Kernel => self.cg[memcg as usize].rstat_flushed[item.index()].max(0) as u64,
@@ -522,6 +526,7 @@ impl Memcgs {
     }
 
     /// The exact hierarchical value (what a flush would publish now).
+    #[inline(never)]
     pub fn exact_state(&self, memcg: MemcgId, item: StatItem) -> u64 {
         let i = item.index();
         self.subtree(memcg).iter().map(|&c| self.cg[c as usize].rstat_local[i]).sum::<i64>().max(0) as u64

@@ -199,10 +199,13 @@ fn current_killed(mm: &Mm) -> bool {
 // Inlined into its callers: reclaim frees every evicted page through it.
 #[inline]
 pub fn free_folio(mm: &mut Mm, pfn: Pfn) {
-    let memcg = mm.folio_memcg(pfn);
+    // One lookup of the folio: nothing here changes its memcg or flags before the free.
+    let f = mm.folios.get(pfn);
+    let (memcg, flags) = (f.memcg, f.flags);
     mm.memcgs.uncharge_counters(memcg, 1);
-    mm.page_counts(pfn, -1);
-    let flags = mm.folios.get(pfn).flags;
+    // page_counts(pfn, -1) on the flags read above.
+    let count = if flags & pg::SWAPBACKED != 0 { &mut mm.nr_anon_pages } else { &mut mm.nr_file_pages };
+    *count = count.wrapping_sub(1);
     if flags & pg::SWAPBACKED == 0 {
         mm.memcgs.stat_updated(memcg, FedStat::FilePages, 1);
         if flags & pg::DIRTY != 0 {

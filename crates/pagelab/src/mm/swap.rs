@@ -31,8 +31,8 @@ pub fn folio_add_lru<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) {
 fn drain_lru_add<P: Policy>(mm: &mut Mm, p: &mut P) {
     let batch = std::mem::take(&mut mm.lru_add_batch);
     for &pfn in &batch {
-        mm.folios.clear(pfn, pg::IN_LRU_ADD);
-        mm.folios.set(pfn, pg::LRU);
+        let f = mm.folios.get_mut(pfn);
+        f.flags = (f.flags & !pg::IN_LRU_ADD) | pg::LRU;
         p.lru_add(mm, pfn);
         if mm.cfg.kernel.scan_rotate_ratios() {
             update_page_reclaim_stat(mm, pfn);

@@ -134,7 +134,9 @@ pub struct NodeState {
     /// PGDAT_DIRTY / PGDAT_WRITEBACK.
     pub dirty: bool,
     pub writeback: bool,
-    pub kswapd: Option<Balance>,
+    /// Boxed: a step takes the run's state out and puts it back, which moves a pointer
+    /// rather than the whole scan_control.
+    pub kswapd: Option<Box<Balance>>,
     /// kswapd's short sleep after a balanced run (kswapd_try_to_sleep()'s HZ/10): when it
     /// ends, if kswapd is in it.
     pub nap_until: Option<u64>,
@@ -786,7 +788,7 @@ fn start_balance(mm: &mut Mm) {
     mm.count(Ev::PageOutRun, 1);
     let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 0);
     sc.may_writepage = true;
-    mm.node.kswapd = Some(Balance { sc });
+    mm.node.kswapd = Some(Box::new(Balance { sc }));
 }
 
 /// Whether kswapd has work and when it can run next: a step of its run, or the end of its

@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 
 use crate::kernel::{Kernel, DEF_PRIORITY, SWAP_CLUSTER_MAX};
-use crate::mm::folio::{pg, List, Pfn};
+use crate::mm::folio::{pg, Folio, List, Pfn};
 use crate::mm::mapping::Shadow;
 use crate::mm::memcontrol::{MemcgId, StatItem};
 use crate::mm::swap::{folio_activate, lru_add_drain, lru_cache_activate_folio, lru_note_cost};
@@ -69,7 +69,12 @@ impl Classic {
 
     /// The list a folio belongs on (`folio_lru_list()`).
     fn folio_lru(mm: &Mm, pfn: Pfn) -> Lru {
-        let f = mm.folios.get(pfn);
+        Self::folio_lru_of(mm.folios.get(pfn))
+    }
+
+    /// [`Classic::folio_lru`] of a folio already looked up.
+    #[inline]
+    fn folio_lru_of(f: &Folio) -> Lru {
         if f.test(pg::UNEVICTABLE) {
             Lru::Unevictable
         } else {
@@ -79,8 +84,8 @@ impl Classic {
 
     /// Models include/linux/mm_inline.h: lruvec_add_folio() (`tail`: lruvec_add_folio_tail()).
     fn lruvec_add_folio(&mut self, mm: &mut Mm, pfn: Pfn, tail: bool) {
-        let lru = Self::folio_lru(mm, pfn);
-        let memcg = mm.folio_memcg(pfn);
+        let f = mm.folios.get(pfn);
+        let (lru, memcg) = (Self::folio_lru_of(f), f.memcg);
         let list = &mut self.lists[memcg as usize][lru as usize];
         if tail {
             mm.folios.list_add_tail(list, pfn);
@@ -105,8 +110,8 @@ impl Classic {
 
     /// Models include/linux/mm_inline.h: lruvec_del_folio().
     fn lruvec_del_folio(&mut self, mm: &mut Mm, pfn: Pfn) {
-        let lru = Self::folio_lru(mm, pfn);
-        let memcg = mm.folio_memcg(pfn);
+        let f = mm.folios.get(pfn);
+        let (lru, memcg) = (Self::folio_lru_of(f), f.memcg);
         mm.folios.list_del(&mut self.lists[memcg as usize][lru as usize], pfn);
         mm.update_lru_size(memcg, lru, -1);
     }
@@ -148,6 +153,8 @@ impl Classic {
 
     /// Models mm/vmscan.c: inactive_is_low() on the rstat counters of the lruvec. (A
     /// miniature machine takes the ratio of the full machine's lists, mm/miniature.rs.)
+    // Inlined: kswapd asks it two or three times per priority step.
+    #[inline]
     pub fn inactive_is_low(mm: &Mm, memcg: MemcgId, inactive_lru: Lru) -> bool {
         let active_lru = if inactive_lru == Lru::InactiveAnon { Lru::ActiveAnon } else { Lru::ActiveFile };
         let inactive = mm.memcgs.page_state(memcg, StatItem::Lru(inactive_lru));
@@ -184,10 +191,13 @@ impl Classic {
         let file = mm.memcgs.page_state(target, StatItem::Lru(Lru::InactiveFile));
         sc.cache_trim_mode = (mm.unscaled(file) >> sc.priority) != 0 && sc.may_deactivate & DEACTIVATE_FILE == 0 && !sc.no_cache_trim_mode;
         if !sc.cgroup_reclaim() {
-            let file = mm.node_lru_size(Lru::ActiveFile) + mm.node_lru_size(Lru::InactiveFile);
+            // The cheap tests first: without inactive anon pages (every trace replay) the file
+            // and free page sums are never needed.
             let anon = mm.node_lru_size(Lru::InactiveAnon);
-            sc.file_is_tiny =
-                file + mm.nr_free() <= mm.zones.high_wmarks() && sc.may_deactivate & DEACTIVATE_ANON == 0 && (mm.unscaled(anon) >> sc.priority) != 0;
+            sc.file_is_tiny = sc.may_deactivate & DEACTIVATE_ANON == 0 && (mm.unscaled(anon) >> sc.priority) != 0 && {
+                let file = mm.node_lru_size(Lru::ActiveFile) + mm.node_lru_size(Lru::InactiveFile);
+                file + mm.nr_free() <= mm.zones.high_wmarks()
+            };
         }
     }
 

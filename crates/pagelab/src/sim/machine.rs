@@ -855,12 +855,27 @@ impl<P: Policy> Machine<P> {
 
     /// The earliest event due by `now`, ties broken in [`Event`]'s order (a time of
     /// `u64::MAX` means never).
+    // Every kswapd step passes through here: the candidates are visited in `Event` order and
+    // only a strictly earlier time replaces the best, which gives the least (time, event)
+    // pair without building an iterator chain.
     fn next_due_event(&self, now: u64) -> Option<(u64, Event)> {
-        let writeback = self.mm.writeback.peek().map(|std::cmp::Reverse(w)| (w.at, Event::WritebackDone));
-        let kswapd = kswapd_next(&self.mm).map(|k| (k, Event::Kswapd));
-        let timers =
-            [(self.next_flush, Event::RstatFlush), (self.next_wb, Event::Flusher), (self.next_vmstat, Event::VmstatUpdate), (self.next_sample, Event::Sample)];
-        writeback.into_iter().chain(kswapd).chain(timers).filter(|&(at, _)| at <= now && at != u64::MAX).min()
+        let mut best: Option<(u64, Event)> = None;
+        let mut consider = |at: u64, event: Event| {
+            if at <= now && at != u64::MAX && best.is_none_or(|(b, _)| at < b) {
+                best = Some((at, event));
+            }
+        };
+        if let Some(std::cmp::Reverse(w)) = self.mm.writeback.peek() {
+            consider(w.at, Event::WritebackDone);
+        }
+        consider(self.next_flush, Event::RstatFlush);
+        consider(self.next_wb, Event::Flusher);
+        if let Some(k) = kswapd_next(&self.mm) {
+            consider(k, Event::Kswapd);
+        }
+        consider(self.next_vmstat, Event::VmstatUpdate);
+        consider(self.next_sample, Event::Sample);
+        best
     }
 
     /// `machine.cpus = 1`: the kswapd step that began at `start` takes its CPU time from the

@@ -62,8 +62,9 @@ impl LruGen {
 
     /// Models include/linux/mm_inline.h: lru_gen_update_size(): the generation sizes and the
     /// active/inactive statistics.
-    // Inlined: every caller passes a constant shape of `old` and `new`, which folds the match.
-    #[inline]
+    // Inlined: every caller passes a constant shape of `old` and `new`, which folds the match
+    // (plain #[inline] left it a call of ~60 instructions per page added or evicted).
+    #[inline(always)]
     pub fn update_size(&mut self, mm: &mut Mm, memcg: MemcgId, ty: usize, old: Option<usize>, new: Option<usize>) {
         let lv = &mut self.lv[memcg as usize];
         if let Some(o) = old {
@@ -123,6 +124,8 @@ impl LruGen {
 
     /// Models include/linux/mm_inline.h: lru_gen_del_folio(): off its list; a folio leaving
     /// an active generation other than for reclaim gets PG_active back.
+    // Inlined: isolation calls it for every evicted folio with `reclaiming` constant.
+    #[inline]
     pub fn del_folio(&mut self, mm: &mut Mm, pfn: Pfn, reclaiming: bool) -> bool {
         let f = *mm.folios.get(pfn);
         let Some(gen) = folio_gen(f.flags) else { return false };
@@ -139,6 +142,7 @@ impl LruGen {
     }
 
     /// Takes a folio off the physical list it sits on.
+    #[inline]
     pub(super) fn unlink(&mut self, mm: &mut Mm, pfn: Pfn) {
         let f = *mm.folios.get(pfn);
         let s = f.lru_slot as usize;
