@@ -1,15 +1,12 @@
 //! Options and inputs that used to be ignored or accepted wrongly (issue 16): each is now
 //! applied or refused with a message.
 
+use crate::pagelab;
+
 use std::process::Command;
 
-fn pagelab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_pagelab"))
-}
-
 fn write(name: &str, text: &str) -> std::path::PathBuf {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("bad-input-test");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::scratch_dir("bad-input-test");
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
     p

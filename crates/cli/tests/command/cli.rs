@@ -1,16 +1,9 @@
 //! The command line: clear errors for bad scenarios, JSON output.
 
-use std::process::Command;
-
-fn pagelab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_pagelab"))
-}
+use crate::pagelab;
 
 fn write(name: &str, text: &str) -> std::path::PathBuf {
-    // Cargo's scratch directory for integration tests, inside the target directory: the
-    // tests leave nothing behind in /tmp.
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-test");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::scratch_dir("cli-test");
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
     p

@@ -7,3 +7,16 @@ mod seeds_help;
 mod tables;
 mod trace;
 mod trace_formats;
+
+/// The `pagelab` binary under test.
+fn pagelab() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_pagelab"))
+}
+
+/// A directory of Cargo's scratch space for integration tests (inside the target directory,
+/// so the tests leave nothing in /tmp), one per module so that modules never share a file.
+fn scratch_dir(module: &str) -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(module);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}

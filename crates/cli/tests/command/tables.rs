@@ -2,6 +2,8 @@
 //! `sweep` and `curve`, read back with the parquet crate's reader; outputs checked before
 //! the run.
 
+use crate::pagelab;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -9,14 +11,8 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::Field;
 use serde_json::Value;
 
-fn pagelab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_pagelab"))
-}
-
 fn path(name: &str) -> PathBuf {
-    // Cargo's scratch directory for integration tests, inside the target directory.
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-tables-test");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::scratch_dir("cli-tables-test");
     dir.join(name)
 }
 

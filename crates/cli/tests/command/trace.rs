@@ -1,19 +1,12 @@
 //! `pagelab run --trace`: exact answers on small traces, the kernel models on a trace, and
 //! the errors for malformed traces.
 
-use std::process::Command;
+use crate::pagelab;
 
 use pagelab_trace::{with_next_access, write_oracle};
 
-fn pagelab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_pagelab"))
-}
-
 fn path(name: &str) -> std::path::PathBuf {
-    // Cargo's scratch directory for integration tests, inside the target directory: the
-    // tests leave nothing behind in /tmp.
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-trace-test");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::scratch_dir("cli-trace-test");
     dir.join(name)
 }
 

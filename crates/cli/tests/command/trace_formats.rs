@@ -2,15 +2,10 @@
 //! replays the same reference string to the same misses, and the kernel models keep reads
 //! and writes apart.
 
-use std::process::Command;
-
-fn pagelab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_pagelab"))
-}
+use crate::pagelab;
 
 fn path(name: &str) -> std::path::PathBuf {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-trace-formats-test");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::scratch_dir("cli-trace-formats-test");
     dir.join(name)
 }
 
