@@ -6,10 +6,7 @@ use crate::pagelab;
 use std::process::Command;
 
 fn write(name: &str, text: &str) -> std::path::PathBuf {
-    let dir = crate::scratch_dir("bad-input-test");
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
+    crate::scratch_file("bad-input-test", name, text)
 }
 
 const SCENARIO: &str = r#"[machine]

@@ -3,10 +3,7 @@
 use crate::pagelab;
 
 fn write(name: &str, text: &str) -> std::path::PathBuf {
-    let dir = crate::scratch_dir("cli-test");
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
+    crate::scratch_file("cli-test", name, text)
 }
 
 const GOOD: &str = r#"[machine]

@@ -20,3 +20,10 @@ fn scratch_dir(module: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// Writes `text` to the file `name` of `module`'s scratch directory and returns its path.
+fn scratch_file(module: &str, name: &str, text: &str) -> std::path::PathBuf {
+    let p = scratch_dir(module).join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
