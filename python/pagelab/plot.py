@@ -19,6 +19,7 @@ _PLAIN_EVENTS = {
     "pgmajfault": "faults",
     "allocstall": "stalls",
     "allocstall_normal": "stalls",
+    "allocstall_movable": "stalls",
     "pageoutrun": "kswapd runs",
     "oom_kill": "OOM kills",
     "slabs_scanned": "objects",

@@ -471,7 +471,7 @@ impl Report {
             "workingset_restore_anon",
             "workingset_restore_file",
             "workingset_nodereclaim",
-            "allocstall_normal",
+            "allocstall_movable",
             "pageoutrun",
             "oom_kill",
             "nr_free_pages",

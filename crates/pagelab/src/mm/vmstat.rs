@@ -45,7 +45,11 @@ events! {
     WorkingsetRestoreAnon = "workingset_restore_anon",
     WorkingsetRestoreFile = "workingset_restore_file",
     WorkingsetNodeReclaim = "workingset_nodereclaim",
-    AllocStall = "allocstall_normal",
+    /// Counted under the zone of direct reclaim's `reclaim_idx`, gfp_zone() of the
+    /// allocation (__count_zid_vm_events() in do_try_to_free_pages(), 6.1/6.12): every page
+    /// pagelab allocates is GFP_HIGHUSER_MOVABLE, whose zone is ZONE_MOVABLE, so the kernel
+    /// reports these stalls as allocstall_movable even on a machine without that zone.
+    AllocStall = "allocstall_movable",
     PageOutRun = "pageoutrun",
     NrVmscanWrite = "nr_vmscan_write",
     NrVmscanImmediateReclaim = "nr_vmscan_immediate_reclaim",

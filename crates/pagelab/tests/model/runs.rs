@@ -212,6 +212,29 @@ fn the_read_miss_shortcut_falls_back_as_the_general_path_does() {
 }
 
 #[test]
+fn do_try_to_free_pages_counts_a_stall_under_the_zone_of_gfp_zone_movable_6_1_6_12() {
+    // do_try_to_free_pages() counts ALLOCSTALL under sc->reclaim_idx = gfp_zone(gfp): a user
+    // page (GFP_HIGHUSER_MOVABLE) stalls as allocstall_movable, never allocstall_normal.
+    let text = include_str!("../../../../oracle/scenarios/file-zipf.toml");
+    let overrides = ["workload.zipf.ops=500".to_string(), "machine.memory=16M".to_string()];
+    let s = pagelab::Scenario::parse(text, "file-zipf", "file-zipf", &overrides).unwrap();
+    let make = |mm: &pagelab::mm::Mm| pagelab::policy::classic::Classic::new(mm.memcgs.cg.len());
+    let json = run_tweaked(&s, make, |mm| {
+        for zone in &mut mm.zones.z {
+            zone.wmark_min = zone.managed;
+            zone.wmark_low = zone.managed;
+            zone.wmark_high = zone.managed;
+        }
+    });
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let vmstat = &report["vmstat"];
+    let stalls = vmstat["allocstall"].as_u64().unwrap();
+    assert!(stalls > 0, "the starved machine should stall");
+    assert_eq!(vmstat["allocstall_movable"].as_u64(), Some(stalls));
+    assert_eq!(vmstat.get("allocstall_normal").and_then(|v| v.as_u64()).unwrap_or(0), 0);
+}
+
+#[test]
 fn the_read_shortcuts_change_no_counter() {
     // Buffered reads with and without readahead (random misses take the miss shortcut),
     // loops, cgroup limits (charges that fail and reclaim), anon beside file.
