@@ -22,7 +22,7 @@ use std::os::fd::{FromRawFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use pagelab_guest::report::{parse_key_values, parse_meminfo, parse_zones, Sample, SAMPLED_VMSTAT};
+use pagelab_guest::report::{parse_cpu_line, parse_key_values, parse_meminfo, parse_zones, Sample, SchedStat, SAMPLED_VMSTAT};
 use pagelab_guest::{GuestReport, OpChecksum, Plan, PolicyChoice, Snapshot, SwapKind, TaskResult, REPORT_BEGIN, REPORT_END};
 use pagelab_workload::{Access, Advice, JobStream, PAGE_SIZE};
 
@@ -157,7 +157,25 @@ fn snapshot(root: &Path, cgroups: &[String]) -> Snapshot {
             .join("\n")
     });
     s.min_free_kbytes = fs::read_to_string("/proc/sys/vm/min_free_kbytes").ok().and_then(|t| t.trim().parse().ok());
+    s.kswapd = kswapd_pid().and_then(|pid| thread_sched(&format!("/proc/{pid}")));
+    // SAFETY: sysconf has no preconditions.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    s.cpu_ms = parse_cpu_line(&fs::read_to_string("/proc/stat").unwrap_or_default(), ticks);
     s
+}
+
+/// The PID of kswapd0 (node 0's kswapd), found by its name.
+fn kswapd_pid() -> Option<u32> {
+    fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        (fs::read_to_string(e.path().join("comm")).ok()?.trim() == "kswapd0").then_some(pid)
+    })
+}
+
+/// The scheduling statistics of the thread whose `/proc` directory is `dir`.
+fn thread_sched(dir: &str) -> Option<SchedStat> {
+    let schedstat = fs::read_to_string(format!("{dir}/schedstat")).ok()?;
+    SchedStat::parse(&schedstat, &fs::read_to_string(format!("{dir}/status")).unwrap_or_default())
 }
 
 /// The sampling period a `sample_ms` file beside the scenario asks for (an experiment's
@@ -440,7 +458,11 @@ fn run(o: &Opts) -> Result<(), String> {
             // SAFETY: res_w is this child's own descriptor.
             let mut w = unsafe { fs::File::from_raw_fd(res_w) };
             let line = match &r {
-                Ok((c, ns)) => format!("OK {} {} {} {}\n", c.ops, c.fill_ops, c.hex(), ns),
+                Ok((c, ns)) => {
+                    // The task's own CPU time, its waits for the CPU and its switches.
+                    let sched = thread_sched("/proc/self").map_or(String::new(), |st| st.fields().iter().map(|f| format!(" {f}")).collect());
+                    format!("OK {} {} {} {}{}\n", c.ops, c.fill_ops, c.hex(), ns, sched)
+                }
                 Err(e) => format!("ERR {}\n", e.replace('\n', " ")),
             };
             let _ = w.write_all(line.as_bytes());
@@ -470,12 +492,14 @@ fn run(o: &Opts) -> Result<(), String> {
         let mut r = TaskResult { name: tp.name.clone(), cgroup: tp.cgroup.clone(), ..Default::default() };
         let parts: Vec<&str> = text.split_whitespace().collect();
         match parts.first() {
-            Some(&"OK") if parts.len() == 5 => {
+            Some(&"OK") if parts.len() == 5 || parts.len() == 10 => {
                 r.ops = parts[1].parse().unwrap_or(0);
                 r.fill_ops = parts[2].parse().unwrap_or(0);
                 r.checksum = parts[3].to_string();
                 r.elapsed_s = parts[4].parse::<f64>().unwrap_or(0.0) / 1e9;
                 r.status = "ok".into();
+                let sched: Option<Vec<u64>> = parts[5..].iter().map(|f| f.parse().ok()).collect();
+                r.sched = sched.and_then(|f| <[u64; 5]>::try_from(f).ok()).map(SchedStat::from_fields);
             }
             Some(&"ERR") => r.status = text.trim()[4..].to_string(),
             _ => r.status = String::new(), // filled from the exit status below

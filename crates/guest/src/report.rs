@@ -29,6 +29,68 @@ pub struct Snapshot {
     /// `/proc/sys/vm/min_free_kbytes`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_free_kbytes: Option<u64>,
+    /// kswapd0's scheduling statistics (`/proc/PID/schedstat` and its context switches).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kswapd: Option<SchedStat>,
+    /// `/proc/stat`'s `cpu` line in milliseconds: `user`, `nice`, `system`, `idle`,
+    /// `iowait`, `irq`, `softirq`, `steal`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub cpu_ms: BTreeMap<String, u64>,
+}
+
+/// One thread's scheduling statistics, as the guest's kernel keeps them: `/proc/PID/schedstat`
+/// (nanoseconds on the CPU, nanoseconds runnable but waiting for the CPU, timeslices run) and
+/// `/proc/PID/status`'s context switches (voluntary: it blocked or slept; involuntary: it was
+/// preempted while runnable). With the guest's one CPU, a task's wait is time another thread
+/// (kswapd above all) had the CPU, and kswapd's involuntary switches are its preemptions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SchedStat {
+    pub run_ns: u64,
+    pub wait_ns: u64,
+    pub slices: u64,
+    pub voluntary: u64,
+    pub involuntary: u64,
+}
+
+impl SchedStat {
+    /// From the text of `/proc/PID/schedstat` ("run wait slices") and `/proc/PID/status`;
+    /// None when schedstat is not three numbers (a kernel without CONFIG_SCHED_INFO).
+    pub fn parse(schedstat: &str, status: &str) -> Option<SchedStat> {
+        let v: Vec<u64> = schedstat.split_whitespace().map(|w| w.parse().ok()).collect::<Option<_>>()?;
+        let [run_ns, wait_ns, slices] = v[..] else { return None };
+        let switches =
+            |key: &str| status.lines().find_map(|l| l.strip_prefix(key)).and_then(|rest| rest.trim_start_matches(':').trim().parse().ok()).unwrap_or(0);
+        Some(SchedStat { run_ns, wait_ns, slices, voluntary: switches("voluntary_ctxt_switches"), involuntary: switches("nonvoluntary_ctxt_switches") })
+    }
+
+    /// What happened between `before` and `self`.
+    pub fn since(self, before: SchedStat) -> SchedStat {
+        SchedStat {
+            run_ns: self.run_ns.saturating_sub(before.run_ns),
+            wait_ns: self.wait_ns.saturating_sub(before.wait_ns),
+            slices: self.slices.saturating_sub(before.slices),
+            voluntary: self.voluntary.saturating_sub(before.voluntary),
+            involuntary: self.involuntary.saturating_sub(before.involuntary),
+        }
+    }
+
+    /// The five numbers of a task's result line, in field order.
+    pub fn fields(self) -> [u64; 5] {
+        [self.run_ns, self.wait_ns, self.slices, self.voluntary, self.involuntary]
+    }
+
+    pub fn from_fields(f: [u64; 5]) -> SchedStat {
+        SchedStat { run_ns: f[0], wait_ns: f[1], slices: f[2], voluntary: f[3], involuntary: f[4] }
+    }
+}
+
+/// `/proc/stat`'s first line (the CPUs together) in milliseconds, given the clock tick
+/// (USER_HZ, 100 on x86-64). Empty when the line is missing.
+pub fn parse_cpu_line(stat: &str, ticks_per_s: u64) -> BTreeMap<String, u64> {
+    const NAMES: [&str; 8] = ["user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"];
+    let Some(line) = stat.lines().find(|l| l.starts_with("cpu ")) else { return BTreeMap::new() };
+    let tick_ms = 1000 / ticks_per_s.max(1);
+    NAMES.iter().zip(line.split_whitespace().skip(1)).filter_map(|(n, v)| Some((n.to_string(), v.parse::<u64>().ok()? * tick_ms))).collect()
 }
 
 /// One task's outcome.
@@ -44,6 +106,9 @@ pub struct TaskResult {
     pub elapsed_s: f64,
     /// "ok", "killed by signal N" (an OOM kill is signal 9), or the task's own error.
     pub status: String,
+    /// The task's own scheduling statistics over its run (read by the task at its end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sched: Option<SchedStat>,
 }
 
 /// Everything one guest run reports.
@@ -172,6 +237,30 @@ pub fn parse_meminfo(text: &str) -> BTreeMap<String, u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn schedstat_and_context_switches_parse_and_subtract() {
+        let status = "Name:\tkswapd0\nvoluntary_ctxt_switches:\t120\nnonvoluntary_ctxt_switches:\t7\n";
+        let before = SchedStat::parse("1000 200 30\n", status).unwrap();
+        assert_eq!(before, SchedStat { run_ns: 1000, wait_ns: 200, slices: 30, voluntary: 120, involuntary: 7 });
+        let after = SchedStat::parse("5000 260 41", "voluntary_ctxt_switches: 125\nnonvoluntary_ctxt_switches: 19").unwrap();
+        assert_eq!(after.since(before), SchedStat { run_ns: 4000, wait_ns: 60, slices: 11, voluntary: 5, involuntary: 12 });
+        assert_eq!(SchedStat::from_fields(after.fields()), after);
+        // A kernel without CONFIG_SCHED_INFO has no schedstat file: nothing, not zeros.
+        assert_eq!(SchedStat::parse("", status), None);
+        assert_eq!(SchedStat::parse("1 2", status), None);
+    }
+
+    #[test]
+    fn the_cpu_line_of_proc_stat_reads_in_milliseconds() {
+        let stat = "cpu  10 0 25 400 30 1 2 0 0 0\ncpu0 10 0 25 400 30 1 2 0 0 0\nintr 1\n";
+        let m = parse_cpu_line(stat, 100);
+        assert_eq!(m["user"], 100);
+        assert_eq!(m["system"], 250);
+        assert_eq!(m["iowait"], 300);
+        assert_eq!(m.len(), 8);
+        assert!(parse_cpu_line("intr 1\n", 100).is_empty());
+    }
 
     #[test]
     fn report_roundtrips_through_the_result_port_text() {

@@ -213,6 +213,56 @@ pub struct KernelSide {
     /// The last run's allocation histograms, when PAGELAB_ORACLE_ALLOC_HIST=1 asked for them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub alloc_hists: BTreeMap<String, String>,
+    /// kswapd0's scheduling over the last run's workload (its CPU time, its waits for the
+    /// CPU, its preemptions), and `/proc/stat`'s CPU time over it, in ms: who had the guest's
+    /// CPU (issue 19, item 12). The tasks' own are in `tasks`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kswapd: Option<pagelab_guest::report::SchedStat>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub cpu_ms: BTreeMap<String, u64>,
+}
+
+/// What happened to the CPU between two snapshots: kswapd0's scheduling and `/proc/stat`'s
+/// time by kind (both absent on a kernel that reports neither).
+pub fn cpu_deltas(before: &Snapshot, after: &Snapshot) -> (Option<pagelab_guest::report::SchedStat>, BTreeMap<String, u64>) {
+    let kswapd = match (before.kswapd, after.kswapd) {
+        (Some(b), Some(a)) => Some(a.since(b)),
+        _ => None,
+    };
+    let cpu = after.cpu_ms.iter().filter_map(|(k, a)| Some((k.clone(), a.saturating_sub(*before.cpu_ms.get(k)?)))).collect();
+    (kswapd, cpu)
+}
+
+/// The CPU block of the oracle's report: the shares of the guest's workload time that
+/// kswapd0 and the tasks spent on the CPU and waiting for it, kswapd0's preemptions, and the
+/// model's kswapd CPU share of its modeled time beside them. None without the guest's
+/// figures.
+pub fn cpu_summary(k: &KernelSide, model_kswapd_s: Option<f64>, model_elapsed_s: Option<f64>) -> Option<String> {
+    let ks = k.kswapd?;
+    let wall_ns = k.wall_s.last().copied().filter(|w| *w > 0.0)? * 1e9;
+    let pct = |ns: u64| 100.0 * ns as f64 / wall_ns;
+    let mut s = format!(
+        "guest CPU over the workload: kswapd0 ran {:.1} % ({:.0} ms) and waited to run {:.1} %, preempted {} times, slept {} times",
+        pct(ks.run_ns),
+        ks.run_ns as f64 / 1e6,
+        pct(ks.wait_ns),
+        ks.involuntary,
+        ks.voluntary
+    );
+    let tasks: Vec<_> = k.tasks.iter().filter_map(|t| t.sched).collect();
+    if !tasks.is_empty() {
+        let run: u64 = tasks.iter().map(|t| t.run_ns).sum();
+        let wait: u64 = tasks.iter().map(|t| t.wait_ns).sum();
+        let preempted: u64 = tasks.iter().map(|t| t.involuntary).sum();
+        let _ = write!(s, "; the tasks ran {:.1} % and waited to run {:.1} %, preempted {} times", pct(run), pct(wait), preempted);
+    }
+    if let (Some(idle), Some(iowait)) = (k.cpu_ms.get("idle"), k.cpu_ms.get("iowait")) {
+        let _ = write!(s, "; idle {:.1} %, iowait {:.1} %", pct(idle * 1_000_000), pct(iowait * 1_000_000));
+    }
+    if let (Some(kswapd), Some(elapsed)) = (model_kswapd_s, model_elapsed_s.filter(|e| *e > 0.0)) {
+        let _ = write!(s, "\nmodel: kswapd's CPU time is {:.1} % of the modeled time", 100.0 * kswapd / elapsed);
+    }
+    Some(s)
 }
 
 impl KernelSide {
@@ -240,6 +290,8 @@ impl KernelSide {
             meminfo_before: reports[0].before.meminfo.clone(),
             samples: last.samples.clone(),
             alloc_hists: last.alloc_hists.clone(),
+            kswapd: cpu_deltas(&last.before, &last.after).0,
+            cpu_ms: cpu_deltas(&last.before, &last.after).1,
         }
     }
 }
@@ -479,6 +531,40 @@ mod tests {
             meminfo: meminfo.iter().map(|(k, x)| (k.to_string(), *x)).collect(),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn kswapds_cpu_time_and_preemptions_are_deltas_over_the_workload() {
+        use pagelab_guest::report::SchedStat;
+        let mut b = snap(&[], &[]);
+        let mut a = snap(&[], &[]);
+        b.kswapd = Some(SchedStat { run_ns: 5_000_000, wait_ns: 1_000_000, slices: 10, voluntary: 8, involuntary: 2 });
+        a.kswapd = Some(SchedStat { run_ns: 105_000_000, wait_ns: 21_000_000, slices: 60, voluntary: 40, involuntary: 12 });
+        b.cpu_ms = [("idle".to_string(), 100), ("iowait".to_string(), 50)].into();
+        a.cpu_ms = [("idle".to_string(), 300), ("iowait".to_string(), 450)].into();
+        let (ks, cpu) = cpu_deltas(&b, &a);
+        assert_eq!(ks, Some(SchedStat { run_ns: 100_000_000, wait_ns: 20_000_000, slices: 50, voluntary: 32, involuntary: 10 }));
+        assert_eq!((cpu["idle"], cpu["iowait"]), (200, 400));
+        let report = GuestReport {
+            before: b,
+            after: a,
+            wall_s: 1.0,
+            tasks: vec![TaskResult {
+                sched: Some(SchedStat { run_ns: 500_000_000, wait_ns: 50_000_000, slices: 9, voluntary: 3, involuntary: 4 }),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let k = KernelSide::from_runs(&[report], "deb");
+        let text = cpu_summary(&k, Some(0.02), Some(0.5)).unwrap();
+        assert!(text.contains("kswapd0 ran 10.0 % (100 ms) and waited to run 2.0 %, preempted 10 times, slept 32 times"), "{text}");
+        assert!(text.contains("the tasks ran 50.0 % and waited to run 5.0 %, preempted 4 times"), "{text}");
+        assert!(text.contains("idle 20.0 %, iowait 40.0 %"), "{text}");
+        assert!(text.contains("kswapd's CPU time is 4.0 % of the modeled time"), "{text}");
+        // A guest without schedstat: no block.
+        let mut none = k.clone();
+        none.kswapd = None;
+        assert_eq!(cpu_summary(&none, Some(0.02), Some(0.5)), None);
     }
 
     #[test]

@@ -399,6 +399,9 @@ pub fn render(o: &OracleOutput) -> String {
         (Some(r), None) => {
             let _ = writeln!(s, "model: {:.3} s modeled, {} ops\n", r["elapsed_s"].as_f64().unwrap_or(0.0), r["ops"]);
             s += &fidelity::table(&o.rows);
+            if let Some(cpu) = fidelity::cpu_summary(k, r["kswapd_cpu_s"].as_f64(), r["elapsed_s"].as_f64()) {
+                let _ = writeln!(s, "\n{cpu}");
+            }
         }
         _ => {}
     }
@@ -484,7 +487,16 @@ mod tests {
         let mut k = KernelSide::default();
         k.vmstat.insert("pgpgin".into(), 20000);
         k.meminfo_before = [("MemTotal", 60000u64), ("MemFree", 50000), ("Shmem", 400)].iter().map(|(a, b)| (a.to_string(), *b)).collect();
-        k.tasks = vec![TaskResult { name: "w".into(), cgroup: "/".into(), ops: c.ops, fill_ops: 0, checksum: c.hex(), elapsed_s: 1.0, status: "ok".into() }];
+        k.tasks = vec![TaskResult {
+            name: "w".into(),
+            cgroup: "/".into(),
+            ops: c.ops,
+            fill_ops: 0,
+            checksum: c.hex(),
+            elapsed_s: 1.0,
+            status: "ok".into(),
+            sched: None,
+        }];
         let saved = OracleOutput {
             scenario: "s".into(),
             kernel_version: "6.1".into(),

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Judges the current model against saved kernel runs, without booting: for every
+# SCENARIO-KERNEL-POLICY.json of a suite directory (oracle/run-suite.sh's output), runs
+# `pagelab oracle --from` (the kernel's side reused, the model's side re-run) into OUTDIR,
+# then writes OUTDIR/fidelity.md with oracle/report.py.
+#
+#   oracle/rejudge.sh [SUITE_DIR [OUTDIR]]     default oracle/suite-6 -> target/rejudge
+#
+# env PAGELAB: the pagelab binary (default target/release/pagelab). About 1 min on 2 cores.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SUITE=${1:-oracle/suite-6}
+OUT=${2:-target/rejudge}
+PAGELAB=${PAGELAB:-target/release/pagelab}
+[ -x "$PAGELAB" ] || cargo build --release -p pagelab-cli
+mkdir -p "$OUT"
+judge() {
+  local f=$1 base s k p
+  base=$(basename "$f" .json)
+  p=${base##*-}
+  s=${base%-*}
+  k=${s##*-}
+  s=${s%-*}
+  if ! "$PAGELAB" oracle "oracle/scenarios/$s.toml" --kernel "$k" --policy "$p" --from "$f" \
+      --json "$OUT/$base.json" $EXTRA -q >"$OUT/$base.log" 2>&1; then
+    echo "FAILED $base: $(tail -3 "$OUT/$base.log" | tr '\n' ' ')" >&2
+    return 1
+  fi
+}
+export -f judge
+export OUT PAGELAB EXTRA
+ls "$SUITE"/*-*-*.json | xargs -P 2 -I{} bash -c 'judge {}'
+python3 oracle/report.py "$OUT" >/dev/null
+echo "$OUT/fidelity.md"
