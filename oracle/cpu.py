@@ -11,6 +11,9 @@ One row per run (`pagelab oracle ... --json RUN.json`, a guest that recorded sch
   * the guest's iowait share;
   * kswapd's CPU time per page it reclaimed, in the guest and in the model, and the model's
     kswapd CPU share of its modeled time;
+  * how much slower the guest is than the model at kswapd's work per page and at the whole
+    run (where the two differ, the model's costs are out of proportion to the guest's and
+    CPU shares cannot compare);
   * direct reclaim's steals in both.
 """
 import json
@@ -45,6 +48,7 @@ def row(path):
         f"{pct(iowait):.1f}",
         f"{ks['run_ns'] / stolen_k / 1e3:.1f} / {m.get('kswapd_cpu_s', 0) * 1e9 / stolen_m / 1e3:.1f}",
         f"{100.0 * m.get('kswapd_cpu_s', 0) / max(m.get('elapsed_s', 0), 1e-12):.1f}",
+        f"{ks['run_ns'] / stolen_k / max(m.get('kswapd_cpu_s', 0) * 1e9 / stolen_m, 1e-9):.1f} / {k['wall_s'][-1] / max(m.get('elapsed_s', 0), 1e-12):.1f}",
         f"{k['vmstat'].get('pgsteal_direct', 0):,} / {m.get('vmstat', {}).get('pgsteal_direct', 0):,}",
     ]
 
@@ -61,6 +65,7 @@ HEADER = [
     "iowait %",
     "kswapd µs/page stolen, guest / model",
     "model's kswapd CPU %",
+    "guest/model: kswapd CPU per page / whole run",
     "pgsteal_direct, kernel / model",
 ]
 

@@ -272,6 +272,19 @@ impl Kernel {
     pub fn pcp_limited_during_reclaim(self) -> bool {
         self >= Kernel::V6_1
     }
+
+    /// kernel/sched/fair.c on one CPU: a kswapd woken by an allocation preempts the task
+    /// that woke it. CFS (5.7, 6.1): place_entity() puts an entity waking from sleep half a
+    /// latency period (GENTLE_FAIR_SLEEPERS: 3 ms of 6 ms) behind min_vruntime, more than
+    /// the wake-up granularity (1 ms), so check_preempt_wakeup() reschedules the task, which
+    /// yields at its next preemption point (the allocation itself, might_alloc() on a
+    /// voluntary-preemption kernel). EEVDF (6.6 on: 6.12) keeps the waker running while its
+    /// slice is protected (RUN_TO_PARITY). The guests' schedstat shows both: in 6.1's file
+    /// scenarios kswapd0 waits 0.1-0.5 % of the run for the CPU and the task is preempted
+    /// about once per kswapd wake-up; on 6.12 kswapd0 waits about as long as it runs.
+    pub fn kswapd_preempts_its_waker(self) -> bool {
+        self < Kernel::V6_12
+    }
 }
 
 /// `SWAP_CLUSTER_MAX`: the reclaim batch.

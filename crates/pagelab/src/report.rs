@@ -54,6 +54,10 @@ pub struct TaskReport {
     pub elapsed_s: f64,
     pub ops_per_s: f64,
     pub io_wait_s: f64,
+    /// On one CPU (`machine.cpus = 1`): time the task was runnable while kswapd had the CPU
+    /// (schedstat's run-queue wait). Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_wait_s: Option<f64>,
     pub reclaim_s: f64,
     pub oom_killed: bool,
     /// `pace = "trace"`: how far the task fell behind its trace's times.
@@ -355,6 +359,7 @@ impl Report {
                     elapsed_s: el,
                     ops_per_s: if el > 0.0 { t.ops as f64 / el } else { 0.0 },
                     io_wait_s: tm.io_wait_ns as f64 / 1e9,
+                    cpu_wait_s: mm.one_cpu.is_some().then(|| tm.cpu_wait_ns as f64 / 1e9),
                     reclaim_s: tm.reclaim_ns as f64 / 1e9,
                     oom_killed: tm.killed,
                     pace: t.pacing.as_deref().map(|p| PaceReport {

@@ -112,6 +112,8 @@ pub struct TaskMm {
     /// Modeled time spent in reclaim (direct and memcg) and waiting for IO.
     pub reclaim_ns: u64,
     pub io_wait_ns: u64,
+    /// On one CPU: time runnable while kswapd had the CPU.
+    pub cpu_wait_ns: u64,
     /// The anonymous regions the task owns (object indices).
     pub anon_objects: Vec<usize>,
     /// The VMA's swap readahead state (`vma->swap_readahead_info`).

@@ -44,7 +44,11 @@ pub fn alloc_page<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<Pfn> {
 /// __alloc_pages_slowpath(), as [`alloc_page`] describes it.
 #[inline(never)]
 fn alloc_pages_slowpath<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<Pfn> {
+    let kswapd_was_asleep = mm.node.kswapd.is_none();
     wakeup_kswapd(mm);
+    if kswapd_was_asleep && mm.node.kswapd.is_some() {
+        kswapd_preempts_its_waker(mm, p);
+    }
     let mut no_progress = 0;
     loop {
         if let Some(pfn) = get_page_from_freelist(mm, Wmark::Min) {
@@ -82,6 +86,36 @@ fn alloc_pages_slowpath<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<P
             }
         }
     }
+}
+
+/// On one CPU (`machine.cpus = 1`) under CFS (Kernel::kswapd_preempts_its_waker(): 5.7,
+/// 6.1): the kswapd this allocation woke takes the CPU at once and keeps it until its
+/// balance_pgdat() run ends or it has run one sched_slice() (kernel/sched/fair.c: 6 ms of
+/// latency shared by two runnable tasks, [`crate::mm::time::CFS_SLICE_NS`], scaled to the
+/// guest's clock as the rstat flush is), when check_preempt_tick() hands the CPU back. The
+/// allocating task waits that long. What is left of the run shares the CPU
+/// ([`crate::mm::time::OneCpu`]).
+#[inline(never)]
+fn kswapd_preempts_its_waker<P: Policy>(mm: &mut Mm, p: &mut P) {
+    if mm.one_cpu.is_none() || !mm.cfg.kernel.kswapd_preempts_its_waker() {
+        return;
+    }
+    let Some(t) = mm.current_task() else { return };
+    let slice = crate::mm::time::CFS_SLICE_NS * mm.memcgs.flush_period_ns / crate::kernel::RSTAT_FLUSH_NS;
+    let cpu_start = mm.kswapd_cpu_ns;
+    mm.kswapd_clock = mm.kswapd_clock.max(mm.tasks[t].clock);
+    while mm.node.kswapd.is_some() && mm.kswapd_cpu_ns - cpu_start < slice {
+        let before = mm.kswapd_clock;
+        crate::mm::vmscan::kswapd_step(mm, p);
+        // Every step costs at least a microsecond, as in the event loop.
+        if mm.kswapd_clock == before {
+            mm.kswapd_clock += 1_000;
+        }
+    }
+    let ran = mm.kswapd_cpu_ns - cpu_start;
+    let task = &mut mm.tasks[t];
+    task.clock += ran;
+    task.cpu_wait_ns += ran;
 }
 
 /// Models mm/page_alloc.c: get_page_from_freelist() for an order-0 user page: the zones

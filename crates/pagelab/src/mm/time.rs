@@ -113,6 +113,11 @@ mod tests {
     }
 }
 
+/// kernel/sched/fair.c: sched_slice() of one of two runnable tasks of equal weight on one
+/// CPU under CFS (5.7, 6.1): sysctl_sched_latency (6 ms; scaled by 1 + log2 of the CPUs,
+/// i.e. 1) split between them.
+pub const CFS_SLICE_NS: u64 = 3_000_000;
+
 /// One CPU shared by kswapd and the tasks (`machine.cpus = 1`; the oracle's guests run with
 /// one). Not a kernel rule: pagelab's approximation of the scheduler. A task's clock advances
 /// through its own CPU time and its waits (IO, sleeps); the waits are the CPU's idle time,

@@ -489,6 +489,7 @@ impl<P: Policy> Machine<P> {
                 killed: false,
                 reclaim_ns: 0,
                 io_wait_ns: 0,
+                cpu_wait_ns: 0,
                 anon_objects,
                 swap_ra: SwapRaState::default(),
                 mapped_files: Vec::new(),
@@ -890,6 +891,7 @@ impl<P: Policy> Machine<P> {
             for (t, task) in self.tasks.iter().enumerate() {
                 if !task.done && self.mm.tasks[t].clock <= end {
                     self.mm.tasks[t].clock += lost;
+                    self.mm.tasks[t].cpu_wait_ns += lost;
                 }
             }
         }

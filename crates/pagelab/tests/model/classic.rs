@@ -576,3 +576,35 @@ fn kswapd_try_to_sleep_naps_and_counts_who_ends_the_nap() {
         assert_eq!(m.mm.node.kswapd.is_some(), unbalanced);
     }
 }
+
+#[test]
+fn on_one_cpu_a_woken_kswapd_preempts_its_waker_under_cfs_6_1_and_not_under_eevdf_6_12() {
+    // kernel/sched/fair.c on one CPU: CFS (6.1) places a kswapd waking from sleep behind the
+    // allocating task by more than the wake-up granularity, so it runs before the allocation
+    // that woke it goes on, and the task waits; EEVDF (6.12) keeps the waker on the CPU.
+    // The operations are applied without the event loop, so only a preempting kswapd can
+    // have reclaimed anything by the time the waking read returns.
+    for (kernel, preempts) in [("6.1", true), ("6.12", false)] {
+        for cpus in [None, Some(1)] {
+            let mut text = one_file_scenario("64M", kernel, "classic", 40_000);
+            if let Some(n) = cpus {
+                text = text.replace("[machine]\n", &format!("[machine]\ncpus = {n}\n"));
+            }
+            let mut m = classic(&text);
+            let mut page = 0;
+            while m.mm.events.get(Ev::PageOutRun) == 0 {
+                m.apply(0, read(0, page));
+                page += 1;
+            }
+            let stolen = m.mm.events.get(Ev::PgStealKswapd);
+            let waited = m.mm.tasks[0].cpu_wait_ns;
+            if preempts && cpus == Some(1) {
+                assert!(stolen > 0, "{kernel}: kswapd should have reclaimed before the read returned");
+                assert!(waited > 0, "{kernel}: the task should have waited for the CPU");
+            } else {
+                assert_eq!((stolen, waited), (0, 0), "{kernel} with cpus {cpus:?}: kswapd waits for the event loop");
+            }
+            m.check().unwrap();
+        }
+    }
+}
