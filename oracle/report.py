@@ -62,6 +62,38 @@ def cell(r, goal):
     return f"{e:+.0f}%{'' if ok else ' ✗'}", ok
 
 
+def spread(r, goal):
+    """With several boots per point (run-suite.sh -r N): (whether the model lies within the
+    boots' own range widened by the goal, whether every boot lies within the goal of their
+    median). None for a cell that is not judged or has one boot."""
+    if r is None or not r.get("kernel_range"):
+        return None
+    lo, hi = r["kernel_range"]
+    k, m = r["kernel"], r["model"]
+    if max(abs(hi), abs(m)) < SMALL or lo == hi:
+        return None
+    g = goal / 100.0
+    model_ok = lo * (1 - g) <= m <= hi * (1 + g)
+    boots_agree = k != 0 and (hi - k) <= g * abs(k) and (k - lo) <= g * abs(k)
+    return model_ok, boots_agree
+
+
+def spread_tally(runs):
+    """Per (kernel, policy): [cells judged with several boots, model within the boots'
+    spread, boots within the goal of their median]."""
+    out = {}
+    for s, k, p, rows, o in runs:
+        for c, goal in COUNTERS + MORE:
+            v = spread(rows.get(c), goal)
+            if v is None:
+                continue
+            t = out.setdefault((k, p), [0, 0, 0])
+            t[0] += 1
+            t[1] += v[0]
+            t[2] += v[1]
+    return out
+
+
 def counter_table(runs, counters, tally):
     """One row per suite run, one column per counter; adds each judged cell to
     tally[(kernel, policy)] = [met, judged]."""
@@ -106,6 +138,18 @@ def main():
         lines.append(f"| {k} | {p} | {m}/{n} | {100 * m / max(n, 1):.0f}% | {mo}/{no} | {100 * mo / max(no, 1):.0f}% |")
     lines.append(f"| all | | {met1 + met2}/{total1 + total2} | {100 * (met1 + met2) / max(total1 + total2, 1):.0f}% "
                  f"| {met1}/{total1} | {100 * met1 / max(total1, 1):.0f}% |")
+    st = spread_tally(runs)
+    if st:
+        lines += ["", "With several boots per point: the model within the boots' own range (widened by the goal), "
+                  "and how often the boots themselves all lie within the goal of their median (the kernel's own "
+                  "reproducibility, a ceiling for any model judged against one boot):", "",
+                  "| kernel | policy | cells | model within the boots' spread | % | boots within goal of their median | % |",
+                  "|---|---|---|---|---|---|---|"]
+        for (k, p) in sorted(st, key=lambda kp: (tuple(int(x) for x in kp[0].split(".")), kp[1])):
+            n, mo, bo = st[(k, p)]
+            lines.append(f"| {k} | {p} | {n} | {mo} | {100 * mo / n:.0f}% | {bo} | {100 * bo / n:.0f}% |")
+        n, mo, bo = (sum(v[i] for v in st.values()) for i in range(3))
+        lines.append(f"| all | | {n} | {mo} | {100 * mo / max(n, 1):.0f}% | {bo} | {100 * bo / max(n, 1):.0f}% |")
     lines += ["", "The eight counters judged since the first suite:", ""] + t1
     lines += ["", "The counters a kernel developer also reads (act: workingset_activate, rst: workingset_restore, "
               "stall: allocstall, majflt: pgmajfault):", ""] + t2
