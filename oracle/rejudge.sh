@@ -4,13 +4,21 @@
 # `pagelab oracle --from` (the kernel's side reused, the model's side re-run) into OUTDIR,
 # then writes OUTDIR/fidelity.md with oracle/report.py.
 #
-#   oracle/rejudge.sh [SUITE_DIR [OUTDIR]]     default oracle/suite-6 -> target/rejudge
+#   oracle/rejudge.sh [SUITE_DIR [OUTDIR]] [-- MODEL ARGS]
+#                                  default oracle/suite-6 -> target/rejudge
+#
+# MODEL ARGS go to every `pagelab oracle` call, e.g. `-- --set machine.cpus=1` re-judges the
+# saved kernel runs against a model variant.
 #
 # env PAGELAB: the pagelab binary (default target/release/pagelab). About 1 min on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SUITE=${1:-oracle/suite-6}
-OUT=${2:-target/rejudge}
+args=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do args+=("$1"); shift; done
+[ "${1:-}" = "--" ] && shift
+EXTRA="$*"
+SUITE=${args[0]:-oracle/suite-6}
+OUT=${args[1]:-target/rejudge}
 PAGELAB=${PAGELAB:-target/release/pagelab}
 [ -x "$PAGELAB" ] || cargo build --release -p pagelab-cli
 mkdir -p "$OUT"
@@ -22,13 +30,13 @@ judge() {
   k=${s##*-}
   s=${s%-*}
   if ! "$PAGELAB" oracle "oracle/scenarios/$s.toml" --kernel "$k" --policy "$p" --from "$f" \
-      --json "$OUT/$base.json" -q >"$OUT/$base.log" 2>&1; then
+      --json "$OUT/$base.json" $EXTRA -q >"$OUT/$base.log" 2>&1; then
     echo "FAILED $base: $(tail -3 "$OUT/$base.log" | tr '\n' ' ')" >&2
     return 1
   fi
 }
 export -f judge
-export OUT PAGELAB
+export OUT PAGELAB EXTRA
 ls "$SUITE"/*-*-*.json | xargs -P 2 -I{} bash -c 'judge {}'
 python3 oracle/report.py "$OUT" >/dev/null
 echo "$OUT/fidelity.md"
