@@ -185,25 +185,30 @@ fn run_tweaked<P: pagelab::policy::Policy>(
     serde_json::to_string(&pagelab::Report::collect(s, &m)).unwrap()
 }
 
+/// file-zipf on a 16M machine for `ops` operations, with every zone's watermarks raised to
+/// all of its memory, so every allocation stalls in direct reclaim; `tweak` changes the
+/// machine further. The report's JSON.
+fn starved_file_zipf(ops: u64, tweak: impl FnOnce(&mut pagelab::mm::Mm)) -> String {
+    let text = include_str!("../../../../oracle/scenarios/file-zipf.toml");
+    let overrides = [format!("workload.zipf.ops={ops}"), "machine.memory=16M".to_string()];
+    let s = pagelab::Scenario::parse(text, "file-zipf", "file-zipf", &overrides).unwrap();
+    let make = |mm: &pagelab::mm::Mm| pagelab::policy::classic::Classic::new(mm.memcgs.cg.len());
+    run_tweaked(&s, make, |mm| {
+        for zone in &mut mm.zones.z {
+            zone.wmark_min = zone.managed;
+            zone.wmark_low = zone.managed;
+            zone.wmark_high = zone.managed;
+        }
+        tweak(mm);
+    })
+}
+
 #[test]
 fn the_read_miss_shortcut_falls_back_as_the_general_path_does() {
     // The min watermark raised to all of memory: every __GFP_NORETRY readahead allocation
     // fails after its round of direct reclaim, and each miss takes filemap_create_folio()'s
     // full allocation instead (reclaim retries, the OOM killer's verdict, the reserves).
-    let text = include_str!("../../../../oracle/scenarios/file-zipf.toml");
-    let overrides = ["workload.zipf.ops=2000".to_string(), "machine.memory=16M".to_string()];
-    let s = pagelab::Scenario::parse(text, "file-zipf", "file-zipf", &overrides).unwrap();
-    let make = |mm: &pagelab::mm::Mm| pagelab::policy::classic::Classic::new(mm.memcgs.cg.len());
-    let starved = |shortcut: bool| {
-        run_tweaked(&s, make, |mm| {
-            mm.cfg.read_shortcuts = shortcut;
-            for zone in &mut mm.zones.z {
-                zone.wmark_min = zone.managed;
-                zone.wmark_low = zone.managed;
-                zone.wmark_high = zone.managed;
-            }
-        })
-    };
+    let starved = |shortcut: bool| starved_file_zipf(2000, |mm| mm.cfg.read_shortcuts = shortcut);
     let (on, off) = (starved(true), starved(false));
     let report: serde_json::Value = serde_json::from_str(&on).unwrap();
     let stalls = report["vmstat"]["allocstall"].as_u64().unwrap();
@@ -215,17 +220,7 @@ fn the_read_miss_shortcut_falls_back_as_the_general_path_does() {
 fn do_try_to_free_pages_counts_a_stall_under_the_zone_of_gfp_zone_movable_6_1_6_12() {
     // do_try_to_free_pages() counts ALLOCSTALL under sc->reclaim_idx = gfp_zone(gfp): a user
     // page (GFP_HIGHUSER_MOVABLE) stalls as allocstall_movable, never allocstall_normal.
-    let text = include_str!("../../../../oracle/scenarios/file-zipf.toml");
-    let overrides = ["workload.zipf.ops=500".to_string(), "machine.memory=16M".to_string()];
-    let s = pagelab::Scenario::parse(text, "file-zipf", "file-zipf", &overrides).unwrap();
-    let make = |mm: &pagelab::mm::Mm| pagelab::policy::classic::Classic::new(mm.memcgs.cg.len());
-    let json = run_tweaked(&s, make, |mm| {
-        for zone in &mut mm.zones.z {
-            zone.wmark_min = zone.managed;
-            zone.wmark_low = zone.managed;
-            zone.wmark_high = zone.managed;
-        }
-    });
+    let json = starved_file_zipf(500, |_| {});
     let report: serde_json::Value = serde_json::from_str(&json).unwrap();
     let vmstat = &report["vmstat"];
     let stalls = vmstat["allocstall"].as_u64().unwrap();
