@@ -319,6 +319,21 @@ impl Row {
     pub fn small(&self) -> bool {
         self.kernel.abs() < SMALL && self.model.abs() < SMALL
     }
+    /// With several kernel runs: whether the model lies within the runs' range widened by
+    /// the goal (`oracle/report.py` applies the same rule to whole suites). The kernel does
+    /// not reproduce some counters from boot to boot (direct reclaim above all), so a model
+    /// outside the goal of the median may still be as close as one of the kernel's runs.
+    /// None with one run, no goal or a range of one value.
+    pub fn within_kernel_spread(&self) -> Option<bool> {
+        let (lo, hi) = self.kernel_range?;
+        let g = self.goal_pct? / 100.0;
+        if lo == hi || self.small() {
+            return None;
+        }
+        let m = self.model as f64;
+        Some(lo as f64 * (1.0 - g) <= m && m <= hi as f64 * (1.0 + g))
+    }
+
     pub fn verdict(&self) -> &'static str {
         match (self.goal_pct, self.error_pct) {
             _ if self.small() => "",
@@ -487,6 +502,9 @@ pub fn table(rows: &[Row]) -> String {
                 let _ = write!(note, "{}kernel runs {lo}..{hi}", if note.is_empty() { "" } else { "  " });
             }
         }
+        if r.verdict() == "OFF" && r.within_kernel_spread() == Some(true) {
+            note += ", within their spread";
+        }
         let _ = writeln!(s, "{:<40} {:>12} {:>12} {:>9} {:>6}  {}", r.counter, r.kernel, r.model, err, goal, note);
     }
     s
@@ -531,6 +549,27 @@ mod tests {
             meminfo: meminfo.iter().map(|(k, x)| (k.to_string(), *x)).collect(),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn a_model_off_the_median_but_within_the_kernel_runs_spread_is_marked() {
+        let row = |model: i64, range: Option<(i64, i64)>| Row {
+            counter: "pgsteal_direct".into(),
+            kernel: 1000,
+            model,
+            error_pct: error_pct(1000, model),
+            goal_pct: Some(10.0),
+            kernel_range: range,
+        };
+        // Runs 600..1500: 1300 is 30 % off the median but inside the runs' range.
+        assert_eq!(row(1300, Some((600, 1500))).within_kernel_spread(), Some(true));
+        assert!(table(&[row(1300, Some((600, 1500)))]).contains("OFF  kernel runs 600..1500, within their spread"));
+        // 1700 is beyond the highest run plus the goal (1650).
+        assert_eq!(row(1700, Some((600, 1500))).within_kernel_spread(), Some(false));
+        assert!(!table(&[row(1700, Some((600, 1500)))]).contains("within their spread"));
+        // One run, or runs that agree exactly: no spread to speak of.
+        assert_eq!(row(1300, None).within_kernel_spread(), None);
+        assert_eq!(row(1300, Some((1000, 1000))).within_kernel_spread(), None);
     }
 
     #[test]
