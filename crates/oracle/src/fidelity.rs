@@ -141,24 +141,67 @@ pub fn calibrate(memory_pages: u64, before: &Snapshot, scenario_sets: &dyn Fn(&s
     c
 }
 
+/// The guest's CPU per page of virtio disk IO, in the model's time: the exits, copies and
+/// interrupts of a request, on the CPU of the task (or kswapd) that submits it. Fitted by
+/// `oracle/fit-costs.py` from the schedstat of the fifteen runs in `oracle/sched/`
+/// (2026-11-27), scaled to the model's clock by kswapd's CPU per page reclaimed (the guest
+/// is 6.1x slower at it than the model).
+pub const GUEST_VIRTIO_PAGE_NS: u64 = 2_099;
+/// The guest program's own CPU per operation (its loop, random numbers, checksums), fitted
+/// with [`GUEST_VIRTIO_PAGE_NS`].
+pub const GUEST_OP_NS: u64 = 667;
+/// A read()/write() system call in the guest, the model's default 600 ns plus the 4,740 ns
+/// fitted with [`GUEST_VIRTIO_PAGE_NS`].
+pub const GUEST_SYSCALL_NS: u64 = 5_340;
+
 /// The model's cost of the guest's swap disk, unless the scenario sets `[time] swap`: a
 /// block device (`disk` or `ssd`) is a virtio disk whose sparse file sits in the host's page
-/// cache, and under emulation the guest's CPU runs 20–100× slower than the model's cost model,
-/// so a host write of tens of microseconds is about a microsecond of the model's time — a
-/// spinning disk's 4 ms would leave thousands of pages under writeback that the guest's kernel
-/// frees at once (anon-swap-disk wrote twice the pages it freed). zram keeps its own cost
-/// (compression on the CPU). The data disk keeps the scenario's `storage` cost.
+/// cache: a host write of tens of microseconds is about a microsecond of the model's time (a
+/// spinning disk's 4 ms would leave thousands of pages under writeback that the guest's
+/// kernel frees at once: anon-swap-disk wrote twice the pages it freed), and each page costs
+/// its submitter [`GUEST_VIRTIO_PAGE_NS`] of CPU. zram keeps its own cost (compression on
+/// the CPU).
 pub fn calibrate_swap_device(device: pagelab::mm::swapfile::DeviceKind, scenario_sets_time_swap: bool) -> Vec<String> {
     use pagelab::mm::swapfile::DeviceKind;
     if scenario_sets_time_swap || !matches!(device, DeviceKind::Disk | DeviceKind::Ssd) {
         return Vec::new();
     }
-    let c = pagelab::mm::time::DeviceCost::default_for(DeviceKind::Ramdisk);
+    virtio_disk("swap")
+}
+
+/// `time.<which>.*` of a virtio disk backed by the host's page cache, as the guest sees it.
+fn virtio_disk(which: &str) -> Vec<String> {
+    let c = pagelab::mm::time::DeviceCost::default_for(pagelab::mm::swapfile::DeviceKind::Ramdisk);
     vec![
-        format!("time.swap.read_latency_ns={}", c.read_latency_ns),
-        format!("time.swap.write_latency_ns={}", c.write_latency_ns),
-        format!("time.swap.page_transfer_ns={}", c.page_transfer_ns),
+        format!("time.{which}.read_latency_ns={}", c.read_latency_ns),
+        format!("time.{which}.write_latency_ns={}", c.write_latency_ns),
+        format!("time.{which}.page_transfer_ns={}", c.page_transfer_ns),
+        format!("time.{which}.cpu_page_ns={GUEST_VIRTIO_PAGE_NS}"),
     ]
+}
+
+/// The guest's CPU, for what the scenario leaves unset (`sets(key)`: the scenario or a
+/// `--set` gives `key`): one CPU shared by kswapd and the tasks (`machine.cpus = 1`, the
+/// guest's `-smp 1`), the guest program's costs per operation and per system call, and the
+/// data disk as a virtio disk. With these the model's clock is a scaled copy of the guest's:
+/// guest over model wall time is within 5.7–9.6x in the file, mmap and mixed scenarios and
+/// the model's task waits for the CPU about as long as the guest's (docs/fidelity.md, "The
+/// guest's CPU").
+pub fn calibrate_guest_cpu(sets: &dyn Fn(&str) -> bool) -> Vec<String> {
+    let mut o = Vec::new();
+    if !sets("machine.cpus") {
+        o.push("machine.cpus=1".to_string());
+    }
+    if !sets("time.op_ns") {
+        o.push(format!("time.op_ns={GUEST_OP_NS}"));
+    }
+    if !sets("time.syscall_ns") {
+        o.push(format!("time.syscall_ns={GUEST_SYSCALL_NS}"));
+    }
+    if !sets("time.storage") {
+        o.extend(virtio_disk("storage"));
+    }
+    o
 }
 
 /// The model's period of the periodic rstat flush (`machine.rstat_flush`), scaled to the
@@ -664,11 +707,22 @@ mod tests {
     }
 
     #[test]
+    fn the_guest_has_one_cpu_and_virtio_costs_unless_the_scenario_says_otherwise() {
+        let o = calibrate_guest_cpu(&|_| false);
+        assert!(o.contains(&"machine.cpus=1".to_string()));
+        assert!(o.contains(&"time.storage.cpu_page_ns=2099".to_string()));
+        assert!(o.contains(&"time.op_ns=667".to_string()));
+        let o = calibrate_guest_cpu(&|k| k == "machine.cpus" || k == "time.storage");
+        assert!(!o.iter().any(|s| s.starts_with("machine.cpus") || s.starts_with("time.storage")), "{o:?}");
+        assert!(o.contains(&"time.syscall_ns=5340".to_string()));
+    }
+
+    #[test]
     fn a_block_swap_device_is_modeled_at_the_speed_the_emulated_guest_sees() {
         use pagelab::mm::swapfile::DeviceKind;
         let o = calibrate_swap_device(DeviceKind::Disk, false);
-        assert_eq!(o, ["time.swap.read_latency_ns=1000", "time.swap.write_latency_ns=1000", "time.swap.page_transfer_ns=400"]);
-        assert_eq!(calibrate_swap_device(DeviceKind::Ssd, false).len(), 3);
+        assert_eq!(o, ["time.swap.read_latency_ns=1000", "time.swap.write_latency_ns=1000", "time.swap.page_transfer_ns=400", "time.swap.cpu_page_ns=2099"]);
+        assert_eq!(calibrate_swap_device(DeviceKind::Ssd, false).len(), 4);
         assert!(calibrate_swap_device(DeviceKind::Disk, true).is_empty(), "the scenario's own [time] swap wins");
         assert!(calibrate_swap_device(DeviceKind::Zram, false).is_empty(), "zram keeps its CPU cost");
         assert!(calibrate_swap_device(DeviceKind::None, false).is_empty());

@@ -199,9 +199,15 @@ pub fn oracle(a: &OracleArgs) -> Result<OracleOutput> {
 
     // Calibrate the model to the guest's own memory use, then run it.
     let doc: toml::Table = effective.parse().unwrap_or_default();
+    // Whether the scenario (with its --set overrides) gives `key` ("table.key" or
+    // "table.sub"; a bare key is the machine's).
     let sets = |key: &str| {
-        let k = key.trim_start_matches("machine.");
-        doc.get("machine").and_then(|t| t.get(k)).is_some()
+        let key = if key.contains('.') { key.to_string() } else { format!("machine.{key}") };
+        let mut at: Option<&toml::Value> = None;
+        for (i, part) in key.split('.').enumerate() {
+            at = if i == 0 { doc.get(part) } else { at.and_then(|v| v.get(part)) };
+        }
+        at.is_some()
     };
     let before = pagelab_guest::Snapshot { meminfo: kernel.meminfo_before.clone(), min_free_kbytes: kernel.calibration.min_free_kbytes, ..Default::default() };
     let min_free = kernel.calibration.min_free_kbytes;
@@ -210,6 +216,7 @@ pub fn oracle(a: &OracleArgs) -> Result<OracleOutput> {
     if !a.no_calibrate {
         let time_swap = doc.get("time").and_then(|t| t.get("swap")).is_some();
         kernel.calibration.overrides.extend(fidelity::calibrate_swap_device(m.swap_device, time_swap));
+        kernel.calibration.overrides.extend(fidelity::calibrate_guest_cpu(&sets));
     }
     let text = fs::read_to_string(&a.scenario)?;
     let run_model = |calibration: &[String]| -> Result<(Option<pagelab::report::Report>, Option<String>)> {

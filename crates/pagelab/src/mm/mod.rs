@@ -225,6 +225,19 @@ impl Mm {
         }
     }
 
+    /// The CPU the current actor spends submitting `pages` of IO to the data disk
+    /// (`DeviceCost::cpu_page_ns`).
+    #[inline]
+    pub fn file_io_cpu(&mut self, pages: u64) {
+        self.cpu(self.file_dev.cost.cpu_page_ns * pages);
+    }
+
+    /// The CPU the current actor spends submitting `pages` of IO to the swap device.
+    #[inline]
+    pub fn swap_io_cpu(&mut self, pages: u64) {
+        self.cpu(self.swap_dev.cost.cpu_page_ns * pages);
+    }
+
     /// The current actor waits until `t` (an IO completion).
     pub fn wait_until(&mut self, t: u64) {
         match self.actor {

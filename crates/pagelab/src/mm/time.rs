@@ -28,6 +28,9 @@ pub struct Costs {
     pub rmap_walk_ns: u64,
     /// An rstat flush's CPU time per memcg it visits (with one CPU).
     pub rstat_flush_memcg_ns: u64,
+    /// The workload's own CPU time per operation, outside the kernel (its loop, its random
+    /// numbers, its checksums). 0 by default; the oracle sets its guest program's.
+    pub op_ns: u64,
 }
 
 impl Default for Costs {
@@ -41,6 +44,7 @@ impl Default for Costs {
             reclaim_page_ns: 350,
             rmap_walk_ns: 400,
             rstat_flush_memcg_ns: 300,
+            op_ns: 0,
         }
     }
 }
@@ -52,6 +56,11 @@ pub struct DeviceCost {
     pub read_latency_ns: u64,
     pub write_latency_ns: u64,
     pub page_transfer_ns: u64,
+    /// CPU time per page of the actor that submits the IO (the block layer, the driver, and in
+    /// a virtual machine the exits its virtio requests cost), beyond the latency it waits. 0
+    /// by default; the oracle sets it for its guest's virtio disks from their measured CPU.
+    #[serde(default)]
+    pub cpu_page_ns: u64,
 }
 
 impl DeviceCost {
@@ -64,7 +73,7 @@ impl DeviceCost {
             DeviceKind::Zram => (3_000, 8_000, 0),
             DeviceKind::Ramdisk => (1_000, 1_000, 400),
         };
-        DeviceCost { read_latency_ns: r, write_latency_ns: w, page_transfer_ns: t }
+        DeviceCost { read_latency_ns: r, write_latency_ns: w, page_transfer_ns: t, cpu_page_ns: 0 }
     }
 }
 
@@ -104,7 +113,7 @@ mod tests {
 
     #[test]
     fn requests_queue_behind_each_other() {
-        let mut d = Device::new(DeviceKind::Ssd, DeviceCost { read_latency_ns: 10, write_latency_ns: 20, page_transfer_ns: 5 });
+        let mut d = Device::new(DeviceKind::Ssd, DeviceCost { read_latency_ns: 10, write_latency_ns: 20, page_transfer_ns: 5, cpu_page_ns: 0 });
         assert_eq!(d.submit(0, 2, false), 20);
         // The second request's latency overlaps; its transfer waits for the first.
         assert_eq!(d.submit(0, 1, false), 25);

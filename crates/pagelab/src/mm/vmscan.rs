@@ -644,6 +644,7 @@ pub fn pageout(mm: &mut Mm, pfn: Pfn) {
         if !(synchronous && mm.cfg.kernel.sync_swap_skips_bio()) {
             mm.count(Ev::PgpgOut, 4);
         }
+        mm.swap_io_cpu(1);
         let now = mm.now();
         let done = mm.swap_dev.submit(now, 1, true);
         if synchronous {
@@ -661,6 +662,7 @@ pub fn pageout(mm: &mut Mm, pfn: Pfn) {
         let memcg = mm.folio_memcg(pfn);
         mm.memcgs.stat_updated(memcg, FedStat::FileDirty, 1);
         mm.count(Ev::PgpgOut, 4);
+        mm.file_io_cpu(1);
         let now = mm.now();
         let done = mm.file_dev.submit(now, 1, true);
         start_writeback(mm, pfn, done);

@@ -997,11 +997,12 @@ impl<P: Policy> Machine<P> {
         let now = self.mm.tasks[t].clock;
         self.run_events_until(now);
         self.mm.actor = Actor::Task(t);
+        let op_ns = self.mm.cfg.costs.op_ns;
         let task = &mut self.mm.tasks[t];
         if let Some(cpu) = self.mm.one_cpu.as_mut() {
             cpu.task_waits(task.clock, task.clock + think_ns);
         }
-        task.clock += think_ns;
+        task.clock += think_ns + op_ns;
         task.ran = true;
     }
 

@@ -608,3 +608,27 @@ fn on_one_cpu_a_woken_kswapd_preempts_its_waker_under_cfs_6_1_and_not_under_eevd
         }
     }
 }
+
+#[test]
+fn a_disk_whose_requests_cost_cpu_charges_its_reader_per_page_and_a_workload_op_its_own_cpu() {
+    // DeviceCost::cpu_page_ns (a virtio disk's exits, the block layer) and Costs::op_ns (the
+    // workload's own loop) are CPU time of the task, not IO wait: the same reads take that
+    // much longer on the task's clock while its IO waits stay as they were.
+    let run = |extra: &str| {
+        let text = one_file_scenario("64M", "6.1", "classic", 1_000).replace("[[workload]]", &format!("{extra}\n[[workload]]"));
+        let mut m = classic(&text);
+        for page in 0..100 {
+            m.apply(0, read(0, page));
+        }
+        m.check().unwrap();
+        let t = &m.mm.tasks[0];
+        (t.clock, t.io_wait_ns, m.mm.file_dev.pages_read)
+    };
+    let (clock, io_wait, pages) = run("");
+    assert!(pages > 0);
+    let (clock_cpu, io_wait_cpu, pages_cpu) =
+        run("[time]\nop_ns = 1000\n[time.storage]\nread_latency_ns = 80000\nwrite_latency_ns = 30000\npage_transfer_ns = 2000\ncpu_page_ns = 5000\n");
+    assert_eq!(pages_cpu, pages, "the same pages are read");
+    assert_eq!(clock_cpu - clock, 100 * 1_000 + pages * 5_000, "one op_ns per read, one cpu_page_ns per page read");
+    assert_eq!(io_wait_cpu, io_wait, "the disk's CPU is not IO wait");
+}

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""The oracle guest's CPU costs, fitted from its schedstat: what `pagelab oracle` sets.
+
+    oracle/fit-costs.py RUN.json [RUN.json ...]
+
+Each RUN.json is a `pagelab oracle --json` run whose guest recorded schedstat (its kernel
+side has `kswapd` and `tasks[].sched`) and whose model side ran with the model's default
+costs (oracle/rejudge.sh oracle/sched OUT -- --no-guest-costs re-makes them).
+
+The model's clock runs faster than the guest's: the guest (a virtual machine, itself often in
+a virtual machine) is several times slower at the same kernel work. The *scale* is taken from
+kswapd, whose work the model charges rule by rule: the median over the runs of the guest's
+kswapd CPU per page it reclaimed over the model's. The guest's task CPU, divided by that
+scale, less the task CPU the model already charges with its default costs (its time, less its
+waits for IO and for the CPU), is then fitted (least squares of the seconds, coefficients kept non-negative)
+as
+
+    op_ns * operations + extra_syscall_ns * read()/write() operations + cpu_page_ns * pages read
+
+(pages read: vmstat pgpgin, file pages and swap-ins alike, each a virtio request's share of
+its exits and copies). The fit's costs are the model's `time.op_ns`, `time.syscall_ns` (its
+default plus the extra) and the `cpu_page_ns` of both of its disks. The result prints the costs, the scale, and each
+run's task CPU against the fit's.
+"""
+import json
+import pathlib
+import statistics
+import sys
+import tomllib
+
+ROOT = pathlib.Path(__file__).resolve().parent
+
+
+def operations(scenario):
+    """(all operations, read()/write() operations) of an oracle scenario's workloads."""
+    s = tomllib.loads((ROOT / "scenarios" / f"{scenario}.toml").read_text())
+    total = syscalls = 0
+    for w in s.get("workload", []):
+        for phase in w.get("phase", [w]):
+            ops = phase.get("ops", 0)
+            total += ops
+            if phase.get("kind", "").startswith("file-"):
+                syscalls += ops
+    return total, syscalls
+
+
+def solve(a, y):
+    """Least squares with non-negative coefficients, by trying every subset of columns."""
+    n = len(a[0])
+    best = None
+    for mask in range(1, 1 << n):
+        cols = [j for j in range(n) if mask >> j & 1]
+        # Normal equations of the chosen columns, by Gauss-Jordan elimination.
+        m = [[sum(r[i] * r[j] for r in a) for j in cols] + [sum(r[i] * v for r, v in zip(a, y))] for i in cols]
+        k = len(cols)
+        ok = True
+        for c in range(k):
+            p = max(range(c, k), key=lambda r: abs(m[r][c]))
+            if abs(m[p][c]) < 1e-30:
+                ok = False
+                break
+            m[c], m[p] = m[p], m[c]
+            for r in range(k):
+                if r != c:
+                    f = m[r][c] / m[c][c]
+                    m[r] = [x - f * z for x, z in zip(m[r], m[c])]
+        if not ok:
+            continue
+        x = [0.0] * n
+        for i, j in enumerate(cols):
+            x[j] = m[i][k] / m[i][i]
+        if min(x) < 0:
+            continue
+        err = sum((sum(c * v for c, v in zip(x, r)) - t) ** 2 for r, t in zip(a, y))
+        if best is None or err < best[0]:
+            best = (err, x)
+    return best
+
+
+def main(paths):
+    runs = []
+    for p in paths:
+        run = json.load(open(p))
+        k, m = run["kernel"], run["model"]
+        tasks = [t["sched"] for t in k.get("tasks", []) if t.get("sched")]
+        if not k.get("kswapd") or not tasks:
+            sys.exit(f"{p}: no schedstat in the kernel's side")
+        g_steal, m_steal = k["vmstat"].get("pgsteal_kswapd", 0), m["vmstat"].get("pgsteal_kswapd", 0)
+        scale = None
+        if g_steal >= 1000 and m_steal >= 1000 and m["kswapd_cpu_s"] > 0:
+            scale = (k["kswapd"]["run_ns"] / g_steal) / (m["kswapd_cpu_s"] * 1e9 / m_steal)
+        ops, syscalls = operations(run["scenario"])
+        name = f"{run['scenario']} {run['kernel_version']} {run['policy']}"
+        model_cpu_ns = sum(t["elapsed_s"] - t["io_wait_s"] - t.get("cpu_wait_s", 0.0) for t in m["tasks"]) * 1e9
+        runs.append((name, sum(t["run_ns"] for t in tasks), ops, syscalls, k["vmstat"]["pgpgin"] / 4, scale, model_cpu_ns))
+    scales = [r[5] for r in runs if r[5]]
+    if not scales:
+        sys.exit("no run reclaimed 1,000 pages in kswapd on both sides")
+    scale = statistics.median(scales)
+    a = [[r[2], r[3], r[4]] for r in runs]
+    y = [r[1] / scale - r[6] for r in runs]
+    err, x = solve(a, y)
+    print(f"scale (guest / model kswapd CPU per page, median of {len(scales)}): {scale:.2f}")
+    names = ["op_ns", "extra syscall_ns", "cpu_page_ns"]
+    for n, c in zip(names, x):
+        print(f"  {n} = {c:.0f}")
+    print(f"  rms error {(err / len(runs)) ** 0.5 / 1e9:.3f} s")
+    print("| run | guest task CPU / scale, less the model's (s) | fit (s) |")
+    print("|---|---|---|")
+    for r, row, t in zip(runs, a, y):
+        print(f"| {r[0]} | {t / 1e9:.3f} | {sum(c * v for c, v in zip(x, row)) / 1e9:.3f} |")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    main(sys.argv[1:])
