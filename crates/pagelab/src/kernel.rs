@@ -266,6 +266,15 @@ impl Kernel {
         self >= Kernel::V6_12
     }
 
+    /// mm/page_alloc.c: a movable allocation that finds its free lists empty first tries to
+    /// claim another type's block from a free chunk of order 4 or more (__rmqueue_claim(),
+    /// each try boosting the watermarks) and otherwise steals a single page of the smallest
+    /// chunk, without a boost (__rmqueue_steal(), 6.12.95). 6.1's __rmqueue_fallback() boosts
+    /// on every fallback and moves the chunk it found to the movable lists.
+    pub fn steals_single_pages_without_boost(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
     /// mm/page_alloc.c: nr_pcp_high() caps a per-CPU list at four batches while kswapd
     /// reclaims the zone (ZONE_RECLAIM_ACTIVE), and nr_pcp_free() frees growing batches
     /// (5.14 on: 6.1 and 6.12). 5.7 keeps `high` at six batches and frees one batch at a time.

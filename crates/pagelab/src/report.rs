@@ -147,6 +147,19 @@ pub struct Report {
     /// A miniature scenario's run (`[sample]`): every count above is the miniature's own.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sample: Option<SampleReport>,
+    /// With `machine.nonmovable`: movable allocations' fallbacks to the other pageblocks
+    /// (the kernel's mm_page_alloc_extfrag events), the watermark boosts they made, and the
+    /// pageblocks they claimed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pageblocks: Option<PageblockReport>,
+}
+
+/// The report's `pageblocks` section.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PageblockReport {
+    pub fallbacks: u64,
+    pub boosts: u64,
+    pub claims: u64,
 }
 
 /// The report's `policy_state` section: the policy's name and state, and its debugfs views
@@ -417,6 +430,7 @@ impl Report {
                 dropped_ops: m.tasks.iter().map(|t| t.dropped_ops).sum(),
                 kept_pages: m.sampled_pages,
             }),
+            pageblocks: mm.pageblocks.as_ref().map(|p| PageblockReport { fallbacks: p.fallbacks, boosts: p.boosts, claims: p.claims }),
         }
     }
 

@@ -84,6 +84,24 @@ pub struct MachineToml {
     pub miniature: Option<f64>,
     /// CPUs: 1 makes kswapd share the task's CPU; unset, kswapd runs beside the tasks.
     pub cpus: Option<u32>,
+    /// The pageblocks that are not MIGRATE_MOVABLE when the workload starts, and their free
+    /// pages by order, per zone (/proc/pagetypeinfo's unmovable and reclaimable rows added
+    /// up): `nonmovable = { DMA32 = { blocks = 14, free = [0, 2, 0, 1, 1, 2, 1, 0, 1, 2] } }`.
+    /// Movable allocations fall back to those pages, and the fallbacks boost the watermarks.
+    /// Unset: every pageblock is movable, and nothing boosts.
+    pub nonmovable: Option<std::collections::BTreeMap<String, NonMovableToml>>,
+    /// vm.watermark_boost_factor (15000, the kernel's default; 0 turns boosting off).
+    pub watermark_boost_factor: Option<u64>,
+}
+
+/// One zone's non-movable pageblocks (`machine.nonmovable`).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NonMovableToml {
+    /// Pageblocks of type unmovable or reclaimable.
+    pub blocks: u64,
+    /// Their free chunks by order, from order 0 (at most 11 orders).
+    pub free: Vec<u64>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

@@ -170,6 +170,28 @@ impl Folios {
         self.free[z].pop()
     }
 
+    /// Takes the free frames `lo..hi` of zone `z` off its free list (boot-time layout of the
+    /// pageblocks that are not movable); returns how many were free.
+    pub fn take_range(&mut self, z: usize, lo: Pfn, hi: Pfn) -> u64 {
+        let before = self.free[z].len();
+        self.free[z].retain(|&p| p < lo || p >= hi);
+        (before - self.free[z].len()) as u64
+    }
+
+    /// Clears a frame's state without putting it on a free list, for frames whose free list
+    /// is elsewhere (a non-movable pageblock's); returns its zone.
+    #[inline]
+    pub fn release(&mut self, pfn: Pfn) -> usize {
+        self.f[pfn as usize] = Folio::FREE;
+        self.zone_of(pfn)
+    }
+
+    /// Puts free frames on zone `z`'s free list (taken from another free list: a fallback to
+    /// a non-movable pageblock).
+    pub fn push_free(&mut self, z: usize, frames: &[Pfn]) {
+        self.free[z].extend_from_slice(frames);
+    }
+
     /// Takes a free frame of the highest zone that has one (boot-time allocations, tests).
     pub fn alloc(&mut self) -> Option<Pfn> {
         self.free.iter_mut().rev().find_map(|l| l.pop())

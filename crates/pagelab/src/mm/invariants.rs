@@ -43,8 +43,16 @@ pub fn check(mm: &Mm) -> Result<(), String> {
             return Err(format!("pfn {pfn}: swap slot {} does not belong to it", f.swap));
         }
     }
-    if used + mm.folios.nr_free() + mm.kernel_pages != frames {
-        return Err(format!("{used} used + {} free + {} kernel != {frames} frames", mm.folios.nr_free(), mm.kernel_pages));
+    let nonmovable_free: u64 = mm.pageblocks.as_ref().map_or(0, |p| (0..mm.zones.z.len()).map(|z| p.nr_free(z)).sum());
+    if let Some(Err(e)) = mm.pageblocks.as_ref().map(|p| p.check()) {
+        return Err(e);
+    }
+    if used + mm.folios.nr_free() + nonmovable_free + mm.kernel_pages != frames {
+        return Err(format!(
+            "{used} used + {} free + {nonmovable_free} free in non-movable pageblocks + {} kernel != {frames} frames",
+            mm.folios.nr_free(),
+            mm.kernel_pages
+        ));
     }
     for (z, zone) in mm.zones.z.iter().enumerate() {
         if zone.pcp.count < 0 || zone.pcp.count as u64 > mm.folios.nr_free_in(z) {

@@ -21,6 +21,7 @@ pub mod mmzone;
 pub mod oom_kill;
 pub mod page_alloc;
 pub mod page_writeback;
+pub mod pageblock;
 pub mod readahead;
 pub mod swap;
 pub mod swap_state;
@@ -194,6 +195,9 @@ pub struct Mm {
     pub miniature: Option<crate::mm::miniature::Miniature>,
     /// `machine.cpus = 1`: kswapd shares the task's CPU; `None`: kswapd has its own.
     pub one_cpu: Option<crate::mm::time::OneCpu>,
+    /// `machine.nonmovable`: the pageblocks that are not movable and the watermark boosts;
+    /// `None`: every pageblock is movable.
+    pub pageblocks: Option<Box<crate::mm::pageblock::Pageblocks>>,
 }
 
 impl Mm {
@@ -271,6 +275,12 @@ impl Mm {
     /// NR_FREE_PAGES of zone `z`.
     #[inline]
     pub fn zone_free(&self, z: usize) -> u64 {
+        self.movable_free(z) + self.pageblocks.as_ref().map_or(0, |p| p.nr_free(z))
+    }
+
+    /// Free pages of zone `z` on the movable buddy lists (not on the per-CPU lists).
+    #[inline]
+    pub fn movable_free(&self, z: usize) -> u64 {
         self.folios.nr_free_in(z) - self.zones.z[z].pcp.count as u64
     }
 

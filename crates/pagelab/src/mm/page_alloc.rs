@@ -173,8 +173,11 @@ fn zone_allows(mm: &mut Mm, z: usize, mark: Wmark) -> bool {
 /// checks no watermark), and count it in the zone's PGALLOC.
 #[inline(always)]
 fn rmqueue(mm: &mut Mm, z: usize) -> Option<Pfn> {
+    if mm.pageblocks.is_some() {
+        return rmqueue_with_fallback(mm, z);
+    }
     let kernel = mm.cfg.kernel;
-    let buddy = mm.zone_free(z);
+    let buddy = mm.movable_free(z);
     let zone = &mut mm.zones.z[z];
     if !zone.pcp.take_one(kernel, zone.below_high, buddy) {
         return None;
@@ -182,6 +185,56 @@ fn rmqueue(mm: &mut Mm, z: usize) -> Option<Pfn> {
     let ev = zone.pgalloc;
     mm.count(ev, 1);
     mm.folios.alloc_from(z)
+}
+
+/// [`rmqueue`] on a machine with non-movable pageblocks (`machine.nonmovable`): a refill that
+/// finds the movable lists short takes the rest from the other migratetypes
+/// (rmqueue_bulk() -> __rmqueue() -> the fallbacks of [`crate::mm::pageblock`]), which may
+/// boost the zone's watermarks; after the page is taken, a zone flagged
+/// ZONE_BOOSTED_WATERMARK has its flag cleared and kswapd woken (rmqueue(), 6.1/6.12).
+#[inline(never)]
+fn rmqueue_with_fallback(mm: &mut Mm, z: usize) -> Option<Pfn> {
+    use crate::mm::pageblock::RmqueueMode;
+    let kernel = mm.cfg.kernel;
+    let buddy = mm.movable_free(z);
+    let Mm { zones, pageblocks, folios, .. } = mm;
+    let pb = pageblocks.as_mut().expect("called with pageblocks");
+    let zone = &mut zones.z[z];
+    let mut boosted = false;
+    let taken = zone.pcp.take_one_or(kernel, zone.below_high, buddy, |short| {
+        let (mut mode, mut got, mut frames) = (RmqueueMode::Normal, 0, Vec::new());
+        while got < short {
+            let Some(f) = pb.fallback(kernel, z, &mut mode, &mut frames) else { break };
+            got += f.frames as i64;
+            boosted |= f.boosted;
+        }
+        // The frames moved to the movable lists; what the refill does not take stays there.
+        folios.push_free(z, &frames);
+        got
+    });
+    if boosted {
+        // boost_watermark() with ALLOC_KSWAPD (user allocations may wake kswapd).
+        pb.boosted_flag[z] = true;
+        apply_boost(zones, pb, z);
+    }
+    if !taken {
+        return None;
+    }
+    let ev = zones.z[z].pgalloc;
+    mm.count(ev, 1);
+    let pfn = mm.folios.alloc_from(z);
+    let pb = mm.pageblocks.as_mut().expect("called with pageblocks");
+    if std::mem::take(&mut pb.boosted_flag[z]) {
+        wakeup_kswapd(mm);
+    }
+    pfn
+}
+
+/// The watermarks of zone `z` with its boost (wmark_pages(): `_watermark[] + watermark_boost`).
+pub fn apply_boost(zones: &mut crate::mm::mmzone::Zones, pb: &crate::mm::pageblock::Pageblocks, z: usize) {
+    let [min, low, high] = pb.marks(z);
+    let zone = &mut zones.z[z];
+    (zone.wmark_min, zone.wmark_low, zone.wmark_high) = (min, low, high);
 }
 
 /// Models mm/page_alloc.c: drain_all_pages(): every page on the per-CPU lists goes back to
@@ -201,6 +254,13 @@ pub fn drain_all_pages(mm: &mut Mm) {
 // Always inlined: its one caller on the eviction path is free_folio(), once per page.
 #[inline(always)]
 pub fn free_unref_page(mm: &mut Mm, pfn: Pfn) {
+    if let Some(pb) = mm.pageblocks.as_mut().filter(|pb| pb.is_nonmovable(pfn)) {
+        // A page of a non-movable pageblock goes back to its own type's lists
+        // (get_pfnblock_migratetype()), which movable allocations reach only by falling back.
+        let z = mm.folios.release(pfn);
+        pb.free(z, pfn);
+        return;
+    }
     let z = mm.folios.free(pfn);
     let kernel = mm.cfg.kernel;
     let zone = &mut mm.zones.z[z];
@@ -313,6 +373,13 @@ impl PerCpuPages {
     /// to nr_pcp_alloc() of the `buddy` pages first. False when there is none to take.
     #[inline]
     fn take_one(&mut self, kernel: Kernel, below_high: bool, buddy: u64) -> bool {
+        self.take_one_or(kernel, below_high, buddy, |_| 0)
+    }
+
+    /// [`PerCpuPages::take_one`], where `more(n)` supplies up to `n` pages the buddy lists
+    /// lack (from other migratetypes' pageblocks) and returns how many it put there.
+    #[inline(always)]
+    fn take_one_or(&mut self, kernel: Kernel, below_high: bool, buddy: u64, more: impl FnOnce(i64) -> i64) -> bool {
         if kernel.pcp_high_autotuned() {
             self.free_count >>= 1;
         } else {
@@ -320,7 +387,11 @@ impl PerCpuPages {
         }
         if self.count == 0 {
             let want = self.nr_pcp_alloc(kernel, below_high);
-            self.count = want.min(buddy as i64);
+            let mut got = want.min(buddy as i64);
+            if got < want {
+                got += more(want - got).min(want - got);
+            }
+            self.count = got;
             if self.count == 0 {
                 return false;
             }

@@ -735,6 +735,15 @@ pub fn move_folios_to_lru<P: Policy>(mm: &mut Mm, p: &mut P, list: &[Pfn]) -> u6
 #[derive(Clone, Debug)]
 pub struct Balance {
     pub sc: ScanControl,
+    /// Pages left to reclaim for the zones' watermark boosts (0: a normal run).
+    pub nr_boost_reclaim: u64,
+    /// Each zone's boost when the run started, taken off at its end.
+    pub zone_boosts: Vec<u64>,
+}
+
+/// Models mm/vmscan.c: pgdat_watermark_boosted() (6.1/6.12): any zone's watermarks boosted.
+pub fn pgdat_watermark_boosted(mm: &Mm) -> bool {
+    mm.pageblocks.as_ref().is_some_and(|p| p.watermark_boost.iter().any(|&b| b > 0))
 }
 
 /// Models mm/vmscan.c: pgdat_balanced() (6.1/6.12) for order-0 user allocations: the node
@@ -756,7 +765,11 @@ fn set_reclaim_active(mm: &mut Mm, active: bool) {
 /// balanced or hopeless. A wake-up during kswapd's short sleep cuts it short
 /// (kswapd_try_to_sleep(), 6.1/6.12: KSWAPD_LOW_WMARK_HIT_QUICKLY).
 pub fn wakeup_kswapd(mm: &mut Mm) {
-    if mm.node.kswapd.is_some() || pgdat_balanced(mm) || mm.node.kswapd_failures >= KSWAPD_FAILURES_HOPELESS {
+    if mm.node.kswapd.is_some() || mm.node.kswapd_failures >= KSWAPD_FAILURES_HOPELESS {
+        return;
+    }
+    // A balanced node is woken all the same while its watermarks are boosted.
+    if pgdat_balanced(mm) && !pgdat_watermark_boosted(mm) {
         return;
     }
     let now = mm.now();
@@ -786,11 +799,15 @@ fn nap_ends(mm: &mut Mm, end: u64) {
     }
 }
 
+/// balance_pgdat()'s start: a boosted node first reclaims the boosts' worth of pages
+/// (nr_boost_reclaim, the zones' boosts added up).
 fn start_balance(mm: &mut Mm) {
     mm.count(Ev::PageOutRun, 1);
     let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 0);
     sc.may_writepage = true;
-    mm.node.kswapd = Some(Box::new(Balance { sc }));
+    let zone_boosts = mm.pageblocks.as_ref().map(|p| p.watermark_boost.clone()).unwrap_or_default();
+    let nr_boost_reclaim = zone_boosts.iter().sum();
+    mm.node.kswapd = Some(Box::new(Balance { sc, nr_boost_reclaim, zone_boosts }));
 }
 
 /// Whether kswapd has work and when it can run next: a step of its run, or the end of its
@@ -819,10 +836,23 @@ pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
     // set_reclaim_active(): from balance_pgdat()'s start to its end.
     set_reclaim_active(mm, true);
     let sc = &mut bal.sc;
-    if pgdat_balanced(mm) {
-        finish_balance(mm, p, sc);
+    let balanced = pgdat_balanced(mm);
+    if !balanced && bal.nr_boost_reclaim > 0 {
+        // The node is out of balance even counting the boosts: restart as a normal run.
+        bal.nr_boost_reclaim = 0;
+        sc.priority = DEF_PRIORITY;
+    }
+    if balanced && bal.nr_boost_reclaim == 0 {
+        finish_balance(mm, p, &mut bal);
         mm.actor = prev_actor;
         return;
+    }
+    let boosting = bal.nr_boost_reclaim > 0;
+    // Boosted reclaim neither writes nor swaps, and holds its priority at DEF_PRIORITY - 2.
+    let hold_priority = boosting && sc.priority == DEF_PRIORITY - 2;
+    if mm.pageblocks.is_some() {
+        sc.may_writepage = !boosting;
+        sc.may_swap = !boosting;
     }
     let reclaimed_before = sc.nr_reclaimed;
     p.kswapd_age_node(mm, sc);
@@ -841,8 +871,19 @@ pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
     } else {
         sc.nr_scanned >= scanned_target
     };
-    let raise_priority = !progress;
+    let raise_priority = !progress && !hold_priority;
     let reclaimed = sc.nr_reclaimed - reclaimed_before;
+    bal.nr_boost_reclaim -= bal.nr_boost_reclaim.min(reclaimed);
+    if bal.nr_boost_reclaim > 0 && reclaimed == 0 {
+        // Boosted reclaim that found nothing to reclaim gives up.
+        if bal.sc.nr_reclaimed == 0 {
+            mm.node.kswapd_failures += 1;
+        }
+        finish_balance(mm, p, &mut bal);
+        mm.actor = prev_actor;
+        return;
+    }
+    let sc = &mut bal.sc;
     if raise_priority || reclaimed == 0 {
         if sc.priority <= 1 {
             if sc.nr_reclaimed == 0 {
@@ -857,7 +898,7 @@ pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
                 }
                 mm.node.kswapd_failures += 1;
             }
-            finish_balance(mm, p, sc);
+            finish_balance(mm, p, &mut bal);
             mm.actor = prev_actor;
             return;
         }
@@ -867,9 +908,18 @@ pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
     mm.actor = prev_actor;
 }
 
-fn finish_balance<P: Policy>(mm: &mut Mm, p: &mut P, _sc: &mut ScanControl) {
+fn finish_balance<P: Policy>(mm: &mut Mm, p: &mut P, bal: &mut Balance) {
     // clear_reclaim_active(): balance_pgdat() returns.
     set_reclaim_active(mm, false);
+    // A boosted run takes the boosts it started with off the zones.
+    if let Some(pb) = mm.pageblocks.as_mut() {
+        for (z, &b) in bal.zone_boosts.iter().enumerate() {
+            if b > 0 {
+                pb.watermark_boost[z] -= pb.watermark_boost[z].min(b);
+                crate::mm::page_alloc::apply_boost(&mut mm.zones, pb, z);
+            }
+        }
+    }
     p.snapshot_refaults(mm, ROOT_MEMCG);
     if pgdat_balanced(mm) || mm.node.kswapd_failures >= KSWAPD_FAILURES_HOPELESS {
         // prepare_kswapd_sleep(): balanced, so clear the congestion flags and take the

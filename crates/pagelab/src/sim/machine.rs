@@ -407,6 +407,47 @@ fn vmstat_interval(s: &Scenario) -> u64 {
     s.machine.rstat_flush_ns / 2
 }
 
+/// `machine.nonmovable`: the non-movable pageblocks at the top of their zone, their free
+/// chunks off the zone's movable free list and into the pageblocks' own buddy lists. Returns
+/// the pageblocks (`None` without the key) and the kernel's frames in them.
+fn lay_out_pageblocks(
+    m: &crate::sim::scenario::MachineSpec,
+    sizes: &[(&'static str, u64)],
+    zones: &crate::mm::mmzone::Zones,
+    folios: &mut Folios,
+) -> Result<(Option<Box<crate::mm::pageblock::Pageblocks>>, u64), String> {
+    use crate::mm::pageblock::{Pageblocks, ZoneLayout, PAGEBLOCK_PAGES};
+    if m.nonmovable.is_empty() {
+        return Ok((None, 0));
+    }
+    let total: u64 = sizes.iter().map(|&(_, n)| n).sum();
+    let marks = zones.z.iter().map(|z| [z.wmark_min, z.wmark_low, z.wmark_high]).collect();
+    let managed = zones.z.iter().map(|z| z.managed).collect();
+    let mut pb = Pageblocks::new(total, marks, managed, m.watermark_boost_factor);
+    let mut kernel = 0;
+    for (name, blocks, free) in &m.nonmovable {
+        let key = format!("machine.nonmovable.{name}");
+        let Some(z) = sizes.iter().position(|&(n, _)| n == name.as_str()) else {
+            return Err(format!("{key}: this machine has no zone {name} (its zones: {})", sizes.iter().map(|s| s.0).collect::<Vec<_>>().join(", ")));
+        };
+        if z + 1 != sizes.len() {
+            return Err(format!(
+                "{key}: only the highest zone ({}) can have non-movable pageblocks: a boost of a lower zone wakes kswapd for that zone alone, which the model does not have",
+                sizes[sizes.len() - 1].0
+            ));
+        }
+        let start: u64 = sizes[..z].iter().map(|&(_, n)| n).sum();
+        let end_block = (start + sizes[z].1) / PAGEBLOCK_PAGES;
+        if end_block < *blocks || (end_block - blocks) * PAGEBLOCK_PAGES < start {
+            return Err(format!("{key}.blocks: {blocks} pageblocks do not fit in zone {name}"));
+        }
+        let first = end_block - blocks;
+        kernel += pb.lay_out(first, &ZoneLayout { zone: z, blocks: *blocks, free: *free }).map_err(|e| format!("{key}: {e}"))?;
+        folios.take_range(z, (first * PAGEBLOCK_PAGES) as crate::mm::folio::Pfn, (end_block * PAGEBLOCK_PAGES) as crate::mm::folio::Pfn);
+    }
+    Ok((Some(Box::new(pb)), kernel))
+}
+
 impl<P: Policy> Machine<P> {
     /// Builds the machine; `make_policy` receives the number of memcgs.
     pub fn new(s: &Scenario, make_policy: impl FnOnce(&Mm) -> P) -> Result<Machine<P>, String> {
@@ -539,8 +580,10 @@ impl<P: Policy> Machine<P> {
         };
         let frames: Vec<u32> = sizes.iter().map(|&(_, n)| n as u32).collect();
         let mut folios = Folios::try_zoned(&frames)?;
-        // The kernel's own pages: memblock hands out memory from the top down.
-        for _ in 0..m.kernel_used_pages {
+        let (pageblocks, nonmovable_kernel) = lay_out_pageblocks(m, &sizes, &zones, &mut folios)?;
+        // The kernel's own pages: memblock hands out memory from the top down. Those in the
+        // non-movable pageblocks count as some of them.
+        for _ in 0..m.kernel_used_pages.saturating_sub(nonmovable_kernel) {
             folios.alloc();
         }
         let mut mm = Mm {
@@ -570,7 +613,8 @@ impl<P: Policy> Machine<P> {
             nr_swapcached: 0,
             writeback: Default::default(),
             oom_kills: Vec::new(),
-            kernel_pages: m.kernel_used_pages,
+            kernel_pages: m.kernel_used_pages.max(nonmovable_kernel),
+            pageblocks,
             node: NodeState::default(),
             swap_ra_global: SwapRaState::default(),
             read_done: pagelab_host::hugevec::filled(managed as usize, 0),

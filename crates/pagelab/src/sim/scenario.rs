@@ -115,6 +115,11 @@ pub struct MachineSpec {
     pub cpus: Option<u32>,
     /// `machine.zones`: x86-64's zones, or one zone holding all memory.
     pub zones: crate::mm::mmzone::ZoneLayout,
+    /// `machine.nonmovable`: per zone name, its non-movable pageblocks and their free chunks
+    /// by order (empty: every pageblock movable).
+    pub nonmovable: Vec<(String, u64, [u64; crate::mm::pageblock::NR_ORDERS])>,
+    /// vm.watermark_boost_factor.
+    pub watermark_boost_factor: u64,
     pub reserved_pages: u64,
     pub kernel_used_pages: u64,
     pub shmem_pages: u64,
@@ -561,6 +566,8 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
                 ))
             }
         },
+        nonmovable: nonmovable(m.nonmovable.as_ref(), memory_pages).map_err(|(k, e)| err(&k, e))?,
+        watermark_boost_factor: m.watermark_boost_factor.unwrap_or(15_000),
         percpu_pagelist_high_fraction: match m.percpu_pagelist_high_fraction.unwrap_or(0) {
             f @ (0 | 8..) => f,
             f => return Err(err("machine.percpu_pagelist_high_fraction", format!("{f}: the sysctl takes 0 (the default) or at least 8"))),
@@ -845,6 +852,40 @@ fn resolve_workingset(w: WorkingsetToml, mglru: &MglruToml, kernel: Kernel, err:
     Ok(spec)
 }
 
+/// `machine.nonmovable`, checked: known zone names, at most 11 orders, at least one block, and
+/// free chunks that fit in the blocks and in the machine. The error is (key, message).
+#[allow(clippy::type_complexity)]
+fn nonmovable(
+    t: Option<&std::collections::BTreeMap<String, pagelab_workload::schema::NonMovableToml>>,
+    memory_pages: u64,
+) -> Result<Vec<(String, u64, [u64; crate::mm::pageblock::NR_ORDERS])>, (String, String)> {
+    use crate::mm::pageblock::{NR_ORDERS, PAGEBLOCK_PAGES};
+    let mut out = Vec::new();
+    for (zone, z) in t.into_iter().flatten() {
+        let key = format!("machine.nonmovable.{zone}");
+        if !["DMA", "DMA32", "Normal"].contains(&zone.as_str()) {
+            return Err((key, format!("`{zone}`: the zones are DMA, DMA32 and Normal")));
+        }
+        if z.free.len() > NR_ORDERS {
+            return Err((format!("{key}.free"), format!("{} orders: the buddy allocator has orders 0 to {}", z.free.len(), NR_ORDERS - 1)));
+        }
+        if z.blocks == 0 || z.blocks > memory_pages / PAGEBLOCK_PAGES {
+            return Err((format!("{key}.blocks"), format!("{}: between 1 and the machine's {} pageblocks", z.blocks, memory_pages / PAGEBLOCK_PAGES)));
+        }
+        let mut free = [0; NR_ORDERS];
+        let mut pages: u64 = 0;
+        for (o, &n) in z.free.iter().enumerate() {
+            free[o] = n;
+            pages = pages.saturating_add(n.saturating_mul(1 << o));
+        }
+        if pages > z.blocks * PAGEBLOCK_PAGES {
+            return Err((format!("{key}.free"), format!("{pages} free pages do not fit in {} pageblocks", z.blocks)));
+        }
+        out.push((zone.clone(), z.blocks, free));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -892,6 +933,26 @@ seed = 42
         let e = parse(&EXAMPLE.replace("seed = 42", "seed = 42\nspeed = 3")).unwrap_err();
         assert!(e.key.starts_with("workload[0]"), "{e}");
         assert!(e.message.contains("speed"), "{e}");
+    }
+
+    #[test]
+    fn nonmovable_pageblocks_are_checked_zone_orders_blocks_and_room() {
+        let with = |v: &str| parse(&EXAMPLE.replace("memory = \"256M\"", &format!("memory = \"256M\"\nnonmovable = {v}")));
+        let e = with("{ HIGHMEM = { blocks = 1, free = [1] } }").unwrap_err();
+        assert_eq!(e.key, "machine.nonmovable.HIGHMEM");
+        let e = with("{ DMA32 = { blocks = 1, free = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1] } }").unwrap_err();
+        assert_eq!(e.key, "machine.nonmovable.DMA32.free");
+        assert!(e.message.contains("orders 0 to 10"), "{e}");
+        let e = with("{ DMA32 = { blocks = 0, free = [1] } }").unwrap_err();
+        assert_eq!(e.key, "machine.nonmovable.DMA32.blocks");
+        let e = with("{ DMA32 = { blocks = 1, free = [0, 0, 0, 0, 0, 0, 0, 0, 0, 2] } }").unwrap_err();
+        assert!(e.message.contains("1024 free pages do not fit in 1 pageblocks"), "{e}");
+        let e = with("{ DMA32 = { blocks = 1, free = [1], pages = 3 } }").unwrap_err();
+        assert!(e.to_string().contains("pages"), "{e}");
+        let s = with("{ DMA32 = { blocks = 14, free = [0, 2, 0, 1, 1, 2, 1, 0, 1, 2] } }").unwrap();
+        assert_eq!(s.machine.nonmovable[0].0, "DMA32");
+        assert_eq!(s.machine.nonmovable[0].2[9], 2);
+        assert_eq!(s.machine.watermark_boost_factor, 15_000);
     }
 
     #[test]

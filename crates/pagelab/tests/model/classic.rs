@@ -632,3 +632,77 @@ fn a_disk_whose_requests_cost_cpu_charges_its_reader_per_page_and_a_workload_op_
     assert_eq!(clock_cpu - clock, 100 * 1_000 + pages * 5_000, "one op_ns per read, one cpu_page_ns per page read");
     assert_eq!(io_wait_cpu, io_wait, "the disk's CPU is not IO wait");
 }
+
+#[test]
+fn a_boosted_zone_wakes_kswapd_on_a_balanced_node_whose_run_reclaims_the_boost_then_clears_it_balance_pgdat_6_1_6_12() {
+    // mm/vmscan.c: wakeup_kswapd() wakes kswapd on a balanced node while a zone's watermarks
+    // are boosted (pgdat_watermark_boosted()); balance_pgdat() then reclaims the boosts'
+    // worth of pages (nr_boost_reclaim) without writeback or swap and takes the boosts off.
+    for kernel in ["6.1", "6.12"] {
+        let text = one_file_scenario("64M", kernel, "classic", 12_000)
+            .replace("[machine]\n", "[machine]\nnonmovable = { DMA32 = { blocks = 2, free = [0, 0, 0, 0, 4] } }\n");
+        let mut m = classic(&text);
+        for page in 0..11_000 {
+            m.apply(0, read(0, page));
+        }
+        while m.mm.node.kswapd.is_some() {
+            pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy);
+        }
+        assert!(pagelab::mm::vmscan::pgdat_balanced(&m.mm), "{kernel}: the node is balanced");
+        pagelab::mm::vmscan::wakeup_kswapd(&mut m.mm);
+        assert!(m.mm.node.kswapd.is_none(), "{kernel}: a balanced node without a boost is not woken");
+        let top = m.mm.zones.z.len() - 1;
+        let pb = m.mm.pageblocks.as_mut().unwrap();
+        assert!(pb.boost_watermark(top));
+        let boost = pb.watermark_boost[top];
+        pagelab::mm::page_alloc::apply_boost(&mut m.mm.zones, m.mm.pageblocks.as_ref().unwrap(), top);
+        let stolen = m.mm.events.get(Ev::PgStealKswapd);
+        pagelab::mm::vmscan::wakeup_kswapd(&mut m.mm);
+        assert!(m.mm.node.kswapd.is_some(), "{kernel}: the boost wakes kswapd");
+        while m.mm.node.kswapd.is_some() {
+            pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy);
+        }
+        let reclaimed = m.mm.events.get(Ev::PgStealKswapd) - stolen;
+        assert!(reclaimed >= boost, "{kernel}: {reclaimed} pages reclaimed for a boost of {boost}");
+        assert_eq!(m.mm.pageblocks.as_ref().unwrap().watermark_boost[top], 0, "{kernel}: the run takes its boost off");
+        m.check().unwrap();
+    }
+}
+
+#[test]
+fn movable_allocations_fall_back_to_the_nonmovable_pageblocks_once_their_lists_run_dry_rmqueue_fallback_6_1_6_12() {
+    // mm/page_alloc.c: __rmqueue_fallback() (6.1) boosts on every fallback; 6.12.95 boosts
+    // when rmqueue_bulk() first tries to claim a block (__rmqueue_claim(): a chunk of order
+    // 4 or more) and steals the bulk's other pages singly, without a boost
+    // (__rmqueue_steal()). Four blocks a quarter free (one chunk of order 7 each) hold more
+    // free pages than the high watermark, so the movable lists run dry, and the blocks are
+    // never claimed; pages freed from them go back to them, so the fallbacks go on.
+    for kernel in ["6.1", "6.12"] {
+        let text = one_file_scenario("64M", kernel, "classic", 80_000)
+            .replace("[machine]\n", "[machine]\nnonmovable = { DMA32 = { blocks = 4, free = [0, 0, 0, 0, 0, 0, 0, 4] } }\n");
+        let mut m = classic(&text);
+        for page in 0..80_000 {
+            m.apply(0, read(0, page));
+            while m.mm.node.kswapd.is_some() {
+                pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy);
+            }
+        }
+        m.check().unwrap();
+        let pb = m.mm.pageblocks.as_ref().unwrap();
+        // More than the four first fallbacks, one per block: the freed pages came back.
+        assert!(pb.fallbacks > 4, "{kernel}: the movable lists ran dry and fell back ({} times)", pb.fallbacks);
+        assert_eq!(pb.claims, 0, "{kernel}: blocks a quarter free are never claimed");
+        if kernel == "6.1" {
+            assert_eq!(pb.boosts, pb.fallbacks, "6.1 boosts on every fallback");
+        } else {
+            assert!(pb.boosts > 0 && pb.boosts < pb.fallbacks, "6.12.95: {} boosts in {} fallbacks", pb.boosts, pb.fallbacks);
+        }
+    }
+}
+
+#[test]
+fn nonmovable_pageblocks_of_a_lower_zone_are_refused_since_kswapd_classzone_is_not_modeled() {
+    let text = one_file_scenario("64M", "6.1", "classic", 1_000).replace("[machine]\n", "[machine]\nnonmovable = { DMA = { blocks = 1, free = [4] } }\n");
+    let e = pagelab::sim::Machine::new(&scenario(&text), |mm| Classic::new(mm.memcgs.cg.len())).err().expect("refused");
+    assert!(e.contains("machine.nonmovable.DMA") && e.contains("highest zone (DMA32)"), "{e}");
+}

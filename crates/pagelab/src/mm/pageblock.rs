@@ -1,0 +1,517 @@
+//! Pageblocks that are not MIGRATE_MOVABLE, the free pages in them, and watermark boosting
+//! (mm/page_alloc.c: __rmqueue_fallback() and steal_suitable_fallback() of 6.1,
+//! __rmqueue_claim(), try_to_steal_block() and __rmqueue_steal() of 6.12.95,
+//! boost_watermark() of both).
+//!
+//! The model allocates only movable pages, from free frames it does not otherwise tell apart.
+//! The kernel keeps its own unmovable and reclaimable pages (slab, page tables) in pageblocks
+//! of those types, and the free pages left in them are on other free lists than the movable
+//! ones. When a movable allocation finds its lists empty it falls back to them, and the
+//! fallback raises the zone's watermarks by a pageblock (the boost), which wakes kswapd to
+//! reclaim page cache only, past the high watermark. `machine.nonmovable` gives, per zone,
+//! the pageblocks of those types and their free pages by order as /proc/pagetypeinfo lists
+//! them; without it every pageblock is movable and nothing here runs.
+//!
+//! What is modeled: a buddy allocator over those pageblocks' free pages (splits and merges by
+//! order), the fallback rules of both kernels for order-0 movable allocations, the claim of a
+//! block that is at least half free or movable, the boost and its wake-up of kswapd. What is
+//! not: the kernel's own allocations over the run (the blocks' other pages stay the kernel's),
+//! per-CPU lists of the other migratetypes (a page freed in such a block goes straight back to
+//! its buddy lists), ALLOC_NOFRAGMENT (a machine with ZONE_NORMAL), and kswapd's classzone (so
+//! only the highest zone may have such blocks: a boost of a lower zone would wake a kswapd that
+//! reclaims that zone only).
+
+use crate::kernel::Kernel;
+use crate::mm::folio::Pfn;
+
+/// `pageblock_order`: 2 MiB pageblocks on x86-64.
+pub const PAGEBLOCK_ORDER: u32 = 9;
+/// `pageblock_nr_pages`.
+pub const PAGEBLOCK_PAGES: u64 = 1 << PAGEBLOCK_ORDER;
+/// `NR_PAGE_ORDERS` (MAX_ORDER 10 on 6.1 counts orders 0..=10 as well).
+pub const NR_ORDERS: usize = 11;
+
+/// One zone's non-movable pageblocks as the scenario gives them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ZoneLayout {
+    /// The zone's index.
+    pub zone: usize,
+    /// Pageblocks of type unmovable or reclaimable.
+    pub blocks: u64,
+    /// Free chunks in them, by order (pagetypeinfo's two rows added up).
+    pub free: [u64; NR_ORDERS],
+}
+
+/// The free pages of one zone's non-movable pageblocks, as the buddy allocator holds them.
+#[derive(Clone, Debug, Default)]
+struct Buddy {
+    /// Heads of free chunks, by order.
+    lists: [Vec<Pfn>; NR_ORDERS],
+    nr_free: u64,
+}
+
+/// Where a fallback took its pages from, for the caller's counts and tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Fallback {
+    /// Frames moved to the movable free lists (the caller's frame stack).
+    pub frames: u64,
+    /// The zone's watermarks were boosted.
+    pub boosted: bool,
+    /// A whole pageblock became movable.
+    pub claimed: bool,
+}
+
+/// 6.12's rmqueue_bulk() remembers, across one refill, where the previous page came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RmqueueMode {
+    Normal,
+    Claim,
+    Steal,
+}
+
+/// The machine's non-movable pageblocks and the zones' boosts.
+#[derive(Clone, Debug)]
+pub struct Pageblocks {
+    /// Per pageblock (frame number >> 9): not MIGRATE_MOVABLE.
+    nonmovable: Vec<bool>,
+    /// Per pageblock: frames the kernel itself holds (never freed in the model).
+    kernel_frames: Vec<u32>,
+    /// Per frame of a non-movable block: the order of the free chunk it heads, or NOT_FREE.
+    order_at: std::collections::HashMap<Pfn, u8>,
+    buddy: Vec<Buddy>,
+    /// vm.watermark_boost_factor.
+    pub boost_factor: u64,
+    /// Per zone: the watermark boost, and ZONE_BOOSTED_WATERMARK.
+    pub watermark_boost: Vec<u64>,
+    pub boosted_flag: Vec<bool>,
+    /// Per zone: the watermarks without the boost (`_watermark[]`): min, low, high.
+    pub base_marks: Vec<[u64; 3]>,
+    /// Per zone: pages managed (boost_watermark() skips zones of less than four pageblocks).
+    managed: Vec<u64>,
+    /// Events for the report: fallbacks, boosts, claims.
+    pub fallbacks: u64,
+    pub boosts: u64,
+    pub claims: u64,
+}
+
+impl Pageblocks {
+    /// An empty layout over `frames` frames and `zones` zones.
+    pub fn new(frames: u64, marks: Vec<[u64; 3]>, managed: Vec<u64>, boost_factor: u64) -> Pageblocks {
+        let blocks = frames.div_ceil(PAGEBLOCK_PAGES) as usize;
+        let zones = marks.len();
+        Pageblocks {
+            nonmovable: vec![false; blocks],
+            kernel_frames: vec![0; blocks],
+            order_at: Default::default(),
+            buddy: vec![Buddy::default(); zones],
+            boost_factor,
+            watermark_boost: vec![0; zones],
+            boosted_flag: vec![false; zones],
+            base_marks: marks,
+            managed,
+            fallbacks: 0,
+            boosts: 0,
+            claims: 0,
+        }
+    }
+
+    /// Lays out `layout` in the pageblocks `first_block..first_block + layout.blocks`. Chunks of
+    /// a pageblock or more are whole free blocks; the smaller ones are spread over the other
+    /// blocks one at a time, largest first, each aligned to its size (the kernel's own pages
+    /// are scattered over its blocks, so a block is rarely half free and claimed at the first
+    /// fallback). Every other frame of the blocks is the kernel's. Returns the kernel's
+    /// frames, or an error when the chunks do not fit.
+    pub fn lay_out(&mut self, first_block: u64, layout: &ZoneLayout) -> Result<u64, String> {
+        let z = layout.zone;
+        let misfit = || format!("the free chunks do not fit in {} pageblocks", layout.blocks);
+        let mut next_whole = first_block;
+        for order in (PAGEBLOCK_ORDER as usize..NR_ORDERS).rev() {
+            let blocks = 1u64 << (order - PAGEBLOCK_ORDER as usize);
+            for _ in 0..layout.free[order] {
+                next_whole = next_whole.next_multiple_of(blocks);
+                if next_whole + blocks > first_block + layout.blocks {
+                    return Err(misfit());
+                }
+                self.insert(z, (next_whole * PAGEBLOCK_PAGES) as Pfn, order);
+                next_whole += blocks;
+            }
+        }
+        // The blocks left, each with the next free frame to use.
+        let mut fill: Vec<(u64, u64)> = (next_whole..first_block + layout.blocks).map(|b| (b, b * PAGEBLOCK_PAGES)).collect();
+        let mut turn = 0;
+        for order in (0..PAGEBLOCK_ORDER as usize).rev() {
+            let size = 1u64 << order;
+            for _ in 0..layout.free[order] {
+                // The next block, in turn, with room for the chunk.
+                let found = (0..fill.len()).map(|i| (turn + i) % fill.len().max(1)).find(|&i| {
+                    let (b, at) = fill[i];
+                    at.next_multiple_of(size) + size <= (b + 1) * PAGEBLOCK_PAGES
+                });
+                let Some(i) = found else { return Err(misfit()) };
+                let at = fill[i].1.next_multiple_of(size);
+                self.insert(z, at as Pfn, order);
+                fill[i].1 = at + size;
+                turn = i + 1;
+            }
+        }
+        let (lo, hi) = (first_block * PAGEBLOCK_PAGES, (first_block + layout.blocks) * PAGEBLOCK_PAGES);
+        let mut free = vec![0u64; layout.blocks as usize];
+        for (&head, &order) in &self.order_at {
+            let (start, end) = (head as u64, head as u64 + (1u64 << order));
+            if start >= lo && end <= hi {
+                for b in start / PAGEBLOCK_PAGES..end.div_ceil(PAGEBLOCK_PAGES) {
+                    let (from, to) = (start.max(b * PAGEBLOCK_PAGES), end.min((b + 1) * PAGEBLOCK_PAGES));
+                    free[(b - first_block) as usize] += to - from;
+                }
+            }
+        }
+        let mut kernel = 0;
+        for (i, f) in free.into_iter().enumerate() {
+            let b = first_block as usize + i;
+            self.nonmovable[b] = true;
+            self.kernel_frames[b] = (PAGEBLOCK_PAGES - f) as u32;
+            kernel += PAGEBLOCK_PAGES - f;
+        }
+        Ok(kernel)
+    }
+
+    /// Free pages in zone `z`'s non-movable blocks (part of NR_FREE_PAGES).
+    #[inline]
+    pub fn nr_free(&self, z: usize) -> u64 {
+        self.buddy[z].nr_free
+    }
+
+    /// Whether frame `pfn` lies in a non-movable pageblock (get_pfnblock_migratetype()).
+    #[inline]
+    pub fn is_nonmovable(&self, pfn: Pfn) -> bool {
+        self.nonmovable.get((pfn >> PAGEBLOCK_ORDER) as usize).copied().unwrap_or(false)
+    }
+
+    fn insert(&mut self, z: usize, pfn: Pfn, order: usize) {
+        self.buddy[z].lists[order].push(pfn);
+        self.buddy[z].nr_free += 1 << order;
+        self.order_at.insert(pfn, order as u8);
+    }
+
+    fn remove(&mut self, z: usize, pfn: Pfn, order: usize) {
+        let list = &mut self.buddy[z].lists[order];
+        let i = list.iter().rposition(|&p| p == pfn).expect("a free chunk is on its order's list");
+        list.swap_remove(i);
+        self.buddy[z].nr_free -= 1 << order;
+        self.order_at.remove(&pfn);
+    }
+
+    /// Models mm/page_alloc.c: __free_one_page() for a frame of a non-movable block: merge
+    /// with its free buddies, up to a pageblock.
+    pub fn free(&mut self, z: usize, pfn: Pfn) {
+        let (mut pfn, mut order) = (pfn, 0usize);
+        while order < PAGEBLOCK_ORDER as usize {
+            let buddy = pfn ^ (1 << order);
+            if self.order_at.get(&buddy) != Some(&(order as u8)) {
+                break;
+            }
+            self.remove(z, buddy, order);
+            pfn = pfn.min(buddy);
+            order += 1;
+        }
+        self.insert(z, pfn, order);
+    }
+
+    /// The largest order with a free chunk in zone `z`, if any.
+    fn largest(&self, z: usize) -> Option<usize> {
+        (0..NR_ORDERS).rev().find(|&o| !self.buddy[z].lists[o].is_empty())
+    }
+
+    /// The smallest order with a free chunk in zone `z`, if any.
+    fn smallest(&self, z: usize) -> Option<usize> {
+        (0..NR_ORDERS).find(|&o| !self.buddy[z].lists[o].is_empty())
+    }
+
+    /// Models mm/page_alloc.c: boost_watermark() (6.1, 6.12): raise the zone's boost by a
+    /// pageblock, up to watermark_boost_factor of its high watermark (at least a pageblock);
+    /// not in a zone of less than four pageblocks, nor with the factor 0.
+    pub fn boost_watermark(&mut self, z: usize) -> bool {
+        if self.boost_factor == 0 || PAGEBLOCK_PAGES * 4 > self.managed[z] {
+            return false;
+        }
+        let max_boost = self.base_marks[z][2] * self.boost_factor / 10_000;
+        if max_boost == 0 {
+            return false;
+        }
+        let max_boost = max_boost.max(PAGEBLOCK_PAGES);
+        self.watermark_boost[z] = (self.watermark_boost[z] + PAGEBLOCK_PAGES).min(max_boost);
+        self.boosts += 1;
+        true
+    }
+
+    /// Frees of the chunk at `pfn` of `order` to the caller's movable stack: the chunk's
+    /// frames, lowest last (the stack hands out its top first).
+    fn take_chunk(&mut self, z: usize, pfn: Pfn, order: usize, out: &mut Vec<Pfn>) -> u64 {
+        self.remove(z, pfn, order);
+        out.extend((pfn..pfn + (1 << order)).rev());
+        1 << order
+    }
+
+    /// Models move_freepages_block() + set_pageblock_migratetype() when a block is claimed:
+    /// every free chunk of the block goes to the movable lists and the block becomes movable.
+    fn claim_block(&mut self, z: usize, block: u64, out: &mut Vec<Pfn>) -> u64 {
+        let lo = (block * PAGEBLOCK_PAGES) as Pfn;
+        let mut moved = 0;
+        let heads: Vec<(Pfn, usize)> = (lo..lo + PAGEBLOCK_PAGES as Pfn).filter_map(|p| self.order_at.get(&p).map(|&o| (p, o as usize))).collect();
+        for (p, o) in heads {
+            moved += self.take_chunk(z, p, o, out);
+        }
+        self.nonmovable[block as usize] = false;
+        self.claims += 1;
+        moved
+    }
+
+    /// Whether a block would be claimed: at least half of it free or movable, i.e. the
+    /// kernel holds at most half (the model's non-free frames of the block are the kernel's
+    /// or movable allocations', and either way free + movable = 512 - the kernel's).
+    fn claimable(&self, block: u64) -> bool {
+        PAGEBLOCK_PAGES - self.kernel_frames[block as usize] as u64 >= PAGEBLOCK_PAGES / 2
+    }
+
+    /// Models mm/page_alloc.c (6.1): __rmqueue_fallback() + steal_suitable_fallback() for an
+    /// order-0 movable page: the largest free chunk of the other types, or, when it is too
+    /// small to steal its block (below order 4), the smallest; the zone's watermarks are
+    /// boosted unless the chunk is a pageblock or more (then its blocks are simply taken); a
+    /// chunk of order 4 or more moves every free page of its block to the movable lists and
+    /// claims the block if at least half of it is free or movable; a smaller one moves to the
+    /// movable lists alone. The frames moved are pushed to `out`.
+    pub fn fallback_6_1(&mut self, z: usize, out: &mut Vec<Pfn>) -> Option<Fallback> {
+        let largest = self.largest(z)?;
+        let can_steal = largest >= (PAGEBLOCK_ORDER / 2) as usize;
+        let order = if can_steal { largest } else { self.smallest(z)? };
+        let pfn = *self.buddy[z].lists[order].last().expect("a chunk of this order");
+        self.fallbacks += 1;
+        if order >= PAGEBLOCK_ORDER as usize {
+            // change_pageblock_range(): the blocks become movable, no boost.
+            let frames = self.take_chunk(z, pfn, order, out);
+            for b in (pfn as u64 >> PAGEBLOCK_ORDER)..((pfn as u64 + frames) >> PAGEBLOCK_ORDER) {
+                self.nonmovable[b as usize] = false;
+            }
+            self.claims += 1;
+            return Some(Fallback { frames, boosted: false, claimed: true });
+        }
+        let boosted = self.boost_watermark(z);
+        if can_steal {
+            let block = pfn as u64 >> PAGEBLOCK_ORDER;
+            if self.claimable(block) {
+                let frames = self.claim_block(z, block, out);
+                return Some(Fallback { frames, boosted, claimed: true });
+            }
+            // move_freepages_block() moved every free page of the block to the movable
+            // lists, but the block stays of its type: its pages come back to it when freed.
+            let lo = (block * PAGEBLOCK_PAGES) as Pfn;
+            let heads: Vec<(Pfn, usize)> = (lo..lo + PAGEBLOCK_PAGES as Pfn).filter_map(|p| self.order_at.get(&p).map(|&o| (p, o as usize))).collect();
+            let mut frames = 0;
+            for (p, o) in heads {
+                frames += self.take_chunk(z, p, o, out);
+            }
+            return Some(Fallback { frames, boosted, claimed: false });
+        }
+        let frames = self.take_chunk(z, pfn, order, out);
+        Some(Fallback { frames, boosted, claimed: false })
+    }
+
+    /// Models mm/page_alloc.c (6.12.95): __rmqueue() past an empty movable list, for one
+    /// order-0 page: __rmqueue_claim() (from the largest order down to order 4, each chunk
+    /// found boosts the zone and claims its block if at least half of it is free or movable;
+    /// a chunk of a pageblock or more is taken whole, without a boost), then
+    /// __rmqueue_steal() (one frame of the smallest chunk; the rest stays on its type's lists).
+    /// `mode` carries rmqueue_bulk()'s memory of the last page's source.
+    pub fn fallback_6_12(&mut self, z: usize, mode: &mut RmqueueMode, out: &mut Vec<Pfn>) -> Option<Fallback> {
+        if *mode != RmqueueMode::Steal {
+            let mut boosted = false;
+            let mut order = self.largest(z)?;
+            while order >= (PAGEBLOCK_ORDER / 2) as usize {
+                if let Some(&pfn) = self.buddy[z].lists[order].last() {
+                    self.fallbacks += 1;
+                    if order >= PAGEBLOCK_ORDER as usize {
+                        let frames = self.take_chunk(z, pfn, order, out);
+                        for b in (pfn as u64 >> PAGEBLOCK_ORDER)..((pfn as u64 + frames) >> PAGEBLOCK_ORDER) {
+                            self.nonmovable[b as usize] = false;
+                        }
+                        self.claims += 1;
+                        *mode = RmqueueMode::Normal;
+                        return Some(Fallback { frames, boosted, claimed: true });
+                    }
+                    boosted |= self.boost_watermark(z);
+                    let block = pfn as u64 >> PAGEBLOCK_ORDER;
+                    if self.claimable(block) {
+                        let frames = self.claim_block(z, block, out);
+                        *mode = RmqueueMode::Normal;
+                        return Some(Fallback { frames, boosted, claimed: true });
+                    }
+                }
+                if order == 0 {
+                    break;
+                }
+                order -= 1;
+            }
+            if boosted {
+                // The claim failed but boosted: steal below, and report the boost.
+                let f = self.steal_one(z, out)?;
+                *mode = RmqueueMode::Steal;
+                return Some(Fallback { boosted: true, ..f });
+            }
+        }
+        let f = self.steal_one(z, out)?;
+        *mode = RmqueueMode::Steal;
+        Some(f)
+    }
+
+    /// __rmqueue_steal(): one frame of the smallest free chunk; the rest of the chunk goes
+    /// back to its type's lists split by order (expand()).
+    fn steal_one(&mut self, z: usize, out: &mut Vec<Pfn>) -> Option<Fallback> {
+        let order = self.smallest(z)?;
+        let pfn = *self.buddy[z].lists[order].last().expect("a chunk of this order");
+        self.fallbacks += 1;
+        self.remove(z, pfn, order);
+        // expand(): the upper halves go back, the lowest frame is allocated.
+        for o in (0..order).rev() {
+            self.insert(z, pfn + (1 << o), o);
+        }
+        out.push(pfn);
+        Some(Fallback { frames: 1, boosted: false, claimed: false })
+    }
+
+    /// Per kernel: one fallback for an order-0 movable page.
+    pub fn fallback(&mut self, kernel: Kernel, z: usize, mode: &mut RmqueueMode, out: &mut Vec<Pfn>) -> Option<Fallback> {
+        if kernel.steals_single_pages_without_boost() {
+            self.fallback_6_12(z, mode, out)
+        } else {
+            self.fallback_6_1(z, out)
+        }
+    }
+
+    /// The boost of zone `z` changed: its watermarks are the base marks plus the boost
+    /// (wmark_pages()).
+    pub fn marks(&self, z: usize) -> [u64; 3] {
+        let [min, low, high] = self.base_marks[z];
+        let b = self.watermark_boost[z];
+        [min + b, low + b, high + b]
+    }
+
+    /// Self-consistency for tests: every free chunk is aligned, in a non-movable block, and
+    /// counted.
+    pub fn check(&self) -> Result<(), String> {
+        for (z, b) in self.buddy.iter().enumerate() {
+            let mut n = 0;
+            for (o, list) in b.lists.iter().enumerate() {
+                for &p in list {
+                    if p % (1 << o) != 0 {
+                        return Err(format!("zone {z}: chunk {p} of order {o} is not aligned"));
+                    }
+                    if self.order_at.get(&p) != Some(&(o as u8)) {
+                        return Err(format!("zone {z}: chunk {p} of order {o} is not indexed"));
+                    }
+                    n += 1 << o;
+                }
+            }
+            if n != b.nr_free {
+                return Err(format!("zone {z}: {n} free frames on the lists, {} counted", b.nr_free));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout(free: &[(usize, u64)], blocks: u64) -> Pageblocks {
+        let mut p = Pageblocks::new(8 * PAGEBLOCK_PAGES, vec![[100, 125, 150]], vec![8 * PAGEBLOCK_PAGES], 15_000);
+        let mut f = [0; NR_ORDERS];
+        for &(o, n) in free {
+            f[o] = n;
+        }
+        p.lay_out(4, &ZoneLayout { zone: 0, blocks, free: f }).unwrap();
+        p.check().unwrap();
+        p
+    }
+
+    #[test]
+    fn free_one_page_merges_buddies_up_to_a_pageblock() {
+        let mut p = layout(&[(0, 1)], 1);
+        let base = 4 * PAGEBLOCK_PAGES as Pfn;
+        // The chunk of order 0 sits at the block's start; free its buddy and the pair's.
+        p.free(0, base + 1);
+        p.free(0, base + 3);
+        p.free(0, base + 2);
+        p.check().unwrap();
+        assert_eq!(p.order_at.get(&base), Some(&2), "frames 0..4 merged into one chunk of order 2");
+        assert_eq!(p.nr_free(0), 4);
+    }
+
+    #[test]
+    fn boost_watermark_adds_a_pageblock_up_to_the_factor_of_high_and_skips_small_zones() {
+        // high 150, factor 15000: max_boost = 225, raised to a pageblock (512).
+        let mut p = layout(&[], 1);
+        assert!(p.boost_watermark(0));
+        assert_eq!(p.watermark_boost[0], 512);
+        assert!(p.boost_watermark(0));
+        assert_eq!(p.watermark_boost[0], 512, "capped at max(pageblock, 1.5 x high)");
+        assert_eq!(p.marks(0), [612, 637, 662]);
+        let mut small = Pageblocks::new(2047, vec![[100, 125, 150]], vec![2047], 15_000);
+        assert!(!small.boost_watermark(0), "less than four pageblocks: no boost");
+        let mut off = Pageblocks::new(8 * PAGEBLOCK_PAGES, vec![[100, 125, 150]], vec![8 * PAGEBLOCK_PAGES], 0);
+        assert!(!off.boost_watermark(0), "vm.watermark_boost_factor = 0");
+    }
+
+    #[test]
+    fn rmqueue_fallback_6_1_boosts_on_every_fallback_and_moves_a_small_chunk_whole() {
+        // Chunks of order 2 and 1 only: too small to steal the block, so the smallest moves.
+        let mut p = layout(&[(2, 1), (1, 1)], 1);
+        let mut out = Vec::new();
+        let f = p.fallback_6_1(0, &mut out).unwrap();
+        assert_eq!(f, Fallback { frames: 2, boosted: true, claimed: false });
+        let f = p.fallback_6_1(0, &mut out).unwrap();
+        assert_eq!(f, Fallback { frames: 4, boosted: true, claimed: false });
+        assert_eq!(p.fallback_6_1(0, &mut out), None);
+        assert_eq!(out.len(), 6);
+        assert!(p.is_nonmovable(out[0]), "the block keeps its type");
+    }
+
+    #[test]
+    fn rmqueue_fallback_claims_a_block_at_least_half_free_and_takes_a_free_pageblock_whole() {
+        // Order 8 + order 7: 384 of 512 frames free, so the block is claimed (6.1 and 6.12).
+        for kernel in [Kernel::V6_1, Kernel::V6_12] {
+            let mut p = layout(&[(8, 1), (7, 1)], 1);
+            let (mut out, mut mode) = (Vec::new(), RmqueueMode::Normal);
+            let f = p.fallback(kernel, 0, &mut mode, &mut out).unwrap();
+            assert_eq!(f, Fallback { frames: 384, boosted: true, claimed: true }, "{kernel:?}");
+            assert!(!p.is_nonmovable(out[0]));
+            // A free pageblock is taken whole, without a boost.
+            let mut p = layout(&[(9, 1)], 1);
+            let f = p.fallback(kernel, 0, &mut mode, &mut out).unwrap();
+            assert_eq!(f, Fallback { frames: 512, boosted: false, claimed: true }, "{kernel:?}");
+        }
+    }
+
+    #[test]
+    fn rmqueue_6_12_boosts_only_when_a_chunk_of_order_4_exists_and_steals_single_frames() {
+        // Small chunks only: 6.12.95 steals one frame without a boost; 6.1 boosts.
+        let mut p = layout(&[(3, 1)], 1);
+        let (mut out, mut mode) = (Vec::new(), RmqueueMode::Normal);
+        let f = p.fallback_6_12(0, &mut mode, &mut out).unwrap();
+        assert_eq!(f, Fallback { frames: 1, boosted: false, claimed: false });
+        assert_eq!(mode, RmqueueMode::Steal);
+        assert_eq!(p.nr_free(0), 7, "the rest of the chunk stays on its type's lists");
+        p.check().unwrap();
+        // A chunk of order 4 in a block mostly the kernel's: boosted, not claimed, then stolen.
+        let mut p = layout(&[(4, 1)], 1);
+        let mut mode = RmqueueMode::Normal;
+        let f = p.fallback_6_12(0, &mut mode, &mut out).unwrap();
+        assert_eq!(f, Fallback { frames: 1, boosted: true, claimed: false });
+        // rmqueue_bulk() remembers the steal: the next page does not try to claim (no boost).
+        let boost = p.watermark_boost[0];
+        p.watermark_boost[0] = 0;
+        let f = p.fallback_6_12(0, &mut mode, &mut out).unwrap();
+        assert_eq!((f.boosted, p.watermark_boost[0]), (false, 0));
+        assert_eq!(boost, 512);
+    }
+}
