@@ -522,13 +522,14 @@ fn run(o: &Opts) -> Result<(), String> {
     report.after = snapshot(&o.cgroup_root, &cg_paths);
     if !alloc_hists.is_empty() {
         report.alloc_hists = read_alloc_hists(&alloc_hists);
-        // The pageblocks' migratetypes and the free pages by migratetype and order, before
-        // and after: where the fallbacks found their pages.
-        let after = fs::read_to_string("/proc/pagetypeinfo").ok();
-        for (key, text) in [("pagetypeinfo_before", pagetypeinfo_before), ("pagetypeinfo_after", after)] {
-            if let Some(t) = text {
-                report.alloc_hists.insert(key.into(), t);
-            }
+    }
+    // The pageblocks' migratetypes and the free pages by migratetype and order, before and
+    // after, in every run (two reads of a small file): the layout `machine.nonmovable` takes,
+    // and where fallbacks found their pages.
+    let after = fs::read_to_string("/proc/pagetypeinfo").ok();
+    for (key, text) in [("pagetypeinfo_before", pagetypeinfo_before), ("pagetypeinfo_after", after)] {
+        if let Some(t) = text {
+            report.alloc_hists.insert(key.into(), t);
         }
     }
     close(rel_w); // holding tasks exit

@@ -131,8 +131,8 @@ pub struct GuestReport {
     pub samples: Vec<Sample>,
     /// The page allocator's histograms over the workload (`mm_page_alloc` by migratetype and
     /// order, `mm_page_alloc_extfrag`'s fallbacks), as the kernel prints them, keyed by
-    /// event, when the tools disk asks for them; with them `/proc/pagetypeinfo` before and
-    /// after the workload (keys `pagetypeinfo_before`, `pagetypeinfo_after`).
+    /// event, when the tools disk asks for them; and, in every run, `/proc/pagetypeinfo`
+    /// before and after the workload (keys `pagetypeinfo_before`, `pagetypeinfo_after`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub alloc_hists: BTreeMap<String, String>,
 }

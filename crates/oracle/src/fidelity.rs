@@ -141,6 +141,48 @@ pub fn calibrate(memory_pages: u64, before: &Snapshot, scenario_sets: &dyn Fn(&s
     c
 }
 
+/// `machine.nonmovable` for the highest zone from the guest's /proc/pagetypeinfo before the
+/// workload (`alloc_hists["pagetypeinfo_before"]`): the zone's unmovable and reclaimable
+/// pageblocks, and their free chunks by order, the two rows added up. `None` without the
+/// text or without such blocks; `pagelab oracle --pageblocks` applies it.
+pub fn calibrate_pageblocks(pagetypeinfo: &str) -> Option<String> {
+    let mut free: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    let mut blocks: Vec<(String, u64)> = Vec::new();
+    let mut in_blocks = false;
+    for line in pagetypeinfo.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if line.starts_with("Number of blocks type") {
+            in_blocks = true;
+            continue;
+        }
+        // "Node    0, zone    DMA32, type    Unmovable      0      1 ..."
+        if let [_, _, "zone", zone, "type", kind, counts @ ..] = words.as_slice() {
+            if matches!(*kind, "Unmovable" | "Reclaimable") {
+                let row = free.entry(zone.trim_end_matches(',').to_string()).or_insert_with(|| vec![0; counts.len()]);
+                for (i, c) in counts.iter().enumerate() {
+                    if let (Some(slot), Ok(n)) = (row.get_mut(i), c.parse::<u64>()) {
+                        *slot += n;
+                    }
+                }
+            }
+        } else if in_blocks {
+            // "Node 0, zone    DMA32           12          106            2 ..."
+            if let [_, _, "zone", zone, unmovable, _movable, reclaimable, ..] = words.as_slice() {
+                if let (Ok(u), Ok(r)) = (unmovable.parse::<u64>(), reclaimable.parse::<u64>()) {
+                    blocks.push((zone.to_string(), u + r));
+                }
+            }
+        }
+    }
+    let (zone, n) = blocks.last()?;
+    let orders = free.get(zone)?;
+    if *n == 0 {
+        return None;
+    }
+    let list = orders.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",");
+    Some(format!("machine.nonmovable={{{zone}={{blocks={n},free=[{list}]}}}}"))
+}
+
 /// The guest's CPU per page of virtio disk IO, in the model's time: the exits, copies and
 /// interrupts of a request, on the CPU of the task (or kswapd) that submits it. Fitted by
 /// `oracle/fit-costs.py` from the schedstat of the fifteen runs in `oracle/sched/`
@@ -253,7 +295,8 @@ pub struct KernelSide {
     /// The last run's time series, when PAGELAB_ORACLE_SAMPLE_MS asked for one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<pagelab_guest::report::Sample>,
-    /// The last run's allocation histograms, when PAGELAB_ORACLE_ALLOC_HIST=1 asked for them.
+    /// The last run's allocation histograms, when PAGELAB_ORACLE_ALLOC_HIST=1 asked for them,
+    /// and its /proc/pagetypeinfo before and after the workload (since 2026-11-28).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub alloc_hists: BTreeMap<String, String>,
     /// kswapd0's scheduling over the last run's workload (its CPU time, its waits for the
@@ -704,6 +747,35 @@ mod tests {
         };
         assert_eq!(pcp_pages(&b), 1507);
         assert_eq!(calibrate(65536, &b, &|_| false).kernel_used_pages, (215740 - 184136 - 1944) / 4 - 1507);
+    }
+
+    #[test]
+    fn pagetypeinfo_gives_the_highest_zones_nonmovable_blocks_and_their_free_chunks() {
+        let text = "Page block order: 9
+Pages per block:  512
+
+Free pages count per migrate type at order       0      1      2      3      4      5      6      7      8      9     10 
+Node    0, zone      DMA, type    Unmovable      0      0      0      0      0      1      1      1      0      0      0 
+Node    0, zone      DMA, type      Movable      0      0      0      0      0      0      0      0      0      1      3 
+Node    0, zone    DMA32, type    Unmovable      0      1      0      0      1      1      1      0      0      1      0 
+Node    0, zone    DMA32, type      Movable      9      9      3      4      6      4      3      3      6      3     37 
+Node    0, zone    DMA32, type  Reclaimable      0      1      0      1      0      1      0      0      1      1      0 
+
+Number of blocks type     Unmovable      Movable  Reclaimable   HighAtomic      Isolate 
+Node 0, zone      DMA            1            7            0            0            0 
+Node 0, zone    DMA32           12          106            2            0            0 
+";
+        assert_eq!(calibrate_pageblocks(text).as_deref(), Some("machine.nonmovable={DMA32={blocks=14,free=[0,2,0,1,1,2,1,0,1,2,0]}}"));
+        assert_eq!(calibrate_pageblocks(""), None);
+        // The override parses as the scenario key.
+        let s = pagelab::scenario::Scenario::parse(
+            "[machine]\nmemory = \"256M\"\n[[workload]]\nname = \"r\"\ncgroup = \"/\"\nkind = \"file-read\"\nfile_size = \"1M\"\nops = 1\n",
+            "t.toml",
+            "t",
+            &[calibrate_pageblocks(text).unwrap()],
+        )
+        .unwrap();
+        assert_eq!(s.machine.nonmovable[0].1, 14);
     }
 
     #[test]

@@ -74,6 +74,11 @@ pub struct OracleArgs {
     /// Do not calibrate the model's reserved/kernel_used/shmem/min_free_kbytes to the guest.
     #[arg(long)]
     pub no_calibrate: bool,
+    /// Give the model the guest's non-movable pageblocks (`machine.nonmovable`, from its
+    /// /proc/pagetypeinfo before the workload), so that it falls back and boosts as the
+    /// guest's allocator does (opt-in: docs/fidelity.md, "Watermark boosting on main").
+    #[arg(long)]
+    pub pageblocks: bool,
     /// Seconds before a guest run is abandoned.
     #[arg(long, default_value_t = 900)]
     pub timeout: u64,
@@ -217,6 +222,14 @@ pub fn oracle(a: &OracleArgs) -> Result<OracleOutput> {
         let time_swap = doc.get("time").and_then(|t| t.get("swap")).is_some();
         kernel.calibration.overrides.extend(fidelity::calibrate_swap_device(m.swap_device, time_swap));
         kernel.calibration.overrides.extend(fidelity::calibrate_guest_cpu(&sets));
+        if a.pageblocks && !sets("machine.nonmovable") {
+            match kernel.alloc_hists.get("pagetypeinfo_before").and_then(|t| fidelity::calibrate_pageblocks(t)) {
+                Some(o) => kernel.calibration.overrides.push(o),
+                None => eprintln!(
+                    "pagelab oracle: --pageblocks: the kernel's run has no /proc/pagetypeinfo with non-movable pageblocks; the model's are all movable"
+                ),
+            }
+        }
     }
     let text = fs::read_to_string(&a.scenario)?;
     let run_model = |calibration: &[String]| -> Result<(Option<pagelab::report::Report>, Option<String>)> {
@@ -434,6 +447,7 @@ mod tests {
             from: None,
             keep: None,
             no_calibrate: false,
+            pageblocks: false,
             timeout: 10,
             quiet: true,
         }
