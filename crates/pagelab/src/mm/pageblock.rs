@@ -244,7 +244,7 @@ impl Pageblocks {
         true
     }
 
-    /// Frees of the chunk at `pfn` of `order` to the caller's movable stack: the chunk's
+    /// Moves the free chunk at `pfn` of `order` to the caller's movable stack: the chunk's
     /// frames, lowest last (the stack hands out its top first).
     fn take_chunk(&mut self, z: usize, pfn: Pfn, order: usize, out: &mut Vec<Pfn>) -> u64 {
         self.remove(z, pfn, order);
@@ -255,15 +255,28 @@ impl Pageblocks {
     /// Models move_freepages_block() + set_pageblock_migratetype() when a block is claimed:
     /// every free chunk of the block goes to the movable lists and the block becomes movable.
     fn claim_block(&mut self, z: usize, block: u64, out: &mut Vec<Pfn>) -> u64 {
-        let lo = (block * PAGEBLOCK_PAGES) as Pfn;
-        let mut moved = 0;
-        let heads: Vec<(Pfn, usize)> = (lo..lo + PAGEBLOCK_PAGES as Pfn).filter_map(|p| self.order_at.get(&p).map(|&o| (p, o as usize))).collect();
-        for (p, o) in heads {
-            moved += self.take_chunk(z, p, o, out);
-        }
+        let moved = self.move_freepages_block(z, block, out);
         self.nonmovable[block as usize] = false;
         self.claims += 1;
         moved
+    }
+
+    /// Models move_freepages_block(): every free chunk of the block to the movable lists.
+    fn move_freepages_block(&mut self, z: usize, block: u64, out: &mut Vec<Pfn>) -> u64 {
+        let lo = (block * PAGEBLOCK_PAGES) as Pfn;
+        let heads: Vec<(Pfn, usize)> = (lo..lo + PAGEBLOCK_PAGES as Pfn).filter_map(|p| self.order_at.get(&p).map(|&o| (p, o as usize))).collect();
+        heads.into_iter().map(|(p, o)| self.take_chunk(z, p, o, out)).sum()
+    }
+
+    /// A free chunk of a pageblock or more: its blocks become movable whole
+    /// (change_pageblock_range()), without a boost.
+    fn take_whole_blocks(&mut self, z: usize, pfn: Pfn, order: usize, out: &mut Vec<Pfn>) -> Fallback {
+        let frames = self.take_chunk(z, pfn, order, out);
+        for b in (pfn as u64 >> PAGEBLOCK_ORDER)..((pfn as u64 + frames) >> PAGEBLOCK_ORDER) {
+            self.nonmovable[b as usize] = false;
+        }
+        self.claims += 1;
+        Fallback { frames, boosted: false, claimed: true }
     }
 
     /// Whether a block would be claimed: at least half of it free or movable, i.e. the
@@ -287,13 +300,7 @@ impl Pageblocks {
         let pfn = *self.buddy[z].lists[order].last().expect("a chunk of this order");
         self.fallbacks += 1;
         if order >= PAGEBLOCK_ORDER as usize {
-            // change_pageblock_range(): the blocks become movable, no boost.
-            let frames = self.take_chunk(z, pfn, order, out);
-            for b in (pfn as u64 >> PAGEBLOCK_ORDER)..((pfn as u64 + frames) >> PAGEBLOCK_ORDER) {
-                self.nonmovable[b as usize] = false;
-            }
-            self.claims += 1;
-            return Some(Fallback { frames, boosted: false, claimed: true });
+            return Some(self.take_whole_blocks(z, pfn, order, out));
         }
         let boosted = self.boost_watermark(z);
         if can_steal {
@@ -302,14 +309,9 @@ impl Pageblocks {
                 let frames = self.claim_block(z, block, out);
                 return Some(Fallback { frames, boosted, claimed: true });
             }
-            // move_freepages_block() moved every free page of the block to the movable
-            // lists, but the block stays of its type: its pages come back to it when freed.
-            let lo = (block * PAGEBLOCK_PAGES) as Pfn;
-            let heads: Vec<(Pfn, usize)> = (lo..lo + PAGEBLOCK_PAGES as Pfn).filter_map(|p| self.order_at.get(&p).map(|&o| (p, o as usize))).collect();
-            let mut frames = 0;
-            for (p, o) in heads {
-                frames += self.take_chunk(z, p, o, out);
-            }
+            // Every free page of the block goes to the movable lists, but the block keeps its
+            // type: its pages come back to it when freed.
+            let frames = self.move_freepages_block(z, block, out);
             return Some(Fallback { frames, boosted, claimed: false });
         }
         let frames = self.take_chunk(z, pfn, order, out);
@@ -330,13 +332,8 @@ impl Pageblocks {
                 if let Some(&pfn) = self.buddy[z].lists[order].last() {
                     self.fallbacks += 1;
                     if order >= PAGEBLOCK_ORDER as usize {
-                        let frames = self.take_chunk(z, pfn, order, out);
-                        for b in (pfn as u64 >> PAGEBLOCK_ORDER)..((pfn as u64 + frames) >> PAGEBLOCK_ORDER) {
-                            self.nonmovable[b as usize] = false;
-                        }
-                        self.claims += 1;
                         *mode = RmqueueMode::Normal;
-                        return Some(Fallback { frames, boosted, claimed: true });
+                        return Some(Fallback { boosted, ..self.take_whole_blocks(z, pfn, order, out) });
                     }
                     boosted |= self.boost_watermark(z);
                     let block = pfn as u64 >> PAGEBLOCK_ORDER;
@@ -345,9 +342,6 @@ impl Pageblocks {
                         *mode = RmqueueMode::Normal;
                         return Some(Fallback { frames, boosted, claimed: true });
                     }
-                }
-                if order == 0 {
-                    break;
                 }
                 order -= 1;
             }
