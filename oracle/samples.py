@@ -6,7 +6,9 @@
 
 One line per sample: each zone's free pages (and its high watermark, which includes any
 watermark boost), then pgalloc per zone, kswapd's and direct reclaim's steals, kswapd runs and
-the runs that ended with kswapd woken during its nap (kswapd_low_wmark_hit_quickly).
+the runs that ended with kswapd woken during its nap (kswapd_low_wmark_hit_quickly), and,
+where the guest recorded them (since 2026-11-28), each zone's free pages on the unmovable and
+reclaimable lists (`nonmov`), which movable allocations reach only by falling back.
 """
 import json
 import sys
@@ -31,6 +33,7 @@ def main():
             f"{s['t_s']:7.2f}s  {zones} | {allocs} | kswapd {v.get('pgsteal_kswapd', 0):8d} "
             f"direct {v.get('pgsteal_direct', 0):7d} runs {v.get('pageoutrun', 0):6d} "
             f"nap-woken {v.get('kswapd_low_wmark_hit_quickly', 0):6d}"
+            + "".join(f" | nonmov {name} {n:5d}" for name, n in s.get("nonmovable_free", []))
         )
 
 

@@ -22,7 +22,7 @@ use std::os::fd::{FromRawFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use pagelab_guest::report::{parse_cpu_line, parse_key_values, parse_meminfo, parse_zones, Sample, SchedStat, SAMPLED_VMSTAT};
+use pagelab_guest::report::{parse_cpu_line, parse_key_values, parse_meminfo, parse_nonmovable_free, parse_zones, Sample, SchedStat, SAMPLED_VMSTAT};
 use pagelab_guest::{GuestReport, OpChecksum, Plan, PolicyChoice, Snapshot, SwapKind, TaskResult, REPORT_BEGIN, REPORT_END};
 use pagelab_workload::{Access, Advice, JobStream, PAGE_SIZE};
 
@@ -248,6 +248,7 @@ fn start_sampler(every: std::time::Duration, t0: Instant) -> Sampler {
                 t_s: t0.elapsed().as_secs_f64(),
                 zones: parse_zones(&fs::read_to_string("/proc/zoneinfo").unwrap_or_default()),
                 vmstat: SAMPLED_VMSTAT.iter().filter_map(|k| Some((k.to_string(), *vm.get(*k)?))).collect(),
+                nonmovable_free: parse_nonmovable_free(&fs::read_to_string("/proc/pagetypeinfo").unwrap_or_default()),
             });
             std::thread::sleep(every);
         }

@@ -148,6 +148,28 @@ pub struct Sample {
     pub zones: Vec<(String, u64, u64, u64, u64)>,
     /// The `/proc/vmstat` counters of [`SAMPLED_VMSTAT`].
     pub vmstat: BTreeMap<String, i64>,
+    /// Per zone: free pages on the unmovable and reclaimable lists (`/proc/pagetypeinfo`),
+    /// which movable allocations reach only by falling back (since 2026-11-28).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nonmovable_free: Vec<(String, u64)>,
+}
+
+/// Free pages on the unmovable and reclaimable lists of each zone, from `/proc/pagetypeinfo`
+/// (each order's count times its pages).
+pub fn parse_nonmovable_free(text: &str) -> Vec<(String, u64)> {
+    let mut out: Vec<(String, u64)> = Vec::new();
+    for line in text.lines() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        if let [_, _, "zone", zone, "type", "Unmovable" | "Reclaimable", counts @ ..] = w.as_slice() {
+            let zone = zone.trim_end_matches(',');
+            let pages: u64 = counts.iter().enumerate().filter_map(|(o, c)| Some(c.parse::<u64>().ok()? << o)).sum();
+            match out.iter_mut().find(|(z, _)| z == zone) {
+                Some((_, n)) => *n += pages,
+                None => out.push((zone.to_string(), pages)),
+            }
+        }
+    }
+    out
 }
 
 /// The counters a [`Sample`] keeps.
@@ -287,5 +309,15 @@ mod tests {
         let m = parse_meminfo("MemTotal:         208708 kB\nHugePages_Total:       0\n");
         assert_eq!(m["MemTotal"], 208708);
         assert_eq!(m["HugePages_Total"], 0);
+    }
+    #[test]
+    fn pagetypeinfo_gives_each_zones_free_pages_off_the_movable_lists() {
+        let text = "Free pages count per migrate type at order       0      1      2      3      4      5      6      7      8      9     10 \n\
+Node    0, zone      DMA, type    Unmovable      2      1      0      1      1      0      1      1      0      0      0 \n\
+Node    0, zone      DMA, type      Movable     17      0      4      0      0      0      0      0      0      0      0 \n\
+Node    0, zone    DMA32, type  Reclaimable      0      1      1      0      0      1      0      0      0      0      0 \n\
+Node    0, zone    DMA32, type    Unmovable      0      0      0      0      0      0      0      0      0      0      0 \n";
+        // DMA: 2 + 2 + 8 + 16 + 64 + 128; DMA32: 2 + 4 + 32.
+        assert_eq!(parse_nonmovable_free(text), vec![("DMA".to_string(), 220), ("DMA32".to_string(), 38)]);
     }
 }
