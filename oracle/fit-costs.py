@@ -4,23 +4,26 @@
     oracle/fit-costs.py RUN.json [RUN.json ...]
 
 Each RUN.json is a `pagelab oracle --json` run whose guest recorded schedstat (its kernel
-side has `kswapd` and `tasks[].sched`) and whose model side ran with the model's default
-costs (oracle/rejudge.sh oracle/sched OUT -- --no-guest-costs re-makes them).
+side has `kswapd` and `tasks[].sched`); `oracle/rejudge.sh oracle/sched OUT` re-makes the
+model's side of the fifteen saved runs.
 
 The model's clock runs faster than the guest's: the guest (a virtual machine, itself often in
 a virtual machine) is several times slower at the same kernel work. The *scale* is taken from
 kswapd, whose work the model charges rule by rule: the median over the runs of the guest's
 kswapd CPU per page it reclaimed over the model's. The guest's task CPU, divided by that
-scale, less the task CPU the model already charges with its default costs (its time, less its
-waits for IO and for the CPU), is then fitted (least squares of the seconds, coefficients kept non-negative)
-as
+scale, less the task CPU the model already charges (its time, less its waits for IO and for
+the CPU), is then fitted (least squares of the seconds, coefficients kept non-negative) as
 
     op_ns * operations + extra_syscall_ns * read()/write() operations + cpu_page_ns * pages read
+        + cpu_read_request_ns * swap-ins from a block device
 
 (pages read: vmstat pgpgin, file pages and swap-ins alike, each a virtio request's share of
-its exits and copies). The fit's costs are the model's `time.op_ns`, `time.syscall_ns` (its
-default plus the extra) and the `cpu_page_ns` of both of its disks. The result prints the costs, the scale, and each
-run's task CPU against the fit's.
+its exits and copies; swap-ins from a virtio disk are requests of their own, each a sleep
+and a wake-up of the faulting task). The fit explains what the costs the model ran with leave
+unexplained: on runs re-judged with the model's default costs (`--set time.op_ns=0` and the
+like) it gives the costs themselves, on runs re-judged with the oracle's calibration the
+amounts to add to `GUEST_*` in crates/oracle/src/fidelity.rs (near 0 once those are right).
+The result prints the costs, the scale, and each run's task CPU against the fit's.
 """
 import json
 import pathlib
@@ -42,6 +45,12 @@ def operations(scenario):
             if phase.get("kind", "").startswith("file-"):
                 syscalls += ops
     return total, syscalls
+
+
+def swaps_to_a_block_device(scenario):
+    """Whether an oracle scenario's swap is a disk or an SSD (a virtio disk in the guest)."""
+    s = tomllib.loads((ROOT / "scenarios" / f"{scenario}.toml").read_text())
+    return s.get("machine", {}).get("swap", {}).get("device") in ("disk", "ssd")
 
 
 def solve(a, y):
@@ -92,16 +101,17 @@ def main(paths):
         ops, syscalls = operations(run["scenario"])
         name = f"{run['scenario']} {run['kernel_version']} {run['policy']}"
         model_cpu_ns = sum(t["elapsed_s"] - t["io_wait_s"] - t.get("cpu_wait_s", 0.0) for t in m["tasks"]) * 1e9
-        runs.append((name, sum(t["run_ns"] for t in tasks), ops, syscalls, k["vmstat"]["pgpgin"] / 4, scale, model_cpu_ns))
+        disk_swapins = k["vmstat"].get("pswpin", 0) if swaps_to_a_block_device(run["scenario"]) else 0
+        runs.append((name, sum(t["run_ns"] for t in tasks), ops, syscalls, k["vmstat"]["pgpgin"] / 4, scale, model_cpu_ns, disk_swapins))
     scales = [r[5] for r in runs if r[5]]
     if not scales:
         sys.exit("no run reclaimed 1,000 pages in kswapd on both sides")
     scale = statistics.median(scales)
-    a = [[r[2], r[3], r[4]] for r in runs]
+    a = [[r[2], r[3], r[4], r[7]] for r in runs]
     y = [r[1] / scale - r[6] for r in runs]
     err, x = solve(a, y)
     print(f"scale (guest / model kswapd CPU per page, median of {len(scales)}): {scale:.2f}")
-    names = ["op_ns", "extra syscall_ns", "cpu_page_ns"]
+    names = ["op_ns", "extra syscall_ns", "cpu_page_ns", "swap cpu_read_request_ns"]
     for n, c in zip(names, x):
         print(f"  {n} = {c:.0f}")
     print(f"  rms error {(err / len(runs)) ** 0.5 / 1e9:.3f} s")

@@ -140,7 +140,7 @@ fn filemap_read_slow<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaS
                     if filemap_add_folio(mm, p, f.base + idx as Vpn, false, Gfp::User).is_none() {
                         break 'read false;
                     }
-                    mm.file_io_cpu(1);
+                    mm.file_read_cpu(1);
                     let now = mm.now();
                     let done = mm.file_dev.submit(now, 1, false);
                     mm.count(Ev::PgpgIn, 4);
@@ -207,7 +207,7 @@ fn read_one_missing_page<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut
             None => return false,
         },
     };
-    mm.file_io_cpu(1);
+    mm.file_read_cpu(1);
     let now = mm.now();
     let done = mm.file_dev.submit(now, 1, false);
     mm.count(Ev::PgpgIn, 4);

@@ -270,7 +270,7 @@ fn filemap_fault<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, f: FileRef, ra: &m
     if crate::mm::filemap::filemap_add_folio(mm, p, vpn, false, Gfp::User).is_none() {
         return (false, false);
     }
-    mm.file_io_cpu(1);
+    mm.file_read_cpu(1);
     let now = mm.now();
     let done = mm.file_dev.submit(now, 1, false);
     mm.count(Ev::PgpgIn, 4);

@@ -242,6 +242,21 @@ impl Mm {
         self.cpu(self.swap_dev.cost.cpu_page_ns * pages);
     }
 
+    /// The CPU the current actor spends on one read request of `pages` from the data disk
+    /// (`DeviceCost::cpu_page_ns` per page, `cpu_read_request_ns` per request).
+    #[inline]
+    pub fn file_read_cpu(&mut self, pages: u64) {
+        let c = &self.file_dev.cost;
+        self.cpu(c.cpu_page_ns * pages + c.cpu_read_request_ns);
+    }
+
+    /// The CPU the current actor spends on one read request of `pages` from the swap device.
+    #[inline]
+    pub fn swap_read_cpu(&mut self, pages: u64) {
+        let c = &self.swap_dev.cost;
+        self.cpu(c.cpu_page_ns * pages + c.cpu_read_request_ns);
+    }
+
     /// The current actor waits until `t` (an IO completion).
     pub fn wait_until(&mut self, t: u64) {
         match self.actor {

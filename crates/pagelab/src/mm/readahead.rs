@@ -294,7 +294,7 @@ pub fn do_page_cache_ra<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, index: u6
         mm.ra_scratch = inserted;
         return RaIo::default();
     }
-    mm.file_io_cpu(pages);
+    mm.file_read_cpu(pages);
     let now = mm.now();
     let done = mm.file_dev.submit(now, pages, false);
     mm.count(crate::mm::vmstat::Ev::PgpgIn, 4 * pages);

@@ -196,7 +196,7 @@ pub fn swapin<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, slot: u32) 
             }
         }
     }
-    mm.swap_io_cpu(nr.max(1));
+    mm.swap_read_cpu(nr.max(1));
     let done = mm.swap_dev.submit(now, nr.max(1), false);
     mm.wait_until(done);
     if let Some(got) = pfn {

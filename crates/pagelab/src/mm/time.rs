@@ -61,6 +61,13 @@ pub struct DeviceCost {
     /// by default; the oracle sets it for its guest's virtio disks from their measured CPU.
     #[serde(default)]
     pub cpu_page_ns: u64,
+    /// CPU time per read request of the actor that submits it, beyond `cpu_page_ns`: what a
+    /// request costs whatever its size (the fault or read path around it, the sleep on it and
+    /// the completion's wake-up; in a virtual machine each of those costs exits). 0 by
+    /// default; the oracle sets it for its guest's virtio swap disk, where each swap-in is a
+    /// request of its own.
+    #[serde(default)]
+    pub cpu_read_request_ns: u64,
 }
 
 impl DeviceCost {
@@ -73,7 +80,7 @@ impl DeviceCost {
             DeviceKind::Zram => (3_000, 8_000, 0),
             DeviceKind::Ramdisk => (1_000, 1_000, 400),
         };
-        DeviceCost { read_latency_ns: r, write_latency_ns: w, page_transfer_ns: t, cpu_page_ns: 0 }
+        DeviceCost { read_latency_ns: r, write_latency_ns: w, page_transfer_ns: t, cpu_page_ns: 0, cpu_read_request_ns: 0 }
     }
 }
 
@@ -85,11 +92,13 @@ pub struct Device {
     busy_until: u64,
     pub pages_read: u64,
     pub pages_written: u64,
+    /// Read requests submitted (each costs its submitter `cpu_read_request_ns`).
+    pub read_requests: u64,
 }
 
 impl Device {
     pub fn new(kind: DeviceKind, cost: DeviceCost) -> Device {
-        Device { kind, cost, busy_until: 0, pages_read: 0, pages_written: 0 }
+        Device { kind, cost, busy_until: 0, pages_read: 0, pages_written: 0, read_requests: 0 }
     }
 
     /// Submits a request of `pages` at `now` and returns when it completes.
@@ -102,6 +111,7 @@ impl Device {
             self.pages_written += pages;
         } else {
             self.pages_read += pages;
+            self.read_requests += 1;
         }
         done
     }
@@ -113,12 +123,13 @@ mod tests {
 
     #[test]
     fn requests_queue_behind_each_other() {
-        let mut d = Device::new(DeviceKind::Ssd, DeviceCost { read_latency_ns: 10, write_latency_ns: 20, page_transfer_ns: 5, cpu_page_ns: 0 });
+        let mut d =
+            Device::new(DeviceKind::Ssd, DeviceCost { read_latency_ns: 10, write_latency_ns: 20, page_transfer_ns: 5, cpu_page_ns: 0, cpu_read_request_ns: 0 });
         assert_eq!(d.submit(0, 2, false), 20);
         // The second request's latency overlaps; its transfer waits for the first.
         assert_eq!(d.submit(0, 1, false), 25);
         assert_eq!(d.submit(100, 1, true), 125);
-        assert_eq!((d.pages_read, d.pages_written), (3, 1));
+        assert_eq!((d.pages_read, d.pages_written, d.read_requests), (3, 1, 2));
     }
 }
 

@@ -610,27 +610,36 @@ fn on_one_cpu_a_woken_kswapd_preempts_its_waker_under_cfs_6_1_and_not_under_eevd
 }
 
 #[test]
-fn a_disk_whose_requests_cost_cpu_charges_its_reader_per_page_and_a_workload_op_its_own_cpu() {
-    // DeviceCost::cpu_page_ns (a virtio disk's exits, the block layer) and Costs::op_ns (the
-    // workload's own loop) are CPU time of the task, not IO wait: the same reads take that
-    // much longer on the task's clock while its IO waits stay as they were.
+fn a_disk_whose_requests_cost_cpu_charges_its_reader_per_page_and_per_read_request_and_a_workload_op_its_own_cpu() {
+    // DeviceCost::cpu_page_ns (a virtio disk's exits, the block layer), cpu_read_request_ns
+    // (the sleep on a read and its wake-up) and Costs::op_ns (the workload's own loop) are CPU
+    // time of the task, not IO wait.
     let run = |extra: &str| {
-        let text = one_file_scenario("64M", "6.1", "classic", 1_000).replace("[[workload]]", &format!("{extra}\n[[workload]]"));
+        // Sequential reads with the default advice: readahead reads several pages a request.
+        let text =
+            one_file_scenario("64M", "6.1", "classic", 1_000).replace("fadvise = \"random\"\n", "").replace("[[workload]]", &format!("{extra}\n[[workload]]"));
         let mut m = classic(&text);
         for page in 0..100 {
-            m.apply(0, read(0, page));
+            m.apply(0, pagelab_workload::Op { advice: pagelab_workload::Advice::Normal, ..read(0, page) });
         }
         m.check().unwrap();
         let t = &m.mm.tasks[0];
-        (t.clock, t.io_wait_ns, m.mm.file_dev.pages_read)
+        (t.clock, t.io_wait_ns, m.mm.file_dev.pages_read, m.mm.file_dev.read_requests)
     };
-    let (clock, io_wait, pages) = run("");
-    assert!(pages > 0);
-    let (clock_cpu, io_wait_cpu, pages_cpu) =
-        run("[time]\nop_ns = 1000\n[time.storage]\nread_latency_ns = 80000\nwrite_latency_ns = 30000\npage_transfer_ns = 2000\ncpu_page_ns = 5000\n");
-    assert_eq!(pages_cpu, pages, "the same pages are read");
-    assert_eq!(clock_cpu - clock, 100 * 1_000 + pages * 5_000, "one op_ns per read, one cpu_page_ns per page read");
-    assert_eq!(io_wait_cpu, io_wait, "the disk's CPU is not IO wait");
+    let (clock, io_wait, pages, requests) = run("");
+    assert!(pages > requests && requests > 1, "readahead reads several pages per request: {pages} pages, {requests} requests");
+    let (clock_cpu, io_wait_cpu, pages_cpu, requests_cpu) = run(
+        "[time]\nop_ns = 1000\n[time.storage]\nread_latency_ns = 80000\nwrite_latency_ns = 30000\npage_transfer_ns = 2000\ncpu_page_ns = 5000\ncpu_read_request_ns = 7000\n",
+    );
+    assert_eq!((pages_cpu, requests_cpu), (pages, requests), "the same pages are read in the same requests");
+    // The task's CPU is its clock less its IO waits; the waits may only shrink (CPU spent
+    // while a readahead is in flight shortens the wait for it).
+    assert_eq!(
+        (clock_cpu - io_wait_cpu) - (clock - io_wait),
+        100 * 1_000 + pages * 5_000 + requests * 7_000,
+        "one op_ns per read, one cpu_page_ns per page read, one cpu_read_request_ns per request"
+    );
+    assert!(io_wait_cpu <= io_wait, "the disk's CPU is not IO wait");
 }
 
 #[test]
