@@ -10,6 +10,9 @@
 #
 #   scripts/same-counters.sh OLD_BINARY NEW_BINARY
 #
+# A change that adds report fields (a new counter) can hold the rest identical by naming
+# them: SAME_COUNTERS_NEW_KEYS=pgskip_dma,pgskip_dma32 drops those keys from both reports.
+#
 # About a minute on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +34,8 @@ EOF
 strip_timing() {
   python3 -c '
 import json, sys
-TIMING = {"wall_s", "accesses_per_s", "convert_s"}
+import os
+TIMING = {"wall_s", "accesses_per_s", "convert_s"} | {k for k in os.environ.get("SAME_COUNTERS_NEW_KEYS", "").split(",") if k}
 def strip(v):
     if isinstance(v, dict):
         return {k: strip(x) for k, x in v.items() if k not in TIMING}

@@ -105,6 +105,8 @@ pub struct Folios {
     /// The first frame of zones 1 and 2, `Pfn::MAX` where there is no such zone: a frame's
     /// zone is then the number of these it is at or above, with no loop.
     zone_start: [Pfn; MAX_ZONES - 1],
+    /// The first frame of the highest zone (0 with one zone).
+    top_start: Pfn,
 }
 
 /// The most zones a machine has (ZONE_DMA, ZONE_DMA32, ZONE_NORMAL).
@@ -135,7 +137,8 @@ impl Folios {
             free.push(list);
             start += n;
         }
-        Ok(Folios { f, free, zone_start })
+        let top_start = zone_start.iter().rev().copied().find(|&z| z != Pfn::MAX).unwrap_or(0);
+        Ok(Folios { f, free, zone_start, top_start })
     }
 
     /// Free frames in all zones.
@@ -153,6 +156,13 @@ impl Folios {
     #[inline]
     pub fn zone_of(&self, pfn: Pfn) -> usize {
         (pfn >= self.zone_start[0]) as usize + (pfn >= self.zone_start[1]) as usize
+    }
+
+    /// Whether a frame belongs to a zone below the highest (one comparison: the classic LRU
+    /// counts those per zone for reclaim restricted to lower zones).
+    #[inline(always)]
+    pub fn below_top_zone(&self, pfn: Pfn) -> bool {
+        pfn < self.top_start
     }
 
     /// Bytes of the frame table and the free lists.

@@ -18,6 +18,10 @@ pub const PAGE_COUNTER_MAX: u64 = u64::MAX / 2;
 pub struct Lruvec {
     /// `lru_zone_size`: exact pages per list, local to this memcg (not hierarchical).
     pub lru_size: [u64; 5],
+    /// The part of `lru_size` in each zone below the highest (the classic LRU keeps it, for
+    /// lruvec_lru_size() of reclaim limited to lower zones); the highest zone's share is the
+    /// rest.
+    pub lower_zone_lru_size: [[u64; crate::mm::folio::MAX_ZONES]; 5],
     pub anon_cost: u64,
     pub file_cost: u64,
     /// mm/workingset.c's clock of evictions and activations (hierarchical by propagation).

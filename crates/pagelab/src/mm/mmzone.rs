@@ -57,6 +57,8 @@ pub struct Zone {
     pub pcp: PerCpuPages,
     /// Its PGALLOC counter (pgalloc_dma, pgalloc_dma32, pgalloc_normal).
     pub pgalloc: Ev,
+    /// Its PGSCAN_SKIP counter (pgskip_dma, pgskip_dma32, pgskip_normal).
+    pub pgskip: Ev,
 }
 
 /// The node's zones, lowest first (`pgdat->node_zones`, populated ones only).
@@ -118,10 +120,38 @@ impl Zones {
                         "Normal" => Ev::PgallocNormal,
                         _ => Ev::PgallocDma32,
                     },
+                    pgskip: match name {
+                        "DMA" => Ev::PgskipDma,
+                        "Normal" => Ev::PgskipNormal,
+                        _ => Ev::PgskipDma32,
+                    },
                 }
             })
             .collect();
         Zones { z, min_free_kbytes }
+    }
+
+    /// Zone `i`'s lowmem reserve against allocations whose highest zone is `classzone`
+    /// (`lowmem_reserve[classzone]`, mm/page_alloc.c: setup_per_zone_lowmem_reserve(), 6.1/
+    /// 6.12): the managed pages of the zones above `i` up to `classzone`, over `i`'s ratio; 0
+    /// for its own zone and below. The highest zone's value is the stored one, user pages'.
+    #[inline]
+    pub fn lowmem_reserve(&self, i: usize, classzone: usize) -> u64 {
+        if classzone + 1 >= self.z.len() {
+            return self.z[i].lowmem_reserve;
+        }
+        if classzone <= i {
+            return 0;
+        }
+        let above: u64 = self.z[i + 1..=classzone].iter().map(|z| z.managed).sum();
+        above / lowmem_reserve_ratio(self.z[i].name)
+    }
+
+    /// The highest zone's index: user pages' classzone (ZONE_MOVABLE's, every populated
+    /// zone below it).
+    #[inline]
+    pub fn top(&self) -> usize {
+        self.z.len() - 1
     }
 
     /// Managed pages of all zones (totalram_pages()).

@@ -45,7 +45,7 @@ pub fn alloc_page<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<Pfn> {
 #[inline(never)]
 fn alloc_pages_slowpath<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<Pfn> {
     let kswapd_was_asleep = mm.node.kswapd.is_none();
-    wakeup_kswapd(mm);
+    wakeup_kswapd(mm, crate::mm::vmscan::ALL_ZONES);
     if kswapd_was_asleep && mm.node.kswapd.is_some() {
         kswapd_preempts_its_waker(mm, p);
     }
@@ -225,7 +225,7 @@ fn rmqueue_with_fallback(mm: &mut Mm, z: usize) -> Option<Pfn> {
     let pfn = mm.folios.alloc_from(z);
     let pb = mm.pageblocks.as_mut().expect("called with pageblocks");
     if std::mem::take(&mut pb.boosted_flag[z]) {
-        wakeup_kswapd(mm);
+        wakeup_kswapd(mm, z);
     }
     pfn
 }

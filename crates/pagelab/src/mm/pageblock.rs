@@ -17,9 +17,9 @@
 //! block that is at least half free or movable, the boost and its wake-up of kswapd. What is
 //! not: the kernel's own allocations over the run (the blocks' other pages stay the kernel's),
 //! per-CPU lists of the other migratetypes (a page freed in such a block goes straight back to
-//! its buddy lists), ALLOC_NOFRAGMENT (a machine with ZONE_NORMAL), and kswapd's classzone (so
-//! only the highest zone may have such blocks: a boost of a lower zone would wake a kswapd that
-//! reclaims that zone only).
+//! its buddy lists), and ALLOC_NOFRAGMENT (a machine with ZONE_NORMAL). A boost of a lower zone
+//! wakes kswapd for that zone alone (its classzone, mm/vmscan.rs), which only the classic LRU
+//! models, so under other policies only the highest zone may have such blocks.
 
 use crate::kernel::Kernel;
 use crate::mm::folio::Pfn;
@@ -88,6 +88,8 @@ pub struct Pageblocks {
     pub base_marks: Vec<[u64; 3]>,
     /// Per zone: pages managed (boost_watermark() skips zones of less than four pageblocks).
     managed: Vec<u64>,
+    /// Per zone: whether the scenario gave it non-movable pageblocks.
+    laid_out: Vec<bool>,
     /// Events for the report: fallbacks, boosts, claims.
     pub fallbacks: u64,
     pub boosts: u64,
@@ -109,6 +111,7 @@ impl Pageblocks {
             boosted_flag: vec![false; zones],
             base_marks: marks,
             managed,
+            laid_out: vec![false; zones],
             fallbacks: 0,
             boosts: 0,
             claims: 0,
@@ -123,6 +126,7 @@ impl Pageblocks {
     /// frames, or an error when the chunks do not fit.
     pub fn lay_out(&mut self, first_block: u64, layout: &ZoneLayout) -> Result<u64, String> {
         let z = layout.zone;
+        self.laid_out[z] = true;
         let misfit = || format!("the free chunks do not fit in {} pageblocks", layout.blocks);
         let mut next_whole = first_block;
         for order in (PAGEBLOCK_ORDER as usize..NR_ORDERS).rev() {
@@ -177,6 +181,11 @@ impl Pageblocks {
 
     /// Free pages in zone `z`'s non-movable blocks (part of NR_FREE_PAGES).
     #[inline]
+    /// Whether zone `z` has non-movable pageblocks of the scenario's.
+    pub fn has_blocks_in(&self, z: usize) -> bool {
+        self.laid_out[z]
+    }
+
     pub fn nr_free(&self, z: usize) -> u64 {
         self.buddy[z].nr_free
     }

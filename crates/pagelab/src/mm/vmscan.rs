@@ -82,7 +82,14 @@ pub struct ScanControl {
     pub last_reclaimed: u64,
     /// MGLRU 6.1: whether kswapd should age memcgs (`sc->memcgs_need_aging`).
     pub memcgs_need_aging: bool,
+    /// `sc->reclaim_idx`: the highest zone whose folios may be reclaimed; folios of zones
+    /// above it are skipped (`ALL_ZONES`: every zone, user pages' and memcg reclaim's).
+    pub reclaim_idx: usize,
 }
+
+/// [`ScanControl::reclaim_idx`] of reclaim for user pages (gfp_zone() of GFP_HIGHUSER_MOVABLE)
+/// and of memcg reclaim: no zone is skipped.
+pub const ALL_ZONES: usize = usize::MAX;
 
 impl ScanControl {
     pub fn new(target: MemcgId, reclaimer: Reclaimer, nr_to_reclaim: u64) -> ScanControl {
@@ -112,6 +119,7 @@ impl ScanControl {
             nr: ReclaimStat::default(),
             last_reclaimed: 0,
             memcgs_need_aging: false,
+            reclaim_idx: ALL_ZONES,
         }
     }
 
@@ -144,6 +152,14 @@ pub struct NodeState {
     pub memcg_cursor: Vec<(MemcgId, usize)>,
     /// LRUVEC_CONGESTED of reclaim targets (memcgs) whose dirty pages all await writeback.
     congested: Vec<MemcgId>,
+    /// `pgdat->kswapd_highest_zoneidx`: the highest zone a wake-up asked for since kswapd
+    /// last read it (`None`: MAX_NR_ZONES, no wake-up).
+    pub kswapd_wake_classzone: Option<usize>,
+    /// kswapd()'s own `highest_zoneidx`: its last run's classzone, which the next run keeps
+    /// unless a wake-up gave another (`None`: the highest zone).
+    pub kswapd_classzone: Option<usize>,
+    /// The classzone kswapd's short sleep checks the node's balance for.
+    pub nap_classzone: usize,
 }
 
 impl NodeState {
@@ -735,41 +751,63 @@ pub fn move_folios_to_lru<P: Policy>(mm: &mut Mm, p: &mut P, list: &[Pfn]) -> u6
 #[derive(Clone, Debug)]
 pub struct Balance {
     pub sc: ScanControl,
+    /// The highest zone the run balances (`highest_zoneidx`).
+    pub classzone: usize,
     /// Pages left to reclaim for the zones' watermark boosts (0: a normal run).
     pub nr_boost_reclaim: u64,
     /// Each zone's boost when the run started, taken off at its end.
     pub zone_boosts: Vec<u64>,
 }
 
-/// Models mm/vmscan.c: pgdat_watermark_boosted() (6.1/6.12): any zone's watermarks boosted.
-pub fn pgdat_watermark_boosted(mm: &Mm) -> bool {
-    mm.pageblocks.as_ref().is_some_and(|p| p.watermark_boost.iter().any(|&b| b > 0))
+/// Models mm/vmscan.c: pgdat_watermark_boosted() (6.1/6.12): the watermarks of a zone up to
+/// `classzone` are boosted.
+pub fn pgdat_watermark_boosted(mm: &Mm, classzone: usize) -> bool {
+    mm.pageblocks.as_ref().is_some_and(|p| p.watermark_boost.iter().take(classzone.saturating_add(1)).any(|&b| b > 0))
 }
 
-/// Models mm/vmscan.c: pgdat_balanced() (6.1/6.12) for order-0 user allocations: the node
-/// is balanced once *any* zone keeps more than its high watermark plus its lowmem reserve
-/// free (zone_watermark_ok_safe() with ZONE_MOVABLE as the highest zone).
-pub fn pgdat_balanced(mm: &Mm) -> bool {
-    mm.zones.z.iter().enumerate().any(|(i, z)| mm.zone_free(i) > z.wmark_high + z.lowmem_reserve)
+/// Models mm/vmscan.c: pgdat_balanced() (6.1/6.12) for order-0 allocations whose highest
+/// zone is `classzone` ([`ALL_ZONES`] for user pages): the node is balanced once *any* zone up
+/// to `classzone` keeps more than its high watermark plus its lowmem reserve against that
+/// classzone free (zone_watermark_ok_safe()).
+pub fn pgdat_balanced(mm: &Mm, classzone: usize) -> bool {
+    let top = mm.zones.top();
+    if classzone >= top {
+        return mm.zones.z.iter().enumerate().any(|(i, z)| mm.zone_free(i) > z.wmark_high + z.lowmem_reserve);
+    }
+    (0..=classzone).any(|i| mm.zone_free(i) > mm.zones.z[i].wmark_high + mm.zones.lowmem_reserve(i, classzone))
+}
+
+/// The classzone kswapd's next run (or its sleep) goes by: the highest a wake-up asked for
+/// since it last looked, else its last run's (kswapd_highest_zoneidx(), 6.1/6.12).
+fn kswapd_next_classzone(mm: &Mm) -> usize {
+    mm.node.kswapd_wake_classzone.or(mm.node.kswapd_classzone).unwrap_or(ALL_ZONES).min(mm.zones.top())
 }
 
 /// Models set_reclaim_active()/clear_reclaim_active() (mm/vmscan.c, 6.1/6.12): kswapd flags
-/// every zone it balances with ZONE_RECLAIM_ACTIVE while balance_pgdat() runs.
-fn set_reclaim_active(mm: &mut Mm, active: bool) {
-    for zone in &mut mm.zones.z {
+/// every zone it balances (up to its classzone) with ZONE_RECLAIM_ACTIVE while
+/// balance_pgdat() runs.
+fn set_reclaim_active(mm: &mut Mm, classzone: usize, active: bool) {
+    for zone in mm.zones.z.iter_mut().take(classzone.saturating_add(1)) {
         zone.reclaim_active = active;
     }
 }
 
-/// Models mm/vmscan.c: wakeup_kswapd(): wake kswapd unless it is running or the node is
-/// balanced or hopeless. A wake-up during kswapd's short sleep cuts it short
-/// (kswapd_try_to_sleep(), 6.1/6.12: KSWAPD_LOW_WMARK_HIT_QUICKLY).
-pub fn wakeup_kswapd(mm: &mut Mm) {
+/// Models mm/vmscan.c: wakeup_kswapd() (6.1/6.12) for an allocation whose highest zone is
+/// `classzone` ([`ALL_ZONES`] for user pages; a boosted zone's own index when rmqueue()
+/// wakes kswapd for its boost): note the classzone for kswapd's next run, even while it runs,
+/// then wake kswapd unless it is running or the node is balanced for that classzone or
+/// hopeless. A wake-up during kswapd's short sleep cuts it short (kswapd_try_to_sleep():
+/// KSWAPD_LOW_WMARK_HIT_QUICKLY).
+pub fn wakeup_kswapd(mm: &mut Mm, classzone: usize) {
+    let classzone = classzone.min(mm.zones.top());
+    if mm.node.kswapd_wake_classzone.is_none_or(|c| c < classzone) {
+        mm.node.kswapd_wake_classzone = Some(classzone);
+    }
     if mm.node.kswapd.is_some() || mm.node.kswapd_failures >= KSWAPD_FAILURES_HOPELESS {
         return;
     }
     // A balanced node is woken all the same while its watermarks are boosted.
-    if pgdat_balanced(mm) && !pgdat_watermark_boosted(mm) {
+    if pgdat_balanced(mm, classzone) && !pgdat_watermark_boosted(mm, classzone) {
         return;
     }
     let now = mm.now();
@@ -793,21 +831,32 @@ fn kswapd_nap_ns(mm: &Mm) -> u64 {
 fn nap_ends(mm: &mut Mm, end: u64) {
     mm.node.nap_until = None;
     mm.kswapd_clock = mm.kswapd_clock.max(end);
-    if !pgdat_balanced(mm) && mm.node.kswapd_failures < KSWAPD_FAILURES_HOPELESS {
+    if !pgdat_balanced(mm, mm.node.nap_classzone) && mm.node.kswapd_failures < KSWAPD_FAILURES_HOPELESS {
         mm.count(Ev::KswapdHighWmarkHitQuickly, 1);
         start_balance(mm);
     }
 }
 
-/// balance_pgdat()'s start: a boosted node first reclaims the boosts' worth of pages
-/// (nr_boost_reclaim, the zones' boosts added up).
+/// balance_pgdat()'s start (6.1/6.12) for the classzone kswapd() read and reset
+/// (kswapd_highest_zoneidx()): reclaim is limited to the zones up to it (`reclaim_idx`), and
+/// a boosted node first reclaims the boosts' worth of pages (nr_boost_reclaim, the boosts of
+/// those zones added up).
 fn start_balance(mm: &mut Mm) {
     mm.count(Ev::PageOutRun, 1);
+    let classzone = kswapd_next_classzone(mm);
+    mm.node.kswapd_wake_classzone = None;
+    mm.node.kswapd_classzone = Some(classzone);
     let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 0);
     sc.may_writepage = true;
-    let zone_boosts = mm.pageblocks.as_ref().map(|p| p.watermark_boost.clone()).unwrap_or_default();
+    if classzone < mm.zones.top() {
+        sc.reclaim_idx = classzone;
+    }
+    let mut zone_boosts = mm.pageblocks.as_ref().map(|p| p.watermark_boost.clone()).unwrap_or_default();
+    for b in zone_boosts.iter_mut().skip(classzone + 1) {
+        *b = 0;
+    }
     let nr_boost_reclaim = zone_boosts.iter().sum();
-    mm.node.kswapd = Some(Box::new(Balance { sc, nr_boost_reclaim, zone_boosts }));
+    mm.node.kswapd = Some(Box::new(Balance { sc, classzone, nr_boost_reclaim, zone_boosts }));
 }
 
 /// Whether kswapd has work and when it can run next: a step of its run, or the end of its
@@ -834,9 +883,9 @@ pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
     let prev_actor = mm.actor;
     mm.actor = Actor::Kswapd;
     // set_reclaim_active(): from balance_pgdat()'s start to its end.
-    set_reclaim_active(mm, true);
+    set_reclaim_active(mm, bal.classzone, true);
     let sc = &mut bal.sc;
-    let balanced = pgdat_balanced(mm);
+    let balanced = pgdat_balanced(mm, bal.classzone);
     if !balanced && bal.nr_boost_reclaim > 0 {
         // The node is out of balance even counting the boosts: restart as a normal run.
         bal.nr_boost_reclaim = 0;
@@ -860,9 +909,9 @@ pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
         sc.may_writepage = true;
     }
     sc.nr_scanned = 0;
-    // kswapd_shrink_node(): reclaim up to the zones' high watermarks at this priority, each
-    // counted as at least SWAP_CLUSTER_MAX.
-    sc.nr_to_reclaim = mm.zones.z.iter().map(|z| z.wmark_high.max(SWAP_CLUSTER_MAX)).sum();
+    // kswapd_shrink_node(): reclaim up to the high watermarks of the zones up to the
+    // classzone at this priority, each counted as at least SWAP_CLUSTER_MAX.
+    sc.nr_to_reclaim = mm.zones.z.iter().take(bal.classzone + 1).map(|z| z.wmark_high.max(SWAP_CLUSTER_MAX)).sum();
     let scanned_target = sc.nr_to_reclaim;
     let reclaimed_in_call = sc.nr_reclaimed;
     shrink_node(mm, p, sc);
@@ -910,7 +959,7 @@ pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
 
 fn finish_balance<P: Policy>(mm: &mut Mm, p: &mut P, bal: &mut Balance) {
     // clear_reclaim_active(): balance_pgdat() returns.
-    set_reclaim_active(mm, false);
+    set_reclaim_active(mm, bal.classzone, false);
     // A boosted run takes the boosts it started with off the zones.
     if let Some(pb) = mm.pageblocks.as_mut() {
         for (z, &b) in bal.zone_boosts.iter().enumerate() {
@@ -921,7 +970,11 @@ fn finish_balance<P: Policy>(mm: &mut Mm, p: &mut P, bal: &mut Balance) {
         }
     }
     p.snapshot_refaults(mm, ROOT_MEMCG);
-    if pgdat_balanced(mm) || mm.node.kswapd_failures >= KSWAPD_FAILURES_HOPELESS {
+    // kswapd_try_to_sleep() judges the node for the classzone of the next run: a wake-up's
+    // during this one, else this run's.
+    let classzone = kswapd_next_classzone(mm);
+    mm.node.nap_classzone = classzone;
+    if pgdat_balanced(mm, classzone) || mm.node.kswapd_failures >= KSWAPD_FAILURES_HOPELESS {
         // prepare_kswapd_sleep(): balanced, so clear the congestion flags and take the
         // short sleep.
         mm.node.dirty = false;

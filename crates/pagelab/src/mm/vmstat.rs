@@ -63,6 +63,11 @@ events! {
     PgallocDma = "pgalloc_dma",
     PgallocDma32 = "pgalloc_dma32",
     PgallocNormal = "pgalloc_normal",
+    /// Folios isolate_lru_folios() passed over because their zone is above the reclaim's
+    /// highest zone (kswapd balancing a lower zone), by zone.
+    PgskipDma = "pgskip_dma",
+    PgskipDma32 = "pgskip_dma32",
+    PgskipNormal = "pgskip_normal",
 }
 
 /// A set of event counters.

@@ -6,17 +6,26 @@
 use std::collections::VecDeque;
 
 use crate::kernel::{Kernel, DEF_PRIORITY, SWAP_CLUSTER_MAX};
-use crate::mm::folio::{pg, Folio, List, Pfn};
+use crate::mm::folio::{pg, Folio, List, Pfn, MAX_ZONES};
 use crate::mm::mapping::Shadow;
 use crate::mm::memcontrol::{MemcgId, StatItem};
 use crate::mm::swap::{folio_activate, lru_add_drain, lru_cache_activate_folio, lru_note_cost};
 use crate::mm::vmscan::{
-    count_reclaim, folio_referenced, move_folios_to_lru, shrink_folio_list, shrink_node_memcgs, ReclaimStat, ScanControl, DEACTIVATE_ANON, DEACTIVATE_FILE,
+    count_reclaim, folio_referenced, move_folios_to_lru, shrink_folio_list, shrink_node_memcgs, ReclaimStat, ScanControl, ALL_ZONES, DEACTIVATE_ANON,
+    DEACTIVATE_FILE,
 };
 use crate::mm::vmstat::{Ev, Lru};
 use crate::mm::workingset::{classic_eviction, classic_refault, workingset_activation};
 use crate::mm::{int_sqrt, Mm};
 use crate::policy::Policy;
+
+/// Adds `delta` to the size of `lru` in the zone of `pfn`, a zone below the highest.
+#[inline(never)]
+fn lower_zone_lru_size_add(mm: &mut Mm, memcg: MemcgId, lru: Lru, pfn: Pfn, delta: i64) {
+    let z = mm.folios.zone_of(pfn);
+    let n = &mut mm.memcgs.get_mut(memcg).lruvec.lower_zone_lru_size[lru as usize][z];
+    *n = n.wrapping_add_signed(delta);
+}
 
 /// How far ahead of the scan position isolation prefetches folios.
 const PREFETCH_AHEAD: usize = 8;
@@ -27,6 +36,8 @@ pub struct Classic {
     lists: Vec<[List; 5]>,
     /// A reusable buffer for isolated folios.
     scratch: Vec<Pfn>,
+    /// A reusable buffer for folios isolation passes over (reclaim limited to lower zones).
+    skipped: Vec<Pfn>,
     /// Memcgs whose folios another policy owns (a seam policy's cgroups, when the classic LRU
     /// is hosted by [`Ext`](crate::policy::seam::Ext)); empty when the classic LRU runs alone.
     foreign: Vec<bool>,
@@ -50,6 +61,7 @@ impl Classic {
         Classic {
             lists: (0..nr_memcgs).map(|_| Default::default()).collect(),
             scratch: Vec::with_capacity(SWAP_CLUSTER_MAX as usize),
+            skipped: Vec::new(),
             foreign: Vec::new(),
             refault_history: vec![VecDeque::new(); nr_memcgs],
         }
@@ -93,6 +105,9 @@ impl Classic {
             mm.folios.list_add(list, pfn);
         }
         mm.update_lru_size(memcg, lru, 1);
+        if mm.folios.below_top_zone(pfn) {
+            lower_zone_lru_size_add(mm, memcg, lru, pfn, 1);
+        }
     }
 
     /// folio_mark_accessed()'s second access to an inactive, evictable folio: activate it (on
@@ -114,6 +129,9 @@ impl Classic {
         let (lru, memcg) = (Self::folio_lru_of(f), f.memcg);
         mm.folios.list_del(&mut self.lists[memcg as usize][lru as usize], pfn);
         mm.update_lru_size(memcg, lru, -1);
+        if mm.folios.below_top_zone(pfn) {
+            lower_zone_lru_size_add(mm, memcg, lru, pfn, -1);
+        }
     }
 
     pub fn list_len(&self, memcg: MemcgId, lru: Lru) -> u64 {
@@ -130,6 +148,9 @@ impl Classic {
     /// unmapping is not allowed rotate to the head. Returns the taken folios, oldest first,
     /// and the number scanned.
     fn isolate_lru_folios(&mut self, mm: &mut Mm, memcg: MemcgId, lru: Lru, nr_to_scan: u64, sc: &ScanControl) -> (Vec<Pfn>, u64) {
+        if sc.reclaim_idx != ALL_ZONES {
+            return self.isolate_lru_folios_of_lower_zones(mm, memcg, lru, nr_to_scan, sc);
+        }
         let mut taken = std::mem::take(&mut self.scratch);
         taken.clear();
         let mut scan = 0;
@@ -146,9 +167,72 @@ impl Classic {
             let f = mm.folios.get_mut(pfn);
             f.flags = (f.flags & !pg::LRU) | pg::ISOLATED;
             taken.push(pfn);
+            if mm.folios.below_top_zone(pfn) {
+                lower_zone_lru_size_add(mm, memcg, lru, pfn, -1);
+            }
         }
         mm.update_lru_size(memcg, lru, -(taken.len() as i64));
         (taken, scan)
+    }
+
+    /// [`Self::isolate_lru_folios`] for reclaim limited to the zones up to `sc.reclaim_idx`
+    /// (kswapd balancing a lower zone, 6.1/6.12): folios of higher zones are passed over,
+    /// counted as scanned and as pgskip of their zone but not towards `nr_to_scan`, and go
+    /// to the head of the list in the order met, which disturbs the LRU order as the kernel's
+    /// splice does.
+    #[inline(never)]
+    fn isolate_lru_folios_of_lower_zones(&mut self, mm: &mut Mm, memcg: MemcgId, lru: Lru, nr_to_scan: u64, sc: &ScanControl) -> (Vec<Pfn>, u64) {
+        let mut taken = std::mem::take(&mut self.scratch);
+        taken.clear();
+        let mut skipped = std::mem::take(&mut self.skipped);
+        skipped.clear();
+        let (mut scan, mut total_scan) = (0, 0);
+        let list = &mut self.lists[memcg as usize][lru as usize];
+        while scan < nr_to_scan {
+            let Some(pfn) = mm.folios.list_del_tail(list) else { break };
+            total_scan += 1;
+            if mm.folios.zone_of(pfn) > sc.reclaim_idx {
+                skipped.push(pfn);
+                continue;
+            }
+            scan += 1;
+            let fl = mm.folios.get(pfn).flags;
+            if fl & pg::LRU == 0 || (!sc.may_unmap && fl & pg::MAPPED != 0) {
+                mm.folios.list_add(list, pfn);
+                continue;
+            }
+            let f = mm.folios.get_mut(pfn);
+            f.flags = (f.flags & !pg::LRU) | pg::ISOLATED;
+            taken.push(pfn);
+            if mm.folios.below_top_zone(pfn) {
+                lower_zone_lru_size_add(mm, memcg, lru, pfn, -1);
+            }
+        }
+        let mut pgskip = [0u64; MAX_ZONES];
+        for &pfn in &skipped {
+            mm.folios.list_add(list, pfn);
+            pgskip[mm.folios.zone_of(pfn)] += 1;
+        }
+        for (z, &n) in pgskip.iter().enumerate() {
+            if n > 0 {
+                let ev = mm.zones.z[z].pgskip;
+                mm.count(ev, n);
+            }
+        }
+        self.skipped = skipped;
+        mm.update_lru_size(memcg, lru, -(taken.len() as i64));
+        (taken, total_scan)
+    }
+
+    /// Models mm/vmscan.c: lruvec_lru_size() (6.1/6.12): the pages of a list in the zones up
+    /// to `reclaim_idx`.
+    #[inline]
+    fn lruvec_lru_size(mm: &Mm, memcg: MemcgId, lru: Lru, reclaim_idx: usize) -> u64 {
+        let lv = &mm.memcgs.get(memcg).lruvec;
+        if reclaim_idx >= mm.zones.top() {
+            return lv.lru_size[lru as usize];
+        }
+        lv.lower_zone_lru_size[lru as usize][..=reclaim_idx].iter().sum()
     }
 
     /// Models mm/vmscan.c: inactive_is_low() on the rstat counters of the lruvec. (A
@@ -236,7 +320,7 @@ impl Classic {
         let mut nr = [0u64; 4];
         for lru in Lru::EVICTABLE {
             let file = lru.is_file();
-            let size = mm.memcgs.get(memcg).lruvec.lru_size[lru as usize];
+            let size = Self::lruvec_lru_size(mm, memcg, lru, sc.reclaim_idx);
             let mut scan = if min > 0 || low > 0 {
                 let protection = if !sc.memcg_low_reclaim && low > min {
                     sc.memcg_low_skipped = true;
@@ -385,6 +469,10 @@ fn scan_fraction_by_rotation(lv: &mut crate::mm::memcontrol::Lruvec, swappiness:
 impl Policy for Classic {
     fn name(&self) -> &'static str {
         "classic"
+    }
+
+    fn reclaims_by_zone(&self) -> bool {
+        true
     }
 
     /// Models mm/swap.c: lru_add_fn() and the putback of move_folios_to_lru(); 5.7 also
@@ -569,8 +657,12 @@ impl Policy for Classic {
             for lru in Lru::ALL {
                 let list = &lists[lru as usize];
                 let mut n = 0;
+                let mut lower = [0u64; MAX_ZONES];
                 for pfn in mm.folios.iter_list(list) {
                     n += 1;
+                    if mm.folios.below_top_zone(pfn) {
+                        lower[mm.folios.zone_of(pfn)] += 1;
+                    }
                     let f = mm.folios.get(pfn);
                     if f.memcg as usize != m {
                         return Err(format!("pfn {pfn} of memcg {} on memcg {m}'s list", f.memcg));
@@ -587,6 +679,10 @@ impl Policy for Classic {
                 }
                 if list.len != mm.memcgs.get(m as MemcgId).lruvec.lru_size[lru as usize] {
                     return Err(format!("memcg {m} {lru:?}: lru_size disagrees with the list"));
+                }
+                let counted = mm.memcgs.get(m as MemcgId).lruvec.lower_zone_lru_size[lru as usize];
+                if lower != counted {
+                    return Err(format!("memcg {m} {lru:?}: the list holds {lower:?} pages in the lower zones, the sizes say {counted:?}"));
                 }
             }
         }

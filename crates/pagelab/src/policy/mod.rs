@@ -49,6 +49,14 @@ pub trait Policy {
         false
     }
 
+    /// mm/vmscan.c: isolate_lru_folios() (6.1/6.12) passes over the folios of zones above the
+    /// reclaim's highest zone (kswapd balancing a lower zone, woken by that zone's boost).
+    /// The classic LRU keeps the per-zone list sizes this needs; a policy that does not
+    /// cannot run on a machine whose lower zones have non-movable pageblocks.
+    fn reclaims_by_zone(&self) -> bool {
+        false
+    }
+
     /// mm/rmap.c: folio_referenced_one() (6.1/6.12) with MGLRU on hands a young PTE to
     /// lru_gen_look_around() ([`Policy::referenced_young`]).
     fn uses_lru_gen_lookaround(&self) -> bool {

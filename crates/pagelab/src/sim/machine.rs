@@ -430,12 +430,6 @@ fn lay_out_pageblocks(
         let Some(z) = sizes.iter().position(|&(n, _)| n == name.as_str()) else {
             return Err(format!("{key}: this machine has no zone {name} (its zones: {})", sizes.iter().map(|s| s.0).collect::<Vec<_>>().join(", ")));
         };
-        if z + 1 != sizes.len() {
-            return Err(format!(
-                "{key}: only the highest zone ({}) can have non-movable pageblocks: a boost of a lower zone wakes kswapd for that zone alone, which the model does not have",
-                sizes[sizes.len() - 1].0
-            ));
-        }
         let start: u64 = sizes[..z].iter().map(|&(_, n)| n).sum();
         let end_block = (start + sizes[z].1) / PAGEBLOCK_PAGES;
         if end_block < *blocks || (end_block - blocks) * PAGEBLOCK_PAGES < start {
@@ -627,6 +621,18 @@ impl<P: Policy> Machine<P> {
         };
         mm.pmd_young = vec![0; mm.space.len().div_ceil(512 * 64)];
         let mut policy = make_policy(&mm);
+        if let Some(pb) = mm.pageblocks.as_ref() {
+            if !policy.reclaims_by_zone() {
+                if let Some(z) = (0..mm.zones.top()).find(|&z| pb.has_blocks_in(z)) {
+                    return Err(format!(
+                        "machine.nonmovable.{}: a lower zone's non-movable pageblocks need kswapd reclaiming that zone alone, which the {} policy does not model (its lists are not per zone); only the highest zone ({}) may have them",
+                        mm.zones.z[z].name,
+                        policy.name(),
+                        mm.zones.z[mm.zones.top()].name
+                    ));
+                }
+            }
+        }
         if let Some(obj) = shmem_object {
             populate_shmem(&mut mm, &mut policy, obj, m.shmem_active_pages);
         }

@@ -520,12 +520,12 @@ fn pgdat_balanced_needs_one_zone_above_its_high_watermark_plus_lowmem_reserve() 
     let high = |m: &pagelab::sim::Machine<Classic>, z: usize| m.mm.zones.z[z].wmark_high + m.mm.zones.z[z].lowmem_reserve;
     let h32 = high(&m, dma32);
     take(&mut m, dma32, h32);
-    assert!(pagelab::mm::vmscan::pgdat_balanced(&m.mm), "ZONE_DMA alone balances the node");
+    assert!(pagelab::mm::vmscan::pgdat_balanced(&m.mm, pagelab::mm::vmscan::ALL_ZONES), "ZONE_DMA alone balances the node");
     let hdma = high(&m, dma);
     take(&mut m, dma, hdma);
-    assert!(!pagelab::mm::vmscan::pgdat_balanced(&m.mm), "no zone above its mark");
+    assert!(!pagelab::mm::vmscan::pgdat_balanced(&m.mm, pagelab::mm::vmscan::ALL_ZONES), "no zone above its mark");
     m.mm.folios.free(0); // the first frame `take` handed out
-    assert!(pagelab::mm::vmscan::pgdat_balanced(&m.mm), "one free ZONE_DMA page past high + reserve balances it");
+    assert!(pagelab::mm::vmscan::pgdat_balanced(&m.mm, pagelab::mm::vmscan::ALL_ZONES), "one free ZONE_DMA page past high + reserve balances it");
 }
 
 /// A machine whose kswapd has just finished a balanced run and taken its short sleep.
@@ -536,7 +536,7 @@ fn kswapd_napping() -> pagelab::sim::Machine<Classic> {
         m.apply(0, read(0, page));
         page += 1;
     }
-    assert!(m.mm.node.kswapd.is_none() && pagelab::mm::vmscan::pgdat_balanced(&m.mm));
+    assert!(m.mm.node.kswapd.is_none() && pagelab::mm::vmscan::pgdat_balanced(&m.mm, pagelab::mm::vmscan::ALL_ZONES));
     m
 }
 
@@ -558,7 +558,7 @@ fn kswapd_try_to_sleep_naps_and_counts_who_ends_the_nap() {
     let end = m.mm.node.nap_until.unwrap();
     assert!(m.mm.now() < end, "the task runs on during the nap");
     unbalance(&mut m);
-    pagelab::mm::vmscan::wakeup_kswapd(&mut m.mm);
+    pagelab::mm::vmscan::wakeup_kswapd(&mut m.mm, pagelab::mm::vmscan::ALL_ZONES);
     assert_eq!(m.mm.events.get(Ev::KswapdLowWmarkHitQuickly), 1);
     assert!(m.mm.node.kswapd.is_some() && m.mm.node.nap_until.is_none());
     // A nap that ends with the node unbalanced and no wake-up sends kswapd back to work
@@ -586,7 +586,7 @@ fn on_one_cpu_a_woken_kswapd_preempts_its_waker_under_cfs_6_1_and_not_under_eevd
     // have reclaimed anything by the time the waking read returns.
     for (kernel, preempts) in [("6.1", true), ("6.12", false)] {
         for cpus in [None, Some(1)] {
-            let mut text = one_file_scenario("64M", kernel, "classic", 40_000);
+            let mut text = one_file_scenario("64M", kernel, "classic", 80_000);
             if let Some(n) = cpus {
                 text = text.replace("[machine]\n", &format!("[machine]\ncpus = {n}\n"));
             }
@@ -657,8 +657,8 @@ fn a_boosted_zone_wakes_kswapd_on_a_balanced_node_whose_run_reclaims_the_boost_t
         while m.mm.node.kswapd.is_some() {
             pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy);
         }
-        assert!(pagelab::mm::vmscan::pgdat_balanced(&m.mm), "{kernel}: the node is balanced");
-        pagelab::mm::vmscan::wakeup_kswapd(&mut m.mm);
+        assert!(pagelab::mm::vmscan::pgdat_balanced(&m.mm, pagelab::mm::vmscan::ALL_ZONES), "{kernel}: the node is balanced");
+        pagelab::mm::vmscan::wakeup_kswapd(&mut m.mm, pagelab::mm::vmscan::ALL_ZONES);
         assert!(m.mm.node.kswapd.is_none(), "{kernel}: a balanced node without a boost is not woken");
         let top = m.mm.zones.z.len() - 1;
         let pb = m.mm.pageblocks.as_mut().unwrap();
@@ -666,7 +666,7 @@ fn a_boosted_zone_wakes_kswapd_on_a_balanced_node_whose_run_reclaims_the_boost_t
         let boost = pb.watermark_boost[top];
         pagelab::mm::page_alloc::apply_boost(&mut m.mm.zones, m.mm.pageblocks.as_ref().unwrap(), top);
         let stolen = m.mm.events.get(Ev::PgStealKswapd);
-        pagelab::mm::vmscan::wakeup_kswapd(&mut m.mm);
+        pagelab::mm::vmscan::wakeup_kswapd(&mut m.mm, pagelab::mm::vmscan::ALL_ZONES);
         assert!(m.mm.node.kswapd.is_some(), "{kernel}: the boost wakes kswapd");
         while m.mm.node.kswapd.is_some() {
             pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy);
@@ -710,8 +710,53 @@ fn movable_allocations_fall_back_to_the_nonmovable_pageblocks_once_their_lists_r
 }
 
 #[test]
-fn nonmovable_pageblocks_of_a_lower_zone_are_refused_since_kswapd_classzone_is_not_modeled() {
-    let text = one_file_scenario("64M", "6.1", "classic", 1_000).replace("[machine]\n", "[machine]\nnonmovable = { DMA = { blocks = 1, free = [4] } }\n");
-    let e = pagelab::sim::Machine::new(&scenario(&text), |mm| Classic::new(mm.memcgs.cg.len())).err().expect("refused");
-    assert!(e.contains("machine.nonmovable.DMA") && e.contains("highest zone (DMA32)"), "{e}");
+fn a_boost_of_zone_dma_wakes_kswapd_for_zone_dma_alone_whose_isolation_skips_dma32_folios_to_the_head_balance_pgdat_isolate_lru_folios_6_1_6_12() {
+    // mm/page_alloc.c: rmqueue() wakes kswapd for a boosted zone with that zone as the
+    // highest (wakeup_kswapd(zone, 0, 0, zone_idx(zone))); mm/vmscan.c: balance_pgdat() then
+    // reclaims with reclaim_idx = ZONE_DMA, and isolate_lru_folios() passes over the DMA32
+    // folios: counted in pgscan and pgskip_dma32 but not towards the batch, and spliced to
+    // the head of the list. Only ZONE_DMA's frames are freed. (The file is read past the
+    // machine's memory, so that ZONE_DMA holds page cache.)
+    for kernel in ["6.1", "6.12"] {
+        let text = one_file_scenario("64M", kernel, "classic", 80_000)
+            .replace("[machine]\n", "[machine]\nnonmovable = { DMA = { blocks = 1, free = [0, 0, 0, 0, 4] } }\n");
+        let mut m = classic(&text);
+        for page in 0..60_000 {
+            m.apply(0, read(0, page));
+        }
+        while m.mm.node.kswapd.is_some() {
+            pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy);
+        }
+        let pb = m.mm.pageblocks.as_mut().unwrap();
+        assert!(pb.boost_watermark(0), "{kernel}: ZONE_DMA (3,840 pages) is large enough to boost");
+        let boost = pb.watermark_boost[0];
+        pagelab::mm::page_alloc::apply_boost(&mut m.mm.zones, m.mm.pageblocks.as_ref().unwrap(), 0);
+        let inactive = |m: &pagelab::sim::Machine<Classic>| m.policy.list_pages(&m.mm, ROOT_MEMCG, Lru::InactiveFile);
+        // The oldest DMA32 folio, which a DMA-only isolation meets first.
+        let oldest_dma32 = *inactive(&m).iter().rev().find(|&&pfn| m.mm.folios.zone_of(pfn) == 1).expect("DMA32 folios on the list");
+        let (stolen, scanned, dma_free) = (ev(&m, Ev::PgStealKswapd), ev(&m, Ev::PgScanKswapd), m.mm.zone_free(0));
+        pagelab::mm::vmscan::wakeup_kswapd(&mut m.mm, 0);
+        assert_eq!(m.mm.node.kswapd.as_ref().map(|b| b.classzone), Some(0), "{kernel}: the boost wakes kswapd for ZONE_DMA");
+        while m.mm.node.kswapd.is_some() {
+            pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy);
+        }
+        let (reclaimed, skipped) = (ev(&m, Ev::PgStealKswapd) - stolen, ev(&m, Ev::PgskipDma32));
+        assert!(reclaimed >= boost && skipped > 0, "{kernel}: {reclaimed} pages reclaimed for a boost of {boost}, {skipped} DMA32 folios skipped");
+        assert!(ev(&m, Ev::PgScanKswapd) - scanned >= reclaimed + skipped, "{kernel}: the skipped folios count as scanned");
+        assert!(m.mm.zone_free(0) >= dma_free + reclaimed - 64, "{kernel}: ZONE_DMA got the reclaimed frames");
+        assert_eq!(m.mm.folios.zone_of(oldest_dma32), 1);
+        let at = inactive(&m).iter().position(|&pfn| pfn == oldest_dma32).expect("a skipped folio stays on the list");
+        assert!((at as u64) < skipped, "{kernel}: the oldest DMA32 folio went to the head ({at} from it)");
+        m.check().unwrap();
+    }
+}
+
+#[test]
+fn nonmovable_pageblocks_of_a_lower_zone_are_refused_under_a_policy_that_does_not_reclaim_by_zone() {
+    let text = one_file_scenario("64M", "6.1", "mglru", 1_000).replace("[machine]\n", "[machine]\nnonmovable = { DMA = { blocks = 1, free = [4] } }\n");
+    let s = scenario(&text);
+    let e = pagelab::sim::Machine::new(&s, |mm| pagelab::policy::lru_gen::LruGen::new(mm, &s.mglru)).err().expect("refused");
+    assert!(e.contains("machine.nonmovable.DMA") && e.contains("highest zone (DMA32)") && e.contains("mglru"), "{e}");
+    let text = text.replace("\"mglru\"", "\"classic\"");
+    assert!(pagelab::sim::Machine::new(&scenario(&text), |mm| Classic::new(mm.memcgs.cg.len())).is_ok(), "the classic LRU reclaims by zone");
 }
