@@ -336,6 +336,37 @@ fn generation_lists_and_sizes_stay_consistent_through_reclaim_and_refaults() {
     }
 }
 
+/// mm/vmscan.c: scan_folios() (6.1, 6.12): a generation keeps one list per zone and the
+/// scan of the oldest generation takes the zones in turn from reclaim_idx (ZONE_MOVABLE for
+/// page cache) downwards, so ZONE_DMA's folios go last. A read stream adds every new folio
+/// to the oldest generation (lru_gen_add_folio() with three generations), whose DMA32 list
+/// therefore never runs dry: the folios that filled ZONE_DMA outlive the stream, where one
+/// FIFO over both zones would have evicted them with their neighbours.
+#[test]
+fn scan_folios_takes_the_oldest_generation_zone_by_zone_leaving_zone_dma_to_the_last() {
+    for kernel in KERNELS {
+        // 64M on x86-64's layout: 3,840 pages of ZONE_DMA, the rest ZONE_DMA32.
+        let mut m = one_file("64M", kernel, 50_000);
+        for p in 0..20_000 {
+            m.apply(0, read(0, p));
+        }
+        m.drain();
+        let in_dma = |m: &Machine<LruGen>, p: u64| pfn_of(m, 0, 0, p).is_some_and(|pfn| m.mm.folios.zone_of(pfn) == 0);
+        let dma: Vec<u64> = (0..20_000).filter(|&p| in_dma(&m, p)).collect();
+        assert!(dma.len() > 1000, "{kernel}: the read filled ZONE_DMA too ({} pages there)", dma.len());
+        // Twice the memory more: every folio of the first 20,000 pages has had its turn.
+        for p in 20_000..50_000 {
+            m.apply(0, read(0, p));
+        }
+        m.drain();
+        m.check().unwrap();
+        let dma32_left = (0..20_000).filter(|&p| pfn_of(&m, 0, 0, p).is_some() && !dma.contains(&p)).count();
+        assert_eq!(dma32_left, 0, "{kernel}: the stream went through ZONE_DMA32's folios");
+        let dma_left = dma.iter().filter(|&&p| in_dma(&m, p)).count();
+        assert_eq!(dma_left, dma.len(), "{kernel}: {dma_left} of {} ZONE_DMA folios left", dma.len());
+    }
+}
+
 #[test]
 fn the_bloom_filter_skips_a_page_table_that_was_sparse_in_young_pages_last_walk() {
     let mut m = one_anon("6.1", 64, true);

@@ -94,10 +94,13 @@ fn seed_000_plain_mglru_keeps_the_looped_files_in_the_oldest_generation_and_refa
     let r = |i: usize| o.reports[i].as_ref().unwrap();
     let (plain, variant) = (r(0), r(1));
     assert_eq!(o.experiment.runs[1].label, "6.1 mglru refault_dist");
-    // 6.1's plain MGLRU: no refault is ever activated, every read of the loops misses, and
-    // halfway through the run every file page of the replicas is in the oldest generation.
+    // 6.1's plain MGLRU: no refault is ever activated, the reads of the loops miss but for
+    // the folios that filled ZONE_DMA (about 5 % of memory), which scan_folios() reaches only
+    // when the oldest generation's DMA32 list is empty, and halfway through the run every
+    // file page of the replicas is in the oldest generation.
     assert_eq!(plain.vmstat["workingset_activate_file"], 0);
-    assert!(plain.vmstat["pgpgin"] as f64 / 4.0 > 0.99 * stock_ops(plain) as f64);
+    let missed = plain.vmstat["pgpgin"] as f64 / 4.0 / stock_ops(plain) as f64;
+    assert!(missed > 0.9, "{missed}");
     assert_eq!(file_pages_above_the_oldest_generation(plain), 0);
     assert!(file_pages_above_the_oldest_generation(variant) > 1000);
     // The rework re-activates refaults whose distance is small enough: reads hit, so the

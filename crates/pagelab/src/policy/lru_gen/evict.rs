@@ -4,7 +4,7 @@
 
 use super::gen::{folio_gen, folio_lru_refs, gen_of, lru_tier_from_refs, PREFETCH_AHEAD, REFS_ALL};
 use super::{LruGen, MAX_LRU_BATCH, MAX_NR_TIERS, MIN_LRU_BATCH, MIN_NR_GENS};
-use crate::mm::folio::{pg, Pfn};
+use crate::mm::folio::{pg, Pfn, MAX_ZONES};
 use crate::mm::memcontrol::MemcgId;
 use crate::mm::vmscan::{move_folios_to_lru, shrink_folio_list, ReclaimStat, ScanControl};
 use crate::mm::vmstat::Ev;
@@ -140,42 +140,55 @@ impl LruGen {
         true
     }
 
-    /// Models mm/vmscan.c: scan_folios() (6.1/6.12; one zone): walk the oldest generation of
-    /// `ty` from its tail, sorting or isolating folios, until 64 are isolated or the 4096
-    /// budget is spent. Counts pgscan (isolated) and pgrefill (sorted). Returns the folios
+    /// Models mm/vmscan.c: scan_folios() (6.1/6.12): walk the oldest generation of `ty`, one
+    /// zone's list at a time from its tail, sorting or isolating folios, until 64 are
+    /// isolated or the 4096 budget is spent. Folios that can be neither go back to the head
+    /// of their zone's list. The zones are taken in turn from `sc->reclaim_idx` downwards:
+    /// every allocation pagelab makes is GFP_HIGHUSER_MOVABLE, whose reclaim_idx is
+    /// ZONE_MOVABLE, above every zone a machine has, so the highest zone comes first and
+    /// ZONE_DMA last; a lower zone's folios of the generation are reached only once the
+    /// higher zones' lists of the generation are empty (or the higher zone's list gives too
+    /// few folios). For the same reason sort_folio()'s test for a zone above reclaim_idx
+    /// never applies. Counts pgscan (isolated) and pgrefill (sorted). Returns the folios
     /// scanned, or 0 if none could be isolated with budget left.
     fn scan_folios(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, ty: usize, tier: usize, out: &mut Vec<Pfn>) -> u64 {
         if self.nr_gens(memcg, ty) == MIN_NR_GENS as u64 {
             return 0;
         }
         let gen = gen_of(self.lv[memcg as usize].min_seq[ty]);
-        let (mut scanned, mut sorted, mut isolated, mut skipped) = (0u64, 0u64, 0u64, 0u64);
+        let (mut scanned, mut sorted, mut isolated) = (0u64, 0u64, 0u64);
         let mut remaining = MAX_LRU_BATCH;
         let mut parked = Vec::new();
-        while let Some(pfn) = self.lv[memcg as usize].lists[gen][ty].tail() {
-            if self.prefetch {
-                mm.folios.prefetch_from_tail(&self.lv[memcg as usize].lists[gen][ty], PREFETCH_AHEAD);
+        for zone in (0..MAX_ZONES).rev() {
+            let mut skipped_zone = 0u64;
+            while let Some(pfn) = self.lv[memcg as usize].lists[gen][ty][zone].tail() {
+                if self.prefetch {
+                    mm.folios.prefetch_from_tail(&self.lv[memcg as usize].lists[gen][ty][zone], PREFETCH_AHEAD);
+                }
+                scanned += 1;
+                if self.sort_folio(mm, pfn, tier) {
+                    sorted += 1;
+                } else if self.isolate_folio(mm, pfn, sc) {
+                    out.push(pfn);
+                    isolated += 1;
+                } else {
+                    // Parked off the list, then spliced back at the head (list_move to `moved`).
+                    self.unlink(mm, pfn);
+                    parked.push(pfn);
+                    skipped_zone += 1;
+                }
+                remaining -= 1;
+                if remaining == 0 || isolated.max(skipped_zone) >= MIN_LRU_BATCH {
+                    break;
+                }
             }
-            scanned += 1;
-            if self.sort_folio(mm, pfn, tier) {
-                sorted += 1;
-            } else if self.isolate_folio(mm, pfn, sc) {
-                out.push(pfn);
-                isolated += 1;
-            } else {
-                // Parked off the list, then spliced back at the head (list_move to `moved`).
-                self.unlink(mm, pfn);
-                parked.push(pfn);
-                skipped += 1;
+            // The parked folios go back to the head, the last parked first in line.
+            for pfn in parked.drain(..) {
+                self.relink_parked(mm, pfn, gen, ty);
             }
-            remaining -= 1;
-            if remaining == 0 || isolated.max(skipped) >= MIN_LRU_BATCH {
+            if remaining == 0 || isolated >= MIN_LRU_BATCH {
                 break;
             }
-        }
-        // The parked folios go back to the head, the last parked first in line.
-        for &pfn in &parked {
-            self.relink_parked(mm, pfn, gen, ty);
         }
         // Isolated folios pay their scan in shrink_folio_list(), as the classic LRU's do; here
         // only the ones sorted or skipped without leaving the generation lists.
@@ -201,7 +214,8 @@ impl LruGen {
         let f = mm.folios.get_mut(pfn);
         f.lru_slot = (gen * 2 + ty + 1) as u16;
         let memcg = f.memcg;
-        mm.folios.list_add(&mut self.lv[memcg as usize].lists[gen][ty], pfn);
+        let zone = mm.folios.zone_of(pfn);
+        mm.folios.list_add(&mut self.lv[memcg as usize].lists[gen][ty][zone], pfn);
     }
 
     /// Models mm/vmscan.c: isolate_folios(): pick the type (file when swappiness is 0 or 1,

@@ -5,7 +5,7 @@
 //! these (both carry the December 2023 "underprotected page cache" fix).
 
 use super::{LruGen, MAX_NR_GENS, MAX_NR_TIERS, MIN_NR_GENS};
-use crate::mm::folio::{pg, Pfn};
+use crate::mm::folio::{pg, Pfn, MAX_ZONES};
 use crate::mm::memcontrol::MemcgId;
 use crate::mm::vmstat::Lru;
 use crate::mm::Mm;
@@ -114,7 +114,8 @@ impl LruGen {
             fm.lru_slot = slot(gen, ty);
         }
         self.update_size(mm, memcg, ty, None, Some(gen));
-        let list = &mut self.lv[memcg as usize].lists[gen][ty];
+        let zone = mm.folios.zone_of(pfn);
+        let list = &mut self.lv[memcg as usize].lists[gen][ty][zone];
         if reclaiming {
             mm.folios.list_add_tail(list, pfn);
         } else {
@@ -148,7 +149,8 @@ impl LruGen {
         let s = f.lru_slot as usize;
         debug_assert!(s > 0, "pfn {pfn} is on no generation list");
         let (gen, ty) = ((s - 1) / 2, (s - 1) % 2);
-        mm.folios.list_del(&mut self.lv[f.memcg as usize].lists[gen][ty], pfn);
+        let zone = mm.folios.zone_of(pfn);
+        mm.folios.list_del(&mut self.lv[f.memcg as usize].lists[gen][ty][zone], pfn);
         mm.folios.get_mut(pfn).lru_slot = 0;
     }
 
@@ -159,7 +161,8 @@ impl LruGen {
         let ty = f.lru_type();
         f.lru_slot = slot(gen, ty);
         let memcg = f.memcg;
-        let list = &mut self.lv[memcg as usize].lists[gen][ty];
+        let zone = mm.folios.zone_of(pfn);
+        let list = &mut self.lv[memcg as usize].lists[gen][ty][zone];
         if tail {
             mm.folios.list_add_tail(list, pfn);
         } else {
@@ -229,16 +232,19 @@ impl LruGen {
     }
 
     /// Models mm/vmscan.c: inc_min_seq(): move every folio left in the oldest generation of
-    /// `ty` to the next one (prefetching ahead as seed 003 proposes), then advance min_seq.
+    /// `ty` to the next one, zone by zone (prefetching ahead as seed 003 proposes), then
+    /// advance min_seq.
     pub fn inc_min_seq(&mut self, mm: &mut Mm, memcg: MemcgId, ty: usize, can_swap: bool) {
         if ty != 0 || can_swap {
             let old_gen = gen_of(self.lv[memcg as usize].min_seq[ty]);
-            while let Some(pfn) = self.lv[memcg as usize].lists[old_gen][ty].tail() {
-                if self.prefetch {
-                    mm.folios.prefetch_from_tail(&self.lv[memcg as usize].lists[old_gen][ty], PREFETCH_AHEAD);
+            for zone in 0..MAX_ZONES {
+                while let Some(pfn) = self.lv[memcg as usize].lists[old_gen][ty][zone].tail() {
+                    if self.prefetch {
+                        mm.folios.prefetch_from_tail(&self.lv[memcg as usize].lists[old_gen][ty][zone], PREFETCH_AHEAD);
+                    }
+                    let new_gen = self.folio_inc_gen(mm, pfn, false);
+                    self.relink(mm, pfn, new_gen, true);
                 }
-                let new_gen = self.folio_inc_gen(mm, pfn, false);
-                self.relink(mm, pfn, new_gen, true);
             }
         }
         self.reset_ctrl_pos(memcg, ty, true);
@@ -256,7 +262,7 @@ impl LruGen {
         let mut min_seq = lv.min_seq;
         for ty in (!can_swap) as usize..2 {
             while min_seq[ty] + MIN_NR_GENS as u64 <= lv.max_seq {
-                if !lv.lists[gen_of(min_seq[ty])][ty].is_empty() {
+                if lv.lists[gen_of(min_seq[ty])][ty].iter().any(|l| !l.is_empty()) {
                     break;
                 }
                 min_seq[ty] += 1;

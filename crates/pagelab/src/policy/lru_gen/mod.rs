@@ -22,7 +22,7 @@ pub use evict::{positive_ctrl_err, CtrlPos};
 pub use gen::{folio_gen, folio_lru_refs, gen_of, lru_tier_from_refs};
 
 use crate::kernel::Kernel;
-use crate::mm::folio::{pg, List, Pfn};
+use crate::mm::folio::{pg, List, Pfn, MAX_ZONES};
 use crate::mm::mapping::Shadow;
 use crate::mm::memcontrol::MemcgId;
 use crate::mm::vmscan::ScanControl;
@@ -58,15 +58,17 @@ pub const MAX_NR_TIERS: usize = 4;
 pub const MIN_LRU_BATCH: u64 = 64;
 pub const MAX_LRU_BATCH: u64 = 4096;
 
-/// `struct lru_gen_folio` of one memcg's lruvec (one node, one zone, NR_HIST_GENS = 1).
+/// `struct lru_gen_folio` of one memcg's lruvec (one node, NR_HIST_GENS = 1).
 #[derive(Clone, Debug)]
 pub struct GenLruvec {
     pub max_seq: u64,
     pub min_seq: [u64; 2],
     /// Birth time (ns) of each generation.
     pub timestamps: [u64; MAX_NR_GENS],
-    /// `folios[gen][type]`: type 0 anon, 1 file.
-    lists: [[List; 2]; MAX_NR_GENS],
+    /// `folios[gen][type][zone]`: type 0 anon, 1 file; one list per zone of the machine, as
+    /// the kernel keeps them (include/linux/mmzone.h: struct lru_gen_folio, 6.1/6.12), so a
+    /// scan of the oldest generation takes the zones in turn (scan_folios()).
+    lists: [[[List; MAX_ZONES]; 2]; MAX_NR_GENS],
     /// `nr_pages[gen][type]` (may dip below zero transiently in the kernel; exact here).
     pub nr_pages: [[i64; 2]; MAX_NR_GENS],
     pub avg_refaulted: [[u64; MAX_NR_TIERS]; 2],
@@ -166,9 +168,10 @@ impl LruGen {
         mm.cfg.swappiness as u64
     }
 
-    /// The folios of a generation list, head first (for tests and debugfs).
+    /// The folios of a generation's lists, the highest zone's first, each head first (for
+    /// tests and debugfs).
     pub fn gen_pages(&self, mm: &Mm, memcg: MemcgId, gen: usize, ty: usize) -> Vec<Pfn> {
-        mm.folios.iter_list(&self.lv[memcg as usize].lists[gen][ty]).collect()
+        self.lv[memcg as usize].lists[gen][ty].iter().rev().flat_map(|l| mm.folios.iter_list(l)).collect()
     }
 
     /// Models mm/swap.c: folio_inc_refs() (6.1/6.12): the first fd access sets
@@ -279,7 +282,7 @@ impl Policy for LruGen {
     }
 
     fn state_bytes(&self) -> u64 {
-        let lists: u64 = self.lv.iter().flat_map(|l| l.lists.iter().flatten()).map(|l| l.state_bytes()).sum();
+        let lists: u64 = self.lv.iter().flat_map(|l| l.lists.iter().flatten().flatten()).map(|l| l.state_bytes()).sum();
         let bloom: u64 = self.lv.iter().flat_map(|l| l.bloom.iter()).map(|b| b.as_ref().map_or(0, |v| v.len() as u64 * 8)).sum();
         lists + bloom + (self.lv.len() * std::mem::size_of::<GenLruvec>()) as u64
     }
@@ -295,38 +298,40 @@ impl Policy for LruGen {
             }
             let mut counted = [[0i64; 2]; MAX_NR_GENS];
             for (gen, lists) in lv.lists.iter().enumerate() {
-                for (ty, list) in lists.iter().enumerate() {
-                    let mut n = 0;
-                    for pfn in mm.folios.iter_list(list) {
-                        n += 1;
-                        let f = mm.folios.get(pfn);
-                        if f.memcg != memcg || f.lru_type() != ty || f.lru_slot as usize != gen * 2 + ty + 1 {
-                            return Err(format!("pfn {pfn} on memcg {m} gen {gen} type {ty} does not belong there"));
-                        }
-                        let g = folio_gen(f.flags).ok_or(format!("pfn {pfn} on a generation list without a generation"))?;
-                        let seq_ok = (lv.min_seq[ty]..=lv.max_seq).any(|s| gen_of(s) == g);
-                        // An anon folio promoted by folio_update_gen() but still on its old
-                        // list is left there when inc_min_seq() advances anon's min_seq
-                        // without moving folios (swap not possible), as in the kernel; its
-                        // flags may then name a retired generation until sort_folio() moves it.
-                        // inc_min_seq() (6.1/6.12) also leaves the whole oldest anon list where it
-                        // is, its folios still naming that generation, which becomes the youngest
-                        // when max_seq next wraps onto it.
-                        let list_live = (lv.min_seq[ty]..=lv.max_seq).any(|s| gen_of(s) == gen);
-                        let left_behind = ty == 0 && (g != gen || !list_live);
-                        if !seq_ok && !left_behind {
-                            return Err(format!(
+                for (ty, zones) in lists.iter().enumerate() {
+                    for (zone, list) in zones.iter().enumerate() {
+                        let mut n = 0;
+                        for pfn in mm.folios.iter_list(list) {
+                            n += 1;
+                            let f = mm.folios.get(pfn);
+                            if f.memcg != memcg || f.lru_type() != ty || f.lru_slot as usize != gen * 2 + ty + 1 || mm.folios.zone_of(pfn) != zone {
+                                return Err(format!("pfn {pfn} on memcg {m} gen {gen} type {ty} zone {zone} does not belong there"));
+                            }
+                            let g = folio_gen(f.flags).ok_or(format!("pfn {pfn} on a generation list without a generation"))?;
+                            let seq_ok = (lv.min_seq[ty]..=lv.max_seq).any(|s| gen_of(s) == g);
+                            // An anon folio promoted by folio_update_gen() but still on its old
+                            // list is left there when inc_min_seq() advances anon's min_seq
+                            // without moving folios (swap not possible), as in the kernel; its
+                            // flags may then name a retired generation until sort_folio() moves it.
+                            // inc_min_seq() (6.1/6.12) also leaves the whole oldest anon list where it
+                            // is, its folios still naming that generation, which becomes the youngest
+                            // when max_seq next wraps onto it.
+                            let list_live = (lv.min_seq[ty]..=lv.max_seq).any(|s| gen_of(s) == gen);
+                            let left_behind = ty == 0 && (g != gen || !list_live);
+                            if !seq_ok && !left_behind {
+                                return Err(format!(
                                 "pfn {pfn} in generation {g}, outside memcg {m}'s live generations (type {ty}, on list {gen}, min_seq {:?}, max_seq {}, flags {:#x})",
                                 lv.min_seq, lv.max_seq, f.flags
                             ));
+                            }
+                            counted[g][ty] += 1;
+                            if f.test(pg::ACTIVE) {
+                                return Err(format!("pfn {pfn} keeps PG_active on a generation list"));
+                            }
                         }
-                        counted[g][ty] += 1;
-                        if f.test(pg::ACTIVE) {
-                            return Err(format!("pfn {pfn} keeps PG_active on a generation list"));
+                        if n != list.len {
+                            return Err(format!("memcg {m} gen {gen} type {ty} zone {zone}: list length {} but {n} members", list.len));
                         }
-                    }
-                    if n != list.len {
-                        return Err(format!("memcg {m} gen {gen} type {ty}: list length {} but {n} members", list.len));
                     }
                 }
             }
