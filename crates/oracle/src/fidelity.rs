@@ -143,11 +143,9 @@ pub fn calibrate(memory_pages: u64, before: &Snapshot, scenario_sets: &dyn Fn(&s
 
 /// `machine.nonmovable` from the guest's /proc/pagetypeinfo before the workload
 /// (`alloc_hists["pagetypeinfo_before"]`): each zone's unmovable and reclaimable pageblocks,
-/// and their free chunks by order, the two rows added up; every zone with such blocks when
-/// `lower_zones` (a policy that models kswapd reclaiming a lower zone alone, the classic
-/// LRU), else the highest zone's alone. `None` without the text or without such blocks;
-/// `pagelab oracle --pageblocks` applies it.
-pub fn calibrate_pageblocks(pagetypeinfo: &str, lower_zones: bool) -> Option<String> {
+/// and their free chunks by order, the two rows added up, for every zone with such blocks.
+/// `None` without the text or without such blocks; `pagelab oracle --pageblocks` applies it.
+pub fn calibrate_pageblocks(pagetypeinfo: &str) -> Option<String> {
     let mut free: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     let mut blocks: Vec<(String, u64)> = Vec::new();
     let mut in_blocks = false;
@@ -176,12 +174,10 @@ pub fn calibrate_pageblocks(pagetypeinfo: &str, lower_zones: bool) -> Option<Str
             }
         }
     }
-    let highest = blocks.len().checked_sub(1)?;
     let zones: Vec<String> = blocks
         .iter()
-        .enumerate()
-        .filter(|&(i, (_, n))| *n > 0 && (lower_zones || i == highest))
-        .filter_map(|(_, (zone, n))| {
+        .filter(|(_, n)| *n > 0)
+        .filter_map(|(zone, n)| {
             let list = free.get(zone)?.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",");
             Some(format!("{zone}={{blocks={n},free=[{list}]}}"))
         })
@@ -768,7 +764,7 @@ mod tests {
     }
 
     #[test]
-    fn pagetypeinfo_gives_each_zones_nonmovable_blocks_and_their_free_chunks_or_the_highest_zones_alone() {
+    fn pagetypeinfo_gives_each_zones_nonmovable_blocks_and_their_free_chunks() {
         let text = "Page block order: 9
 Pages per block:  512
 
@@ -783,18 +779,17 @@ Number of blocks type     Unmovable      Movable  Reclaimable   HighAtomic      
 Node 0, zone      DMA            1            7            0            0            0 
 Node 0, zone    DMA32           12          106            2            0            0 
 ";
-        assert_eq!(calibrate_pageblocks(text, false).as_deref(), Some("machine.nonmovable={DMA32={blocks=14,free=[0,2,0,1,1,2,1,0,1,2,0]}}"));
         assert_eq!(
-            calibrate_pageblocks(text, true).as_deref(),
+            calibrate_pageblocks(text).as_deref(),
             Some("machine.nonmovable={DMA={blocks=1,free=[0,0,0,0,0,1,1,1,0,0,0]},DMA32={blocks=14,free=[0,2,0,1,1,2,1,0,1,2,0]}}")
         );
-        assert_eq!(calibrate_pageblocks("", true), None);
+        assert_eq!(calibrate_pageblocks(""), None);
         // The override parses as the scenario key.
         let s = pagelab::scenario::Scenario::parse(
             "[machine]\nmemory = \"256M\"\n[[workload]]\nname = \"r\"\ncgroup = \"/\"\nkind = \"file-read\"\nfile_size = \"1M\"\nops = 1\n",
             "t.toml",
             "t",
-            &[calibrate_pageblocks(text, true).unwrap()],
+            &[calibrate_pageblocks(text).unwrap()],
         )
         .unwrap();
         assert_eq!(s.machine.nonmovable.iter().map(|z| (z.0.as_str(), z.1)).collect::<Vec<_>>(), [("DMA", 1), ("DMA32", 14)]);

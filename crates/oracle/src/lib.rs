@@ -223,7 +223,7 @@ pub fn oracle(a: &OracleArgs) -> Result<OracleOutput> {
         kernel.calibration.overrides.extend(fidelity::calibrate_swap_device(m.swap_device, time_swap));
         kernel.calibration.overrides.extend(fidelity::calibrate_guest_cpu(&sets));
         if a.pageblocks && !sets("machine.nonmovable") {
-            match kernel.alloc_hists.get("pagetypeinfo_before").and_then(|t| fidelity::calibrate_pageblocks(t, policy == "classic")) {
+            match kernel.alloc_hists.get("pagetypeinfo_before").and_then(|t| fidelity::calibrate_pageblocks(t)) {
                 Some(o) => kernel.calibration.overrides.push(o),
                 None => eprintln!(
                     "pagelab oracle: --pageblocks: the kernel's run has no /proc/pagetypeinfo with non-movable pageblocks; the model's are all movable"

@@ -51,7 +51,8 @@ pub trait Policy {
 
     /// mm/vmscan.c: isolate_lru_folios() (6.1/6.12) passes over the folios of zones above the
     /// reclaim's highest zone (kswapd balancing a lower zone, woken by that zone's boost).
-    /// The classic LRU keeps the per-zone list sizes this needs; a policy that does not
+    /// The classic LRU keeps per-zone list sizes for it and MGLRU per-zone generation lists
+    /// (whose sort_folio() moves such folios on a generation); a policy that does neither
     /// cannot run on a machine whose lower zones have non-movable pageblocks.
     fn reclaims_by_zone(&self) -> bool {
         false

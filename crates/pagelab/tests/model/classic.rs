@@ -753,10 +753,13 @@ fn a_boost_of_zone_dma_wakes_kswapd_for_zone_dma_alone_whose_isolation_skips_dma
 
 #[test]
 fn nonmovable_pageblocks_of_a_lower_zone_are_refused_under_a_policy_that_does_not_reclaim_by_zone() {
-    let text = one_file_scenario("64M", "6.1", "mglru", 1_000).replace("[machine]\n", "[machine]\nnonmovable = { DMA = { blocks = 1, free = [4] } }\n");
-    let s = scenario(&text);
-    let e = pagelab::sim::Machine::new(&s, |mm| pagelab::policy::lru_gen::LruGen::new(mm, &s.mglru)).err().expect("refused");
-    assert!(e.contains("machine.nonmovable.DMA") && e.contains("highest zone (DMA32)") && e.contains("mglru"), "{e}");
-    let text = text.replace("\"mglru\"", "\"classic\"");
-    assert!(pagelab::sim::Machine::new(&scenario(&text), |mm| Classic::new(mm.memcgs.cg.len())).is_ok(), "the classic LRU reclaims by zone");
+    // The classic LRU and MGLRU model kswapd reclaiming a lower zone alone; a plain policy
+    // hosted through the seam does not.
+    let text =
+        |policy: &str| one_file_scenario("64M", "6.1", policy, 1_000).replace("[machine]\n", "[machine]\nnonmovable = { DMA = { blocks = 1, free = [4] } }\n");
+    let e = pagelab::run(&scenario(&text("fifo")), |_, _| {}).err().expect("refused");
+    assert!(e.contains("machine.nonmovable.DMA") && e.contains("highest zone (DMA32)") && e.contains("fifo"), "{e}");
+    for policy in ["classic", "mglru"] {
+        assert!(pagelab::run(&scenario(&text(policy)), |_, _| {}).is_ok(), "{policy} reclaims by zone");
+    }
 }

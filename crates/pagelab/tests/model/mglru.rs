@@ -368,6 +368,49 @@ fn scan_folios_takes_the_oldest_generation_zone_by_zone_leaving_zone_dma_to_the_
 }
 
 #[test]
+fn a_reclaim_limited_to_zone_dma_moves_the_oldest_generations_dma32_folios_on_and_frees_only_zone_dma_sort_folio_6_1_6_12() {
+    // mm/vmscan.c: scan_folios() (6.1/6.12) starts at sc->reclaim_idx's zone, and
+    // sort_folio() moves a folio of a zone above reclaim_idx to the next generation (counted
+    // as sorted: pgrefill) instead of isolating it; kswapd balancing ZONE_DMA alone (woken by
+    // its boost) reclaims this way.
+    use pagelab::mm::vmscan::{shrink_node, ScanControl};
+    use pagelab::mm::vmstat::Reclaimer;
+    for kernel in KERNELS {
+        let mut m = one_file("64M", kernel, 50_000);
+        for p in 0..20_000 {
+            m.apply(0, read(0, p));
+        }
+        m.drain();
+        let oldest = |m: &Machine<LruGen>| gen_of(m.policy.lv[ROOT_MEMCG as usize].min_seq[1]);
+        let gen_of_pfn = |m: &Machine<LruGen>, pfn| folio_gen(m.mm.folios.get(pfn).flags);
+        let old_dma32: Vec<_> = (0..20_000u64)
+            .filter_map(|p| pfn_of(&m, 0, 0, p))
+            .filter(|&pfn| m.mm.folios.zone_of(pfn) == 1 && gen_of_pfn(&m, pfn) == Some(oldest(&m)))
+            .collect();
+        assert!(!old_dma32.is_empty(), "{kernel}: DMA32 folios in the oldest generation");
+        let (free_dma, free_dma32, refill) = (m.mm.folios.nr_free_in(0), m.mm.folios.nr_free_in(1), ev(&m, Ev::PgRefill));
+        // ZONE_DMA's list of the oldest generation comes first; once it runs dry the scan
+        // reaches DMA32's and sorts its folios on.
+        let mut reclaimed = 0;
+        for _ in 0..200 {
+            let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 32);
+            sc.reclaim_idx = 0;
+            shrink_node(&mut m.mm, &mut m.policy, &mut sc);
+            reclaimed += sc.nr_reclaimed;
+            if ev(&m, Ev::PgRefill) > refill {
+                break;
+            }
+        }
+        assert!(reclaimed > 0, "{kernel}: ZONE_DMA's folios were reclaimed");
+        assert_eq!(m.mm.folios.nr_free_in(1), free_dma32, "{kernel}: no DMA32 frame was freed");
+        assert_eq!(m.mm.folios.nr_free_in(0), free_dma + reclaimed, "{kernel}: the reclaimed frames are ZONE_DMA's");
+        let moved_on = old_dma32.iter().filter(|&&pfn| m.mm.folios.test(pfn, pg::LRU) && gen_of_pfn(&m, pfn) != Some(oldest(&m))).count();
+        assert!(moved_on > 0 && ev(&m, Ev::PgRefill) >= refill + moved_on as u64, "{kernel}: {moved_on} DMA32 folios moved on a generation, counted as sorted");
+        m.check().unwrap();
+    }
+}
+
+#[test]
 fn the_bloom_filter_skips_a_page_table_that_was_sparse_in_young_pages_last_walk() {
     let mut m = one_anon("6.1", 64, true);
     for p in 0..64 {

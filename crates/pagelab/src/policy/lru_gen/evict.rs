@@ -6,7 +6,7 @@ use super::gen::{folio_gen, folio_lru_refs, gen_of, lru_tier_from_refs, PREFETCH
 use super::{LruGen, MAX_LRU_BATCH, MAX_NR_TIERS, MIN_LRU_BATCH, MIN_NR_GENS};
 use crate::mm::folio::{pg, Pfn, MAX_ZONES};
 use crate::mm::memcontrol::MemcgId;
-use crate::mm::vmscan::{move_folios_to_lru, shrink_folio_list, ReclaimStat, ScanControl};
+use crate::mm::vmscan::{move_folios_to_lru, shrink_folio_list, ReclaimStat, ScanControl, ALL_ZONES};
 use crate::mm::vmstat::Ev;
 use crate::mm::Mm;
 
@@ -76,9 +76,10 @@ impl LruGen {
     /// Models mm/vmscan.c: sort_folio() (6.1/6.12 with the Dec-2023 fix): a folio the walk
     /// promoted moves to its generation's list; a folio in a protected tier (or with the
     /// maximal refs) moves to min_seq + 1 and counts as protected (6.1 also counts it in
-    /// workingset_activate); a folio locked, under writeback or dirty (file) moves to the
-    /// next generation with PG_reclaim. True: handled, not to be isolated.
-    fn sort_folio(&mut self, mm: &mut Mm, pfn: Pfn, tier_idx: usize) -> bool {
+    /// workingset_activate); a folio of a zone above `reclaim_idx` moves to the next
+    /// generation; a folio locked, under writeback or dirty (file) moves to the next
+    /// generation with PG_reclaim. True: handled, not to be isolated.
+    fn sort_folio(&mut self, mm: &mut Mm, pfn: Pfn, tier_idx: usize, reclaim_idx: usize) -> bool {
         let f = *mm.folios.get(pfn);
         let ty = f.lru_type();
         let memcg = f.memcg;
@@ -98,6 +99,13 @@ impl LruGen {
                 let e = if ty == 1 { Ev::WorkingsetActivateFile } else { Ev::WorkingsetActivateAnon };
                 crate::mm::workingset::count_workingset(mm, memcg, e, 1);
             }
+            return true;
+        }
+        // Ineligible: a folio of a zone above the reclaim's highest zone (kswapd balancing a
+        // lower zone) moves to the next generation's tail.
+        if reclaim_idx != ALL_ZONES && mm.folios.zone_of(pfn) > reclaim_idx {
+            let new_gen = self.folio_inc_gen(mm, pfn, false);
+            self.relink(mm, pfn, new_gen, true);
             return true;
         }
         let locked = f.test(pg::LOCKED) && !crate::mm::filemap::folio_trylock(mm, pfn);
@@ -143,14 +151,16 @@ impl LruGen {
     /// Models mm/vmscan.c: scan_folios() (6.1/6.12): walk the oldest generation of `ty`, one
     /// zone's list at a time from its tail, sorting or isolating folios, until 64 are
     /// isolated or the 4096 budget is spent. Folios that can be neither go back to the head
-    /// of their zone's list. The zones are taken in turn from `sc->reclaim_idx` downwards:
-    /// every allocation pagelab makes is GFP_HIGHUSER_MOVABLE, whose reclaim_idx is
+    /// of their zone's list. The zones are taken in turn from `sc->reclaim_idx` downwards,
+    /// then from the highest zone down to the one above reclaim_idx (the kernel's
+    /// `(reclaim_idx + i) % MAX_NR_ZONES`). Reclaim for user pages has reclaim_idx
     /// ZONE_MOVABLE, above every zone a machine has, so the highest zone comes first and
     /// ZONE_DMA last; a lower zone's folios of the generation are reached only once the
     /// higher zones' lists of the generation are empty (or the higher zone's list gives too
-    /// few folios). For the same reason sort_folio()'s test for a zone above reclaim_idx
-    /// never applies. Counts pgscan (isolated) and pgrefill (sorted). Returns the folios
-    /// scanned, or 0 if none could be isolated with budget left.
+    /// few folios). kswapd balancing a lower zone (its classzone) takes that zone first, and
+    /// sort_folio() moves the higher zones' folios on to the next generation. Counts pgscan
+    /// (isolated) and pgrefill (sorted). Returns the folios scanned, or 0 if none could be
+    /// isolated with budget left.
     fn scan_folios(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, ty: usize, tier: usize, out: &mut Vec<Pfn>) -> u64 {
         if self.nr_gens(memcg, ty) == MIN_NR_GENS as u64 {
             return 0;
@@ -159,14 +169,15 @@ impl LruGen {
         let (mut scanned, mut sorted, mut isolated) = (0u64, 0u64, 0u64);
         let mut remaining = MAX_LRU_BATCH;
         let mut parked = Vec::new();
-        for zone in (0..MAX_ZONES).rev() {
+        let first = sc.reclaim_idx.min(MAX_ZONES - 1);
+        for zone in (0..=first).rev().chain((first + 1..MAX_ZONES).rev()) {
             let mut skipped_zone = 0u64;
             while let Some(pfn) = self.lv[memcg as usize].lists[gen][ty][zone].tail() {
                 if self.prefetch {
                     mm.folios.prefetch_from_tail(&self.lv[memcg as usize].lists[gen][ty][zone], PREFETCH_AHEAD);
                 }
                 scanned += 1;
-                if self.sort_folio(mm, pfn, tier) {
+                if self.sort_folio(mm, pfn, tier, sc.reclaim_idx) {
                     sorted += 1;
                 } else if self.isolate_folio(mm, pfn, sc) {
                     out.push(pfn);

@@ -192,6 +192,10 @@ impl LruGen {
 }
 
 impl Policy for LruGen {
+    fn reclaims_by_zone(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "mglru"
     }
