@@ -20,7 +20,7 @@ use crate::mm::{int_sqrt, Mm};
 use crate::policy::Policy;
 
 /// Adds `delta` to the size of `lru` in the zone of `pfn`, a zone below the highest.
-#[inline(never)]
+#[inline]
 fn lower_zone_lru_size_add(mm: &mut Mm, memcg: MemcgId, lru: Lru, pfn: Pfn, delta: i64) {
     let z = mm.folios.zone_of(pfn);
     let n = &mut mm.memcgs.get_mut(memcg).lruvec.lower_zone_lru_size[lru as usize][z];
