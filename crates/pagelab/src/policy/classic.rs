@@ -27,6 +27,24 @@ fn lower_zone_lru_size_add(mm: &mut Mm, memcg: MemcgId, lru: Lru, pfn: Pfn, delt
     *n = n.wrapping_add_signed(delta);
 }
 
+/// isolate_lru_folios()'s verdict on one folio taken off the tail of `list`: a folio not on
+/// the LRU (a 6.12 folio waiting for activation), or mapped when unmapping is not allowed,
+/// rotates to the head; any other is isolated into `taken`.
+#[inline(always)]
+fn isolate_or_rotate(mm: &mut Mm, list: &mut List, memcg: MemcgId, lru: Lru, pfn: Pfn, sc: &ScanControl, taken: &mut Vec<Pfn>) {
+    let fl = mm.folios.get(pfn).flags;
+    if fl & pg::LRU == 0 || (!sc.may_unmap && fl & pg::MAPPED != 0) {
+        mm.folios.list_add(list, pfn);
+        return;
+    }
+    let f = mm.folios.get_mut(pfn);
+    f.flags = (f.flags & !pg::LRU) | pg::ISOLATED;
+    taken.push(pfn);
+    if mm.folios.below_top_zone(pfn) {
+        lower_zone_lru_size_add(mm, memcg, lru, pfn, -1);
+    }
+}
+
 /// How far ahead of the scan position isolation prefetches folios.
 const PREFETCH_AHEAD: usize = 8;
 
@@ -159,17 +177,7 @@ impl Classic {
             mm.folios.prefetch_from_tail(list, PREFETCH_AHEAD);
             let Some(pfn) = mm.folios.list_del_tail(list) else { break };
             scan += 1;
-            let fl = mm.folios.get(pfn).flags;
-            if fl & pg::LRU == 0 || (!sc.may_unmap && fl & pg::MAPPED != 0) {
-                mm.folios.list_add(list, pfn);
-                continue;
-            }
-            let f = mm.folios.get_mut(pfn);
-            f.flags = (f.flags & !pg::LRU) | pg::ISOLATED;
-            taken.push(pfn);
-            if mm.folios.below_top_zone(pfn) {
-                lower_zone_lru_size_add(mm, memcg, lru, pfn, -1);
-            }
+            isolate_or_rotate(mm, list, memcg, lru, pfn, sc, &mut taken);
         }
         mm.update_lru_size(memcg, lru, -(taken.len() as i64));
         (taken, scan)
@@ -196,17 +204,7 @@ impl Classic {
                 continue;
             }
             scan += 1;
-            let fl = mm.folios.get(pfn).flags;
-            if fl & pg::LRU == 0 || (!sc.may_unmap && fl & pg::MAPPED != 0) {
-                mm.folios.list_add(list, pfn);
-                continue;
-            }
-            let f = mm.folios.get_mut(pfn);
-            f.flags = (f.flags & !pg::LRU) | pg::ISOLATED;
-            taken.push(pfn);
-            if mm.folios.below_top_zone(pfn) {
-                lower_zone_lru_size_add(mm, memcg, lru, pfn, -1);
-            }
+            isolate_or_rotate(mm, list, memcg, lru, pfn, sc, &mut taken);
         }
         let mut pgskip = [0u64; MAX_ZONES];
         for &pfn in &skipped {
