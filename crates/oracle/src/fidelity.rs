@@ -473,7 +473,7 @@ pub const VMSTAT_ROWS: &[(&str, Option<f64>)] = &[
     ("pgscan", Some(SCANS)),
     // Pages isolate_lru_folios() stepped over because their zone was above the reclaim
     // index (kswapd balancing a boosted lower zone): the kernel counts them in pgscan and
-    // pgrefill; the model has one zone and never skips.
+    // pgrefill; the model skips only with a lower zone's pageblock layout (--pageblocks).
     ("pgskip", None),
     ("workingset_activate_file", Some(EVENTS)),
     ("workingset_activate_anon", Some(EVENTS)),
@@ -494,6 +494,9 @@ pub const VMSTAT_ROWS: &[(&str, Option<f64>)] = &[
     ("pgpgout", None),
     ("workingset_nodereclaim", None),
     ("oom_kill", None),
+    // kcompactd after boosted runs: the model compacts only with a pageblock layout.
+    ("compact_daemon_wake", None),
+    ("pgmigrate_success", None),
 ];
 
 /// The memory.stat counters compared for every cgroup of the scenario.
@@ -504,7 +507,7 @@ pub const MEMCG_ROWS: &[(&str, Option<f64>)] = &[
     ("pgscan", Some(SCANS)),
     // Pages isolate_lru_folios() stepped over because their zone was above the reclaim
     // index (kswapd balancing a boosted lower zone): the kernel counts them in pgscan and
-    // pgrefill; the model has one zone and never skips.
+    // pgrefill; the model skips only with a lower zone's pageblock layout (--pageblocks).
     ("pgskip", None),
     ("workingset_activate_file", Some(EVENTS)),
     ("workingset_activate_anon", Some(EVENTS)),

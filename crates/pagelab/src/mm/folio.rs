@@ -196,6 +196,24 @@ impl Folios {
         self.zone_of(pfn)
     }
 
+    /// The frames of zone `z`: `start..end`.
+    pub fn zone_span(&self, z: usize) -> (Pfn, Pfn) {
+        let start = if z == 0 { 0 } else { self.zone_start[z - 1] };
+        let end = self.zone_start.get(z).copied().filter(|&e| e != Pfn::MAX).unwrap_or(self.f.len() as Pfn);
+        (start, end)
+    }
+
+    /// Zone `z`'s free frames, the next to be handed out last.
+    pub fn free_list(&self, z: usize) -> &[Pfn] {
+        &self.free[z]
+    }
+
+    /// Takes the frames `gone` off zone `z`'s free list (free pages that compaction moved into
+    /// a non-movable pageblock, whose own lists hold them now).
+    pub fn unlist_free(&mut self, z: usize, gone: &std::collections::HashSet<Pfn>) {
+        self.free[z].retain(|p| !gone.contains(p));
+    }
+
     /// Puts free frames on zone `z`'s free list (taken from another free list: a fallback to
     /// a non-movable pageblock).
     pub fn push_free(&mut self, z: usize, frames: &[Pfn]) {

@@ -10,6 +10,7 @@
 //! batches, tasks, the clock and the global counters. Policies keep their own list state and
 //! receive `&mut Mm` for the rest.
 
+pub mod compaction;
 pub mod filemap;
 pub mod folio;
 pub mod invariants;

@@ -90,6 +90,14 @@ pub struct Pageblocks {
     managed: Vec<u64>,
     /// Per zone: whether the scenario gave it non-movable pageblocks.
     laid_out: Vec<bool>,
+    /// Where each frame sits: the model names a page by its frame number for its whole life,
+    /// but compaction moves pages (mm/migrate.c), so the pageblocks and the buddy lists here
+    /// are kept in physical frame numbers, and `phys[pfn]` / `frame_at[phys]` translate.
+    /// A migration exchanges the physical places of the page and its free target.
+    phys: Vec<Pfn>,
+    frame_at: Vec<Pfn>,
+    /// kcompactd's state (mm/compaction.rs).
+    pub kcompactd: crate::mm::compaction::Kcompactd,
     /// Events for the report: fallbacks, boosts, claims.
     pub fallbacks: u64,
     pub boosts: u64,
@@ -112,6 +120,9 @@ impl Pageblocks {
             base_marks: marks,
             managed,
             laid_out: vec![false; zones],
+            phys: (0..frames as Pfn).collect(),
+            frame_at: (0..frames as Pfn).collect(),
+            kcompactd: crate::mm::compaction::Kcompactd::new(zones),
             fallbacks: 0,
             boosts: 0,
             claims: 0,
@@ -179,21 +190,54 @@ impl Pageblocks {
         Ok(kernel)
     }
 
-    /// Free pages in zone `z`'s non-movable blocks (part of NR_FREE_PAGES).
-    #[inline]
     /// Whether zone `z` has non-movable pageblocks of the scenario's.
     pub fn has_blocks_in(&self, z: usize) -> bool {
         self.laid_out[z]
     }
 
+    /// Free pages in zone `z`'s non-movable blocks (part of NR_FREE_PAGES).
+    #[inline]
     pub fn nr_free(&self, z: usize) -> u64 {
         self.buddy[z].nr_free
     }
 
-    /// Whether frame `pfn` lies in a non-movable pageblock (get_pfnblock_migratetype()).
+    /// Whether page `pfn` lies in a non-movable pageblock (get_pfnblock_migratetype()).
     #[inline]
     pub fn is_nonmovable(&self, pfn: Pfn) -> bool {
-        self.nonmovable.get((pfn >> PAGEBLOCK_ORDER) as usize).copied().unwrap_or(false)
+        self.is_nonmovable_phys(self.phys[pfn as usize])
+    }
+
+    /// Whether physical frame `phys` lies in a non-movable pageblock.
+    #[inline]
+    pub fn is_nonmovable_phys(&self, phys: Pfn) -> bool {
+        self.nonmovable.get((phys >> PAGEBLOCK_ORDER) as usize).copied().unwrap_or(false)
+    }
+
+    /// The physical frame of page `pfn`.
+    #[inline]
+    pub fn phys_of(&self, pfn: Pfn) -> Pfn {
+        self.phys[pfn as usize]
+    }
+
+    /// The page (model frame number) at physical frame `phys`.
+    #[inline]
+    pub fn page_at(&self, phys: Pfn) -> Pfn {
+        self.frame_at[phys as usize]
+    }
+
+    /// A migration (mm/migrate.c: migrate_folio()): page `a`'s contents move to the frame
+    /// where page `b` is, and `b` (a free page) takes `a`'s old frame.
+    pub fn exchange(&mut self, a: Pfn, b: Pfn) {
+        let (pa, pb) = (self.phys[a as usize], self.phys[b as usize]);
+        self.phys.swap(a as usize, b as usize);
+        self.frame_at[pa as usize] = b;
+        self.frame_at[pb as usize] = a;
+    }
+
+    /// Free chunks of zone `z`'s non-movable blocks, by order (for compaction's view of the
+    /// zone's free memory).
+    pub fn chunks(&self, z: usize) -> impl Iterator<Item = (Pfn, usize)> + '_ {
+        self.buddy[z].lists.iter().enumerate().flat_map(|(o, l)| l.iter().map(move |&p| (p, o)))
     }
 
     fn insert(&mut self, z: usize, pfn: Pfn, order: usize) {
@@ -210,9 +254,14 @@ impl Pageblocks {
         self.order_at.remove(&pfn);
     }
 
-    /// Models mm/page_alloc.c: __free_one_page() for a frame of a non-movable block: merge
+    /// Models mm/page_alloc.c: __free_one_page() for a page of a non-movable block: merge
     /// with its free buddies, up to a pageblock.
     pub fn free(&mut self, z: usize, pfn: Pfn) {
+        self.free_phys(z, self.phys[pfn as usize]);
+    }
+
+    /// [`Pageblocks::free`] of physical frame `pfn`.
+    pub fn free_phys(&mut self, z: usize, pfn: Pfn) {
         let (mut pfn, mut order) = (pfn, 0usize);
         while order < PAGEBLOCK_ORDER as usize {
             let buddy = pfn ^ (1 << order);
@@ -257,7 +306,7 @@ impl Pageblocks {
     /// frames, lowest last (the stack hands out its top first).
     fn take_chunk(&mut self, z: usize, pfn: Pfn, order: usize, out: &mut Vec<Pfn>) -> u64 {
         self.remove(z, pfn, order);
-        out.extend((pfn..pfn + (1 << order)).rev());
+        out.extend((pfn..pfn + (1 << order)).rev().map(|p| self.frame_at[p as usize]));
         1 << order
     }
 
@@ -377,7 +426,7 @@ impl Pageblocks {
         for o in (0..order).rev() {
             self.insert(z, pfn + (1 << o), o);
         }
-        out.push(pfn);
+        out.push(self.frame_at[pfn as usize]);
         Some(Fallback { frames: 1, boosted: false, claimed: false })
     }
 

@@ -960,13 +960,17 @@ pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
 fn finish_balance<P: Policy>(mm: &mut Mm, p: &mut P, bal: &mut Balance) {
     // clear_reclaim_active(): balance_pgdat() returns.
     set_reclaim_active(mm, bal.classzone, false);
-    // A boosted run takes the boosts it started with off the zones.
+    // A boosted run takes the boosts it started with off the zones, and wakes kcompactd to
+    // defragment the pageblocks now that there is likely room.
     if let Some(pb) = mm.pageblocks.as_mut() {
         for (z, &b) in bal.zone_boosts.iter().enumerate() {
             if b > 0 {
                 pb.watermark_boost[z] -= pb.watermark_boost[z].min(b);
                 crate::mm::page_alloc::apply_boost(&mut mm.zones, pb, z);
             }
+        }
+        if bal.zone_boosts.iter().any(|&b| b > 0) {
+            crate::mm::compaction::wakeup_kcompactd(mm, crate::mm::pageblock::PAGEBLOCK_ORDER, bal.classzone);
         }
     }
     p.snapshot_refaults(mm, ROOT_MEMCG);

@@ -68,6 +68,15 @@ events! {
     PgskipDma = "pgskip_dma",
     PgskipDma32 = "pgskip_dma32",
     PgskipNormal = "pgskip_normal",
+    /// kcompactd after a boosted kswapd run (mm/compaction.rs; machines with
+    /// `machine.nonmovable` only).
+    CompactMigrateScanned = "compact_migrate_scanned",
+    CompactFreeScanned = "compact_free_scanned",
+    CompactIsolated = "compact_isolated",
+    CompactDaemonWake = "compact_daemon_wake",
+    CompactDaemonMigrateScanned = "compact_daemon_migrate_scanned",
+    CompactDaemonFreeScanned = "compact_daemon_free_scanned",
+    PgmigrateSuccess = "pgmigrate_success",
 }
 
 /// A set of event counters.

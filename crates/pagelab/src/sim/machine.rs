@@ -252,6 +252,10 @@ enum Event {
     /// The per-CPU vmstat refresh (`vmstat_update()`, every sysctl_stat_interval): on 6.12
     /// it decays the per-CPU free lists' `high` (decay_pcp_high()).
     VmstatUpdate,
+    /// kcompactd's timeout (`HPAGE_FRAG_CHECK_INTERVAL_MSEC`, every 500 ms): a wake-up
+    /// that found no zone suitable left it work to do then (machines with non-movable
+    /// pageblocks only).
+    Kcompactd,
     /// A sample of the counters for the run's series.
     Sample,
 }
@@ -314,6 +318,7 @@ pub struct Machine<P: Policy> {
     next_wb: u64,
     /// The next vmstat_update(); `u64::MAX` on kernels where it does nothing the model has.
     next_vmstat: u64,
+    next_kcompactd: u64,
     total_ops: u64,
     done_ops: u64,
     /// A miniature scenario's sampled pages, all objects together (0 for a full machine).
@@ -407,9 +412,21 @@ fn vmstat_interval(s: &Scenario) -> u64 {
     s.machine.rstat_flush_ns / 2
 }
 
-/// `machine.nonmovable`: the non-movable pageblocks at the top of their zone, their free
+/// kcompactd's timeout, HPAGE_FRAG_CHECK_INTERVAL_MSEC (500 ms): a quarter of FLUSH_TIME, so
+/// it follows the oracle's scaling of the rstat flush period to the guest's clock.
+fn kcompactd_interval(rstat_flush_ns: u64) -> u64 {
+    rstat_flush_ns / 4
+}
+
+/// `machine.nonmovable`: the non-movable pageblocks at the bottom of their zone, their free
 /// chunks off the zone's movable free list and into the pageblocks' own buddy lists. Returns
 /// the pageblocks (`None` without the key) and the kernel's frames in them.
+///
+/// Why the bottom: at boot every pageblock is movable and memory is freed in ascending order
+/// to the tail of the free lists (memblock_free_all() -> __free_pages_core(), FPI_TO_TAIL),
+/// while allocations take from the head, so the first unmovable allocations, and the blocks
+/// they claim, are the zone's lowest. It matters to compaction, whose migrate scanner starts
+/// at the zone's bottom and meets the free scanner long before the top.
 fn lay_out_pageblocks(
     m: &crate::sim::scenario::MachineSpec,
     sizes: &[(&'static str, u64)],
@@ -431,11 +448,11 @@ fn lay_out_pageblocks(
             return Err(format!("{key}: this machine has no zone {name} (its zones: {})", sizes.iter().map(|s| s.0).collect::<Vec<_>>().join(", ")));
         };
         let start: u64 = sizes[..z].iter().map(|&(_, n)| n).sum();
-        let end_block = (start + sizes[z].1) / PAGEBLOCK_PAGES;
-        if end_block < *blocks || (end_block - blocks) * PAGEBLOCK_PAGES < start {
+        let first = start.div_ceil(PAGEBLOCK_PAGES);
+        let end_block = first + blocks;
+        if end_block * PAGEBLOCK_PAGES > start + sizes[z].1 {
             return Err(format!("{key}.blocks: {blocks} pageblocks do not fit in zone {name}"));
         }
-        let first = end_block - blocks;
         kernel += pb.lay_out(first, &ZoneLayout { zone: z, blocks: *blocks, free: *free }).map_err(|e| format!("{key}: {e}"))?;
         folios.take_range(z, (first * PAGEBLOCK_PAGES) as crate::mm::folio::Pfn, (end_block * PAGEBLOCK_PAGES) as crate::mm::folio::Pfn);
     }
@@ -655,6 +672,7 @@ impl<P: Policy> Machine<P> {
             next_flush: s.machine.rstat_flush_ns,
             next_wb: s.machine.dirty_writeback_ns,
             next_vmstat: if s.machine.kernel.pcp_high_autotuned() { vmstat_interval(s) } else { u64::MAX },
+            next_kcompactd: if s.machine.nonmovable.is_empty() { u64::MAX } else { kcompactd_interval(s.machine.rstat_flush_ns) },
             total_ops,
             done_ops: 0,
             sampled_pages,
@@ -857,6 +875,7 @@ impl<P: Policy> Machine<P> {
             || self.next_wb <= now
             || self.next_sample <= now
             || self.next_vmstat <= now
+            || self.next_kcompactd <= now
             || kswapd_next(&self.mm).is_some_and(|k| k <= now)
             || self.mm.writeback.peek().is_some_and(|std::cmp::Reverse(w)| w.at <= now)
     }
@@ -896,6 +915,10 @@ impl<P: Policy> Machine<P> {
                     crate::mm::page_alloc::decay_pcp_high(&mut self.mm);
                     self.next_vmstat += self.mm.memcgs.flush_period_ns / 2;
                 }
+                Event::Kcompactd => {
+                    self.with_kernel_clock(at, |m| crate::mm::compaction::kcompactd_timeout(&mut m.mm));
+                    self.next_kcompactd += kcompactd_interval(self.mm.memcgs.flush_period_ns);
+                }
                 Event::Sample => {
                     self.sample(at);
                     self.next_sample += self.interval;
@@ -925,6 +948,7 @@ impl<P: Policy> Machine<P> {
             consider(k, Event::Kswapd);
         }
         consider(self.next_vmstat, Event::VmstatUpdate);
+        consider(self.next_kcompactd, Event::Kcompactd);
         consider(self.next_sample, Event::Sample);
         best
     }

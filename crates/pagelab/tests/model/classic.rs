@@ -751,6 +751,111 @@ fn a_boost_of_zone_dma_wakes_kswapd_for_zone_dma_alone_whose_isolation_skips_dma
     }
 }
 
+/// LRU pages whose frames lie in non-movable pageblocks, and those blocks' free pages.
+fn lru_pages_in_nonmovable_blocks(m: &pagelab::sim::Machine<Classic>) -> u64 {
+    let pb = m.mm.pageblocks.as_ref().unwrap();
+    (0..m.mm.folios.frames() as u32).filter(|&pfn| m.mm.folios.get(pfn).flags & pg::LRU != 0 && pb.is_nonmovable(pfn)).count() as u64
+}
+
+#[test]
+fn compaction_moves_the_lru_pages_that_fallbacks_left_in_nonmovable_pageblocks_out_and_their_frames_merge_compact_zone_6_1_6_12() {
+    // mm/compaction.c: kcompactd's compact_zone() runs in MIGRATE_SYNC_LIGHT, whose migrate
+    // scanner (from the zone's start, where the non-movable blocks are) takes LRU pages from
+    // blocks of every type and moves them to free pages of movable blocks that the free
+    // scanner takes from the zone's end; the frames they leave merge on the non-movable
+    // block's free lists (__free_one_page()). The pages keep their place in the page cache.
+    for kernel in ["6.1", "6.12"] {
+        // Four blocks a quarter free (as in the fallback test above): the movable lists run
+        // dry, and the fallbacks move the blocks' free pages (6.1) or steal them one at a time
+        // (6.12) without claiming the blocks.
+        let text = one_file_scenario("64M", kernel, "classic", 80_000)
+            .replace("[machine]\n", "[machine]\nnonmovable = { DMA32 = { blocks = 4, free = [0, 0, 0, 0, 0, 0, 0, 4] } }\n");
+        let mut m = classic(&text);
+        for page in 0..40_000 {
+            m.apply(0, read(0, page));
+            while m.mm.node.kswapd.is_some() {
+                pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy);
+            }
+        }
+        let top = m.mm.zones.top();
+        let stranded = lru_pages_in_nonmovable_blocks(&m);
+        assert!(stranded > 0, "{kernel}: the fallbacks left movable pages in the non-movable blocks");
+        // Room for the migrations: reclaim (memory.reclaim of the root) and drain the per-CPU
+        // lists, so that the free scanner finds free pages; then hold every other free frame
+        // of the zone, so that no free pageblock forms and ends the run early.
+        pagelab::mm::vmscan::try_to_free_mem_cgroup_pages(&mut m.mm, &mut m.policy, ROOT_MEMCG, 1_000, true);
+        pagelab::mm::page_alloc::drain_all_pages(&mut m.mm);
+        let stranded = lru_pages_in_nonmovable_blocks(&m);
+        assert!(stranded > 0, "{kernel}: the reclaim left some of them");
+        let mut held = Vec::new();
+        while let Some(pfn) = m.mm.folios.alloc_from(top) {
+            held.push(pfn);
+        }
+        let (odd, even): (Vec<_>, Vec<_>) = held.iter().partition(|&&pfn| pfn % 2 == 1);
+        m.mm.folios.push_free(top, &odd);
+        let resident = |m: &pagelab::sim::Machine<Classic>| (0..m.mm.space.len() as u32).map(|vpn| m.mm.space.resident(vpn)).collect::<Vec<_>>();
+        let (pages, nonmovable_free, migrated) = (resident(&m), m.mm.pageblocks.as_ref().unwrap().nr_free(top), ev(&m, Ev::PgmigrateSuccess));
+        let outcome = pagelab::mm::compaction::compact_zone(&mut m.mm, top);
+        assert_eq!(lru_pages_in_nonmovable_blocks(&m), 0, "{kernel}: every stranded page moved out ({outcome:?})");
+        assert_eq!(m.mm.pageblocks.as_ref().unwrap().nr_free(top), nonmovable_free + stranded, "{kernel}: their frames are free in the blocks");
+        assert!(ev(&m, Ev::PgmigrateSuccess) - migrated >= stranded);
+        assert!(resident(&m) == pages, "{kernel}: every page stays in the cache under its own frame number");
+        m.mm.folios.push_free(top, &even);
+        m.check().unwrap();
+        m.mm.pageblocks.as_ref().unwrap().check().unwrap();
+    }
+}
+
+#[test]
+fn kcompactd_runs_at_once_when_a_zone_is_suitable_and_otherwise_at_its_timeout_wakeup_kcompactd_kcompactd_6_1_6_12() {
+    // mm/compaction.c: wakeup_kcompactd() (from a boosted balance_pgdat()'s end) records the
+    // order and wakes kcompactd only if some zone passes compaction_suitable(): free pages
+    // above the low watermark plus compact_gap() (1,024 pages for a pageblock). Otherwise the
+    // recorded order makes kcompactd_work_requested() true, so kcompactd runs at its next
+    // 500 ms timeout all the same (kcompactd()).
+    for kernel in ["6.1", "6.12"] {
+        let text = one_file_scenario("64M", kernel, "classic", 80_000)
+            .replace("[machine]\n", "[machine]\nnonmovable = { DMA32 = { blocks = 2, free = [8, 8, 8, 8] } }\n");
+        let mut m = classic(&text);
+        for page in 0..40_000 {
+            m.apply(0, read(0, page));
+            while m.mm.node.kswapd.is_some() {
+                pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy);
+            }
+        }
+        let top = m.mm.zones.top();
+        let zone = &m.mm.zones.z[top];
+        assert!(m.mm.zone_free(top) < zone.wmark_low + 1024, "{kernel}: a balanced zone is below low + compact_gap()");
+        pagelab::mm::compaction::wakeup_kcompactd(&mut m.mm, 9, top);
+        assert_eq!(ev(&m, Ev::CompactDaemonWake), 0, "{kernel}: no zone suitable, kcompactd sleeps on");
+        pagelab::mm::compaction::kcompactd_timeout(&mut m.mm);
+        assert_eq!(ev(&m, Ev::CompactDaemonWake), 1, "{kernel}: its timeout finds the work requested");
+        pagelab::mm::compaction::kcompactd_timeout(&mut m.mm);
+        assert_eq!(ev(&m, Ev::CompactDaemonWake), 1, "{kernel}: the run cleared the request");
+        m.check().unwrap();
+    }
+    // A zone far above low + compact_gap() whose free pages are every other frame (no chunk
+    // above order 0, so a fragmentation index near 1000): suitable, kcompactd runs at once.
+    for kernel in ["6.1", "6.12"] {
+        let text = one_file_scenario("128M", kernel, "classic", 80_000)
+            .replace("[machine]\n", "[machine]\nnonmovable = { DMA32 = { blocks = 2, free = [8, 8, 8, 8] } }\n");
+        let mut m = classic(&text);
+        let top = m.mm.zones.top();
+        let mut held = Vec::new();
+        while let Some(pfn) = m.mm.folios.alloc_from(top) {
+            held.push(pfn);
+        }
+        let (odd, even): (Vec<_>, Vec<_>) = held.iter().partition(|&&pfn| pfn % 2 == 1);
+        m.mm.folios.push_free(top, &odd);
+        assert!(m.mm.zone_free(top) > m.mm.zones.z[top].wmark_low + 1024);
+        pagelab::mm::compaction::wakeup_kcompactd(&mut m.mm, 9, top);
+        assert_eq!(ev(&m, Ev::CompactDaemonWake), 1, "{kernel}: a suitable zone wakes kcompactd at once");
+        assert!(ev(&m, Ev::CompactMigrateScanned) > 0, "{kernel}: and it compacts the zone");
+        m.mm.folios.push_free(top, &even);
+        m.check().unwrap();
+    }
+}
+
 #[test]
 fn nonmovable_pageblocks_of_a_lower_zone_are_refused_under_a_policy_that_does_not_reclaim_by_zone() {
     // The classic LRU and MGLRU model kswapd reclaiming a lower zone alone; a plain policy
