@@ -319,6 +319,8 @@ pub struct Machine<P: Policy> {
     /// The next vmstat_update(); `u64::MAX` on kernels where it does nothing the model has.
     next_vmstat: u64,
     next_kcompactd: u64,
+    /// The earlier of `next_vmstat` and `next_kcompactd`: one comparison per operation.
+    next_timer: u64,
     total_ops: u64,
     done_ops: u64,
     /// A miniature scenario's sampled pages, all objects together (0 for a full machine).
@@ -658,6 +660,8 @@ impl<P: Policy> Machine<P> {
         let workloads =
             s.workloads.iter().map(|w| WorkloadTiming { runtime: w.runtime_ns, op_interval: w.op_interval_ns, lifetime_ops: w.lifetime_ops }).collect();
         let locks = lock_tasks(s, &tasks);
+        let next_vmstat = if s.machine.kernel.pcp_high_autotuned() { vmstat_interval(s) } else { u64::MAX };
+        let next_kcompactd = if s.machine.nonmovable.is_empty() { u64::MAX } else { kcompactd_interval(s.machine.rstat_flush_ns) };
         Ok(Machine {
             locks,
             trace_error,
@@ -671,8 +675,9 @@ impl<P: Policy> Machine<P> {
             next_sample: interval,
             next_flush: s.machine.rstat_flush_ns,
             next_wb: s.machine.dirty_writeback_ns,
-            next_vmstat: if s.machine.kernel.pcp_high_autotuned() { vmstat_interval(s) } else { u64::MAX },
-            next_kcompactd: if s.machine.nonmovable.is_empty() { u64::MAX } else { kcompactd_interval(s.machine.rstat_flush_ns) },
+            next_vmstat,
+            next_kcompactd,
+            next_timer: next_vmstat.min(next_kcompactd),
             total_ops,
             done_ops: 0,
             sampled_pages,
@@ -874,8 +879,7 @@ impl<P: Policy> Machine<P> {
         self.next_flush <= now
             || self.next_wb <= now
             || self.next_sample <= now
-            || self.next_vmstat <= now
-            || self.next_kcompactd <= now
+            || self.next_timer <= now
             || kswapd_next(&self.mm).is_some_and(|k| k <= now)
             || self.mm.writeback.peek().is_some_and(|std::cmp::Reverse(w)| w.at <= now)
     }
@@ -914,10 +918,12 @@ impl<P: Policy> Machine<P> {
                 Event::VmstatUpdate => {
                     crate::mm::page_alloc::decay_pcp_high(&mut self.mm);
                     self.next_vmstat += self.mm.memcgs.flush_period_ns / 2;
+                    self.next_timer = self.next_vmstat.min(self.next_kcompactd);
                 }
                 Event::Kcompactd => {
                     self.with_kernel_clock(at, |m| crate::mm::compaction::kcompactd_timeout(&mut m.mm));
                     self.next_kcompactd += kcompactd_interval(self.mm.memcgs.flush_period_ns);
+                    self.next_timer = self.next_vmstat.min(self.next_kcompactd);
                 }
                 Event::Sample => {
                     self.sample(at);
