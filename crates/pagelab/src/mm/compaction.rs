@@ -17,10 +17,12 @@
 //! not under writeback from blocks of every type, the free scanner taking the movable blocks'
 //! free pages from the zone's end down while the zone stays above its min watermark; the run
 //! ending when the scanners meet or, at a pageblock boundary, once a free chunk of a
-//! pageblock exists; the per-CPU lists drained after a run that completes.
+//! pageblock exists; the per-CPU lists drained after a run that completes;
+//! and the pageblock skip bits, which make later runs pass over the blocks earlier ones
+//! found nothing in (and which kcompactd alone never clears).
 //!
-//! What is not: the pageblock skip bits (a block that isolated nothing is scanned again next
-//! time), proactive compaction (every 500 ms while the node's fragmentation score is high: in
+//! What is not: the free scanner's fast search of the free lists (fast_isolate_freepages():
+//! the model's free scanner walks block by block, so it scans more pages), proactive compaction (every 500 ms while the node's fragmentation score is high: in
 //! the saved runs one pass of about 7,000 pages scanned and 32 isolated), direct compaction
 //! (order-0 allocations never compact), kcompactd's CPU time, and where a migrated page goes
 //! on its LRU: the kernel puts the new folio back at the head of its list
@@ -52,6 +54,12 @@ struct ZoneCompaction {
     /// zone's start and its last pageblock.
     cached_migrate: Option<Pfn>,
     cached_free: Option<Pfn>,
+    /// The pageblock skip bits (PB_migrate_skip), by physical block number: set on a block the
+    /// migrate scanner finished without isolating a page or the free scanner finished, and
+    /// passed over by both scanners from then on. `__reset_isolation_suitable()` clears them
+    /// only after a direct compaction met the other scanner (`compact_blockskip_flush`), which
+    /// order-0 allocations never run, so kcompactd's bits stay.
+    skip: Vec<bool>,
 }
 
 /// The node's kcompactd (pgdat->kcompactd_*).
@@ -407,6 +415,8 @@ pub fn compact_zone(mm: &mut Mm, z: usize) -> Outcome {
     let min_mark = mm.pageblocks.as_ref().expect("compaction runs with pageblocks").base_marks[z][0];
     let (mut scanned, mut free_scanned, mut isolated, mut migrated) = (0u64, 0u64, 0u64, 0u64);
     let mut unlisted = HashSet::new();
+    let mut skip = std::mem::take(&mut zone_state(mm, z).skip);
+    skip.resize(skip.len().max((end as usize).div_ceil(PAGEBLOCK_PAGES as usize)), false);
     let met = |migrate: Pfn, free_block: Pfn| free_block >> PAGEBLOCK_ORDER <= migrate >> PAGEBLOCK_ORDER;
     let outcome = 'run: loop {
         if met(migrate, free_block) {
@@ -418,6 +428,12 @@ pub fn compact_zone(mm: &mut Mm, z: usize) -> Outcome {
         // isolate_migratepages_block(): the rest of the migrate scanner's pageblock, up to a
         // batch.
         let block_end = ((migrate >> PAGEBLOCK_ORDER) + 1) << PAGEBLOCK_ORDER;
+        let block_start = migrate % PAGEBLOCK_PAGES as Pfn == 0 || migrate == start;
+        if block_start && skip[(migrate >> PAGEBLOCK_ORDER) as usize] {
+            // isolation_suitable(): a block marked skip is passed over.
+            migrate = block_end;
+            continue;
+        }
         let mut batch = Vec::with_capacity(COMPACT_CLUSTER_MAX);
         while migrate < block_end.min(end) && batch.len() < COMPACT_CLUSTER_MAX {
             scanned += 1;
@@ -433,10 +449,13 @@ pub fn compact_zone(mm: &mut Mm, z: usize) -> Outcome {
         if migrate == end {
             migrate = block_end;
         }
+        if migrate == block_end && batch.is_empty() {
+            skip[((block_end - 1) >> PAGEBLOCK_ORDER) as usize] = true;
+        }
         isolated += batch.len() as u64;
         for page in batch {
             // compaction_alloc() -> isolate_freepages().
-            let Some(target) = isolate_free(mm, &map, z, migrate, &mut free_block, &mut free_at, &mut free_scanned, min_mark) else {
+            let Some(target) = isolate_free(mm, &map, z, migrate, &mut free_block, &mut free_at, &mut free_scanned, min_mark, &mut skip) else {
                 break 'run Outcome::Contended;
             };
             isolated += 1;
@@ -455,6 +474,7 @@ pub fn compact_zone(mm: &mut Mm, z: usize) -> Outcome {
     };
     mm.folios.unlist_free(z, &unlisted);
     let st = zone_state(mm, z);
+    st.skip = skip;
     if matches!(outcome, Outcome::Complete | Outcome::PartialSkipped) {
         // reset_cached_positions(): the next run starts anew.
         st.cached_migrate = None;
@@ -480,7 +500,8 @@ fn migratable(flags: u32) -> bool {
 }
 
 /// Models isolate_freepages() for one page: the free scanner's pageblock from its next frame
-/// up, then the blocks below it, movable ones only (suitable_migration_target()), until it
+/// up, then the blocks below it, movable ones not marked skip (suitable_migration_target(),
+/// isolation_suitable()), a block scanned to its end marked skip, until it
 /// reaches the migrate scanner's block; each page taken only while the zone stays above its
 /// unboosted min watermark (__isolate_free_page()).
 #[allow(clippy::too_many_arguments)]
@@ -493,6 +514,7 @@ fn isolate_free(
     free_at: &mut Option<Pfn>,
     scanned: &mut u64,
     min_mark: u64,
+    skip: &mut [bool],
 ) -> Option<Pfn> {
     let pb = mm.pageblocks.as_ref().expect("compaction runs with pageblocks");
     if mm.zone_free(z) <= min_mark + 1 {
@@ -502,7 +524,8 @@ fn isolate_free(
         if *free_block >> PAGEBLOCK_ORDER <= migrate >> PAGEBLOCK_ORDER {
             return None;
         }
-        if !pb.is_nonmovable_phys(*free_block) {
+        let block = (*free_block >> PAGEBLOCK_ORDER) as usize;
+        if !pb.is_nonmovable_phys(*free_block) && !skip[block] {
             let block_end = (*free_block + PAGEBLOCK_PAGES as Pfn).min(map.end);
             let mut p = free_at.unwrap_or(*free_block).max(map.start);
             while p < block_end {
@@ -513,6 +536,8 @@ fn isolate_free(
                 }
                 p += 1;
             }
+            // The whole block scanned: update_pageblock_skip().
+            skip[block] = true;
         }
         if *free_block < PAGEBLOCK_PAGES as Pfn {
             return None;

@@ -857,6 +857,38 @@ fn kcompactd_runs_at_once_when_a_zone_is_suitable_and_otherwise_at_its_timeout_w
 }
 
 #[test]
+fn a_pageblock_compaction_finished_without_isolating_is_skipped_by_the_next_run_isolation_suitable_6_1_6_12() {
+    // mm/compaction.c: a block the migrate scanner finished without isolating a page is
+    // marked skip (set_pageblock_skip()), the scanners pass over marked blocks
+    // (isolation_suitable()), and only a direct compaction's meeting of the scanners lets
+    // __reset_isolation_suitable() clear the marks. A zone with no LRU pages: the first run
+    // walks every block and isolates nothing; the second, starting anew after the scanners
+    // met, passes over them all.
+    for kernel in ["6.1", "6.12"] {
+        let text = one_file_scenario("128M", kernel, "classic", 80_000)
+            .replace("[machine]\n", "[machine]\nnonmovable = { DMA32 = { blocks = 2, free = [8, 8, 8, 8] } }\n");
+        let mut m = classic(&text);
+        // Every other free frame held, so that no free pageblock ends a run at once.
+        let top = m.mm.zones.top();
+        let mut held = Vec::new();
+        while let Some(pfn) = m.mm.folios.alloc_from(top) {
+            held.push(pfn);
+        }
+        let (odd, even): (Vec<_>, Vec<_>) = held.iter().partition(|&&pfn| pfn % 2 == 1);
+        m.mm.folios.push_free(top, &odd);
+        let first = pagelab::mm::compaction::compact_zone(&mut m.mm, top);
+        let scanned_1 = ev(&m, Ev::CompactMigrateScanned);
+        let second = pagelab::mm::compaction::compact_zone(&mut m.mm, top);
+        let scanned_2 = ev(&m, Ev::CompactMigrateScanned) - scanned_1;
+        assert_eq!(first, pagelab::mm::compaction::Outcome::Complete, "{kernel}");
+        assert!(scanned_1 > 20_000, "{kernel}: the first run walks the zone ({scanned_1} pages)");
+        assert_eq!(scanned_2, 0, "{kernel}: the second run ({second:?}) passes over every marked block");
+        m.mm.folios.push_free(top, &even);
+        m.check().unwrap();
+    }
+}
+
+#[test]
 fn nonmovable_pageblocks_of_a_lower_zone_are_refused_under_a_policy_that_does_not_reclaim_by_zone() {
     // The classic LRU and MGLRU model kswapd reclaiming a lower zone alone; a plain policy
     // hosted through the seam does not.
