@@ -3,6 +3,12 @@
 
     PAGELAB_ORACLE_SAMPLE_MS=100 pagelab oracle SCENARIO --kernel K --policy P --json RUN.json
     oracle/samples.py RUN.json [FROM_S [TO_S]]
+    oracle/samples.py --model RUN.json [FROM_S [TO_S]]
+
+`--model` prints the model's side instead, from its series (`--set report.interval=100ms` for
+the same period); the per-zone columns need a run with non-movable pageblocks
+(`--pageblocks`), whose series carry each zone's free pages, high watermark and non-movable
+free pages. The model's clock is not the guest's: compare the phases, not the seconds.
 
 One line per sample: each zone's free pages (and its high watermark, which includes any
 watermark boost), then pgalloc per zone, kswapd's and direct reclaim's steals, kswapd runs and
@@ -14,10 +20,41 @@ import json
 import sys
 
 
+def model_lines(run, lo, hi):
+    """The model's series in the same columns: its events are per interval, so they are summed."""
+    totals = {}
+    for s in run.get("model", {}).get("series", []):
+        v = s["vmstat"]
+        for k in ("pgalloc_dma", "pgalloc_dma32", "pgalloc_normal", "pgsteal_kswapd", "pgsteal_direct", "pageoutrun", "kswapd_low_wmark_hit_quickly"):
+            totals[k] = totals.get(k, 0) + v.get(k, 0)
+        if not lo <= s["t_s"] <= hi:
+            continue
+        zones = " ".join(
+            f"{name} {v[f'zone_free_{name.lower()}']:6d}/{v[f'zone_high_{name.lower()}']:<4d}" for name in ("DMA", "DMA32", "Normal") if f"zone_free_{name.lower()}" in v
+        )
+        allocs = " ".join(f"{k[8:]} {totals[k]:8d}" for k in ("pgalloc_dma", "pgalloc_dma32", "pgalloc_normal") if k in v)
+        print(
+            f"{s['t_s']:7.2f}s  {zones} | {allocs} | kswapd {totals['pgsteal_kswapd']:8d} "
+            f"direct {totals['pgsteal_direct']:7d} runs {totals['pageoutrun']:6d} "
+            f"nap-woken {totals['kswapd_low_wmark_hit_quickly']:6d}"
+            + "".join(f" | nonmov {name} {v[f'nonmovable_free_{name.lower()}']:5d}" for name in ("DMA", "DMA32", "Normal") if f"nonmovable_free_{name.lower()}" in v)
+        )
+
+
 def main():
-    if len(sys.argv) < 2:
+    args = sys.argv[1:]
+    model = "--model" in args
+    args = [a for a in args if a != "--model"]
+    if not args:
         sys.exit(__doc__)
+    sys.argv = [sys.argv[0]] + args
     run = json.load(open(sys.argv[1]))
+    if model:
+        lo = float(sys.argv[2]) if len(sys.argv) > 2 else 0.0
+        hi = float(sys.argv[3]) if len(sys.argv) > 3 else float("inf")
+        if not run.get("model", {}).get("series"):
+            sys.exit(f"{sys.argv[1]}: the model's side has no series")
+        return model_lines(run, lo, hi)
     samples = run.get("kernel", {}).get("samples", [])
     if not samples:
         sys.exit(f"{sys.argv[1]}: no samples (set PAGELAB_ORACLE_SAMPLE_MS when running the oracle)")

@@ -192,6 +192,21 @@ pub fn gauges(mm: &Mm) -> BTreeMap<&'static str, u64> {
     g.insert("nr_writeback", mm.nr_writeback);
     g.insert("nr_swapcached", mm.nr_swapcached);
     g.insert("workingset_nodes", mm.file_nodes.nr_shadow_nodes() + mm.swap_nodes.nr_shadow_nodes());
+    if let Some(pb) = mm.pageblocks.as_ref() {
+        // With non-movable pageblocks, what the guest's sampler reads from /proc/zoneinfo and
+        // /proc/pagetypeinfo (oracle/samples.py): each zone's free pages, its high watermark
+        // with the boost, and the free pages on its unmovable and reclaimable lists.
+        for (z, zone) in mm.zones.z.iter().enumerate() {
+            let [free, high, nonmovable] = match zone.name {
+                "DMA" => ["zone_free_dma", "zone_high_dma", "nonmovable_free_dma"],
+                "DMA32" => ["zone_free_dma32", "zone_high_dma32", "nonmovable_free_dma32"],
+                _ => ["zone_free_normal", "zone_high_normal", "nonmovable_free_normal"],
+            };
+            g.insert(free, mm.zone_free(z));
+            g.insert(high, zone.wmark_high);
+            g.insert(nonmovable, pb.nr_free(z));
+        }
+    }
     g
 }
 

@@ -367,3 +367,19 @@ fn the_trace_replay_loop_equals_the_general_one() {
         assert!(looped == stepped, "{cg} {policy} {kernel}: the replay loop changed the report");
     }
 }
+
+#[test]
+fn a_run_with_nonmovable_pageblocks_samples_each_zones_free_pages_boosted_high_and_nonmovable_free_pages() {
+    // What the oracle's guest samples from /proc/zoneinfo and /proc/pagetypeinfo, for
+    // oracle/samples.py --model; without the layout the series keeps its usual gauges.
+    let text = |layout: &str| one_file_scenario("128M", "6.12", "classic", 80_000).replace("[machine]\n", &format!("[machine]\n{layout}"));
+    let with = pagelab::run(&scenario(&text("nonmovable = { DMA32 = { blocks = 2, free = [8, 8, 8, 8] } }\n")), |_, _| {}).unwrap();
+    let last = with.series.last().expect("a series");
+    for key in ["zone_free_dma", "zone_high_dma", "nonmovable_free_dma", "zone_free_dma32", "zone_high_dma32", "nonmovable_free_dma32"] {
+        assert!(last.vmstat.contains_key(key), "the series lacks {key}");
+    }
+    assert!(last.vmstat["nonmovable_free_dma32"] <= 8 * (1 + 2 + 4 + 8), "at most the layout's free pages");
+    assert!(last.vmstat["zone_free_dma32"] >= last.vmstat["nonmovable_free_dma32"], "the zone's free pages include them");
+    let without = pagelab::run(&scenario(&text("")), |_, _| {}).unwrap();
+    assert!(!without.series.last().expect("a series").vmstat.contains_key("zone_free_dma32"));
+}
