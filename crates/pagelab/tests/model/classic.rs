@@ -757,6 +757,33 @@ fn lru_pages_in_nonmovable_blocks(m: &pagelab::sim::Machine<Classic>) -> u64 {
     (0..m.mm.folios.frames() as u32).filter(|&pfn| m.mm.folios.get(pfn).flags & pg::LRU != 0 && pb.is_nonmovable(pfn)).count() as u64
 }
 
+/// A classic machine with the non-movable pageblocks `layout` (a `machine.nonmovable` value).
+fn with_nonmovable_blocks(memory: &str, kernel: &str, layout: &str) -> pagelab::sim::Machine<Classic> {
+    classic(&one_file_scenario(memory, kernel, "classic", 80_000).replace("[machine]\n", &format!("[machine]\nnonmovable = {layout}\n")))
+}
+
+/// Reads the file's first `pages` pages, letting kswapd finish each run it starts.
+fn read_with_kswapd(m: &mut pagelab::sim::Machine<Classic>, pages: u64) {
+    for page in 0..pages {
+        m.apply(0, read(0, page));
+        while m.mm.node.kswapd.is_some() {
+            pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy);
+        }
+    }
+}
+
+/// Takes every even free frame of zone `z` off its free list (returned, to be given back), so
+/// that no free pageblock remains to end a compaction run at once.
+fn hold_every_other_free_frame(m: &mut pagelab::sim::Machine<Classic>, z: usize) -> Vec<u32> {
+    let mut held = Vec::new();
+    while let Some(pfn) = m.mm.folios.alloc_from(z) {
+        held.push(pfn);
+    }
+    let (odd, even): (Vec<_>, Vec<_>) = held.iter().partition(|&&pfn| pfn % 2 == 1);
+    m.mm.folios.push_free(z, &odd);
+    even
+}
+
 #[test]
 fn compaction_moves_the_lru_pages_that_fallbacks_left_in_nonmovable_pageblocks_out_and_their_frames_merge_compact_zone_6_1_6_12() {
     // mm/compaction.c: kcompactd's compact_zone() runs in MIGRATE_SYNC_LIGHT, whose migrate
@@ -768,15 +795,8 @@ fn compaction_moves_the_lru_pages_that_fallbacks_left_in_nonmovable_pageblocks_o
         // Four blocks a quarter free (as in the fallback test above): the movable lists run
         // dry, and the fallbacks move the blocks' free pages (6.1) or steal them one at a time
         // (6.12) without claiming the blocks.
-        let text = one_file_scenario("64M", kernel, "classic", 80_000)
-            .replace("[machine]\n", "[machine]\nnonmovable = { DMA32 = { blocks = 4, free = [0, 0, 0, 0, 0, 0, 0, 4] } }\n");
-        let mut m = classic(&text);
-        for page in 0..40_000 {
-            m.apply(0, read(0, page));
-            while m.mm.node.kswapd.is_some() {
-                pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy);
-            }
-        }
+        let mut m = with_nonmovable_blocks("64M", kernel, "{ DMA32 = { blocks = 4, free = [0, 0, 0, 0, 0, 0, 0, 4] } }");
+        read_with_kswapd(&mut m, 40_000);
         let top = m.mm.zones.top();
         let stranded = lru_pages_in_nonmovable_blocks(&m);
         assert!(stranded > 0, "{kernel}: the fallbacks left movable pages in the non-movable blocks");
@@ -787,12 +807,7 @@ fn compaction_moves_the_lru_pages_that_fallbacks_left_in_nonmovable_pageblocks_o
         pagelab::mm::page_alloc::drain_all_pages(&mut m.mm);
         let stranded = lru_pages_in_nonmovable_blocks(&m);
         assert!(stranded > 0, "{kernel}: the reclaim left some of them");
-        let mut held = Vec::new();
-        while let Some(pfn) = m.mm.folios.alloc_from(top) {
-            held.push(pfn);
-        }
-        let (odd, even): (Vec<_>, Vec<_>) = held.iter().partition(|&&pfn| pfn % 2 == 1);
-        m.mm.folios.push_free(top, &odd);
+        let even = hold_every_other_free_frame(&mut m, top);
         let resident = |m: &pagelab::sim::Machine<Classic>| (0..m.mm.space.len() as u32).map(|vpn| m.mm.space.resident(vpn)).collect::<Vec<_>>();
         let (pages, nonmovable_free, migrated) = (resident(&m), m.mm.pageblocks.as_ref().unwrap().nr_free(top), ev(&m, Ev::PgmigrateSuccess));
         let outcome = pagelab::mm::compaction::compact_zone(&mut m.mm, top);
@@ -814,15 +829,8 @@ fn kcompactd_runs_at_once_when_a_zone_is_suitable_and_otherwise_at_its_timeout_w
     // recorded order makes kcompactd_work_requested() true, so kcompactd runs at its next
     // 500 ms timeout all the same (kcompactd()).
     for kernel in ["6.1", "6.12"] {
-        let text = one_file_scenario("64M", kernel, "classic", 80_000)
-            .replace("[machine]\n", "[machine]\nnonmovable = { DMA32 = { blocks = 2, free = [8, 8, 8, 8] } }\n");
-        let mut m = classic(&text);
-        for page in 0..40_000 {
-            m.apply(0, read(0, page));
-            while m.mm.node.kswapd.is_some() {
-                pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy);
-            }
-        }
+        let mut m = with_nonmovable_blocks("64M", kernel, "{ DMA32 = { blocks = 2, free = [8, 8, 8, 8] } }");
+        read_with_kswapd(&mut m, 40_000);
         let top = m.mm.zones.top();
         let zone = &m.mm.zones.z[top];
         assert!(m.mm.zone_free(top) < zone.wmark_low + 1024, "{kernel}: a balanced zone is below low + compact_gap()");
@@ -837,16 +845,9 @@ fn kcompactd_runs_at_once_when_a_zone_is_suitable_and_otherwise_at_its_timeout_w
     // A zone far above low + compact_gap() whose free pages are every other frame (no chunk
     // above order 0, so a fragmentation index near 1000): suitable, kcompactd runs at once.
     for kernel in ["6.1", "6.12"] {
-        let text = one_file_scenario("128M", kernel, "classic", 80_000)
-            .replace("[machine]\n", "[machine]\nnonmovable = { DMA32 = { blocks = 2, free = [8, 8, 8, 8] } }\n");
-        let mut m = classic(&text);
+        let mut m = with_nonmovable_blocks("128M", kernel, "{ DMA32 = { blocks = 2, free = [8, 8, 8, 8] } }");
         let top = m.mm.zones.top();
-        let mut held = Vec::new();
-        while let Some(pfn) = m.mm.folios.alloc_from(top) {
-            held.push(pfn);
-        }
-        let (odd, even): (Vec<_>, Vec<_>) = held.iter().partition(|&&pfn| pfn % 2 == 1);
-        m.mm.folios.push_free(top, &odd);
+        let even = hold_every_other_free_frame(&mut m, top);
         assert!(m.mm.zone_free(top) > m.mm.zones.z[top].wmark_low + 1024);
         pagelab::mm::compaction::wakeup_kcompactd(&mut m.mm, 9, top);
         assert_eq!(ev(&m, Ev::CompactDaemonWake), 1, "{kernel}: a suitable zone wakes kcompactd at once");
@@ -865,17 +866,9 @@ fn a_pageblock_compaction_finished_without_isolating_is_skipped_by_the_next_run_
     // walks every block and isolates nothing; the second, starting anew after the scanners
     // met, passes over them all.
     for kernel in ["6.1", "6.12"] {
-        let text = one_file_scenario("128M", kernel, "classic", 80_000)
-            .replace("[machine]\n", "[machine]\nnonmovable = { DMA32 = { blocks = 2, free = [8, 8, 8, 8] } }\n");
-        let mut m = classic(&text);
-        // Every other free frame held, so that no free pageblock ends a run at once.
+        let mut m = with_nonmovable_blocks("128M", kernel, "{ DMA32 = { blocks = 2, free = [8, 8, 8, 8] } }");
         let top = m.mm.zones.top();
-        let mut held = Vec::new();
-        while let Some(pfn) = m.mm.folios.alloc_from(top) {
-            held.push(pfn);
-        }
-        let (odd, even): (Vec<_>, Vec<_>) = held.iter().partition(|&&pfn| pfn % 2 == 1);
-        m.mm.folios.push_free(top, &odd);
+        let even = hold_every_other_free_frame(&mut m, top);
         let first = pagelab::mm::compaction::compact_zone(&mut m.mm, top);
         let scanned_1 = ev(&m, Ev::CompactMigrateScanned);
         let second = pagelab::mm::compaction::compact_zone(&mut m.mm, top);
