@@ -151,7 +151,9 @@ fn snapshot(root: &Path, cgroups: &[String]) -> Snapshot {
             .filter(|l| {
                 let t = l.trim_start();
                 l.starts_with("Node")
-                    || ["pages free", "min ", "low ", "high ", "spanned", "present", "managed", "protection", "count:"].iter().any(|p| t.starts_with(p))
+                    || ["pages free", "boost ", "min ", "low ", "high ", "spanned", "present", "managed", "protection", "count:"]
+                        .iter()
+                        .any(|p| t.starts_with(p))
             })
             .collect::<Vec<_>>()
             .join("\n")

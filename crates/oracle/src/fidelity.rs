@@ -188,6 +188,61 @@ pub fn calibrate_pageblocks(pagetypeinfo: &str) -> Option<String> {
     Some(format!("machine.nonmovable={{{}}}", zones.join(",")))
 }
 
+/// `machine.zone_watermarks` from the guest's /proc/zoneinfo before the workload: each zone
+/// with managed pages, its min, low and high watermarks (less the `boost` that zoneinfo adds
+/// to them, when the snapshot has that line) and its `protection` (lowmem_reserve[]). The
+/// kernel set them at boot, before it freed its initramfs and init sections, so they are not
+/// what min_free_kbytes and the final managed pages give (ZONE_DMA's reserve against user
+/// pages is 176 pages in the 6.1 guest, 188 by the formula). `None` without such zones.
+pub fn calibrate_zone_watermarks(zoneinfo: &str) -> Option<String> {
+    #[derive(Default)]
+    struct Z {
+        name: String,
+        boost: u64,
+        marks: [u64; 3],
+        managed: u64,
+        protection: Vec<u64>,
+    }
+    let mut zones: Vec<Z> = Vec::new();
+    for line in zoneinfo.lines() {
+        if let Some(rest) = line.strip_prefix("Node ") {
+            zones.push(Z { name: rest.rsplit("zone").next().unwrap_or("").trim().to_string(), ..Default::default() });
+            continue;
+        }
+        let Some(z) = zones.last_mut() else { continue };
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let num = |i: usize| words.get(i).and_then(|w| w.parse::<u64>().ok());
+        match words.first().copied() {
+            Some("boost") => z.boost = num(1).unwrap_or(0),
+            Some("min") => z.marks[0] = num(1).unwrap_or(0),
+            Some("low") => z.marks[1] = num(1).unwrap_or(0),
+            Some("high") => z.marks[2] = num(1).unwrap_or(0),
+            Some("managed") => z.managed = num(1).unwrap_or(0),
+            Some("protection:") => {
+                z.protection = line.split(['(', ')', ',']).filter_map(|w| w.trim().parse().ok()).collect();
+            }
+            _ => {}
+        }
+    }
+    let parts: Vec<String> = zones
+        .iter()
+        .filter(|z| z.managed > 0 && ["DMA", "DMA32", "Normal"].contains(&z.name.as_str()))
+        .map(|z| {
+            let [min, low, high] = z.marks.map(|m| m.saturating_sub(z.boost));
+            let protection = if z.protection.len() >= 4 {
+                format!(",protection=[{}]", z.protection.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(","))
+            } else {
+                String::new()
+            };
+            format!("{}={{min={min},low={low},high={high}{protection}}}", z.name)
+        })
+        .collect();
+    if parts.is_empty() {
+        return None;
+    }
+    Some(format!("machine.zone_watermarks={{{}}}", parts.join(",")))
+}
+
 /// The guest's CPU per page of virtio disk IO, in the model's time: the exits, copies and
 /// interrupts of a request, on the CPU of the task (or kswapd) that submits it. Fitted by
 /// `oracle/fit-costs.py` from the schedstat of the fifteen runs in `oracle/sched/`
@@ -887,5 +942,16 @@ Node 0, zone    DMA32           12          106            2            0       
         let row =
             Row { counter: "pgscan_direct".into(), kernel: 281_033, model: 64, error_pct: error_pct(281_033, 64), goal_pct: Some(SCANS), kernel_range: None };
         assert_eq!(row.verdict(), "OFF");
+    }
+    #[test]
+    fn zoneinfo_gives_each_zones_watermarks_less_their_boost_and_its_protection() {
+        let zi = "Node 0, zone      DMA\n  pages free     3808\n        boost    0\n        min      34\n        low      42\n        high     50\n        spanned  4095\n        managed  3840\n        protection: (0, 176, 176, 176, 176)\n              count: 0\nNode 0, zone    DMA32\n  pages free     39903\n        boost    512\n        min      919\n        low      1020\n        high     1121\n        managed  48334\n        protection: (0, 0, 0, 0, 0)\nNode 0, zone   Normal\n  pages free     0\n        min      0\n        low      0\n        high     0\n        managed  0\n        protection: (0, 0, 0, 0, 0)";
+        assert_eq!(
+            calibrate_zone_watermarks(zi).as_deref(),
+            Some(
+                "machine.zone_watermarks={DMA={min=34,low=42,high=50,protection=[0,176,176,176,176]},DMA32={min=407,low=508,high=609,protection=[0,0,0,0,0]}}"
+            )
+        );
+        assert_eq!(calibrate_zone_watermarks("Node 0, zone   Normal\n        managed  0"), None);
     }
 }

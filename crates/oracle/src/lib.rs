@@ -222,6 +222,9 @@ pub fn oracle(a: &OracleArgs) -> Result<OracleOutput> {
         let time_swap = doc.get("time").and_then(|t| t.get("swap")).is_some();
         kernel.calibration.overrides.extend(fidelity::calibrate_swap_device(m.swap_device, time_swap));
         kernel.calibration.overrides.extend(fidelity::calibrate_guest_cpu(&sets));
+        if !sets("machine.zone_watermarks") {
+            kernel.calibration.overrides.extend(kernel.zoneinfo.as_deref().and_then(fidelity::calibrate_zone_watermarks));
+        }
         if a.pageblocks && !sets("machine.nonmovable") {
             match kernel.alloc_hists.get("pagetypeinfo_before").and_then(|t| fidelity::calibrate_pageblocks(t)) {
                 Some(o) => kernel.calibration.overrides.push(o),
@@ -558,6 +561,19 @@ mod tests {
         a.set = vec!["machine.rstat_flush=\"1s\"".into()];
         let o = oracle(&a).unwrap();
         assert!(!o.kernel.calibration.overrides.iter().any(|o| o.starts_with("machine.rstat_flush")), "the scenario's value wins");
+        a.set = vec![];
+        // The guest's zone watermarks, as its /proc/zoneinfo shows them, replace the model's
+        // formula, unless the scenario gives its own.
+        saved.kernel.zoneinfo = Some("Node 0, zone    DMA32\n        min      90\n        low      100\n        high     110\n        managed  14000\n        protection: (0, 0, 0, 0, 0)".into());
+        fs::write(&j, serde_json::to_string(&saved).unwrap()).unwrap();
+        let o = oracle(&a).unwrap();
+        let zw = "machine.zone_watermarks={DMA32={min=90,low=100,high=110,protection=[0,0,0,0,0]}}";
+        assert!(o.kernel.calibration.overrides.iter().any(|o| o == zw), "{:?}", o.kernel.calibration.overrides);
+        let zones = &o.model.as_ref().unwrap()["zones"];
+        assert_eq!((zones[1]["min"].as_u64(), zones[1]["high"].as_u64()), (Some(90), Some(110)), "{zones}");
+        a.set = vec!["machine.zone_watermarks={DMA32={min=1,low=2,high=3}}".into()];
+        let o = oracle(&a).unwrap();
+        assert!(!o.kernel.calibration.overrides.iter().any(|o| o.starts_with("machine.zone_watermarks")), "the scenario's value wins");
         a.set = vec![];
         // A saved run of another kernel is refused.
         a.kernel = Some("6.12".into());

@@ -92,6 +92,25 @@ pub struct MachineToml {
     pub nonmovable: Option<std::collections::BTreeMap<String, NonMovableToml>>,
     /// vm.watermark_boost_factor (15000, the kernel's default; 0 turns boosting off).
     pub watermark_boost_factor: Option<u64>,
+    /// Each zone's watermarks and lowmem reserves as a running kernel shows them in
+    /// /proc/zoneinfo (`min`, `low`, `high`, and `protection` in zone order DMA, DMA32,
+    /// Normal, Movable): `zone_watermarks = { DMA = { min = 34, low = 42, high = 50,
+    /// protection = [0, 176, 176, 176] } }`. They replace the ones min_free_kbytes and the
+    /// managed pages give: the kernel computes them at boot, before the memory it frees
+    /// later (initramfs, init sections) is managed, and keeps them.
+    pub zone_watermarks: Option<std::collections::BTreeMap<String, ZoneWatermarksToml>>,
+}
+
+/// One zone's watermarks and lowmem reserves (`machine.zone_watermarks`).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ZoneWatermarksToml {
+    pub min: u64,
+    pub low: u64,
+    pub high: u64,
+    /// lowmem_reserve[] against each classzone, DMA, DMA32, Normal, Movable (more entries,
+    /// such as ZONE_DEVICE's, are ignored). Unset: computed from the managed pages.
+    pub protection: Option<Vec<u64>>,
 }
 
 /// One zone's non-movable pageblocks (`machine.nonmovable`).

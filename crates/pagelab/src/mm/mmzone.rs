@@ -48,6 +48,10 @@ pub struct Zone {
     /// lowmem_reserve[ZONE_MOVABLE]: pages this zone keeps from allocations that could have
     /// used a higher zone, which is every allocation the model makes (user pages).
     pub lowmem_reserve: u64,
+    /// lowmem_reserve[] against each zone of the node as classzone (by the node's zone
+    /// index), when `machine.zone_watermarks` gives them; `None`: computed from the managed
+    /// pages (Zones::lowmem_reserve()).
+    pub protection: Option<Vec<u64>>,
     /// ZONE_BELOW_HIGH (6.12): an allocation found the zone below its high watermark, and
     /// no bulk free of the per-CPU lists has lifted it above since.
     pub below_high: bool,
@@ -67,6 +71,30 @@ pub struct Zones {
     pub z: Vec<Zone>,
     /// vm.min_free_kbytes, given or computed.
     pub min_free_kbytes: u64,
+}
+
+/// The classzones /proc/zoneinfo's `protection` lists at least: ZONE_DMA, ZONE_DMA32,
+/// ZONE_NORMAL and ZONE_MOVABLE.
+pub const CLASSZONES: usize = 4;
+
+/// A zone's index in the kernel's `enum zone_type` (x86-64).
+fn kernel_zone_index(name: &str) -> usize {
+    match name {
+        "DMA" => 0,
+        "DMA32" => 1,
+        _ => 2,
+    }
+}
+
+/// A zone's watermarks and lowmem reserves as a running kernel keeps them
+/// (`machine.zone_watermarks`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ZoneWatermarks {
+    pub min: u64,
+    pub low: u64,
+    pub high: u64,
+    /// lowmem_reserve[] against ZONE_DMA, ZONE_DMA32, ZONE_NORMAL and ZONE_MOVABLE.
+    pub protection: Option<[u64; CLASSZONES]>,
 }
 
 /// The ratio of a zone's lowmem reserve to the managed pages above it
@@ -112,6 +140,7 @@ impl Zones {
                     wmark_low,
                     wmark_high,
                     lowmem_reserve: above / lowmem_reserve_ratio(name),
+                    protection: None,
                     below_high: false,
                     reclaim_active: false,
                     pcp: PerCpuPages::new(kernel, managed, wmark_low, high_fraction),
@@ -143,8 +172,37 @@ impl Zones {
         if classzone <= i {
             return 0;
         }
+        if let Some(p) = &self.z[i].protection {
+            return p[classzone];
+        }
         let above: u64 = self.z[i + 1..=classzone].iter().map(|z| z.managed).sum();
         above / lowmem_reserve_ratio(self.z[i].name)
+    }
+
+    /// Models the watermarks and lowmem reserves a running kernel keeps (`machine.zone_watermarks`,
+    /// as /proc/zoneinfo prints them; 6.1 and 6.12 alike): mm/page_alloc.c computes them in
+    /// init_per_zone_wmark_min(), an early initcall, from the pages managed then, and again
+    /// only when a sysctl asks (min_free_kbytes, watermark_scale_factor,
+    /// lowmem_reserve_ratio). The memory freed after it (the initramfs, the kernel's init
+    /// sections) leaves them as they were, so a booted kernel's watermarks are a little off
+    /// the formula of [`Zones::new`] with its final managed pages. The per-CPU lists, sized
+    /// from the low watermark (zone_pcp_update() follows __setup_per_zone_wmarks()), are sized
+    /// again. Err: this machine has no zone of that name.
+    pub fn set_watermarks(&mut self, kernel: Kernel, name: &str, w: &ZoneWatermarks, high_fraction: u64) -> Result<(), String> {
+        let Some(i) = self.z.iter().position(|z| z.name == name) else {
+            return Err(format!("this machine has no zone {name} (its zones: {})", self.z.iter().map(|z| z.name).collect::<Vec<_>>().join(", ")));
+        };
+        let names: Vec<&'static str> = self.z.iter().map(|z| z.name).collect();
+        let z = &mut self.z[i];
+        (z.wmark_min, z.wmark_low, z.wmark_high) = (w.min, w.low, w.high);
+        if let Some(p) = &w.protection {
+            // By the kernel's zone index: DMA, DMA32, Normal, Movable. User pages' classzone
+            // is ZONE_MOVABLE.
+            z.lowmem_reserve = p[CLASSZONES - 1];
+            z.protection = Some(names.iter().map(|n| p[kernel_zone_index(n)]).collect());
+        }
+        z.pcp = PerCpuPages::new(kernel, z.managed, z.wmark_low, high_fraction);
+        Ok(())
     }
 
     /// The highest zone's index: user pages' classzone (ZONE_MOVABLE's, every populated
@@ -252,5 +310,38 @@ mod tests {
         let tmp = (one.z[0].wmark_min / 4).max(52_177 * 10 / 10_000);
         assert_eq!(one.z[0].wmark_high, one.z[0].wmark_min + 2 * tmp);
         assert_eq!(calculate_min_free_kbytes(10), 128);
+    }
+
+    #[test]
+    fn a_running_kernels_watermarks_and_reserves_replace_the_formulas_init_per_zone_wmark_min_6_1_6_12() {
+        let mut z = guest_6_12();
+        let before = z.z[1].pcp.high;
+        // The 6.12 guest's /proc/zoneinfo: DMA 33/41/49, protection (0, 184, 184, 184, 184).
+        let dma = ZoneWatermarks { min: 33, low: 41, high: 49, protection: Some([0, 184, 184, 184]) };
+        z.set_watermarks(Kernel::V6_12, "DMA", &dma, 0).unwrap();
+        assert_eq!((z.z[0].wmark_min, z.z[0].wmark_low, z.z[0].wmark_high), (33, 41, 49));
+        // User pages' classzone (ZONE_MOVABLE) and kswapd's for ZONE_DMA32 read the list.
+        assert_eq!(z.lowmem_reserve(0, z.top()), 184);
+        assert_eq!(z.z[0].lowmem_reserve, 184);
+        assert_eq!(z.lowmem_reserve(0, 0), 0, "no reserve against its own zone");
+        assert_eq!(z.totalreserve_pages(), 49 + 184 + 625);
+        // A higher low watermark sizes the zone's per-CPU list from it.
+        let dma32 = ZoneWatermarks { min: 417, low: 1021, high: 1625, protection: None };
+        z.set_watermarks(Kernel::V6_12, "DMA32", &dma32, 0).unwrap();
+        assert_eq!(z.z[1].pcp.high, PerCpuPages::new(Kernel::V6_12, 50_098, 1021, 0).high);
+        assert_ne!(z.z[1].pcp.high, before);
+        assert_eq!(z.z[1].lowmem_reserve, 0, "no protection given: the formula's stays");
+        let e = z.set_watermarks(Kernel::V6_12, "Normal", &dma32, 0).unwrap_err();
+        assert!(e.contains("no zone Normal") && e.contains("DMA, DMA32"), "{e}");
+    }
+
+    #[test]
+    fn a_lower_classzones_reserve_comes_from_its_own_protection_entry_setup_per_zone_lowmem_reserve_6_1_6_12() {
+        let gib = 262_144;
+        let mut z = Zones::new(Kernel::V6_1, &zone_sizes(ZoneLayout::X86_64, 8 * gib, 8 * gib - 1000, 1.0), None, 10, 0);
+        assert_eq!(z.lowmem_reserve(0, 1), z.z[1].managed / 256, "the formula against ZONE_DMA32");
+        let w = ZoneWatermarks { min: 1, low: 2, high: 3, protection: Some([0, 700, 3000, 3000]) };
+        z.set_watermarks(Kernel::V6_1, "DMA", &w, 0).unwrap();
+        assert_eq!((z.lowmem_reserve(0, 1), z.lowmem_reserve(0, 2)), (700, 3000));
     }
 }

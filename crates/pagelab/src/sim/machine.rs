@@ -468,7 +468,10 @@ impl<P: Policy> Machine<P> {
         let managed = m.memory_pages - m.reserved_pages;
         check_host_memory(managed)?;
         let sizes = crate::mm::mmzone::zone_sizes(m.zones, m.memory_pages, managed, m.miniature);
-        let zones = crate::mm::mmzone::Zones::new(m.kernel, &sizes, m.min_free_kbytes, m.watermark_scale_factor, m.percpu_pagelist_high_fraction);
+        let mut zones = crate::mm::mmzone::Zones::new(m.kernel, &sizes, m.min_free_kbytes, m.watermark_scale_factor, m.percpu_pagelist_high_fraction);
+        for (name, w) in &m.zone_watermarks {
+            zones.set_watermarks(m.kernel, name, w, m.percpu_pagelist_high_fraction).map_err(|e| format!("machine.zone_watermarks.{name}: {e}"))?;
+        }
         let mut memcgs = Memcgs::new(m.kernel, &s.cgroups, m.rstat)?;
         memcgs.refault_flush = m.refault_flush;
         memcgs.update_path_flush = m.update_path_flush;

@@ -120,6 +120,9 @@ pub struct MachineSpec {
     pub nonmovable: Vec<(String, u64, [u64; crate::mm::pageblock::NR_ORDERS])>,
     /// vm.watermark_boost_factor.
     pub watermark_boost_factor: u64,
+    /// `machine.zone_watermarks`: per zone name, the watermarks and lowmem reserves a running
+    /// kernel shows (empty: computed from min_free_kbytes and the managed pages).
+    pub zone_watermarks: Vec<(String, crate::mm::mmzone::ZoneWatermarks)>,
     pub reserved_pages: u64,
     pub kernel_used_pages: u64,
     pub shmem_pages: u64,
@@ -568,6 +571,7 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
         },
         nonmovable: nonmovable(m.nonmovable.as_ref(), memory_pages).map_err(|(k, e)| err(&k, e))?,
         watermark_boost_factor: m.watermark_boost_factor.unwrap_or(15_000),
+        zone_watermarks: zone_watermarks(m.zone_watermarks.as_ref(), memory_pages).map_err(|(k, e)| err(&k, e))?,
         percpu_pagelist_high_fraction: match m.percpu_pagelist_high_fraction.unwrap_or(0) {
             f @ (0 | 8..) => f,
             f => return Err(err("machine.percpu_pagelist_high_fraction", format!("{f}: the sysctl takes 0 (the default) or at least 8"))),
@@ -751,6 +755,14 @@ fn miniaturize(
     }
     let min_free = m.min_free_kbytes.unwrap_or_else(|| crate::mm::mmzone::calculate_min_free_kbytes(full_managed));
     m.min_free_kbytes = Some(((min_free as f64 * r).round() as u64).max(1));
+    // A running kernel's watermarks and reserves are pages of the full machine: scaled as
+    // min_free_kbytes is.
+    for (_, w) in &mut m.zone_watermarks {
+        (w.min, w.low, w.high) = (scale(w.min), scale(w.low), scale(w.high));
+        if let Some(p) = w.protection.as_mut() {
+            p.iter_mut().for_each(|v| *v = scale(*v));
+        }
+    }
     m.memory_pages = memory_pages;
     m.reserved_pages = scale(m.reserved_pages);
     m.kernel_used_pages = scale(m.kernel_used_pages);
@@ -886,6 +898,44 @@ fn nonmovable(
     Ok(out)
 }
 
+/// `machine.zone_watermarks`, checked: known zone names, min <= low <= high, at least the
+/// four classzones DMA, DMA32, Normal and Movable in `protection`, and nothing beyond the
+/// machine's pages. The error is (key, message).
+fn zone_watermarks(
+    t: Option<&std::collections::BTreeMap<String, pagelab_workload::schema::ZoneWatermarksToml>>,
+    memory_pages: u64,
+) -> Result<Vec<(String, crate::mm::mmzone::ZoneWatermarks)>, (String, String)> {
+    use crate::mm::mmzone::{ZoneWatermarks, CLASSZONES};
+    let mut out = Vec::new();
+    for (zone, z) in t.into_iter().flatten() {
+        let key = format!("machine.zone_watermarks.{zone}");
+        if !["DMA", "DMA32", "Normal"].contains(&zone.as_str()) {
+            return Err((key, format!("`{zone}`: the zones are DMA, DMA32 and Normal")));
+        }
+        if !(z.min <= z.low && z.low <= z.high) {
+            return Err((key, format!("min {}, low {}, high {}: the kernel keeps min <= low <= high", z.min, z.low, z.high)));
+        }
+        if z.high > memory_pages {
+            return Err((format!("{key}.high"), format!("{} pages: more than the machine's {memory_pages}", z.high)));
+        }
+        let protection = match &z.protection {
+            None => None,
+            Some(p) if p.len() < CLASSZONES => {
+                return Err((
+                    format!("{key}.protection"),
+                    format!("{} entries: /proc/zoneinfo lists one per classzone, at least DMA, DMA32, Normal and Movable", p.len()),
+                ))
+            }
+            Some(p) => match p.iter().find(|&&v| v > memory_pages) {
+                Some(v) => return Err((format!("{key}.protection"), format!("{v} pages: more than the machine's {memory_pages}"))),
+                None => Some(std::array::from_fn(|i| p[i])),
+            },
+        };
+        out.push((zone.clone(), ZoneWatermarks { min: z.min, low: z.low, high: z.high, protection }));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -933,6 +983,22 @@ seed = 42
         let e = parse(&EXAMPLE.replace("seed = 42", "seed = 42\nspeed = 3")).unwrap_err();
         assert!(e.key.starts_with("workload[0]"), "{e}");
         assert!(e.message.contains("speed"), "{e}");
+    }
+
+    #[test]
+    fn zone_watermarks_are_checked_zone_order_of_the_marks_and_protection_entries() {
+        let with = |v: &str| parse(&EXAMPLE.replace("memory = \"256M\"", &format!("memory = \"256M\"\nzone_watermarks = {v}")));
+        let e = with("{ HIGHMEM = { min = 1, low = 2, high = 3 } }").unwrap_err();
+        assert_eq!(e.key, "machine.zone_watermarks.HIGHMEM");
+        let e = with("{ DMA = { min = 5, low = 2, high = 3 } }").unwrap_err();
+        assert!(e.message.contains("min <= low <= high"), "{e}");
+        let e = with("{ DMA = { min = 1, low = 2, high = 3, protection = [0, 176] } }").unwrap_err();
+        assert_eq!(e.key, "machine.zone_watermarks.DMA.protection");
+        let e = with("{ DMA = { min = 1, low = 2, high = 3, lo = 4 } }").unwrap_err();
+        assert!(e.to_string().contains("lo"), "{e}");
+        let s = with("{ DMA = { min = 34, low = 42, high = 50, protection = [0, 176, 176, 176, 176] } }").unwrap();
+        let w = &s.machine.zone_watermarks[0];
+        assert_eq!((w.0.as_str(), w.1.min, w.1.high, w.1.protection), ("DMA", 34, 50, Some([0, 176, 176, 176])));
     }
 
     #[test]
