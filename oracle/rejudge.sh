@@ -11,6 +11,9 @@
 # saved kernel runs against a model variant.
 #
 # env PAGELAB: the pagelab binary (default target/release/pagelab). About 1 min on 2 cores.
+# env LAYOUTS: a suite directory whose runs recorded /proc/pagetypeinfo (oracle/suite-9 or
+# later): each run is judged with --pageblocks and the layout of LAYOUTS' run of the same
+# scenario, kernel and policy (--pageblocks-from), for suites that recorded none.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 args=()
@@ -29,14 +32,18 @@ judge() {
   s=${base%-*}
   k=${s##*-}
   s=${s%-*}
+  local layout=()
+  if [ -n "${LAYOUTS:-}" ] && [ -f "$LAYOUTS/$base.json" ]; then
+    layout=(--pageblocks --pageblocks-from "$LAYOUTS/$base.json")
+  fi
   if ! "$PAGELAB" oracle "oracle/scenarios/$s.toml" --kernel "$k" --policy "$p" --from "$f" \
-      --json "$OUT/$base.json" $EXTRA -q >"$OUT/$base.log" 2>&1; then
+      --json "$OUT/$base.json" "${layout[@]}" $EXTRA -q >"$OUT/$base.log" 2>&1; then
     echo "FAILED $base: $(tail -3 "$OUT/$base.log" | tr '\n' ' ')" >&2
     return 1
   fi
 }
 export -f judge
-export OUT PAGELAB EXTRA
+export OUT PAGELAB EXTRA LAYOUTS
 ls "$SUITE"/*-*-*.json | xargs -P 2 -I{} bash -c 'judge {}'
 python3 oracle/report.py "$OUT" >/dev/null
 echo "$OUT/fidelity.md"

@@ -79,6 +79,11 @@ pub struct OracleArgs {
     /// guest's allocator does (opt-in: docs/fidelity.md, "Watermark boosting on main").
     #[arg(long)]
     pub pageblocks: bool,
+    /// With --pageblocks: take the layout from this saved run (`pagelab oracle --json`
+    /// output of the same kernel) instead, for a run that recorded no /proc/pagetypeinfo (the
+    /// suites before suite 9); the pageblock layouts hardly differ from boot to boot.
+    #[arg(long, value_name = "RUN.json", requires = "pageblocks")]
+    pub pageblocks_from: Option<PathBuf>,
     /// Seconds before a guest run is abandoned.
     #[arg(long, default_value_t = 900)]
     pub timeout: u64,
@@ -88,7 +93,7 @@ pub struct OracleArgs {
 }
 
 /// What `--json` writes.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct OracleOutput {
     pub scenario: String,
     pub kernel_version: String,
@@ -226,7 +231,11 @@ pub fn oracle(a: &OracleArgs) -> Result<OracleOutput> {
             kernel.calibration.overrides.extend(kernel.zoneinfo.as_deref().and_then(fidelity::calibrate_zone_watermarks));
         }
         if a.pageblocks && !sets("machine.nonmovable") {
-            match kernel.alloc_hists.get("pagetypeinfo_before").and_then(|t| fidelity::calibrate_pageblocks(t)) {
+            let source = match &a.pageblocks_from {
+                Some(p) => layout_source(p, &kernel.release)?,
+                None => kernel.alloc_hists.get("pagetypeinfo_before").cloned(),
+            };
+            match source.as_deref().and_then(fidelity::calibrate_pageblocks) {
                 Some(o) => kernel.calibration.overrides.push(o),
                 None => eprintln!(
                     "pagelab oracle: --pageblocks: the kernel's run has no /proc/pagetypeinfo with non-movable pageblocks; the model's are all movable"
@@ -431,6 +440,20 @@ pub fn render(o: &OracleOutput) -> String {
     s
 }
 
+/// The /proc/pagetypeinfo before the workload of another saved run (`--pageblocks-from`),
+/// which must come from the same kernel release.
+fn layout_source(p: &std::path::Path, release: &str) -> Result<Option<String>> {
+    let text = fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
+    let other: OracleOutput = serde_json::from_str(&text).with_context(|| format!("{}: not an oracle --json output", p.display()))?;
+    if other.kernel.release != release {
+        bail!("{}: a run of kernel {}, not of this run's {release}", p.display(), other.kernel.release);
+    }
+    match other.kernel.alloc_hists.get("pagetypeinfo_before") {
+        Some(t) => Ok(Some(t.clone())),
+        None => bail!("{}: the run recorded no /proc/pagetypeinfo", p.display()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -451,6 +474,7 @@ mod tests {
             keep: None,
             no_calibrate: false,
             pageblocks: false,
+            pageblocks_from: None,
             timeout: 10,
             quiet: true,
         }
@@ -575,6 +599,23 @@ mod tests {
         let o = oracle(&a).unwrap();
         assert!(!o.kernel.calibration.overrides.iter().any(|o| o.starts_with("machine.zone_watermarks")), "the scenario's value wins");
         a.set = vec![];
+        // --pageblocks-from: another saved run's layout, of the same kernel release only.
+        let mut other = saved.clone();
+        other.kernel.release = "6.1.0-56-amd64".into();
+        let pti = "Node    0, zone    DMA32, type    Unmovable      0      0      0      0      0      0      0      0      0      1      0\nNumber of blocks type     Unmovable      Movable  Reclaimable   HighAtomic          CMA      Isolate\nNode 0, zone    DMA32            1           20            0            0            0            0";
+        other.kernel.alloc_hists.insert("pagetypeinfo_before".into(), pti.into());
+        let o2 = p.with_file_name("other.json");
+        fs::write(&o2, serde_json::to_string(&other).unwrap()).unwrap();
+        saved.kernel.release = "6.1.0-56-amd64".into();
+        fs::write(&j, serde_json::to_string(&saved).unwrap()).unwrap();
+        a.pageblocks = true;
+        a.pageblocks_from = Some(o2.clone());
+        let o = oracle(&a).unwrap();
+        assert!(o.kernel.calibration.overrides.iter().any(|o| o.starts_with("machine.nonmovable={DMA32={blocks=1,")), "{:?}", o.kernel.calibration.overrides);
+        other.kernel.release = "6.12.95+deb12-amd64".into();
+        fs::write(&o2, serde_json::to_string(&other).unwrap()).unwrap();
+        assert!(oracle(&a).unwrap_err().to_string().contains("not of this run's 6.1.0-56-amd64"));
+        (a.pageblocks, a.pageblocks_from) = (false, None);
         // A saved run of another kernel is refused.
         a.kernel = Some("6.12".into());
         assert!(oracle(&a).unwrap_err().to_string().contains("holds 6.1 classic"));
