@@ -143,13 +143,18 @@ def main():
         lines += ["", "With several boots per point: the model within the boots' own range (widened by the goal), "
                   "and how often the boots themselves all lie within the goal of their median (the kernel's own "
                   "reproducibility, a ceiling for any model judged against one boot):", "",
-                  "| kernel | policy | cells | model within the boots' spread | % | boots within goal of their median | % |",
-                  "|---|---|---|---|---|---|---|"]
+                  "| kernel | policy | cells | model within the boots' spread | % | boots within goal of their median | % | model as good as the boots |",
+                  "|---|---|---|---|---|---|---|---|"]
+
+        def parity(mo, bo):
+            # The goal proposed in docs/fidelity.md ("The kernel's own watermarks"): the model
+            # within the boots' spread at least as often as the boots agree with their median.
+            return "yes" if mo >= bo else f"no ({mo - bo} cells)"
         for (k, p) in sorted(st, key=lambda kp: (tuple(int(x) for x in kp[0].split(".")), kp[1])):
             n, mo, bo = st[(k, p)]
-            lines.append(f"| {k} | {p} | {n} | {mo} | {100 * mo / n:.0f}% | {bo} | {100 * bo / n:.0f}% |")
+            lines.append(f"| {k} | {p} | {n} | {mo} | {100 * mo / n:.0f}% | {bo} | {100 * bo / n:.0f}% | {parity(mo, bo)} |")
         n, mo, bo = (sum(v[i] for v in st.values()) for i in range(3))
-        lines.append(f"| all | | {n} | {mo} | {100 * mo / max(n, 1):.0f}% | {bo} | {100 * bo / max(n, 1):.0f}% |")
+        lines.append(f"| all | | {n} | {mo} | {100 * mo / max(n, 1):.0f}% | {bo} | {100 * bo / max(n, 1):.0f}% | {parity(mo, bo)} |")
     lines += ["", "The eight counters judged since the first suite:", ""] + t1
     lines += ["", "The counters a kernel developer also reads (act: workingset_activate, rst: workingset_restore, "
               "stall: allocstall, majflt: pgmajfault):", ""] + t2
