@@ -150,22 +150,27 @@ pub const FLAT_LIMIT_BYTES: usize = 256 << 20;
 /// larger than [`FLAT_LIMIT_BYTES`], and [`Sparse`] beyond, where a flat table would cost
 /// memory in proportion to its declared length rather than to the entries written. The
 /// choice never changes a value read, only what the host spends.
+///
+/// Once sparse, the flat vector is empty, so an access tests one bound, the one a flat
+/// vector's index tests anyway, and only an access that fails it asks which kind the
+/// table is.
 #[derive(Clone, Debug)]
-pub enum Table<T: Copy> {
-    Flat(Vec<T>, T),
-    Sparse(Sparse<T>),
+pub struct Table<T: Copy> {
+    flat: Vec<T>,
+    default: T,
+    sparse: Option<Box<Sparse<T>>>,
 }
 
 impl<T: Copy + Default> Default for Table<T> {
     fn default() -> Self {
-        Table::Flat(Vec::new(), T::default())
+        Table { flat: Vec::new(), default: T::default(), sparse: None }
     }
 }
 
 impl<T: Copy> Table<T> {
     /// A table of `len` entries, all `default`.
     pub fn new(len: usize, default: T) -> Table<T> {
-        let mut t = Table::Flat(Vec::new(), default);
+        let mut t = Table { flat: Vec::new(), default, sparse: None };
         t.grow(len);
         t
     }
@@ -177,35 +182,36 @@ impl<T: Copy> Table<T> {
     /// Extends the table to `len` entries (never shrinks), turning sparse when it outgrows
     /// the flat limit.
     pub fn grow(&mut self, len: usize) {
-        match self {
-            Table::Flat(v, d) if Self::flat_fits(len) => crate::hugevec::grow(v, len, *d),
-            Table::Flat(v, d) => {
-                let mut s = Sparse::new(len, *d);
-                for (i, x) in v.iter().enumerate() {
-                    s.set(i, *x);
-                }
-                *self = Table::Sparse(s);
+        if let Some(s) = &mut self.sparse {
+            s.grow(len);
+        } else if Self::flat_fits(len) {
+            crate::hugevec::grow(&mut self.flat, len, self.default);
+        } else {
+            let mut s = Sparse::new(len, self.default);
+            for (i, x) in self.flat.iter().enumerate() {
+                s.set(i, *x);
             }
-            Table::Sparse(s) => s.grow(len),
+            self.flat = Vec::new();
+            self.sparse = Some(Box::new(s));
         }
     }
 
     /// [`Table::grow`], but memory the host cannot give is an error naming `what`.
     pub fn try_grow(&mut self, len: usize, what: &str) -> Result<(), String> {
-        match self {
-            Table::Flat(v, d) if Self::flat_fits(len) => crate::hugevec::try_grow(v, len, *d, what),
-            Table::Flat(..) => {
+        match &mut self.sparse {
+            Some(s) => s.try_grow(len, what),
+            None if Self::flat_fits(len) => crate::hugevec::try_grow(&mut self.flat, len, self.default, what),
+            None => {
                 self.grow(len);
                 Ok(())
             }
-            Table::Sparse(s) => s.try_grow(len, what),
         }
     }
 
     pub fn len(&self) -> usize {
-        match self {
-            Table::Flat(v, _) => v.len(),
-            Table::Sparse(s) => s.len(),
+        match &self.sparse {
+            Some(s) => s.len(),
+            None => self.flat.len(),
         }
     }
 
@@ -220,17 +226,44 @@ impl<T: Copy> Table<T> {
 
     #[inline(always)]
     pub fn get_ref(&self, i: usize) -> &T {
-        match self {
-            Table::Flat(v, _) => &v[i],
-            Table::Sparse(s) => s.get_ref(i),
+        match self.flat.get(i) {
+            Some(x) => x,
+            None => self.sparse_ref(i),
         }
     }
 
     #[inline(always)]
     pub fn get_mut(&mut self, i: usize) -> &mut T {
-        match self {
-            Table::Flat(v, _) => &mut v[i],
-            Table::Sparse(s) => s.get_mut(i),
+        if i < self.flat.len() {
+            return &mut self.flat[i];
+        }
+        self.sparse_mut(i)
+    }
+
+    /// Entry `i`, or None past the table's end.
+    #[inline(always)]
+    pub fn try_ref(&self, i: usize) -> Option<&T> {
+        match self.flat.get(i) {
+            Some(x) => Some(x),
+            None => self.sparse.as_ref().filter(|s| i < s.len()).map(|s| s.get_ref(i)),
+        }
+    }
+
+    /// Entry `i` of a sparse table (an index past a flat table's end panics here).
+    #[inline(never)]
+    fn sparse_ref(&self, i: usize) -> &T {
+        match &self.sparse {
+            Some(s) => s.get_ref(i),
+            None => panic!("index {i} out of a table of {} entries", self.flat.len()),
+        }
+    }
+
+    #[inline(never)]
+    fn sparse_mut(&mut self, i: usize) -> &mut T {
+        let len = self.flat.len();
+        match &mut self.sparse {
+            Some(s) => s.get_mut(i),
+            None => panic!("index {i} out of a table of {len} entries"),
         }
     }
 
@@ -239,16 +272,15 @@ impl<T: Copy> Table<T> {
         *self.get_mut(i) = v;
     }
 
-    /// Whether the table went sparse.
     pub fn is_sparse(&self) -> bool {
-        matches!(self, Table::Sparse(_))
+        self.sparse.is_some()
     }
 
     /// Bytes held.
     pub fn state_bytes(&self) -> u64 {
-        match self {
-            Table::Flat(v, _) => (v.capacity() * std::mem::size_of::<T>()) as u64,
-            Table::Sparse(s) => s.state_bytes(),
+        match &self.sparse {
+            Some(s) => s.state_bytes(),
+            None => (self.flat.capacity() * std::mem::size_of::<T>()) as u64,
         }
     }
 }
@@ -326,5 +358,23 @@ mod tests {
         assert_eq!((t.get(7), t.get(8), t.get(FLAT_LIMIT_BYTES / 8 - 1), t.get(FLAT_LIMIT_BYTES / 8)), (70, 0, 9, 0));
         let big = Table::new(1 << 32, 0u64);
         assert!(big.is_sparse() && big.state_bytes() < 32 << 20, "a 16 TiB space costs its index: {}", big.state_bytes());
+    }
+
+    #[test]
+    fn try_ref_ends_at_the_tables_end_flat_or_sparse() {
+        let mut flat = Table::new(10, 5u64);
+        flat[9] = 90;
+        assert_eq!((flat.try_ref(9), flat.try_ref(10)), (Some(&90), None));
+        let mut sparse = Table::new(FLAT_LIMIT_BYTES / 8 + 1, 5u64);
+        sparse[FLAT_LIMIT_BYTES / 8] = 7;
+        assert!(sparse.is_sparse());
+        assert_eq!((sparse.try_ref(3), sparse.try_ref(FLAT_LIMIT_BYTES / 8), sparse.try_ref(FLAT_LIMIT_BYTES / 8 + 1)), (Some(&5), Some(&7), None));
+    }
+
+    #[test]
+    #[should_panic(expected = "index 10 out of a table of 10 entries")]
+    fn an_index_past_a_flat_tables_end_panics() {
+        let t = Table::new(10, 0u64);
+        t.get(10);
     }
 }

@@ -163,8 +163,9 @@ pub struct Memcgs {
     /// The periodic flush's period (FLUSH_TIME unless the scenario sets `rstat_flush`).
     pub flush_period_ns: u64,
     pub nr_flushes: u64,
-    /// Every unit fed to memcg_rstat_updated() (the sum of |update|).
-    pub rstat_updates: u64,
+    /// Units fed to memcg_rstat_updated() (the sum of |update|) but those still in
+    /// `percpu_updates`: [`Memcgs::rstat_updates`] adds them.
+    rstat_updates_settled: u64,
     /// Memcgs visited by flushes (the work of flushing).
     pub flushed_memcgs: u64,
     pub nr_cpus: u64,
@@ -174,7 +175,10 @@ pub struct Memcgs {
     pub refault_flush: RefaultFlush,
     /// Flush from the update path once the threshold is exceeded (5.15-rc1's async flush,
     /// before the 2021 refault-flush patch).
-    pub update_path_flush: bool,
+    update_path_flush: bool,
+    /// 6.1's per-CPU count without the update-path flush: memcg_rstat_updated() is an
+    /// addition and a test (fixed by the kernel and `update_path_flush`).
+    percpu_count_only: bool,
     /// Refaults whose recency decision differs from the one exact statistics would give.
     pub stale_refault_decisions: u64,
 }
@@ -205,12 +209,13 @@ impl Memcgs {
             last_flush_ns: 0,
             flush_period_ns: RSTAT_FLUSH_NS,
             nr_flushes: 0,
-            rstat_updates: 0,
+            rstat_updates_settled: 0,
             flushed_memcgs: 0,
             nr_cpus: 1,
             target_unprotected: false,
             refault_flush: RefaultFlush::Kernel,
             update_path_flush: false,
+            percpu_count_only: !kernel.memcg_stats_flush_per_subtree(),
             stale_refault_decisions: 0,
         };
         let mut sorted: Vec<&MemcgSpec> = specs.iter().collect();
@@ -454,13 +459,38 @@ impl Memcgs {
         self.rstat_updated(memcg, nr);
     }
 
+    /// Turns the flush from the update path on or off (`machine.update_path_flush`).
+    pub fn set_update_path_flush(&mut self, on: bool) {
+        self.update_path_flush = on;
+        self.percpu_count_only = !on && !self.kernel.memcg_stats_flush_per_subtree();
+    }
+
+    /// Every unit fed to memcg_rstat_updated() (the sum of |update|).
+    pub fn rstat_updates(&self) -> u64 {
+        self.rstat_updates_settled + self.percpu_updates
+    }
+
     /// Models memcg_rstat_updated(): count pending updates towards the flush thresholds.
-    // Inlined: a page-cache miss and its eviction make about nine of these updates, and the
-    // common one (6.1's per-CPU count below its batch) is two additions and two tests.
+    // Inlined: a page-cache miss and its eviction make about eighteen of these updates, and
+    // the common one (6.1's per-CPU count below its batch) is one test, an addition and a
+    // comparison.
     #[inline]
     pub(crate) fn rstat_updated(&mut self, memcg: MemcgId, n: u64) {
-        self.rstat_updates += n;
+        if self.percpu_count_only {
+            self.percpu_updates += n;
+            if self.percpu_updates > MEMCG_CHARGE_BATCH {
+                self.percpu_batch_full();
+            }
+        } else {
+            self.rstat_updated_general(memcg, n);
+        }
+    }
+
+    /// memcg_rstat_updated() on 6.12, or with the update-path flush.
+    #[inline(never)]
+    fn rstat_updated_general(&mut self, memcg: MemcgId, n: u64) {
         if self.kernel.memcg_stats_flush_per_subtree() {
+            self.rstat_updates_settled += n;
             self.rstat_pending_updated(memcg, n);
         } else {
             self.percpu_updates += n;
@@ -475,7 +505,7 @@ impl Memcgs {
 
     /// memcg_rstat_updated() on 6.12: per-memcg counts, propagated to every ancestor in
     /// batches of 64.
-    #[inline(never)]
+    #[inline]
     fn rstat_pending_updated(&mut self, memcg: MemcgId, n: u64) {
         let mut cur = Some(memcg);
         while let Some(c) = cur {
@@ -492,6 +522,7 @@ impl Memcgs {
         if self.flush_threshold <= self.nr_cpus {
             self.flush_threshold += self.percpu_updates / MEMCG_CHARGE_BATCH;
         }
+        self.rstat_updates_settled += self.percpu_updates;
         self.percpu_updates = 0;
     }
 

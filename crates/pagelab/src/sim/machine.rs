@@ -474,7 +474,7 @@ impl<P: Policy> Machine<P> {
         }
         let mut memcgs = Memcgs::new(m.kernel, &s.cgroups, m.rstat)?;
         memcgs.refault_flush = m.refault_flush;
-        memcgs.update_path_flush = m.update_path_flush;
+        memcgs.set_update_path_flush(m.update_path_flush);
         memcgs.flush_period_ns = m.rstat_flush_ns;
         memcgs.target_unprotected = m.kernel.reclaim_target_is_unprotected();
         let mut space = AddressSpace::default();

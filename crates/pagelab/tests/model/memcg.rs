@@ -224,7 +224,7 @@ fn the_reclaim_target_is_exempt_from_its_own_protection_only_on_6_12() {
 fn every_memcg_stat_and_event_update_feeds_the_rstat_flush_threshold() {
     for (kernel, per_miss, per_eviction) in [("6.1", 3, 5), ("6.12", 2, 4)] {
         let mut m = classic(&one_file_scenario("64M", kernel, "classic", 128 * 256));
-        let before = m.mm.memcgs.rstat_updates;
+        let before = m.mm.memcgs.rstat_updates();
         for page in 0..1000 {
             m.apply(0, read(0, page));
         }
@@ -232,12 +232,12 @@ fn every_memcg_stat_and_event_update_feeds_the_rstat_flush_threshold() {
         // The LRU sizes change when the lru_add batch drains: count the pages on the LRUs.
         let on_lru: u64 = [Lru::InactiveFile, Lru::ActiveFile].iter().map(|&l| m.mm.node_lru_size(l)).sum();
         assert!(on_lru > 950, "{kernel}: {on_lru} pages on the LRUs");
-        assert_eq!(m.mm.memcgs.rstat_updates - before, (per_miss - 1) * 1000 + on_lru, "{kernel}: units per miss");
+        assert_eq!(m.mm.memcgs.rstat_updates() - before, (per_miss - 1) * 1000 + on_lru, "{kernel}: units per miss");
         // Now read the rest of the file (128 MiB through a 64 MiB machine): every eviction
         // feeds at least its own five (6.1) or four (6.12) units.
         // A page feeds its LRU size when the lru_add batch drains, so the pages waiting in
         // the batch at the start feed this window and those waiting at its end do not.
-        let before = m.mm.memcgs.rstat_updates;
+        let before = m.mm.memcgs.rstat_updates();
         let pending_before = m.mm.lru_add_batch.len() as u64;
         for page in 1000..128 * 256 {
             m.apply(0, read(0, page));
@@ -246,7 +246,7 @@ fn every_memcg_stat_and_event_update_feeds_the_rstat_flush_threshold() {
         let stolen = ev(&m, Ev::PgStealKswapd) + ev(&m, Ev::PgStealDirect);
         let misses = 128 * 256 - 1000;
         assert!(stolen > 1000, "{kernel}: reclaim ran ({stolen} stolen)");
-        let fed = m.mm.memcgs.rstat_updates - before;
+        let fed = m.mm.memcgs.rstat_updates() - before;
         assert!(
             fed + pending_after >= per_miss * misses + pending_before + per_eviction * stolen,
             "{kernel}: {fed} units for {misses} misses and {stolen} evictions ({pending_before} then {pending_after} pages awaiting the LRU)"
