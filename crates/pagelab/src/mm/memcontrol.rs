@@ -176,9 +176,11 @@ pub struct Memcgs {
     /// Flush from the update path once the threshold is exceeded (5.15-rc1's async flush,
     /// before the 2021 refault-flush patch).
     update_path_flush: bool,
-    /// 6.1's per-CPU count without the update-path flush: memcg_rstat_updated() is an
-    /// addition and a test (fixed by the kernel and `update_path_flush`).
-    percpu_count_only: bool,
+    /// What `percpu_updates` may reach before memcg_rstat_updated() leaves its common case:
+    /// the per-CPU batch on 6.1 without the update-path flush (an addition and a test),
+    /// else 0, so that every update takes the general path (fixed by the kernel and
+    /// `update_path_flush`).
+    percpu_fast_limit: u64,
     /// Refaults whose recency decision differs from the one exact statistics would give.
     pub stale_refault_decisions: u64,
 }
@@ -215,7 +217,7 @@ impl Memcgs {
             target_unprotected: false,
             refault_flush: RefaultFlush::Kernel,
             update_path_flush: false,
-            percpu_count_only: !kernel.memcg_stats_flush_per_subtree(),
+            percpu_fast_limit: if kernel.memcg_stats_flush_per_subtree() { 0 } else { MEMCG_CHARGE_BATCH },
             stale_refault_decisions: 0,
         };
         let mut sorted: Vec<&MemcgSpec> = specs.iter().collect();
@@ -462,7 +464,8 @@ impl Memcgs {
     /// Turns the flush from the update path on or off (`machine.update_path_flush`).
     pub fn set_update_path_flush(&mut self, on: bool) {
         self.update_path_flush = on;
-        self.percpu_count_only = !on && !self.kernel.memcg_stats_flush_per_subtree();
+        let count_only = !on && !self.kernel.memcg_stats_flush_per_subtree();
+        self.percpu_fast_limit = if count_only { MEMCG_CHARGE_BATCH } else { 0 };
     }
 
     /// Every unit fed to memcg_rstat_updated() (the sum of |update|).
@@ -476,19 +479,21 @@ impl Memcgs {
     // comparison.
     #[inline]
     pub(crate) fn rstat_updated(&mut self, memcg: MemcgId, n: u64) {
-        if self.percpu_count_only {
-            self.percpu_updates += n;
-            if self.percpu_updates > MEMCG_CHARGE_BATCH {
-                self.percpu_batch_full();
-            }
-        } else {
+        self.percpu_updates += n;
+        if self.percpu_updates > self.percpu_fast_limit {
             self.rstat_updated_general(memcg, n);
         }
     }
 
-    /// memcg_rstat_updated() on 6.12, or with the update-path flush.
+    /// memcg_rstat_updated() past its common case: 6.1's full per-CPU batch, 6.12, or the
+    /// update-path flush. `n` is already in `percpu_updates`.
     #[inline(never)]
     fn rstat_updated_general(&mut self, memcg: MemcgId, n: u64) {
+        if self.percpu_fast_limit == MEMCG_CHARGE_BATCH {
+            self.percpu_batch_full();
+            return;
+        }
+        self.percpu_updates -= n;
         if self.kernel.memcg_stats_flush_per_subtree() {
             self.rstat_updates_settled += n;
             self.rstat_pending_updated(memcg, n);
