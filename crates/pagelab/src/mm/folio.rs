@@ -7,8 +7,6 @@
 //! folios: a scan reads the next frames' numbers from contiguous memory and can prefetch
 //! several folios ahead (seed 003's prefetch, made deep), and a deletion touches no neighbour.
 
-use std::collections::VecDeque;
-
 /// A page frame number: an index into [`Folios`].
 pub type Pfn = u32;
 /// The end of a list, or "no page".
@@ -266,17 +264,15 @@ impl Folios {
     /// Models include/linux/list.h: list_add(), at the head (most recently added end).
     #[inline]
     pub fn list_add(&mut self, list: &mut List, pfn: Pfn) {
-        list.base = list.base.wrapping_sub(1);
-        list.slots.push_front(pfn);
+        let pos = list.push_front(pfn);
         list.len += 1;
-        self.f[pfn as usize].pos = list.base;
+        self.f[pfn as usize].pos = pos;
     }
 
     /// Models include/linux/list.h: list_add_tail(), at the tail (the end reclaim takes from).
     #[inline]
     pub fn list_add_tail(&mut self, list: &mut List, pfn: Pfn) {
-        let pos = list.base.wrapping_add(list.slots.len() as u32);
-        list.slots.push_back(pfn);
+        let pos = list.push_back(pfn);
         list.len += 1;
         self.f[pfn as usize].pos = pos;
     }
@@ -284,20 +280,21 @@ impl Folios {
     /// Models include/linux/list.h: list_del().
     #[inline]
     pub fn list_del(&mut self, list: &mut List, pfn: Pfn) {
-        let idx = self.f[pfn as usize].pos.wrapping_sub(list.base) as usize;
-        debug_assert_eq!(list.slots.get(idx), Some(&pfn), "pfn {pfn} is not where its list says");
-        if idx + 1 == list.slots.len() {
+        let pos = self.f[pfn as usize].pos;
+        let idx = pos.wrapping_sub(list.base);
+        debug_assert!(idx < list.n && list.slot(pos) == pfn, "pfn {pfn} is not where its list says");
+        if idx + 1 == list.n {
             // The tail (MGLRU's isolation takes folios there): a pop leaves the ring as the
             // tombstone and its trim would, the head being a member or the list empty.
-            list.slots.pop_back();
+            list.n -= 1;
             list.trim_back();
         } else {
-            list.slots[idx] = TOMBSTONE;
+            list.set_slot(pos, TOMBSTONE);
             list.trim();
         }
         list.len -= 1;
         self.f[pfn as usize].pos = NIL;
-        if list.slots.len() > 2 * list.len as usize + 64 {
+        if list.n as u64 > 2 * list.len + 64 {
             self.compact(list);
         }
     }
@@ -306,7 +303,7 @@ impl Folios {
     #[inline]
     pub fn list_del_tail(&mut self, list: &mut List) -> Option<Pfn> {
         // Trimming keeps the last slot a member.
-        let pfn = list.slots.pop_back()?;
+        let pfn = list.pop_back()?;
         list.len -= 1;
         self.f[pfn as usize].pos = NIL;
         list.trim_back();
@@ -315,9 +312,11 @@ impl Folios {
 
     /// Rebuilds a list's ring without tombstones (amortised over the deletions that made them).
     fn compact(&mut self, list: &mut List) {
-        list.slots.retain(|&p| p != TOMBSTONE);
+        let members: Vec<Pfn> = list.iter().filter(|&p| p != TOMBSTONE).collect();
         list.base = 0;
-        for (i, &p) in list.slots.iter().enumerate() {
+        list.n = 0;
+        for (i, &p) in members.iter().enumerate() {
+            list.push_back(p);
             self.f[p as usize].pos = i as u32;
         }
     }
@@ -339,15 +338,14 @@ impl Folios {
     /// scan reaches `ahead` steps from now; tombstones and the list's end prefetch nothing).
     #[inline(always)]
     pub fn prefetch_from_tail(&self, list: &List, ahead: usize) {
-        let n = list.slots.len();
-        if ahead < n {
-            self.prefetch(list.slots[n - 1 - ahead]);
+        if ahead < list.n as usize {
+            self.prefetch(list.slot(list.base.wrapping_add(list.n - 1 - ahead as u32)));
         }
     }
 
     /// Walks a list from head to tail (for checks and reports, not hot paths).
     pub fn iter_list<'a>(&'a self, list: &'a List) -> impl Iterator<Item = Pfn> + 'a {
-        list.slots.iter().copied().filter(|&p| p != TOMBSTONE)
+        list.iter().filter(|&p| p != TOMBSTONE)
     }
 }
 
@@ -355,27 +353,121 @@ impl Folios {
 const TOMBSTONE: u32 = NIL;
 
 /// An LRU list: the most recently added folio at the head, the oldest at the tail.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+///
+/// Its members, head first, live in a ring whose size is a power of two: the slot of
+/// position `p` (a folio's `pos`; positions wrap around, only differences matter) is
+/// `p & (ring.len() - 1)`, so a deletion finds its slot from the position alone.
+#[derive(Clone, Debug)]
 pub struct List {
-    /// Members head first; deleted members leave tombstones until trimmed or compacted.
-    slots: VecDeque<Pfn>,
-    /// The position of `slots[0]` (positions wrap around; only differences matter).
+    /// The ring, whose length is always a power of two (one slot at first); deleted members
+    /// leave tombstones until trimmed or compacted.
+    ring: Vec<Pfn>,
+    /// The position of the head slot.
     base: u32,
+    /// Slots in use, tombstones included, from `base` on.
+    n: u32,
     pub len: u64,
 }
 
+impl Default for List {
+    fn default() -> List {
+        List { ring: vec![TOMBSTONE], base: 0, n: 0, len: 0 }
+    }
+}
+
+impl PartialEq for List {
+    fn eq(&self, other: &List) -> bool {
+        (self.base, self.n, self.len) == (other.base, other.n, other.len) && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for List {}
+
 impl List {
+    /// The slot of position `pos`.
+    #[inline(always)]
+    fn slot(&self, pos: u32) -> Pfn {
+        debug_assert!(self.ring.len().is_power_of_two());
+        // SAFETY: the ring's length is a power of two, at least 1 (`default`, `grow`), so
+        // the masked index is below it.
+        unsafe { *self.ring.get_unchecked(pos as usize & (self.ring.len() - 1)) }
+    }
+
+    #[inline(always)]
+    fn set_slot(&mut self, pos: u32, pfn: Pfn) {
+        debug_assert!(self.ring.len().is_power_of_two());
+        let mask = self.ring.len() - 1;
+        // SAFETY: as for `slot`.
+        unsafe { *self.ring.get_unchecked_mut(pos as usize & mask) = pfn }
+    }
+
+    /// Adds at the head; returns the new slot's position.
+    #[inline]
+    fn push_front(&mut self, pfn: Pfn) -> u32 {
+        if self.n as usize == self.ring.len() {
+            self.grow();
+        }
+        self.base = self.base.wrapping_sub(1);
+        self.n += 1;
+        self.set_slot(self.base, pfn);
+        self.base
+    }
+
+    /// Adds at the tail; returns the new slot's position.
+    #[inline]
+    fn push_back(&mut self, pfn: Pfn) -> u32 {
+        if self.n as usize == self.ring.len() {
+            self.grow();
+        }
+        let pos = self.base.wrapping_add(self.n);
+        self.n += 1;
+        self.set_slot(pos, pfn);
+        pos
+    }
+
+    #[inline]
+    fn pop_back(&mut self) -> Option<Pfn> {
+        if self.n == 0 {
+            return None;
+        }
+        self.n -= 1;
+        Some(self.slot(self.base.wrapping_add(self.n)))
+    }
+
+    /// Doubles the ring, each slot moving to where its position now maps.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let size = (self.ring.len() * 2).max(16);
+        assert!(size <= 1 << 32, "an LRU list of more than 2^32 slots");
+        let mut ring = vec![TOMBSTONE; size];
+        for p in self.positions() {
+            ring[p as usize & (size - 1)] = self.slot(p);
+        }
+        self.ring = ring;
+    }
+
+    fn positions(&self) -> impl Iterator<Item = u32> {
+        let base = self.base;
+        (0..self.n).map(move |i| base.wrapping_add(i))
+    }
+
+    /// The slots head first, tombstones included.
+    fn iter(&self) -> impl Iterator<Item = Pfn> + '_ {
+        self.positions().map(|p| self.slot(p))
+    }
+
     /// Drops tombstones at the tail, so the tail is a member.
     #[inline]
     fn trim_back(&mut self) {
-        while self.slots.back() == Some(&TOMBSTONE) {
-            self.slots.pop_back();
+        while self.tail() == Some(TOMBSTONE) {
+            self.n -= 1;
         }
     }
 
     /// Bytes this list holds (its ring).
     pub fn state_bytes(&self) -> u64 {
-        self.slots.capacity() as u64 * 4
+        self.ring.capacity() as u64 * 4
     }
 
     pub fn is_empty(&self) -> bool {
@@ -385,22 +477,22 @@ impl List {
     /// The oldest member, where reclaim takes from.
     #[inline]
     pub fn tail(&self) -> Option<Pfn> {
-        self.slots.back().copied()
+        (self.n > 0).then(|| self.slot(self.base.wrapping_add(self.n - 1)))
     }
 
     /// The most recently added member.
     #[inline]
     pub fn head(&self) -> Option<Pfn> {
-        self.slots.front().copied()
+        (self.n > 0).then(|| self.slot(self.base))
     }
 
     /// Drops tombstones at both ends, so head and tail are members.
     #[inline]
     fn trim(&mut self) {
         self.trim_back();
-        while self.slots.front() == Some(&TOMBSTONE) {
-            self.slots.pop_front();
+        while self.head() == Some(TOMBSTONE) {
             self.base = self.base.wrapping_add(1);
+            self.n -= 1;
         }
     }
 }
@@ -461,7 +553,7 @@ mod tests {
         }
         let want: Vec<u32> = (0..1000).filter(|p| p % 7 == 0).collect();
         assert_eq!(f.iter_list(&l).collect::<Vec<_>>(), want);
-        assert!(l.slots.len() <= 2 * l.len as usize + 64, "tombstones are compacted away");
+        assert!(l.n as u64 <= 2 * l.len + 64, "tombstones are compacted away");
         // Positions stay valid after compaction: more adds and deletes still work.
         f.list_add(&mut l, 1);
         f.list_del(&mut l, 7);
@@ -469,6 +561,31 @@ mod tests {
         assert_eq!(l.head(), Some(1));
         assert_eq!(l.tail(), Some(2));
         assert_eq!(l.len, want.len() as u64 + 1);
+    }
+
+    #[test]
+    fn positions_find_their_slots_after_the_ring_grows_and_wraps() {
+        // Adds at both ends: positions wrap below 0 at the head while the ring doubles from
+        // 1 slot to 256 under them; every deletion by position must still find its folio.
+        let mut f = Folios::new(300);
+        let mut l = List::default();
+        let mut want = std::collections::VecDeque::new();
+        for p in 0..200u32 {
+            if p % 3 == 0 {
+                f.list_add_tail(&mut l, p);
+                want.push_back(p);
+            } else {
+                f.list_add(&mut l, p);
+                want.push_front(p);
+            }
+        }
+        assert!(l.ring.len().is_power_of_two() && l.ring.len() >= 200);
+        for p in (0..200u32).filter(|p| p % 4 == 1) {
+            f.list_del(&mut l, p);
+            want.retain(|&q| q != p);
+        }
+        assert_eq!(f.iter_list(&l).collect::<Vec<_>>(), Vec::from(want.clone()));
+        assert_eq!((l.head(), l.tail(), l.len), (want.front().copied(), want.back().copied(), want.len() as u64));
     }
 
     #[test]
