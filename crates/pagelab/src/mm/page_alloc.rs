@@ -97,11 +97,20 @@ fn alloc_pages_slowpath<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<P
 /// ([`crate::mm::time::OneCpu`]).
 #[inline(never)]
 fn kswapd_preempts_its_waker<P: Policy>(mm: &mut Mm, p: &mut P) {
-    if mm.one_cpu.is_none() || !mm.cfg.kernel.kswapd_preempts_its_waker() {
-        return;
-    }
     let Some(t) = mm.current_task() else { return };
-    let slice = crate::mm::time::CFS_SLICE_NS * mm.memcgs.flush_period_ns / crate::kernel::RSTAT_FLUSH_NS;
+    let Some(cpu) = mm.one_cpu.as_mut() else { return };
+    let slice = if mm.cfg.kernel.kswapd_preempts_its_waker() {
+        crate::mm::time::CFS_SLICE_NS * mm.memcgs.flush_period_ns / crate::kernel::RSTAT_FLUSH_NS
+    } else if let Some(e) = cpu.eevdf() {
+        // EEVDF (the `machine.eevdf_turns` experiment): only with lag kept from its last sleep.
+        let now = mm.tasks[t].clock;
+        match e.kswapd_woken(now) {
+            0 => return,
+            run => run,
+        }
+    } else {
+        return;
+    };
     let cpu_start = mm.kswapd_cpu_ns;
     mm.kswapd_clock = mm.kswapd_clock.max(mm.tasks[t].clock);
     while mm.node.kswapd.is_some() && mm.kswapd_cpu_ns - cpu_start < slice {
@@ -116,6 +125,12 @@ fn kswapd_preempts_its_waker<P: Policy>(mm: &mut Mm, p: &mut P) {
     let task = &mut mm.tasks[t];
     task.clock += ran;
     task.cpu_wait_ns += ran;
+    if let Some(e) = mm.one_cpu.as_mut().and_then(|c| c.eevdf()) {
+        e.preempted_for(ran);
+        if mm.node.kswapd.is_none() {
+            e.kswapd_sleeps();
+        }
+    }
 }
 
 /// Models mm/page_alloc.c: get_page_from_freelist() for an order-0 user page: the zones

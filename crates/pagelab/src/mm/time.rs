@@ -150,9 +150,169 @@ pub const CFS_SLICE_NS: u64 = 3_000_000;
 pub struct OneCpu {
     /// The task's waits not yet used by kswapd, in time order: (from, until).
     idle: std::collections::VecDeque<(u64, u64)>,
+    /// `machine.eevdf_turns`: turns on the tick grid instead of half-and-half sharing.
+    eevdf: Option<Eevdf>,
+}
+
+/// An experiment (`machine.eevdf_turns`, off by default; docs/experiments/eevdf-one-cpu.md):
+/// kswapd (K) and the task (T) on one CPU as 6.12.95's EEVDF treats two entities of equal
+/// weight, reduced to what decides kswapd's wake-up preemption (kernel/sched/fair.c:
+/// update_curr(), pick_eevdf(), dequeue_entity(), place_entity(),
+/// check_preempt_wakeup_fair()).
+/// - `d` is T's virtual runtime less K's while both are queued; K's lag is d / 2.
+/// - Turns end at a tick once the runner has run a slice (update_curr() at the tick), and
+///   the eligible entity runs next: K while d > 0, T while d < 0.
+/// - T's waits: K runs alone. A T that slept ineligible (d > 0) stays queued, delayed, until
+///   K's running makes it eligible, and its lag is then cut to 0 (DELAY_DEQUEUE, DELAY_ZERO);
+///   an eligible T keeps its lag (PLACE_LAG).
+/// - K's sleep: eligible (d > 0) it keeps its lag; otherwise it leaves with none.
+/// - K's wake-up by the task: with a lag kept, K preempts and runs until the first tick a
+///   slice on; without, T runs on to the next tick.
+#[derive(Clone, Debug)]
+pub struct Eevdf {
+    /// The tick, and the base slice, in the model's clock (scaled as the rstat flush is).
+    tick: u64,
+    slice: u64,
+    /// The turns in progress while kswapd is awake.
+    stretch: Option<Stretch>,
+    /// kswapd's lag from its last sleep (0: none kept), in ns of virtual time.
+    kept_lag: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Stretch {
+    /// vT - vK.
+    d: i64,
+    /// Whether kswapd holds the CPU, and since when its turn (or the task's) runs.
+    kswapd_runs: bool,
+    turn_began: u64,
+    /// How far the turns have been played.
+    at: u64,
+    /// Whether kswapd's last CPU came from the task's waits (it ran alone).
+    alone: bool,
+}
+
+/// EEVDF's base slice, sysctl_sched_base_slice (0.75 ms with one CPU).
+pub const EEVDF_SLICE_NS: u64 = 750_000;
+/// The guest's tick (HZ = 250).
+pub const TICK_NS: u64 = 4_000_000;
+
+impl Eevdf {
+    /// `scale`: the model's clock per ns of the guest's (the oracle's rstat flush period over
+    /// FLUSH_TIME), as a fraction `num / den`.
+    pub fn new(num: u64, den: u64) -> Eevdf {
+        Eevdf { tick: (TICK_NS * num / den).max(1), slice: (EEVDF_SLICE_NS * num / den).max(1), stretch: None, kept_lag: 0 }
+    }
+
+    fn next_tick(&self, at: u64) -> u64 {
+        (at / self.tick + 1) * self.tick
+    }
+
+    /// kswapd was woken by the task at `now`: the lag it kept, if any, makes it preempt. Returns
+    /// how long kswapd runs before the task gets the CPU back (0: no preemption).
+    pub fn kswapd_woken(&mut self, now: u64) -> u64 {
+        let lag = std::mem::take(&mut self.kept_lag);
+        if lag == 0 {
+            self.stretch = Some(Stretch { d: 0, kswapd_runs: false, turn_began: 0, at: now, alone: false });
+            return 0;
+        }
+        let run = self.next_tick(now + self.slice) - now;
+        self.stretch = Some(Stretch { d: 2 * lag as i64, kswapd_runs: true, turn_began: now, at: now, alone: false });
+        run
+    }
+
+    /// After a preemption: kswapd ran `ran` of CPU from the stretch's start.
+    pub fn preempted_for(&mut self, ran: u64) {
+        if let Some(st) = self.stretch.as_mut() {
+            st.d -= ran as i64;
+            st.at += ran;
+            if st.d <= 0 {
+                st.kswapd_runs = false;
+                st.turn_began = st.at;
+            }
+        }
+    }
+
+    /// kswapd went to sleep: it keeps its lag only if it was eligible, with the task queued.
+    pub fn kswapd_sleeps(&mut self) {
+        if let Some(st) = self.stretch.take() {
+            self.kept_lag = if !st.alone && st.d > 0 { st.d as u64 / 2 } else { 0 };
+        }
+    }
+
+    fn stretch(&mut self, at: u64) -> &mut Stretch {
+        self.stretch.get_or_insert(Stretch { d: 0, kswapd_runs: false, turn_began: 0, at, alone: false })
+    }
+
+    /// kswapd ran `used` alone, in the task's wait, up to `at`.
+    fn ran_alone(&mut self, used: u64, at: u64) {
+        let st = self.stretch(at);
+        if st.d > 0 {
+            st.d = (st.d - used as i64).max(0);
+        }
+        st.kswapd_runs = true;
+        st.turn_began = at - used;
+        st.at = at;
+        st.alone = true;
+    }
+
+    /// kswapd needs `need` of CPU from `from`, the task runnable throughout: the turns on the
+    /// tick grid. Returns when kswapd's need is met.
+    fn share(&mut self, from: u64, mut need: u64) -> u64 {
+        let (tick_of, slice) = (self.tick, self.slice);
+        let next_tick = |at: u64| (at / tick_of + 1) * tick_of;
+        let st = self.stretch(from);
+        if st.alone {
+            // The task is back from its wait: a task with lag to spare preempts.
+            st.alone = false;
+            if st.d < 0 {
+                st.kswapd_runs = false;
+                st.turn_began = from;
+            }
+        }
+        if from > st.at {
+            // The task ran on before kswapd's step was taken up.
+            if !st.kswapd_runs {
+                st.d += (from - st.at) as i64;
+            }
+            st.at = from;
+        }
+        let mut at = st.at;
+        while need > 0 {
+            let tick = next_tick(at);
+            if st.kswapd_runs {
+                let run = need.min(tick - at);
+                at += run;
+                need -= run;
+                st.d -= run as i64;
+            } else {
+                st.d += (tick - at) as i64;
+                at = tick;
+            }
+            if at == tick && at - st.turn_began >= slice {
+                let kswapd_next = st.d > 0 || (st.d == 0 && !st.kswapd_runs);
+                if kswapd_next != st.kswapd_runs {
+                    st.kswapd_runs = kswapd_next;
+                    st.turn_began = at;
+                }
+            }
+        }
+        st.at = at;
+        at
+    }
 }
 
 impl OneCpu {
+    /// One CPU whose turns follow [`Eevdf`] when `eevdf` is given.
+    pub fn new(eevdf: Option<Eevdf>) -> OneCpu {
+        OneCpu { idle: Default::default(), eevdf }
+    }
+
+    /// The EEVDF experiment's state, if it is on.
+    pub fn eevdf(&mut self) -> Option<&mut Eevdf> {
+        self.eevdf.as_mut()
+    }
+
     /// The task waits from `from` to `until`.
     pub fn task_waits(&mut self, from: u64, until: u64) {
         if until > from {
@@ -176,6 +336,9 @@ impl OneCpu {
             let used = need.min(until - at);
             at += used;
             need -= used;
+            if let Some(e) = self.eevdf.as_mut() {
+                e.ran_alone(used, at);
+            }
             if at >= until {
                 self.idle.pop_front();
             }
@@ -185,13 +348,64 @@ impl OneCpu {
         }
         // Both runnable from the task's present on.
         let from = at.max(task_now);
-        (from + 2 * need, need)
+        match self.eevdf.as_mut() {
+            Some(e) => (e.share(from, need), need),
+            None => (from + 2 * need, need),
+        }
     }
 }
 
 #[cfg(test)]
 mod one_cpu_tests {
-    use super::OneCpu;
+    use super::{Eevdf, OneCpu};
+
+    /// One CPU with EEVDF's turns at the guest's own clock (tick 4 ms, slice 0.75 ms).
+    fn eevdf_cpu() -> OneCpu {
+        OneCpu::new(Some(Eevdf::new(1, 1)))
+    }
+
+    const MS: u64 = 1_000_000;
+
+    #[test]
+    fn eevdf_a_kswapd_woken_without_lag_waits_for_the_tick_then_alternates_whole_ticks() {
+        let mut cpu = eevdf_cpu();
+        assert_eq!(cpu.eevdf().unwrap().kswapd_woken(MS), 0, "no lag kept: no preemption");
+        // 6 ms of kswapd from 1 ms: the task runs to the 4 ms tick, kswapd 4-8 ms, the task
+        // 8-12 ms, kswapd 12-14 ms.
+        assert_eq!(cpu.kswapd_step(MS, 6 * MS, MS), (14 * MS, 6 * MS));
+    }
+
+    #[test]
+    fn eevdf_kswapd_keeps_its_lag_only_if_it_sleeps_eligible_and_then_preempts() {
+        let mut cpu = eevdf_cpu();
+        cpu.eevdf().unwrap().kswapd_woken(MS);
+        // kswapd's turn starts at 4 ms, when the task has run 3 ms ahead: it finishes 1 ms in,
+        // eligible, with lag (3 - 1) / 2 ms.
+        assert_eq!(cpu.kswapd_step(MS, MS, MS), (5 * MS, MS));
+        let e = cpu.eevdf().unwrap();
+        e.kswapd_sleeps();
+        assert_eq!(e.kept_lag, MS);
+        // Woken at 9 ms, it preempts until the first tick 0.75 ms on: 12 ms.
+        assert_eq!(e.kswapd_woken(9 * MS), 3 * MS);
+        // Finishing 3.5 ms into its turn leaves it ineligible: no lag kept.
+        let mut cpu = eevdf_cpu();
+        cpu.eevdf().unwrap().kswapd_woken(MS);
+        cpu.kswapd_step(MS, 7 * MS / 2, MS);
+        let e = cpu.eevdf().unwrap();
+        e.kswapd_sleeps();
+        assert_eq!((e.kept_lag, e.kswapd_woken(20 * MS)), (0, 0));
+    }
+
+    #[test]
+    fn eevdf_kswapd_that_finishes_in_the_tasks_wait_keeps_no_lag() {
+        let mut cpu = eevdf_cpu();
+        cpu.eevdf().unwrap().kswapd_woken(MS);
+        cpu.task_waits(2 * MS, 10 * MS);
+        assert_eq!(cpu.kswapd_step(2 * MS, MS, 10 * MS), (3 * MS, 0));
+        let e = cpu.eevdf().unwrap();
+        e.kswapd_sleeps();
+        assert_eq!(e.kswapd_woken(20 * MS), 0);
+    }
 
     #[test]
     fn kswapd_on_one_cpu_runs_in_the_tasks_waits_first() {

@@ -616,7 +616,11 @@ impl<P: Policy> Machine<P> {
             tasks: task_mms,
             kswapd_clock: 0,
             kswapd_cpu_ns: 0,
-            one_cpu: (s.machine.cpus == Some(1)).then(crate::mm::time::OneCpu::default),
+            one_cpu: (s.machine.cpus == Some(1)).then(|| {
+                let eevdf = (s.machine.eevdf_turns && !s.machine.kernel.kswapd_preempts_its_waker())
+                    .then(|| crate::mm::time::Eevdf::new(s.machine.rstat_flush_ns, crate::kernel::RSTAT_FLUSH_NS));
+                crate::mm::time::OneCpu::new(eevdf)
+            }),
             lru_add_batch: Vec::with_capacity(32),
             activate_batch: Vec::with_capacity(32),
             file_nodes,
@@ -913,6 +917,11 @@ impl<P: Policy> Machine<P> {
                     let cpu_before = self.mm.kswapd_cpu_ns;
                     kswapd_step(&mut self.mm, &mut self.policy);
                     self.share_the_cpu(before, cpu_before, now);
+                    if self.mm.node.kswapd.is_none() {
+                        if let Some(e) = self.mm.one_cpu.as_mut().and_then(|c| c.eevdf()) {
+                            e.kswapd_sleeps();
+                        }
+                    }
                     // Every step costs at least a microsecond, so kswapd cannot stall time.
                     if self.mm.kswapd_clock == before {
                         self.mm.kswapd_clock += 1_000;

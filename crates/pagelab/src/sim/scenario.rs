@@ -113,6 +113,8 @@ pub struct MachineSpec {
     pub percpu_pagelist_high_fraction: u64,
     /// `machine.cpus`: `Some(1)` makes kswapd share the one task's CPU.
     pub cpus: Option<u32>,
+    /// `machine.eevdf_turns` (an experiment): EEVDF's turns and wake-up preemption on 6.12.
+    pub eevdf_turns: bool,
     /// `machine.zones`: x86-64's zones, or one zone holding all memory.
     pub zones: crate::mm::mmzone::ZoneLayout,
     /// `machine.nonmovable`: per zone name, its non-movable pageblocks and their free chunks
@@ -558,6 +560,10 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
                     format!("{n}: only 1 (kswapd shares the CPU with the task) is modeled; leave it unset for kswapd on a CPU of its own"),
                 ))
             }
+        },
+        eevdf_turns: match (m.eevdf_turns, m.cpus) {
+            (Some(true), Some(1)) | (Some(false) | None, _) => m.eevdf_turns.unwrap_or(false),
+            (Some(true), _) => return Err(err("machine.eevdf_turns", "true needs machine.cpus = 1: the turns are those of one CPU".to_string())),
         },
         zones: match m.zones.as_deref() {
             None | Some("x86-64") => crate::mm::mmzone::ZoneLayout::X86_64,
@@ -1030,6 +1036,11 @@ seed = 42
         assert_eq!(e.key, "machine.percpu_pagelist_high_fraction");
         let s = parse(&EXAMPLE.replace("memory = \"256M\"", "memory = \"256M\"\ncpus = 1\npercpu_pagelist_high_fraction = 8")).unwrap();
         assert_eq!((s.machine.cpus, s.machine.percpu_pagelist_high_fraction), (Some(1), 8));
+        let e = parse(&EXAMPLE.replace("memory = \"256M\"", "memory = \"256M\"\neevdf_turns = true")).unwrap_err();
+        assert_eq!(e.key, "machine.eevdf_turns");
+        assert!(e.message.contains("machine.cpus = 1"), "{e}");
+        let s = parse(&EXAMPLE.replace("memory = \"256M\"", "memory = \"256M\"\ncpus = 1\neevdf_turns = true")).unwrap();
+        assert!(s.machine.eevdf_turns);
         let e = parse(&EXAMPLE.replace("memory = \"256M\"", "memory = \"256M\"\nzones = \"numa\"")).unwrap_err();
         assert_eq!(e.key, "machine.zones");
         assert!(e.message.contains("`numa`") && e.message.contains("x86-64"), "{e}");
