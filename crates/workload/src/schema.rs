@@ -84,9 +84,10 @@ pub struct MachineToml {
     pub miniature: Option<f64>,
     /// CPUs: 1 makes kswapd share the task's CPU; unset, kswapd runs beside the tasks.
     pub cpus: Option<u32>,
-    /// An experiment: with `cpus = 1` on a 6.12 kernel, kswapd and the task take turns on
-    /// the tick grid as EEVDF gives them, and a woken kswapd preempts its waker only with
-    /// lag kept from its last sleep (docs/experiments/eevdf-one-cpu.md). Off by default.
+    /// With `cpus = 1` on a 6.12 kernel, kswapd and the task take turns on the tick grid as
+    /// EEVDF gives them, and a woken kswapd preempts its waker only with lag kept from its
+    /// last sleep and the task's slice unprotected (docs/experiments/eevdf-one-cpu.md).
+    /// Default true; false shares the CPU half and half, kswapd never preempting.
     pub eevdf_turns: Option<bool>,
     /// The pageblocks that are not MIGRATE_MOVABLE when the workload starts, and their free
     /// pages by order, per zone (/proc/pagetypeinfo's unmovable and reclaimable rows added

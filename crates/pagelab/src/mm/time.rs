@@ -154,9 +154,10 @@ pub struct OneCpu {
     eevdf: Option<Eevdf>,
 }
 
-/// An experiment (`machine.eevdf_turns`, off by default; docs/experiments/eevdf-one-cpu.md):
-/// kswapd (K) and the task (T) on one CPU as 6.12.95's EEVDF treats two entities of equal
-/// weight, reduced to what decides kswapd's wake-up preemption (kernel/sched/fair.c:
+/// `machine.cpus = 1` on 6.12 (`machine.eevdf_turns`, on by default there;
+/// docs/experiments/eevdf-one-cpu.md): kswapd (K) and the task (T) on one CPU as 6.12.95's
+/// EEVDF treats two entities of equal weight, reduced to what decides kswapd's wake-up
+/// preemption (kernel/sched/fair.c:
 /// update_curr(), pick_eevdf(), dequeue_entity(), place_entity(),
 /// check_preempt_wakeup_fair()).
 /// - `d` is T's virtual runtime less K's while both are queued; K's lag is d / 2.
@@ -167,7 +168,10 @@ pub struct OneCpu {
 ///   an eligible T keeps its lag (PLACE_LAG).
 /// - K's sleep: eligible (d > 0) it keeps its lag; otherwise it leaves with none.
 /// - K's wake-up by the task: with a lag kept, K preempts and runs until the first tick a
-///   slice on; without, T runs on to the next tick.
+///   slice on; without, T runs on to the next tick. A T picked less than a slice ago (back
+///   from a wait, or from K's turn) keeps the CPU either way: its slice is protected
+///   (RUN_TO_PARITY), which in a workload that waits for IO between short bursts of CPU is
+///   nearly always.
 #[derive(Clone, Debug)]
 pub struct Eevdf {
     /// The tick, and the base slice, in the model's clock (scaled as the rstat flush is).
@@ -177,6 +181,9 @@ pub struct Eevdf {
     stretch: Option<Stretch>,
     /// kswapd's lag from its last sleep (0: none kept), in ns of virtual time.
     kept_lag: u64,
+    /// When the task last got the CPU back (from a wait, or from kswapd's last turn): its
+    /// slice is protected until it has run a slice since (RUN_TO_PARITY).
+    task_picked_at: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -201,7 +208,7 @@ impl Eevdf {
     /// `scale`: the model's clock per ns of the guest's (the oracle's rstat flush period over
     /// FLUSH_TIME), as a fraction `num / den`.
     pub fn new(num: u64, den: u64) -> Eevdf {
-        Eevdf { tick: (TICK_NS * num / den).max(1), slice: (EEVDF_SLICE_NS * num / den).max(1), stretch: None, kept_lag: 0 }
+        Eevdf { tick: (TICK_NS * num / den).max(1), slice: (EEVDF_SLICE_NS * num / den).max(1), stretch: None, kept_lag: 0, task_picked_at: 0 }
     }
 
     fn next_tick(&self, at: u64) -> u64 {
@@ -212,8 +219,17 @@ impl Eevdf {
     /// how long kswapd runs before the task gets the CPU back (0: no preemption).
     pub fn kswapd_woken(&mut self, now: u64) -> u64 {
         let lag = std::mem::take(&mut self.kept_lag);
+        // RUN_TO_PARITY: a task picked less than a slice ago keeps the CPU whatever the lag
+        // (pick_eevdf() returns it while its deadline is the one it was picked with).
+        let protected = now < self.task_picked_at + self.slice;
         if lag == 0 {
             self.stretch = Some(Stretch { d: 0, kswapd_runs: false, turn_began: 0, at: now, alone: false });
+            return 0;
+        }
+        if protected {
+            // Placed with its lag, kswapd takes the CPU at the first tick after the task's
+            // protected slice.
+            self.stretch = Some(Stretch { d: 2 * lag as i64, kswapd_runs: false, turn_began: self.task_picked_at, at: now, alone: false });
             return 0;
         }
         let run = self.next_tick(now + self.slice) - now;
@@ -237,6 +253,10 @@ impl Eevdf {
     pub fn kswapd_sleeps(&mut self) {
         if let Some(st) = self.stretch.take() {
             self.kept_lag = if !st.alone && st.d > 0 { st.d as u64 / 2 } else { 0 };
+            if st.kswapd_runs && !st.alone {
+                // The task takes the CPU back from kswapd's turn.
+                self.task_picked_at = self.task_picked_at.max(st.at);
+            }
         }
     }
 
@@ -317,6 +337,9 @@ impl OneCpu {
     pub fn task_waits(&mut self, from: u64, until: u64) {
         if until > from {
             self.idle.push_back((from, until));
+            if let Some(e) = self.eevdf.as_mut() {
+                e.task_picked_at = until;
+            }
         }
     }
 
@@ -394,6 +417,20 @@ mod one_cpu_tests {
         let e = cpu.eevdf().unwrap();
         e.kswapd_sleeps();
         assert_eq!((e.kept_lag, e.kswapd_woken(20 * MS)), (0, 0));
+    }
+
+    #[test]
+    fn eevdf_a_task_back_from_its_wait_less_than_a_slice_ago_keeps_the_cpu_run_to_parity() {
+        let mut cpu = eevdf_cpu();
+        cpu.eevdf().unwrap().kswapd_woken(MS);
+        cpu.kswapd_step(MS, MS, MS);
+        cpu.eevdf().unwrap().kswapd_sleeps();
+        // kswapd kept lag, but the task came back from a wait at 9 ms: at 9.5 ms its slice
+        // is protected, so kswapd waits, eligible, for the 12 ms tick, and 1 ms of work
+        // ends at 13 ms.
+        cpu.task_waits(8 * MS, 9 * MS);
+        assert_eq!(cpu.eevdf().unwrap().kswapd_woken(9 * MS + MS / 2), 0);
+        assert_eq!(cpu.kswapd_step(9 * MS + MS / 2, MS, 9 * MS + MS / 2), (13 * MS, MS));
     }
 
     #[test]

@@ -113,7 +113,8 @@ pub struct MachineSpec {
     pub percpu_pagelist_high_fraction: u64,
     /// `machine.cpus`: `Some(1)` makes kswapd share the one task's CPU.
     pub cpus: Option<u32>,
-    /// `machine.eevdf_turns` (an experiment): EEVDF's turns and wake-up preemption on 6.12.
+    /// `machine.eevdf_turns`: EEVDF's turns and wake-up preemption with `cpus = 1` on 6.12
+    /// (default true; false: the CPU shared half and half, kswapd never preempting).
     pub eevdf_turns: bool,
     /// `machine.zones`: x86-64's zones, or one zone holding all memory.
     pub zones: crate::mm::mmzone::ZoneLayout,
@@ -562,7 +563,7 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
             }
         },
         eevdf_turns: match (m.eevdf_turns, m.cpus) {
-            (Some(true), Some(1)) | (Some(false) | None, _) => m.eevdf_turns.unwrap_or(false),
+            (Some(true), Some(1)) | (None | Some(false), _) => m.eevdf_turns.unwrap_or(true),
             (Some(true), _) => return Err(err("machine.eevdf_turns", "true needs machine.cpus = 1: the turns are those of one CPU".to_string())),
         },
         zones: match m.zones.as_deref() {
@@ -1039,8 +1040,10 @@ seed = 42
         let e = parse(&EXAMPLE.replace("memory = \"256M\"", "memory = \"256M\"\neevdf_turns = true")).unwrap_err();
         assert_eq!(e.key, "machine.eevdf_turns");
         assert!(e.message.contains("machine.cpus = 1"), "{e}");
-        let s = parse(&EXAMPLE.replace("memory = \"256M\"", "memory = \"256M\"\ncpus = 1\neevdf_turns = true")).unwrap();
-        assert!(s.machine.eevdf_turns);
+        let s = parse(&EXAMPLE.replace("memory = \"256M\"", "memory = \"256M\"\ncpus = 1")).unwrap();
+        assert!(s.machine.eevdf_turns, "on by default");
+        let s = parse(&EXAMPLE.replace("memory = \"256M\"", "memory = \"256M\"\ncpus = 1\neevdf_turns = false")).unwrap();
+        assert!(!s.machine.eevdf_turns);
         let e = parse(&EXAMPLE.replace("memory = \"256M\"", "memory = \"256M\"\nzones = \"numa\"")).unwrap_err();
         assert_eq!(e.key, "machine.zones");
         assert!(e.message.contains("`numa`") && e.message.contains("x86-64"), "{e}");
