@@ -147,7 +147,7 @@ def main():
                   "|---|---|---|---|---|---|---|---|"]
 
         def parity(mo, bo):
-            # The goal proposed in docs/fidelity.md ("The kernel's own watermarks"): the model
+            # The goal proposed in docs/journal/2026-11-28-kernel-watermarks-suite-10.md: the model
             # within the boots' spread at least as often as the boots agree with their median.
             return "yes" if mo >= bo else f"no ({mo - bo} cells)"
         for (k, p) in sorted(st, key=lambda kp: (tuple(int(x) for x in kp[0].split(".")), kp[1])):

@@ -296,8 +296,8 @@ pub const GUEST_SWAP_READ_REQUEST_NS: u64 = 18_477;
 /// guest's `-smp 1`), the guest program's costs per operation and per system call, and the
 /// data disk as a virtio disk. With these the model's clock is a scaled copy of the guest's:
 /// guest over model wall time is within 5.7–9.6x in the file, mmap and mixed scenarios and
-/// the model's task waits for the CPU about as long as the guest's (docs/fidelity.md, "The
-/// guest's CPU").
+/// the model's task waits for the CPU about as long as the guest's (docs/journal/
+/// 2026-11-28-guest-cpu-in-model.md).
 pub fn calibrate_guest_cpu(sets: &dyn Fn(&str) -> bool) -> Vec<String> {
     let mut o = Vec::new();
     if !sets("machine.cpus") {

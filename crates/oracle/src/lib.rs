@@ -76,7 +76,7 @@ pub struct OracleArgs {
     pub no_calibrate: bool,
     /// Give the model the guest's non-movable pageblocks (`machine.nonmovable`, from its
     /// /proc/pagetypeinfo before the workload), so that it falls back and boosts as the
-    /// guest's allocator does (opt-in: docs/fidelity.md, "Watermark boosting on main").
+    /// guest's allocator does (opt-in: docs/journal/2026-11-28-watermark-boosting.md).
     #[arg(long)]
     pub pageblocks: bool,
     /// With --pageblocks: take the layout from this saved run (`pagelab oracle --json`

@@ -1,6 +1,41 @@
 //! Workingset detection (mm/workingset.c): the nonresident clock, shadow entries of the
 //! classic LRU, the refault-distance test, and the shadow-node shrinker that bounds how many
 //! shadow entries are kept. MGLRU's eviction tokens live in `policy::lru_gen`.
+//!
+//! # Why the refault distance decides (6.1, 6.12)
+//!
+//! A page that is evicted and read again soon after was evicted too early: had the LRU been
+//! somewhat larger, it would have been a hit. The question workingset detection answers at
+//! every refault is "how much larger?", and whether memory the page could take from the
+//! active list would have been enough. Reclaim answers it with a clock and a comparison:
+//!
+//! 1. **The clock.** Each lruvec keeps `nonresident_age`, advanced by one for every page
+//!    evicted from its inactive list and for every page activated from it
+//!    ([`workingset_age_nonresident`], [`workingset_activation`]). Both events move a page
+//!    one step further from the inactive list's tail, so the clock counts how far the
+//!    inactive list has moved. It is advanced in the lruvec and every ancestor, so a memcg's
+//!    clock counts its whole subtree.
+//! 2. **The shadow.** Eviction leaves in the page-cache slot (or the swap slot) a shadow
+//!    entry that records the clock's value at that moment, the memcg whose reclaim evicted
+//!    it, and whether the page was part of the workingset ([`classic_eviction`]).
+//! 3. **The distance.** At the refault, `clock now − clock at eviction` is the number of
+//!    pages that left the inactive list's tail since this one did: the refault distance. If
+//!    the inactive list had been that many pages longer, the page would still have been
+//!    resident. With every page on the inactive list once per pass, that shortfall is at
+//!    least the distance, and at most the distance plus the inactive list's own size.
+//! 4. **The comparison.** The inactive list could have been longer only at the expense of
+//!    the active list (and, since 5.9, of the other type's lists when anon may be swapped).
+//!    So a refault whose distance is at most that workingset size
+//!    ([`refault_workingset_sizes`]) is judged recent: the page is activated on its way in,
+//!    to compete with the active pages; otherwise it joins the inactive list as a new page.
+//! 5. **Restore.** A recent refault of a page that was in the workingset when evicted is a
+//!    workingset restore: it charges the IO-cost balance ([`lru_note_cost_refault`]) and is
+//!    counted as `workingset_restore_*`.
+//!
+//! The sizes are read through rstat, so they can be stale by up to the flush period; the
+//! model counts decisions the staleness changed (`stale_refault_decisions`). The shadows
+//! themselves cost memory: the shadow-node shrinker ([`ShadowNodes`]) bounds the xarray
+//! nodes that hold only shadows, as the kernel's list_lru shrinker does.
 
 use pagelab_host::sparse::Table;
 
