@@ -2,12 +2,12 @@
 //!
 //! `cargo bench -p pagelab --bench throughput` prints, per policy, the median of five runs
 //! (in rounds that alternate the policies) and the ratio to the first row, so figures taken in
-//! the same session compare fairly. `mglru-noprefetch` is MGLRU without seed 003's prefetch.
+//! the same session compare fairly. `mglru-noprefetch` is MGLRU without Kairui Song's lru_gen scan prefetch (2024).
 
 use std::time::Instant;
 
 /// `policy` is a policy name, or `mglru-noprefetch` for MGLRU without the prefetch in its
-/// generation scans (seed 003).
+/// generation scans (Kairui Song's 2024 lru_gen prefetch patch).
 fn scenario(policy: &str, ops: u64) -> pagelab::Scenario {
     let (policy, extra) = match policy.strip_suffix("-noprefetch") {
         Some(p) => (p, "\n[mglru]\nprefetch = false\n"),

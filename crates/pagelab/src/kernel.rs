@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 /// The kernel whose reclaim rules a run follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Kernel {
-    /// 5.7: the LRU balance before Johannes Weiner's 2020 IO-cost series (seed 001's
-    /// "before"): recent_scanned/recent_rotated ratios and no anon workingset detection.
+    /// 5.7: the LRU balance before Johannes Weiner's 2020 IO-cost series (the
+    /// series' "before"): recent_scanned/recent_rotated ratios and no anon workingset detection.
     #[serde(rename = "5.7")]
     V5_7,
     /// Debian 6.1.192 (bookworm).

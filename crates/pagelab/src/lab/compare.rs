@@ -87,7 +87,7 @@ fn refaults(r: &Run) -> f64 {
     r.get("workingset_refault_anon") + r.get("workingset_refault_file")
 }
 
-/// The rows of seed 001's tables (Johannes Weiner's LRU balancing series), then time,
+/// The rows of Johannes Weiner's 2020 LRU balancing series' tables, then time,
 /// throughput and the mmtests vmstat summary rows.
 pub fn default_rows() -> Vec<Row> {
     vec![

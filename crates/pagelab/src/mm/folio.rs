@@ -5,7 +5,7 @@
 //! head, add at the tail, delete anywhere, reclaim from the tail — but stores its members in a
 //! ring of frame numbers with tombstones for deletions, not in pointers threaded through the
 //! folios: a scan reads the next frames' numbers from contiguous memory and can prefetch
-//! several folios ahead (seed 003's prefetch, made deep), and a deletion touches no neighbour.
+//! several folios ahead (Kairui Song's lru_gen scan prefetch (2024), made deep), and a deletion touches no neighbour.
 
 /// A page frame number: an index into [`Folios`].
 pub type Pfn = u32;

@@ -120,7 +120,7 @@ pub struct Memcg {
     rstat_pending: u64,
 }
 
-/// When a refault flushes memcg statistics before reading the workingset size (seed 002).
+/// When a refault flushes memcg statistics before reading the workingset size (Shakeel Butt's 2021 "memcg: flush lruvec stats in the refault").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RefaultFlush {
     /// The pinned kernel's rule: 6.1 mem_cgroup_flush_stats_delayed(), 6.12
@@ -140,7 +140,7 @@ pub enum RefaultFlush {
 pub enum RstatMode {
     /// As the kernel: values as of the last flush (periodic every 2 s, or threshold-driven).
     Kernel,
-    /// Always exact: for experiments that isolate the effect of staleness (seed 002).
+    /// Always exact: for experiments that isolate the effect of rstat staleness.
     Exact,
 }
 

@@ -24,7 +24,7 @@ pub struct Costs {
     pub reclaim_page_ns: u64,
     /// One reverse-map walk of a mapped page (folio_referenced() or try_to_unmap(): lock the
     /// anon_vma or i_mmap, search its interval tree, walk the page table down to the PTE).
-    /// Seed 004's kswapd profile under the classic LRU spends 40% in page_vma_mapped_walk.
+    /// The multi-gen LRU's posted kswapd profile (Yu Zhao, 2022) has the classic LRU spending 40% in page_vma_mapped_walk.
     pub rmap_walk_ns: u64,
     /// An rstat flush's CPU time per memcg it visits (with one CPU).
     pub rstat_flush_memcg_ns: u64,

@@ -246,7 +246,7 @@ impl RefaultModel {
 pub enum MglruPlacement {
     /// PG_active, so lru_gen_add_folio() puts it in max_seq. Default for kairui-v3 [I]: 6/6's
     /// title is "apply refault-distance based re-activation", MGLRU-FG (which could promote
-    /// instead) did not exist in 2023, and seed 000's variant always did this.
+    /// instead) did not exist in 2023, and Kairui Song's refault-distance rework always did this.
     Youngest,
     /// No PG_active: wherever lru_gen_add_folio() puts a new folio (a read(2) refault in an
     /// old generation, a fault's in max_seq). Default for kairui-2026 [DEV]: 7e29194b has
@@ -268,7 +268,7 @@ pub enum MglruRefs {
     /// The shadow's refs are put back (folio_set_lru_refs(); counts workingset_restore when
     /// refs != 0), so the folio keeps its tier. Default for kairui-2026 [DEV] 7e29194b.
     Shadow,
-    /// Seed 000's variant until now: PG_workingset (and workingset_restore) iff the shadow's
+    /// The refault-distance rework's rule before the 2026 re-post: PG_workingset (and workingset_restore) iff the shadow's
     /// W bit; no refs.
     WorkingsetBit,
 }
@@ -281,7 +281,7 @@ pub enum MglruPid {
     /// for both models [I]: every relative does it (7e29194b, ca582036, TencentOS), and it is
     /// the likely reason for v3 5/6 (atomic avg_* for the lockless refault path).
     Window,
-    /// Every qualified refault adds to `refaulted` (seed 000's variant until now).
+    /// Every qualified refault adds to `refaulted` (the refault-distance rework's rule before the 2026 re-post).
     Current,
 }
 

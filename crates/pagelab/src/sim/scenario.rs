@@ -809,7 +809,7 @@ fn miniaturize(
 }
 
 /// Resolves `[workingset]`: the model (or its alias `[mglru] refault_distance`, which names
-/// kairui-v3: the rule seed 000's variant was written from), then each open choice, which
+/// kairui-v3: the rule the refault-distance rework was first written from), then each open choice, which
 /// defaults per model and means nothing under mainline.
 fn resolve_workingset(w: WorkingsetToml, mglru: &MglruToml, kernel: Kernel, err: &dyn Fn(&str, String) -> ScenarioError) -> Result<RefaultSpec, ScenarioError> {
     const MODEL: &str = "workingset.refault_model";

@@ -232,7 +232,7 @@ impl LruGen {
     }
 
     /// Models mm/vmscan.c: inc_min_seq(): move every folio left in the oldest generation of
-    /// `ty` to the next one, zone by zone (prefetching ahead as seed 003 proposes), then
+    /// `ty` to the next one, zone by zone (prefetching ahead as Kairui Song's 2024 lru_gen prefetch patch proposes), then
     /// advance min_seq.
     pub fn inc_min_seq(&mut self, mm: &mut Mm, memcg: MemcgId, ty: usize, can_swap: bool) {
         if ty != 0 || can_swap {

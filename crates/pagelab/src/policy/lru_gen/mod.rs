@@ -6,7 +6,7 @@
 //!
 //! Files: `gen` (placement and sequence numbers), `evict` (controller, scanning, eviction),
 //! `aging` (should_run_aging, page-table walks, Bloom filters, look-around), `workingset`
-//! (shadows and refaults, and seed 000's refault-distance variant), `drivers` (per-version
+//! (shadows and refaults, and Kairui Song's refault-distance rework), `drivers` (per-version
 //! reclaim loops and the memcg LRU), `debugfs` (/sys/kernel/debug/lru_gen).
 
 mod aging;
@@ -43,10 +43,10 @@ pub struct MglruToml {
     pub pmd_young: Option<bool>,
     /// /sys/kernel/mm/lru_gen/min_ttl_ms.
     pub min_ttl_ms: Option<u64>,
-    /// Seed 000: an alias for `[workingset] refault_model = "kairui-v3"` (true) or
+    /// Kairui Song's refault-distance rework: an alias for `[workingset] refault_model = "kairui-v3"` (true) or
     /// `"mainline"` (false).
     pub refault_distance: Option<bool>,
-    /// pagelab's own prefetch in generation scans (seed 003).
+    /// pagelab's own prefetch in generation scans (Kairui Song's 2024 lru_gen prefetch patch).
     pub prefetch: Option<bool>,
 }
 
@@ -126,7 +126,7 @@ pub struct LruGen {
     min_ttl_ns: u64,
     /// `[workingset]`: the refault model and its open choices.
     refault: crate::mm::workingset::RefaultSpec,
-    /// pagelab's prefetch in generation scans (seed 003).
+    /// pagelab's prefetch in generation scans (Kairui Song's 2024 lru_gen prefetch patch).
     prefetch: bool,
     /// 6.1 evict_folios() evicted anon this pass (`need_swapping`).
     need_swapping: bool,

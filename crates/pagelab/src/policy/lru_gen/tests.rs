@@ -1,5 +1,5 @@
 //! Tests of the MGLRU drivers and of the rules where 6.1.192 and 6.12.95 differ (each test
-//! names the kernel function that differs; the predicates are in kernel.rs), plus seed 000's
+//! names the kernel function that differs; the predicates are in kernel.rs), plus Kairui Song's
 //! scenario. The generation, tier, controller and
 //! refault rules shared by both kernels are pinned in tests/model/mglru.rs.
 

@@ -1,6 +1,6 @@
 //! MGLRU's shadow entries and refaults (mm/workingset.c: lru_gen_eviction(),
 //! lru_gen_refault(), lru_gen_test_recent()), and the Kairui refault-distance models applied
-//! to MGLRU (`[workingset] refault_model`; seed 000).
+//! to MGLRU (`[workingset] refault_model`; Kairui Song's refault-distance rework).
 
 use super::gen::{folio_lru_refs, lru_tier_from_refs, REFS_ALL};
 use super::{LruGen, MIN_NR_GENS};
@@ -149,7 +149,7 @@ impl LruGen {
         }
     }
 
-    /// A refault under a Kairui model (seed 000). The kernel's order, as far as it is known:
+    /// A refault under a Kairui refault-distance model. The kernel's order, as far as it is known:
     /// 1. v3 4/6 [R] (and every relative): a shadow of another memcg's lruvec is ignored and
     ///    counts nothing.
     /// 2. workingset_refault counts for every other refault (6.6, on which v3 is based).
