@@ -167,7 +167,7 @@ impl Arc {
 
     /// The pages of a list from most to least recent (tests).
     fn pages(&self, l: u8) -> Vec<u32> {
-        crate::list_pages(&self.link, l as u32, FIRST_PAGE_NODE as u32)
+        crate::list::list_pages(&self.link, l as u32, FIRST_PAGE_NODE as u32)
     }
 
     /// T1, T2, B1 and B2, most recent first, and the target p in pages (tests).

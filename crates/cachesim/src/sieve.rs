@@ -101,7 +101,7 @@ impl Sieve {
 
     /// The cached pages from the head (newest) to the tail (tests).
     pub fn order(&self) -> Vec<u32> {
-        crate::list_pages(&self.link, 0, 1)
+        crate::list::list_pages(&self.link, 0, 1)
     }
 }
 
