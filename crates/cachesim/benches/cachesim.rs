@@ -10,13 +10,11 @@ use std::time::Instant;
 
 use pagelab_cachesim::keyed::{KeyedCache, KeyedLru, KeyedRing};
 use pagelab_cachesim::{new_cache, next_access, PolicyKind};
+use pagelab_host::xorshift::XorShift64;
 use pagelab_trace::mix64;
 
-fn xorshift(x: &mut u64) -> f64 {
-    *x ^= *x << 13;
-    *x ^= *x >> 7;
-    *x ^= *x << 17;
-    (*x >> 11) as f64 / (1u64 << 53) as f64
+fn xorshift(x: &mut XorShift64) -> f64 {
+    x.next_f64()
 }
 
 /// Zipf(alpha) ranks over `n` pages by inverting the CDF, ranks scattered over the pages.
@@ -27,7 +25,7 @@ fn zipf(requests: usize, n: usize, alpha: f64, seed: u64) -> Vec<u32> {
         acc += (r as f64).powf(-alpha);
         cdf.push(acc);
     }
-    let mut x = seed | 1;
+    let mut x = XorShift64::new(seed | 1);
     (0..requests)
         .map(|_| {
             let u = xorshift(&mut x) * acc;
@@ -107,7 +105,7 @@ fn main() {
     println!("{:<8} {:>10} {:>14} {:>22}", "policy", "pages", "bytes/page", "with the id map");
     for pages in [1usize << 20, 10 << 20] {
         // Every page once, then random accesses: the arrays reach their full size.
-        let mut x = 7u64;
+        let mut x = XorShift64::new(7);
         let t: Vec<u32> = (0..pages as u32).chain((0..pages).map(|_| (xorshift(&mut x) * pages as f64) as u32)).collect();
         let next = next_access(&t);
         let mut map = pagelab_trace::IdMap::default();

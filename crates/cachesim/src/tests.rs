@@ -55,13 +55,10 @@ fn naive_opt(cap: usize, pages: &[u32]) -> u64 {
 }
 
 fn random_pages(n: usize, pages: u32, seed: u64) -> Vec<u32> {
-    let mut x = seed | 1;
+    let mut x = pagelab_host::xorshift::XorShift64::new(seed | 1);
     (0..n)
         .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let r = (x >> 11) as f64 / (1u64 << 53) as f64;
+            let r = x.next_f64();
             (r * r * pages as f64) as u32
         })
         .collect()

@@ -5,9 +5,12 @@
 //!   memory, so a size the host cannot back is an error rather than an abort;
 //! - [`sparse`]: tables indexed like flat arrays whose memory grows with the entries written
 //!   (a file of many TiB costs what its touched pages cost);
+//! - [`xorshift`]: the one small seeded generator of test data, benchmarks and the `random`
+//!   seam policy;
 //! - [`interrupt`]: the flag a Ctrl-C sets and long runs poll, so the Python bindings can
 //!   raise `KeyboardInterrupt` instead of leaving a run going.
 
 pub mod hugevec;
 pub mod interrupt;
 pub mod sparse;
+pub mod xorshift;

@@ -333,11 +333,9 @@ mod tests {
         let n = 50 * CHUNK + 17;
         let mut flat = vec![0u32; n];
         let mut s = Sparse::new(n, 0u32);
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut rng = crate::xorshift::XorShift64::new(0x9E37_79B9_7F4A_7C15);
         for step in 0..20_000u32 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng.next_u64();
             let i = (x % n as u64) as usize;
             flat[i] = step;
             s[i] = step;

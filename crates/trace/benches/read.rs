@@ -21,14 +21,11 @@ fn main() {
     let n: usize = std::env::var("TRACE_BENCH_RECORDS").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000_000);
     let dir = std::env::temp_dir().join(format!("pagelab-trace-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let mut x = 88172645463325252u64;
+    let mut x = pagelab_host::xorshift::XorShift64::new(88172645463325252);
     let ids: Vec<u64> = (0..n)
         .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
             // ~1 M objects, skewed.
-            let r = (x >> 11) as f64 / (1u64 << 53) as f64;
+            let r = x.next_f64();
             ((r * r * r * 1e6) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
         })
         .collect();

@@ -33,13 +33,10 @@ ops = 20000
 /// for each test (the tests run in parallel).
 fn trace(name: &str) -> PathBuf {
     let p = path(&format!("{name}.oracleGeneral"));
-    let mut x = 88172645463325252u64;
+    let mut x = pagelab_host::xorshift::XorShift64::new(88172645463325252);
     let ids: Vec<u64> = (0..20_000)
         .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let r = (x >> 11) as f64 / (1u64 << 53) as f64;
+            let r = x.next_f64();
             (r * r * 4000.0) as u64
         })
         .collect();

@@ -13,13 +13,10 @@ fn path(name: &str) -> std::path::PathBuf {
 /// `n` object ids in `[0, objects)`, the low ones much more often (the square of a uniform
 /// draw), from a xorshift generator seeded with `seed`.
 fn skewed_ids(seed: u64, n: usize, objects: u64) -> Vec<u64> {
-    let mut x = seed;
+    let mut x = pagelab_host::xorshift::XorShift64::new(seed);
     (0..n)
         .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let r = (x >> 11) as f64 / (1u64 << 53) as f64;
+            let r = x.next_f64();
             (r * r * objects as f64) as u64
         })
         .collect()

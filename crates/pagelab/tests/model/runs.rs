@@ -331,13 +331,10 @@ fn the_trace_replay_loop_equals_the_general_one() {
     // `Machine::run` replays a single task's one-page reads in a loop of its own; stepping
     // the machine one operation at a time must give the same report, under reclaim, with a
     // memcg limit and memory.high (throttling), under both policies.
-    let mut x = 11u64;
+    let mut x = pagelab_host::xorshift::XorShift64::new(11);
     let pages: Vec<u32> = (0..40_000)
         .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let r = (x >> 11) as f64 / (1u64 << 53) as f64;
+            let r = x.next_f64();
             (r * r * 6000.0) as u32
         })
         .collect();

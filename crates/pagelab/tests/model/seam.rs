@@ -88,13 +88,8 @@ fn machine_with(text: &str, policy: impl FnOnce() -> Box<dyn EvictionPolicy>, lo
 /// uniformly, never the same page twice in a row (the kernel does not mark a page accessed
 /// again when a read continues in the page the previous read ended in).
 fn trace(pages: u64, n: usize, seed: u64) -> Vec<u64> {
-    let mut x = seed;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut x = pagelab_host::xorshift::XorShift64::new(seed);
+    let mut next = || x.next_u64();
     let mut out: Vec<u64> = Vec::with_capacity(n);
     while out.len() < n {
         let r = next();

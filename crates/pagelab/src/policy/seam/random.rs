@@ -4,26 +4,24 @@
 
 use super::{Access, EvictionPolicy, Folio, FolioId, Removal};
 use crate::mm::memcontrol::MemcgId;
+use pagelab_host::xorshift::XorShift64;
 
 /// The cgroup's folios in a vector (swap-remove on removal) and each one's place in it.
 pub struct Random {
     folios: Vec<FolioId>,
     /// Per folio id: its index in `folios` + 1 (0: not held).
     slot: Vec<u32>,
-    /// xorshift64 state: the same seed evicts the same folios.
-    state: u64,
+    /// The generator: the same seed evicts the same folios.
+    state: XorShift64,
 }
 
 impl Random {
     pub fn new(seed: u64) -> Random {
-        Random { folios: Vec::new(), slot: Vec::new(), state: seed | 1 }
+        Random { folios: Vec::new(), slot: Vec::new(), state: XorShift64::new(seed | 1) }
     }
 
     fn next(&mut self) -> u64 {
-        self.state ^= self.state << 13;
-        self.state ^= self.state >> 7;
-        self.state ^= self.state << 17;
-        self.state
+        self.state.next_u64()
     }
 
     fn take(&mut self, i: usize) -> FolioId {
