@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
+mod calibrate;
 mod parquet;
 mod trace;
 
@@ -143,6 +144,23 @@ enum Cmd {
     },
     /// List every policy, one line each: name, where it runs (trace, machine, both), what it is.
     Policies,
+    /// Measure this host's costs (a page copy, zram's compression and decompression on pages
+    /// of a declared compressibility, a contended cache line) and write them as `[time]`
+    /// tables a scenario can take in (docs/scenarios.md, "Costs measured on your host").
+    Calibrate {
+        /// Write the TOML to this file ("-" or absent: standard output).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// The fraction of each page that is zeros, the rest random bytes (0 to 1).
+        #[arg(long, default_value_t = 0.5)]
+        compressibility: f64,
+        /// The zram algorithm whose figures go into `[time.swap]`: lz4 or zstd.
+        #[arg(long, default_value = "lz4")]
+        algorithm: String,
+        /// Fewer, shorter batches: a quick look, noisier figures.
+        #[arg(long)]
+        quick: bool,
+    },
     /// The counters of a trace's replay at a range of memory sizes: every point a full replay,
     /// or (--sample R) a miniature simulation of a spatially hashed R of the pages in R of
     /// the memory, with an error estimate from two hash seeds. With --vary, a scenario's
@@ -340,6 +358,9 @@ fn real_main(cli: Cli) -> Result<()> {
             sweep(&scenario, &vary, &set, threads, Outputs { json: json.as_deref(), csv: csv.as_deref(), parquet: parquet.as_deref() }, quiet)
         }
         Cmd::Policies => policies(),
+        Cmd::Calibrate { out, compressibility, algorithm, quick } => {
+            calibrate::run(&calibrate::Options { compressibility, algorithm: &algorithm, quick, out: out.as_deref() })
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 //! again): each module runs `pagelab` as a user would and reads what it prints and writes.
 
 mod bad_input;
+mod calibrate;
 mod cli;
 mod seeds_help;
 mod tables;

@@ -1,0 +1,392 @@
+//! `pagelab calibrate`: measures on this host the costs a scenario's `[time]` tables hold,
+//! and writes them as TOML a scenario can take in.
+//!
+//! # What it measures, and how
+//!
+//! Every figure is the median of several timed batches of many repetitions (the batch
+//! size is printed with it), on data this command builds itself:
+//!
+//! - **Copying a page** (`[time] copy_page_ns`): `copy_from_slice` (the platform's memcpy)
+//!   of 4 KiB pages between two 64 MiB buffers, larger than a CPU's last-level cache, as a
+//!   read() copies a page-cache page the CPU has not touched lately to a user buffer. The
+//!   same copy between two cached pages is printed beside it, as a comment.
+//! - **zram's compression and decompression** (`[time.swap]` of a `zram` swap device):
+//!   the real algorithms through the crates that implement them, on pages of a declared
+//!   compressibility (`--compressibility C`: the fraction of each page that is zeros, the
+//!   rest random bytes, as fio's `buffer_compress_percentage` builds its buffers).
+//!   - lz4: the LZ4 block format through `lz4_flex` (pure Rust), the zram `lz4` backend's
+//!     format (LZ4_compress_default's acceleration 1);
+//!   - zstd: libzstd through the `zstd` crate at level 3, the level 6.1's and 6.12's zram
+//!     zstd backends use by default;
+//!   - lzo-rle, 6.1's and 6.12's zram default, is not measured: every LZO1X-1
+//!     implementation available as a crate is GPL-licensed, and pagelab is MIT/Apache. The
+//!     output says so, and keeps lz4's figures as the nearest measured algorithm unless
+//!     `--algorithm zstd` is given.
+//!
+//!   A zram swap device's per-page latency in the model is this compression (a write) or
+//!   decompression (a read); its transfer time is 0 (`page_transfer_ns`).
+//! - **Contention** (written as comments: the model has no locks yet): a cache line handed
+//!   between two threads in turn (each waits for the other's store, as a queued spinlock
+//!   hands over to the next waiter), and a `fetch_add` on one cache line by two threads at
+//!   once against one thread alone. With one CPU these are not measured.
+//!
+//! Figures depend on the host, its load and its frequency scaling: measure on an idle
+//! machine, and compare only figures from the same host.
+
+use std::fmt::Write as _;
+use std::hint::black_box;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+
+const PAGE: usize = 4096;
+
+/// What to measure and where to write it.
+pub struct Options<'a> {
+    /// Fraction of each page that is zeros (the rest random), 0 to 1.
+    pub compressibility: f64,
+    /// The zram algorithm whose figures go into `[time.swap]`.
+    pub algorithm: &'a str,
+    /// Fewer and shorter batches (for tests and a quick look): noisier figures.
+    pub quick: bool,
+    /// Where to write the TOML; `None` or "-": standard output.
+    pub out: Option<&'a Path>,
+}
+
+/// The algorithms `--algorithm` takes.
+pub const ALGORITHMS: &[&str] = &["lz4", "zstd"];
+
+/// One measured figure: the median time per repetition and what the batches were.
+#[derive(Clone, Copy, Debug)]
+pub struct Figure {
+    pub median_ns: f64,
+    pub batches: usize,
+    pub reps: usize,
+}
+
+/// Runs `f` (which does `reps` repetitions) `batches` times and keeps the median time per
+/// repetition; one untimed run first warms caches and frequency.
+fn measure(batches: usize, reps: usize, mut f: impl FnMut()) -> Figure {
+    f();
+    let mut t: Vec<f64> = (0..batches)
+        .map(|_| {
+            let s = Instant::now();
+            f();
+            s.elapsed().as_nanos() as f64 / reps as f64
+        })
+        .collect();
+    t.sort_by(f64::total_cmp);
+    Figure { median_ns: t[t.len() / 2], batches, reps }
+}
+
+/// A small seeded generator for the pages' random bytes (the figures must not depend on
+/// which random bytes, only on how many).
+fn pages_of(compressibility: f64, n: usize) -> Vec<u8> {
+    let mut rng = pagelab_host::xorshift::XorShift64::new(0x2545_F491_4F6C_DD1D);
+    let zeros = (compressibility * PAGE as f64).round() as usize;
+    let mut buf = vec![0u8; n * PAGE];
+    for page in buf.chunks_exact_mut(PAGE) {
+        for chunk in page[zeros..].chunks_mut(8) {
+            let r = rng.next_u64().to_le_bytes();
+            chunk.copy_from_slice(&r[..chunk.len()]);
+        }
+    }
+    buf
+}
+
+/// memcpy of a page, out of the caches and in them.
+fn copy_page(quick: bool) -> (Figure, Figure) {
+    let size = if quick { 8 << 20 } else { 64 << 20 };
+    // The full size is larger than a server's last-level cache; --quick's is not, so its
+    // figure is closer to the cached copy.
+    let src = pages_of(0.0, size / PAGE);
+    let mut dst = vec![0u8; size];
+    let pages = size / PAGE;
+    let batches = if quick { 3 } else { 9 };
+    let cold = measure(batches, pages, || {
+        for (d, s) in dst.chunks_exact_mut(PAGE).zip(src.chunks_exact(PAGE)) {
+            d.copy_from_slice(black_box(s));
+        }
+        black_box(&mut dst);
+    });
+    let (a, mut b) = (src[..PAGE].to_vec(), vec![0u8; PAGE]);
+    let reps = if quick { 20_000 } else { 400_000 };
+    let hot = measure(batches, reps, || {
+        for _ in 0..reps {
+            b.copy_from_slice(black_box(&a));
+            black_box(&mut b);
+        }
+    });
+    (cold, hot)
+}
+
+/// Compression and decompression of one page by `algorithm`, and the compressed size's
+/// mean fraction of a page.
+struct Codec {
+    compress: Figure,
+    decompress: Figure,
+    ratio: f64,
+}
+
+fn codec(algorithm: &str, compressibility: f64, quick: bool) -> Result<Codec> {
+    let n = if quick { 64 } else { 1024 };
+    let pages = pages_of(compressibility, n);
+    let batches = if quick { 3 } else { 9 };
+    let rounds = if quick { 2 } else { 8 };
+    let bound = lz4_flex::block::get_maximum_output_size(PAGE).max(zstd::zstd_safe::compress_bound(PAGE));
+    let mut out = vec![0u8; n * bound];
+    let mut sizes = vec![0usize; n];
+    let mut back = vec![0u8; PAGE];
+    match algorithm {
+        "lz4" => {
+            let mut once = || -> Result<()> {
+                for (i, p) in pages.chunks_exact(PAGE).enumerate() {
+                    sizes[i] = lz4_flex::block::compress_into(p, &mut out[i * bound..(i + 1) * bound]).context("lz4 compression")?;
+                }
+                Ok(())
+            };
+            once()?;
+            let compress = measure(batches, n * rounds, || {
+                for _ in 0..rounds {
+                    for (i, p) in pages.chunks_exact(PAGE).enumerate() {
+                        let _ = black_box(lz4_flex::block::compress_into(black_box(p), &mut out[i * bound..(i + 1) * bound]));
+                    }
+                }
+            });
+            for (i, p) in pages.chunks_exact(PAGE).enumerate() {
+                let got = lz4_flex::block::decompress_into(&out[i * bound..i * bound + sizes[i]], &mut back).context("lz4 decompression")?;
+                if got != PAGE || back != p {
+                    bail!("lz4 did not give back page {i}");
+                }
+            }
+            let decompress = measure(batches, n * rounds, || {
+                for _ in 0..rounds {
+                    for i in 0..n {
+                        let _ = black_box(lz4_flex::block::decompress_into(black_box(&out[i * bound..i * bound + sizes[i]]), &mut back));
+                    }
+                }
+            });
+            Ok(Codec { compress, decompress, ratio: sizes.iter().sum::<usize>() as f64 / (n * PAGE) as f64 })
+        }
+        "zstd" => {
+            let mut c = zstd::bulk::Compressor::new(3).context("zstd compressor")?;
+            let mut d = zstd::bulk::Decompressor::new().context("zstd decompressor")?;
+            for (i, p) in pages.chunks_exact(PAGE).enumerate() {
+                sizes[i] = c.compress_to_buffer(p, &mut out[i * bound..(i + 1) * bound]).context("zstd compression")?;
+            }
+            let compress = measure(batches, n * rounds, || {
+                for _ in 0..rounds {
+                    for (i, p) in pages.chunks_exact(PAGE).enumerate() {
+                        let _ = black_box(c.compress_to_buffer(black_box(p), &mut out[i * bound..(i + 1) * bound]));
+                    }
+                }
+            });
+            for (i, p) in pages.chunks_exact(PAGE).enumerate() {
+                let got = d.decompress_to_buffer(&out[i * bound..i * bound + sizes[i]], &mut back).context("zstd decompression")?;
+                if got != PAGE || back != p {
+                    bail!("zstd did not give back page {i}");
+                }
+            }
+            let decompress = measure(batches, n * rounds, || {
+                for _ in 0..rounds {
+                    for i in 0..n {
+                        let _ = black_box(d.decompress_to_buffer(black_box(&out[i * bound..i * bound + sizes[i]]), &mut back));
+                    }
+                }
+            });
+            Ok(Codec { compress, decompress, ratio: sizes.iter().sum::<usize>() as f64 / (n * PAGE) as f64 })
+        }
+        other => bail!("`{other}` is not an algorithm calibrate measures (use {})", ALGORITHMS.join(" or ")),
+    }
+}
+
+/// Two threads hand one cache line back and forth: each waits until the counter is its
+/// turn, then advances it. Returns the time per handoff.
+fn handoff(quick: bool) -> Figure {
+    let n: u64 = if quick { 20_000 } else { 200_000 };
+    let batches = if quick { 3 } else { 7 };
+    measure(batches, n as usize, || {
+        let turn = Arc::new(AtomicU64::new(0));
+        let other = {
+            let turn = Arc::clone(&turn);
+            std::thread::spawn(move || {
+                for k in 0..n {
+                    while turn.load(Ordering::Acquire) != 2 * k + 1 {
+                        std::hint::spin_loop();
+                    }
+                    turn.store(2 * k + 2, Ordering::Release);
+                }
+            })
+        };
+        for k in 0..n {
+            while turn.load(Ordering::Acquire) != 2 * k {
+                std::hint::spin_loop();
+            }
+            turn.store(2 * k + 1, Ordering::Release);
+        }
+        other.join().expect("the handoff thread ended early");
+    })
+}
+
+/// `fetch_add` on one cache line by `threads` threads at once; the time per operation, as
+/// the line's owners see it (total operations over the elapsed time, times the threads).
+fn shared_atomic(threads: usize, quick: bool) -> Figure {
+    let n: u64 = if quick { 50_000 } else { 500_000 };
+    let batches = if quick { 3 } else { 7 };
+    measure(batches, n as usize, || {
+        let line = Arc::new(AtomicU64::new(0));
+        let hs: Vec<_> = (0..threads)
+            .map(|_| {
+                let line = Arc::clone(&line);
+                std::thread::spawn(move || {
+                    for _ in 0..n {
+                        line.fetch_add(1, Ordering::AcqRel);
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().expect("an atomic thread ended early");
+        }
+    })
+}
+
+/// The host's processor, from /proc/cpuinfo where there is one.
+fn cpu_name() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split(':').nth(1)).map(|v| v.trim().to_string()))
+        .unwrap_or_else(|| "unknown processor".into())
+}
+
+fn ns(f: Figure) -> u64 {
+    f.median_ns.round() as u64
+}
+
+fn how(f: Figure) -> String {
+    format!("median of {} batches of {} ({:.1} ns)", f.batches, f.reps, f.median_ns)
+}
+
+/// Measures everything and returns the TOML text.
+pub fn measure_all(o: &Options) -> Result<String> {
+    if !(0.0..=1.0).contains(&o.compressibility) {
+        bail!("--compressibility {} is outside 0..1 (the fraction of each page that is zeros)", o.compressibility);
+    }
+    if !ALGORITHMS.contains(&o.algorithm) {
+        bail!("--algorithm `{}` is not measured (use {})", o.algorithm, ALGORITHMS.join(" or "));
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (cold, hot) = copy_page(o.quick);
+    let lz4 = codec("lz4", o.compressibility, o.quick)?;
+    let zstd = codec("zstd", o.compressibility, o.quick)?;
+    let chosen = if o.algorithm == "zstd" { &zstd } else { &lz4 };
+
+    let mut t = String::new();
+    let w = &mut t;
+    writeln!(
+        w,
+        "# pagelab calibrate {}: measured on this host ({}, {cpus} CPUs){}.",
+        env!("CARGO_PKG_VERSION"),
+        cpu_name(),
+        if o.quick { ", --quick" } else { "" }
+    )?;
+    writeln!(w, "# Every figure is the median time per repetition over timed batches (docs/scenarios.md,")?;
+    writeln!(w, "# \"Costs measured on your host\"). Copy the tables into a scenario, or append this file")?;
+    writeln!(w, "# to one that has no [time] table of its own.")?;
+    writeln!(w)?;
+    writeln!(w, "[time]")?;
+    writeln!(w, "# memcpy of a 4 KiB page between buffers larger than the last-level cache: {}", how(cold))?;
+    writeln!(w, "# (between two cached pages: {} ns, {})", ns(hot), how(hot))?;
+    writeln!(w, "copy_page_ns = {}", ns(cold).max(1))?;
+    writeln!(w)?;
+    let pct = (o.compressibility * 100.0).round();
+    writeln!(w, "# A zram swap device (machine.swap.device = \"zram\"), {} on pages {pct}% zeros and", o.algorithm)?;
+    writeln!(w, "# the rest random, compressed to {:.1}% of a page on average:", chosen.ratio * 100.0)?;
+    writeln!(w, "#   compression per page (a swap-out): {}", how(chosen.compress))?;
+    writeln!(w, "#   decompression per page (a swap-in): {}", how(chosen.decompress))?;
+    let other = if o.algorithm == "zstd" { ("lz4", &lz4) } else { ("zstd (level 3)", &zstd) };
+    writeln!(
+        w,
+        "# {}: compression {} ns, decompression {} ns a page, to {:.1}% of a page.",
+        other.0,
+        ns(other.1.compress),
+        ns(other.1.decompress),
+        other.1.ratio * 100.0
+    )?;
+    writeln!(w, "# lzo-rle (6.1's and 6.12's zram default) is not measured: no permissively licensed")?;
+    writeln!(w, "# LZO1X-1 implementation exists as a crate.")?;
+    writeln!(w, "[time.swap]")?;
+    writeln!(w, "read_latency_ns = {}", ns(chosen.decompress).max(1))?;
+    writeln!(w, "write_latency_ns = {}", ns(chosen.compress).max(1))?;
+    writeln!(w, "page_transfer_ns = 0")?;
+    writeln!(w)?;
+    writeln!(w, "# Contention, measured for the lock model to come (not read by the model yet):")?;
+    if cpus < 2 {
+        writeln!(w, "# not measured: this host has one CPU.")?;
+    } else {
+        let h = handoff(o.quick);
+        let one = shared_atomic(1, o.quick);
+        let two = shared_atomic(2, o.quick);
+        writeln!(w, "# a cache line handed between two threads in turn: {} ns a handoff ({})", ns(h), how(h))?;
+        writeln!(w, "# fetch_add on one line, one thread: {} ns; two threads at once: {} ns an operation", ns(one), ns(two))?;
+    }
+    Ok(t)
+}
+
+/// `pagelab calibrate`: measures and writes the TOML (atomically, to a new file beside the
+/// destination that then takes its name, so a failed run leaves no half-written table).
+pub fn run(o: &Options) -> Result<()> {
+    let text = measure_all(o)?;
+    match o.out {
+        Some(p) if p.as_os_str() != "-" => {
+            let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            let tmp = dir.join(format!(".{}.tmp-{}", p.file_name().and_then(|n| n.to_str()).unwrap_or("calibrate"), std::process::id()));
+            std::fs::write(&tmp, &text).with_context(|| format!("writing {}", tmp.display()))?;
+            std::fs::rename(&tmp, p).with_context(|| format!("renaming {} to {}", tmp.display(), p.display()))?;
+            eprintln!("[calibrate] wrote {}", p.display());
+        }
+        _ => {
+            use std::io::Write;
+            std::io::stdout().write_all(text.as_bytes()).context("writing to standard output")?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_have_the_declared_share_of_zeros() {
+        let p = pages_of(0.75, 4);
+        for page in p.chunks_exact(PAGE) {
+            assert!(page[..3072].iter().all(|&b| b == 0));
+            // Random bytes: a run of 64 zeros in the random part would be astronomically rare.
+            assert!(page[3072..].windows(64).all(|w| w.iter().any(|&b| b != 0)));
+        }
+    }
+
+    #[test]
+    fn more_zeros_compress_smaller_with_both_algorithms() {
+        for alg in ALGORITHMS {
+            let a = codec(alg, 0.25, true).unwrap();
+            let b = codec(alg, 0.75, true).unwrap();
+            assert!(b.ratio < a.ratio, "{alg}: {} !< {}", b.ratio, a.ratio);
+            // Random bytes do not compress: a page a quarter zeros keeps most of its size.
+            assert!(a.ratio > 0.7 && b.ratio < 0.35, "{alg}: {} {}", a.ratio, b.ratio);
+        }
+    }
+
+    #[test]
+    fn a_compressibility_outside_0_to_1_is_refused() {
+        let o = Options { compressibility: 1.5, algorithm: "lz4", quick: true, out: None };
+        let e = measure_all(&o).unwrap_err().to_string();
+        assert!(e.contains("--compressibility 1.5"), "{e}");
+        let o = Options { compressibility: 0.5, algorithm: "lzo", quick: true, out: None };
+        assert!(measure_all(&o).unwrap_err().to_string().contains("`lzo`"));
+    }
+}
