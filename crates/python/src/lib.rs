@@ -10,15 +10,19 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 /// Runs `work` on a thread of its own while this (the interpreter's) thread waits without
-/// the GIL, looking for signals every 50 ms: Ctrl-C stops the simulation (through
-/// [`pagelab::interrupt`]) and raises KeyboardInterrupt within a fraction of a second. A
-/// panic in `work` is a RuntimeError with its message, never a PanicException.
+/// the GIL, looking for signals every 50 ms: Ctrl-C stops the simulation (through its own
+/// [`pagelab::interrupt::StopToken`], so runs of other Python threads go on) and raises
+/// KeyboardInterrupt within a fraction of a second. A stopped run always raises, never
+/// returns its partial report. A panic in `work` is a RuntimeError with its message, never
+/// a PanicException.
 fn interruptible<T: Send>(py: Python<'_>, work: impl FnOnce() -> T + Send) -> PyResult<T> {
-    pagelab::interrupt::clear();
+    let token = pagelab::interrupt::StopToken::new();
+    let run_token = token.clone();
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::channel();
         scope.spawn(move || {
-            let _ = tx.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)));
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pagelab::interrupt::scope(Some(run_token), work)));
+            let _ = tx.send(r);
         });
         let mut rx = rx;
         loop {
@@ -26,6 +30,7 @@ fn interruptible<T: Send>(py: Python<'_>, work: impl FnOnce() -> T + Send) -> Py
             let (got, back) = py.allow_threads(move || (rx.recv_timeout(std::time::Duration::from_millis(50)), rx));
             rx = back;
             match got {
+                Ok(Ok(_)) if token.stopped() => return Err(interrupted()),
                 Ok(Ok(v)) => return Ok(v),
                 Ok(Err(panic)) => {
                     let msg = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
@@ -34,16 +39,20 @@ fn interruptible<T: Send>(py: Python<'_>, work: impl FnOnce() -> T + Send) -> Py
                 Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Err(PyRuntimeError::new_err("pagelab's worker thread ended without a result")),
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                     if let Err(e) = py.check_signals() {
-                        pagelab::interrupt::request();
+                        token.stop();
                         // The simulation stops at its next check; its result is dropped.
                         let _ = py.allow_threads(move || rx.recv());
-                        pagelab::interrupt::clear();
                         return Err(e);
                     }
                 }
             }
         }
     })
+}
+
+/// The error of a run that was stopped.
+fn interrupted() -> PyErr {
+    pyo3::exceptions::PyKeyboardInterrupt::new_err("the run was interrupted")
 }
 
 fn scenario(path: Option<&str>, text: Option<&str>, set: Vec<String>) -> PyResult<pagelab::Scenario> {
@@ -261,7 +270,8 @@ impl PyFolio {
 struct PyCgroup {
     id: u16,
     path: String,
-    /// memory.max in pages.
+    /// The effective memory.max in pages: the smallest of the cgroup's and its ancestors',
+    /// at most the machine's memory.
     max: u64,
 }
 
@@ -443,14 +453,14 @@ fn run_policies_json(
             }
         }
     };
-    pagelab::interrupt::clear();
-    let report = pagelab::run_with_policies(&s, &make, "python", |_, _| {});
+    // This run's own stop token: a hook that sees Ctrl-C stops this run only.
+    let token = pagelab::interrupt::StopToken::new();
+    let report = pagelab::interrupt::scope(Some(token.clone()), || pagelab::run_with_policies(&s, &make, "python", |_, _| {}));
     if let Some(e) = made.into_inner() {
         return Err(e);
     }
-    if pagelab::interrupt::requested() {
-        pagelab::interrupt::clear();
-        return Err(pyo3::exceptions::PyKeyboardInterrupt::new_err("the run was interrupted"));
+    if token.stopped() {
+        return Err(interrupted());
     }
     let report = report.map_err(PyRuntimeError::new_err)?;
     serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))

@@ -483,3 +483,63 @@ fn the_work_of_a_reclaim_call_is_bounded_whatever_a_policy_returns() {
     assert_eq!(stats.candidates, 100_000 * stats.requests);
     assert_eq!(stats.invalid, stats.candidates, "{stats:?}");
 }
+
+/// Records the `max` each cgroup's policy is initialised with.
+struct SeesMax(Rc<RefCell<Vec<(String, u64)>>>);
+
+impl EvictionPolicy for SeesMax {
+    fn init(&mut self, cgroup: &Cgroup) {
+        self.0.borrow_mut().push((cgroup.path.clone(), cgroup.max));
+    }
+    fn folio_added(&mut self, _folio: &Folio) {}
+    fn folio_accessed(&mut self, _folio: &Folio, _how: Access) {}
+    fn folio_removed(&mut self, _folio: &Folio, _why: Removal) {}
+    fn evict_folios(&mut self, _cgroup: MemcgId, _nr: usize, _out: &mut Vec<FolioId>) {}
+}
+
+#[test]
+fn a_policy_sees_the_effective_limit_of_its_cgroup() {
+    // Issue 40: a child without a limit of its own showed memory.max = 9223372036854775807,
+    // so 2Q degraded to FIFO and s3fifo and arc sized their queues for that.
+    let s = scenario(
+        r#"
+[machine]
+memory = "256M"
+kernel = "6.1"
+policy = "classic"
+[[cgroup]]
+path = "/p"
+max = "400p"
+[[cgroup]]
+path = "/p/child"
+[[cgroup]]
+path = "/p/tight"
+max = "100p"
+[[cgroup]]
+path = "/p/loose"
+max = "1G"
+[[cgroup]]
+path = "/free"
+[[workload]]
+name = "r"
+cgroup = "/p/child"
+kind = "file-read"
+file_size = "10p"
+ops = 0
+"#,
+    );
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let m = Machine::new(&s, |mm| {
+        let make = |_: &str| -> Option<Box<dyn EvictionPolicy>> { Some(Box::new(SeesMax(seen.clone()))) };
+        build_ext(mm, &s.seam, Some(&make), "test")
+    })
+    .unwrap();
+    let machine = m.mm.zones.managed();
+    let max = |path: &str| seen.borrow().iter().find(|(p, _)| p == path).unwrap_or_else(|| panic!("{path} initialised")).1;
+    assert_eq!(max("/p"), 400);
+    assert_eq!(max("/p/child"), 400, "the nearest ancestor's limit");
+    assert_eq!(max("/p/tight"), 100, "its own when tighter");
+    assert_eq!(max("/p/loose"), 400, "a looser own limit does not hold: the parent's does");
+    assert_eq!(max("/free"), machine, "no limit anywhere: the machine's memory");
+    assert_eq!(max("/"), machine);
+}

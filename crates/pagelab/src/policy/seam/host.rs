@@ -83,6 +83,21 @@ fn set_bit(v: &mut Vec<u64>, pfn: Pfn, on: bool) {
     }
 }
 
+/// The pages a cgroup can hold: the smallest memory.max of the cgroup and its ancestors
+/// (mm/page_counter.c: page_counter_try_charge() charges every level, so the tightest one
+/// limits it; 6.1/6.12), and at most the machine's memory (totalram_pages()). A child
+/// without a limit of its own gets its parent's, never PAGE_COUNTER_MAX.
+pub fn effective_max(mm: &Mm, memcg: MemcgId) -> u64 {
+    let mut max = mm.zones.managed();
+    let mut at = Some(memcg);
+    while let Some(id) = at {
+        let m = mm.memcgs.get(id);
+        max = max.min(m.max);
+        at = m.parent;
+    }
+    max
+}
+
 impl Ext {
     /// A host for `policies` (one per memcg, `None` for a classic memcg); `name` is the
     /// machine's policy name in reports. Each policy's `init` runs here.
@@ -100,7 +115,7 @@ impl Ext {
             .map(|(i, p)| {
                 p.map(|mut policy| {
                     let m = mm.memcgs.get(i as MemcgId);
-                    policy.init(&Cgroup { id: i as MemcgId, path: m.path.clone(), max: m.max });
+                    policy.init(&Cgroup { id: i as MemcgId, path: m.path.clone(), max: effective_max(mm, i as MemcgId) });
                     Slot { policy, stats: SeamStats::default() }
                 })
             })

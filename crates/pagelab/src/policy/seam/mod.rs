@@ -77,7 +77,7 @@ pub mod adapters;
 mod host;
 pub mod random;
 
-pub use host::{Ext, SeamStats};
+pub use host::{effective_max, Ext, SeamStats};
 
 use crate::mm::memcontrol::MemcgId;
 
@@ -137,7 +137,8 @@ pub enum Removal {
 pub struct Cgroup {
     pub id: MemcgId,
     pub path: String,
-    /// memory.max in pages (u64::MAX-ish when unlimited).
+    /// The effective memory.max in pages: the smallest of the cgroup's own and its
+    /// ancestors', at most the machine's memory ([`host::effective_max`]).
     pub max: u64,
 }
 
