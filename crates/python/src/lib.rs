@@ -16,6 +16,12 @@ use pyo3::prelude::*;
 /// returns its partial report. A panic in `work` is a RuntimeError with its message, never
 /// a PanicException.
 fn interruptible<T: Send>(py: Python<'_>, work: impl FnOnce() -> T + Send) -> PyResult<T> {
+    interruptible_ticking(py, work, &mut |_| Ok(()))
+}
+
+/// [`interruptible`], calling `tick` with the GIL every 50 ms while `work` runs (a progress
+/// callback); an error from `tick` stops the run and is raised.
+fn interruptible_ticking<T: Send>(py: Python<'_>, work: impl FnOnce() -> T + Send, tick: &mut dyn FnMut(Python<'_>) -> PyResult<()>) -> PyResult<T> {
     let token = pagelab::interrupt::StopToken::new();
     let run_token = token.clone();
     std::thread::scope(|scope| {
@@ -38,7 +44,7 @@ fn interruptible<T: Send>(py: Python<'_>, work: impl FnOnce() -> T + Send) -> Py
                 }
                 Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Err(PyRuntimeError::new_err("pagelab's worker thread ended without a result")),
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                    if let Err(e) = py.check_signals() {
+                    if let Err(e) = py.check_signals().and_then(|_| tick(py)) {
                         token.stop();
                         // The simulation stops at its next check; its result is dropped.
                         let _ = py.allow_threads(move || rx.recv());
@@ -75,11 +81,27 @@ fn run_json(py: Python<'_>, path: Option<&str>, text: Option<&str>, set: Vec<Str
 /// Runs every combination of `vary` (a list of (key, [values])) and returns a JSON array of
 /// {"point": {...}, "report": {...}} in point order.
 #[pyfunction]
-#[pyo3(signature = (text, vary, set=Vec::new(), threads=0))]
-fn sweep_json(py: Python<'_>, text: &str, vary: Vec<(String, Vec<String>)>, set: Vec<String>, threads: usize) -> PyResult<String> {
+#[pyo3(signature = (text, vary, set=Vec::new(), threads=0, progress=None))]
+fn sweep_json(py: Python<'_>, text: &str, vary: Vec<(String, Vec<String>)>, set: Vec<String>, threads: usize, progress: Option<Py<PyAny>>) -> PyResult<String> {
     let axes: Vec<pagelab::sweep::Axis> = vary.into_iter().map(|(key, values)| pagelab::sweep::Axis { key, values }).collect();
-    let results = interruptible(py, || pagelab::sweep::run(text, "<text>", "scenario", &set, &axes, threads, &|| {}))?
+    let total: usize = axes.iter().map(|a| a.values.len()).product();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let mut told = usize::MAX;
+    // `progress(done, total)` on the interpreter's thread whenever a point has finished.
+    let mut tick = |py: Python<'_>| -> PyResult<()> {
+        let now = done.load(std::sync::atomic::Ordering::Relaxed);
+        if let (Some(p), true) = (&progress, now != told) {
+            told = now;
+            p.bind(py).call1((now, total))?;
+        }
+        Ok(())
+    };
+    let bump = || {
+        done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    };
+    let results = interruptible_ticking(py, || pagelab::sweep::run(text, "<text>", "scenario", &set, &axes, threads, &bump), &mut tick)?
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    tick(py)?;
     let v: Vec<serde_json::Value> = results
         .into_iter()
         .map(|(p, r)| {
@@ -375,13 +397,11 @@ impl EvictionPolicy for PyPolicy {
                 if got.is_none() {
                     return Ok(());
                 }
-                for item in got.iter()? {
-                    let item = item?;
-                    let id: u32 = match item.extract::<u32>() {
-                        Ok(id) => id,
-                        Err(_) => item.getattr("id")?.extract()?,
-                    };
-                    out.push(id);
+                // Only what was asked for is looked at, and one more to tell the seam that the
+                // policy returned too many (counted as invalid): a policy returning 100,000
+                // ids a call costs no more than one returning `nr`.
+                for (i, item) in got.iter()?.take(nr + 1).enumerate() {
+                    out.push(candidate_id(&item?, i)?);
                 }
                 Ok(())
             })();
@@ -409,6 +429,24 @@ impl EvictionPolicy for PyPolicy {
     }
     fn failure(&self) -> Option<String> {
         self.failure.clone()
+    }
+}
+
+/// A candidate `evict_folios` returned at position `i`: a Folio or its id, else a TypeError
+/// or ValueError saying what was expected.
+fn candidate_id(item: &Bound<'_, PyAny>, i: usize) -> PyResult<FolioId> {
+    if item.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!("item {i} is a bool ({item}): expected a Folio or its id (an int)")));
+    }
+    if item.is_instance_of::<pyo3::types::PyInt>() {
+        return item.extract::<u32>().map_err(|_| PyValueError::new_err(format!("item {i} is {item}: a folio id is an int from 0 to {}", u32::MAX)));
+    }
+    match item.getattr("id") {
+        Ok(id) => id.extract::<u32>().map_err(|_| PyValueError::new_err(format!("item {i}'s id is {id}: a folio id is an int from 0 to {}", u32::MAX))),
+        Err(_) => {
+            let ty = item.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+            Err(pyo3::exceptions::PyTypeError::new_err(format!("item {i} is a {ty} ({item}): expected a Folio or its id (an int)")))
+        }
     }
 }
 

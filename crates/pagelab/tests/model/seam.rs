@@ -482,6 +482,10 @@ fn the_work_of_a_reclaim_call_is_bounded_whatever_a_policy_returns() {
     assert!(stats.requests > 0);
     assert_eq!(stats.candidates, 100_000 * stats.requests);
     assert_eq!(stats.invalid, stats.candidates, "{stats:?}");
+    // Only bad candidates end the call as no candidate does: one request a call. (Before,
+    // the call went on batch after batch until the priority's budget was spent.)
+    let none = run_bad(|_, _| Vec::new()).policy.stats(1).unwrap();
+    assert_eq!(stats.requests, none.requests, "{stats:?} against {none:?}");
 }
 
 /// Records the `max` each cgroup's policy is initialised with.

@@ -307,8 +307,10 @@ impl Ext {
             mm.count(Ev::PgScanFile, file_taken);
             mm.count(Ev::PgScanAnon, anon_taken);
             if nr_taken == 0 {
+                // Only bad candidates: the batch loop ends, as the contract says (a policy
+                // returning garbage costs one request per priority, not one per batch).
                 self.taken = taken;
-                continue;
+                break;
             }
             let mut infos = std::mem::take(&mut self.infos);
             infos.clear();
