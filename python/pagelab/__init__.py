@@ -10,13 +10,18 @@ Sweeps and curves are pandas DataFrames, one row a point, with each row's full r
 These are the tables `--parquet` writes (docs/tables.md).
 """
 
+from __future__ import annotations
+
 import json
+import os
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Union
 
 from . import _pagelab
+from .policy import Cgroup, Folio, Policy
 
 __version__ = _pagelab.__version__
 
-__all__ = ["run", "run_trace", "trace_stats", "sweep", "compare", "cluster_sweep", "policies", "curve", "series_frame"]
+__all__ = ["Policy", "Folio", "Cgroup", "run", "run_trace", "trace_stats", "sweep", "compare", "cluster_sweep", "policies", "curve", "series_frame"]
 
 
 def _set_args(set):
@@ -101,7 +106,20 @@ def _warn(report):
     return report
 
 
-def run(scenario=None, *, text=None, set=None, policy=None, policies=None, kernel=None, memory=None):
+Scenario = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+Settings = Optional[Union[Mapping[str, Any], Iterable[str]]]
+
+
+def run(
+    scenario: Optional[Scenario] = None,
+    *,
+    text: Optional[str] = None,
+    set: Settings = None,
+    policy: Optional[Union[str, Policy, type]] = None,
+    policies: Optional[Mapping[str, Union[str, Policy, type]]] = None,
+    kernel: Optional[str] = None,
+    memory: Optional[Union[str, int]] = None,
+) -> Dict[str, Any]:
     """Runs a scenario (a path, a dict of its TOML tables, or TOML `text`) and returns its
     report as a dict.
 
@@ -287,7 +305,15 @@ def trace_stats(path, *, format="oracleGeneral", plot=None, heatmap=False):
     return stats
 
 
-def sweep(scenario=None, *, text=None, vary, set=None, threads=0, progress=None):
+def sweep(
+    scenario: Optional[Scenario] = None,
+    *,
+    text: Optional[str] = None,
+    vary: Mapping[str, List[Any]],
+    set: Settings = None,
+    threads: int = 0,
+    progress: Optional[Union[bool, Callable[[int, int], Any]]] = None,
+) -> Any:
     """Runs every combination of `vary` ({key: [values]}, the first key varying slowest) in
     parallel and returns a pandas DataFrame, one row a point in point order (results do not
     depend on `threads`): the varied keys as columns (integers, numbers or text, as the

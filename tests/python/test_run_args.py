@@ -120,3 +120,24 @@ def test_sweep_reports_progress_to_a_callback():
     assert len(df) == 3
     assert seen[-1] == (3, 3) and all(t == 3 for _, t in seen)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_the_policy_protocol_spells_out_the_hooks_and_fields():
+    import pathlib
+    import typing
+
+    assert (pathlib.Path(pagelab.__file__).parent / "py.typed").exists()
+    assert set(typing.get_type_hints(pagelab.Folio)) >= {"id", "key", "anon", "file", "object", "index", "cgroup", "dirty", "mapped", "referenced", "refault", "workingset", "putback", "how"}
+    assert set(typing.get_type_hints(pagelab.Cgroup)) == {"id", "path", "max"}
+    for hook in ["init", "folio_added", "folio_accessed", "folio_removed", "evict_folios"]:
+        assert callable(getattr(pagelab.Policy, hook))
+    # The fields the Protocol names are those the seam's Folio has.
+    seen = []
+
+    class Spy(Returns):
+        def folio_added(self, folio):
+            seen.append(folio)
+
+    pagelab.run(text=SMALL.replace("ops = 20000", "ops = 10"), policies={"/c": Spy})
+    for field in typing.get_type_hints(pagelab.Folio):
+        getattr(seen[0], field)
