@@ -10,13 +10,18 @@ Sweeps and curves are pandas DataFrames, one row a point, with each row's full r
 These are the tables `--parquet` writes (docs/tables.md).
 """
 
+from __future__ import annotations
+
 import json
+import os
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Union
 
 from . import _pagelab
+from .policy import Cgroup, Folio, Policy
 
 __version__ = _pagelab.__version__
 
-__all__ = ["run", "run_trace", "trace_stats", "sweep", "compare", "cluster_sweep", "policies", "curve", "series_frame"]
+__all__ = ["Policy", "Folio", "Cgroup", "run", "run_trace", "trace_stats", "sweep", "compare", "cluster_sweep", "policies", "curve", "series_frame"]
 
 
 def _set_args(set):
@@ -36,10 +41,94 @@ def _toml(v):
     return json.dumps(str(v))
 
 
-def run(scenario=None, *, text=None, set=None, policy=None, policies=None):
-    """Runs a scenario (a path, or TOML `text`) and returns its report as a dict.
+def _toml_key(k):
+    k = str(k)
+    return k if k and all(c.isalnum() or c in "_-" for c in k) else json.dumps(k)
 
-    `policy` (every cgroup) and `policies` ({"/db": MyPolicy}, per cgroup) run your own
+
+def _toml_value(v, where):
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{_toml_key(k)} = {_toml_value(x, f'{where}.{k}')}" for k, x in v.items()) + "}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x, f"{where}[{i}]") for i, x in enumerate(v)) + "]"
+    if isinstance(v, bool) or isinstance(v, (int, float)):
+        return _toml(v)
+    if isinstance(v, str):
+        return json.dumps(v)
+    raise TypeError(f"scenario dict: `{where}` is a {type(v).__name__}; a scenario holds str, int, float, bool, lists and dicts")
+
+
+def _dict_to_toml(d):
+    """A scenario given as a dict (the TOML file's tables: {"machine": {...}, "cgroup":
+    [{...}], "workload": [{...}]}) as TOML text."""
+    out = []
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.append(f"[{_toml_key(k)}]")
+            out += [f"{_toml_key(kk)} = {_toml_value(vv, f'{k}.{kk}')}" for kk, vv in v.items()]
+        elif isinstance(v, (list, tuple)) and v and all(isinstance(x, dict) for x in v):
+            for i, t in enumerate(v):
+                out.append(f"[[{_toml_key(k)}]]")
+                out += [f"{_toml_key(kk)} = {_toml_value(vv, f'{k}[{i}].{kk}')}" for kk, vv in t.items()]
+        else:
+            out.insert(0, f"{_toml_key(k)} = {_toml_value(v, k)}")
+    return "\n".join(out) + "\n"
+
+
+def _scenario_source(scenario, text):
+    """(path, text) from what the caller gave: a path, a dict of the TOML tables, or text."""
+    if isinstance(scenario, dict):
+        if text is not None:
+            raise ValueError("give either a scenario (a path or a dict) or its text, not both")
+        return None, _dict_to_toml(scenario)
+    if scenario is not None and not isinstance(scenario, (str, bytes)) and not hasattr(scenario, "__fspath__"):
+        raise TypeError(f"scenario: expected a path or a dict of the scenario's tables, got a {type(scenario).__name__}")
+    return (None if scenario is None else str(scenario)), text
+
+
+def _bar(done, total):
+    """A progress bar on standard error for `progress=True`."""
+    import sys
+
+    width = 30
+    filled = width * done // max(total, 1)
+    sys.stderr.write(f"\r[{'=' * filled}{' ' * (width - filled)}] {done}/{total} points")
+    if done >= total:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+def _warn(report):
+    import warnings
+
+    for w in report.get("warnings", []) if isinstance(report, dict) else []:
+        warnings.warn(f"pagelab: {w}", RuntimeWarning, stacklevel=3)
+    return report
+
+
+Scenario = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+Settings = Optional[Union[Mapping[str, Any], Iterable[str]]]
+
+
+def run(
+    scenario: Optional[Scenario] = None,
+    *,
+    text: Optional[str] = None,
+    set: Settings = None,
+    policy: Optional[Union[str, Policy, type]] = None,
+    policies: Optional[Mapping[str, Union[str, Policy, type]]] = None,
+    kernel: Optional[str] = None,
+    memory: Optional[Union[str, int]] = None,
+) -> Dict[str, Any]:
+    """Runs a scenario (a path, a dict of its TOML tables, or TOML `text`) and returns its
+    report as a dict.
+
+    `kernel` ("6.1", "6.12", "5.7") and `memory` ("512M", or bytes) are `pagelab run`'s
+    --kernel and --memory: the same as set={"machine.kernel": ..., "machine.memory": ...}.
+    `policy` may be a name from `pagelab.policies()` ("mglru", "s3fifo"; the command line's
+    --policy), and so may the values of `policies` ({"/db": "mru"}).
+
+    `policy` (every cgroup) and `policies` ({"/db": MyPolicy}, per cgroup) also run your own
     page-cache eviction policies inside the kernel model, behind its cache_ext-shaped seam.
     A policy is a class (instantiated once per cgroup) or an object with the methods
     `init(self, cgroup)`, `folio_added(self, folio)`, `folio_accessed(self, folio)`,
@@ -50,12 +139,27 @@ def run(scenario=None, *, text=None, set=None, policy=None, policies=None):
     Candidates are handed over: each then comes back through `folio_added` (`putback`) if
     the kernel keeps it, or leaves through `folio_removed`. An exception in a hook ends the
     run with a RuntimeError naming the cgroup, the method and the exception.
-    Cgroups without a policy keep the classic LRU (the machine policy must be classic)."""
-    path = None if scenario is None else str(scenario)
-    if policy is None and not policies:
-        return json.loads(_pagelab.run_json(path, text, _set_args(set)))
-    per_cgroup = list((policies or {}).items())
-    return json.loads(_pagelab.run_policies_json(path, text, _set_args(set), policy, per_cgroup))
+    Cgroups without a policy keep the classic LRU (the machine policy must be classic).
+    The report's `warnings` (a policy whose candidates the kernel mostly could not take)
+    are also raised as RuntimeWarning."""
+    path, text = _scenario_source(scenario, text)
+    args = _set_args(set)
+    if kernel is not None:
+        args.append(f"machine.kernel={json.dumps(str(kernel))}")
+    if memory is not None:
+        args.append(f"machine.memory={_toml(memory)}")
+    if isinstance(policy, str):
+        args.append(f"machine.policy={json.dumps(policy)}")
+        policy = None
+    per_cgroup = []
+    for cg, p in (policies or {}).items():
+        if isinstance(p, str):
+            args.append(f"cgroup.{cg}.policy={json.dumps(p)}")
+        else:
+            per_cgroup.append((cg, p))
+    if policy is None and not per_cgroup:
+        return _warn(json.loads(_pagelab.run_json(path, text, args)))
+    return _warn(json.loads(_pagelab.run_policies_json(path, text, args, policy, per_cgroup)))
 
 
 def policies():
@@ -201,19 +305,33 @@ def trace_stats(path, *, format="oracleGeneral", plot=None, heatmap=False):
     return stats
 
 
-def sweep(scenario=None, *, text=None, vary, set=None, threads=0):
+def sweep(
+    scenario: Optional[Scenario] = None,
+    *,
+    text: Optional[str] = None,
+    vary: Mapping[str, List[Any]],
+    set: Settings = None,
+    threads: int = 0,
+    progress: Optional[Union[bool, Callable[[int, int], Any]]] = None,
+) -> Any:
     """Runs every combination of `vary` ({key: [values]}, the first key varying slowest) in
     parallel and returns a pandas DataFrame, one row a point in point order (results do not
     depend on `threads`): the varied keys as columns (integers, numbers or text, as the
     values parse), then `elapsed_s`, `ops`, `throughput_ops_s` and every vmstat counter; if
     a point failed, its counters are missing and an `error` column says why. The table
     `pagelab sweep --parquet` writes. `df.attrs["reports"][i]` is row i's full report (None
-    for a failed point)."""
+    for a failed point). `scenario` may be a path or a dict of the TOML tables.
+
+    `progress(done, total)` is called on this thread as points finish (points done, of
+    all); `progress=True` draws a bar on standard error."""
+    path, text = _scenario_source(scenario, text)
     if text is None:
-        with open(scenario) as f:
+        with open(path) as f:
             text = f.read()
+    if progress is True:
+        progress = _bar
     axes = [(k, [str(v) for v in vs]) for k, vs in vary.items()]
-    results = _pagelab.sweep_json(text, axes, _set_args(set), threads)
+    results = _pagelab.sweep_json(text, axes, _set_args(set), threads, progress or None)
     return _sweep_frame([k for k, _ in axes], results)
 
 

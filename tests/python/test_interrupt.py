@@ -56,3 +56,39 @@ def test_compare_with_the_wrong_number_of_labels_is_a_value_error(tmp_path):
     r.write_text("{}")
     with pytest.raises(ValueError):
         pagelab.compare([str(r)], labels=["a", "b"])
+
+
+MEDIUM = LONG.replace("ops = 500000000", "ops = 12000000")  # about 4 s: still running at the stop
+
+THREADS = r"""
+import sys, threading, time, pagelab
+medium = sys.argv[2]
+out = {}
+def other():
+    # Starts while the main thread's run is going, and goes on after that run is stopped.
+    try:
+        out["ops"] = pagelab.run(text=medium)["ops"]
+    except BaseException as e:
+        out["ops"] = repr(e)
+t = threading.Thread(target=other)
+t.start()
+print("started", flush=True)
+try:
+    pagelab.run(text=sys.argv[1])
+    print("main finished", flush=True)
+except KeyboardInterrupt:
+    print("main interrupted", flush=True)
+t.join()
+print("other", out["ops"], flush=True)
+"""
+
+
+def test_a_stop_belongs_to_one_run_and_another_threads_run_completes():
+    # Issue 40: the stop flag was process-wide, and the other thread's run returned a
+    # truncated report as if normal (6,447,104 of 20,000,000 ops).
+    p = subprocess.Popen([sys.executable, "-c", THREADS, LONG, MEDIUM], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "started"
+    time.sleep(0.5)
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=300)
+    assert out.split("\n")[:2] == ["main interrupted", "other 12000000"], out

@@ -531,6 +531,9 @@ fn run(path: &std::path::Path, json: Option<&std::path::Path>, parquet: Option<&
     })
     .map_err(anyhow::Error::msg)?;
     bar.finish_and_clear();
+    for w in &report.warnings {
+        eprintln!("pagelab: warning: {w}");
+    }
     if let Some(out) = json {
         let text = serde_json::to_string_pretty(&report)?;
         if out.as_os_str() == "-" {

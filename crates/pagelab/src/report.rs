@@ -152,6 +152,10 @@ pub struct Report {
     /// pageblocks they claimed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pageblocks: Option<PageblockReport>,
+    /// What the run warns about, each once (a seam policy whose candidates the kernel mostly
+    /// could not take, with the seam's counts); absent when there is nothing to say.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// The report's `pageblocks` section.
@@ -446,6 +450,7 @@ impl Report {
                 kept_pages: m.sampled_pages,
             }),
             pageblocks: mm.pageblocks.as_ref().map(|p| PageblockReport { fallbacks: p.fallbacks, boosts: p.boosts, claims: p.claims }),
+            warnings: m.policy.warnings(mm),
         }
     }
 

@@ -10,15 +10,25 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 /// Runs `work` on a thread of its own while this (the interpreter's) thread waits without
-/// the GIL, looking for signals every 50 ms: Ctrl-C stops the simulation (through
-/// [`pagelab::interrupt`]) and raises KeyboardInterrupt within a fraction of a second. A
-/// panic in `work` is a RuntimeError with its message, never a PanicException.
+/// the GIL, looking for signals every 50 ms: Ctrl-C stops the simulation (through its own
+/// [`pagelab::interrupt::StopToken`], so runs of other Python threads go on) and raises
+/// KeyboardInterrupt within a fraction of a second. A stopped run always raises, never
+/// returns its partial report. A panic in `work` is a RuntimeError with its message, never
+/// a PanicException.
 fn interruptible<T: Send>(py: Python<'_>, work: impl FnOnce() -> T + Send) -> PyResult<T> {
-    pagelab::interrupt::clear();
+    interruptible_ticking(py, work, &mut |_| Ok(()))
+}
+
+/// [`interruptible`], calling `tick` with the GIL every 50 ms while `work` runs (a progress
+/// callback); an error from `tick` stops the run and is raised.
+fn interruptible_ticking<T: Send>(py: Python<'_>, work: impl FnOnce() -> T + Send, tick: &mut dyn FnMut(Python<'_>) -> PyResult<()>) -> PyResult<T> {
+    let token = pagelab::interrupt::StopToken::new();
+    let run_token = token.clone();
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::channel();
         scope.spawn(move || {
-            let _ = tx.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)));
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pagelab::interrupt::scope(Some(run_token), work)));
+            let _ = tx.send(r);
         });
         let mut rx = rx;
         loop {
@@ -26,6 +36,7 @@ fn interruptible<T: Send>(py: Python<'_>, work: impl FnOnce() -> T + Send) -> Py
             let (got, back) = py.allow_threads(move || (rx.recv_timeout(std::time::Duration::from_millis(50)), rx));
             rx = back;
             match got {
+                Ok(Ok(_)) if token.stopped() => return Err(interrupted()),
                 Ok(Ok(v)) => return Ok(v),
                 Ok(Err(panic)) => {
                     let msg = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
@@ -33,17 +44,21 @@ fn interruptible<T: Send>(py: Python<'_>, work: impl FnOnce() -> T + Send) -> Py
                 }
                 Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Err(PyRuntimeError::new_err("pagelab's worker thread ended without a result")),
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                    if let Err(e) = py.check_signals() {
-                        pagelab::interrupt::request();
+                    if let Err(e) = py.check_signals().and_then(|_| tick(py)) {
+                        token.stop();
                         // The simulation stops at its next check; its result is dropped.
                         let _ = py.allow_threads(move || rx.recv());
-                        pagelab::interrupt::clear();
                         return Err(e);
                     }
                 }
             }
         }
     })
+}
+
+/// The error of a run that was stopped.
+fn interrupted() -> PyErr {
+    pyo3::exceptions::PyKeyboardInterrupt::new_err("the run was interrupted")
 }
 
 fn scenario(path: Option<&str>, text: Option<&str>, set: Vec<String>) -> PyResult<pagelab::Scenario> {
@@ -66,11 +81,27 @@ fn run_json(py: Python<'_>, path: Option<&str>, text: Option<&str>, set: Vec<Str
 /// Runs every combination of `vary` (a list of (key, [values])) and returns a JSON array of
 /// {"point": {...}, "report": {...}} in point order.
 #[pyfunction]
-#[pyo3(signature = (text, vary, set=Vec::new(), threads=0))]
-fn sweep_json(py: Python<'_>, text: &str, vary: Vec<(String, Vec<String>)>, set: Vec<String>, threads: usize) -> PyResult<String> {
+#[pyo3(signature = (text, vary, set=Vec::new(), threads=0, progress=None))]
+fn sweep_json(py: Python<'_>, text: &str, vary: Vec<(String, Vec<String>)>, set: Vec<String>, threads: usize, progress: Option<Py<PyAny>>) -> PyResult<String> {
     let axes: Vec<pagelab::sweep::Axis> = vary.into_iter().map(|(key, values)| pagelab::sweep::Axis { key, values }).collect();
-    let results = interruptible(py, || pagelab::sweep::run(text, "<text>", "scenario", &set, &axes, threads, &|| {}))?
+    let total: usize = axes.iter().map(|a| a.values.len()).product();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let mut told = usize::MAX;
+    // `progress(done, total)` on the interpreter's thread whenever a point has finished.
+    let mut tick = |py: Python<'_>| -> PyResult<()> {
+        let now = done.load(std::sync::atomic::Ordering::Relaxed);
+        if let (Some(p), true) = (&progress, now != told) {
+            told = now;
+            p.bind(py).call1((now, total))?;
+        }
+        Ok(())
+    };
+    let bump = || {
+        done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    };
+    let results = interruptible_ticking(py, || pagelab::sweep::run(text, "<text>", "scenario", &set, &axes, threads, &bump), &mut tick)?
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    tick(py)?;
     let v: Vec<serde_json::Value> = results
         .into_iter()
         .map(|(p, r)| {
@@ -261,7 +292,8 @@ impl PyFolio {
 struct PyCgroup {
     id: u16,
     path: String,
-    /// memory.max in pages.
+    /// The effective memory.max in pages: the smallest of the cgroup's and its ancestors',
+    /// at most the machine's memory.
     max: u64,
 }
 
@@ -365,13 +397,11 @@ impl EvictionPolicy for PyPolicy {
                 if got.is_none() {
                     return Ok(());
                 }
-                for item in got.iter()? {
-                    let item = item?;
-                    let id: u32 = match item.extract::<u32>() {
-                        Ok(id) => id,
-                        Err(_) => item.getattr("id")?.extract()?,
-                    };
-                    out.push(id);
+                // Only what was asked for is looked at, and one more to tell the seam that the
+                // policy returned too many (counted as invalid): a policy returning 100,000
+                // ids a call costs no more than one returning `nr`.
+                for (i, item) in got.iter()?.take(nr + 1).enumerate() {
+                    out.push(candidate_id(&item?, i)?);
                 }
                 Ok(())
             })();
@@ -399,6 +429,24 @@ impl EvictionPolicy for PyPolicy {
     }
     fn failure(&self) -> Option<String> {
         self.failure.clone()
+    }
+}
+
+/// A candidate `evict_folios` returned at position `i`: a Folio or its id, else a TypeError
+/// or ValueError saying what was expected.
+fn candidate_id(item: &Bound<'_, PyAny>, i: usize) -> PyResult<FolioId> {
+    if item.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!("item {i} is a bool ({item}): expected a Folio or its id (an int)")));
+    }
+    if item.is_instance_of::<pyo3::types::PyInt>() {
+        return item.extract::<u32>().map_err(|_| PyValueError::new_err(format!("item {i} is {item}: a folio id is an int from 0 to {}", u32::MAX)));
+    }
+    match item.getattr("id") {
+        Ok(id) => id.extract::<u32>().map_err(|_| PyValueError::new_err(format!("item {i}'s id is {id}: a folio id is an int from 0 to {}", u32::MAX))),
+        Err(_) => {
+            let ty = item.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+            Err(pyo3::exceptions::PyTypeError::new_err(format!("item {i} is a {ty} ({item}): expected a Folio or its id (an int)")))
+        }
     }
 }
 
@@ -443,14 +491,14 @@ fn run_policies_json(
             }
         }
     };
-    pagelab::interrupt::clear();
-    let report = pagelab::run_with_policies(&s, &make, "python", |_, _| {});
+    // This run's own stop token: a hook that sees Ctrl-C stops this run only.
+    let token = pagelab::interrupt::StopToken::new();
+    let report = pagelab::interrupt::scope(Some(token.clone()), || pagelab::run_with_policies(&s, &make, "python", |_, _| {}));
     if let Some(e) = made.into_inner() {
         return Err(e);
     }
-    if pagelab::interrupt::requested() {
-        pagelab::interrupt::clear();
-        return Err(pyo3::exceptions::PyKeyboardInterrupt::new_err("the run was interrupted"));
+    if token.stopped() {
+        return Err(interrupted());
     }
     let report = report.map_err(PyRuntimeError::new_err)?;
     serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))

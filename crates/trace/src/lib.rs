@@ -757,28 +757,31 @@ impl Threaded {
         for _ in 0..MAPPED_AHEAD + 2 {
             free.send((Vec::new(), Vec::new())).expect("the receiver is alive");
         }
+        let stop = interrupt::current();
         std::thread::Builder::new()
             .name("trace-mapper".into())
-            .spawn(move || loop {
-                let Ok((mut pages, mut next)) = free_rx.recv() else { return };
-                pages.clear();
-                next.clear();
-                let end = match src.next_batch() {
-                    Ok(Some(b)) => {
-                        pages.extend_from_slice(b);
-                        if want_next {
-                            next.extend_from_slice(src.next_access().unwrap_or(&[]));
+            .spawn(move || {
+                interrupt::scope(stop, || loop {
+                    let Ok((mut pages, mut next)) = free_rx.recv() else { return };
+                    pages.clear();
+                    next.clear();
+                    let end = match src.next_batch() {
+                        Ok(Some(b)) => {
+                            pages.extend_from_slice(b);
+                            if want_next {
+                                next.extend_from_slice(src.next_access().unwrap_or(&[]));
+                            }
+                            None
                         }
-                        None
+                        Ok(None) => Some(Ok(())),
+                        Err(e) => Some(Err(e)),
+                    };
+                    let last = end.is_some();
+                    let batch = Mapped { pages, next, pages_seen: src.pages_seen(), zero: src.zero_size_records(), end };
+                    if full_tx.send(batch).is_err() || last {
+                        return;
                     }
-                    Ok(None) => Some(Ok(())),
-                    Err(e) => Some(Err(e)),
-                };
-                let last = end.is_some();
-                let batch = Mapped { pages, next, pages_seen: src.pages_seen(), zero: src.zero_size_records(), end };
-                if full_tx.send(batch).is_err() || last {
-                    return;
-                }
+                })
             })
             .expect("spawning the trace mapper thread");
         Threaded { full, free, cur: None, pages, len_hint, path: path.to_path_buf(), want_next, pages_seen: 0, zero: 0, ended: false }

@@ -264,7 +264,8 @@ fn replay(c: &Curve, path: &Path, sizes: &[u64], kernel_model: bool) -> Result<V
         let (v, _) = crate::lab::replay::run(&o).with_context(|| format!("--memory {m} bytes"))?;
         Ok(v)
     };
-    let runs: Vec<Value> = sizes.par_iter().map(|&m| one(m)).collect::<Result<_>>()?;
+    let stop = crate::interrupt::current();
+    let runs: Vec<Value> = sizes.par_iter().map(|&m| crate::interrupt::scope(stop.clone(), || one(m))).collect::<Result<_>>()?;
     if let Some(first) = runs.first() {
         let names: Vec<&String> = c.counters.iter().collect();
         for n in names {

@@ -126,10 +126,11 @@ pub fn run(experiments: &[Experiment], threads: usize, progress: &(dyn Fn() + Sy
         }
     }
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| e.to_string())?;
+    let stop = crate::interrupt::current();
     let results: Vec<(usize, usize, Result<Report, String>)> = pool.install(|| {
         jobs.par_iter()
             .map(|(ei, ri, s)| {
-                let r = crate::run(s, |_, _| {});
+                let r = crate::interrupt::scope(stop.clone(), || crate::run(s, |_, _| {}));
                 progress();
                 (*ei, *ri, r)
             })

@@ -100,13 +100,16 @@ pub(crate) fn for_each_size(o: &TraceRun, sizes: &[&str], one: impl Fn(&TraceRun
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(sizes.len());
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results: Vec<Mutex<Option<Outcome>>> = sizes.iter().map(|_| Mutex::new(None)).collect();
+    let stop = crate::interrupt::current();
     std::thread::scope(|scope| {
         for _ in 0..threads {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(memory) = sizes.get(i) else { break };
-                let r = one(&TraceRun { memory, ..*o });
-                *results[i].lock().expect("result slot") = Some(r);
+            scope.spawn(|| {
+                crate::interrupt::scope(stop.clone(), || loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(memory) = sizes.get(i) else { break };
+                    let r = one(&TraceRun { memory, ..*o });
+                    *results[i].lock().expect("result slot") = Some(r);
+                })
             });
         }
     });

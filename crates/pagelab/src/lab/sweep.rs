@@ -92,11 +92,12 @@ pub fn run(
         })
         .collect::<Result<Vec<_>, _>>()?;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("thread pool");
+    let stop = crate::interrupt::current();
     let reports: Vec<Result<Report, String>> = pool.install(|| {
         scenarios
             .par_iter()
             .map(|s| {
-                let r = crate::run(s, |_, _| {});
+                let r = crate::interrupt::scope(stop.clone(), || crate::run(s, |_, _| {}));
                 progress();
                 r
             })

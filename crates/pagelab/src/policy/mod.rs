@@ -163,4 +163,10 @@ pub trait Policy {
     fn state(&self, _mm: &Mm) -> Option<serde_json::Value> {
         None
     }
+
+    /// What the run should warn about at its end, once each (the seam: a policy whose
+    /// candidates the kernel mostly could not take); the report's `warnings`.
+    fn warnings(&self, _mm: &Mm) -> Vec<String> {
+        Vec::new()
+    }
 }

@@ -406,3 +406,139 @@ fn every_policy_fills_the_reports_policy_state() {
     assert_eq!(seam["state"]["cached"].as_u64().unwrap() * 4096, r.memcg["/c"]["file"], "the plain cache holds exactly the cgroup's file pages");
     assert!(seam["counts"].is_object());
 }
+
+/// A sequential read with readahead in a cgroup of 2,048 pages run by `policy`: the policies
+/// that propose the folios whose read is still in flight (MRU and LFU the newest, SIEVE
+/// its unvisited new ones).
+fn readahead_run(policy: &str) -> pagelab::Report {
+    let text = format!(
+        r#"
+[machine]
+memory = "256M"
+kernel = "6.12"
+policy = "classic"
+[[cgroup]]
+path = "/c"
+max = "8M"
+policy = "{policy}"
+[[workload]]
+name = "seq"
+cgroup = "/c"
+kind = "file-read"
+file_size = "64M"
+block_size = "4k"
+distribution = "seq"
+ops = 4000
+seed = 1
+"#
+    );
+    pagelab::run(&scenario(&text), |_, _| {}).unwrap()
+}
+
+fn seam_counts(r: &pagelab::Report, cgroup: &str) -> serde_json::Value {
+    r.policy_state.as_ref().unwrap()["state"]["seam"][cgroup]["counts"].clone()
+}
+
+#[test]
+fn a_kept_candidate_is_not_offered_again_in_the_same_call() {
+    // Before the contract had this clause, a folio under read IO went back to the policy at
+    // once and was proposed again in the next batch of the same call: SIEVE kept 1,214
+    // candidates for each one it evicted here, MRU and LFU spun for minutes. Now each kept
+    // folio costs at most one batch slot per reclaim call.
+    for policy in ["sieve", "mru", "lfu"] {
+        let r = readahead_run(policy);
+        let c = seam_counts(&r, "/c");
+        let (kept, evicted, locked) = (c["kept"].as_u64().unwrap(), c["evicted"].as_u64().unwrap(), c["kept_locked"].as_u64().unwrap());
+        assert!(evicted >= 2000, "{policy}: {c}");
+        assert!(kept <= 16 * evicted, "{policy}: {c}");
+        assert!(locked <= kept, "{policy}: {c}");
+    }
+}
+
+#[test]
+fn a_policy_whose_candidates_are_mostly_kept_gets_one_warning_with_the_counts() {
+    let r = readahead_run("mru");
+    let c = seam_counts(&r, "/c");
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    let w = &r.warnings[0];
+    assert!(w.contains("cgroup /c") && w.contains(&format!("{} kept by the kernel", c["kept"])) && w.contains(&format!("{} evicted", c["evicted"])), "{w}");
+    // LRU never proposes a folio whose read is in flight: nothing to warn about.
+    let r = readahead_run("lru");
+    assert_eq!(seam_counts(&r, "/c")["kept"], 0);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+}
+
+#[test]
+fn the_work_of_a_reclaim_call_is_bounded_whatever_a_policy_returns() {
+    // 100,000 ids a call, all invalid: each call looks at no more than it asked for.
+    let m = run_bad(|_, _| vec![u32::MAX; 100_000]);
+    let stats = m.policy.stats(1).unwrap();
+    assert_eq!(stats.evicted, 0);
+    assert!(stats.requests > 0);
+    assert_eq!(stats.candidates, 100_000 * stats.requests);
+    assert_eq!(stats.invalid, stats.candidates, "{stats:?}");
+    // Only bad candidates end the call as no candidate does: one request a call. (Before,
+    // the call went on batch after batch until the priority's budget was spent.)
+    let none = run_bad(|_, _| Vec::new()).policy.stats(1).unwrap();
+    assert_eq!(stats.requests, none.requests, "{stats:?} against {none:?}");
+}
+
+/// Records the `max` each cgroup's policy is initialised with.
+struct SeesMax(Rc<RefCell<Vec<(String, u64)>>>);
+
+impl EvictionPolicy for SeesMax {
+    fn init(&mut self, cgroup: &Cgroup) {
+        self.0.borrow_mut().push((cgroup.path.clone(), cgroup.max));
+    }
+    fn folio_added(&mut self, _folio: &Folio) {}
+    fn folio_accessed(&mut self, _folio: &Folio, _how: Access) {}
+    fn folio_removed(&mut self, _folio: &Folio, _why: Removal) {}
+    fn evict_folios(&mut self, _cgroup: MemcgId, _nr: usize, _out: &mut Vec<FolioId>) {}
+}
+
+#[test]
+fn a_policy_sees_the_effective_limit_of_its_cgroup() {
+    // Issue 40: a child without a limit of its own showed memory.max = 9223372036854775807,
+    // so 2Q degraded to FIFO and s3fifo and arc sized their queues for that.
+    let s = scenario(
+        r#"
+[machine]
+memory = "256M"
+kernel = "6.1"
+policy = "classic"
+[[cgroup]]
+path = "/p"
+max = "400p"
+[[cgroup]]
+path = "/p/child"
+[[cgroup]]
+path = "/p/tight"
+max = "100p"
+[[cgroup]]
+path = "/p/loose"
+max = "1G"
+[[cgroup]]
+path = "/free"
+[[workload]]
+name = "r"
+cgroup = "/p/child"
+kind = "file-read"
+file_size = "10p"
+ops = 0
+"#,
+    );
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let m = Machine::new(&s, |mm| {
+        let make = |_: &str| -> Option<Box<dyn EvictionPolicy>> { Some(Box::new(SeesMax(seen.clone()))) };
+        build_ext(mm, &s.seam, Some(&make), "test")
+    })
+    .unwrap();
+    let machine = m.mm.zones.managed();
+    let max = |path: &str| seen.borrow().iter().find(|(p, _)| p == path).unwrap_or_else(|| panic!("{path} initialised")).1;
+    assert_eq!(max("/p"), 400);
+    assert_eq!(max("/p/child"), 400, "the nearest ancestor's limit");
+    assert_eq!(max("/p/tight"), 100, "its own when tighter");
+    assert_eq!(max("/p/loose"), 400, "a looser own limit does not hold: the parent's does");
+    assert_eq!(max("/free"), machine, "no limit anywhere: the machine's memory");
+    assert_eq!(max("/"), machine);
+}

@@ -30,6 +30,9 @@ pub struct SeamStats {
     pub evicted: u64,
     /// Candidates the kernel kept and gave back.
     pub kept: u64,
+    /// Of `kept`, those the kernel kept because their read was still in flight (PG_locked):
+    /// the readahead pages a policy proposes before their IO completed.
+    pub kept_locked: u64,
 }
 
 /// One memcg's seam policy.
@@ -53,6 +56,10 @@ pub struct Ext {
     taken: Vec<Pfn>,
     infos: Vec<Folio>,
     candidates: Vec<FolioId>,
+    /// The candidates kept during the current shrink_seam_lruvec() call: back on the LRU,
+    /// but held from the policy until the call ends, so that no candidate is offered twice
+    /// in one call (the contract's "a kept folio is not offered again in the same call").
+    parked: Vec<Pfn>,
     /// The first error of a policy; the seam stops calling policies after it.
     failure: Option<String>,
 }
@@ -76,6 +83,21 @@ fn set_bit(v: &mut Vec<u64>, pfn: Pfn, on: bool) {
     }
 }
 
+/// The pages a cgroup can hold: the smallest memory.max of the cgroup and its ancestors
+/// (mm/page_counter.c: page_counter_try_charge() charges every level, so the tightest one
+/// limits it; 6.1/6.12), and at most the machine's memory (totalram_pages()). A child
+/// without a limit of its own gets its parent's, never PAGE_COUNTER_MAX.
+pub fn effective_max(mm: &Mm, memcg: MemcgId) -> u64 {
+    let mut max = mm.zones.managed();
+    let mut at = Some(memcg);
+    while let Some(id) = at {
+        let m = mm.memcgs.get(id);
+        max = max.min(m.max);
+        at = m.parent;
+    }
+    max
+}
+
 impl Ext {
     /// A host for `policies` (one per memcg, `None` for a classic memcg); `name` is the
     /// machine's policy name in reports. Each policy's `init` runs here.
@@ -93,7 +115,7 @@ impl Ext {
             .map(|(i, p)| {
                 p.map(|mut policy| {
                     let m = mm.memcgs.get(i as MemcgId);
-                    policy.init(&Cgroup { id: i as MemcgId, path: m.path.clone(), max: m.max });
+                    policy.init(&Cgroup { id: i as MemcgId, path: m.path.clone(), max: effective_max(mm, i as MemcgId) });
                     Slot { policy, stats: SeamStats::default() }
                 })
             })
@@ -107,6 +129,7 @@ impl Ext {
             taken: Vec::new(),
             infos: Vec::new(),
             candidates: Vec::new(),
+            parked: Vec::new(),
             failure: None,
         };
         ext.note_failure();
@@ -167,8 +190,12 @@ impl Ext {
         Lru::of(mm.folios.get(pfn).is_file_lru(), false)
     }
 
-    /// Puts the survivors of a batch back on the LRU and tells the policy (mm/vmscan.c:
-    /// move_folios_to_lru(), 6.1/6.12: an active survivor ages the nonresident clock).
+    /// Puts the survivors of a batch back on the LRU (mm/vmscan.c: move_folios_to_lru(),
+    /// 6.1/6.12: an active survivor ages the nonresident clock). The policy hears of them
+    /// only when the current shrink_seam_lruvec() call ends ([`Ext::release_parked`]): the
+    /// kernel puts a kept folio back at the head of its LRU, where the rest of the pass does
+    /// not reach it, and the seam's equivalent is not to offer it to the policy again before
+    /// the call is over.
     fn putback(&mut self, mm: &mut Mm, memcg: MemcgId, list: &[Pfn]) {
         for &pfn in list {
             mm.folios.clear(pfn, pg::ISOLATED);
@@ -180,6 +207,21 @@ impl Ext {
                 mm.folios.clear(pfn, pg::ACTIVE);
             }
             mm.update_lru_size(memcg, Self::lru_of(mm, pfn), 1);
+            self.parked.push(pfn);
+        }
+    }
+
+    /// Gives the folios kept during this call back to the policy: `folio_added` with
+    /// `putback` set, then `folio_accessed(ReclaimReferenced)` if reclaim found a mapping
+    /// young. A parked folio that left the LRU meanwhile (freed by its task's exit) is
+    /// skipped: the policy was told of that by `folio_removed`.
+    fn release_parked(&mut self, mm: &Mm, memcg: MemcgId) {
+        let parked = std::mem::take(&mut self.parked);
+        for &pfn in &parked {
+            let f = mm.folios.get(pfn);
+            if f.flags & (pg::LRU | pg::ISOLATED) != pg::LRU || f.memcg != memcg {
+                continue;
+            }
             let mut info = self.folio_info(mm, pfn);
             info.putback = true;
             let referenced = info.referenced && info.mapped;
@@ -190,6 +232,8 @@ impl Ext {
                 }
             });
         }
+        self.parked = parked;
+        self.parked.clear();
     }
 
     /// Models cache_ext's eviction in mm/vmscan.c: shrink_lruvec() (cache_ext's 6.6.8 patch,
@@ -250,6 +294,10 @@ impl Ext {
                 }
                 taken.push(id);
             }
+            if cands.capacity() > 4 * SWAP_CLUSTER_MAX as usize {
+                // A policy returned far more than asked: do not keep that much memory.
+                cands = Vec::new();
+            }
             self.candidates = cands;
             let slot = self.slots[memcg as usize].as_mut().expect("a seam memcg");
             slot.stats.invalid += invalid;
@@ -259,8 +307,10 @@ impl Ext {
             mm.count(Ev::PgScanFile, file_taken);
             mm.count(Ev::PgScanAnon, anon_taken);
             if nr_taken == 0 {
+                // Only bad candidates: the batch loop ends, as the contract says (a policy
+                // returning garbage costs one request per priority, not one per batch).
                 self.taken = taken;
-                continue;
+                break;
             }
             let mut infos = std::mem::take(&mut self.infos);
             infos.clear();
@@ -287,6 +337,7 @@ impl Ext {
             let slot = self.slots[memcg as usize].as_mut().expect("a seam memcg");
             slot.stats.evicted += freed;
             slot.stats.kept += list.len() as u64;
+            slot.stats.kept_locked += list.iter().filter(|&&pfn| mm.folios.test(pfn, pg::LOCKED)).count() as u64;
             self.putback(mm, memcg, &list);
             count_reclaim(mm, memcg, sc, sc.reclaimer.pgsteal(), freed);
             mm.count(Ev::PgStealFile, file_freed);
@@ -301,6 +352,7 @@ impl Ext {
             self.taken = list;
         }
         sc.nr_reclaimed += reclaimed;
+        self.release_parked(mm, memcg);
     }
 }
 
@@ -424,6 +476,31 @@ impl Policy for Ext {
 
     fn failure(&self) -> Option<String> {
         self.failure.clone()
+    }
+
+    /// One warning per seam cgroup whose policy proposed more candidates the kernel could
+    /// not take (kept or invalid) than it evicted, at least a batch's worth, with the counts.
+    fn warnings(&self, mm: &Mm) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, s) in self.slots.iter().enumerate() {
+            let Some(s) = s else { continue };
+            let c = &s.stats;
+            let wasted = c.kept + c.invalid;
+            if wasted > c.evicted && wasted >= SWAP_CLUSTER_MAX {
+                out.push(format!(
+                    "the eviction policy of cgroup {}: {} of its {} candidates could not be evicted ({} kept by the kernel, {} of them under read IO; {} invalid or more than asked for) against {} evicted, in {} requests",
+                    mm.memcgs.get(i as MemcgId).path,
+                    wasted,
+                    c.candidates,
+                    c.kept,
+                    c.kept_locked,
+                    c.invalid,
+                    c.evicted,
+                    c.requests
+                ));
+            }
+        }
+        out
     }
 
     fn state_bytes(&self) -> u64 {

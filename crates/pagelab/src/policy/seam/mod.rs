@@ -20,7 +20,18 @@
 //!   fallback follows (memcg OOM or a forced charge, the global OOM killer) — never a hang;
 //! * the folios the kernel keeps (locked, under writeback, dirty without IO allowed, swap
 //!   full, pinned, or referenced mapped pages that folio_check_references() keeps or
-//!   activates) go back to the LRU and to the policy.
+//!   activates) go back to the LRU at once, and to the policy when the shrink_lruvec() call
+//!   ends: the kernel's putback puts them at the head of the LRU, out of the rest of the
+//!   pass's reach, and the seam's equivalent is **a kept candidate is not offered again in
+//!   the same call**. Without it a policy that ranks a folio under read IO first (MRU, LFU
+//!   on readahead pages) proposed it again and again while no modeled time passed;
+//! * **the work of a reclaim call is bounded whatever a policy returns**: each request asks
+//!   for at most the budget left, only that many ids are looked at (the rest count as
+//!   invalid), and invalid or kept candidates spend the budget as freed ones do;
+//! * the counts (requests, candidates, invalid, empty, evicted, kept and, of those,
+//!   kept_locked: kept because their read was in flight) are in the report's policy state,
+//!   and **a policy whose candidates are mostly kept gets one warning with the counts**
+//!   (the report's `warnings`, printed by the command line, raised as a Python warning).
 //!
 //! ## The contract a policy sees
 //!
@@ -66,7 +77,7 @@ pub mod adapters;
 mod host;
 pub mod random;
 
-pub use host::{Ext, SeamStats};
+pub use host::{effective_max, Ext, SeamStats};
 
 use crate::mm::memcontrol::MemcgId;
 
@@ -126,7 +137,8 @@ pub enum Removal {
 pub struct Cgroup {
     pub id: MemcgId,
     pub path: String,
-    /// memory.max in pages (u64::MAX-ish when unlimited).
+    /// The effective memory.max in pages: the smallest of the cgroup's own and its
+    /// ancestors', at most the machine's memory ([`host::effective_max`]).
     pub max: u64,
 }
 

@@ -1,0 +1,64 @@
+"""The shape of a Python eviction policy behind pagelab's seam, for type checkers.
+
+`pagelab.run(..., policy=MyPolicy)` accepts any object with these methods; subclassing
+`Policy` is not needed (it is a `typing.Protocol`). docs/policies.md has the contract.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional, Protocol, Union
+
+
+class Cgroup(Protocol):
+    """A cgroup as `init` and `evict_folios` see it."""
+
+    id: int
+    path: str
+    #: The effective memory.max in pages: the smallest of the cgroup's and its ancestors',
+    #: at most the machine's memory.
+    max: int
+
+
+class Folio(Protocol):
+    """A folio as the hooks see it."""
+
+    #: Stable while the folio is resident (its page frame); a candidate is this id.
+    id: int
+    #: The page across residencies (the same file page has the same key when it comes back).
+    key: int
+    file: bool
+    anon: bool
+    #: The file (or anonymous region) index and the page's index in it.
+    object: int
+    index: int
+    #: The path of the cgroup the folio is charged to.
+    cgroup: str
+    dirty: bool
+    mapped: bool
+    #: PG_referenced (reclaim found a mapping young).
+    referenced: bool
+    #: The folio replaced a shadow entry (a refault) ...
+    refault: bool
+    #: ... and the refault distance said it belongs to the workingset.
+    workingset: bool
+    #: The folio comes back from reclaim (a candidate the kernel kept).
+    putback: bool
+    #: "read", "write", "reclaim_referenced" in folio_accessed; "evicted", "freed" in
+    #: folio_removed; else None.
+    how: Optional[str]
+
+
+class Policy(Protocol):
+    """A page-cache eviction policy, one instance per cgroup (cache_ext's hooks)."""
+
+    def init(self, cgroup: Cgroup) -> None: ...
+
+    def folio_added(self, folio: Folio) -> None: ...
+
+    def folio_accessed(self, folio: Folio) -> None: ...
+
+    def folio_removed(self, folio: Folio) -> None: ...
+
+    def evict_folios(self, cgroup: Cgroup, nr: int) -> Optional[Iterable[Union[Folio, int]]]:
+        """Up to `nr` candidates (folios or their ids); only the first `nr` are looked at."""
+        ...
