@@ -167,18 +167,38 @@ pub struct Scenario {
     pub sample: Option<crate::sim::sample::SampleSpec>,
 }
 
+/// The largest scenario file pagelab reads (16 MiB; the bundled ones are a few KiB).
+pub const MAX_SCENARIO_BYTES: u64 = 16 << 20;
+
 impl Scenario {
     /// Reads and validates a scenario file, applying `--set key=value` overrides first.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-            file: file.clone(),
-            line: None,
-            key: String::new(),
-            message: format!("cannot read: {e}"),
-        })?;
+        let text = Scenario::read_text(path)?;
         let name = path.file_stem().map_or("scenario".into(), |s| s.to_string_lossy().into_owned());
         Scenario::parse(&text, &file, &name, overrides)
+    }
+
+    /// Reads a scenario file's text: at most [`MAX_SCENARIO_BYTES`] (a path that never ends,
+    /// such as /dev/zero, is not read until memory runs out), UTF-8 (an invalid byte is named
+    /// by its line and byte offset). A pipe (`<(...)`) is read; a directory is refused.
+    pub fn read_text(path: &Path) -> Result<String, ScenarioError> {
+        let file = path.display().to_string();
+        let err = |line: Option<usize>, message: String| ScenarioError { file: file.clone(), line, key: String::new(), message };
+        std::fs::metadata(path).map_err(|e| err(None, format!("cannot read: {e}")))?;
+        let f = pagelab_trace::open_file(path, false).map_err(|e| err(None, e.msg))?;
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::Read::take(f, MAX_SCENARIO_BYTES + 1), &mut bytes).map_err(|e| err(None, format!("cannot read: {e}")))?;
+        if bytes.len() as u64 > MAX_SCENARIO_BYTES {
+            return Err(err(None, format!("longer than {} MiB, the limit of a scenario file (is it the right file?)", MAX_SCENARIO_BYTES >> 20)));
+        }
+        String::from_utf8(bytes).map_err(|e| {
+            let at = e.utf8_error().valid_up_to();
+            let bytes = e.as_bytes();
+            let line_start = bytes[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+            err(Some(line), format!("not UTF-8 text: byte 0x{:02x} at byte offset {at} (column {}) is not valid UTF-8", bytes[at], at - line_start + 1))
+        })
     }
 
     /// Parses scenario text; `file` names it in errors.

@@ -325,10 +325,18 @@ fn bad_msr_rows_are_named() {
 }
 
 #[test]
-fn an_empty_trace_is_an_empty_stream_and_missing_files_are_named() {
+fn an_empty_or_blank_trace_is_an_error_and_missing_files_are_named() {
     let dir = scratch();
-    let p = write(&dir, "e.txt", b"");
-    assert_eq!(accesses(&p, "text").unwrap(), vec![]);
+    // Issue 40: these used to replay 0 accesses and exit 0.
+    for (format, text) in [("text", ""), ("text", "\n \n\t\n"), ("csv:id=1", ""), ("csv:id=1", "\n\n"), ("blkparse", ""), ("msr", "\r\n\r\n")] {
+        let p = write(&dir, "e.trace", text.as_bytes());
+        let e = error(&p, format);
+        assert!(e.contains("e.trace: the trace has no accesses"), "{format} {text:?}: {e}");
+    }
+    // Only records without data: also no accesses, and the message says why.
+    let p = write(&dir, "deletes.csv", b"1,delete\n2,delete\n");
+    let e = error(&p, "csv:id=1,op=2");
+    assert!(e.contains("the trace has no accesses: its 2 records carry no data"), "{e}");
     let e = error(&dir.path().join("nope.txt"), "text");
     assert!(e.contains("nope.txt: cannot open"), "{e}");
     assert!(Spec::parse("nosuch").is_none());
@@ -373,4 +381,26 @@ fn oracle_general_dense_and_iolog_read_as_access_streams() {
     assert_eq!(times, &[10_000, 20_000, 20_000, 30_000]);
     assert!(Spec::Iolog.has_times() && !Spec::Text.has_times() && !Spec::Dense.has_times());
     assert!(!Spec::parse("csv:id=1").unwrap().unwrap().has_times() && Spec::parse("csv:id=1,time=2").unwrap().unwrap().has_times());
+}
+
+/// Issue 40: a FIFO nobody writes to used to block in open(2) forever, and a device such as
+/// /dev/zero given as an oracleGeneral or dense trace (size 0, never ending) replayed
+/// forever. Now the FIFO opens without waiting and reads as empty; the device is refused.
+#[test]
+fn a_fifo_without_a_writer_and_a_device_do_not_hang() {
+    let dir = scratch();
+    let fifo = dir.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo on a path in a fresh scratch directory.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let e = error(&fifo, "text");
+    assert!(e.contains("the trace has no accesses"), "{e}");
+    let e = crate::OracleReader::open(&fifo).err().expect("a FIFO is refused").to_string();
+    assert!(e.contains("is a pipe (FIFO): this trace format is read from a regular file"), "{e}");
+    for format in ["oracleGeneral", "dense"] {
+        let e = error(Path::new("/dev/zero"), format);
+        assert!(e.contains("/dev/zero: is a device"), "{format}: {e}");
+    }
+    let e = error(dir.path(), "text");
+    assert!(e.contains("is a directory"), "{e}");
 }
