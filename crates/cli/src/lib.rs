@@ -106,9 +106,10 @@ enum Cmd {
     /// print a comparison table for each.
     #[command(after_help = seeds_help())]
     Seeds {
-        /// The manifest.
-        #[arg(long, default_value = "examples/seeds/experiments.toml")]
-        manifest: PathBuf,
+        /// The manifest (default: experiments.toml in $PAGELAB_SEEDS, else
+        /// examples/seeds/experiments.toml in the current directory or the binary's checkout).
+        #[arg(long)]
+        manifest: Option<PathBuf>,
         /// Only these experiment ids (comma-separated).
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
@@ -303,6 +304,12 @@ fn real_main(cli: Cli) -> Result<()> {
             if let Some(t) = threads {
                 anyhow::bail!("--threads {t}: it sets how many of a scenario's runs (--vary) go at a time; a trace's curve does not take it");
             }
+            if trace_format.is_none() && looks_like_a_scenario(&trace) {
+                anyhow::bail!(
+                    "{}: this is a scenario, not a trace: a scenario's curve takes --vary KEY=SIZES (e.g. --vary machine.memory=1G,2G,4G), not --memory",
+                    trace.display()
+                );
+            }
             let kernel = kernel_for(&policy, kernel)?;
             let policy = policy.unwrap_or_else(|| "classic".into());
             let memory = memory.expect("clap requires --memory without --vary");
@@ -373,12 +380,24 @@ fn real_main(cli: Cli) -> Result<()> {
         }
         Cmd::Compare { reports, labels } => compare(&reports, &labels),
         Cmd::Oracle(a) => pagelab_oracle::main(&a),
-        Cmd::Seeds { manifest, only, threads, json_dir } => seeds(&manifest, &only, threads, json_dir.as_deref()),
+        Cmd::Seeds { manifest, only, threads, json_dir } => seeds(&seeds_manifest(manifest)?, &only, threads, json_dir.as_deref()),
         Cmd::Sweep { scenario, vary, set, threads, json, csv, parquet, quiet } => {
             sweep(&scenario, &vary, &set, threads, Outputs { json: json.as_deref(), csv: csv.as_deref(), parquet: parquet.as_deref() }, quiet)
         }
         Cmd::Policies => policies(),
     }
+}
+
+/// Whether `path`, given to `curve` as a trace, is a scenario file: named `.toml`, or text
+/// that starts with a TOML table or comment.
+fn looks_like_a_scenario(path: &std::path::Path) -> bool {
+    if path.extension().is_some_and(|e| e == "toml") {
+        return true;
+    }
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(path).and_then(|mut f| std::io::Read::read(&mut f, &mut head)).unwrap_or(0);
+    let head = &head[..n];
+    pagelab_trace::not_oracle_general(head).is_some_and(|why| why.contains("text file")) && matches!(head.iter().find(|b| !b.is_ascii_whitespace()), Some(b'[' | b'#'))
 }
 
 /// A trace's format when `--trace-format` is not given.
@@ -498,6 +517,30 @@ fn sweep(path: &std::path::Path, vary: &[String], set: &[String], threads: usize
         anyhow::bail!("{failed} of {} points failed, the first {}: {e}", results.len(), p.label());
     }
     Ok(())
+}
+
+/// The seeds' manifest: the one given, else `experiments.toml` in `$PAGELAB_SEEDS` (a
+/// directory), else examples/seeds/experiments.toml under the current directory or under a
+/// directory above the binary (its checkout: target/release/pagelab). Absent, the error says
+/// where it looked.
+fn seeds_manifest(given: Option<PathBuf>) -> Result<PathBuf> {
+    if let Some(p) = given {
+        return Ok(p);
+    }
+    let rel = std::path::Path::new("examples/seeds/experiments.toml");
+    let mut looked: Vec<PathBuf> = Vec::new();
+    if let Some(d) = std::env::var_os("PAGELAB_SEEDS") {
+        looked.push(PathBuf::from(d).join("experiments.toml"));
+    }
+    looked.push(rel.to_path_buf());
+    if let Ok(exe) = std::env::current_exe() {
+        looked.extend(exe.ancestors().skip(1).take(4).map(|d| d.join(rel)));
+    }
+    if let Some(p) = looked.iter().find(|p| p.is_file()) {
+        return Ok(p.clone());
+    }
+    let list: Vec<String> = looked.iter().map(|p| p.display().to_string()).collect();
+    anyhow::bail!("no seeds manifest: looked for {}; give --manifest FILE or set PAGELAB_SEEDS to the examples/seeds directory", list.join(", "))
 }
 
 fn seeds(manifest: &std::path::Path, only: &[String], threads: usize, json_dir: Option<&std::path::Path>) -> Result<()> {

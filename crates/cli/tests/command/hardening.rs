@@ -177,3 +177,22 @@ fn command_line_sizes_are_bounded() {
     refused(&os(["sweep", ss, "--vary", &thousand, "--vary", &thousand]), "1000 x 1000 points are more than a sweep's limit of 10000");
     refused(&os(["sweep", ss, "--vary", "machine.memory=16M", "--threads", "100000"]), "--threads 100000: at most 1024");
 }
+
+/// Issue 40 item 11: `pagelab seeds` worked only from the repository root, and `curve
+/// SCENARIO --memory ...` (no --vary) talked about trace formats.
+#[test]
+fn seeds_run_from_anywhere_and_a_scenario_curve_asks_for_vary() {
+    let dir = crate::scratch_dir("hardening-test");
+    let out = pagelab().current_dir(&dir).args(["seeds", "--only", "nosuch"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("examples/seeds/experiments.toml: no experiment `nosuch`"), "the bundled manifest is found: {err}");
+    let custom = dir.join("myseeds");
+    std::fs::create_dir_all(&custom).unwrap();
+    std::fs::write(custom.join("experiments.toml"), "[[experiment]]\nid = 1\n").unwrap();
+    let out = pagelab().current_dir(&dir).env("PAGELAB_SEEDS", &custom).args(["seeds"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("myseeds/experiments.toml"), "PAGELAB_SEEDS is read: {err}");
+    let s = write("curve.toml", SCENARIO);
+    refused(&os(["curve", s.to_str().unwrap(), "--memory", "1M,2M"]), "this is a scenario, not a trace: a scenario's curve takes --vary KEY=SIZES");
+}
