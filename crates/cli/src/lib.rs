@@ -397,7 +397,8 @@ fn looks_like_a_scenario(path: &std::path::Path) -> bool {
     let mut head = [0u8; 256];
     let n = std::fs::File::open(path).and_then(|mut f| std::io::Read::read(&mut f, &mut head)).unwrap_or(0);
     let head = &head[..n];
-    pagelab_trace::not_oracle_general(head).is_some_and(|why| why.contains("text file")) && matches!(head.iter().find(|b| !b.is_ascii_whitespace()), Some(b'[' | b'#'))
+    pagelab_trace::not_oracle_general(head).is_some_and(|why| why.contains("text file"))
+        && matches!(head.iter().find(|b| !b.is_ascii_whitespace()), Some(b'[' | b'#'))
 }
 
 /// A trace's format when `--trace-format` is not given.

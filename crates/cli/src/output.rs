@@ -67,7 +67,11 @@ impl Files {
         let id = identity(path);
         if let Some(id) = &id {
             if let Some((what, p, _)) = self.taken.iter().find(|(_, _, t)| t == id) {
-                anyhow::bail!("{flag} {}: this is the same file as {what} ({}); pagelab never writes over its inputs or writes two outputs to one file", path.display(), p.display());
+                anyhow::bail!(
+                    "{flag} {}: this is the same file as {what} ({}); pagelab never writes over its inputs or writes two outputs to one file",
+                    path.display(),
+                    p.display()
+                );
             }
         }
         // Write through a symlink to the file it names, as a plain write would.
@@ -89,7 +93,10 @@ impl Files {
 enum Target {
     Stdout,
     /// The temporary file (removed when dropped unless persisted) and the path it becomes.
-    File { dest: PathBuf, tmp: tempfile::NamedTempFile },
+    File {
+        dest: PathBuf,
+        tmp: tempfile::NamedTempFile,
+    },
 }
 
 /// An output claimed by [`Files::output`]: written whole by [`Output::write`] or, for a

@@ -34,7 +34,7 @@ fn refused(args: &[&std::ffi::OsStr], needle: &str) {
     assert!(err.contains(needle), "{args:?}: {err}");
 }
 
-fn os<'a, const N: usize>(a: [&'a str; N]) -> Vec<&'a std::ffi::OsStr> {
+fn os<const N: usize>(a: [&str; N]) -> Vec<&std::ffi::OsStr> {
     a.into_iter().map(std::ffi::OsStr::new).collect()
 }
 
@@ -78,7 +78,8 @@ fn a_failed_run_leaves_no_output_and_keeps_an_old_one() {
     std::fs::create_dir_all(&dir).unwrap();
     let t = text_trace("failed.txt");
     let pq = dir.join("series.parquet");
-    let args = [os(["run", "--trace"]), vec![t.as_os_str()], os(["--trace-format", "text", "--memory", "1M", "--policy", "lru", "--parquet"]), vec![pq.as_os_str()]];
+    let args =
+        [os(["run", "--trace"]), vec![t.as_os_str()], os(["--trace-format", "text", "--memory", "1M", "--policy", "lru", "--parquet"]), vec![pq.as_os_str()]];
     refused(&args.concat(), "only the kernel models");
     assert!(!pq.exists(), "no 0-byte Parquet file");
     let bad = write("failed.toml", &SCENARIO.replace("ops = 2000", "ops = \"many\""));
@@ -139,9 +140,15 @@ fn flags_that_do_not_apply_or_conflict_are_refused() {
     refused(&os(["run", ss, "--trace-format", "text"]), "--trace-format text: it applies to --trace, not to a scenario");
     refused(&os(["curve", ss, "--vary", "machine.memory=16M,32M", "--trace-format", "text"]), "--vary runs a scenario, which has no trace format");
     refused(&os(["curve", ts, "--trace-format", "text", "--memory", "64K,128K", "--threads", "2"]), "--threads 2: it sets how many of a scenario's runs");
-    refused(&os(["run", "--trace", ts, "--trace-format", "text", "--memory", "1M", "--policy", "lru", "--kernel", "6.12"]), "`lru` is a plain cache, which models no kernel");
+    refused(
+        &os(["run", "--trace", ts, "--trace-format", "text", "--memory", "1M", "--policy", "lru", "--kernel", "6.12"]),
+        "`lru` is a plain cache, which models no kernel",
+    );
     refused(&os(["curve", ts, "--trace-format", "text", "--memory", "64K,128K", "--policy", "lru", "--kernel", "6.12"]), "`lru` is a plain cache");
-    refused(&os(["run", ss, "--policy", "mglru", "--set", "machine.policy=\"classic\""]), "--policy mglru and --set machine.policy=\"classic\" both set machine.policy");
+    refused(
+        &os(["run", ss, "--policy", "mglru", "--set", "machine.policy=\"classic\""]),
+        "--policy mglru and --set machine.policy=\"classic\" both set machine.policy",
+    );
     refused(&os(["run", ss, "--memory", "16M", "--set", "machine.memory=\"32M\""]), "both set machine.memory");
     refused(&os(["curve", ss, "--vary", "machine.memory=16M,32M", "--kernel", "6.12", "--set", "machine.kernel=\"6.1\""]), "both set machine.kernel");
 }
