@@ -425,6 +425,22 @@ impl OracleReader {
         }
         self.eof = len < self.chunk_bytes;
         let whole = len / ORACLE_RECORD * ORACLE_RECORD;
+        // A whole chunk of records that are nothing but zeros (time 0, object 0, size 0; the
+        // next-access field may hold an id's hash) is no trace: a zero-filled file, or a few
+        // bytes of zstd that decompress to gigabytes of them, would replay as a long run of
+        // zero-size records. The first non-zero byte ends the check (a real trace's first
+        // record), so it costs nothing.
+        if len == self.chunk_bytes && buf[..whole].chunks_exact(ORACLE_RECORD).all(|r| r[..16] == [0; 16]) {
+            self.eof = true;
+            return Err(err(
+                &self.path,
+                Some(self.offset),
+                format!(
+                    "{} records of zero bytes from here (time 0, object 0, size 0): not an oracleGeneral trace (a zero-filled file?)",
+                    whole / ORACLE_RECORD
+                ),
+            ));
+        }
         self.tail = len - whole;
         self.cur = buf;
         self.offset += whole as u64;

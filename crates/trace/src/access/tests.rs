@@ -50,6 +50,28 @@ fn text_reads_gzip_and_zstd_by_their_magic_whatever_the_name() {
     assert_eq!(accesses(&zst, "text").unwrap(), want);
 }
 
+/// Issue 40: a gzip trace whose trailer (CRC-32 and length) is cut off, or whose CRC is
+/// wrong, is an error in every text format, not a trace that ends early.
+#[test]
+fn a_gzip_trace_with_a_cut_or_wrong_trailer_is_refused() {
+    let dir = scratch();
+    for (format, text) in [("text", &b"R 0\nR 1\nW 2\n"[..]), ("msr", b"1,hm,1,Read,0,4096,1\n2,hm,1,Write,4096,4096,1\n"), ("csv:id=1", b"5\n6\n")] {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(text).unwrap();
+        let whole = gz.finish().unwrap();
+        assert!(accesses(&write(&dir, "whole.gz", &whole), format).is_ok(), "{format}");
+        for cut in 1..=8 {
+            let e = error(&write(&dir, "cut.gz", &whole[..whole.len() - cut]), format);
+            assert!(e.contains("cut.gz") && e.contains("bad gzip data"), "{format}, {cut} bytes cut: {e}");
+        }
+        let mut bad_crc = whole.clone();
+        let n = bad_crc.len();
+        bad_crc[n - 8] ^= 1;
+        let e = error(&write(&dir, "crc.gz", &bad_crc), format);
+        assert!(e.contains("bad gzip data"), "{format}, wrong CRC: {e}");
+    }
+}
+
 #[test]
 fn malformed_text_lines_are_named_by_file_and_line() {
     let dir = scratch();
@@ -403,4 +425,21 @@ fn a_fifo_without_a_writer_and_a_device_do_not_hang() {
     }
     let e = error(dir.path(), "text");
     assert!(e.contains("is a directory"), "{e}");
+}
+
+/// Issue 40: records of zero bytes only (a zero-filled file, or 2 KiB of zstd holding 4 MiB
+/// of zeros) replayed as zero-size records for as long as they lasted; a whole chunk of them
+/// is now refused with its offset. A short run of zero records is still a trace.
+#[test]
+fn an_oracle_general_trace_of_zero_records_is_refused() {
+    let zeros = zstd::encode_all(&vec![0u8; 4 << 20][..], 19).unwrap();
+    let mut r = crate::OracleReader::from_bytes("zeros.og.zst", zeros).unwrap();
+    let e = r.next_batch().err().expect("refused").to_string();
+    assert!(e.contains("zeros.og.zst: byte offset 0:") && e.contains("records of zero bytes from here"), "{e}");
+    let dir = scratch();
+    let p = write(&dir, "zero.og", &vec![0u8; 24 * 100_000]);
+    let e = crate::OracleReader::open(&p).unwrap().for_each(|_| {}).err().expect("refused").to_string();
+    assert!(e.contains("not an oracleGeneral trace"), "{e}");
+    let few = write(&dir, "few.og", &[0u8; 24 * 3]);
+    assert_eq!(crate::OracleReader::open(&few).unwrap().for_each(|_| {}).unwrap(), 3);
 }
