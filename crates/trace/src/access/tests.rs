@@ -417,7 +417,8 @@ fn a_fifo_without_a_writer_and_a_device_do_not_hang() {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     let e = error(&fifo, "text");
     assert!(e.contains("the trace has no accesses"), "{e}");
-    let e = crate::OracleReader::open(&fifo).err().expect("a FIFO is refused").to_string();
+    let Err(e) = crate::OracleReader::open(&fifo) else { panic!("a FIFO is refused") };
+    let e = e.to_string();
     assert!(e.contains("is a pipe (FIFO): this trace format is read from a regular file"), "{e}");
     for format in ["oracleGeneral", "dense"] {
         let e = error(Path::new("/dev/zero"), format);
@@ -434,11 +435,11 @@ fn a_fifo_without_a_writer_and_a_device_do_not_hang() {
 fn an_oracle_general_trace_of_zero_records_is_refused() {
     let zeros = zstd::encode_all(&vec![0u8; 4 << 20][..], 19).unwrap();
     let mut r = crate::OracleReader::from_bytes("zeros.og.zst", zeros).unwrap();
-    let e = r.next_batch().err().expect("refused").to_string();
+    let e = r.next_batch().expect_err("refused").to_string();
     assert!(e.contains("zeros.og.zst: byte offset 0:") && e.contains("records of zero bytes from here"), "{e}");
     let dir = scratch();
     let p = write(&dir, "zero.og", &vec![0u8; 24 * 100_000]);
-    let e = crate::OracleReader::open(&p).unwrap().for_each(|_| {}).err().expect("refused").to_string();
+    let e = crate::OracleReader::open(&p).unwrap().for_each(|_| {}).expect_err("refused").to_string();
     assert!(e.contains("not an oracleGeneral trace"), "{e}");
     let few = write(&dir, "few.og", &[0u8; 24 * 3]);
     assert_eq!(crate::OracleReader::open(&few).unwrap().for_each(|_| {}).unwrap(), 3);
