@@ -9,7 +9,18 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
+/// `print!` that returns the write's error (a full disk, a closed pipe) instead of
+/// panicking: `out!(...)?`.
+macro_rules! out {
+    ($($t:tt)*) => { crate::output::print(format_args!($($t)*)) };
+}
+/// `println!` as [`out!`].
+macro_rules! outln {
+    ($($t:tt)*) => { crate::output::print(format_args!("{}\n", format_args!($($t)*))) };
+}
+
 mod calibrate;
+mod output;
 mod parquet;
 mod trace;
 
@@ -33,9 +44,9 @@ enum Cmd {
         /// The trace's format: oracleGeneral (libCacheSim; plain or zstd), dense (pagelab's),
         /// fio-iolog (fio's write_iolog, versions 2 and 3; kernel models only), text (pagelab's
         /// `R|W|T PAGE` lines), lcs (libCacheSim), csv:COLUMNS (e.g. csv:time=1,id=2,op=3),
-        /// blkparse, msr (MSR Cambridge); see docs/workloads.md.
-        #[arg(long, default_value = "oracleGeneral")]
-        trace_format: String,
+        /// blkparse, msr (MSR Cambridge); see docs/workloads.md. Default: oracleGeneral.
+        #[arg(long)]
+        trace_format: Option<String>,
         /// The policy (pagelab policies). With --trace: classic or mglru (the kernel models,
         /// the trace as buffered reads of one file), or a plain page cache (default classic).
         /// With a scenario: the same as --set machine.policy=NAME.
@@ -96,9 +107,10 @@ enum Cmd {
     /// print a comparison table for each.
     #[command(after_help = seeds_help())]
     Seeds {
-        /// The manifest.
-        #[arg(long, default_value = "examples/seeds/experiments.toml")]
-        manifest: PathBuf,
+        /// The manifest (default: experiments.toml in $PAGELAB_SEEDS, else
+        /// examples/seeds/experiments.toml in the current directory or the binary's checkout).
+        #[arg(long)]
+        manifest: Option<PathBuf>,
         /// Only these experiment ids (comma-separated).
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
@@ -170,8 +182,9 @@ enum Cmd {
         /// The trace (oracleGeneral, plain or zstd, or dense), or with --vary a scenario.
         #[arg(value_name = "TRACE|SCENARIO")]
         trace: PathBuf,
-        #[arg(long, default_value = "oracleGeneral")]
-        trace_format: String,
+        /// The trace's format, as for `run --trace` (default oracleGeneral); not with --vary.
+        #[arg(long)]
+        trace_format: Option<String>,
         /// Any policy that runs on traces (pagelab policies): classic, mglru, lru, s3fifo, ...
         /// (default classic); with a scenario, short for --set machine.policy=P.
         #[arg(long)]
@@ -205,9 +218,9 @@ enum Cmd {
         /// as for `run`.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
-        /// With a scenario: runs at a time (0: one a core).
-        #[arg(long, default_value_t = 0)]
-        threads: usize,
+        /// With a scenario: runs at a time (default: one a core).
+        #[arg(long)]
+        threads: Option<usize>,
         /// Write the points as a JSON array in size order ("-" for standard output): each an
         /// object with `memory` (bytes), the counters, and with --sample each counter's error
         /// estimate `<counter>_error`.
@@ -267,8 +280,10 @@ where
             return e.exit_code();
         }
     };
-    match real_main(cli) {
+    match real_main(cli).and_then(|()| output::flush_stdout()) {
         Ok(()) => 0,
+        // The reader of our output went away (`| head -1`): end quietly, as Unix tools do.
+        Err(e) if output::is_broken_pipe(&e) => 141,
         Err(e) => {
             eprintln!("pagelab: {e:#}");
             1
@@ -279,16 +294,21 @@ where
 fn real_main(cli: Cli) -> Result<()> {
     match cli.cmd {
         Cmd::Curve { trace, trace_format, policy, memory, vary, kernel, sample, counters, set, threads, json, parquet, plot } => {
-            let out = json.as_deref().map(open_output).transpose()?;
-            parquet::check(parquet.as_deref())?;
+            let input = if vary.is_some() { "the scenario" } else { "the trace" };
+            let mut files = output::Files::inputs([(input, trace.as_path())]);
+            let out = json.as_deref().map(|p| files.output("--json", p, true)).transpose()?;
+            let parquet = parquet.as_deref().map(|p| files.output("--parquet", p, false)).transpose()?;
             let prefix = plot.map(|p| plot_prefix(&trace, &p, "-curve")).transpose()?;
             if prefix.is_some() {
                 check_python_plot()?;
             }
-            let outputs = CurveOutputs { out, json: json.as_deref(), parquet: parquet.as_deref(), prefix };
+            let outputs = CurveOutputs { json: out, parquet, prefix };
             if let Some(vary) = vary {
-                let set = machine_shorthands(set, [("kernel", kernel), ("policy", policy)]);
-                let c = pagelab::curve::ScenarioCurve { path: &trace, set: &set, vary: &vary, counters: &counters, threads, sample };
+                if let Some(f) = trace_format {
+                    anyhow::bail!("--trace-format {f}: --vary runs a scenario, which has no trace format (give a trace without --vary)");
+                }
+                let set = machine_shorthands(set, [("kernel", kernel), ("policy", policy)])?;
+                let c = pagelab::curve::ScenarioCurve { path: &trace, set: &set, vary: &vary, counters: &counters, threads: threads.unwrap_or(0), sample };
                 let points = pagelab::curve::run_scenario(&c)?;
                 let key = vary.split_once('=').map_or(vary.as_str(), |(k, _)| k.trim());
                 print_warnings(&points, |m| format!("{key}={m}"));
@@ -299,11 +319,21 @@ fn real_main(cli: Cli) -> Result<()> {
                 };
                 return write_curve(&points, outputs, &title);
             }
-            let (policy, kernel) = (policy.unwrap_or_else(|| "classic".into()), kernel.unwrap_or_else(|| "6.1".into()));
+            if let Some(t) = threads {
+                anyhow::bail!("--threads {t}: it sets how many of a scenario's runs (--vary) go at a time; a trace's curve does not take it");
+            }
+            if trace_format.is_none() && looks_like_a_scenario(&trace) {
+                anyhow::bail!(
+                    "{}: this is a scenario, not a trace: a scenario's curve takes --vary KEY=SIZES (e.g. --vary machine.memory=1G,2G,4G), not --memory",
+                    trace.display()
+                );
+            }
+            let kernel = kernel_for(&policy, kernel)?;
+            let policy = policy.unwrap_or_else(|| "classic".into());
             let memory = memory.expect("clap requires --memory without --vary");
             let c = pagelab::curve::Curve {
                 path: &trace,
-                format: &trace_format,
+                format: trace_format.as_deref().unwrap_or(DEFAULT_TRACE_FORMAT),
                 policy: &policy,
                 kernel: &kernel,
                 set: &set,
@@ -320,40 +350,55 @@ fn real_main(cli: Cli) -> Result<()> {
             };
             write_curve(&points, outputs, &title)
         }
-        Cmd::Run { scenario: Some(scenario), json, parquet, set, quiet, policy, memory, kernel, .. } => {
-            let set = machine_shorthands(set, [("kernel", kernel), ("policy", policy), ("memory", memory)]);
+        Cmd::Run { scenario: Some(scenario), trace_format, json, parquet, set, quiet, policy, memory, kernel, .. } => {
+            if let Some(f) = trace_format {
+                anyhow::bail!("--trace-format {f}: it applies to --trace, not to a scenario");
+            }
+            let set = machine_shorthands(set, [("kernel", kernel), ("policy", policy), ("memory", memory)])?;
             run(&scenario, json.as_deref(), parquet.as_deref(), &set, quiet)
         }
         Cmd::Run { trace: Some(path), trace_format, policy, memory, kernel, json, parquet, set, quiet, .. } => {
             let memory = memory.expect("clap requires --memory with --trace");
-            let (policy, kernel) = (policy.unwrap_or_else(|| "classic".into()), kernel.unwrap_or_else(|| "6.1".into()));
-            check_output(json.as_deref())?;
-            parquet::check(parquet.as_deref())?;
+            let kernel = kernel_for(&policy, kernel)?;
+            let policy = policy.unwrap_or_else(|| "classic".into());
+            let mut files = output::Files::inputs([("the trace", path.as_path())]);
+            let json = json.as_deref().map(|p| files.output("--json", p, true)).transpose()?;
+            let parquet = parquet.as_deref().map(|p| files.output("--parquet", p, false)).transpose()?;
             if parquet.is_some() {
                 if memory.contains(',') {
                     anyhow::bail!("--parquet writes one run's series: give one --memory size, not `{memory}`");
                 }
-                if !matches!(pagelab::policy::registry::find(&policy).map(|p| &p.build), Some(pagelab::policy::registry::Build::Kernel(_))) {
+                if !is_kernel_model(&policy) {
                     anyhow::bail!("--parquet writes the run's series, which only the kernel models (classic, mglru) report, not `{policy}`: for a plain cache's miss ratios use `pagelab curve --parquet`");
                 }
             }
-            let o = trace::TraceRun { path: &path, format: &trace_format, policy: &policy, memory: &memory, kernel: &kernel, set: &set };
+            let format = trace_format.as_deref().unwrap_or(DEFAULT_TRACE_FORMAT);
+            let o = trace::TraceRun { path: &path, format, policy: &policy, memory: &memory, kernel: &kernel, set: &set };
             let (v, table) = trace::run(&o)?;
-            write_json(json.as_deref(), &v)?;
-            if let Some(p) = parquet.as_deref() {
+            let json_to_stdout = json.as_ref().is_some_and(output::Output::is_stdout);
+            if let Some(p) = parquet {
                 write_series(p, &v)?;
             }
-            if !quiet && json.is_none_or(|o| o.as_os_str() != "-") {
-                print!("{table}");
+            if let Some(out) = json {
+                out.write((serde_json::to_string_pretty(&v)? + "\n").as_bytes())?;
+            }
+            if !quiet && !json_to_stdout {
+                out!("{table}")?;
             }
             Ok(())
         }
         Cmd::Run { .. } => unreachable!("clap requires a scenario or --trace"),
-        Cmd::TraceConvert { input, output } => trace::convert(&input, &output),
-        Cmd::TraceStats { trace, trace_format, plot, json } => trace::stats(&trace, &trace_format, plot.as_deref(), json.as_deref()),
+        Cmd::TraceConvert { input, output } => {
+            let out = output::Files::inputs([("the input", input.as_path())]).output("trace-convert's output", &output, false)?;
+            trace::convert(&input, &output, out)
+        }
+        Cmd::TraceStats { trace, trace_format, plot, json } => {
+            let json = json.as_deref().map(|p| output::Files::inputs([("the trace", trace.as_path())]).output("--json", p, true)).transpose()?;
+            trace::stats(&trace, &trace_format, plot.as_deref(), json)
+        }
         Cmd::Compare { reports, labels } => compare(&reports, &labels),
         Cmd::Oracle(a) => pagelab_oracle::main(&a),
-        Cmd::Seeds { manifest, only, threads, json_dir } => seeds(&manifest, &only, threads, json_dir.as_deref()),
+        Cmd::Seeds { manifest, only, threads, json_dir } => seeds(&seeds_manifest(manifest)?, &only, threads, json_dir.as_deref()),
         Cmd::Sweep { scenario, vary, set, threads, json, csv, parquet, quiet } => {
             sweep(&scenario, &vary, &set, threads, Outputs { json: json.as_deref(), csv: csv.as_deref(), parquet: parquet.as_deref() }, quiet)
         }
@@ -364,20 +409,42 @@ fn real_main(cli: Cli) -> Result<()> {
     }
 }
 
-/// `pagelab policies`: the registry, one line per policy.
-fn policies() -> Result<()> {
-    print!("{}", pagelab::policy::registry::listing());
-    Ok(())
+/// Whether `path`, given to `curve` as a trace, is a scenario file: named `.toml`, or text
+/// that starts with a TOML table or comment.
+fn looks_like_a_scenario(path: &std::path::Path) -> bool {
+    if path.extension().is_some_and(|e| e == "toml") {
+        return true;
+    }
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(path).and_then(|mut f| std::io::Read::read(&mut f, &mut head)).unwrap_or(0);
+    let head = &head[..n];
+    pagelab_trace::not_oracle_general(head).is_some_and(|why| why.contains("text file"))
+        && matches!(head.iter().find(|b| !b.is_ascii_whitespace()), Some(b'[' | b'#'))
 }
 
-fn write_json(out: Option<&std::path::Path>, v: &serde_json::Value) -> Result<()> {
-    let Some(out) = out else { return Ok(()) };
-    let text = serde_json::to_string_pretty(v)?;
-    if out.as_os_str() == "-" {
-        println!("{text}");
-    } else {
-        std::fs::write(out, text + "\n").with_context(|| format!("cannot write {}", out.display()))?;
+/// A trace's format when `--trace-format` is not given.
+const DEFAULT_TRACE_FORMAT: &str = "oracleGeneral";
+
+/// Whether `policy` is one of the kernel models (classic, mglru), which replay a trace as a
+/// machine, rather than a plain cache.
+fn is_kernel_model(policy: &str) -> bool {
+    matches!(pagelab::policy::registry::find(policy).map(|p| &p.build), Some(pagelab::policy::registry::Build::Kernel(_)))
+}
+
+/// The kernel a trace replay or curve runs (default 6.1): `--kernel` is refused with a plain
+/// cache, which has no kernel.
+fn kernel_for(policy: &Option<String>, kernel: Option<String>) -> Result<String> {
+    match (policy, kernel) {
+        (Some(p), Some(k)) if !is_kernel_model(p) && pagelab::policy::registry::find(p).is_some() => {
+            anyhow::bail!("--kernel {k}: `{p}` is a plain cache, which models no kernel (--kernel applies to classic and mglru)")
+        }
+        (_, k) => Ok(k.unwrap_or_else(|| "6.1".into())),
     }
+}
+
+/// `pagelab policies`: the registry, one line per policy.
+fn policies() -> Result<()> {
+    out!("{}", pagelab::policy::registry::listing())?;
     Ok(())
 }
 
@@ -389,35 +456,44 @@ struct Outputs<'a> {
 }
 
 fn sweep(path: &std::path::Path, vary: &[String], set: &[String], threads: usize, outputs: Outputs, quiet: bool) -> Result<()> {
-    use pagelab::sweep::{points, run, Axis};
+    use pagelab::sweep::{count, run, Axis};
     let Outputs { json, csv, parquet } = outputs;
     let axes = vary.iter().map(|v| Axis::parse(v)).collect::<Result<Vec<_>, _>>().map_err(anyhow::Error::msg)?;
-    check_output(json)?;
-    check_output(csv)?;
-    parquet::check(parquet)?;
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut files = output::Files::inputs([("the scenario", path)]);
+    let json = json.map(|p| files.output("--json", p, true)).transpose()?;
+    let csv = csv.map(|p| files.output("--csv", p, true)).transpose()?;
+    let parquet = parquet.map(|p| files.output("--parquet", p, false)).transpose()?;
+    if [&json, &csv].iter().filter(|o| o.as_ref().is_some_and(output::Output::is_stdout)).count() > 1 {
+        anyhow::bail!("--json - and --csv -: only one output can go to standard output");
+    }
+    let quiet = quiet || [&json, &csv].iter().any(|o| o.as_ref().is_some_and(output::Output::is_stdout));
+    let text = pagelab::Scenario::read_text(path)?;
     let name = path.file_stem().map_or("scenario".into(), |s| s.to_string_lossy().into_owned());
-    let n = points(&axes).len() as u64;
+    let n = count(&axes).map_err(anyhow::Error::msg)? as u64;
     let bar = if quiet || !std::io::stderr().is_terminal() { ProgressBar::hidden() } else { ProgressBar::new(n) };
     let results = run(&text, &path.display().to_string(), &name, set, &axes, threads, &|| bar.inc(1))?;
     bar.finish_and_clear();
+    if results.iter().all(|(_, r)| r.is_err()) {
+        let (p, e) = results.iter().find_map(|(p, r)| r.as_ref().err().map(|e| (p, e))).expect("a sweep has a point");
+        anyhow::bail!("every point failed, so nothing is written; the first, {}: {e}", p.label());
+    }
     let keys = ["workingset_refault_file", "workingset_refault_anon", "pgscan_file", "pgscan_anon", "pgsteal_file", "pgsteal_anon", "pswpout", "pswpin"];
     if !quiet {
-        print!("{:<36}", "point");
+        out!("{:<36}", "point")?;
         for k in keys {
-            print!(" {:>14}", k.trim_start_matches("workingset_"));
+            out!(" {:>14}", k.trim_start_matches("workingset_"))?;
         }
-        println!(" {:>10} {:>12}", "elapsed s", "ops/s");
+        outln!(" {:>10} {:>12}", "elapsed s", "ops/s")?;
         for (p, r) in &results {
-            print!("{:<36}", p.label());
+            out!("{:<36}", p.label())?;
             match r {
                 Ok(r) => {
                     for k in keys {
-                        print!(" {:>14}", r.vmstat[k]);
+                        out!(" {:>14}", r.vmstat[k])?;
                     }
-                    println!(" {:>10.3} {:>12.0}", r.elapsed_s, r.throughput_ops_s);
+                    outln!(" {:>10.3} {:>12.0}", r.elapsed_s, r.throughput_ops_s)?;
                 }
-                Err(e) => println!(" failed: {e}"),
+                Err(e) => outln!(" failed: {e}")?,
             }
         }
     }
@@ -434,7 +510,7 @@ fn sweep(path: &std::path::Path, vary: &[String], set: &[String], threads: usize
             })
             .collect();
         if let Some(out) = json {
-            std::fs::write(out, serde_json::to_string_pretty(&v)? + "\n").with_context(|| format!("cannot write {}", out.display()))?;
+            out.write((serde_json::to_string_pretty(&v)? + "\n").as_bytes())?;
         }
         if let Some(out) = parquet {
             let keys: Vec<String> = axes.iter().map(|a| a.key.clone()).collect();
@@ -456,9 +532,37 @@ fn sweep(path: &std::path::Path, vary: &[String], set: &[String], threads: usize
             text += &row.join(",");
             text.push('\n');
         }
-        std::fs::write(out, text).with_context(|| format!("cannot write {}", out.display()))?;
+        out.write(text.as_bytes())?;
+    }
+    if let Some((p, Err(e))) = results.iter().find(|(_, r)| r.is_err()) {
+        let failed = results.iter().filter(|(_, r)| r.is_err()).count();
+        anyhow::bail!("{failed} of {} points failed, the first {}: {e}", results.len(), p.label());
     }
     Ok(())
+}
+
+/// The seeds' manifest: the one given, else `experiments.toml` in `$PAGELAB_SEEDS` (a
+/// directory), else examples/seeds/experiments.toml under the current directory or under a
+/// directory above the binary (its checkout: target/release/pagelab). Absent, the error says
+/// where it looked.
+fn seeds_manifest(given: Option<PathBuf>) -> Result<PathBuf> {
+    if let Some(p) = given {
+        return Ok(p);
+    }
+    let rel = std::path::Path::new("examples/seeds/experiments.toml");
+    let mut looked: Vec<PathBuf> = Vec::new();
+    if let Some(d) = std::env::var_os("PAGELAB_SEEDS") {
+        looked.push(PathBuf::from(d).join("experiments.toml"));
+    }
+    looked.push(rel.to_path_buf());
+    if let Ok(exe) = std::env::current_exe() {
+        looked.extend(exe.ancestors().skip(1).take(4).map(|d| d.join(rel)));
+    }
+    if let Some(p) = looked.iter().find(|p| p.is_file()) {
+        return Ok(p.clone());
+    }
+    let list: Vec<String> = looked.iter().map(|p| p.display().to_string()).collect();
+    anyhow::bail!("no seeds manifest: looked for {}; give --manifest FILE or set PAGELAB_SEEDS to the examples/seeds directory", list.join(", "))
 }
 
 fn seeds(manifest: &std::path::Path, only: &[String], threads: usize, json_dir: Option<&std::path::Path>) -> Result<()> {
@@ -486,14 +590,15 @@ fn seeds(manifest: &std::path::Path, only: &[String], threads: usize, json_dir: 
     let outcomes = pagelab::experiments::run(&exps, threads, &|| bar.inc(1)).map_err(anyhow::Error::msg)?;
     bar.finish_and_clear();
     for o in &outcomes {
-        println!("{}", o.table());
+        outln!("{}", o.table())?;
         if let Some(dir) = json_dir {
             std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
             for (spec, r) in o.experiment.runs.iter().zip(&o.reports) {
                 if let Ok(r) = r {
                     let slug: String = spec.label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' }).collect();
                     let p = dir.join(format!("{}-{slug}.json", o.experiment.id));
-                    std::fs::write(&p, serde_json::to_string_pretty(r)? + "\n").with_context(|| format!("cannot write {}", p.display()))?;
+                    let out = output::Files::inputs([("the manifest", manifest)]).output("--json-dir", &p, false)?;
+                    out.write((serde_json::to_string_pretty(r)? + "\n").as_bytes())?;
                 }
             }
         }
@@ -509,14 +614,16 @@ fn compare(paths: &[PathBuf], labels: &[String]) -> Result<()> {
     for (r, l) in runs.iter_mut().zip(labels) {
         r.label = l.clone();
     }
-    print!("{}", pagelab::compare::table(&runs, &pagelab::compare::default_rows()));
+    out!("{}", pagelab::compare::table(&runs, &pagelab::compare::default_rows()))?;
     Ok(())
 }
 
 fn run(path: &std::path::Path, json: Option<&std::path::Path>, parquet: Option<&std::path::Path>, set: &[String], quiet: bool) -> Result<()> {
     let s = pagelab::Scenario::load(path, set)?;
-    check_output(json)?;
-    parquet::check(parquet)?;
+    let mut files = output::Files::inputs([("the scenario", path)]);
+    let json = json.map(|p| files.output("--json", p, true)).transpose()?;
+    let parquet = parquet.map(|p| files.output("--parquet", p, false)).transpose()?;
+    let json_to_stdout = json.as_ref().is_some_and(output::Output::is_stdout);
     let bar = if quiet || !std::io::stderr().is_terminal() {
         ProgressBar::hidden()
     } else {
@@ -534,27 +641,22 @@ fn run(path: &std::path::Path, json: Option<&std::path::Path>, parquet: Option<&
     for w in &report.warnings {
         eprintln!("pagelab: warning: {w}");
     }
-    if let Some(out) = json {
-        let text = serde_json::to_string_pretty(&report)?;
-        if out.as_os_str() == "-" {
-            println!("{text}");
-        } else {
-            std::fs::write(out, text + "\n").with_context(|| format!("cannot write {}", out.display()))?;
-        }
-    }
     if let Some(p) = parquet {
         write_series(p, &serde_json::to_value(&report)?)?;
     }
-    if !quiet && json.is_none_or(|o| o.as_os_str() != "-") {
-        print!("{}", report.table());
+    if let Some(out) = json {
+        out.write((serde_json::to_string_pretty(&report)? + "\n").as_bytes())?;
+    }
+    if !quiet && !json_to_stdout {
+        out!("{}", report.table())?;
     }
     Ok(())
 }
 
 /// `run --parquet`: the report's series as a table.
-fn write_series(path: &std::path::Path, report: &serde_json::Value) -> Result<()> {
-    let table = pagelab::tables::Table::series(report).map_err(|e| anyhow::anyhow!("--parquet {}: {e}", path.display()))?;
-    parquet::write(path, &table)
+fn write_series(out: output::Output, report: &serde_json::Value) -> Result<()> {
+    let table = pagelab::tables::Table::series(report).map_err(|e| anyhow::anyhow!("--parquet: {e}"))?;
+    parquet::write(out, &table)
 }
 
 /// `--plot`'s prefix: the one given, or the input's name up to its first dot followed by
@@ -619,37 +721,22 @@ pub(crate) fn draw_with_python(function: &str, v: &serde_json::Value, prefix: &s
     Ok(())
 }
 
-/// Opens an output file before the work that fills it, so a bad path fails at once ("-" is
-/// standard output).
-fn open_output(path: &std::path::Path) -> Result<Box<dyn Write>> {
-    if path == std::path::Path::new("-") {
-        return Ok(Box::new(std::io::stdout()));
-    }
-    let f = std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(Box::new(std::io::BufWriter::new(f)))
-}
-
-/// A curve's points as a table: memory, then each counter (± its error with a sample), and
-/// with a sample the scaled memory the miniature runs had.
-/// Where a curve goes: the JSON output (opened early, so a bad path fails before the runs), its
-/// path, the Parquet file and the plots' prefix.
-struct CurveOutputs<'a> {
-    out: Option<Box<dyn Write>>,
-    json: Option<&'a std::path::Path>,
-    parquet: Option<&'a std::path::Path>,
+/// Where a curve goes: the JSON and Parquet outputs (claimed early, so a bad path fails
+/// before the runs) and the plots' prefix.
+struct CurveOutputs {
+    json: Option<output::Output>,
+    parquet: Option<output::Output>,
     prefix: Option<String>,
 }
 
 /// Prints a curve's table (unless the JSON goes to standard output) and writes its outputs.
 fn write_curve(points: &pagelab::curve::Points, o: CurveOutputs, title: &str) -> Result<()> {
-    if o.json.is_none_or(|p| p.as_os_str() != "-") {
-        print!("{}", curve_table(points));
+    if !o.json.as_ref().is_some_and(output::Output::is_stdout) {
+        out!("{}", curve_table(points))?;
     }
     let v = points.to_json();
-    if let Some(mut out) = o.out {
-        serde_json::to_writer_pretty(&mut out, &v)?;
-        writeln!(out)?;
-        out.flush().with_context(|| format!("cannot write {}", o.json.unwrap_or(std::path::Path::new("-")).display()))?;
+    if let Some(out) = o.json {
+        out.write((serde_json::to_string_pretty(&v)? + "\n").as_bytes())?;
     }
     if let Some(p) = o.parquet {
         parquet::write(p, &points.table())?;
@@ -699,27 +786,23 @@ fn curve_table(points: &pagelab::curve::Points) -> String {
 }
 
 /// `--kernel`, `--policy` and `--memory` given with a scenario: the `--set machine.KEY=VALUE`
-/// they stand for, put before the explicit `--set`s (so an explicit one wins, as the later
-/// of two `--set`s does).
-fn machine_shorthands<const N: usize>(set: Vec<String>, shorthands: [(&str, Option<String>); N]) -> Vec<String> {
-    let mut out: Vec<String> = shorthands.into_iter().filter_map(|(k, v)| v.map(|v| format!("machine.{k}={}", toml_string(&v)))).collect();
+/// they stand for, put before the explicit `--set`s. A shorthand and a `--set` of the same
+/// key are refused, as nothing would say which one was meant.
+fn machine_shorthands<const N: usize>(set: Vec<String>, shorthands: [(&str, Option<String>); N]) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for (k, v) in shorthands {
+        let Some(v) = v else { continue };
+        let key = format!("machine.{k}");
+        if let Some(s) = set.iter().find(|s| s.split_once('=').is_some_and(|(sk, _)| sk.trim() == key)) {
+            anyhow::bail!("--{k} {v} and --set {s} both set {key}: give one of them");
+        }
+        out.push(format!("{key}={}", toml_string(&v)));
+    }
     out.extend(set);
-    out
+    Ok(out)
 }
 
 /// `v` as a TOML string.
 fn toml_string(v: &str) -> String {
     serde_json::to_string(v).expect("a string serializes")
-}
-
-/// Checks that an output file can be written before the run that fills it: it is created
-/// (or truncated) now, so `--json /proc/x.json` fails at once instead of after a long run.
-fn check_output(path: Option<&std::path::Path>) -> Result<()> {
-    match path {
-        Some(p) if p.as_os_str() != "-" => {
-            std::fs::File::create(p).with_context(|| format!("cannot write {}", p.display()))?;
-            Ok(())
-        }
-        _ => Ok(()),
-    }
 }

@@ -2,8 +2,9 @@
 //! uncompressed, every column optional (a missing value is a null): integers as INT64,
 //! numbers as DOUBLE, text as UTF-8 strings. pandas, polars, DuckDB and Arrow read it.
 
-use std::path::Path;
 use std::sync::Arc;
+
+use crate::output::Output;
 
 use anyhow::{Context, Result};
 use pagelab::tables::{Column, Table};
@@ -13,13 +14,15 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::Type;
 
-/// Writes `table` to `path` (which [`check`] has already created).
-pub fn write(path: &Path, table: &Table) -> Result<()> {
-    let file = std::fs::File::create(path).with_context(|| format!("--parquet: cannot write {}", path.display()))?;
-    write_to(file, table).with_context(|| format!("--parquet: writing {}", path.display()))
+/// Writes `table` to `out` (a file claimed by [`crate::output::Files::output`]) and puts it
+/// in place.
+pub fn write(mut out: Output, table: &Table) -> Result<()> {
+    let file = out.file().expect("--parquet is never standard output");
+    write_to(file, table).context("--parquet: cannot write")?;
+    out.commit()
 }
 
-fn write_to(out: std::fs::File, table: &Table) -> Result<()> {
+fn write_to(out: &mut std::fs::File, table: &Table) -> Result<()> {
     let fields = table
         .columns
         .iter()
@@ -64,15 +67,4 @@ fn write_to(out: std::fs::File, table: &Table) -> Result<()> {
 /// The present values of a column and its definition levels.
 fn present<T, U>(v: &[Option<T>], f: impl Fn(&T) -> U) -> (Vec<U>, Vec<i16>) {
     (v.iter().flatten().map(f).collect(), v.iter().map(|x| i16::from(x.is_some())).collect())
-}
-
-/// Checks a `--parquet` path before the run that fills it: it is created (or truncated)
-/// now; standard output is refused (Parquet is binary and written whole).
-pub fn check(path: Option<&Path>) -> Result<()> {
-    let Some(p) = path else { return Ok(()) };
-    if p.as_os_str() == "-" {
-        anyhow::bail!("--parquet -: Parquet is written to a file, not to standard output");
-    }
-    std::fs::File::create(p).with_context(|| format!("--parquet: cannot write {}", p.display()))?;
-    Ok(())
 }

@@ -46,7 +46,7 @@ pub struct Iolog {
 
 /// Reads a fio I/O log.
 pub fn read_iolog(path: &Path) -> Result<Iolog, TraceError> {
-    let f = std::fs::File::open(path).map_err(|e| crate::err(path, None, format!("cannot open: {e}")))?;
+    let f = crate::open_file(path, false)?;
     parse(std::io::BufReader::new(f), path)
 }
 

@@ -65,6 +65,47 @@ fn err(path: &Path, offset: Option<u64>, msg: impl Into<String>) -> TraceError {
     TraceError { path: path.to_path_buf(), offset, msg: msg.into() }
 }
 
+/// Opens a trace file without hanging on what is not one. A format read with its size known
+/// (`regular`: oracleGeneral, dense) takes only a regular file: a device such as /dev/zero
+/// reports size 0 and never ends. A streamed format also takes a pipe (`<(zstdcat ...)`),
+/// opened without waiting for a writer (open(2) of a FIFO nobody writes to blocks forever)
+/// and then read normally: a pipe without a writer reads as empty. A directory is refused.
+pub fn open_file(path: &Path, regular: bool) -> Result<File, TraceError> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let m = std::fs::metadata(path).map_err(|e| err(path, None, format!("cannot open: {e}")))?;
+    let t = m.file_type();
+    let what = if t.is_dir() {
+        Some("a directory")
+    } else if t.is_fifo() && regular {
+        Some("a pipe (FIFO)")
+    } else if t.is_char_device() || t.is_block_device() {
+        Some("a device")
+    } else if t.is_socket() {
+        Some("a socket")
+    } else {
+        None
+    };
+    if let Some(what) = what {
+        let why = if regular { "this trace format is read from a regular file (copy the trace into one)" } else { "pagelab reads a regular file or a pipe" };
+        return Err(err(path, None, format!("is {what}: {why}")));
+    }
+    if !t.is_fifo() {
+        return File::open(path).map_err(|e| err(path, None, format!("cannot open: {e}")));
+    }
+    let f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(|e| err(path, None, format!("cannot open: {e}")))?;
+    // Back to blocking reads: the writer may be slower than the reader.
+    let fd = std::os::unix::io::AsRawFd::as_raw_fd(&f);
+    // SAFETY: fcntl on a descriptor this function owns.
+    let ok = unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) == 0
+    };
+    if !ok {
+        return Err(err(path, None, format!("cannot read the pipe: {}", io::Error::last_os_error())));
+    }
+    Ok(f)
+}
+
 /// The trace formats pagelab reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -288,7 +329,7 @@ impl OracleReader {
     }
 
     fn open_with(path: &Path, hash_ids: bool) -> Result<OracleReader, TraceError> {
-        let mut f = File::open(path).map_err(|e| err(path, None, format!("cannot open: {e}")))?;
+        let mut f = open_file(path, true)?;
         let size = f.metadata().map_err(|e| err(path, None, format!("cannot stat: {e}")))?.len();
         let mut head = [0u8; 64];
         let got = read_full(&mut f, &mut head).map_err(|(_, e)| err(path, Some(0), format!("cannot read: {e}")))?;
@@ -384,6 +425,22 @@ impl OracleReader {
         }
         self.eof = len < self.chunk_bytes;
         let whole = len / ORACLE_RECORD * ORACLE_RECORD;
+        // A whole chunk of records that are nothing but zeros (time 0, object 0, size 0; the
+        // next-access field may hold an id's hash) is no trace: a zero-filled file, or a few
+        // bytes of zstd that decompress to gigabytes of them, would replay as a long run of
+        // zero-size records. The first non-zero byte ends the check (a real trace's first
+        // record), so it costs nothing.
+        if len == self.chunk_bytes && buf[..whole].chunks_exact(ORACLE_RECORD).all(|r| r[..16] == [0; 16]) {
+            self.eof = true;
+            return Err(err(
+                &self.path,
+                Some(self.offset),
+                format!(
+                    "{} records of zero bytes from here (time 0, object 0, size 0): not an oracleGeneral trace (a zero-filled file?)",
+                    whole / ORACLE_RECORD
+                ),
+            ));
+        }
         self.tail = len - whole;
         self.cur = buf;
         self.offset += whole as u64;
@@ -843,7 +900,7 @@ pub struct DenseReader {
 impl DenseReader {
     pub fn open(path: impl AsRef<Path>) -> Result<DenseReader, TraceError> {
         let path = path.as_ref();
-        let f = File::open(path).map_err(|e| err(path, None, format!("cannot open: {e}")))?;
+        let f = open_file(path, true)?;
         let size = f.metadata().map_err(|e| err(path, None, format!("cannot stat: {e}")))?.len();
         Self::start(path, Box::new(f), size)
     }

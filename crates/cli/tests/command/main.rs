@@ -4,6 +4,7 @@
 mod bad_input;
 mod calibrate;
 mod cli;
+mod hardening;
 mod seeds_help;
 mod tables;
 mod trace;

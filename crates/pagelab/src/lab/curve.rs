@@ -413,6 +413,10 @@ pub fn parse_sizes(text: &str, footprint_pages: u64) -> Result<Vec<u64>> {
 
 /// [`parse_sizes`] for the option `flag`; without a footprint (a scenario's `--vary`) a
 /// percentage is an error.
+/// The most points a curve has (`--memory A..B:N`, `--vary KEY=A..B:N`): each is a run,
+/// and N used to be allocated before any ran (`:4294967296` asked for 32 GiB).
+pub const MAX_POINTS: usize = 10_000;
+
 fn sizes(text: &str, footprint_pages: Option<u64>, flag: &str) -> Result<Vec<u64>> {
     let one = |s: &str| -> Result<u64> {
         let s = s.trim();
@@ -440,9 +444,16 @@ fn sizes(text: &str, footprint_pages: Option<u64>, flag: &str) -> Result<Vec<u64
         if n < 2 || b <= a {
             bail!("{flag} `{text}`: a range needs an upper end above its lower end and at least 2 points");
         }
-        (0..n).map(|i| (a + (b - a) * i as u64 / (n as u64 - 1)) / PAGE_SIZE * PAGE_SIZE).collect()
+        if n > MAX_POINTS {
+            bail!("{flag} `{text}`: {n} points are more than a curve's limit of {MAX_POINTS}");
+        }
+        (0..n).map(|i| (a as u128 + (b - a) as u128 * i as u128 / (n as u128 - 1)) as u64 / PAGE_SIZE * PAGE_SIZE).collect()
     } else {
-        text.split(',').map(one).collect::<Result<Vec<u64>>>()?
+        let sizes = text.split(',').map(one).collect::<Result<Vec<u64>>>()?;
+        if sizes.len() > MAX_POINTS {
+            bail!("{flag}: {} sizes are more than a curve's limit of {MAX_POINTS}", sizes.len());
+        }
+        sizes
     };
     sizes.sort_unstable();
     sizes.dedup();
@@ -479,7 +490,7 @@ pub fn run_scenario(c: &ScenarioCurve) -> Result<Points> {
     let (key, values) = c.vary.split_once('=').ok_or_else(|| Error::Msg(format!("--vary `{}`: use KEY=SIZES, e.g. cgroup./db.max=64M..1G:16", c.vary)))?;
     let key = key.trim();
     let sizes = sizes(values, None, &format!("--vary {key}"))?;
-    let text = std::fs::read_to_string(c.path).with_context(|| format!("cannot read {}", c.path.display()))?;
+    let text = crate::Scenario::read_text(c.path)?;
     let name = c.path.file_stem().map_or("scenario".into(), |s| s.to_string_lossy().into_owned());
     let mut axes = vec![crate::sweep::Axis { key: key.to_string(), values: sizes.iter().map(u64::to_string).collect() }];
     let mut set = c.set.to_vec();
@@ -587,6 +598,10 @@ mod tests {
         assert_eq!(parse_sizes("10%,5%", 1000).unwrap(), vec![50 * 4096, 100 * 4096]);
         assert!(parse_sizes("1M..1M:3", 0).unwrap_err().to_string().contains("upper end above"));
         assert!(parse_sizes("0.01%", 100).unwrap_err().to_string().contains("less than one page"));
+        // Issue 40: `:4294967296` allocated 32 GiB and aborted.
+        let e = parse_sizes("1%..20%:4294967296", 1000).unwrap_err().to_string();
+        assert!(e.contains("4294967296 points are more than a curve's limit of 10000"), "{e}");
+        assert_eq!(parse_sizes("4096p..8192p:10000", 0).unwrap().len(), 4097, "the limit itself is allowed (dedup to pages)");
     }
 
     #[test]

@@ -125,7 +125,7 @@ pub fn run(experiments: &[Experiment], threads: usize, progress: &(dyn Fn() + Sy
             if e.timing_rounds > 0 { &mut timed } else { &mut jobs }.push((ei, ri, s));
         }
     }
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| e.to_string())?;
+    let pool = crate::sweep::pool(threads)?;
     let stop = crate::interrupt::current();
     let results: Vec<(usize, usize, Result<Report, String>)> = pool.install(|| {
         jobs.par_iter()

@@ -50,6 +50,30 @@ fn toml_value(v: &str) -> String {
     }
 }
 
+/// The most points a sweep runs: each keeps its scenario and its report (a few KiB) until
+/// the end, so a larger product would only fill memory (10^6 points used to need 3.6 GB).
+pub const MAX_POINTS: usize = 10_000;
+/// The most threads a sweep (or a curve, or `seeds`) runs on: far more than any machine's
+/// cores, fewer than a process can start.
+pub const MAX_THREADS: usize = 1024;
+
+/// The number of points of the axes' product, or why it is too many.
+pub fn count(axes: &[Axis]) -> Result<usize, String> {
+    let n = axes.iter().try_fold(1usize, |n, a| n.checked_mul(a.values.len()).filter(|&n| n <= MAX_POINTS));
+    n.ok_or_else(|| {
+        let sizes: Vec<String> = axes.iter().map(|a| a.values.len().to_string()).collect();
+        format!("--vary: {} points are more than a sweep's limit of {MAX_POINTS}: sweep fewer values", sizes.join(" x "))
+    })
+}
+
+/// A pool of `threads` threads (0: one a core), at most [`MAX_THREADS`].
+pub fn pool(threads: usize) -> Result<rayon::ThreadPool, String> {
+    if threads > MAX_THREADS {
+        return Err(format!("--threads {threads}: at most {MAX_THREADS} (results do not depend on it; 0 is one a core)"));
+    }
+    rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| format!("--threads {threads}: cannot start the threads: {e}"))
+}
+
 /// The cartesian product of the axes, the first axis varying slowest.
 pub fn points(axes: &[Axis]) -> Vec<Point> {
     let mut out = vec![Point { overrides: Vec::new() }];
@@ -82,6 +106,9 @@ pub fn run(
     threads: usize,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<PointRun>, ScenarioError> {
+    let usage = |message: String| ScenarioError { file: file.to_string(), line: None, key: String::new(), message };
+    count(axes).map_err(usage)?;
+    let pool = pool(threads).map_err(usage)?;
     let pts = points(axes);
     let scenarios = pts
         .iter()
@@ -91,7 +118,6 @@ pub fn run(
             Scenario::parse(text, file, name, &set)
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("thread pool");
     let stop = crate::interrupt::current();
     let reports: Vec<Result<Report, String>> = pool.install(|| {
         scenarios
@@ -118,5 +144,18 @@ mod tests {
         assert_eq!(labels, ["memory=1M,swappiness=0", "memory=1M,swappiness=100", "memory=2M,swappiness=0", "memory=2M,swappiness=100"]);
         assert_eq!(p[0].set_args(), ["machine.memory=\"1M\"", "machine.swappiness=0"]);
         assert!(Axis::parse("machine.memory").is_err());
+    }
+
+    /// Issue 40: a 10^6-point sweep grew to 3.6 GB and aborted; `--threads 100000` panicked.
+    #[test]
+    fn sweeps_and_their_threads_are_bounded() {
+        let thousand = Axis::parse(&format!("machine.memory={}", (1..=1000).map(|i| format!("{i}M")).collect::<Vec<_>>().join(","))).unwrap();
+        assert_eq!(count(&[thousand.clone(), Axis::parse("machine.swappiness=0,100").unwrap()]), Ok(2000));
+        let e = count(&[thousand.clone(), thousand.clone()]).unwrap_err();
+        assert!(e.contains("1000 x 1000 points are more than a sweep's limit of 10000"), "{e}");
+        let e = run("", "s.toml", "s", &[], &[thousand.clone(), thousand], 0, &|| {}).unwrap_err().to_string();
+        assert!(e.contains("limit of 10000"), "{e}");
+        let e = run("", "s.toml", "s", &[], &[Axis::parse("machine.memory=1M").unwrap()], 100_000, &|| {}).unwrap_err().to_string();
+        assert!(e.contains("--threads 100000: at most 1024"), "{e}");
     }
 }

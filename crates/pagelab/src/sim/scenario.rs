@@ -167,18 +167,38 @@ pub struct Scenario {
     pub sample: Option<crate::sim::sample::SampleSpec>,
 }
 
+/// The largest scenario file pagelab reads (16 MiB; the bundled ones are a few KiB).
+pub const MAX_SCENARIO_BYTES: u64 = 16 << 20;
+
 impl Scenario {
     /// Reads and validates a scenario file, applying `--set key=value` overrides first.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-            file: file.clone(),
-            line: None,
-            key: String::new(),
-            message: format!("cannot read: {e}"),
-        })?;
+        let text = Scenario::read_text(path)?;
         let name = path.file_stem().map_or("scenario".into(), |s| s.to_string_lossy().into_owned());
         Scenario::parse(&text, &file, &name, overrides)
+    }
+
+    /// Reads a scenario file's text: at most [`MAX_SCENARIO_BYTES`] (a path that never ends,
+    /// such as /dev/zero, is not read until memory runs out), UTF-8 (an invalid byte is named
+    /// by its line and byte offset). A pipe (`<(...)`) is read; a directory is refused.
+    pub fn read_text(path: &Path) -> Result<String, ScenarioError> {
+        let file = path.display().to_string();
+        let err = |line: Option<usize>, message: String| ScenarioError { file: file.clone(), line, key: String::new(), message };
+        std::fs::metadata(path).map_err(|e| err(None, format!("cannot read: {e}")))?;
+        let f = pagelab_trace::open_file(path, false).map_err(|e| err(None, e.msg))?;
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::Read::take(f, MAX_SCENARIO_BYTES + 1), &mut bytes).map_err(|e| err(None, format!("cannot read: {e}")))?;
+        if bytes.len() as u64 > MAX_SCENARIO_BYTES {
+            return Err(err(None, format!("longer than {} MiB, the limit of a scenario file (is it the right file?)", MAX_SCENARIO_BYTES >> 20)));
+        }
+        String::from_utf8(bytes).map_err(|e| {
+            let at = e.utf8_error().valid_up_to();
+            let bytes = e.as_bytes();
+            let line_start = bytes[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+            err(Some(line), format!("not UTF-8 text: byte 0x{:02x} at byte offset {at} (column {}) is not valid UTF-8", bytes[at], at - line_start + 1))
+        })
     }
 
     /// Parses scenario text; `file` names it in errors.
@@ -208,6 +228,10 @@ impl Scenario {
             Some(o) => err(None, key, format!("{message} (from --set {o})")),
             None => err(line, key, message),
         };
+        if let Some(toml::Value::Float(f)) = doc.get("machine").and_then(|m| m.get("kernel")) {
+            let message = format!("{f} is a number: write the kernel as a string, e.g. kernel = \"6.12\" (as a TOML number, 6.10 would be 6.1)");
+            return Err(err(locate(text, "machine.kernel"), "machine.kernel", message));
+        }
         let de = toml::Value::Table(doc.clone());
         let raw: ScenarioToml = serde_path_to_error::deserialize(de).map_err(|e| {
             let mut key = e.path().to_string();
@@ -229,6 +253,35 @@ impl Scenario {
         let s = build(raw, name, &located)?;
         crate::sim::trace_workload::size_traces(s, file, &located)
     }
+}
+
+/// Workloads share a file by naming it (`file = "shared"`): each must give it the same size,
+/// or nothing would say which size applies.
+fn check_shared_files(workloads: &[Workload], err: &dyn Fn(&str, String) -> ScenarioError) -> Result<(), ScenarioError> {
+    let mut sizes: BTreeMap<&str, (usize, u64)> = BTreeMap::new();
+    for (i, w) in workloads.iter().enumerate() {
+        for p in w.phases.iter().filter(|p| !p.kind.is_anon() && p.trace.is_none()) {
+            match sizes.get(p.object.as_str()) {
+                Some(&(j, pages)) if j != i && pages != p.object_pages => {
+                    let other = &workloads[j];
+                    let e = err(&format!("workload[{j}].file_size"), String::new());
+                    let at = e.line.map_or(String::new(), |l| format!(" (line {l})"));
+                    return Err(err(
+                        &format!("workload[{i}].file_size"),
+                        format!(
+                            "workload `{}` gives the shared file `{}` {} pages, workload `{}`{at} gave it {pages}: give both the same size",
+                            w.name, p.object, p.object_pages, other.name
+                        ),
+                    ));
+                }
+                Some(_) => {}
+                None => {
+                    sizes.insert(&p.object, (i, p.object_pages));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `lockstep = { leader, ratio }`: the leader is another workload, with one job or as many
@@ -379,6 +432,13 @@ fn locate(text: &str, key: &str) -> Option<usize> {
         }
     }
     let leaf_name = leaf.split('[').next().unwrap_or(leaf);
+    // The key is a table of its own (`[time.storage]` missing a field): its header.
+    if !leaf.contains('[') {
+        let header = format!("[{}]", names.iter().copied().chain([leaf_name]).collect::<Vec<_>>().join("."));
+        if let Some((i, _)) = text.lines().enumerate().skip(from).find(|(_, l)| l.trim() == header) {
+            return Some(i + 1);
+        }
+    }
     text.lines()
         .enumerate()
         .skip(from)
@@ -396,7 +456,12 @@ fn locate(text: &str, key: &str) -> Option<usize> {
 /// `name`/`path` (`workload.fio-zipf.ops`, `cgroup./test.max`).
 fn apply_override(doc: &mut toml::Table, o: &str) -> Result<(), String> {
     let (key, value) = o.split_once('=').ok_or_else(|| format!("`{o}`: --set takes key=value"))?;
-    let value = parse_override_value(value.trim());
+    let mut value = parse_override_value(value.trim())?;
+    // A kernel version on the command line is its text (`--set machine.kernel=6.10` is 6.10,
+    // not the number 6.1); in a file, a number is refused (see `from_doc`).
+    if key.trim() == "machine.kernel" && matches!(value, toml::Value::Float(_) | toml::Value::Integer(_)) {
+        value = toml::Value::String(o.split_once('=').map_or("", |(_, v)| v).trim().to_string());
+    }
     let parts: Vec<&str> = split_key(key.trim());
     if parts.is_empty() {
         return Err(format!("`{o}`: empty key"));
@@ -443,10 +508,48 @@ fn split_key(key: &str) -> Vec<&str> {
     key.split('.').filter(|s| !s.is_empty()).collect()
 }
 
-fn parse_override_value(v: &str) -> toml::Value {
-    match format!("v = {v}").parse::<toml::Table>() {
+/// A `--set` value: TOML, or else a bare string. It is one line: the rest of a value with a
+/// line break used to be dropped silently (`--set 'k=1<newline>j=2'` set k only).
+fn parse_override_value(v: &str) -> Result<toml::Value, String> {
+    if v.contains(['\n', '\r']) {
+        return Err(format!("`{}`: a --set value is one line (this one holds a line break)", v.escape_debug()));
+    }
+    Ok(match format!("v = {v}").parse::<toml::Table>() {
         Ok(mut t) => t.remove("v").unwrap_or(toml::Value::String(v.to_string())),
         Err(_) => toml::Value::String(v.to_string()),
+    })
+}
+
+/// Pages as a size for messages (`512M`, or pages when not whole MiB).
+fn size_text(pages: u64) -> String {
+    if pages.is_multiple_of(256) {
+        format!("{}M", pages / 256)
+    } else {
+        format!("{pages} pages")
+    }
+}
+
+/// Models mm/memory.c: fault_around_bytes_set() (6.1, 6.12), the debugfs knob
+/// `fault_around_bytes` (the scenario's `fault_around_kb` in KiB): more than PTRS_PER_PTE
+/// (512 on x86-64) pages is refused with -EINVAL; less than a page is a page; the rest is
+/// rounded down to a power of two. The default is 64 KiB: 16 pages.
+fn fault_around_pages(kb: Option<u64>) -> Result<u64, String> {
+    const PTRS_PER_PTE: u64 = 512;
+    let Some(kb) = kb else { return Ok(16) };
+    let bytes = kb.checked_mul(1024).filter(|b| b / PAGE_SIZE <= PTRS_PER_PTE).ok_or_else(|| {
+        format!("{kb}: the kernel refuses more than PTRS_PER_PTE = {PTRS_PER_PTE} pages ({} KiB; fault_around_bytes_set() returns -EINVAL)", PTRS_PER_PTE * 4)
+    })?;
+    let bytes = bytes.max(PAGE_SIZE);
+    Ok((1u64 << (63 - bytes.leading_zeros())) / PAGE_SIZE)
+}
+
+/// The sysctl `vm.watermark_scale_factor` takes 1 to 3000: its entry in mm/page_alloc.c's
+/// table (6.1 and 6.12) bounds it by SYSCTL_ONE and SYSCTL_THREE_THOUSAND and
+/// proc_dointvec_minmax() refuses the rest with -EINVAL. The default is 10.
+fn watermark_scale_factor(v: Option<u64>) -> Result<u64, String> {
+    match v.unwrap_or(10) {
+        f @ 1..=3000 => Ok(f),
+        f => Err(format!("{f}: the sysctl takes 1 to 3000 (the kernel refuses other values with -EINVAL)")),
     }
 }
 
@@ -506,7 +609,14 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
         return Err(err("machine.shmem_active", format!("{shmem_active_pages} pages is more than machine.shmem ({shmem_pages} pages)")));
     }
     if reserved_pages + kernel_used_pages + shmem_pages + 256 > memory_pages {
-        return Err(err("machine.reserved", "reserved, kernel_used and shmem leave less than 1M for the page cache and processes".into()));
+        // Blame the largest of the three, the one most likely mistyped.
+        let parts = [("machine.reserved", reserved_pages), ("machine.kernel_used", kernel_used_pages), ("machine.shmem", shmem_pages)];
+        let (key, _) = parts.iter().rev().max_by_key(|(_, p)| *p).expect("three parts");
+        let sizes: Vec<String> = parts.iter().filter(|(_, p)| *p > 0).map(|(k, p)| format!("{} {}", k.trim_start_matches("machine."), size_text(*p))).collect();
+        return Err(err(
+            key,
+            format!("{} of machine.memory's {} leave less than 1M for the page cache and processes", sizes.join(" + "), size_text(memory_pages)),
+        ));
     }
     let percent = |key: &str, v: Option<u64>, default: u64| -> Result<u64, ScenarioError> {
         let v = v.unwrap_or(default);
@@ -551,7 +661,7 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
         ra_pages: m.read_ahead_kb.unwrap_or(128) / 4,
         page_cluster,
         min_free_kbytes: m.min_free_kbytes,
-        watermark_scale_factor: m.watermark_scale_factor.unwrap_or(10).clamp(1, 3000),
+        watermark_scale_factor: watermark_scale_factor(m.watermark_scale_factor).map_err(|e| err("machine.watermark_scale_factor", e))?,
         cpus: match m.cpus {
             None => None,
             Some(1) => Some(1),
@@ -592,7 +702,7 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
         dirty_expire_ns: duration("machine.dirty_expire", &m.dirty_expire, 30_000_000_000)?,
         dirty_writeback_ns: duration("machine.dirty_writeback", &m.dirty_writeback, 5_000_000_000)?.max(1_000_000),
         memory_recursiveprot: m.memory_recursiveprot.unwrap_or(false),
-        fault_around_pages: (m.fault_around_kb.unwrap_or(64) / 4).max(1),
+        fault_around_pages: fault_around_pages(m.fault_around_kb).map_err(|e| err("machine.fault_around_kb", e))?,
         rstat,
         rstat_flush_ns: {
             let ns = duration("machine.rstat_flush", &m.rstat_flush, crate::kernel::RSTAT_FLUSH_NS)?;
@@ -654,12 +764,19 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
                 format!("cgroup `{}` is not declared (add a [[cgroup]] with path = \"{}\")", wl.cgroup, wl.cgroup),
             ));
         }
+        for (key, name) in [("name", &wl.name), ("cgroup", &wl.cgroup)] {
+            if name.chars().any(char::is_control) {
+                let message = format!("\"{}\" holds a control character: names are printed in reports and on terminals", name.escape_debug());
+                return Err(err(&format!("workload[{i}].{key}"), message));
+            }
+        }
         if let Some(prev) = names.insert(wl.name.clone(), i) {
             return Err(err(&format!("workload[{i}].name"), format!("`{}` is also the name of workload[{prev}]", wl.name)));
         }
         workloads.push(wl);
     }
     check_lockstep(&workloads, &names, err)?;
+    check_shared_files(&workloads, err)?;
 
     let time = raw.time.unwrap_or_default();
     let report = raw.report.unwrap_or_default();
@@ -971,6 +1088,86 @@ seed = 42
 
     fn parse(text: &str) -> Result<Scenario, ScenarioError> {
         Scenario::parse(text, "s.toml", "s", &[])
+    }
+
+    /// Issue 40: a scenario path that never ends (/dev/zero) was read until memory ran out;
+    /// invalid UTF-8 had no line or offset.
+    #[test]
+    fn scenario_files_are_bounded_and_utf8_errors_located() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.toml");
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len(MAX_SCENARIO_BYTES + 1).unwrap();
+        let e = Scenario::read_text(&big).unwrap_err().to_string();
+        assert!(e.contains("longer than 16 MiB, the limit of a scenario file"), "{e}");
+        let e = Scenario::load(Path::new("/dev/zero"), &[]).unwrap_err().to_string();
+        assert!(e.contains("/dev/zero: is a device"), "{e}");
+        let bad = dir.path().join("bad.toml");
+        std::fs::write(&bad, b"[machine]\nmemory = \"1G\"\nname = \"a\xffb\"\n").unwrap();
+        let e = Scenario::read_text(&bad).unwrap_err();
+        assert_eq!(e.line, Some(3), "{e}");
+        assert!(e.to_string().contains("byte 0xff at byte offset 33 (column 10) is not valid UTF-8"), "{e}");
+    }
+
+    /// Issue 40 item 10: values that were silently accepted or changed.
+    #[test]
+    fn silently_accepted_values_are_refused() {
+        // `kernel = 6.10`, a TOML float, ran 6.1.
+        let e = parse(&EXAMPLE.replace("kernel = \"6.1\"", "kernel = 6.10")).unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("machine.kernel", Some(4)), "{e}");
+        assert!(e.message.contains("write the kernel as a string"), "{e}");
+        // On the command line the version is its text: 6.12 and 6.1 work, 6.10 is not 6.1.
+        let e = Scenario::parse(EXAMPLE, "s.toml", "s", &["machine.kernel=6.10".into()]).unwrap_err();
+        assert!(e.to_string().contains("6.10") && e.to_string().contains("(from --set machine.kernel=6.10)"), "{e}");
+        for k in ["6.1", "6.12"] {
+            let s = Scenario::parse(EXAMPLE, "s.toml", "s", &[format!("machine.kernel={k}")]).unwrap();
+            assert_eq!(s.machine.kernel, Kernel::parse(k).unwrap());
+        }
+        // A --set value's second line was dropped.
+        let e = Scenario::parse(EXAMPLE, "s.toml", "s", &["machine.swappiness=10\nmachine.memory=\"1G\"".into()]).unwrap_err();
+        assert!(e.to_string().contains("a --set value is one line"), "{e}");
+        // watermark_scale_factor 0 or 100000 was clamped; the kernel takes 1..3000.
+        for bad in [0, 3001, 100_000] {
+            let e = parse(&EXAMPLE.replace("[machine]", &format!("[machine]\nwatermark_scale_factor = {bad}"))).unwrap_err();
+            assert!(e.to_string().contains("the sysctl takes 1 to 3000"), "{bad}: {e}");
+        }
+        let s = parse(&EXAMPLE.replace("[machine]", "[machine]\nwatermark_scale_factor = 3000")).unwrap();
+        assert_eq!(s.machine.watermark_scale_factor, 3000);
+        // fault_around_kb: fault_around_bytes_set() rounds down to a power of two, takes at
+        // least a page, refuses more than 512 pages.
+        for (kb, pages) in [(None, 16), (Some(0), 1), (Some(4), 1), (Some(96), 16), (Some(2048), 512), (Some(2051), 512)] {
+            assert_eq!(fault_around_pages(kb), Ok(pages), "{kb:?}");
+        }
+        for kb in [2052, 1 << 40, i64::MAX as u64] {
+            let e = parse(&EXAMPLE.replace("[machine]", &format!("[machine]\nfault_around_kb = {kb}"))).err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(e.contains("more than PTRS_PER_PTE = 512 pages"), "{kb}: {e}");
+        }
+        // Two workloads sharing a file with different sizes.
+        let two = format!("{EXAMPLE}\n[[workload]]\nname = \"b\"\ncgroup = \"/test\"\nkind = \"file-read\"\nfile = \"fio-zipf\"\nfile_size = \"360M\"\ndistribution = \"uniform\"\nops = 10\n");
+        let e = parse(&two).unwrap_err();
+        assert_eq!(e.key, "workload[1].file_size", "{e}");
+        assert!(e.message.contains("workload `b` gives the shared file `fio-zipf` 92160 pages, workload `fio-zipf` (line 16) gave it 184320"), "{e}");
+        assert!(parse(&two.replace("360M", "720M")).is_ok());
+        // A name with a terminal escape.
+        let e = parse(&EXAMPLE.replace("name = \"fio-zipf\"", "name = \"a\\u001b[2Jb\"")).unwrap_err();
+        assert!(e.to_string().contains("\\u{1b}[2Jb\" holds a control character"), "{e}");
+    }
+
+    /// Issue 40 item 11: a partial `[time.storage]` reported its missing field at line 1.
+    #[test]
+    fn a_partial_table_is_located_at_its_header() {
+        let text = format!("{EXAMPLE}\n[time.storage]\nread_latency_ns = 100\n");
+        let e = parse(&text).unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("time.storage", Some(22)), "{e}");
+        assert!(e.message.contains("missing field"), "{e}");
+    }
+
+    /// Issue 40 item 11: a too-large kernel_used was blamed on machine.reserved.
+    #[test]
+    fn the_largest_reservation_is_blamed() {
+        let e = parse(&EXAMPLE.replace("[machine]", "[machine]\nreserved = \"8M\"\nkernel_used = \"250M\"")).unwrap_err();
+        assert_eq!(e.key, "machine.kernel_used", "{e}");
+        assert!(e.message.contains("reserved 8M + kernel_used 250M of machine.memory's 256M"), "{e}");
     }
 
     #[test]

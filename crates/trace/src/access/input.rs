@@ -1,7 +1,6 @@
 //! Trace input: plain, gzip or zstd (told apart by their magic numbers), and text read line
 //! by line with the line numbers errors name.
 
-use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
@@ -23,7 +22,7 @@ pub enum Compression {
 
 /// Opens `path`, decompressing it if its first bytes say gzip or zstd.
 pub fn open(path: &Path) -> Result<(Box<dyn BufRead + Send>, Compression), TraceError> {
-    let mut f = File::open(path).map_err(|e| err(path, None, format!("cannot open: {e}")))?;
+    let mut f = crate::open_file(path, false)?;
     let mut magic = [0u8; 4];
     let mut got = 0;
     while got < 4 {

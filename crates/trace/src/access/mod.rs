@@ -280,6 +280,9 @@ impl AccessStream {
                     }
                     None => {
                         self.ended = true;
+                        if self.counts.accesses == 0 {
+                            return Err(self.no_accesses());
+                        }
                         break;
                     }
                 },
@@ -314,6 +317,15 @@ impl AccessStream {
             return Ok(None);
         }
         Ok(Some((&self.pages, &self.kinds, &self.times)))
+    }
+
+    /// The error of a trace that ended without one access: empty, blank, or only records
+    /// that carry no data.
+    fn no_accesses(&self) -> TraceError {
+        match self.reader.skipped() {
+            0 => err(&self.path, None, "the trace has no accesses (it is empty or holds only blank lines and headers)"),
+            n => err(&self.path, None, format!("the trace has no accesses: its {n} records carry no data (flushes, discards, deletes, zero sizes)")),
+        }
     }
 
     /// Reads the whole trace once: its accesses and one more than its largest page (the

@@ -50,6 +50,28 @@ fn text_reads_gzip_and_zstd_by_their_magic_whatever_the_name() {
     assert_eq!(accesses(&zst, "text").unwrap(), want);
 }
 
+/// Issue 40: a gzip trace whose trailer (CRC-32 and length) is cut off, or whose CRC is
+/// wrong, is an error in every text format, not a trace that ends early.
+#[test]
+fn a_gzip_trace_with_a_cut_or_wrong_trailer_is_refused() {
+    let dir = scratch();
+    for (format, text) in [("text", &b"R 0\nR 1\nW 2\n"[..]), ("msr", b"1,hm,1,Read,0,4096,1\n2,hm,1,Write,4096,4096,1\n"), ("csv:id=1", b"5\n6\n")] {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(text).unwrap();
+        let whole = gz.finish().unwrap();
+        assert!(accesses(&write(&dir, "whole.gz", &whole), format).is_ok(), "{format}");
+        for cut in 1..=8 {
+            let e = error(&write(&dir, "cut.gz", &whole[..whole.len() - cut]), format);
+            assert!(e.contains("cut.gz") && e.contains("bad gzip data"), "{format}, {cut} bytes cut: {e}");
+        }
+        let mut bad_crc = whole.clone();
+        let n = bad_crc.len();
+        bad_crc[n - 8] ^= 1;
+        let e = error(&write(&dir, "crc.gz", &bad_crc), format);
+        assert!(e.contains("bad gzip data"), "{format}, wrong CRC: {e}");
+    }
+}
+
 #[test]
 fn malformed_text_lines_are_named_by_file_and_line() {
     let dir = scratch();
@@ -325,10 +347,18 @@ fn bad_msr_rows_are_named() {
 }
 
 #[test]
-fn an_empty_trace_is_an_empty_stream_and_missing_files_are_named() {
+fn an_empty_or_blank_trace_is_an_error_and_missing_files_are_named() {
     let dir = scratch();
-    let p = write(&dir, "e.txt", b"");
-    assert_eq!(accesses(&p, "text").unwrap(), vec![]);
+    // Issue 40: these used to replay 0 accesses and exit 0.
+    for (format, text) in [("text", ""), ("text", "\n \n\t\n"), ("csv:id=1", ""), ("csv:id=1", "\n\n"), ("blkparse", ""), ("msr", "\r\n\r\n")] {
+        let p = write(&dir, "e.trace", text.as_bytes());
+        let e = error(&p, format);
+        assert!(e.contains("e.trace: the trace has no accesses"), "{format} {text:?}: {e}");
+    }
+    // Only records without data: also no accesses, and the message says why.
+    let p = write(&dir, "deletes.csv", b"1,delete\n2,delete\n");
+    let e = error(&p, "csv:id=1,op=2");
+    assert!(e.contains("the trace has no accesses: its 2 records carry no data"), "{e}");
     let e = error(&dir.path().join("nope.txt"), "text");
     assert!(e.contains("nope.txt: cannot open"), "{e}");
     assert!(Spec::parse("nosuch").is_none());
@@ -373,4 +403,44 @@ fn oracle_general_dense_and_iolog_read_as_access_streams() {
     assert_eq!(times, &[10_000, 20_000, 20_000, 30_000]);
     assert!(Spec::Iolog.has_times() && !Spec::Text.has_times() && !Spec::Dense.has_times());
     assert!(!Spec::parse("csv:id=1").unwrap().unwrap().has_times() && Spec::parse("csv:id=1,time=2").unwrap().unwrap().has_times());
+}
+
+/// Issue 40: a FIFO nobody writes to used to block in open(2) forever, and a device such as
+/// /dev/zero given as an oracleGeneral or dense trace (size 0, never ending) replayed
+/// forever. Now the FIFO opens without waiting and reads as empty; the device is refused.
+#[test]
+fn a_fifo_without_a_writer_and_a_device_do_not_hang() {
+    let dir = scratch();
+    let fifo = dir.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo on a path in a fresh scratch directory.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let e = error(&fifo, "text");
+    assert!(e.contains("the trace has no accesses"), "{e}");
+    let Err(e) = crate::OracleReader::open(&fifo) else { panic!("a FIFO is refused") };
+    let e = e.to_string();
+    assert!(e.contains("is a pipe (FIFO): this trace format is read from a regular file"), "{e}");
+    for format in ["oracleGeneral", "dense"] {
+        let e = error(Path::new("/dev/zero"), format);
+        assert!(e.contains("/dev/zero: is a device"), "{format}: {e}");
+    }
+    let e = error(dir.path(), "text");
+    assert!(e.contains("is a directory"), "{e}");
+}
+
+/// Issue 40: records of zero bytes only (a zero-filled file, or 2 KiB of zstd holding 4 MiB
+/// of zeros) replayed as zero-size records for as long as they lasted; a whole chunk of them
+/// is now refused with its offset. A short run of zero records is still a trace.
+#[test]
+fn an_oracle_general_trace_of_zero_records_is_refused() {
+    let zeros = zstd::encode_all(&vec![0u8; 4 << 20][..], 19).unwrap();
+    let mut r = crate::OracleReader::from_bytes("zeros.og.zst", zeros).unwrap();
+    let e = r.next_batch().expect_err("refused").to_string();
+    assert!(e.contains("zeros.og.zst: byte offset 0:") && e.contains("records of zero bytes from here"), "{e}");
+    let dir = scratch();
+    let p = write(&dir, "zero.og", &vec![0u8; 24 * 100_000]);
+    let e = crate::OracleReader::open(&p).unwrap().for_each(|_| {}).expect_err("refused").to_string();
+    assert!(e.contains("not an oracleGeneral trace"), "{e}");
+    let few = write(&dir, "few.og", &[0u8; 24 * 3]);
+    assert_eq!(crate::OracleReader::open(&few).unwrap().for_each(|_| {}).unwrap(), 3);
 }
