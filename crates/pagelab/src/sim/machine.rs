@@ -311,9 +311,13 @@ pub struct Machine<P: Policy> {
     pub mm: Mm,
     pub policy: P,
     pub tasks: Vec<Task>,
+    /// The series: at most [`SERIES_POINTS`] samples, see [`Machine::sample`].
     pub samples: Vec<Sample>,
+    /// The report interval; it doubles each time the series is coarsened.
     interval: u64,
     next_sample: u64,
+    /// The end of the last interval left out of the series because nothing changed in it.
+    idle_until: Option<u64>,
     next_flush: u64,
     next_wb: u64,
     /// The next vmstat_update(); `u64::MAX` on kernels where it does nothing the model has.
@@ -334,6 +338,10 @@ pub struct Machine<P: Policy> {
     /// Per task, its `lockstep` pairs; empty when no workload has `lockstep`.
     pub locks: Vec<LockTask>,
 }
+
+/// The most points a run's series keeps before neighbours merge ([`Machine::sample`]): an
+/// hour at the default interval of 1 s.
+pub const SERIES_POINTS: usize = 4096;
 
 /// A workload's runtime, rate limit and process lifetime.
 struct WorkloadTiming {
@@ -396,9 +404,16 @@ fn lock_tasks(s: &Scenario, tasks: &[Task]) -> Vec<LockTask> {
     locks
 }
 
-/// The fewest leader accesses `d` with `d × ratio ≥ j`.
+/// The fewest leader accesses `d` with `d × ratio ≥ j`; `u64::MAX` (never: the follower waits
+/// for its leader's end) when that is beyond 2^53, where a tiny ratio such as 1e-20 would
+/// overflow the count and step through 2^64 candidates.
 fn leader_accesses_needed(j: u64, ratio: f64) -> u64 {
-    let mut d = (j as f64 / ratio).ceil() as u64;
+    let estimate = (j as f64 / ratio).ceil();
+    if estimate >= (1u64 << 53) as f64 {
+        return u64::MAX;
+    }
+    // Within 2^53 the estimate is off by floating-point rounding only: a step or two below.
+    let mut d = estimate as u64;
     while d > 0 && (d - 1) as f64 * ratio >= j as f64 {
         d -= 1;
     }
@@ -680,6 +695,7 @@ impl<P: Policy> Machine<P> {
             samples: Vec::new(),
             interval,
             next_sample: interval,
+            idle_until: None,
             next_flush: s.machine.rstat_flush_ns,
             next_wb: s.machine.dirty_writeback_ns,
             next_vmstat,
@@ -861,7 +877,7 @@ impl<P: Policy> Machine<P> {
     pub fn finish(&mut self) {
         let end = self.elapsed_ns();
         self.run_events_until(end);
-        self.sample(end);
+        self.sample(end, true);
     }
 
     /// The runnable task with the earliest clock (ties: the first).
@@ -938,8 +954,9 @@ impl<P: Policy> Machine<P> {
                     self.next_timer = self.next_vmstat.min(self.next_kcompactd);
                 }
                 Event::Sample => {
-                    self.sample(at);
-                    self.next_sample += self.interval;
+                    self.sample(at, false);
+                    // The next multiple of the interval (which `sample` may have doubled).
+                    self.next_sample = (at / self.interval).saturating_add(1).saturating_mul(self.interval);
                 }
             }
         }
@@ -1335,15 +1352,49 @@ impl<P: Policy> Machine<P> {
         self.tasks.iter().map(|t| t.end_ns.max(t.start_ns)).max().unwrap_or(0)
     }
 
-    fn sample(&mut self, at: u64) {
+    /// Takes the sample that ends a report interval at `at`, keeping the series bounded by
+    /// two rules that no bundled scenario reaches (pagelab's own, not the kernel's):
+    ///
+    /// - An interval in which nothing changed (the same counters, gauges, operations and
+    ///   policy state as the last point) is left out; a run of such intervals is kept as one
+    ///   point at its end, with every delta zero, so the point after it covers one interval
+    ///   again. Idle modeled time costs no memory.
+    /// - When the series holds [`SERIES_POINTS`] points and another one is due, every pair of
+    ///   neighbouring points merges into one (the later's time, gauges and policy state; the
+    ///   deltas add up, since a sample holds running totals) and the interval doubles.
+    ///
+    /// The last sample (`last`, at the end of the run) is always kept.
+    fn sample(&mut self, at: u64, last: bool) {
         if self.samples.last().is_some_and(|s| s.t_ns >= at) {
             return;
         }
-        let gauges = crate::report::gauges(&self.mm);
         let task_ops: Vec<u64> = self.tasks.iter().map(|t| t.ops).collect();
-        let ops = task_ops.iter().sum();
+        let gauges = crate::report::gauges(&self.mm);
         let policy = self.policy.state(&self.mm);
-        self.samples.push(Sample { t_ns: at, events: self.mm.events.clone(), gauges, ops, task_ops, policy });
+        let unchanged = |s: &Sample| s.events == self.mm.events && s.task_ops == task_ops && s.gauges == gauges && s.policy == policy;
+        if !last && self.samples.last().is_some_and(unchanged) {
+            self.idle_until = Some(at);
+            return;
+        }
+        if let Some(idle) = self.idle_until.take() {
+            let mut gap_end = self.samples.last().expect("an idle interval follows a point").clone();
+            gap_end.t_ns = idle;
+            self.push_sample(gap_end);
+        }
+        let ops = task_ops.iter().sum();
+        self.push_sample(Sample { t_ns: at, events: self.mm.events.clone(), gauges, ops, task_ops, policy });
+    }
+
+    fn push_sample(&mut self, s: Sample) {
+        if self.samples.len() >= SERIES_POINTS {
+            let mut i = 0;
+            self.samples.retain(|_| {
+                i += 1;
+                i % 2 == 0
+            });
+            self.interval = self.interval.saturating_mul(2);
+        }
+        self.samples.push(s);
     }
 
     /// The memcg a task runs in.
