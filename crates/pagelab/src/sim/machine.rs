@@ -337,6 +337,25 @@ pub struct Machine<P: Policy> {
     pub trace_error: Arc<Mutex<Option<String>>>,
     /// Per task, its `lockstep` pairs; empty when no workload has `lockstep`.
     pub locks: Vec<LockTask>,
+    /// With many tasks, the runnable ones by clock ([`Machine::next_task`]).
+    queue: Option<TaskQueue>,
+}
+
+impl TaskQueue {
+    fn new(mm: &Mm) -> TaskQueue {
+        TaskQueue { heap: mm.tasks.iter().enumerate().map(|(t, tm)| std::cmp::Reverse((tm.clock, t))).collect(), queued: vec![true; mm.tasks.len()] }
+    }
+}
+
+/// Machines with more tasks than this choose the next one from a heap, not by a scan.
+const TASK_SCAN_MAX: usize = 16;
+
+/// The tasks as a min-heap of (clock, task). Clocks only grow, so an entry's clock is at most
+/// its task's: an entry whose clock is behind is refreshed when it reaches the top, and one
+/// of a task that is done or waiting is dropped (and pushed again when the task wakes).
+struct TaskQueue {
+    heap: std::collections::BinaryHeap<std::cmp::Reverse<(u64, usize)>>,
+    queued: Vec<bool>,
 }
 
 /// The most points a run's series keeps before neighbours merge ([`Machine::sample`]): an
@@ -351,8 +370,9 @@ struct WorkloadTiming {
 }
 
 /// Host bytes the model keeps for every page of the machine's memory: its frame (20), its
-/// place on the free list (4), its read completion (8), and the policies' lists (up to 16).
-pub const HOST_BYTES_PER_MEMORY_PAGE: u64 = 48;
+/// read completion (8; past 32 Mi frames only for the frames handed out) and the policies'
+/// lists (up to 16). The free lists keep never-used frames as a range.
+pub const HOST_BYTES_PER_MEMORY_PAGE: u64 = 44;
 
 /// Refuses, before anything is allocated, a machine whose page frames the host cannot hold:
 /// the model keeps per-page state for all of `machine.memory` (as the kernel keeps a struct
@@ -454,6 +474,8 @@ fn lay_out_pageblocks(
     if m.nonmovable.is_empty() {
         return Ok((None, 0));
     }
+    // The pageblocks' free-list walks take the frames one by one.
+    folios.list_all_fresh();
     let total: u64 = sizes.iter().map(|&(_, n)| n).sum();
     let marks = zones.z.iter().map(|z| [z.wmark_min, z.wmark_low, z.wmark_high]).collect();
     let managed = zones.z.iter().map(|z| z.managed).collect();
@@ -652,7 +674,7 @@ impl<P: Policy> Machine<P> {
             pageblocks,
             node: NodeState::default(),
             swap_ra_global: SwapRaState::default(),
-            read_done: pagelab_host::hugevec::filled(managed as usize, 0),
+            read_done: pagelab_host::sparse::Table::new(managed as usize, 0),
             ra_scratch: Vec::with_capacity(64),
             dirty_fifo: VecDeque::new(),
             pmd_young: Vec::new(),
@@ -685,6 +707,7 @@ impl<P: Policy> Machine<P> {
         let next_vmstat = if s.machine.kernel.pcp_high_autotuned() { vmstat_interval(s) } else { u64::MAX };
         let next_kcompactd = if s.machine.nonmovable.is_empty() { u64::MAX } else { kcompactd_interval(s.machine.rstat_flush_ns) };
         Ok(Machine {
+            queue: (tasks.len() > TASK_SCAN_MAX).then(|| TaskQueue::new(&mm)),
             locks,
             trace_error,
             hold,
@@ -854,6 +877,13 @@ impl<P: Policy> Machine<P> {
         self.finish_task(T);
     }
 
+    /// Chooses the next task from a heap (`true`) or by a scan, whatever the number of tasks
+    /// (for tests: the two choose alike).
+    #[doc(hidden)]
+    pub fn choose_tasks_by_heap(&mut self, heap: bool) {
+        self.queue = heap.then(|| TaskQueue::new(&self.mm));
+    }
+
     /// Performs one operation of the task whose clock is earliest; false when all are done.
     pub fn step(&mut self) -> bool {
         match self.next_task() {
@@ -881,7 +911,28 @@ impl<P: Policy> Machine<P> {
     }
 
     /// The runnable task with the earliest clock (ties: the first).
-    fn next_task(&self) -> Option<usize> {
+    ///
+    /// With more than [`TASK_SCAN_MAX`] tasks, from the heap: the first valid entry at its top
+    /// is the least (clock, task) pair, the one the scan finds, since every runnable task
+    /// has an entry whose clock is at most its own.
+    fn next_task(&mut self) -> Option<usize> {
+        if let Some(q) = self.queue.as_mut() {
+            while let Some(&std::cmp::Reverse((at, t))) = q.heap.peek() {
+                if self.tasks[t].done || self.tasks[t].waiting {
+                    q.heap.pop();
+                    q.queued[t] = false;
+                    continue;
+                }
+                let clock = self.mm.tasks[t].clock;
+                if clock != at {
+                    q.heap.pop();
+                    q.heap.push(std::cmp::Reverse((clock, t)));
+                    continue;
+                }
+                return Some(t);
+            }
+            return None;
+        }
         let mut best: Option<(u64, usize)> = None;
         for (t, task) in self.tasks.iter().enumerate() {
             if task.done || task.waiting {
@@ -1259,6 +1310,10 @@ impl<P: Policy> Machine<P> {
         self.locks[t].wait = Wait::Nothing;
         self.tasks[t].waiting = false;
         self.lock_until(t, at);
+        if let Some(q) = self.queue.as_mut().filter(|q| !q.queued[t]) {
+            q.queued[t] = true;
+            q.heap.push(std::cmp::Reverse((self.mm.tasks[t].clock, t)));
+        }
     }
 
     /// Task `t` fetched its first access (or ended): its leader may begin.
@@ -1411,7 +1466,7 @@ impl<P: Policy> Machine<P> {
             + mm.file_nodes.state_bytes()
             + mm.swap_nodes.state_bytes()
             + mm.swap.state_bytes()
-            + mm.read_done.capacity() as u64 * 8
+            + mm.read_done.state_bytes()
             + self.policy.state_bytes()
     }
 
