@@ -197,7 +197,7 @@ impl Folios {
     /// Puts zone `z`'s never-used frames on its free list as the list it began with held
     /// them (below the freed ones), for the callers that need the list itself.
     fn list_fresh(&mut self, z: usize) {
-        let (lo, hi) = std::mem::replace(&mut self.fresh[z], (0, 0));
+        let (lo, hi) = std::mem::take(&mut self.fresh[z]);
         if lo < hi {
             let freed = std::mem::take(&mut self.free[z]);
             let list = &mut self.free[z];
@@ -565,7 +565,7 @@ mod tests {
             if step == 2500 {
                 f.push_free(1, &[]);
             }
-            if (x >> 40) % 3 != 0 || held.is_empty() {
+            if !(x >> 40).is_multiple_of(3) || held.is_empty() {
                 let got = f.alloc_from(z);
                 assert_eq!(got, reference[z].pop(), "step {step}, zone {z}");
                 held.extend(got);
