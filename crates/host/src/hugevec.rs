@@ -19,12 +19,17 @@ pub fn filled<T: Clone>(n: usize, value: T) -> Vec<T> {
 }
 
 /// Grows `v` to `n` elements of `value` (never shrinks), advising the new memory for huge
-/// pages before it is written.
+/// pages before it is written. A vector that grows again at least doubles its room, so
+/// growing by many small steps (a scenario's thousands of files, a streamed trace's file)
+/// copies it a logarithmic number of times, not once a step; the first growth is exact.
 pub fn grow<T: Clone>(v: &mut Vec<T>, n: usize, value: T) {
     if n <= v.len() {
         return;
     }
-    v.reserve_exact(n - v.len());
+    if n > v.capacity() {
+        let doubled = v.capacity().saturating_mul(2);
+        v.reserve_exact(doubled.max(n) - v.len());
+    }
     advise(v);
     v.resize(n, value);
 }
@@ -44,7 +49,10 @@ pub fn try_grow<T: Clone>(v: &mut Vec<T>, n: usize, value: T, what: &str) -> Res
             return Err(format!("{what} needs {:.1} GiB of host memory, more than the {:.1} GiB available", gib(bytes), gib(avail as u128)));
         }
     }
-    v.try_reserve_exact(n - v.len()).map_err(|_| format!("{what}: cannot allocate {:.1} GiB of host memory", gib(bytes)))?;
+    let doubled = v.capacity().saturating_mul(2);
+    if n > v.capacity() && (doubled <= n || v.try_reserve_exact(doubled - v.len()).is_err()) {
+        v.try_reserve_exact(n - v.len()).map_err(|_| format!("{what}: cannot allocate {:.1} GiB of host memory", gib(bytes)))?;
+    }
     advise(v);
     v.resize(n, value);
     Ok(())
@@ -88,6 +96,21 @@ fn advise<T>(v: &Vec<T>) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn growing_by_small_steps_doubles_the_room() {
+        let mut v = super::filled(1000, 0u8);
+        assert_eq!(v.capacity(), 1000, "the first growth is exact");
+        let mut reallocs = 0;
+        for n in (1001..=100_000).step_by(100) {
+            let cap = v.capacity();
+            super::try_grow(&mut v, n, 1, "test").unwrap();
+            reallocs += (v.capacity() != cap) as u32;
+            assert!(v.capacity() <= 2 * n, "{} for {n}", v.capacity());
+        }
+        assert!(reallocs <= 8, "{reallocs} reallocations growing 1000 -> 100,000 in steps of 100");
+        assert_eq!((v[999], v[1000], v.len()), (0, 1, 99_901));
+    }
+
     #[test]
     fn filled_and_grown_tables_hold_their_values() {
         let mut v = super::filled(1 << 20, 7u64);

@@ -109,6 +109,22 @@ impl<T: Copy> Sparse<T> {
         *self.get_mut(i) = v;
     }
 
+    /// The first index at or after `i` whose chunk was ever written (`len` if none): every
+    /// entry before it is `default`. A walk over a range skips the chunks never written.
+    pub fn next_written(&self, i: usize) -> usize {
+        let first = i >> CHUNK_SHIFT;
+        if first >= self.index.len() {
+            return self.len.max(i);
+        }
+        if self.index[first] != 0 {
+            return i;
+        }
+        match self.index[first..].iter().position(|&k| k != 0) {
+            Some(c) => (first + c) << CHUNK_SHIFT,
+            None => self.len,
+        }
+    }
+
     #[inline(never)]
     fn materialize(&mut self, chunk: usize) {
         let k = self.pool.len() / CHUNK;
@@ -274,6 +290,15 @@ impl<T: Copy> Table<T> {
 
     pub fn is_sparse(&self) -> bool {
         self.sparse.is_some()
+    }
+
+    /// The first index at or after `i` that may hold a value other than `default`
+    /// ([`Sparse::next_written`]; `i` itself for a flat table).
+    pub fn next_written(&self, i: usize) -> usize {
+        match &self.sparse {
+            Some(s) => s.next_written(i),
+            None => i,
+        }
     }
 
     /// Bytes held.

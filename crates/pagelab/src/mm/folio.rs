@@ -99,7 +99,12 @@ impl Folio {
 #[derive(Clone, Debug)]
 pub struct Folios {
     pub f: Vec<Folio>,
+    /// Per zone, the frames freed since boot, the next to be handed out last.
     free: Vec<Vec<Pfn>>,
+    /// Per zone, the frames never handed out, `lo..hi`: below every frame of `free` in the
+    /// order frames are handed out, lowest first (the list the zone began with, kept as a
+    /// range so that it costs nothing per frame).
+    fresh: Vec<(Pfn, Pfn)>,
     /// The first frame of zones 1 and 2, `Pfn::MAX` where there is no such zone: a frame's
     /// zone is then the number of these it is at or above, with no loop.
     zone_start: [Pfn; MAX_ZONES - 1],
@@ -124,30 +129,28 @@ impl Folios {
         let mut f = Vec::new();
         pagelab_host::hugevec::try_grow(&mut f, frames as usize, Folio::FREE, &what)?;
         assert!(!sizes.is_empty() && sizes.len() <= MAX_ZONES, "1 to {MAX_ZONES} zones");
-        let (mut free, mut zone_start, mut start) = (Vec::new(), [Pfn::MAX; MAX_ZONES - 1], 0);
+        let (mut fresh, mut zone_start, mut start) = (Vec::new(), [Pfn::MAX; MAX_ZONES - 1], 0);
         for (z, &n) in sizes.iter().enumerate() {
             if z > 0 {
                 zone_start[z - 1] = start;
             }
-            let mut list = Vec::new();
-            list.try_reserve_exact(n as usize).map_err(|_| format!("{what}: cannot allocate the free list"))?;
-            list.extend((start..start + n).rev());
-            free.push(list);
+            fresh.push((start, start + n));
             start += n;
         }
         let top_start = zone_start.iter().rev().copied().find(|&z| z != Pfn::MAX).unwrap_or(0);
-        Ok(Folios { f, free, zone_start, top_start })
+        Ok(Folios { f, free: vec![Vec::new(); sizes.len()], fresh, zone_start, top_start })
     }
 
     /// Free frames in all zones.
     pub fn nr_free(&self) -> u64 {
-        self.free.iter().map(|l| l.len() as u64).sum()
+        (0..self.free.len()).map(|z| self.nr_free_in(z)).sum()
     }
 
     /// Free frames in zone `z`.
     #[inline]
     pub fn nr_free_in(&self, z: usize) -> u64 {
-        self.free[z].len() as u64
+        let (lo, hi) = self.fresh[z];
+        self.free[z].len() as u64 + (hi - lo) as u64
     }
 
     /// The zone a frame belongs to (page_zone()).
@@ -175,12 +178,47 @@ impl Folios {
     /// Takes a free frame of zone `z` (the buddy allocator's hot path).
     #[inline]
     pub fn alloc_from(&mut self, z: usize) -> Option<Pfn> {
-        self.free[z].pop()
+        match self.free[z].pop() {
+            Some(pfn) => Some(pfn),
+            None => self.alloc_fresh(z),
+        }
+    }
+
+    /// A never-used frame of zone `z`, the lowest.
+    #[inline]
+    fn alloc_fresh(&mut self, z: usize) -> Option<Pfn> {
+        let (lo, hi) = &mut self.fresh[z];
+        (*lo < *hi).then(|| {
+            *lo += 1;
+            *lo - 1
+        })
+    }
+
+    /// Puts zone `z`'s never-used frames on its free list as the list it began with held
+    /// them (below the freed ones), for the callers that need the list itself.
+    fn list_fresh(&mut self, z: usize) {
+        let (lo, hi) = std::mem::take(&mut self.fresh[z]);
+        if lo < hi {
+            let freed = std::mem::take(&mut self.free[z]);
+            let list = &mut self.free[z];
+            list.reserve_exact((hi - lo) as usize + freed.len());
+            list.extend((lo..hi).rev());
+            list.extend(freed);
+        }
+    }
+
+    /// Lists every zone's never-used frames (boot-time setup of non-movable pageblocks, whose
+    /// free-list walks need the frames one by one).
+    pub fn list_all_fresh(&mut self) {
+        for z in 0..self.fresh.len() {
+            self.list_fresh(z);
+        }
     }
 
     /// Takes the free frames `lo..hi` of zone `z` off its free list (boot-time layout of the
     /// pageblocks that are not movable); returns how many were free.
     pub fn take_range(&mut self, z: usize, lo: Pfn, hi: Pfn) -> u64 {
+        self.list_fresh(z);
         let before = self.free[z].len();
         self.free[z].retain(|&p| p < lo || p >= hi);
         (before - self.free[z].len()) as u64
@@ -201,26 +239,30 @@ impl Folios {
         (start, end)
     }
 
-    /// Zone `z`'s free frames, the next to be handed out last.
+    /// Zone `z`'s free frames, the next to be handed out last ([`Folios::list_all_fresh`]
+    /// must have listed the never-used ones).
     pub fn free_list(&self, z: usize) -> &[Pfn] {
+        debug_assert!(self.fresh[z].0 == self.fresh[z].1, "never-used frames not listed");
         &self.free[z]
     }
 
     /// Takes the frames `gone` off zone `z`'s free list (free pages that compaction moved into
     /// a non-movable pageblock, whose own lists hold them now).
     pub fn unlist_free(&mut self, z: usize, gone: &std::collections::HashSet<Pfn>) {
+        self.list_fresh(z);
         self.free[z].retain(|p| !gone.contains(p));
     }
 
     /// Puts free frames on zone `z`'s free list (taken from another free list: a fallback to
     /// a non-movable pageblock).
     pub fn push_free(&mut self, z: usize, frames: &[Pfn]) {
+        self.list_fresh(z);
         self.free[z].extend_from_slice(frames);
     }
 
     /// Takes a free frame of the highest zone that has one (boot-time allocations, tests).
     pub fn alloc(&mut self) -> Option<Pfn> {
-        self.free.iter_mut().rev().find_map(|l| l.pop())
+        (0..self.free.len()).rev().find_map(|z| self.alloc_from(z))
     }
 
     /// Returns a frame to its zone's free list, clearing its state; returns the zone.
@@ -500,6 +542,45 @@ impl List {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The free lists with never-used frames as a range hand out frames in the order the
+    /// full lists did (a stack per zone that began with the zone's frames, lowest on top),
+    /// through frees and a pageblock call that lists the range midway.
+    #[test]
+    fn never_used_frames_as_a_range_hand_out_the_full_lists_order() {
+        let sizes = [16u32, 300, 700];
+        let mut f = Folios::try_zoned(&sizes).unwrap();
+        let mut reference: Vec<Vec<Pfn>> = Vec::new();
+        let mut start = 0;
+        for &n in &sizes {
+            reference.push((start..start + n).rev().collect());
+            start += n;
+        }
+        assert_eq!(f.state_bytes(), 1016 * 20, "no free list per frame");
+        let mut held: Vec<Pfn> = Vec::new();
+        let mut x = 12345u64;
+        for step in 0..5000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let z = (x >> 33) as usize % 3;
+            if step == 2500 {
+                f.push_free(1, &[]);
+            }
+            if !(x >> 40).is_multiple_of(3) || held.is_empty() {
+                let got = f.alloc_from(z);
+                assert_eq!(got, reference[z].pop(), "step {step}, zone {z}");
+                held.extend(got);
+            } else {
+                let p = held.swap_remove((x >> 20) as usize % held.len());
+                let z = f.free(p);
+                reference[z].push(p);
+            }
+            assert_eq!(f.nr_free(), reference.iter().map(|l| l.len() as u64).sum::<u64>());
+        }
+        f.list_all_fresh();
+        for (z, list) in reference.iter().enumerate() {
+            assert_eq!(f.free_list(z), &list[..]);
+        }
+    }
 
     #[test]
     fn lists_keep_order_and_length() {

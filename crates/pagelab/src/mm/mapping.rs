@@ -170,6 +170,15 @@ impl AddressSpace {
         Entry::decode(old)
     }
 
+    /// The first page in `from..end` whose entry may not be [`Entry::Empty`]: the pages
+    /// skipped were never touched (a sparse table's unwritten chunks). A walk over an
+    /// object's pages with it costs what the object used, not its size.
+    #[inline]
+    pub fn next_touched(&self, from: u64, end: u64) -> Option<Vpn> {
+        let v = self.entries.next_written(from as usize) as u64;
+        (v < end).then_some(v as Vpn)
+    }
+
     /// The page is resident: its frame.
     #[inline]
     pub fn resident(&self, vpn: Vpn) -> Option<Pfn> {

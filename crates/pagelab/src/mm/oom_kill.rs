@@ -49,7 +49,9 @@ fn zap_file_mappings<P: Policy>(mm: &mut Mm, p: &mut P, t: usize) {
             continue;
         }
         let (base, pages) = (mm.space.objects[obj].base, mm.space.objects[obj].pages);
-        for vpn in base..base + pages {
+        let (mut next, end) = (base as u64, base as u64 + pages as u64);
+        while let Some(vpn) = mm.space.next_touched(next, end) {
+            next = vpn as u64 + 1;
             let Some(pfn) = mm.space.resident(vpn) else { continue };
             let flags = mm.folios.get(pfn).flags;
             if flags & pg::MAPPED == 0 {
@@ -82,7 +84,10 @@ pub fn exit_mmap<P: Policy>(mm: &mut Mm, p: &mut P, t: usize) -> u64 {
     let mut freed = 0;
     for obj in mm.tasks[t].anon_objects.clone() {
         let (base, pages) = (mm.space.objects[obj].base, mm.space.objects[obj].pages);
-        for vpn in base..base + pages {
+        let (mut next, end) = (base as u64, base as u64 + pages as u64);
+        // Only the pages ever touched: a region of many TiB costs what it used.
+        while let Some(vpn) = mm.space.next_touched(next, end) {
+            next = vpn as u64 + 1;
             match mm.space.get(vpn) {
                 Entry::Resident(pfn) => {
                     if mm.folios.test(pfn, pg::ISOLATED) {
@@ -108,6 +113,7 @@ pub fn exit_mmap<P: Policy>(mm: &mut Mm, p: &mut P, t: usize) -> u64 {
                     crate::mm::swap_state::free_swap_entry(mm, slot);
                     mm.space.set(vpn, Entry::Empty);
                 }
+                Entry::Empty => {}
                 _ => mm.space.set(vpn, Entry::Empty),
             }
         }

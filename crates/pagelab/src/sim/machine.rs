@@ -311,9 +311,13 @@ pub struct Machine<P: Policy> {
     pub mm: Mm,
     pub policy: P,
     pub tasks: Vec<Task>,
+    /// The series: at most [`SERIES_POINTS`] samples, see [`Machine::sample`].
     pub samples: Vec<Sample>,
+    /// The report interval; it doubles each time the series is coarsened.
     interval: u64,
     next_sample: u64,
+    /// The end of the last interval left out of the series because nothing changed in it.
+    idle_until: Option<u64>,
     next_flush: u64,
     next_wb: u64,
     /// The next vmstat_update(); `u64::MAX` on kernels where it does nothing the model has.
@@ -333,7 +337,30 @@ pub struct Machine<P: Policy> {
     pub trace_error: Arc<Mutex<Option<String>>>,
     /// Per task, its `lockstep` pairs; empty when no workload has `lockstep`.
     pub locks: Vec<LockTask>,
+    /// With many tasks, the runnable ones by clock ([`Machine::next_task`]).
+    queue: Option<TaskQueue>,
 }
+
+impl TaskQueue {
+    fn new(mm: &Mm) -> TaskQueue {
+        TaskQueue { heap: mm.tasks.iter().enumerate().map(|(t, tm)| std::cmp::Reverse((tm.clock, t))).collect(), queued: vec![true; mm.tasks.len()] }
+    }
+}
+
+/// Machines with more tasks than this choose the next one from a heap, not by a scan.
+const TASK_SCAN_MAX: usize = 16;
+
+/// The tasks as a min-heap of (clock, task). Clocks only grow, so an entry's clock is at most
+/// its task's: an entry whose clock is behind is refreshed when it reaches the top, and one
+/// of a task that is done or waiting is dropped (and pushed again when the task wakes).
+struct TaskQueue {
+    heap: std::collections::BinaryHeap<std::cmp::Reverse<(u64, usize)>>,
+    queued: Vec<bool>,
+}
+
+/// The most points a run's series keeps before neighbours merge ([`Machine::sample`]): an
+/// hour at the default interval of 1 s.
+pub const SERIES_POINTS: usize = 4096;
 
 /// A workload's runtime, rate limit and process lifetime.
 struct WorkloadTiming {
@@ -343,8 +370,9 @@ struct WorkloadTiming {
 }
 
 /// Host bytes the model keeps for every page of the machine's memory: its frame (20), its
-/// place on the free list (4), its read completion (8), and the policies' lists (up to 16).
-pub const HOST_BYTES_PER_MEMORY_PAGE: u64 = 48;
+/// read completion (8; past 32 Mi frames only for the frames handed out) and the policies'
+/// lists (up to 16). The free lists keep never-used frames as a range.
+pub const HOST_BYTES_PER_MEMORY_PAGE: u64 = 44;
 
 /// Refuses, before anything is allocated, a machine whose page frames the host cannot hold:
 /// the model keeps per-page state for all of `machine.memory` (as the kernel keeps a struct
@@ -396,9 +424,16 @@ fn lock_tasks(s: &Scenario, tasks: &[Task]) -> Vec<LockTask> {
     locks
 }
 
-/// The fewest leader accesses `d` with `d × ratio ≥ j`.
+/// The fewest leader accesses `d` with `d × ratio ≥ j`; `u64::MAX` (never: the follower waits
+/// for its leader's end) when that is beyond 2^53, where a tiny ratio such as 1e-20 would
+/// overflow the count and step through 2^64 candidates.
 fn leader_accesses_needed(j: u64, ratio: f64) -> u64 {
-    let mut d = (j as f64 / ratio).ceil() as u64;
+    let estimate = (j as f64 / ratio).ceil();
+    if estimate >= (1u64 << 53) as f64 {
+        return u64::MAX;
+    }
+    // Within 2^53 the estimate is off by floating-point rounding only: a step or two below.
+    let mut d = estimate as u64;
     while d > 0 && (d - 1) as f64 * ratio >= j as f64 {
         d -= 1;
     }
@@ -439,6 +474,8 @@ fn lay_out_pageblocks(
     if m.nonmovable.is_empty() {
         return Ok((None, 0));
     }
+    // The pageblocks' free-list walks take the frames one by one.
+    folios.list_all_fresh();
     let total: u64 = sizes.iter().map(|&(_, n)| n).sum();
     let marks = zones.z.iter().map(|z| [z.wmark_min, z.wmark_low, z.wmark_high]).collect();
     let managed = zones.z.iter().map(|z| z.managed).collect();
@@ -637,7 +674,7 @@ impl<P: Policy> Machine<P> {
             pageblocks,
             node: NodeState::default(),
             swap_ra_global: SwapRaState::default(),
-            read_done: pagelab_host::hugevec::filled(managed as usize, 0),
+            read_done: pagelab_host::sparse::Table::new(managed as usize, 0),
             ra_scratch: Vec::with_capacity(64),
             dirty_fifo: VecDeque::new(),
             pmd_young: Vec::new(),
@@ -670,6 +707,7 @@ impl<P: Policy> Machine<P> {
         let next_vmstat = if s.machine.kernel.pcp_high_autotuned() { vmstat_interval(s) } else { u64::MAX };
         let next_kcompactd = if s.machine.nonmovable.is_empty() { u64::MAX } else { kcompactd_interval(s.machine.rstat_flush_ns) };
         Ok(Machine {
+            queue: (tasks.len() > TASK_SCAN_MAX).then(|| TaskQueue::new(&mm)),
             locks,
             trace_error,
             hold,
@@ -680,6 +718,7 @@ impl<P: Policy> Machine<P> {
             samples: Vec::new(),
             interval,
             next_sample: interval,
+            idle_until: None,
             next_flush: s.machine.rstat_flush_ns,
             next_wb: s.machine.dirty_writeback_ns,
             next_vmstat,
@@ -838,6 +877,13 @@ impl<P: Policy> Machine<P> {
         self.finish_task(T);
     }
 
+    /// Chooses the next task from a heap (`true`) or by a scan, whatever the number of tasks
+    /// (for tests: the two choose alike).
+    #[doc(hidden)]
+    pub fn choose_tasks_by_heap(&mut self, heap: bool) {
+        self.queue = heap.then(|| TaskQueue::new(&self.mm));
+    }
+
     /// Performs one operation of the task whose clock is earliest; false when all are done.
     pub fn step(&mut self) -> bool {
         match self.next_task() {
@@ -861,11 +907,32 @@ impl<P: Policy> Machine<P> {
     pub fn finish(&mut self) {
         let end = self.elapsed_ns();
         self.run_events_until(end);
-        self.sample(end);
+        self.sample(end, true);
     }
 
     /// The runnable task with the earliest clock (ties: the first).
-    fn next_task(&self) -> Option<usize> {
+    ///
+    /// With more than [`TASK_SCAN_MAX`] tasks, from the heap: the first valid entry at its top
+    /// is the least (clock, task) pair, the one the scan finds, since every runnable task
+    /// has an entry whose clock is at most its own.
+    fn next_task(&mut self) -> Option<usize> {
+        if let Some(q) = self.queue.as_mut() {
+            while let Some(&std::cmp::Reverse((at, t))) = q.heap.peek() {
+                if self.tasks[t].done || self.tasks[t].waiting {
+                    q.heap.pop();
+                    q.queued[t] = false;
+                    continue;
+                }
+                let clock = self.mm.tasks[t].clock;
+                if clock != at {
+                    q.heap.pop();
+                    q.heap.push(std::cmp::Reverse((clock, t)));
+                    continue;
+                }
+                return Some(t);
+            }
+            return None;
+        }
         let mut best: Option<(u64, usize)> = None;
         for (t, task) in self.tasks.iter().enumerate() {
             if task.done || task.waiting {
@@ -938,8 +1005,9 @@ impl<P: Policy> Machine<P> {
                     self.next_timer = self.next_vmstat.min(self.next_kcompactd);
                 }
                 Event::Sample => {
-                    self.sample(at);
-                    self.next_sample += self.interval;
+                    self.sample(at, false);
+                    // The next multiple of the interval (which `sample` may have doubled).
+                    self.next_sample = (at / self.interval).saturating_add(1).saturating_mul(self.interval);
                 }
             }
         }
@@ -1242,6 +1310,10 @@ impl<P: Policy> Machine<P> {
         self.locks[t].wait = Wait::Nothing;
         self.tasks[t].waiting = false;
         self.lock_until(t, at);
+        if let Some(q) = self.queue.as_mut().filter(|q| !q.queued[t]) {
+            q.queued[t] = true;
+            q.heap.push(std::cmp::Reverse((self.mm.tasks[t].clock, t)));
+        }
     }
 
     /// Task `t` fetched its first access (or ended): its leader may begin.
@@ -1335,15 +1407,49 @@ impl<P: Policy> Machine<P> {
         self.tasks.iter().map(|t| t.end_ns.max(t.start_ns)).max().unwrap_or(0)
     }
 
-    fn sample(&mut self, at: u64) {
+    /// Takes the sample that ends a report interval at `at`, keeping the series bounded by
+    /// two rules that no bundled scenario reaches (pagelab's own, not the kernel's):
+    ///
+    /// - An interval in which nothing changed (the same counters, gauges, operations and
+    ///   policy state as the last point) is left out; a run of such intervals is kept as one
+    ///   point at its end, with every delta zero, so the point after it covers one interval
+    ///   again. Idle modeled time costs no memory.
+    /// - When the series holds [`SERIES_POINTS`] points and another one is due, every pair of
+    ///   neighbouring points merges into one (the later's time, gauges and policy state; the
+    ///   deltas add up, since a sample holds running totals) and the interval doubles.
+    ///
+    /// The last sample (`last`, at the end of the run) is always kept.
+    fn sample(&mut self, at: u64, last: bool) {
         if self.samples.last().is_some_and(|s| s.t_ns >= at) {
             return;
         }
-        let gauges = crate::report::gauges(&self.mm);
         let task_ops: Vec<u64> = self.tasks.iter().map(|t| t.ops).collect();
-        let ops = task_ops.iter().sum();
+        let gauges = crate::report::gauges(&self.mm);
         let policy = self.policy.state(&self.mm);
-        self.samples.push(Sample { t_ns: at, events: self.mm.events.clone(), gauges, ops, task_ops, policy });
+        let unchanged = |s: &Sample| s.events == self.mm.events && s.task_ops == task_ops && s.gauges == gauges && s.policy == policy;
+        if !last && self.samples.last().is_some_and(unchanged) {
+            self.idle_until = Some(at);
+            return;
+        }
+        if let Some(idle) = self.idle_until.take() {
+            let mut gap_end = self.samples.last().expect("an idle interval follows a point").clone();
+            gap_end.t_ns = idle;
+            self.push_sample(gap_end);
+        }
+        let ops = task_ops.iter().sum();
+        self.push_sample(Sample { t_ns: at, events: self.mm.events.clone(), gauges, ops, task_ops, policy });
+    }
+
+    fn push_sample(&mut self, s: Sample) {
+        if self.samples.len() >= SERIES_POINTS {
+            let mut i = 0;
+            self.samples.retain(|_| {
+                i += 1;
+                i % 2 == 0
+            });
+            self.interval = self.interval.saturating_mul(2);
+        }
+        self.samples.push(s);
     }
 
     /// The memcg a task runs in.
@@ -1360,7 +1466,7 @@ impl<P: Policy> Machine<P> {
             + mm.file_nodes.state_bytes()
             + mm.swap_nodes.state_bytes()
             + mm.swap.state_bytes()
-            + mm.read_done.capacity() as u64 * 8
+            + mm.read_done.state_bytes()
             + self.policy.state_bytes()
     }
 

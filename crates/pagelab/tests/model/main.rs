@@ -5,6 +5,7 @@
 
 mod common;
 
+mod bounds;
 mod classic;
 mod layers;
 mod memcg;

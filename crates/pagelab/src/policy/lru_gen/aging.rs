@@ -121,10 +121,12 @@ impl LruGen {
         let mut n = 0;
         for &o in files {
             let (base, pages) = (mm.space.objects[o].base, mm.space.objects[o].pages);
-            for v in base..base + pages {
+            let (mut next, end) = (base as u64, base as u64 + pages as u64);
+            while let Some(v) = mm.space.next_touched(next, end) {
                 if n >= enough {
                     return n;
                 }
+                next = v as u64 + 1;
                 n += mm.space.resident(v).is_some_and(|p| mm.folios.test(p, pg::MAPPED)) as u64;
             }
         }
