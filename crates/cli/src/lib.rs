@@ -63,6 +63,10 @@ enum Cmd {
         /// No progress bar and no table.
         #[arg(long, short)]
         quiet: bool,
+        /// With --json to a file: also print the full text report (otherwise only its
+        /// summary lines: the run, OOM kills, pacing).
+        #[arg(long)]
+        table: bool,
     },
     /// Run a scenario for every combination of values (in parallel) and tabulate the counters.
     Sweep {
@@ -178,9 +182,9 @@ enum Cmd {
         /// Counters to report besides misses and miss_ratio (kernel models' vmstat names;
         /// default workingset_refault_file, workingset_activate_file, pgscan_file,
         /// pgsteal_file). With a scenario, the counters to report (vmstat names or
-        /// throughput_ops_s, elapsed_s, ops; default workingset_refault_file,
-        /// workingset_refault_anon, pgsteal_file, pgsteal_anon, pswpin, pswpout,
-        /// throughput_ops_s).
+        /// throughput_ops_s, elapsed_s, ops, oom_kills, unfinished_tasks; default
+        /// workingset_refault_file, workingset_refault_anon, pswpin, pgpgin, pgsteal_file,
+        /// pgsteal_anon, pswpout, throughput_ops_s, oom_kills, unfinished_tasks).
         #[arg(long, value_delimiter = ',')]
         counters: Vec<String>,
         /// Overrides of the kernel model's machine, as for `run --trace`; or of the scenario,
@@ -302,9 +306,9 @@ fn real_main(cli: Cli) -> Result<()> {
             };
             write_curve(&points, outputs, &title)
         }
-        Cmd::Run { scenario: Some(scenario), json, parquet, set, quiet, policy, memory, kernel, .. } => {
+        Cmd::Run { scenario: Some(scenario), json, parquet, set, quiet, table, policy, memory, kernel, .. } => {
             let set = machine_shorthands(set, [("kernel", kernel), ("policy", policy), ("memory", memory)]);
-            run(&scenario, json.as_deref(), parquet.as_deref(), &set, quiet)
+            run(&scenario, json.as_deref(), parquet.as_deref(), &set, quiet, table)
         }
         Cmd::Run { trace: Some(path), trace_format, policy, memory, kernel, json, parquet, set, quiet, .. } => {
             let memory = memory.expect("clap requires --memory with --trace");
@@ -386,15 +390,17 @@ fn sweep(path: &std::path::Path, vary: &[String], set: &[String], threads: usize
         for k in keys {
             print!(" {:>14}", k.trim_start_matches("workingset_"));
         }
-        println!(" {:>10} {:>12}", "elapsed s", "ops/s");
+        println!(" {:>10} {:>12} {:>9} {:>10}", "elapsed s", "ops/s", "oom kills", "unfinished");
         for (p, r) in &results {
             print!("{:<36}", p.label());
             match r {
                 Ok(r) => {
                     for k in keys {
-                        print!(" {:>14}", r.vmstat[k]);
+                        print!(" {:>14}", pagelab::report::thousands(r.vmstat[k]));
                     }
-                    println!(" {:>10.3} {:>12.0}", r.elapsed_s, r.throughput_ops_s);
+                    let (kills, unfinished) = r.outcome();
+                    let flag = if unfinished > 0 { "  (tasks OOM-killed: counters cut short)" } else { "" };
+                    println!(" {:>10.3} {:>12} {kills:>9} {unfinished:>10}{flag}", r.elapsed_s, pagelab::report::thousands_f64(r.throughput_ops_s, 0));
                 }
                 Err(e) => println!(" failed: {e}"),
             }
@@ -407,7 +413,10 @@ fn sweep(path: &std::path::Path, vary: &[String], set: &[String], threads: usize
                 let point: serde_json::Map<String, serde_json::Value> =
                     p.overrides.iter().map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone()))).collect();
                 match r {
-                    Ok(r) => serde_json::json!({"point": point, "report": r}),
+                    Ok(r) => {
+                        let (kills, unfinished) = r.outcome();
+                        serde_json::json!({"point": point, "oom_kills": kills, "unfinished_tasks": unfinished, "report": r})
+                    }
                     Err(e) => serde_json::json!({"point": point, "error": e}),
                 }
             })
@@ -423,14 +432,19 @@ fn sweep(path: &std::path::Path, vary: &[String], set: &[String], threads: usize
     if let Some(out) = csv {
         let mut text = String::new();
         let counters: Vec<String> = results.iter().find_map(|(_, r)| r.as_ref().ok()).map(|r| r.vmstat.keys().cloned().collect()).unwrap_or_default();
-        let head: Vec<String> =
-            axes.iter().map(|a| a.key.clone()).chain(["elapsed_s".into(), "ops".into(), "throughput_ops_s".into()]).chain(counters.iter().cloned()).collect();
+        let head: Vec<String> = axes
+            .iter()
+            .map(|a| a.key.clone())
+            .chain(["elapsed_s", "ops", "throughput_ops_s", "oom_kills", "unfinished_tasks"].map(String::from))
+            .chain(counters.iter().cloned())
+            .collect();
         text += &head.join(",");
         text.push('\n');
         for (p, r) in &results {
             let Ok(r) = r else { continue };
             let mut row: Vec<String> = p.overrides.iter().map(|(_, v)| v.clone()).collect();
-            row.extend([r.elapsed_s.to_string(), r.ops.to_string(), r.throughput_ops_s.to_string()]);
+            let (kills, unfinished) = r.outcome();
+            row.extend([r.elapsed_s.to_string(), r.ops.to_string(), r.throughput_ops_s.to_string(), kills.to_string(), unfinished.to_string()]);
             row.extend(counters.iter().map(|k| r.vmstat.get(k).copied().unwrap_or(0).to_string()));
             text += &row.join(",");
             text.push('\n');
@@ -492,7 +506,7 @@ fn compare(paths: &[PathBuf], labels: &[String]) -> Result<()> {
     Ok(())
 }
 
-fn run(path: &std::path::Path, json: Option<&std::path::Path>, parquet: Option<&std::path::Path>, set: &[String], quiet: bool) -> Result<()> {
+fn run(path: &std::path::Path, json: Option<&std::path::Path>, parquet: Option<&std::path::Path>, set: &[String], quiet: bool, table: bool) -> Result<()> {
     let s = pagelab::Scenario::load(path, set)?;
     check_output(json)?;
     parquet::check(parquet)?;
@@ -521,10 +535,20 @@ fn run(path: &std::path::Path, json: Option<&std::path::Path>, parquet: Option<&
     if let Some(p) = parquet {
         write_series(p, &serde_json::to_value(&report)?)?;
     }
-    if !quiet && json.is_none_or(|o| o.as_os_str() != "-") {
-        print!("{}", report.table());
+    match json {
+        _ if quiet => {}
+        None => print!("{}", report.table()),
+        Some(o) if o.as_os_str() == "-" => {}
+        Some(_) if table => print!("{}", report.table()),
+        Some(o) => print!("{}(the full report is in {})\n", summary(&report.table()), o.display()),
     }
     Ok(())
+}
+
+/// The summary lines of a run's text report: those before its first blank line (the run,
+/// its OOM kills, pacing and lockstep).
+fn summary(table: &str) -> String {
+    table.lines().take_while(|l| !l.is_empty()).map(|l| format!("{l}\n")).collect()
 }
 
 /// `run --parquet`: the report's series as a table.
@@ -655,11 +679,12 @@ fn curve_table(points: &pagelab::curve::Points) -> String {
         out += &mib(p.memory);
         for (i, n) in points.counters.iter().enumerate() {
             let v = p.values[i];
+            let n0 = |x: f64| pagelab::report::thousands_f64(x, 0);
             let cell = match p.errors.as_ref().map(|e| e[i]) {
                 Some(e) if n.as_str() == "miss_ratio" => format!("{v:.4} ±{e:.4}"),
-                Some(e) => format!("{v:.0} ±{e:.0}"),
+                Some(e) => format!("{} ±{}", n0(v), n0(e)),
                 None if n.as_str() == "miss_ratio" => format!("{v:.4}"),
-                None => format!("{v:.0}"),
+                None => n0(v),
             };
             out += &format!(" {cell:>26}");
         }

@@ -13,6 +13,8 @@ use pagelab_trace::Format;
 use pagelab_workload::{Access, Advice, Op, PAGE_SIZE};
 use serde_json::{json, Value};
 
+use crate::report::thousands as th;
+
 /// A run's JSON report and its text table.
 type Outcome = Result<(Value, String)>;
 
@@ -143,6 +145,7 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
             bail!("{}: the trace has no accesses", o.path.display());
         }
         let v = json!({
+            "provenance": crate::report::plain_provenance(o.set),
             "policy": st.policy,
             "trace": trace_json(st.ops, st.pages, input.zero_size_records.or(Some(zero))),
             "memory": memory,
@@ -160,9 +163,9 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
         let table = format!(
             "{} {} pages: {} accesses, {} misses, miss ratio {:.6}, {:.1} M accesses/s\n",
             st.policy,
-            capacity,
-            st.ops,
-            st.misses,
+            th(capacity),
+            th(st.ops),
+            th(st.misses),
             st.miss_ratio(),
             st.ops as f64 / wall / 1e6
         );
@@ -212,7 +215,9 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
     m.insert("wall_s".into(), wall.into());
     m.insert("accesses_per_s".into(), (ops_done as f64 / wall).into());
     let table = format!(
-        "{table}trace: {ops_done} accesses, {misses} misses, miss ratio {:.6}, {:.2} M accesses/s\n",
+        "{table}trace: {} accesses, {} misses, miss ratio {:.6}, {:.2} M accesses/s\n",
+        th(ops_done),
+        th(misses),
         misses as f64 / ops_done.max(1) as f64,
         ops_done as f64 / wall / 1e6
     );

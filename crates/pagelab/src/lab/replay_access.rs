@@ -124,6 +124,7 @@ fn run_plain(o: &TraceRun, spec: &Spec) -> Result<(Value, String)> {
     let st = pagelab_cachesim::run(&mut src, policy, capacity)?;
     let wall = start.elapsed().as_secs_f64();
     let v = json!({
+        "provenance": crate::report::plain_provenance(o.set),
         "policy": st.policy,
         "trace": trace_json(o, &src.counts(), src.bound()),
         "memory": memory,
@@ -137,7 +138,8 @@ fn run_plain(o: &TraceRun, spec: &Spec) -> Result<(Value, String)> {
         "wall_s": wall,
         "accesses_per_s": st.ops as f64 / wall,
     });
-    let table = format!("{} {} pages: {} accesses, {} misses, miss ratio {:.6}\n", st.policy, capacity, st.ops, st.misses, st.miss_ratio());
+    let th = crate::report::thousands;
+    let table = format!("{} {} pages: {} accesses, {} misses, miss ratio {:.6}\n", st.policy, th(capacity), th(st.ops), th(st.misses), st.miss_ratio());
     Ok((v, table))
 }
 
