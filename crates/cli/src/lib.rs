@@ -664,7 +664,8 @@ fn write_curve(points: &pagelab::curve::Points, o: CurveOutputs, title: &str) ->
 fn curve_table(points: &pagelab::curve::Points) -> String {
     let mut out = String::new();
     if let Some((rate, kept)) = points.sample {
-        out += &format!("miniature simulation at R = {rate}: {} and {} pages kept (hash seeds 1 and 2)\n", kept[0], kept[1]);
+        let th = pagelab::report::thousands;
+        out += &format!("miniature simulation at R = {rate}: {} and {} pages kept (hash seeds 1 and 2)\n", th(kept[0]), th(kept[1]));
     }
     out += &format!("{:>12}", "memory");
     for n in &points.counters {
