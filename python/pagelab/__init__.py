@@ -126,7 +126,9 @@ def curve(path, *, policy=None, memory=None, vary=None, sample=None, format="ora
         machine = [f"machine.{k}={_toml(v)}" for k, v in (("policy", policy), ("kernel", kernel)) if v is not None]
         out = json.loads(_pagelab.scenario_curve_json(str(path), str(vary), list(counters or []), machine + _set_args(set), threads, sample))
         key = vary.split("=")[0]
-        return _curve_frame(out, lambda size: f"{key}={size}")
+        df = _curve_frame(out, lambda size: f"{key}={size}")
+        df.attrs["vary"] = key  # plot.curve's x-axis names the varied size
+        return df
     if memory is None:
         raise ValueError("curve() needs memory= for a trace, or vary= for a scenario")
     if isinstance(memory, (list, tuple)):

@@ -159,7 +159,8 @@ enum Cmd {
         #[arg(long, default_value = "oracleGeneral")]
         trace_format: String,
         /// Any policy that runs on traces (pagelab policies): classic, mglru, lru, s3fifo, ...
-        /// (default classic); with a scenario, short for --set machine.policy=P.
+        /// (default classic); with a scenario, short for --set machine.policy=P. Several,
+        /// comma-separated (classic,mglru): a curve each, overlaid in one figure a counter.
         #[arg(long)]
         policy: Option<String>,
         /// A trace's sizes: A..B:N (N evenly spaced), or a list; bytes (64M, 4096p) or a
@@ -172,7 +173,7 @@ enum Cmd {
         #[arg(long, value_name = "KEY=SIZES")]
         vary: Option<String>,
         /// With a kernel model: the kernel version (default 6.1); with a scenario, short for
-        /// --set machine.kernel=K.
+        /// --set machine.kernel=K. Several, comma-separated (6.1,6.12): a curve each.
         #[arg(long)]
         kernel: Option<String>,
         /// Miniature simulation at this sampling rate (0 < R <= 1); without it every point
@@ -265,6 +266,19 @@ where
 fn real_main(cli: Cli) -> Result<()> {
     match cli.cmd {
         Cmd::Curve { trace, trace_format, policy, memory, vary, kernel, sample, counters, set, threads, json, parquet, plot } => {
+            // Several --policy or --kernel values (comma-separated): one curve each, drawn in
+            // one figure, in the order kernel then policy.
+            let list = |v: &Option<String>| -> Vec<Option<String>> {
+                match v {
+                    Some(v) => v.split(',').map(|x| Some(x.trim().to_string())).collect(),
+                    None => vec![None],
+                }
+            };
+            let combos: Vec<(Option<String>, Option<String>)> =
+                list(&kernel).into_iter().flat_map(|k| list(&policy).into_iter().map(move |p| (k.clone(), p))).collect();
+            if combos.len() > 1 && parquet.is_some() {
+                anyhow::bail!("--parquet writes one curve: give one --policy and one --kernel (with several, --json writes every curve's points)");
+            }
             let out = json.as_deref().map(open_output).transpose()?;
             parquet::check(parquet.as_deref())?;
             let prefix = plot.map(|p| plot_prefix(&trace, &p, "-curve")).transpose()?;
@@ -272,39 +286,52 @@ fn real_main(cli: Cli) -> Result<()> {
                 check_python_plot()?;
             }
             let outputs = CurveOutputs { out, json: json.as_deref(), parquet: parquet.as_deref(), prefix };
+            let label = |k: &Option<String>, p: &Option<String>| [k.as_deref(), p.as_deref()].into_iter().flatten().collect::<Vec<_>>().join(" ");
+            let mut curves = Vec::new();
             if let Some(vary) = vary {
-                let set = machine_shorthands(set, [("kernel", kernel), ("policy", policy)]);
-                let c = pagelab::curve::ScenarioCurve { path: &trace, set: &set, vary: &vary, counters: &counters, threads, sample };
-                let points = pagelab::curve::run_scenario(&c)?;
-                let key = vary.split_once('=').map_or(vary.as_str(), |(k, _)| k.trim());
-                print_warnings(&points, |m| format!("{key}={m}"));
+                let key = vary.split_once('=').map_or(vary.as_str(), |(k, _)| k.trim()).to_string();
+                for (k, p) in &combos {
+                    let set = machine_shorthands(set.clone(), [("kernel", k.clone()), ("policy", p.clone())]);
+                    let c = pagelab::curve::ScenarioCurve { path: &trace, set: &set, vary: &vary, counters: &counters, threads, sample };
+                    let points = pagelab::curve::run_scenario(&c)?;
+                    print_warnings(&points, |m| format!("{key}={m}"));
+                    curves.push((label(k, p), points));
+                }
                 let name = trace.file_stem().map_or("scenario".into(), |n| n.to_string_lossy().into_owned());
                 let title = match sample {
                     Some(r) => format!("{name}: {key}, miniature scenarios at R = {r}"),
                     None => format!("{name}: {key}"),
                 };
-                return write_curve(&points, outputs, &title);
+                return write_curves(&curves, outputs, &title, &format!("{key} (MiB)"));
             }
-            let (policy, kernel) = (policy.unwrap_or_else(|| "classic".into()), kernel.unwrap_or_else(|| "6.1".into()));
             let memory = memory.expect("clap requires --memory without --vary");
-            let c = pagelab::curve::Curve {
-                path: &trace,
-                format: &trace_format,
-                policy: &policy,
-                kernel: &kernel,
-                set: &set,
-                memory: &memory,
-                sample,
-                counters: &counters,
-            };
-            let points = pagelab::curve::run(&c)?;
-            print_warnings(&points, |m| format!("--memory {m} bytes"));
+            for (k, p) in &combos {
+                let (policy, kernel) = (p.clone().unwrap_or_else(|| "classic".into()), k.clone().unwrap_or_else(|| "6.1".into()));
+                let c = pagelab::curve::Curve {
+                    path: &trace,
+                    format: &trace_format,
+                    policy: &policy,
+                    kernel: &kernel,
+                    set: &set,
+                    memory: &memory,
+                    sample,
+                    counters: &counters,
+                };
+                let points = pagelab::curve::run(&c)?;
+                print_warnings(&points, |m| format!("--memory {m} bytes"));
+                curves.push((label(k, p), points));
+            }
             let name = trace.file_name().map_or("trace".into(), |n| n.to_string_lossy().into_owned());
-            let title = match sample {
-                Some(r) => format!("{policy} on {name}, miniature simulation at R = {r}"),
-                None => format!("{policy} on {name}"),
+            let what = if combos.len() > 1 {
+                combos.iter().map(|(k, p)| label(k, p)).collect::<Vec<_>>().join(", ")
+            } else {
+                policy.unwrap_or_else(|| "classic".into())
             };
-            write_curve(&points, outputs, &title)
+            let title = match sample {
+                Some(r) => format!("{what} on {name}, miniature simulation at R = {r}"),
+                None => format!("{what} on {name}"),
+            };
+            write_curves(&curves, outputs, &title, "memory (MiB)")
         }
         Cmd::Run { scenario: Some(scenario), json, parquet, set, quiet, table, policy, memory, kernel, .. } => {
             let set = machine_shorthands(set, [("kernel", kernel), ("policy", policy), ("memory", memory)]);
@@ -640,22 +667,51 @@ struct CurveOutputs<'a> {
     prefix: Option<String>,
 }
 
-/// Prints a curve's table (unless the JSON goes to standard output) and writes its outputs.
-fn write_curve(points: &pagelab::curve::Points, o: CurveOutputs, title: &str) -> Result<()> {
+/// Prints the curves' tables (unless the JSON goes to standard output) and writes their
+/// outputs. One curve writes its points as they are; several (`--policy classic,mglru`) are
+/// each headed by their label in the text, give the JSON array every curve's points with
+/// `kernel` and `policy` keys, and share one figure a counter.
+fn write_curves(curves: &[(String, pagelab::curve::Points)], o: CurveOutputs, title: &str, xlabel: &str) -> Result<()> {
+    let several = curves.len() > 1;
     if o.json.is_none_or(|p| p.as_os_str() != "-") {
-        print!("{}", curve_table(points));
+        for (label, points) in curves {
+            if several {
+                println!("{label}:");
+            }
+            print!("{}", curve_table(points));
+        }
     }
-    let v = points.to_json();
+    let jsons: Vec<serde_json::Value> = curves.iter().map(|(_, p)| p.to_json()).collect();
     if let Some(mut out) = o.out {
+        let v = if several {
+            let mut all = Vec::new();
+            for ((_, points), v) in curves.iter().zip(&jsons) {
+                let first = points.points.first().and_then(|p| p.reports.first());
+                for mut p in v.as_array().cloned().unwrap_or_default() {
+                    for k in ["kernel", "policy"] {
+                        let name = first.and_then(|r| r.get(k)).cloned().unwrap_or(serde_json::Value::Null);
+                        p[k] = name;
+                    }
+                    all.push(p);
+                }
+            }
+            serde_json::Value::Array(all)
+        } else {
+            jsons[0].clone()
+        };
         serde_json::to_writer_pretty(&mut out, &v)?;
         writeln!(out)?;
         out.flush().with_context(|| format!("cannot write {}", o.json.unwrap_or(std::path::Path::new("-")).display()))?;
     }
     if let Some(p) = o.parquet {
-        parquet::write(p, &points.table())?;
+        parquet::write(p, &curves[0].1.table())?;
     }
     if let Some(prefix) = o.prefix {
-        let data = serde_json::json!({"points": v, "counters": points.counters, "title": title});
+        // The counters every curve has (a plain cache has no kernel counters).
+        let counters: Vec<&String> = curves[0].1.counters.iter().filter(|c| curves.iter().all(|(_, p)| p.counters.contains(c))).collect();
+        let drawn: Vec<serde_json::Value> =
+            curves.iter().zip(&jsons).map(|((label, _), v)| serde_json::json!({"label": if several { Some(label) } else { None }, "points": v})).collect();
+        let data = serde_json::json!({"curves": drawn, "counters": counters, "title": title, "xlabel": xlabel});
         draw_with_python("curve_png", &data, &prefix)?;
     }
     Ok(())
