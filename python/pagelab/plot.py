@@ -236,9 +236,35 @@ def curve(points, counter, ax=None, label=None, xlabel=None):
     ax.set_ylabel(f"{counter} ({_curve_unit(counter)})")
     if min(y + [0]) >= 0:
         ax.set_ylim(bottom=0)
+    if counter in ("oom_kills", "unfinished_tasks"):
+        # Whole kills and tasks, and room above a row of zeros.
+        from matplotlib.ticker import MaxNLocator
+
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_ylim(top=max(1, ax.get_ylim()[1], max(y) * 1.1))
     if any(h.get_label() and not h.get_label().startswith("_") for h in ax.get_lines() + ax.collections):
         ax.legend()
     return ax
+
+
+def curve_figure(data, counter):
+    """The figure `curve_png` saves for one counter of `pagelab curve --plot`'s data: every
+    curve on the same axes, labelled when there are several, the title wrapped to the
+    figure's width."""
+    import textwrap
+
+    from matplotlib.figure import Figure  # no pyplot: any backend, no window
+
+    curves = data.get("curves") or [{"label": None, "points": data["points"]}]
+    fig = Figure(figsize=(7, 5))
+    ax = fig.subplots()
+    for one in curves:
+        curve(one["points"], counter, ax=ax, label=one.get("label"), xlabel=data.get("xlabel"))
+    title = f"{counter}: {data['title']}" if data.get("title") else counter
+    ax.set_title("\n".join(textwrap.wrap(title, 60)), fontsize="medium")
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    return fig
 
 
 def curve_png(data, prefix):
@@ -246,23 +272,11 @@ def curve_png(data, prefix):
     ({"curves": [{"label": ..., "points": [...]}, ...] or "points": [...], "counters": [...],
     "title": "...", "xlabel": "..."}): several curves (policies, kernels) on the same axes,
     each labelled; returns the paths."""
-    import textwrap
-
-    from matplotlib.figure import Figure  # no pyplot: any backend, no window
-
     curves = data.get("curves") or [{"label": None, "points": data["points"]}]
     first = curves[0]["points"]
     out = []
     for c in data.get("counters") or [k for k in first[0] if k != "memory" and not k.endswith("_error")]:
-        fig = Figure(figsize=(7, 5))
-        ax = fig.subplots()
-        for one in curves:
-            curve(one["points"], c, ax=ax, label=one.get("label"), xlabel=data.get("xlabel"))
-        title = f"{c}: {data['title']}" if data.get("title") else c
-        ax.set_title("\n".join(textwrap.wrap(title, 60)), fontsize="medium")
-        ax.grid(True, alpha=0.3)
         path = f"{prefix}-{c}.png"
-        fig.tight_layout()
-        fig.savefig(path, dpi=100)
+        curve_figure(data, c).savefig(path, dpi=100)
         out.append(path)
     return out

@@ -3,6 +3,7 @@
 
 mod bad_input;
 mod cli;
+mod results;
 mod seeds_help;
 mod tables;
 mod trace;
