@@ -204,6 +204,9 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
     let zero = input.zero_size_records.or((input.format == Format::OracleGeneral).then_some(status.zero_size_records));
     let table = report.table();
     let mut v = serde_json::to_value(&report)?;
+    // The machine and task built for the trace are an implementation detail (a streamed
+    // trace's file grows as it is read): the replay's provenance is the versions and --set.
+    v["provenance"] = crate::report::plain_provenance(o.set);
     // Without readahead (the file is read with POSIX_FADV_RANDOM) every miss reads one page.
     let misses = report.vmstat.get("pgpgin").copied().unwrap_or(0) / (PAGE_SIZE / 1024);
     let ops_done = report.ops;
@@ -259,6 +262,9 @@ fn run_iolog(o: &TraceRun, log: &pagelab_trace::iolog::Iolog) -> Result<(Value, 
     let wall = start.elapsed().as_secs_f64();
     let table = report.table();
     let mut v = serde_json::to_value(&report)?;
+    // The machine and task built for the trace are an implementation detail (a streamed
+    // trace's file grows as it is read): the replay's provenance is the versions and --set.
+    v["provenance"] = crate::report::plain_provenance(o.set);
     let m = v.as_object_mut().expect("a report is an object");
     let reads = log.ops.iter().filter(|op| !op.write).count();
     m.insert(

@@ -162,6 +162,9 @@ fn run_kernel(o: &TraceRun, spec: &Spec, (counts, pages): (StreamCounts, u64)) -
     let seen = *seen.lock().expect("trace counts");
     let table = report.table();
     let mut v = serde_json::to_value(&report)?;
+    // The machine and task built for the trace are an implementation detail (a streamed
+    // trace's file grows as it is read): the replay's provenance is the versions and --set.
+    v["provenance"] = crate::report::plain_provenance(o.set);
     let m = v.as_object_mut().expect("a report is an object");
     m.insert("trace".into(), trace_json(o, &seen, pages));
     m.insert("wall_s".into(), wall.into());
