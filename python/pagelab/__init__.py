@@ -90,8 +90,9 @@ def curve(path, *, policy=None, memory=None, vary=None, sample=None, format="ora
     as a dict {KEY: [...]}); every point is a full run of the scenario with KEY set to the
     size, `threads` at a time, or with `sample` R the mean of two miniature scenarios (R of
     every object's pages in R of every size, docs/curve.md), scaled back, each counter with
-    `<name>_error`. `counters`: vmstat names or `throughput_ops_s`, `elapsed_s`, `ops`
-    (default refaults, steals, swap traffic and throughput). One row a size: `memory` (the
+    `<name>_error`. `counters`: vmstat names or `throughput_ops_s`, `elapsed_s`, `ops`,
+    `oom_kills`, `unfinished_tasks` (default refaults, pages read back, steals, swap traffic,
+    throughput and the OOM kills; docs/curve.md). One row a size: `memory` (the
     varied size, bytes), then the counters; `df.attrs["reports"][i]` is row i's report (with
     a sample, the list of the two runs' reports). `policy` and `kernel` set the scenario's
     machine.

@@ -567,7 +567,7 @@ fn run(path: &std::path::Path, json: Option<&std::path::Path>, parquet: Option<&
         None => print!("{}", report.table()),
         Some(o) if o.as_os_str() == "-" => {}
         Some(_) if table => print!("{}", report.table()),
-        Some(o) => print!("{}(the full report is in {})\n", summary(&report.table()), o.display()),
+        Some(o) => println!("{}(the full report is in {})", summary(&report.table()), o.display()),
     }
     Ok(())
 }
