@@ -194,8 +194,9 @@ def curve(path, *, policy=None, memory=None, vary=None, sample=None, format="ora
     as a dict {KEY: [...]}); every point is a full run of the scenario with KEY set to the
     size, `threads` at a time, or with `sample` R the mean of two miniature scenarios (R of
     every object's pages in R of every size, docs/curve.md), scaled back, each counter with
-    `<name>_error`. `counters`: vmstat names or `throughput_ops_s`, `elapsed_s`, `ops`
-    (default refaults, steals, swap traffic and throughput). One row a size: `memory` (the
+    `<name>_error`. `counters`: vmstat names or `throughput_ops_s`, `elapsed_s`, `ops`,
+    `oom_kills`, `unfinished_tasks` (default refaults, pages read back, steals, swap traffic,
+    throughput and the OOM kills; docs/curve.md). One row a size: `memory` (the
     varied size, bytes), then the counters; `df.attrs["reports"][i]` is row i's report (with
     a sample, the list of the two runs' reports). `policy` and `kernel` set the scenario's
     machine.
@@ -230,7 +231,9 @@ def curve(path, *, policy=None, memory=None, vary=None, sample=None, format="ora
         machine = [f"machine.{k}={_toml(v)}" for k, v in (("policy", policy), ("kernel", kernel)) if v is not None]
         out = json.loads(_pagelab.scenario_curve_json(str(path), str(vary), list(counters or []), machine + _set_args(set), threads, sample))
         key = vary.split("=")[0]
-        return _curve_frame(out, lambda size: f"{key}={size}")
+        df = _curve_frame(out, lambda size: f"{key}={size}")
+        df.attrs["vary"] = key  # plot.curve's x-axis names the varied size
+        return df
     if memory is None:
         raise ValueError("curve() needs memory= for a trace, or vary= for a scenario")
     if isinstance(memory, (list, tuple)):

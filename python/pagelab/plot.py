@@ -184,23 +184,40 @@ def trace_stats_png(stats, prefix):
     return out
 
 
+# What a curve's non-vmstat columns count.
+_CURVE_UNITS = {
+    "miss_ratio": "fraction of accesses",
+    "misses": "accesses",
+    "throughput_ops_s": "operations per modeled second",
+    "elapsed_s": "modeled seconds",
+    "ops": "operations in total",
+    "oom_kills": "OOM kills",
+    "unfinished_tasks": "tasks OOM-killed",
+}
+
+
 def _curve_unit(name):
-    if name == "miss_ratio":
-        return "fraction of accesses"
-    if name == "misses":
-        return "accesses"
-    return unit(name) + " in total"
+    return _CURVE_UNITS.get(name) or unit(name) + " in total"
 
 
-def curve(points, counter, ax=None, label=None):
+def _rows(points):
+    return points.to_dict("records") if hasattr(points, "to_dict") else list(points)
+
+
+def curve(points, counter, ax=None, label=None, xlabel=None):
     """One counter of a sizing curve (`pagelab.curve(...)`, or `pagelab curve --json`'s
-    points) against memory (MiB): the points as a line with markers, and where the curve was
-    sampled (`<counter>_error` columns) its error band, ± the error estimate. Call it for an
-    exact and a sampled curve on the same axes to compare them. Raises ValueError for a
-    counter the curve does not have. Returns the axes."""
+    points) against its size in MiB: the points as a line with markers, and where the curve
+    was sampled (`<counter>_error` columns) its error band, ± the error estimate.
+
+    `ax`: the matplotlib axes to draw on (default the current ones), so that several curves
+    share a figure: call it once per curve (an exact and a sampled one, classic and MGLRU)
+    with the same `ax` and a `label` each, which names the curve in the legend (a lone
+    unlabelled curve has no legend). `xlabel`: the x-axis label (default "memory (MiB)",
+    or the varied key's name for a scenario's curve, `df.attrs["vary"]`). The y-axis starts
+    at 0. Raises ValueError for a counter the curve does not have. Returns the axes."""
     import matplotlib.pyplot as plt
 
-    rows = points.to_dict("records") if hasattr(points, "to_dict") else list(points)
+    rows = _rows(points)
     if not rows:
         raise ValueError("the curve has no points")
     known = [k for k in rows[0] if k != "memory" and not k.endswith("_error")]
@@ -209,32 +226,57 @@ def curve(points, counter, ax=None, label=None):
     x = [r["memory"] / (1 << 20) for r in rows]
     y = [r[counter] for r in rows]
     sampled = f"{counter}_error" in rows[0]
-    line, = ax.plot(x, y, marker="o" if sampled else ".", linestyle="--" if sampled else "-",
-                    label=label or ("sampled" if sampled else "exact"))
+    line, = ax.plot(x, y, marker="o" if sampled else ".", linestyle="--" if sampled else "-", label=label)
     if sampled:
         e = [r[f"{counter}_error"] for r in rows]
         ax.fill_between(x, [a - b for a, b in zip(y, e)], [a + b for a, b in zip(y, e)], color=line.get_color(), alpha=0.25,
-                        label=f"{label or 'sampled'} ± error estimate")
-    ax.set_xlabel("memory (MiB)")
+                        label=f"{label} ± error estimate" if label else "± error estimate")
+    vary = getattr(points, "attrs", {}).get("vary")
+    ax.set_xlabel(xlabel or (f"{vary} (MiB)" if vary else "memory (MiB)"))
     ax.set_ylabel(f"{counter} ({_curve_unit(counter)})")
-    ax.legend()
+    if min(y + [0]) >= 0:
+        ax.set_ylim(bottom=0)
+    if counter in ("oom_kills", "unfinished_tasks"):
+        # Whole kills and tasks, and room above a row of zeros.
+        from matplotlib.ticker import MaxNLocator
+
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_ylim(top=max(1, ax.get_ylim()[1], max(y) * 1.1))
+    if any(h.get_label() and not h.get_label().startswith("_") for h in ax.get_lines() + ax.collections):
+        ax.legend()
     return ax
+
+
+def curve_figure(data, counter):
+    """The figure `curve_png` saves for one counter of `pagelab curve --plot`'s data: every
+    curve on the same axes, labelled when there are several, the title wrapped to the
+    figure's width."""
+    import textwrap
+
+    from matplotlib.figure import Figure  # no pyplot: any backend, no window
+
+    curves = data.get("curves") or [{"label": None, "points": data["points"]}]
+    fig = Figure(figsize=(7, 5))
+    ax = fig.subplots()
+    for one in curves:
+        curve(one["points"], counter, ax=ax, label=one.get("label"), xlabel=data.get("xlabel"))
+    title = f"{counter}: {data['title']}" if data.get("title") else counter
+    ax.set_title("\n".join(textwrap.wrap(title, 60)), fontsize="medium")
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    return fig
 
 
 def curve_png(data, prefix):
     """Draws PREFIX-<counter>.png for every counter of `pagelab curve --plot`'s data
-    ({"points": [...], "counters": [...], "title": "..."}); returns the paths."""
-    from matplotlib.figure import Figure  # no pyplot: any backend, no window
-
+    ({"curves": [{"label": ..., "points": [...]}, ...] or "points": [...], "counters": [...],
+    "title": "...", "xlabel": "..."}): several curves (policies, kernels) on the same axes,
+    each labelled; returns the paths."""
+    curves = data.get("curves") or [{"label": None, "points": data["points"]}]
+    first = curves[0]["points"]
     out = []
-    for c in data.get("counters") or [k for k in data["points"][0] if k != "memory" and not k.endswith("_error")]:
-        fig = Figure(figsize=(7, 5))
-        ax = fig.subplots()
-        curve(data["points"], c, ax=ax)
-        ax.set_title(f"{c}: {data['title']}" if data.get("title") else c)
-        ax.grid(True, alpha=0.3)
+    for c in data.get("counters") or [k for k in first[0] if k != "memory" and not k.endswith("_error")]:
         path = f"{prefix}-{c}.png"
-        fig.tight_layout()
-        fig.savefig(path, dpi=100)
+        curve_figure(data, c).savefig(path, dpi=100)
         out.append(path)
     return out

@@ -87,3 +87,46 @@ def test_the_last_partial_interval_is_a_rate_not_a_cliff(report, ax):
     assert y[-1] == pytest.approx(report["series"][-1]["vmstat"]["pgsteal_file"] / (t[-1] - t[-2]))
     assert y[1] == pytest.approx(report["series"][1]["vmstat"]["pgsteal_file"] / 0.3)
     plt.close(fig)
+
+
+# Issue 40 #16: a sizing curve's figure says what it shows.
+CURVE = [
+    {"memory": 64 << 20, "throughput_ops_s": 900.5, "pswpin": 40, "oom_kills": 1},
+    {"memory": 128 << 20, "throughput_ops_s": 1000.0, "pswpin": 30, "oom_kills": 0},
+]
+
+
+def test_a_curve_axis_says_what_its_counter_counts(ax):
+    plot.curve(CURVE, "throughput_ops_s", ax=ax)
+    assert ax.get_ylabel() == "throughput_ops_s (operations per modeled second)"
+    assert "pages" not in ax.get_ylabel()
+    ax.clear()
+    plot.curve([{**p, "oom_kills": 0} for p in CURVE], "oom_kills", ax=ax)
+    assert ax.get_ylabel() == "oom_kills (OOM kills)"
+    assert ax.get_ylim()[1] >= 1 and all(t == int(t) for t in ax.get_yticks()), "whole kills"
+
+
+def test_a_lone_curve_has_no_legend_and_its_y_axis_starts_at_zero(ax):
+    plot.curve(CURVE, "pswpin", ax=ax)
+    assert ax.get_legend() is None, "a lone curve is not labelled 'exact'"
+    assert ax.get_ylim()[0] == 0
+
+
+def test_overlaid_curves_are_labelled_and_a_varied_key_names_the_x_axis(ax):
+    plot.curve(CURVE, "pswpin", ax=ax, label="6.1 classic", xlabel="cgroup./test.max (MiB)")
+    plot.curve(CURVE, "pswpin", ax=ax, label="6.1 mglru", xlabel="cgroup./test.max (MiB)")
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["6.1 classic", "6.1 mglru"]
+    assert ax.get_xlabel() == "cgroup./test.max (MiB)"
+
+
+def test_curve_png_overlays_curves_and_wraps_a_long_title(tmp_path):
+    data = {"curves": [{"label": "6.1 classic", "points": CURVE}, {"label": "6.1 mglru", "points": CURVE}], "counters": ["pswpin"],
+            "title": "a-long-scenario-name: cgroup./a/much/longer/path/than/usual.max, miniature scenarios at R = 0.1",
+            "xlabel": "cgroup./a/much/longer/path/than/usual.max (MiB)"}
+    (path,) = plot.curve_png(data, str(tmp_path / "c"))
+    assert pathlib.Path(path).stat().st_size > 0
+    ax = plot.curve_figure(data, "pswpin").axes[0]
+    title = ax.get_title()
+    assert "\n" in title and all(len(line) <= 60 for line in title.split("\n")), title
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["6.1 classic", "6.1 mglru"]
+    assert ax.get_xlabel() == data["xlabel"]

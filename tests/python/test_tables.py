@@ -76,3 +76,27 @@ def test_curve_parquet_is_the_curve_frame(tmp_path, sample):
 
     t = pyarrow.parquet.read_table(pq)
     assert t.column_names == list(df.columns) and t.num_rows == 3
+
+
+def test_parquet_files_and_reports_say_what_made_them(tmp_path):
+    """Issue 40 #17: the version, the layout's version, the --set overrides and the scenario."""
+    import json
+
+    import pyarrow.parquet
+
+    pq, js = tmp_path / "run.parquet", tmp_path / "run.json"
+    cli("run", "-q", EXAMPLE, "--set", "workload.fio-zipf.ops=20000", "--json", js, "--parquet", pq)
+    report = json.loads(js.read_text())
+    p = report["provenance"]
+    assert p["pagelab_version"] and p["schema_version"] == 1
+    assert p["set"] == ["workload.fio-zipf.ops=20000"] and "ops = 20000" in p["scenario"]
+    meta = {k.decode(): v.decode() for k, v in pyarrow.parquet.read_schema(pq).metadata.items()}
+    assert meta["pagelab.version"] == p["pagelab_version"]
+    assert meta["pagelab.schema_version"] == "1"
+    assert json.loads(meta["pagelab.set"]) == p["set"]
+    assert meta["pagelab.scenario_hash"] == p["scenario_hash"] and meta["pagelab.scenario"] == p["scenario"]
+    sweep = tmp_path / "sweep.parquet"
+    cli("sweep", "-q", EXAMPLE, "--vary", "machine.swappiness=0,100", "--set", "workload.fio-zipf.ops=20000", "--parquet", sweep)
+    meta = {k.decode(): v.decode() for k, v in pyarrow.parquet.read_schema(sweep).metadata.items()}
+    assert json.loads(meta["pagelab.set"]) == ["workload.fio-zipf.ops=20000"], "the fixed --set, not a point's"
+    assert list(pandas.read_parquet(sweep).columns[3:6]) == ["throughput_ops_s", "oom_kills", "unfinished_tasks"]

@@ -75,6 +75,10 @@ enum Cmd {
         /// No progress bar and no table.
         #[arg(long, short)]
         quiet: bool,
+        /// With --json to a file: also print the full text report (otherwise only its
+        /// summary lines: the run, OOM kills, pacing).
+        #[arg(long)]
+        table: bool,
     },
     /// Run a scenario for every combination of values (in parallel) and tabulate the counters.
     Sweep {
@@ -186,7 +190,8 @@ enum Cmd {
         #[arg(long)]
         trace_format: Option<String>,
         /// Any policy that runs on traces (pagelab policies): classic, mglru, lru, s3fifo, ...
-        /// (default classic); with a scenario, short for --set machine.policy=P.
+        /// (default classic); with a scenario, short for --set machine.policy=P. Several,
+        /// comma-separated (classic,mglru): a curve each, overlaid in one figure a counter.
         #[arg(long)]
         policy: Option<String>,
         /// A trace's sizes: A..B:N (N evenly spaced), or a list; bytes (64M, 4096p) or a
@@ -199,7 +204,7 @@ enum Cmd {
         #[arg(long, value_name = "KEY=SIZES")]
         vary: Option<String>,
         /// With a kernel model: the kernel version (default 6.1); with a scenario, short for
-        /// --set machine.kernel=K.
+        /// --set machine.kernel=K. Several, comma-separated (6.1,6.12): a curve each.
         #[arg(long)]
         kernel: Option<String>,
         /// Miniature simulation at this sampling rate (0 < R <= 1); without it every point
@@ -209,9 +214,9 @@ enum Cmd {
         /// Counters to report besides misses and miss_ratio (kernel models' vmstat names;
         /// default workingset_refault_file, workingset_activate_file, pgscan_file,
         /// pgsteal_file). With a scenario, the counters to report (vmstat names or
-        /// throughput_ops_s, elapsed_s, ops; default workingset_refault_file,
-        /// workingset_refault_anon, pgsteal_file, pgsteal_anon, pswpin, pswpout,
-        /// throughput_ops_s).
+        /// throughput_ops_s, elapsed_s, ops, oom_kills, unfinished_tasks; default
+        /// workingset_refault_file, workingset_refault_anon, pswpin, pgpgin, pgsteal_file,
+        /// pgsteal_anon, pswpout, throughput_ops_s, oom_kills, unfinished_tasks).
         #[arg(long, value_delimiter = ',')]
         counters: Vec<String>,
         /// Overrides of the kernel model's machine, as for `run --trace`; or of the scenario,
@@ -294,6 +299,19 @@ where
 fn real_main(cli: Cli) -> Result<()> {
     match cli.cmd {
         Cmd::Curve { trace, trace_format, policy, memory, vary, kernel, sample, counters, set, threads, json, parquet, plot } => {
+            // Several --policy or --kernel values (comma-separated): one curve each, drawn in
+            // one figure, in the order kernel then policy.
+            let list = |v: &Option<String>| -> Vec<Option<String>> {
+                match v {
+                    Some(v) => v.split(',').map(|x| Some(x.trim().to_string())).collect(),
+                    None => vec![None],
+                }
+            };
+            let combos: Vec<(Option<String>, Option<String>)> =
+                list(&kernel).into_iter().flat_map(|k| list(&policy).into_iter().map(move |p| (k.clone(), p))).collect();
+            if combos.len() > 1 && parquet.is_some() {
+                anyhow::bail!("--parquet writes one curve: give one --policy and one --kernel (with several, --json writes every curve's points)");
+            }
             let input = if vary.is_some() { "the scenario" } else { "the trace" };
             let mut files = output::Files::inputs([(input, trace.as_path())]);
             let out = json.as_deref().map(|p| files.output("--json", p, true)).transpose()?;
@@ -303,21 +321,26 @@ fn real_main(cli: Cli) -> Result<()> {
                 check_python_plot()?;
             }
             let outputs = CurveOutputs { json: out, parquet, prefix };
+            let label = |k: &Option<String>, p: &Option<String>| [k.as_deref(), p.as_deref()].into_iter().flatten().collect::<Vec<_>>().join(" ");
+            let mut curves = Vec::new();
             if let Some(vary) = vary {
                 if let Some(f) = trace_format {
                     anyhow::bail!("--trace-format {f}: --vary runs a scenario, which has no trace format (give a trace without --vary)");
                 }
-                let set = machine_shorthands(set, [("kernel", kernel), ("policy", policy)])?;
-                let c = pagelab::curve::ScenarioCurve { path: &trace, set: &set, vary: &vary, counters: &counters, threads: threads.unwrap_or(0), sample };
-                let points = pagelab::curve::run_scenario(&c)?;
-                let key = vary.split_once('=').map_or(vary.as_str(), |(k, _)| k.trim());
-                print_warnings(&points, |m| format!("{key}={m}"));
+                let key = vary.split_once('=').map_or(vary.as_str(), |(k, _)| k.trim()).to_string();
+                for (k, p) in &combos {
+                    let set = machine_shorthands(set.clone(), [("kernel", k.clone()), ("policy", p.clone())])?;
+                    let c = pagelab::curve::ScenarioCurve { path: &trace, set: &set, vary: &vary, counters: &counters, threads: threads.unwrap_or(0), sample };
+                    let points = pagelab::curve::run_scenario(&c)?;
+                    print_warnings(&points, |m| format!("{key}={m}"));
+                    curves.push((label(k, p), points));
+                }
                 let name = trace.file_stem().map_or("scenario".into(), |n| n.to_string_lossy().into_owned());
                 let title = match sample {
                     Some(r) => format!("{name}: {key}, miniature scenarios at R = {r}"),
                     None => format!("{name}: {key}"),
                 };
-                return write_curve(&points, outputs, &title);
+                return write_curves(&curves, outputs, &title, &format!("{key} (MiB)"));
             }
             if let Some(t) = threads {
                 anyhow::bail!("--threads {t}: it sets how many of a scenario's runs (--vary) go at a time; a trace's curve does not take it");
@@ -328,34 +351,42 @@ fn real_main(cli: Cli) -> Result<()> {
                     trace.display()
                 );
             }
-            let kernel = kernel_for(&policy, kernel)?;
-            let policy = policy.unwrap_or_else(|| "classic".into());
             let memory = memory.expect("clap requires --memory without --vary");
-            let c = pagelab::curve::Curve {
-                path: &trace,
-                format: trace_format.as_deref().unwrap_or(DEFAULT_TRACE_FORMAT),
-                policy: &policy,
-                kernel: &kernel,
-                set: &set,
-                memory: &memory,
-                sample,
-                counters: &counters,
-            };
-            let points = pagelab::curve::run(&c)?;
-            print_warnings(&points, |m| format!("--memory {m} bytes"));
+            for (k, p) in &combos {
+                let kernel = kernel_for(p, k.clone())?;
+                let policy = p.clone().unwrap_or_else(|| "classic".into());
+                let c = pagelab::curve::Curve {
+                    path: &trace,
+                    format: trace_format.as_deref().unwrap_or(DEFAULT_TRACE_FORMAT),
+                    policy: &policy,
+                    kernel: &kernel,
+                    set: &set,
+                    memory: &memory,
+                    sample,
+                    counters: &counters,
+                };
+                let points = pagelab::curve::run(&c)?;
+                print_warnings(&points, |m| format!("--memory {m} bytes"));
+                curves.push((label(k, p), points));
+            }
             let name = trace.file_name().map_or("trace".into(), |n| n.to_string_lossy().into_owned());
-            let title = match sample {
-                Some(r) => format!("{policy} on {name}, miniature simulation at R = {r}"),
-                None => format!("{policy} on {name}"),
+            let what = if combos.len() > 1 {
+                combos.iter().map(|(k, p)| label(k, p)).collect::<Vec<_>>().join(", ")
+            } else {
+                policy.unwrap_or_else(|| "classic".into())
             };
-            write_curve(&points, outputs, &title)
+            let title = match sample {
+                Some(r) => format!("{what} on {name}, miniature simulation at R = {r}"),
+                None => format!("{what} on {name}"),
+            };
+            write_curves(&curves, outputs, &title, "memory (MiB)")
         }
-        Cmd::Run { scenario: Some(scenario), trace_format, json, parquet, set, quiet, policy, memory, kernel, .. } => {
+        Cmd::Run { scenario: Some(scenario), trace_format, json, parquet, set, quiet, table, policy, memory, kernel, .. } => {
             if let Some(f) = trace_format {
                 anyhow::bail!("--trace-format {f}: it applies to --trace, not to a scenario");
             }
             let set = machine_shorthands(set, [("kernel", kernel), ("policy", policy), ("memory", memory)])?;
-            run(&scenario, json.as_deref(), parquet.as_deref(), &set, quiet)
+            run(&scenario, json.as_deref(), parquet.as_deref(), &set, quiet, table)
         }
         Cmd::Run { trace: Some(path), trace_format, policy, memory, kernel, json, parquet, set, quiet, .. } => {
             let memory = memory.expect("clap requires --memory with --trace");
@@ -483,15 +514,17 @@ fn sweep(path: &std::path::Path, vary: &[String], set: &[String], threads: usize
         for k in keys {
             out!(" {:>14}", k.trim_start_matches("workingset_"))?;
         }
-        outln!(" {:>10} {:>12}", "elapsed s", "ops/s")?;
+        outln!(" {:>10} {:>12} {:>9} {:>10}", "elapsed s", "ops/s", "oom kills", "unfinished")?;
         for (p, r) in &results {
             out!("{:<36}", p.label())?;
             match r {
                 Ok(r) => {
                     for k in keys {
-                        out!(" {:>14}", r.vmstat[k])?;
+                        out!(" {:>14}", pagelab::report::thousands(r.vmstat[k]))?;
                     }
-                    outln!(" {:>10.3} {:>12.0}", r.elapsed_s, r.throughput_ops_s)?;
+                    let (kills, unfinished) = r.outcome();
+                    let flag = if unfinished > 0 { "  (tasks OOM-killed: counters cut short)" } else { "" };
+                    outln!(" {:>10.3} {:>12} {kills:>9} {unfinished:>10}{flag}", r.elapsed_s, pagelab::report::thousands_f64(r.throughput_ops_s, 0))?;
                 }
                 Err(e) => outln!(" failed: {e}")?,
             }
@@ -504,7 +537,10 @@ fn sweep(path: &std::path::Path, vary: &[String], set: &[String], threads: usize
                 let point: serde_json::Map<String, serde_json::Value> =
                     p.overrides.iter().map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone()))).collect();
                 match r {
-                    Ok(r) => serde_json::json!({"point": point, "report": r}),
+                    Ok(r) => {
+                        let (kills, unfinished) = r.outcome();
+                        serde_json::json!({"point": point, "oom_kills": kills, "unfinished_tasks": unfinished, "report": r})
+                    }
                     Err(e) => serde_json::json!({"point": point, "error": e}),
                 }
             })
@@ -520,14 +556,19 @@ fn sweep(path: &std::path::Path, vary: &[String], set: &[String], threads: usize
     if let Some(out) = csv {
         let mut text = String::new();
         let counters: Vec<String> = results.iter().find_map(|(_, r)| r.as_ref().ok()).map(|r| r.vmstat.keys().cloned().collect()).unwrap_or_default();
-        let head: Vec<String> =
-            axes.iter().map(|a| a.key.clone()).chain(["elapsed_s".into(), "ops".into(), "throughput_ops_s".into()]).chain(counters.iter().cloned()).collect();
+        let head: Vec<String> = axes
+            .iter()
+            .map(|a| a.key.clone())
+            .chain(["elapsed_s", "ops", "throughput_ops_s", "oom_kills", "unfinished_tasks"].map(String::from))
+            .chain(counters.iter().cloned())
+            .collect();
         text += &head.join(",");
         text.push('\n');
         for (p, r) in &results {
             let Ok(r) = r else { continue };
             let mut row: Vec<String> = p.overrides.iter().map(|(_, v)| v.clone()).collect();
-            row.extend([r.elapsed_s.to_string(), r.ops.to_string(), r.throughput_ops_s.to_string()]);
+            let (kills, unfinished) = r.outcome();
+            row.extend([r.elapsed_s.to_string(), r.ops.to_string(), r.throughput_ops_s.to_string(), kills.to_string(), unfinished.to_string()]);
             row.extend(counters.iter().map(|k| r.vmstat.get(k).copied().unwrap_or(0).to_string()));
             text += &row.join(",");
             text.push('\n');
@@ -618,12 +659,12 @@ fn compare(paths: &[PathBuf], labels: &[String]) -> Result<()> {
     Ok(())
 }
 
-fn run(path: &std::path::Path, json: Option<&std::path::Path>, parquet: Option<&std::path::Path>, set: &[String], quiet: bool) -> Result<()> {
+fn run(path: &std::path::Path, json: Option<&std::path::Path>, parquet: Option<&std::path::Path>, set: &[String], quiet: bool, table: bool) -> Result<()> {
     let s = pagelab::Scenario::load(path, set)?;
     let mut files = output::Files::inputs([("the scenario", path)]);
-    let json = json.map(|p| files.output("--json", p, true)).transpose()?;
+    let json_out = json.map(|p| files.output("--json", p, true)).transpose()?;
     let parquet = parquet.map(|p| files.output("--parquet", p, false)).transpose()?;
-    let json_to_stdout = json.as_ref().is_some_and(output::Output::is_stdout);
+    let json_to_stdout = json_out.as_ref().is_some_and(output::Output::is_stdout);
     let bar = if quiet || !std::io::stderr().is_terminal() {
         ProgressBar::hidden()
     } else {
@@ -644,13 +685,22 @@ fn run(path: &std::path::Path, json: Option<&std::path::Path>, parquet: Option<&
     if let Some(p) = parquet {
         write_series(p, &serde_json::to_value(&report)?)?;
     }
-    if let Some(out) = json {
+    if let Some(out) = json_out {
         out.write((serde_json::to_string_pretty(&report)? + "\n").as_bytes())?;
     }
-    if !quiet && !json_to_stdout {
-        out!("{}", report.table())?;
+    match json {
+        _ if quiet || json_to_stdout => {}
+        None => out!("{}", report.table())?,
+        Some(_) if table => out!("{}", report.table())?,
+        Some(o) => outln!("{}(the full report is in {})", summary(&report.table()), o.display())?,
     }
     Ok(())
+}
+
+/// The summary lines of a run's text report: those before its first blank line (the run,
+/// its OOM kills, pacing and lockstep).
+fn summary(table: &str) -> String {
+    table.lines().take_while(|l| !l.is_empty()).map(|l| format!("{l}\n")).collect()
 }
 
 /// `run --parquet`: the report's series as a table.
@@ -729,20 +779,49 @@ struct CurveOutputs {
     prefix: Option<String>,
 }
 
-/// Prints a curve's table (unless the JSON goes to standard output) and writes its outputs.
-fn write_curve(points: &pagelab::curve::Points, o: CurveOutputs, title: &str) -> Result<()> {
+/// Prints the curves' tables (unless the JSON goes to standard output) and writes their
+/// outputs. One curve writes its points as they are; several (`--policy classic,mglru`) are
+/// each headed by their label in the text, give the JSON array every curve's points with
+/// `kernel` and `policy` keys, and share one figure a counter.
+fn write_curves(curves: &[(String, pagelab::curve::Points)], o: CurveOutputs, title: &str, xlabel: &str) -> Result<()> {
+    let several = curves.len() > 1;
     if !o.json.as_ref().is_some_and(output::Output::is_stdout) {
-        out!("{}", curve_table(points))?;
+        for (label, points) in curves {
+            if several {
+                outln!("{label}:")?;
+            }
+            out!("{}", curve_table(points))?;
+        }
     }
-    let v = points.to_json();
+    let jsons: Vec<serde_json::Value> = curves.iter().map(|(_, p)| p.to_json()).collect();
     if let Some(out) = o.json {
+        let v = if several {
+            let mut all = Vec::new();
+            for ((_, points), v) in curves.iter().zip(&jsons) {
+                let first = points.points.first().and_then(|p| p.reports.first());
+                for mut p in v.as_array().cloned().unwrap_or_default() {
+                    for k in ["kernel", "policy"] {
+                        let name = first.and_then(|r| r.get(k)).cloned().unwrap_or(serde_json::Value::Null);
+                        p[k] = name;
+                    }
+                    all.push(p);
+                }
+            }
+            serde_json::Value::Array(all)
+        } else {
+            jsons[0].clone()
+        };
         out.write((serde_json::to_string_pretty(&v)? + "\n").as_bytes())?;
     }
     if let Some(p) = o.parquet {
-        parquet::write(p, &points.table())?;
+        parquet::write(p, &curves[0].1.table())?;
     }
     if let Some(prefix) = o.prefix {
-        let data = serde_json::json!({"points": v, "counters": points.counters, "title": title});
+        // The counters every curve has (a plain cache has no kernel counters).
+        let counters: Vec<&String> = curves[0].1.counters.iter().filter(|c| curves.iter().all(|(_, p)| p.counters.contains(c))).collect();
+        let drawn: Vec<serde_json::Value> =
+            curves.iter().zip(&jsons).map(|((label, _), v)| serde_json::json!({"label": if several { Some(label) } else { None }, "points": v})).collect();
+        let data = serde_json::json!({"curves": drawn, "counters": counters, "title": title, "xlabel": xlabel});
         draw_with_python("curve_png", &data, &prefix)?;
     }
     Ok(())
@@ -751,7 +830,8 @@ fn write_curve(points: &pagelab::curve::Points, o: CurveOutputs, title: &str) ->
 fn curve_table(points: &pagelab::curve::Points) -> String {
     let mut out = String::new();
     if let Some((rate, kept)) = points.sample {
-        out += &format!("miniature simulation at R = {rate}: {} and {} pages kept (hash seeds 1 and 2)\n", kept[0], kept[1]);
+        let th = pagelab::report::thousands;
+        out += &format!("miniature simulation at R = {rate}: {} and {} pages kept (hash seeds 1 and 2)\n", th(kept[0]), th(kept[1]));
     }
     out += &format!("{:>12}", "memory");
     for n in &points.counters {
@@ -766,11 +846,12 @@ fn curve_table(points: &pagelab::curve::Points) -> String {
         out += &mib(p.memory);
         for (i, n) in points.counters.iter().enumerate() {
             let v = p.values[i];
+            let n0 = |x: f64| pagelab::report::thousands_f64(x, 0);
             let cell = match p.errors.as_ref().map(|e| e[i]) {
                 Some(e) if n.as_str() == "miss_ratio" => format!("{v:.4} ±{e:.4}"),
-                Some(e) => format!("{v:.0} ±{e:.0}"),
+                Some(e) => format!("{} ±{}", n0(v), n0(e)),
                 None if n.as_str() == "miss_ratio" => format!("{v:.4}"),
-                None => format!("{v:.0}"),
+                None => n0(v),
             };
             out += &format!(" {cell:>26}");
         }

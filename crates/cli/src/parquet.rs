@@ -36,7 +36,13 @@ fn write_to(out: &mut std::fs::File, table: &Table) -> Result<()> {
         })
         .collect::<parquet::errors::Result<Vec<_>>>()?;
     let schema = Arc::new(Type::group_type_builder("schema").with_fields(fields).build()?);
-    let props = Arc::new(WriterProperties::builder().set_created_by(format!("pagelab {}", env!("CARGO_PKG_VERSION"))).build());
+    let meta = table.meta.iter().map(|(k, v)| parquet::file::metadata::KeyValue::new(k.clone(), v.clone())).collect::<Vec<_>>();
+    let props = Arc::new(
+        WriterProperties::builder()
+            .set_created_by(format!("pagelab {}", env!("CARGO_PKG_VERSION")))
+            .set_key_value_metadata((!meta.is_empty()).then_some(meta))
+            .build(),
+    );
     let mut writer = SerializedFileWriter::new(std::io::BufWriter::new(out), schema, props)?;
     let mut group = writer.next_row_group()?;
     let mut columns = table.columns.iter();

@@ -116,9 +116,59 @@ pub struct ZoneInfo {
     pub protection: u64,
 }
 
+/// The version of the reports' and tables' layout (`provenance.schema_version`, and the
+/// Parquet files' `pagelab.schema_version`): raised when a key changes meaning or goes.
+/// Reports without `provenance` predate it.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// What made a report (docs/tables.md, "Provenance"): pagelab's version, the layout's, the
+/// `--set` overrides and the scenario as it ran, with a hash to tell runs apart at a glance.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Provenance {
+    pub pagelab_version: &'static str,
+    pub schema_version: u32,
+    /// The `--set` overrides in order (a sweep's point: the fixed ones, then its values).
+    pub set: Vec<String>,
+    /// `fnv1a64:` and the 64-bit FNV-1a hash of `scenario`, in hex.
+    pub scenario_hash: String,
+    /// The scenario file with the overrides applied, as TOML.
+    pub scenario: String,
+}
+
+impl Provenance {
+    /// The provenance of a run of `s`.
+    pub fn of(s: &Scenario) -> Provenance {
+        Provenance {
+            pagelab_version: env!("CARGO_PKG_VERSION"),
+            schema_version: SCHEMA_VERSION,
+            set: s.overrides.clone(),
+            scenario_hash: scenario_hash(&s.resolved_toml),
+            scenario: s.resolved_toml.clone(),
+        }
+    }
+}
+
+/// The provenance of a plain cache's trace replay, which has no scenario: the versions and
+/// the `--set` overrides.
+pub fn plain_provenance(set: &[String]) -> serde_json::Value {
+    serde_json::json!({"pagelab_version": env!("CARGO_PKG_VERSION"), "schema_version": SCHEMA_VERSION, "set": set})
+}
+
+/// `fnv1a64:` and the FNV-1a hash of `text` (64 bits, hex): the same on every machine.
+pub fn scenario_hash(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("fnv1a64:{h:016x}")
+}
+
 /// A run's report; `pagelab run --json` writes it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Report {
+    /// What made it: versions, overrides and the scenario.
+    pub provenance: Provenance,
     pub scenario: String,
     pub kernel: String,
     pub policy: String,
@@ -342,8 +392,37 @@ const MEMORY_STAT_TEXT: [&str; 26] = [
     "memory.events.oom_kill",
 ];
 
+/// `n` with a comma between each group of three digits: `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `x` rounded to `decimals` places, its whole part with thousands separators: `68,913.25`.
+pub fn thousands_f64(x: f64, decimals: usize) -> String {
+    if !x.is_finite() {
+        return format!("{x}");
+    }
+    let text = format!("{:.decimals$}", x.abs());
+    let (whole, frac) = text.split_once('.').map_or((text.as_str(), None), |(w, f)| (w, Some(f)));
+    let sign = if x < 0.0 && text.bytes().any(|b| b.is_ascii_digit() && b != b'0') { "-" } else { "" };
+    let whole = whole.parse::<u64>().map_or_else(|_| whole.to_string(), thousands);
+    match frac {
+        Some(f) => format!("{sign}{whole}.{f}"),
+        None => format!("{sign}{whole}"),
+    }
+}
+
 /// One `name value unit` line of the text table.
 fn line(out: &mut String, name: &str, value: u64, unit: &str) {
+    let value = thousands(value);
     let l = format!("  {name:<28} {value:>14} {unit}");
     let _ = writeln!(out, "{}", l.trim_end());
 }
@@ -412,6 +491,7 @@ impl Report {
             })
             .collect();
         Report {
+            provenance: Provenance::of(s),
             scenario: s.name.clone(),
             kernel: s.machine.kernel.name().to_string(),
             policy: m.policy.name().to_string(),
@@ -454,6 +534,13 @@ impl Report {
         }
     }
 
+    /// How the run ended for its tasks: the OOM kills, and the tasks that did not finish
+    /// their work (OOM-killed). A sweep's or curve's row with either is not comparable with
+    /// its neighbours: its counters stop where the task died.
+    pub fn outcome(&self) -> (u64, u64) {
+        (self.oom_kills.len() as u64, self.tasks.iter().filter(|t| t.oom_killed).count() as u64)
+    }
+
     /// The counters a reclaim developer looks at first, as a plain table: each with the unit
     /// its kernel name hides (`pgpgin` KiB, `nr_*` pages, memory.stat sizes bytes). The
     /// names stay the kernel's, as in the JSON.
@@ -461,8 +548,13 @@ impl Report {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "{} — kernel {}, policy {}: {} ops in {:.3} s modeled ({:.0} ops/s)",
-            self.scenario, self.kernel, self.policy, self.ops, self.elapsed_s, self.throughput_ops_s
+            "{} — kernel {}, policy {}: {} ops in {:.3} s modeled ({} ops/s)",
+            self.scenario,
+            self.kernel,
+            self.policy,
+            thousands(self.ops),
+            self.elapsed_s,
+            thousands_f64(self.throughput_ops_s, 0)
         );
         for k in &self.oom_kills {
             let _ = writeln!(out, "OOM kill at {:.3} s: {} (constraint {}, {} pages freed)", k.time_s, k.task, k.constraint, k.freed_pages);
@@ -539,11 +631,11 @@ impl Report {
             for t in &self.tasks {
                 let _ = writeln!(
                     out,
-                    "{:<24} {:>10} {:>10.3} {:>12.0} {:>10.3} {:>10.3}{}",
+                    "{:<24} {:>10} {:>10.3} {:>12} {:>10.3} {:>10.3}{}",
                     t.name,
-                    t.ops,
+                    thousands(t.ops),
                     t.elapsed_s,
-                    t.ops_per_s,
+                    thousands_f64(t.ops_per_s, 0),
                     t.io_wait_s,
                     t.reclaim_s,
                     if t.oom_killed { "  OOM-killed" } else { "" }
@@ -551,5 +643,23 @@ impl Report {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_print_with_thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(68913), "68,913");
+        assert_eq!(thousands(201277440), "201,277,440");
+        assert_eq!(thousands_f64(68913.0, 2), "68,913.00");
+        assert_eq!(thousands_f64(33073.4, 0), "33,073");
+        assert_eq!(thousands_f64(-1234.5, 1), "-1,234.5");
+        assert_eq!(thousands_f64(-0.001, 2), "0.00");
     }
 }

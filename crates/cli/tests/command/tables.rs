@@ -190,7 +190,7 @@ fn sweep_parquet_is_one_row_a_point_with_typed_varied_values() {
         .arg(&pq));
     let results: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let (names, rows) = read_parquet(&pq);
-    assert_eq!(&names[..5], ["machine.memory", "machine.swappiness", "elapsed_s", "ops", "throughput_ops_s"]);
+    assert_eq!(&names[..7], ["machine.memory", "machine.swappiness", "elapsed_s", "ops", "throughput_ops_s", "oom_kills", "unfinished_tasks"]);
     assert!(!names.iter().any(|n| n == "error"), "no point failed");
     assert_eq!(rows.len(), 4);
     let memory: Vec<&Value> = rows.iter().map(|r| &r[0]).collect();
@@ -198,7 +198,8 @@ fn sweep_parquet_is_one_row_a_point_with_typed_varied_values() {
     assert_eq!(rows.iter().map(|r| r[1].as_i64().unwrap()).collect::<Vec<_>>(), [0, 100, 0, 100]);
     for (row, r) in rows.iter().zip(&results) {
         assert_eq!(row[3], r["report"]["ops"]);
-        for (n, v) in names.iter().zip(row).skip(5) {
+        assert_eq!((&row[5], &row[6]), (&r["oom_kills"], &r["unfinished_tasks"]));
+        for (n, v) in names.iter().zip(row).skip(7) {
             assert_eq!(v, &r["report"]["vmstat"][n.as_str()], "{n}");
         }
     }

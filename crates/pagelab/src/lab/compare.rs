@@ -98,7 +98,13 @@ pub fn default_rows() -> Vec<Row> {
         Row { label: "Scanned anon", value: |r| r.get("pgscan_anon") },
         Row { label: "Swapouts", value: |r| r.get("pswpout") },
         Row { label: "Swapins", value: |r| r.get("pswpin") },
+        // The read-back IO beside the refaults: the two LRUs count workingset_refault_*
+        // under different rules (docs/architecture.md, "What a refault is under each LRU"),
+        // pages read do not depend on them.
+        Row { label: "Pages read (pgpgin/4)", value: |r| r.get("pgpgin") / 4.0 },
         Row { label: "Refaults", value: refaults },
+        Row { label: "Refaults anon", value: |r| r.get("workingset_refault_anon") },
+        Row { label: "Refaults file", value: |r| r.get("workingset_refault_file") },
         Row { label: "Restore refaults", value: |r| r.get("workingset_restore_anon") + r.get("workingset_restore_file") },
         Row { label: "Total paging IO", value: |r| r.get("pswpout") + r.get("pswpin") + refaults(r) },
         Row { label: "Elapsed (modeled s)", value: |r| r.elapsed_s },
@@ -142,6 +148,16 @@ pub fn change(base: f64, v: f64) -> String {
     format!("({}{:.2}%)", if pct >= 0.0 { " +" } else { " " }, pct)
 }
 
+/// Decimals a row's cells print with: 2 for ratios, times and rates (`%`, `s`, `/s` in the
+/// label), 0 for counts.
+fn decimals(label: &str) -> usize {
+    if label.ends_with('%') || label.ends_with(" s") || label.contains(" s)") || label.contains("/s") {
+        2
+    } else {
+        0
+    }
+}
+
 /// The comparison table of `runs` (the first is the baseline; no runs, no table).
 pub fn table(runs: &[Run], rows: &[Row]) -> String {
     if runs.is_empty() {
@@ -160,7 +176,7 @@ pub fn table(runs: &[Run], rows: &[Row]) -> String {
         let _ = write!(out, "{:<label_w$}", row.label);
         for r in runs {
             let v = (row.value)(r);
-            let cell = format!("{:.2} {:>10}", v, change(base, v));
+            let cell = format!("{} {:>10}", crate::report::thousands_f64(v, decimals(row.label)), change(base, v));
             let _ = write!(out, " {cell:>col_w$}");
         }
         out.push('\n');
@@ -195,7 +211,18 @@ mod tests {
         let get = |l: &str| (rows.iter().find(|x| x.label == l).unwrap().value)(&r);
         assert_eq!(get("Total paging IO"), 433167.0);
         assert_eq!(get("Scanned"), 354682.0 + 465381.0);
-        let t = table(&[r.clone(), r], &rows);
-        assert!(t.contains("Total paging IO") && t.contains("433167.00"), "{t}");
+        let t = table(&[r.clone(), r.clone()], &rows);
+        assert!(t.contains("Total paging IO") && t.contains("433,167 "), "{t}");
+        // Issue 40 #17: counts print as whole numbers with separators, times with decimals.
+        let swapins = t.lines().find(|l| l.starts_with("Swapins")).unwrap();
+        assert!(swapins.contains("34,583  ( +0.00%)") && !swapins.contains("34583.00"), "{swapins}");
+        let elapsed = t.lines().find(|l| l.starts_with("Elapsed")).unwrap();
+        assert!(elapsed.contains("10.00  ( +0.00%)"), "{elapsed}");
+        assert_eq!(decimals("Swapins"), 0);
+        assert_eq!(decimals("Direct reclaim stalls"), 0);
+        assert_eq!(decimals("Elapsed (modeled s)"), 2);
+        assert_eq!(decimals("Reclaim efficiency %"), 2);
+        assert_eq!(decimals("Throughput ops/s"), 2);
+        assert_eq!(get("Pages read (pgpgin/4)"), 0.0);
     }
 }

@@ -86,6 +86,8 @@ pub struct Points {
     pub points: Vec<Point>,
     /// With a sample: the rate and the pages each seed's sample kept.
     pub sample: Option<(f64, [u64; 2])>,
+    /// The `--set` overrides given (the table's `pagelab.set`).
+    pub set: Vec<String>,
 }
 
 impl Points {
@@ -113,11 +115,24 @@ impl Points {
         )
     }
 
+    /// The table's provenance: the versions from the first point's first report and the
+    /// `--set` overrides given (the scenario varies from point to point: each report has it).
+    fn provenance(&self) -> Vec<(String, String)> {
+        let mut meta = self.points.first().and_then(|p| p.reports.first()).map_or_else(Vec::new, |r| crate::tables::provenance_meta(r, usize::MAX));
+        for (k, v) in &mut meta {
+            if k == "pagelab.set" {
+                *v = Value::from(self.set.clone()).to_string();
+            }
+        }
+        meta
+    }
+
     /// The points as a table: `memory`, the counters in order, then (with a sample) their
     /// `<name>_error` columns in the same order. Exact counts are integer columns.
     pub fn table(&self) -> Table {
         let exact = self.sample.is_none();
-        let mut t = Table { columns: vec![("memory".into(), Column::Int(self.points.iter().map(|p| Some(p.memory as i64)).collect()))] };
+        let mut t =
+            Table { columns: vec![("memory".into(), Column::Int(self.points.iter().map(|p| Some(p.memory as i64)).collect()))], meta: self.provenance() };
         for (i, n) in self.counters.iter().enumerate() {
             let c = if exact && is_count(n) {
                 Column::Int(self.points.iter().map(|p| Some(p.values[i].round() as i64)).collect())
@@ -240,7 +255,7 @@ pub fn run(c: &Curve) -> Result<Points> {
             points
         }
     };
-    Ok(Points { counters: names, points, sample })
+    Ok(Points { counters: names, points, sample, set: c.set.to_vec() })
 }
 
 /// Replays the dense trace at every size (in parallel) and returns one report a size.
@@ -460,10 +475,23 @@ fn sizes(text: &str, footprint_pages: Option<u64>, flag: &str) -> Result<Vec<u64
     Ok(sizes)
 }
 
-/// The counters a scenario's curve reports by default: what the sizing question asks (refaults,
-/// reclaim, swap traffic) and the modeled throughput.
-pub const SCENARIO_COUNTERS: [&str; 7] =
-    ["workingset_refault_file", "workingset_refault_anon", "pgsteal_file", "pgsteal_anon", "pswpin", "pswpout", "throughput_ops_s"];
+/// The counters a scenario's curve reports by default: what the sizing question asks (refaults
+/// beside the IO that reads pages back, `pswpin` and `pgpgin`, which the two LRUs' refault
+/// counts do not measure alike; reclaim; swap-outs), the modeled throughput, and how the run
+/// ended: OOM kills and unfinished (OOM-killed) tasks, without which a size whose task died
+/// early looks like the cheapest.
+pub const SCENARIO_COUNTERS: [&str; 10] = [
+    "workingset_refault_file",
+    "workingset_refault_anon",
+    "pswpin",
+    "pgpgin",
+    "pgsteal_file",
+    "pgsteal_anon",
+    "pswpout",
+    "throughput_ops_s",
+    "oom_kills",
+    "unfinished_tasks",
+];
 
 /// A scenario's curve: one full run for each size given to one of its size keys.
 pub struct ScenarioCurve<'a> {
@@ -534,7 +562,7 @@ pub fn run_scenario(c: &ScenarioCurve) -> Result<Points> {
         }
         points.push(p);
     }
-    Ok(Points { counters, points, sample: c.sample.map(|r| (r, sample_kept(&reports, sizes.len()))) })
+    Ok(Points { counters, points, sample: c.sample.map(|r| (r, sample_kept(&reports, sizes.len()))), set: c.set.to_vec() })
 }
 
 /// The pages each seed's miniature objects kept, at the first size (for the table's header).
@@ -561,11 +589,14 @@ fn scenario_counters(v: &Value, names: &[String]) -> Result<Vec<f64>> {
             "ops" => Ok(ops),
             "elapsed_s" => Ok(elapsed),
             "throughput_ops_s" => Ok(if elapsed > 0.0 { ops / elapsed } else { 0.0 }),
-            _ => {
-                v["vmstat"].get(n).and_then(Value::as_f64).map(|x| x * inv).ok_or_else(|| {
-                    Error::Msg(format!("--counters `{n}`: not a counter of the report (a /proc/vmstat name, or throughput_ops_s, elapsed_s, ops)"))
-                })
-            }
+            // How the run ended, not scaled: a miniature's task dies as the full one's does.
+            "oom_kills" => Ok(crate::tables::outcome(v).0 as f64),
+            "unfinished_tasks" => Ok(crate::tables::outcome(v).1 as f64),
+            _ => v["vmstat"].get(n).and_then(Value::as_f64).map(|x| x * inv).ok_or_else(|| {
+                Error::Msg(format!(
+                    "--counters `{n}`: not a counter of the report (a /proc/vmstat name, or throughput_ops_s, elapsed_s, ops, oom_kills, unfinished_tasks)"
+                ))
+            }),
         })
         .collect()
 }
@@ -758,10 +789,45 @@ seed = 3
         assert!(refault(&points.points[1]) >= refault(&points.points[2]));
         let alone = crate::run(&crate::Scenario::load(&path, &["cgroup./db.max=\"16M\"".into()]).unwrap(), |_, _| {}).unwrap();
         assert_eq!(refault(&points.points[1]), alone.vmstat["workingset_refault_file"] as f64);
-        assert_eq!(points.points[1].values[6], alone.throughput_ops_s);
+        assert_eq!(points.points[1].values[7], alone.throughput_ops_s);
         let json = points.to_json();
         assert_eq!(json[1]["memory"], 16u64 << 20);
         assert!(json[1]["throughput_ops_s"].is_f64(), "a rate stays a number: {}", json[1]["throughput_ops_s"]);
+    }
+
+    /// Issue 40 #13: a size whose task the OOM killer ended stops early and so looks like
+    /// the cheapest; the curve's default counters say it was killed. Issue 40 #17: each
+    /// point's report and the table say what made them.
+    #[test]
+    fn a_scenario_curve_shows_oom_kills_and_its_provenance() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("heap.toml");
+        let heap = "[machine]\nmemory = \"64M\"\n[[cgroup]]\npath = \"/db\"\nmax = \"32M\"\n\
+                    [[workload]]\nname = \"heap\"\ncgroup = \"/db\"\nkind = \"anon-rw\"\nsize = \"24M\"\n\
+                    distribution = \"uniform\"\nops = 20000\nseed = 3\n";
+        std::fs::write(&path, heap).unwrap();
+        let set = ["machine.swappiness=0".to_string()];
+        let c = ScenarioCurve { path: &path, set: &set, vary: "cgroup./db.max=8M,32M", counters: &[], threads: 2, sample: None };
+        let points = run_scenario(&c).unwrap();
+        let col = |name: &str| {
+            let i = points.counters.iter().position(|n| n == name).unwrap_or_else(|| panic!("no {name} in {:?}", points.counters));
+            points.points.iter().map(|p| p.values[i]).collect::<Vec<_>>()
+        };
+        assert_eq!(col("oom_kills"), [1.0, 0.0], "8M cannot hold the 24M heap without swap; 32M can");
+        assert_eq!(col("unfinished_tasks"), [1.0, 0.0]);
+        assert!(col("pswpin").iter().all(|&x| x == 0.0) && points.counters.iter().any(|n| n == "pgpgin"));
+        let json = points.to_json();
+        assert_eq!(json[0]["oom_kills"], 1u64);
+        let p = &points.points[0].reports[0]["provenance"];
+        assert_eq!(p["pagelab_version"], env!("CARGO_PKG_VERSION"));
+        assert_eq!(p["schema_version"], crate::report::SCHEMA_VERSION);
+        assert_eq!(p["set"], json!(["machine.swappiness=0", "cgroup./db.max=8388608"]));
+        assert!(p["scenario"].as_str().unwrap().contains("max = 8388608"), "{p}");
+        assert_eq!(p["scenario_hash"].as_str().unwrap(), crate::report::scenario_hash(p["scenario"].as_str().unwrap()));
+        assert_ne!(p["scenario_hash"], points.points[1].reports[0]["provenance"]["scenario_hash"]);
+        let meta = points.table().meta;
+        assert!(meta.contains(&("pagelab.set".into(), "[\"machine.swappiness=0\"]".into())), "{meta:?}");
+        assert!(meta.contains(&("pagelab.schema_version".into(), crate::report::SCHEMA_VERSION.to_string())), "{meta:?}");
     }
 
     #[test]

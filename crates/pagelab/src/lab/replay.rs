@@ -13,6 +13,8 @@ use pagelab_trace::Format;
 use pagelab_workload::{Access, Advice, Op, PAGE_SIZE};
 use serde_json::{json, Value};
 
+use crate::report::thousands as th;
+
 /// A run's JSON report and its text table.
 type Outcome = Result<(Value, String)>;
 
@@ -146,6 +148,7 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
             bail!("{}: the trace has no accesses", o.path.display());
         }
         let v = json!({
+            "provenance": crate::report::plain_provenance(o.set),
             "policy": st.policy,
             "trace": trace_json(st.ops, st.pages, input.zero_size_records.or(Some(zero))),
             "memory": memory,
@@ -163,9 +166,9 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
         let table = format!(
             "{} {} pages: {} accesses, {} misses, miss ratio {:.6}, {:.1} M accesses/s\n",
             st.policy,
-            capacity,
-            st.ops,
-            st.misses,
+            th(capacity),
+            th(st.ops),
+            th(st.misses),
             st.miss_ratio(),
             st.ops as f64 / wall / 1e6
         );
@@ -204,6 +207,9 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
     let zero = input.zero_size_records.or((input.format == Format::OracleGeneral).then_some(status.zero_size_records));
     let table = report.table();
     let mut v = serde_json::to_value(&report)?;
+    // The machine and task built for the trace are an implementation detail (a streamed
+    // trace's file grows as it is read): the replay's provenance is the versions and --set.
+    v["provenance"] = crate::report::plain_provenance(o.set);
     // Without readahead (the file is read with POSIX_FADV_RANDOM) every miss reads one page.
     let misses = report.vmstat.get("pgpgin").copied().unwrap_or(0) / (PAGE_SIZE / 1024);
     let ops_done = report.ops;
@@ -215,7 +221,9 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
     m.insert("wall_s".into(), wall.into());
     m.insert("accesses_per_s".into(), (ops_done as f64 / wall).into());
     let table = format!(
-        "{table}trace: {ops_done} accesses, {misses} misses, miss ratio {:.6}, {:.2} M accesses/s\n",
+        "{table}trace: {} accesses, {} misses, miss ratio {:.6}, {:.2} M accesses/s\n",
+        th(ops_done),
+        th(misses),
         misses as f64 / ops_done.max(1) as f64,
         ops_done as f64 / wall / 1e6
     );
@@ -257,6 +265,9 @@ fn run_iolog(o: &TraceRun, log: &pagelab_trace::iolog::Iolog) -> Result<(Value, 
     let wall = start.elapsed().as_secs_f64();
     let table = report.table();
     let mut v = serde_json::to_value(&report)?;
+    // The machine and task built for the trace are an implementation detail (a streamed
+    // trace's file grows as it is read): the replay's provenance is the versions and --set.
+    v["provenance"] = crate::report::plain_provenance(o.set);
     let m = v.as_object_mut().expect("a report is an object");
     let reads = log.ops.iter().filter(|op| !op.write).count();
     m.insert(

@@ -124,6 +124,7 @@ fn run_plain(o: &TraceRun, spec: &Spec) -> Result<(Value, String)> {
     let st = pagelab_cachesim::run(&mut src, policy, capacity)?;
     let wall = start.elapsed().as_secs_f64();
     let v = json!({
+        "provenance": crate::report::plain_provenance(o.set),
         "policy": st.policy,
         "trace": trace_json(o, &src.counts(), src.bound()),
         "memory": memory,
@@ -137,7 +138,8 @@ fn run_plain(o: &TraceRun, spec: &Spec) -> Result<(Value, String)> {
         "wall_s": wall,
         "accesses_per_s": st.ops as f64 / wall,
     });
-    let table = format!("{} {} pages: {} accesses, {} misses, miss ratio {:.6}\n", st.policy, capacity, st.ops, st.misses, st.miss_ratio());
+    let th = crate::report::thousands;
+    let table = format!("{} {} pages: {} accesses, {} misses, miss ratio {:.6}\n", st.policy, th(capacity), th(st.ops), th(st.misses), st.miss_ratio());
     Ok((v, table))
 }
 
@@ -160,6 +162,9 @@ fn run_kernel(o: &TraceRun, spec: &Spec, (counts, pages): (StreamCounts, u64)) -
     let seen = *seen.lock().expect("trace counts");
     let table = report.table();
     let mut v = serde_json::to_value(&report)?;
+    // The machine and task built for the trace are an implementation detail (a streamed
+    // trace's file grows as it is read): the replay's provenance is the versions and --set.
+    v["provenance"] = crate::report::plain_provenance(o.set);
     let m = v.as_object_mut().expect("a report is an object");
     m.insert("trace".into(), trace_json(o, &seen, pages));
     m.insert("wall_s".into(), wall.into());

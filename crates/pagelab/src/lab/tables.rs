@@ -78,6 +78,41 @@ impl Column {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Table {
     pub columns: Vec<(String, Column)>,
+    /// What made the table, as key-value pairs (a Parquet file's key-value metadata):
+    /// `pagelab.version`, `pagelab.schema_version`, `pagelab.set` (the fixed `--set`
+    /// overrides, a JSON array), and for one run's series `pagelab.scenario_hash` and
+    /// `pagelab.scenario` (docs/tables.md, "Provenance").
+    pub meta: Vec<(String, String)>,
+}
+
+/// A table's provenance from one of its reports (`provenance` of a report as JSON): the
+/// versions and the `--set` overrides but the last `varied` (a sweep's or curve's own values),
+/// and with nothing varied the scenario and its hash. Empty for a report without provenance.
+pub fn provenance_meta(report: &Value, varied: usize) -> Vec<(String, String)> {
+    let Some(p) = report.get("provenance").filter(|p| p.is_object()) else { return Vec::new() };
+    let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+    let set: Vec<&Value> = p["set"].as_array().map(|a| a.iter().take(a.len().saturating_sub(varied)).collect()).unwrap_or_default();
+    let mut meta = vec![
+        ("pagelab.version".to_string(), text(&p["pagelab_version"])),
+        ("pagelab.schema_version".to_string(), text(&p["schema_version"])),
+        ("pagelab.set".to_string(), Value::from(set.into_iter().cloned().collect::<Vec<_>>()).to_string()),
+    ];
+    if varied == 0 {
+        for k in ["scenario_hash", "scenario"] {
+            if let Some(v) = p.get(k) {
+                meta.push((format!("pagelab.{k}"), text(v)));
+            }
+        }
+    }
+    meta
+}
+
+/// How a run (a report as JSON) ended for its tasks: its OOM kills and the tasks that did
+/// not finish their work (OOM-killed); see [`crate::Report::outcome`].
+pub fn outcome(report: &Value) -> (u64, u64) {
+    let kills = report["oom_kills"].as_array().map_or(0, Vec::len) as u64;
+    let unfinished = report["tasks"].as_array().map_or(0, |t| t.iter().filter(|t| t["oom_killed"].as_bool() == Some(true)).count()) as u64;
+    (kills, unfinished)
 }
 
 impl Table {
@@ -120,7 +155,7 @@ impl Table {
                 names.extend(v.keys().cloned());
             }
         }
-        let mut t = Table::default();
+        let mut t = Table { meta: provenance_meta(report, 0), ..Table::default() };
         t.push("t_s", Column::Float(points.iter().map(|p| p["t_s"].as_f64()).collect()));
         t.push("ops", Column::Int(points.iter().map(|p| p["ops"].as_i64()).collect()));
         let mut tasks = std::collections::BTreeSet::new();
@@ -145,7 +180,8 @@ impl Table {
     /// failed (its counters are null). `results` is `pagelab sweep --json`'s array of
     /// `{"point": {key: value}, "report": {...}}` or `{"point": ..., "error": "..."}`.
     pub fn sweep(keys: &[String], results: &[Value]) -> Table {
-        let mut t = Table::default();
+        let first = results.iter().find_map(|r| r.get("report").filter(|r| r.is_object()));
+        let mut t = Table { meta: first.map_or_else(Vec::new, |r| provenance_meta(r, keys.len())), ..Table::default() };
         for k in keys {
             let values: Vec<Option<&str>> = results.iter().map(|r| r["point"].get(k).and_then(Value::as_str)).collect();
             t.push(k.clone(), Column::of_text(k, &values));
@@ -157,6 +193,9 @@ impl Table {
             let values: Vec<Option<&Value>> = results.iter().map(|r| report(r).and_then(|r| r.get(k))).collect();
             t.push(k, Column::of_json(&values));
         }
+        let outcomes: Vec<Option<(u64, u64)>> = results.iter().map(|r| report(r).map(outcome)).collect();
+        t.push("oom_kills", Column::Int(outcomes.iter().map(|o| o.map(|o| o.0 as i64)).collect()));
+        t.push("unfinished_tasks", Column::Int(outcomes.iter().map(|o| o.map(|o| o.1 as i64)).collect()));
         let mut names = std::collections::BTreeSet::new();
         for r in results.iter().filter_map(report) {
             if let Some(v) = r["vmstat"].as_object() {
@@ -197,7 +236,8 @@ mod tests {
     #[test]
     fn a_sweep_types_its_varied_values_and_keeps_failed_points() {
         let results = [
-            json!({"point": {"machine.swappiness": "0", "machine.memory": "1M"}, "report": {"elapsed_s": 1.5, "ops": 7, "throughput_ops_s": 4.5, "vmstat": {"pswpin": 2}}}),
+            json!({"point": {"machine.swappiness": "0", "machine.memory": "1M"}, "report": {"elapsed_s": 1.5, "ops": 7, "throughput_ops_s": 4.5, "vmstat": {"pswpin": 2},
+                "oom_kills": [{"task": "db"}], "tasks": [{"name": "db", "oom_killed": true}, {"name": "reader", "oom_killed": false}]}}),
             json!({"point": {"machine.swappiness": "100", "machine.memory": "2M"}, "error": "out of memory"}),
         ];
         let t = Table::sweep(&["machine.swappiness".into(), "machine.memory".into()], &results);
@@ -205,7 +245,10 @@ mod tests {
         assert_eq!(k.column("machine.kernel"), Some(&Column::Text(vec![Some("6.1".into())])));
         assert_eq!(k.column("x"), Some(&Column::Float(vec![Some(0.5)])));
         let names: Vec<&str> = t.columns.iter().map(|(n, _)| n.as_str()).collect();
-        assert_eq!(names, ["machine.swappiness", "machine.memory", "elapsed_s", "ops", "throughput_ops_s", "pswpin", "error"]);
+        assert_eq!(names, ["machine.swappiness", "machine.memory", "elapsed_s", "ops", "throughput_ops_s", "oom_kills", "unfinished_tasks", "pswpin", "error"]);
+        // Issue 40 #13: a point whose task was OOM-killed says so in the table.
+        assert_eq!(t.column("oom_kills"), Some(&Column::Int(vec![Some(1), None])));
+        assert_eq!(t.column("unfinished_tasks"), Some(&Column::Int(vec![Some(1), None])));
         assert_eq!(t.column("machine.swappiness"), Some(&Column::Int(vec![Some(0), Some(100)])));
         assert_eq!(t.column("machine.memory"), Some(&Column::Text(vec![Some("1M".into()), Some("2M".into())])));
         assert_eq!(t.column("pswpin"), Some(&Column::Int(vec![Some(2), None])));

@@ -165,6 +165,11 @@ pub struct Scenario {
     /// `[sample]`: the scenario is a miniature of the one its file describes (every size
     /// below is already scaled).
     pub sample: Option<crate::sim::sample::SampleSpec>,
+    /// The `--set` overrides applied to the file, in order (a report's `provenance.set`).
+    pub overrides: Vec<String>,
+    /// The scenario document with the overrides applied, as TOML (a report's
+    /// `provenance.scenario`): what ran, rerunnable without the file.
+    pub resolved_toml: String,
 }
 
 /// The largest scenario file pagelab reads (16 MiB; the bundled ones are a few KiB).
@@ -251,7 +256,10 @@ impl Scenario {
         })?;
         let located = |key: &str, message: String| err(locate(text, key), key, message);
         let s = build(raw, name, &located)?;
-        crate::sim::trace_workload::size_traces(s, file, &located)
+        let mut s = crate::sim::trace_workload::size_traces(s, file, &located)?;
+        s.overrides = overrides.to_vec();
+        s.resolved_toml = toml::to_string(&doc).unwrap_or_default();
+        Ok(s)
     }
 }
 
@@ -802,6 +810,8 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
         workloads,
         seam,
         sample: None,
+        overrides: Vec::new(),
+        resolved_toml: String::new(),
     };
     if let Some(sample) = raw.sample {
         let rate = match sample.rate {
@@ -1280,7 +1290,9 @@ seed = 42
         let text = with_overrides(EXAMPLE, "s.toml", &o).unwrap();
         let a = Scenario::parse(&text, "s.toml", "s", &[]).unwrap();
         let b = Scenario::parse(EXAMPLE, "s.toml", "s", &o).unwrap();
-        assert_eq!(a, b);
+        assert_eq!(b.overrides, o, "a report's provenance.set");
+        // The same scenario, given by text rather than by --set: only the record differs.
+        assert_eq!(a, Scenario { overrides: Vec::new(), ..b });
         assert_eq!(a.workloads[0].phases[0].ops, 10);
     }
 

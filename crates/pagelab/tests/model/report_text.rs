@@ -39,7 +39,7 @@ fn block(table: &str, head: &str) -> BTreeMap<String, (u64, String)> {
     for l in lines.by_ref().take_while(|l| l.starts_with("  ")) {
         let mut w = l.split_whitespace();
         let name = w.next().unwrap().to_string();
-        let value = w.next().unwrap().parse().unwrap_or_else(|e| panic!("{l}: {e}"));
+        let value = w.next().unwrap().replace(',', "").parse().unwrap_or_else(|e| panic!("{l}: {e}"));
         out.insert(name, (value, w.collect::<Vec<_>>().join(" ")));
     }
     assert!(!out.is_empty(), "no block `{head}` in:\n{table}");
