@@ -91,8 +91,9 @@ def series(report, counters, ax=None, title=None):
     ax = ax or plt.gca()
     t = [p["t_s"] for p in points]
     dt = [b - a for a, b in zip([0.0] + t[:-1], t)]
-    # The report interval is what every interval but the last lasts.
-    nominal = max(dt[:-1]) if len(dt) > 1 else dt[0]
+    # The report interval is the shortest of every interval but the last: an idle stretch is
+    # one point spanning several intervals, and a coarsened series doubles them all.
+    nominal = min(dt[:-1]) if len(dt) > 1 else dt[0]
     partial = len(dt) > 1 and dt[-1] < nominal * 0.999
     event_ax = ax
     gauge_ax = ax.twinx() if events and gauges else ax

@@ -89,6 +89,14 @@ def test_the_last_partial_interval_is_a_rate_not_a_cliff(report, ax):
     plt.close(fig)
 
 
+
+def test_an_idle_stretch_is_not_taken_for_the_report_interval(ax):
+    # 1 s intervals, an idle stretch kept as one point spanning 50 s (every delta zero), then
+    # a last whole interval: nothing is partial, and the idle point's rate is 0.
+    plot.series(synthetic([1.0, 2.0, 52.0, 53.0], [1000, 1000, 0, 1000]), ["pgsteal_file"], ax=ax)
+    assert list(ax.lines[0].get_ydata()) == pytest.approx([1000, 1000, 0, 1000])
+    assert "partial" not in ax.get_ylabel()
+
 # Issue 40 #16: a sizing curve's figure says what it shows.
 CURVE = [
     {"memory": 64 << 20, "throughput_ops_s": 900.5, "pswpin": 40, "oom_kills": 1},
