@@ -232,38 +232,6 @@ fn policy_state<P: Policy>(policy: &P, mm: &Mm) -> Option<serde_json::Value> {
     Some(out)
 }
 
-/// The /proc/vmstat gauges (nr_* and workingset_nodes) as they stand.
-pub fn gauges(mm: &Mm) -> BTreeMap<&'static str, u64> {
-    let mut g = BTreeMap::new();
-    g.insert("nr_free_pages", mm.nr_free());
-    for lru in Lru::ALL {
-        g.insert(lru.vmstat_name(), mm.node_lru_size(lru));
-    }
-    g.insert("nr_file_pages", mm.nr_file_pages + mm.nr_swapcached);
-    g.insert("nr_anon_pages", mm.nr_anon_pages);
-    g.insert("nr_mapped", mm.nr_mapped);
-    g.insert("nr_dirty", mm.nr_dirty);
-    g.insert("nr_writeback", mm.nr_writeback);
-    g.insert("nr_swapcached", mm.nr_swapcached);
-    g.insert("workingset_nodes", mm.file_nodes.nr_shadow_nodes() + mm.swap_nodes.nr_shadow_nodes());
-    if let Some(pb) = mm.pageblocks.as_ref() {
-        // With non-movable pageblocks, what the guest's sampler reads from /proc/zoneinfo and
-        // /proc/pagetypeinfo (oracle/samples.py): each zone's free pages, its high watermark
-        // with the boost, and the free pages on its unmovable and reclaimable lists.
-        for (z, zone) in mm.zones.z.iter().enumerate() {
-            let [free, high, nonmovable] = match zone.name {
-                "DMA" => ["zone_free_dma", "zone_high_dma", "nonmovable_free_dma"],
-                "DMA32" => ["zone_free_dma32", "zone_high_dma32", "nonmovable_free_dma32"],
-                _ => ["zone_free_normal", "zone_high_normal", "nonmovable_free_normal"],
-            };
-            g.insert(free, mm.zone_free(z));
-            g.insert(high, zone.wmark_high);
-            g.insert(nonmovable, pb.nr_free(z));
-        }
-    }
-    g
-}
-
 fn events_map(e: &Events) -> BTreeMap<String, u64> {
     Ev::ALL.iter().map(|&ev| (ev.name().to_string(), e.get(ev))).collect()
 }
@@ -350,7 +318,7 @@ fn memcg_stats(mm: &Mm) -> BTreeMap<String, BTreeMap<String, u64>> {
 
 fn vmstat_now(mm: &Mm) -> BTreeMap<String, u64> {
     let mut v = events_map(&mm.events);
-    for (k, val) in gauges(mm) {
+    for (k, val) in crate::mm::vmstat::gauges(mm) {
         v.insert(k.to_string(), val);
     }
     // The name for the single zone's allocation stalls.

@@ -1424,7 +1424,7 @@ impl<P: Policy> Machine<P> {
             return;
         }
         let task_ops: Vec<u64> = self.tasks.iter().map(|t| t.ops).collect();
-        let gauges = crate::report::gauges(&self.mm);
+        let gauges = crate::mm::vmstat::gauges(&self.mm);
         let policy = self.policy.state(&self.mm);
         let unchanged = |s: &Sample| s.events == self.mm.events && s.task_ops == task_ops && s.gauges == gauges && s.policy == policy;
         if !last && self.samples.last().is_some_and(unchanged) {
