@@ -2,6 +2,7 @@
 //! of shadow entries, and the buffered read and write paths.
 
 use crate::mm::folio::{pg, Pfn};
+use crate::mm::hooks::Policy;
 use crate::mm::mapping::{Entry, Vpn};
 use crate::mm::memcontrol::{try_charge_memcg, FedStat, MemcgId};
 use crate::mm::page_alloc::{alloc_page, Gfp};
@@ -10,7 +11,6 @@ use crate::mm::readahead::{page_cache_async_ra, page_cache_sync_ra, FileRef, RaS
 use crate::mm::swap::folio_add_lru;
 use crate::mm::vmstat::Ev;
 use crate::mm::Mm;
-use crate::policy::Policy;
 
 /// Allocates a page for `vpn` and charges it to `memcg` (filemap_alloc_folio() or
 /// vma_alloc_folio(), then mem_cgroup_charge()). None if the allocation failed or the

@@ -770,8 +770,8 @@ mod tests {
 
 // ---- charging with reclaim (the parts of mm/memcontrol.c that call into vmscan) ---------
 
+use crate::mm::hooks::Policy;
 use crate::mm::Mm;
-use crate::policy::Policy;
 
 /// The charge could not be made: the task was killed by the OOM killer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,6 +3,7 @@
 
 use crate::kernel::Kernel;
 use crate::mm::folio::{pg, Pfn};
+use crate::mm::hooks::Policy;
 use crate::mm::mapping::{Entry, Vpn};
 use crate::mm::memcontrol::FedStat;
 use crate::mm::page_alloc::Gfp;
@@ -11,7 +12,6 @@ use crate::mm::readahead::{do_async_mmap_readahead, do_sync_mmap_readahead, File
 use crate::mm::swap_state::{folio_free_swap, swap_cache_hit, swapin};
 use crate::mm::vmstat::Ev;
 use crate::mm::Mm;
-use crate::policy::Policy;
 use crate::Advice;
 
 /// Enters handle_mm_fault(): counts the fault and notes whether the VMA has recency

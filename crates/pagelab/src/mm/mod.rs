@@ -1,7 +1,7 @@
 //! The kernel's memory management, one module per kernel file (mm/vmscan.c, mm/workingset.c,
 //! mm/memcontrol.c, mm/swap.c, ...): the rules call each other as the kernel's do, and this
-//! unit is fenced off from the rest of pagelab. It knows policies only through
-//! [`crate::policy::Policy`] and the machine's configuration only through [`Config`]; it never
+//! unit is fenced off from the rest of pagelab. It knows policies only through its own
+//! hooks ([`hooks::Policy`], [`hooks::Caps`], [`hooks::Inspect`]) and the machine's configuration only through [`Config`]; it never
 //! reads a scenario. [`time`] is pagelab's own: the virtual clock's cost model.
 //!
 //! This file itself holds the state every part of the model shares (the kernel spreads it over
@@ -13,6 +13,7 @@
 pub mod compaction;
 pub mod filemap;
 pub mod folio;
+pub mod hooks;
 pub mod invariants;
 pub mod mapping;
 pub mod memcontrol;

@@ -2,11 +2,11 @@
 //! most memory and free what it held.
 
 use crate::mm::folio::pg;
+use crate::mm::hooks::Policy;
 use crate::mm::mapping::Entry;
 use crate::mm::memcontrol::{FedStat, MemcgId};
 use crate::mm::vmstat::Ev;
 use crate::mm::{Mm, OomKill};
-use crate::policy::Policy;
 
 /// Models mm/oom_kill.c: out_of_memory(): pick the task with the highest badness (resident
 /// anon pages plus swap entries; pagelab keeps no page tables) among those in `memcg` (a memcg

@@ -4,11 +4,11 @@
 
 use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
 use crate::mm::folio::{pg, Pfn};
+use crate::mm::hooks::Policy;
 use crate::mm::memcontrol::FedStat;
 use crate::mm::oom_kill::out_of_memory;
 use crate::mm::vmscan::{try_to_free_pages, wakeup_kswapd};
 use crate::mm::Mm;
-use crate::policy::Policy;
 
 /// How hard an allocation may try.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,11 +5,11 @@
 use std::cmp::Reverse;
 
 use crate::mm::folio::{pg, Pfn};
+use crate::mm::hooks::Policy;
 use crate::mm::memcontrol::FedStat;
 use crate::mm::vmscan::start_writeback;
 use crate::mm::vmstat::{Ev, Lru};
 use crate::mm::Mm;
-use crate::policy::Policy;
 
 /// Models mm/page-writeback.c: folio_mark_dirty() for a page-cache page.
 pub fn folio_mark_dirty(mm: &mut Mm, pfn: Pfn) {

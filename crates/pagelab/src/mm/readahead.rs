@@ -2,10 +2,10 @@
 //! window of each open file, as 6.1 and 6.12 grow it.
 
 use crate::mm::folio::pg;
+use crate::mm::hooks::Policy;
 use crate::mm::mapping::{Entry, Vpn};
 use crate::mm::page_alloc::Gfp;
 use crate::mm::Mm;
-use crate::policy::Policy;
 
 /// `struct file_ra_state` of one task's open file, plus the in-flight read of the last
 /// readahead (pages reach the page cache at once but are only uptodate when the IO ends).

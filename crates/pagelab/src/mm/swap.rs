@@ -3,17 +3,17 @@
 
 use crate::kernel::SWAP_CLUSTER_MAX;
 use crate::mm::folio::{pg, Pfn};
+use crate::mm::hooks::Policy;
 use crate::mm::memcontrol::{MemcgId, StatItem};
 use crate::mm::vmstat::Lru;
 use crate::mm::Mm;
-use crate::policy::Policy;
 
 /// Models mm/swap.c: folio_add_lru() (6.1/6.12): the folio waits in this CPU's lru_add batch,
 /// invisible to reclaim, until the batch fills (PAGEVEC_SIZE entries) or is drained. With
 /// MGLRU on, a folio added while the task faults on a VMA with recency is marked active, so
 /// it lands in the youngest generation.
 pub fn folio_add_lru<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) {
-    if p.activates_folios_added_in_fault() {
+    if p.caps().activates_folios_added_in_fault {
         if let Some(t) = mm.current_task() {
             if mm.tasks[t].in_lru_fault {
                 mm.folios.set(pfn, pg::ACTIVE);

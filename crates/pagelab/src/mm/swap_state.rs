@@ -3,11 +3,11 @@
 //! cache on synchronous devices (zram).
 
 use crate::mm::folio::{pg, Pfn};
+use crate::mm::hooks::Policy;
 use crate::mm::mapping::{Entry, Vpn, XA_CHUNK_SHIFT};
 use crate::mm::memcontrol::{FedStat, MemcgId};
 use crate::mm::vmstat::Ev;
 use crate::mm::Mm;
-use crate::policy::Policy;
 
 /// Models mm/swap_state.c: add_to_swap(): give an anon folio a swap slot and put it in the
 /// swap cache, dirty (to be written). Fails when swap is full.

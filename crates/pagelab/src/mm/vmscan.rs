@@ -6,6 +6,7 @@
 
 use crate::kernel::{DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::mm::folio::{pg, Pfn};
+use crate::mm::hooks::Policy;
 use crate::mm::mapping::{Entry, Shadow};
 use crate::mm::memcontrol::{FedStat, MemcgId, ROOT_MEMCG};
 use crate::mm::page_alloc::free_folio;
@@ -13,7 +14,6 @@ use crate::mm::swap_state::add_to_swap;
 use crate::mm::vmstat::{Ev, Reclaimer};
 use crate::mm::workingset::shrink_shadow_nodes;
 use crate::mm::{Actor, Mm, WritebackDone};
-use crate::policy::Policy;
 
 pub const DEACTIVATE_ANON: u8 = 1;
 pub const DEACTIVATE_FILE: u8 = 2;
@@ -433,7 +433,7 @@ pub fn folio_referenced<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) -> u32 {
     if !f.test(pg::YOUNG) {
         return 0;
     }
-    if !norecency && p.uses_lru_gen_lookaround() {
+    if !norecency && p.caps().uses_lru_gen_lookaround {
         if mm.cfg.kernel.lru_gen_look_around_clears_its_trigger_first() {
             mm.folios.clear(pfn, pg::YOUNG);
         }
@@ -559,7 +559,7 @@ fn shrink_one_folio<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, sc: &mut ScanCo
     if !sc.may_unmap && f.test(pg::MAPPED) {
         return Verdict::Keep;
     }
-    if p.keeps_promoted_mapped_folios() && !ignore_references && f.test(pg::MAPPED) && f.test(pg::REFERENCED) {
+    if p.caps().keeps_promoted_mapped_folios && !ignore_references && f.test(pg::MAPPED) && f.test(pg::REFERENCED) {
         return Verdict::Keep;
     }
     let (dirty, writeback) = folio_check_dirty_writeback(&f);
@@ -737,7 +737,7 @@ pub fn move_folios_to_lru<P: Policy>(mm: &mut Mm, p: &mut P, list: &[Pfn]) -> u6
         mm.folios.clear(pfn, pg::ISOLATED);
         mm.folios.set(pfn, pg::LRU);
         p.lru_add(mm, pfn);
-        if mm.folios.test(pfn, pg::ACTIVE) && p.putback_ages_nonresident() && mm.cfg.refault.putback_ages_nonresident {
+        if mm.folios.test(pfn, pg::ACTIVE) && p.caps().putback_ages_nonresident && mm.cfg.refault.putback_ages_nonresident {
             let memcg = mm.folio_memcg(pfn);
             crate::mm::workingset::workingset_age_nonresident(mm, memcg, 1);
         }

@@ -7,6 +7,7 @@ use std::collections::VecDeque;
 
 use crate::kernel::{Kernel, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::mm::folio::{pg, Folio, List, Pfn, MAX_ZONES};
+use crate::mm::hooks::{Caps, Inspect, Policy};
 use crate::mm::mapping::Shadow;
 use crate::mm::memcontrol::{MemcgId, StatItem};
 use crate::mm::swap::{folio_activate, lru_add_drain, lru_cache_activate_folio, lru_note_cost};
@@ -17,7 +18,6 @@ use crate::mm::vmscan::{
 use crate::mm::vmstat::{Ev, Lru};
 use crate::mm::workingset::{classic_eviction, classic_refault, workingset_activation};
 use crate::mm::{int_sqrt, Mm};
-use crate::policy::Policy;
 
 /// Adds `delta` to the size of `lru` in the zone of `pfn`, a zone below the highest.
 #[inline]
@@ -465,12 +465,12 @@ fn scan_fraction_by_rotation(lv: &mut crate::mm::memcontrol::Lruvec, swappiness:
 }
 
 impl Policy for Classic {
-    fn name(&self) -> &'static str {
-        "classic"
+    fn caps(&self) -> Caps {
+        Caps { reclaims_by_zone: true, ..Caps::DEFAULT }
     }
 
-    fn reclaims_by_zone(&self) -> bool {
-        true
+    fn name(&self) -> &'static str {
+        "classic"
     }
 
     /// Models mm/swap.c: lru_add_fn() and the putback of move_folios_to_lru(); 5.7 also
@@ -614,7 +614,9 @@ impl Policy for Classic {
         }
         mm.memcgs.get_mut(target).lruvec.refaults = refaults;
     }
+}
 
+impl Inspect for Classic {
     /// Per lruvec: the list sizes, the IO costs that balance anon against file
     /// (`lru_note_cost()`), the nonresident clock and the refaults seen at the last reclaim
     /// (`snapshot_refaults()`).

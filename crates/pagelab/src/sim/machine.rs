@@ -685,7 +685,7 @@ impl<P: Policy> Machine<P> {
         mm.pmd_young = vec![0; mm.space.len().div_ceil(512 * 64)];
         let mut policy = make_policy(&mm);
         if let Some(pb) = mm.pageblocks.as_ref() {
-            if !policy.reclaims_by_zone() {
+            if !policy.caps().reclaims_by_zone {
                 if let Some(z) = (0..mm.zones.top()).find(|&z| pb.has_blocks_in(z)) {
                     return Err(format!(
                         "machine.nonmovable.{}: a lower zone's non-movable pageblocks need kswapd reclaiming that zone alone, which the {} policy does not model (its lists are not per zone); only the highest zone ({}) may have them",

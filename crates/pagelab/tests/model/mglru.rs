@@ -7,7 +7,7 @@ use pagelab::mm::folio::pg;
 use pagelab::mm::memcontrol::ROOT_MEMCG;
 use pagelab::mm::vmstat::Ev;
 use pagelab::policy::lru_gen::{folio_gen, folio_lru_refs, gen_of, lru_tier_from_refs, positive_ctrl_err, CtrlPos, LruGen};
-use pagelab::policy::Policy;
+use pagelab::policy::{Inspect, Policy};
 use pagelab::sim::Machine;
 
 const KERNELS: [&str; 2] = ["6.1", "6.12"];

@@ -23,12 +23,12 @@ pub use gen::{folio_gen, folio_lru_refs, gen_of, lru_tier_from_refs};
 
 use crate::kernel::Kernel;
 use crate::mm::folio::{pg, List, Pfn, MAX_ZONES};
+use crate::mm::hooks::{Caps, Inspect, Policy};
 use crate::mm::mapping::Shadow;
 use crate::mm::memcontrol::MemcgId;
 use crate::mm::vmscan::ScanControl;
 use crate::mm::vmstat::Ev;
 use crate::mm::Mm;
-use crate::policy::Policy;
 use pagelab_workload::Rng;
 use serde::Deserialize;
 
@@ -192,28 +192,12 @@ impl LruGen {
 }
 
 impl Policy for LruGen {
-    fn reclaims_by_zone(&self) -> bool {
-        true
+    fn caps(&self) -> Caps {
+        Caps::LRU_GEN
     }
 
     fn name(&self) -> &'static str {
         "mglru"
-    }
-
-    fn activates_folios_added_in_fault(&self) -> bool {
-        true
-    }
-
-    fn uses_lru_gen_lookaround(&self) -> bool {
-        true
-    }
-
-    fn keeps_promoted_mapped_folios(&self) -> bool {
-        true
-    }
-
-    fn putback_ages_nonresident(&self) -> bool {
-        false
     }
 
     /// Models lru_add_fn() -> lruvec_add_folio() -> lru_gen_add_folio(reclaiming = false).
@@ -284,7 +268,9 @@ impl Policy for LruGen {
     fn kswapd_age_node(&mut self, mm: &mut Mm, sc: &mut ScanControl) {
         self.lru_gen_age_node(mm, sc);
     }
+}
 
+impl Inspect for LruGen {
     fn state_bytes(&self) -> u64 {
         let lists: u64 = self.lv.iter().flat_map(|l| l.lists.iter().flatten().flatten()).map(|l| l.state_bytes()).sum();
         let bloom: u64 = self.lv.iter().flat_map(|l| l.bloom.iter()).map(|b| b.as_ref().map_or(0, |v| v.len() as u64 * 8)).sum();

@@ -4,6 +4,7 @@
 use super::{Access, Cgroup, EvictionPolicy, Folio, FolioId, Removal};
 use crate::kernel::SWAP_CLUSTER_MAX;
 use crate::mm::folio::{pg, Pfn};
+use crate::mm::hooks::{Caps, Inspect, Policy};
 use crate::mm::mapping::Shadow;
 use crate::mm::memcontrol::MemcgId;
 use crate::mm::swap::lru_add_drain;
@@ -12,7 +13,6 @@ use crate::mm::vmstat::{Ev, Lru};
 use crate::mm::workingset::{classic_eviction, classic_refault, workingset_age_nonresident};
 use crate::mm::Mm;
 use crate::policy::classic::Classic;
-use crate::policy::Policy;
 
 /// What the seam saw of one memcg's policy.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -357,6 +357,10 @@ impl Ext {
 }
 
 impl Policy for Ext {
+    fn caps(&self) -> Caps {
+        Caps::DEFAULT
+    }
+
     fn name(&self) -> &'static str {
         self.name
     }
@@ -477,7 +481,9 @@ impl Policy for Ext {
     fn failure(&self) -> Option<String> {
         self.failure.clone()
     }
+}
 
+impl Inspect for Ext {
     /// One warning per seam cgroup whose policy proposed more candidates the kernel could
     /// not take (kept or invalid) than it evicted, at least a batch's worth, with the counts.
     fn warnings(&self, mm: &Mm) -> Vec<String> {
