@@ -141,13 +141,14 @@ ops = 1000
     }
 }
 
-/// A machine whose page frames the host cannot hold is refused with a message naming
-/// machine.memory, never an allocation abort.
+/// The frame table grows with the frames handed out, not with machine.memory: a 4T machine
+/// runs a small workload inside a 1 GiB address-space limit (it was refused, or aborted,
+/// for the 20 bytes of every declared frame).
 #[test]
-fn a_machine_too_big_for_the_host_is_an_error_not_an_abort() {
+fn a_machine_of_terabytes_costs_what_its_workload_touches() {
     let big = SCENARIO.replace("memory = \"32M\"", "memory = \"4T\"");
-    let out = run_limited(&write("mem4t.toml", &big), 4 << 20);
+    assert_ne!(big, SCENARIO);
+    let out = run_limited(&write("mem4t.toml", &big), 1 << 20);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("machine.memory") && err.contains("host memory"), "{err}");
+    assert!(out.status.success(), "{err}");
 }

@@ -98,7 +98,12 @@ impl Folio {
 /// numbers).
 #[derive(Clone, Debug)]
 pub struct Folios {
+    /// The frames handed out so far and every frame below them: the table grows as the
+    /// allocator first hands out a frame past its end, so a machine's declared memory costs
+    /// host memory only where it is used (every frame past the end is free).
     pub f: Vec<Folio>,
+    /// The machine's frames, handed out or not.
+    frames: u32,
     /// Per zone, the frames freed since boot, the next to be handed out last.
     free: Vec<Vec<Pfn>>,
     /// Per zone, the frames never handed out, `lo..hi`: below every frame of `free` in the
@@ -125,9 +130,6 @@ impl Folios {
     /// host cannot hold the frames. Each zone hands out its lowest numbers first.
     pub fn try_zoned(sizes: &[u32]) -> Result<Self, String> {
         let frames: u32 = sizes.iter().sum();
-        let what = format!("machine.memory ({frames} page frames, {} bytes each)", std::mem::size_of::<Folio>());
-        let mut f = Vec::new();
-        pagelab_host::hugevec::try_grow(&mut f, frames as usize, Folio::FREE, &what)?;
         assert!(!sizes.is_empty() && sizes.len() <= MAX_ZONES, "1 to {MAX_ZONES} zones");
         let (mut fresh, mut zone_start, mut start) = (Vec::new(), [Pfn::MAX; MAX_ZONES - 1], 0);
         for (z, &n) in sizes.iter().enumerate() {
@@ -138,7 +140,7 @@ impl Folios {
             start += n;
         }
         let top_start = zone_start.iter().rev().copied().find(|&z| z != Pfn::MAX).unwrap_or(0);
-        Ok(Folios { f, free: vec![Vec::new(); sizes.len()], fresh, zone_start, top_start })
+        Ok(Folios { f: Vec::new(), frames, free: vec![Vec::new(); sizes.len()], fresh, zone_start, top_start })
     }
 
     /// Free frames in all zones.
@@ -172,7 +174,7 @@ impl Folios {
     }
 
     pub fn frames(&self) -> u64 {
-        self.f.len() as u64
+        self.frames as u64
     }
 
     /// Takes a free frame of zone `z` (the buddy allocator's hot path).
@@ -188,10 +190,23 @@ impl Folios {
     #[inline]
     fn alloc_fresh(&mut self, z: usize) -> Option<Pfn> {
         let (lo, hi) = &mut self.fresh[z];
-        (*lo < *hi).then(|| {
-            *lo += 1;
-            *lo - 1
-        })
+        if *lo >= *hi {
+            return None;
+        }
+        *lo += 1;
+        let pfn = *lo - 1;
+        if pfn as usize >= self.f.len() {
+            self.cover(pfn);
+        }
+        Some(pfn)
+    }
+
+    /// Grows the frame table to hold `pfn` (at least doubling it, so growth costs a constant
+    /// per frame), the new frames free.
+    #[cold]
+    fn cover(&mut self, pfn: Pfn) {
+        let want = (pfn as usize + 1).max(self.f.len() * 2).min(self.frames as usize);
+        pagelab_host::hugevec::grow(&mut self.f, want, Folio::FREE);
     }
 
     /// Puts zone `z`'s never-used frames on its free list as the list it began with held
@@ -199,6 +214,10 @@ impl Folios {
     fn list_fresh(&mut self, z: usize) {
         let (lo, hi) = std::mem::take(&mut self.fresh[z]);
         if lo < hi {
+            // Walks of a listed zone's free frames read their table entries.
+            if hi as usize > self.f.len() {
+                self.cover(hi - 1);
+            }
             let freed = std::mem::take(&mut self.free[z]);
             let list = &mut self.free[z];
             list.reserve_exact((hi - lo) as usize + freed.len());
@@ -235,7 +254,7 @@ impl Folios {
     /// The frames of zone `z`: `start..end`.
     pub fn zone_span(&self, z: usize) -> (Pfn, Pfn) {
         let start = if z == 0 { 0 } else { self.zone_start[z - 1] };
-        let end = self.zone_start.get(z).copied().filter(|&e| e != Pfn::MAX).unwrap_or(self.f.len() as Pfn);
+        let end = self.zone_start.get(z).copied().filter(|&e| e != Pfn::MAX).unwrap_or(self.frames);
         (start, end)
     }
 
@@ -667,6 +686,26 @@ mod tests {
         }
         assert_eq!(f.iter_list(&l).collect::<Vec<_>>(), Vec::from(want.clone()));
         assert_eq!((l.head(), l.tail(), l.len), (want.front().copied(), want.back().copied(), want.len() as u64));
+    }
+
+    #[test]
+    fn the_frame_table_grows_with_the_frames_handed_out_not_the_declared_memory() {
+        // x86-64's zones of a 16 GiB machine: 3,840 + 782,336 frames below 4 GiB, the rest above.
+        let (dma, dma32, normal) = (3_840u32, 782_336u32, (1u32 << 22) - 786_176);
+        let mut f = Folios::try_zoned(&[dma, dma32, normal]).unwrap();
+        assert_eq!(f.frames(), 1 << 22);
+        assert!(f.f.is_empty());
+        let got: Vec<Pfn> = (0..1000).map(|_| f.alloc_from(2).unwrap()).collect();
+        // The highest zone hands out its lowest frames first, as before.
+        assert_eq!(got[0], dma + dma32);
+        assert_eq!(got[999], dma + dma32 + 999);
+        // The table covers the frames below and the ones handed out, at most doubled.
+        assert!(f.f.len() > got[999] as usize && f.f.len() <= 2 * (got[999] as usize + 1), "{}", f.f.len());
+        assert!(f.f.iter().all(|x| x.vpn == Folio::FREE.vpn));
+        // A zone listed one frame at a time (pageblocks) is covered whole.
+        f.list_all_fresh();
+        assert_eq!(f.f.len(), 1 << 22);
+        assert_eq!(f.zone_span(2), (dma + dma32, 1 << 22));
     }
 
     #[test]

@@ -369,14 +369,6 @@ struct WorkloadTiming {
     lifetime_ops: u64,
 }
 
-/// Host bytes the model keeps for every page of the machine's memory: its frame (20), its
-/// read completion (8; past 32 Mi frames only for the frames handed out) and the policies'
-/// lists (up to 16). The free lists keep never-used frames as a range.
-pub const HOST_BYTES_PER_MEMORY_PAGE: u64 = 44;
-
-/// Refuses, before anything is allocated, a machine whose page frames the host cannot hold:
-/// the model keeps per-page state for all of `machine.memory` (as the kernel keeps a struct
-/// page for every page), so a machine of terabytes needs tens of gigabytes of host memory.
 /// The name of job `job`'s anonymous region `object` of workload `workload`.
 pub fn anon_object_name(workload: &str, job: u32, object: &str) -> String {
     format!("{workload}.{job}:{object}")
@@ -390,18 +382,6 @@ fn sample_object(s: &Scenario, name: &str, pages: u64, block: u64) -> Result<(u6
     match sample.kept_pages() {
         0 => Err(crate::sim::sample::empty(name, pages, block, spec)),
         kept => Ok((kept, Some(Arc::new(sample)))),
-    }
-}
-
-fn check_host_memory(managed_pages: u64) -> Result<(), String> {
-    let need = managed_pages.saturating_mul(HOST_BYTES_PER_MEMORY_PAGE);
-    match pagelab_host::hugevec::available_bytes() {
-        Some(avail) if need > avail => Err(format!(
-            "machine.memory: {managed_pages} pages need about {:.1} GiB of host memory ({HOST_BYTES_PER_MEMORY_PAGE} bytes a page), more than the {:.1} GiB this host has available",
-            need as f64 / (1u64 << 30) as f64,
-            avail as f64 / (1u64 << 30) as f64
-        )),
-        _ => Ok(()),
     }
 }
 
@@ -503,7 +483,6 @@ impl<P: Policy> Machine<P> {
     pub fn new(s: &Scenario, make_policy: impl FnOnce(&Mm) -> P) -> Result<Machine<P>, String> {
         let m = &s.machine;
         let managed = m.memory_pages - m.reserved_pages;
-        check_host_memory(managed)?;
         let sizes = crate::mm::mmzone::zone_sizes(m.zones, m.memory_pages, managed, m.miniature);
         let mut zones = crate::mm::mmzone::Zones::new(m.kernel, &sizes, m.min_free_kbytes, m.watermark_scale_factor, m.percpu_pagelist_high_fraction);
         for (name, w) in &m.zone_watermarks {
