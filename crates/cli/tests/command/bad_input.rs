@@ -9,16 +9,7 @@ fn write(name: &str, text: &str) -> std::path::PathBuf {
     crate::scratch_file("bad-input-test", name, text)
 }
 
-const SCENARIO: &str = r#"[machine]
-memory = "32M"
-[[workload]]
-name = "r"
-cgroup = "/"
-kind = "file-read"
-file_size = "8M"
-distribution = "uniform"
-ops = 2000
-"#;
+use crate::SMALL_SCENARIO as SCENARIO;
 
 fn report(args: &[&str], name: &str, text: &str) -> serde_json::Value {
     let p = write(name, text);

@@ -10,16 +10,7 @@ fn write(name: &str, text: &str) -> PathBuf {
     crate::scratch_file("hardening-test", name, text)
 }
 
-const SCENARIO: &str = r#"[machine]
-memory = "32M"
-[[workload]]
-name = "r"
-cgroup = "/"
-kind = "file-read"
-file_size = "8M"
-distribution = "uniform"
-ops = 2000
-"#;
+use crate::SMALL_SCENARIO as SCENARIO;
 
 /// A text trace of 100 page reads.
 fn text_trace(name: &str) -> PathBuf {

@@ -30,3 +30,15 @@ fn scratch_file(module: &str, name: &str, text: &str) -> std::path::PathBuf {
     std::fs::write(&p, text).unwrap();
     p
 }
+
+/// A small machine reading a small file: the scenario the input-checking modules vary.
+const SMALL_SCENARIO: &str = r#"[machine]
+memory = "32M"
+[[workload]]
+name = "r"
+cgroup = "/"
+kind = "file-read"
+file_size = "8M"
+distribution = "uniform"
+ops = 2000
+"#;
