@@ -290,10 +290,25 @@ where
         // The reader of our output went away (`| head -1`): end quietly, as Unix tools do.
         Err(e) if output::is_broken_pipe(&e) => 141,
         Err(e) => {
-            eprintln!("pagelab: {e:#}");
+            eprintln!("pagelab: {}", escape_controls(&format!("{e:#}")));
             1
         }
     }
+}
+
+/// An error message with its control characters (but newlines and tabs) written as `\u{..}`
+/// escapes: a path or a value the user gave, quoted in the message, cannot move the cursor,
+/// recolor or clear the terminal.
+fn escape_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() && c != '\n' && c != '\t' {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn real_main(cli: Cli) -> Result<()> {

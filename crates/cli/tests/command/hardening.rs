@@ -194,3 +194,14 @@ fn seeds_run_from_anywhere_and_a_scenario_curve_asks_for_vary() {
     let s = write("curve.toml", SCENARIO);
     refused(&os(["curve", s.to_str().unwrap(), "--memory", "1M,2M"]), "this is a scenario, not a trace: a scenario's curve takes --vary KEY=SIZES");
 }
+
+/// A path with terminal escapes, quoted in an error message, is printed with its control
+/// characters escaped: the message cannot recolor or clear the user's terminal.
+#[test]
+fn control_characters_in_an_error_message_are_escaped() {
+    let out = pagelab().args(["run", "no-such-\u{1b}[2J-file.toml"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains('\u{1b}'), "{err:?}");
+    assert!(err.contains("no-such-\\u{1b}[2J-file.toml"), "{err:?}");
+}
