@@ -131,7 +131,31 @@ struct Codec {
     ratio: f64,
 }
 
+/// One page's compression into a buffer, or decompression into a page: the bytes written.
+type PageCodec<'a> = Box<dyn FnMut(&[u8], &mut [u8]) -> Result<usize> + 'a>;
+
 fn codec(algorithm: &str, compressibility: f64, quick: bool) -> Result<Codec> {
+    let (compress, decompress): (PageCodec, PageCodec) = match algorithm {
+        "lz4" => (
+            Box::new(|p, out| lz4_flex::block::compress_into(p, out).context("lz4 compression")),
+            Box::new(|c, page| lz4_flex::block::decompress_into(c, page).context("lz4 decompression")),
+        ),
+        "zstd" => {
+            let mut c = zstd::bulk::Compressor::new(3).context("zstd compressor")?;
+            let mut d = zstd::bulk::Decompressor::new().context("zstd decompressor")?;
+            (
+                Box::new(move |p, out| c.compress_to_buffer(p, out).context("zstd compression")),
+                Box::new(move |cmp, page| d.decompress_to_buffer(cmp, page).context("zstd decompression")),
+            )
+        }
+        other => bail!("`{other}` is not an algorithm calibrate measures (use {})", ALGORITHMS.join(" or ")),
+    };
+    time_codec(algorithm, compressibility, quick, compress, decompress)
+}
+
+/// Compresses every page once (keeping the sizes), checks that each decompresses to itself,
+/// then times compression and decompression of all of them over `rounds` rounds.
+fn time_codec(algorithm: &str, compressibility: f64, quick: bool, mut compress: PageCodec, mut decompress: PageCodec) -> Result<Codec> {
     let n = if quick { 64 } else { 1024 };
     let pages = pages_of(compressibility, n);
     let batches = if quick { 3 } else { 9 };
@@ -140,67 +164,28 @@ fn codec(algorithm: &str, compressibility: f64, quick: bool) -> Result<Codec> {
     let mut out = vec![0u8; n * bound];
     let mut sizes = vec![0usize; n];
     let mut back = vec![0u8; PAGE];
-    match algorithm {
-        "lz4" => {
-            let mut once = || -> Result<()> {
-                for (i, p) in pages.chunks_exact(PAGE).enumerate() {
-                    sizes[i] = lz4_flex::block::compress_into(p, &mut out[i * bound..(i + 1) * bound]).context("lz4 compression")?;
-                }
-                Ok(())
-            };
-            once()?;
-            let compress = measure(batches, n * rounds, || {
-                for _ in 0..rounds {
-                    for (i, p) in pages.chunks_exact(PAGE).enumerate() {
-                        let _ = black_box(lz4_flex::block::compress_into(black_box(p), &mut out[i * bound..(i + 1) * bound]));
-                    }
-                }
-            });
-            for (i, p) in pages.chunks_exact(PAGE).enumerate() {
-                let got = lz4_flex::block::decompress_into(&out[i * bound..i * bound + sizes[i]], &mut back).context("lz4 decompression")?;
-                if got != PAGE || back != p {
-                    bail!("lz4 did not give back page {i}");
-                }
-            }
-            let decompress = measure(batches, n * rounds, || {
-                for _ in 0..rounds {
-                    for i in 0..n {
-                        let _ = black_box(lz4_flex::block::decompress_into(black_box(&out[i * bound..i * bound + sizes[i]]), &mut back));
-                    }
-                }
-            });
-            Ok(Codec { compress, decompress, ratio: sizes.iter().sum::<usize>() as f64 / (n * PAGE) as f64 })
+    for (i, p) in pages.chunks_exact(PAGE).enumerate() {
+        sizes[i] = compress(p, &mut out[i * bound..(i + 1) * bound])?;
+        let got = decompress(&out[i * bound..i * bound + sizes[i]], &mut back)?;
+        if got != PAGE || back != p {
+            bail!("{algorithm} did not give back page {i}");
         }
-        "zstd" => {
-            let mut c = zstd::bulk::Compressor::new(3).context("zstd compressor")?;
-            let mut d = zstd::bulk::Decompressor::new().context("zstd decompressor")?;
-            for (i, p) in pages.chunks_exact(PAGE).enumerate() {
-                sizes[i] = c.compress_to_buffer(p, &mut out[i * bound..(i + 1) * bound]).context("zstd compression")?;
-            }
-            let compress = measure(batches, n * rounds, || {
-                for _ in 0..rounds {
-                    for (i, p) in pages.chunks_exact(PAGE).enumerate() {
-                        let _ = black_box(c.compress_to_buffer(black_box(p), &mut out[i * bound..(i + 1) * bound]));
-                    }
-                }
-            });
-            for (i, p) in pages.chunks_exact(PAGE).enumerate() {
-                let got = d.decompress_to_buffer(&out[i * bound..i * bound + sizes[i]], &mut back).context("zstd decompression")?;
-                if got != PAGE || back != p {
-                    bail!("zstd did not give back page {i}");
-                }
-            }
-            let decompress = measure(batches, n * rounds, || {
-                for _ in 0..rounds {
-                    for i in 0..n {
-                        let _ = black_box(d.decompress_to_buffer(black_box(&out[i * bound..i * bound + sizes[i]]), &mut back));
-                    }
-                }
-            });
-            Ok(Codec { compress, decompress, ratio: sizes.iter().sum::<usize>() as f64 / (n * PAGE) as f64 })
-        }
-        other => bail!("`{other}` is not an algorithm calibrate measures (use {})", ALGORITHMS.join(" or ")),
     }
+    let compressed = measure(batches, n * rounds, || {
+        for _ in 0..rounds {
+            for (i, p) in pages.chunks_exact(PAGE).enumerate() {
+                let _ = black_box(compress(black_box(p), &mut out[i * bound..(i + 1) * bound]));
+            }
+        }
+    });
+    let decompressed = measure(batches, n * rounds, || {
+        for _ in 0..rounds {
+            for i in 0..n {
+                let _ = black_box(decompress(black_box(&out[i * bound..i * bound + sizes[i]]), &mut back));
+            }
+        }
+    });
+    Ok(Codec { compress: compressed, decompress: decompressed, ratio: sizes.iter().sum::<usize>() as f64 / (n * PAGE) as f64 })
 }
 
 /// Two threads hand one cache line back and forth: each waits until the counter is its
@@ -336,24 +321,20 @@ pub fn measure_all(o: &Options) -> Result<String> {
     Ok(t)
 }
 
-/// `pagelab calibrate`: measures and writes the TOML (atomically, to a new file beside the
-/// destination that then takes its name, so a failed run leaves no half-written table).
+/// `pagelab calibrate`: measures and writes the TOML, to a file as every output of the
+/// command line is written (claimed before the measurement, put in place only when whole:
+/// `output::Files`) or to standard output.
 pub fn run(o: &Options) -> Result<()> {
+    let out = o.out.map(|p| crate::output::Files::default().output("--out", p, true)).transpose()?;
     let text = measure_all(o)?;
-    match o.out {
-        Some(p) if p.as_os_str() != "-" => {
-            let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-            let tmp = dir.join(format!(".{}.tmp-{}", p.file_name().and_then(|n| n.to_str()).unwrap_or("calibrate"), std::process::id()));
-            std::fs::write(&tmp, &text).with_context(|| format!("writing {}", tmp.display()))?;
-            std::fs::rename(&tmp, p).with_context(|| format!("renaming {} to {}", tmp.display(), p.display()))?;
-            eprintln!("[calibrate] wrote {}", p.display());
+    match out {
+        Some(f) if !f.is_stdout() => {
+            f.write(text.as_bytes())?;
+            eprintln!("[calibrate] wrote {}", o.out.expect("a file output has a path").display());
+            Ok(())
         }
-        _ => {
-            use std::io::Write;
-            std::io::stdout().write_all(text.as_bytes()).context("writing to standard output")?;
-        }
+        _ => out!("{text}"),
     }
-    Ok(())
 }
 
 #[cfg(test)]
