@@ -206,8 +206,9 @@ impl Folios {
         Some(pfn)
     }
 
-    /// Grows the frame table to hold `pfn` (at least doubling it, so growth costs a constant
-    /// per frame), the new frames free.
+    /// Grows the frame table to hold `pfn`, the new frames free. Its length at least doubles,
+    /// so the calls (each of which advises the table for huge pages, a system call) are
+    /// logarithmic in the frames handed out, not one per frame.
     #[cold]
     fn cover(&mut self, pfn: Pfn) {
         let want = (pfn as usize + 1).max(self.f.len() * 2).min(self.frames as usize);

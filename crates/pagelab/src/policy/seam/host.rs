@@ -4,7 +4,7 @@
 use super::{Access, Cgroup, EvictionPolicy, Folio, FolioId, Removal};
 use crate::kernel::SWAP_CLUSTER_MAX;
 use crate::mm::folio::{pg, Pfn};
-use crate::mm::hooks::{Caps, Inspect, Policy};
+use crate::mm::hooks::{Inspect, Policy};
 use crate::mm::mapping::Shadow;
 use crate::mm::memcontrol::MemcgId;
 use crate::mm::swap::lru_add_drain;
@@ -357,10 +357,6 @@ impl Ext {
 }
 
 impl Policy for Ext {
-    fn caps(&self) -> Caps {
-        Caps::DEFAULT
-    }
-
     fn name(&self) -> &'static str {
         self.name
     }
