@@ -9,7 +9,10 @@
 //! - [`sim`]: a [`Scenario`] (workloads from `pagelab-workload`) builds a [`sim::Machine`],
 //!   whose event loop feeds operations to `mm`;
 //! - [`lab`]: what users do with runs: experiments, comparisons, sweeps, curves, trace replays;
-//! - [`report`]: the counters of a finished run, under the kernel's names.
+//! - [`report`]: the counters of a finished run, under the kernel's names;
+//! - [`sched`] and [`locking`]: the machine under `mm` when it has several CPUs (the kernel's
+//!   kernel/sched and kernel/locking): CPUs the tasks and kernel threads share, and locks
+//!   that are held for the work done under them.
 //!
 //! Every rule that models the kernel names the kernel function it follows and the versions
 //! (5.7, 6.1, 6.12) whose behaviour it reproduces.
@@ -17,9 +20,11 @@
 pub mod error;
 pub mod kernel;
 pub mod lab;
+pub mod locking;
 pub mod mm;
 pub mod policy;
 pub mod report;
+pub mod sched;
 pub mod sim;
 
 pub use kernel::Kernel;

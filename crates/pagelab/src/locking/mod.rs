@@ -1,0 +1,261 @@
+//! Locks as contended resources (the kernel's kernel/locking), for a machine of several CPUs
+//! (`machine.cpus` ≥ 2).
+//!
+//! # Contract
+//!
+//! - **A lock lives in what it guards** (the lruvec's `lru_lock` in the lruvec). Only the
+//!   machine's CPU model ([`crate::sched`]) makes one contended: without it no lock is taken.
+//! - **A critical section** is asked for at the actor's clock with its hold time, the cost of
+//!   the work it does under the lock (in proportion to its batch: `folio_batch` of 15 or 31,
+//!   isolation of 32). It gets the lock at the first moment from its request on when the lock
+//!   is free for the whole hold ([`SpinLock::lock`]).
+//! - **Waiters are served in the order they ask**, as a queued spinlock
+//!   (kernel/locking/qspinlock.c, 6.1 and 6.12: `queued_spin_lock_slowpath()` queues each
+//!   waiter on its own MCS node and hands the lock to the next in line) serves them. A waiter
+//!   that gets the lock from another holder pays a handoff, the cache line's transfer to its
+//!   CPU ([`crate::mm::time::CpuCosts::lock_handoff_ns`]).
+//! - **A waiter spins**: its wait is CPU time of its own CPU (spin_lock_irq() neither sleeps
+//!   nor yields), charged before its hold.
+//! - **Order.** Actors run in the order of their clocks, but an operation runs whole, so a
+//!   section asked for later in the machine's order may have an earlier time than one already
+//!   granted. The lock keeps its recent sections on a short calendar and fits such a request
+//!   into the gap before them when the hold fits there, so the order of the requests' times,
+//!   not of their processing, decides ([`CALENDAR`] sections; a request older than the
+//!   oldest kept section waits for its end).
+//!
+//! What a lock saw is counted in [`LockStat`]: acquisitions, contended ones, the wait
+//! (total, and its median and 99th percentile from a log-linear histogram) and the hold.
+
+use serde::Serialize;
+
+/// The sections a lock remembers for requests that arrive out of order.
+pub const CALENDAR: usize = 32;
+
+/// A section granted: it waited from the request until `start` (spinning), and holds the
+/// lock until `end`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Section {
+    pub start: u64,
+    pub end: u64,
+    /// The time spun before holding it: the wait and, if contended, the handoff.
+    pub spin: u64,
+}
+
+/// A queued spinlock with the time it is held.
+#[derive(Clone, Debug, Default)]
+pub struct SpinLock {
+    /// Recent sections (start, end), in time order, not overlapping.
+    busy: std::collections::VecDeque<(u64, u64)>,
+    /// No section can start before this: the end of the sections forgotten.
+    floor: u64,
+    pub stat: LockStat,
+}
+
+impl SpinLock {
+    /// Takes the lock at `at` for `hold` ns; a waiter (the lock busy at `at`) pays `handoff`
+    /// before its hold. Models queued_spin_lock() and queued_spin_unlock() as the contract
+    /// above states them.
+    pub fn lock(&mut self, at: u64, hold: u64, handoff: u64) -> Section {
+        let mut t = at.max(self.floor);
+        let mut contended = t > at;
+        let mut pos = self.busy.len();
+        for (i, &(s, e)) in self.busy.iter().enumerate() {
+            if e <= t {
+                continue;
+            }
+            let need = hold + if contended { handoff } else { 0 };
+            if t + need <= s {
+                pos = i;
+                break;
+            }
+            t = t.max(e);
+            contended = true;
+        }
+        let begin = t + if contended { handoff } else { 0 };
+        let end = begin + hold;
+        self.busy.insert(pos, (t, end));
+        if self.busy.len() > CALENDAR {
+            let (_, e) = self.busy.pop_front().expect("the calendar is not empty");
+            self.floor = self.floor.max(e);
+        }
+        self.stat.count(begin - at, hold, contended);
+        Section { start: begin, end, spin: begin - at }
+    }
+}
+
+/// Buckets of the wait histogram: 8 per power of two.
+const SUB: u32 = 8;
+
+/// What one lock (or a class of locks, summed) saw.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LockStat {
+    pub acquisitions: u64,
+    pub contended: u64,
+    pub wait_ns: u64,
+    pub hold_ns: u64,
+    /// Waits by log-linear bucket (index from [`bucket`]).
+    hist: Vec<u64>,
+}
+
+impl LockStat {
+    fn count(&mut self, wait: u64, hold: u64, contended: bool) {
+        self.acquisitions += 1;
+        self.contended += contended as u64;
+        self.wait_ns += wait;
+        self.hold_ns += hold;
+        let b = bucket(wait);
+        if self.hist.len() <= b {
+            self.hist.resize(b + 1, 0);
+        }
+        self.hist[b] += 1;
+    }
+
+    /// Adds another lock's counts (a class of locks: every lruvec's lru_lock).
+    pub fn merge(&mut self, o: &LockStat) {
+        self.acquisitions += o.acquisitions;
+        self.contended += o.contended;
+        self.wait_ns += o.wait_ns;
+        self.hold_ns += o.hold_ns;
+        if self.hist.len() < o.hist.len() {
+            self.hist.resize(o.hist.len(), 0);
+        }
+        for (a, b) in self.hist.iter_mut().zip(&o.hist) {
+            *a += b;
+        }
+    }
+
+    /// The wait at quantile `q` (0..1): the upper bound of its bucket (within 1/8 of it).
+    pub fn wait_quantile(&self, q: f64) -> u64 {
+        let n = self.acquisitions;
+        if n == 0 {
+            return 0;
+        }
+        let rank = ((q * n as f64).ceil() as u64).clamp(1, n);
+        let mut seen = 0;
+        for (b, &c) in self.hist.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                return bucket_top(b);
+            }
+        }
+        bucket_top(self.hist.len().saturating_sub(1))
+    }
+
+    /// The report's figures.
+    pub fn summary(&self) -> LockSummary {
+        LockSummary {
+            acquisitions: self.acquisitions,
+            contended: self.contended,
+            wait_ns: self.wait_ns,
+            wait_p50_ns: self.wait_quantile(0.5),
+            wait_p99_ns: self.wait_quantile(0.99),
+            hold_ns: self.hold_ns,
+        }
+    }
+}
+
+/// A lock's figures in a report.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LockSummary {
+    pub acquisitions: u64,
+    pub contended: u64,
+    pub wait_ns: u64,
+    pub wait_p50_ns: u64,
+    pub wait_p99_ns: u64,
+    pub hold_ns: u64,
+}
+
+/// The log-linear bucket of `v`: exact below 8, then 8 buckets per power of two.
+fn bucket(v: u64) -> usize {
+    if v < SUB as u64 {
+        return v as usize;
+    }
+    let log = 63 - v.leading_zeros();
+    let shift = log - 3;
+    ((shift + 1) * SUB + ((v >> shift) as u32 - SUB)) as usize
+}
+
+/// The largest value of bucket `b`.
+fn bucket_top(b: usize) -> u64 {
+    let b = b as u32;
+    if b < SUB {
+        return b as u64;
+    }
+    let shift = b / SUB - 1;
+    let low = ((SUB + b % SUB) as u64) << shift;
+    low + (1u64 << shift) - 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_free_lock_is_taken_at_once_without_a_handoff() {
+        let mut l = SpinLock::default();
+        let s = l.lock(100, 50, 7);
+        assert_eq!(s, Section { start: 100, end: 150, spin: 0 });
+        assert_eq!((l.stat.acquisitions, l.stat.contended), (1, 0));
+    }
+
+    #[test]
+    fn waiters_are_served_in_the_order_they_ask_with_a_handoff_each() {
+        let mut l = SpinLock::default();
+        l.lock(0, 100, 10);
+        let a = l.lock(20, 100, 10);
+        let b = l.lock(30, 100, 10);
+        assert_eq!((a.start, a.end), (110, 210), "the first waiter gets it at the holder's release, after the handoff");
+        assert_eq!((b.start, b.end), (220, 320), "the second after the first");
+        assert_eq!(b.spin, 190);
+        assert_eq!(l.stat.contended, 2);
+        assert_eq!(l.stat.wait_ns, 90 + 190);
+    }
+
+    #[test]
+    fn a_request_processed_late_fits_into_the_gap_before_a_later_section() {
+        let mut l = SpinLock::default();
+        // Processed first, but at 1000: the lock is free before it.
+        l.lock(1000, 100, 10);
+        let early = l.lock(200, 100, 10);
+        assert_eq!((early.start, early.spin), (200, 0), "the request at 200 is not queued behind one at 1000");
+        // One that does not fit before it waits for it.
+        let clash = l.lock(950, 100, 10);
+        assert_eq!(clash.start, 1110);
+    }
+
+    #[test]
+    fn the_hold_is_the_sections_and_scales_with_its_batch() {
+        let mut l = SpinLock::default();
+        let per_folio = 40;
+        let small = l.lock(0, 15 * per_folio, 0);
+        let large = l.lock(10_000, 31 * per_folio, 0);
+        assert_eq!(small.end - small.start, 600);
+        assert_eq!(large.end - large.start, 1240);
+        assert_eq!(l.stat.hold_ns, 1840);
+    }
+
+    #[test]
+    fn a_forgotten_section_still_holds_back_older_requests() {
+        let mut l = SpinLock::default();
+        for i in 0..(CALENDAR as u64 + 5) {
+            l.lock(i * 1000, 10, 0);
+        }
+        let old = l.lock(0, 10, 0);
+        assert!(old.start >= 4 * 1000 + 10, "a request older than the calendar waits past what it forgot: {old:?}");
+    }
+
+    #[test]
+    fn wait_quantiles_come_within_an_eighth_of_the_waits() {
+        let mut s = LockStat::default();
+        for w in 1..=1000u64 {
+            s.count(w * 100, 1, true);
+        }
+        let p50 = s.wait_quantile(0.5);
+        let p99 = s.wait_quantile(0.99);
+        assert!((50_000..=50_000 * 9 / 8).contains(&p50), "{p50}");
+        assert!((99_000..=99_000 * 9 / 8).contains(&p99), "{p99}");
+        for v in [0, 1, 7, 8, 9, 15, 16, 1000, u64::MAX / 2] {
+            assert!(bucket_top(bucket(v)) >= v && bucket_top(bucket(v)) <= v + v / 8, "{v}");
+        }
+    }
+}

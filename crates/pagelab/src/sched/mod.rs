@@ -1,0 +1,262 @@
+//! The scheduler's model (the kernel's kernel/sched): `machine.cpus = N` CPUs, N ≥ 2, shared
+//! by the tasks and the kernel threads.
+//!
+//! # Contract
+//!
+//! - **Who asks.** An actor asks for a CPU each time it becomes runnable: a task before each
+//!   operation (after its think time, which is a sleep), kswapd before each step of its
+//!   node's balancing, the flusher before each run. It asks at its own clock, from its CPU
+//!   set (a workload's `cpus`, or every CPU).
+//! - **What it gets.** The CPU of its set that is free first (ties: the CPU it ran on last,
+//!   then the lowest number). It starts when that CPU is free; the difference from its clock
+//!   is its run-queue wait ([`Grant::wait`]).
+//! - **What it holds.** The CPU, for the CPU time its work charges (`Mm::cpu`, the spinning on
+//!   a contended lock included), as one burst from its start. Its IO waits are counted after
+//!   the burst and leave the CPU to the others. This is pagelab's approximation, not a
+//!   kernel rule: an operation's CPU work and its waits are not interleaved on the CPU.
+//! - **In which order.** Actors ask in the order of their clocks: the machine steps the task
+//!   whose clock is earliest and runs the kernel threads' events when they are due. A CPU's
+//!   bursts are therefore only ever appended, and each CPU needs only the time it is free.
+//! - **Sharing.** Tasks that outnumber their CPUs share them round-robin, an operation at a
+//!   time. With operations of equal cost each task gets an equal share, as CFS (5.7, 6.1:
+//!   `pick_next_entity()` runs the least virtual runtime) and EEVDF (6.12:
+//!   `pick_eevdf()`, the eligible entity with the earliest virtual deadline) give tasks of
+//!   equal weight over a slice. Not modeled: slices (a task with long operations gets more
+//!   than its share), wake-up preemption, migration costs, nice levels.
+//! - **Unset.** Without `machine.cpus` every task and kernel thread runs on a CPU of its own
+//!   and none of this applies; `machine.cpus = 1` is the one-CPU model of
+//!   [`crate::mm::time::OneCpu`] (kswapd and one task, with 6.12's EEVDF turns).
+//!
+//! What a CPU did is counted per CPU ([`CpuStat`]): busy time, and of it reclaim (direct
+//! reclaim by tasks, and kswapd) and the time spent spinning on locks.
+
+use serde::Serialize;
+
+/// The most CPUs a machine can have (`machine.cpus`).
+pub const MAX_CPUS: u32 = 1024;
+
+/// A set of CPUs, as a workload's `cpus` gives it: `"0-35"`, `"0,2,4-7"`, or a count N (the
+/// first N CPUs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuSet {
+    cpus: Vec<u32>,
+}
+
+impl CpuSet {
+    /// Every CPU of a machine of `n`.
+    pub fn all(n: u32) -> CpuSet {
+        CpuSet { cpus: (0..n).collect() }
+    }
+
+    /// Parses a CPU list (the kernel's cpulist format, as `taskset -c` and fio's
+    /// `cpus_allowed` take it) for a machine of `n` CPUs.
+    pub fn parse(text: &str, n: u32) -> Result<CpuSet, String> {
+        let mut cpus = Vec::new();
+        for part in text.split(',') {
+            let part = part.trim();
+            let (lo, hi) = match part.split_once('-') {
+                Some((a, b)) => (cpu_number(a, n)?, cpu_number(b, n)?),
+                None => {
+                    let c = cpu_number(part, n)?;
+                    (c, c)
+                }
+            };
+            if lo > hi {
+                return Err(format!("`{part}` runs backwards: write the lower CPU first"));
+            }
+            cpus.extend(lo..=hi);
+        }
+        cpus.sort_unstable();
+        cpus.dedup();
+        Ok(CpuSet { cpus })
+    }
+
+    /// The first `count` CPUs of a machine of `n`.
+    pub fn first(count: u32, n: u32) -> Result<CpuSet, String> {
+        if count == 0 || count > n {
+            return Err(format!("{count} CPUs: the machine has {n} (machine.cpus); give 1 to {n}"));
+        }
+        Ok(CpuSet { cpus: (0..count).collect() })
+    }
+
+    pub fn len(&self) -> usize {
+        self.cpus.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.cpus.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.cpus.iter().copied()
+    }
+}
+
+fn cpu_number(s: &str, n: u32) -> Result<u32, String> {
+    let c: u32 = s.trim().parse().map_err(|_| format!("`{}` is not a CPU number", s.trim()))?;
+    if c >= n {
+        return Err(format!("CPU {c} does not exist: the machine has CPUs 0 to {} (machine.cpus = {n})", n - 1));
+    }
+    Ok(c)
+}
+
+/// What one CPU did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CpuStat {
+    /// Time running anything.
+    pub busy_ns: u64,
+    /// Of it, reclaim: tasks' direct and memcg reclaim, and kswapd.
+    pub reclaim_ns: u64,
+    /// Of it, spinning on contended locks.
+    pub lock_spin_ns: u64,
+    /// Bursts run (task operations, kernel-thread steps).
+    pub runs: u64,
+}
+
+/// A CPU handed to an actor: which, and from when.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grant {
+    pub cpu: u32,
+    pub start: u64,
+    /// The time runnable without a CPU.
+    pub wait: u64,
+}
+
+/// What an actor did in its burst: the CPU time it charged, and of it reclaim and spinning.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Burst {
+    pub cpu_ns: u64,
+    pub reclaim_ns: u64,
+    pub lock_spin_ns: u64,
+}
+
+/// The machine's CPUs.
+#[derive(Clone, Debug)]
+pub struct Cpus {
+    /// When each CPU is free.
+    free_at: Vec<u64>,
+    pub stats: Vec<CpuStat>,
+}
+
+impl Cpus {
+    pub fn new(n: u32) -> Cpus {
+        Cpus { free_at: vec![0; n as usize], stats: vec![CpuStat::default(); n as usize] }
+    }
+
+    pub fn len(&self) -> u32 {
+        self.free_at.len() as u32
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.free_at.is_empty()
+    }
+
+    /// An actor runnable at `at` asks for a CPU of `set`, having last run on `last`: the CPU
+    /// free first (ties: `last`, then the lowest number).
+    pub fn acquire(&self, set: &CpuSet, last: Option<u32>, at: u64) -> Grant {
+        if let Some(l) = last {
+            if self.free_at[l as usize] <= at {
+                return Grant { cpu: l, start: at, wait: 0 };
+            }
+        }
+        let mut best = (u64::MAX, 0u32);
+        for c in set.iter() {
+            let free = self.free_at[c as usize].max(at);
+            if free < best.0 {
+                best = (free, c);
+                if free == at {
+                    break;
+                }
+            }
+        }
+        Grant { cpu: best.1, start: best.0, wait: best.0 - at }
+    }
+
+    /// The burst of the actor granted `g` ended: its CPU is busy until `g.start` plus the CPU
+    /// time it charged.
+    pub fn release(&mut self, g: Grant, b: Burst) {
+        let c = g.cpu as usize;
+        self.free_at[c] = g.start + b.cpu_ns;
+        let s = &mut self.stats[c];
+        s.busy_ns += b.cpu_ns;
+        s.reclaim_ns += b.reclaim_ns;
+        s.lock_spin_ns += b.lock_spin_ns;
+        s.runs += 1;
+    }
+
+    /// When CPU `c` is free.
+    pub fn free_at(&self, c: u32) -> u64 {
+        self.free_at[c as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn burst(ns: u64) -> Burst {
+        Burst { cpu_ns: ns, ..Burst::default() }
+    }
+
+    #[test]
+    fn an_actor_gets_the_cpu_free_first_and_waits_for_it() {
+        let mut c = Cpus::new(2);
+        let all = CpuSet::all(2);
+        let a = c.acquire(&all, None, 0);
+        c.release(a, burst(100));
+        let b = c.acquire(&all, None, 0);
+        assert_eq!((b.cpu, b.start, b.wait), (1, 0, 0), "the other CPU is idle");
+        c.release(b, burst(50));
+        let x = c.acquire(&all, None, 10);
+        assert_eq!((x.cpu, x.start, x.wait), (1, 50, 40), "CPU 1 frees first");
+    }
+
+    #[test]
+    fn an_actor_stays_on_its_last_cpu_when_that_is_free() {
+        let c = Cpus::new(4);
+        let g = c.acquire(&CpuSet::all(4), Some(3), 7);
+        assert_eq!((g.cpu, g.start), (3, 7));
+    }
+
+    #[test]
+    fn tasks_that_outnumber_the_cpus_share_them_equally() {
+        // Four tasks of equal operations on two CPUs, stepped in the order of their clocks
+        // as the machine steps them: each runs half the time.
+        let mut c = Cpus::new(2);
+        let all = CpuSet::all(2);
+        let mut clock = [0u64; 4];
+        let mut last = [None; 4];
+        let mut ops = [0u64; 4];
+        for _ in 0..4000 {
+            let t = (0..4).min_by_key(|&t| (clock[t], t)).unwrap();
+            let g = c.acquire(&all, last[t], clock[t]);
+            c.release(g, burst(10));
+            clock[t] = g.start + 10;
+            last[t] = Some(g.cpu);
+            ops[t] += 1;
+        }
+        assert!(ops.iter().all(|&n| n == 1000), "{ops:?}");
+        let end = *clock.iter().max().unwrap();
+        assert_eq!(end, 4000 * 10 / 2, "two CPUs, no idle time");
+    }
+
+    #[test]
+    fn a_cpu_set_confines_its_tasks() {
+        let mut c = Cpus::new(4);
+        let one = CpuSet::parse("2", 4).unwrap();
+        let a = c.acquire(&one, None, 0);
+        c.release(a, burst(30));
+        let b = c.acquire(&one, None, 0);
+        assert_eq!((a.cpu, b.cpu, b.start), (2, 2, 30), "CPUs 0, 1 and 3 idle, but not in the set");
+    }
+
+    #[test]
+    fn cpu_lists_parse_as_the_kernel_writes_them() {
+        assert_eq!(CpuSet::parse("0-3,6, 8-9", 16).unwrap().iter().collect::<Vec<_>>(), [0, 1, 2, 3, 6, 8, 9]);
+        assert!(CpuSet::parse("3-1", 4).unwrap_err().contains("backwards"));
+        assert!(CpuSet::parse("0-4", 4).unwrap_err().contains("CPUs 0 to 3"));
+        assert!(CpuSet::parse("x", 4).unwrap_err().contains("not a CPU number"));
+        assert!(CpuSet::first(5, 4).is_err());
+        assert_eq!(CpuSet::first(2, 4).unwrap(), CpuSet::parse("0-1", 4).unwrap());
+    }
+}
