@@ -25,10 +25,15 @@
 //!
 //!   A zram swap device's per-page latency in the model is this compression (a write) or
 //!   decompression (a read); its transfer time is 0 (`page_transfer_ns`).
-//! - **Contention** (written as comments: the model has no locks yet): a cache line handed
-//!   between two threads in turn (each waits for the other's store, as a queued spinlock
-//!   hands over to the next waiter), and a `fetch_add` on one cache line by two threads at
-//!   once against one thread alone. With one CPU these are not measured.
+//! - **An LRU move** (`[time.cpu] lru_move_ns`): a 64-byte node, standing for the first
+//!   cache line of a `struct folio` (its `lru` links and `flags`), unlinked from the head of
+//!   one doubly-linked list and added to the tail of another, over 64 MiB of nodes linked in
+//!   a shuffled order, so that each move misses the cache as reclaim's moves of cold folios
+//!   do.
+//! - **A lock's handoff** (`[time.cpu] lock_handoff_ns`): a cache line handed between two
+//!   threads in turn (each waits for the other's store, as a queued spinlock hands over to
+//!   the next waiter). A `fetch_add` on one cache line by two threads at once against one
+//!   thread alone is written beside it as a comment. With one CPU these are not measured.
 //!
 //! Figures depend on the host, its load and its frequency scaling: measure on an idle
 //! machine, and compare only figures from the same host.
@@ -121,6 +126,58 @@ fn copy_page(quick: bool) -> (Figure, Figure) {
         }
     });
     (cold, hot)
+}
+
+/// A folio struct's part that an LRU move touches: its list links and its flags, in a
+/// 64-byte line as `struct folio` keeps `lru` and `flags` in its first cache line.
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(64))]
+struct Node {
+    prev: u32,
+    next: u32,
+    flags: u64,
+}
+
+/// Moving one folio from the head of one LRU list to the tail of another, for folio structs
+/// not in the cache (`[time.cpu] lru_move_ns`): list_del() (the folio and its two
+/// neighbours), list_add_tail() and the flag updates of lruvec_del_folio() and
+/// lruvec_add_folio(), over 64 MiB of 64-byte nodes linked in a shuffled order.
+fn lru_move(quick: bool) -> Figure {
+    let n: usize = if quick { 1 << 17 } else { 1 << 20 };
+    const NIL: u32 = u32::MAX;
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    let mut rng = pagelab_host::xorshift::XorShift64::new(0x9E37_79B9_7F4A_7C15);
+    for i in (1..n).rev() {
+        order.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
+    }
+    let mut nodes = vec![Node::default(); n];
+    let batches = if quick { 3 } else { 7 };
+    measure(batches, n, || {
+        // List A holds every node in the shuffled order; B is empty.
+        for (k, &i) in order.iter().enumerate() {
+            let node = &mut nodes[i as usize];
+            node.prev = if k == 0 { NIL } else { order[k - 1] };
+            node.next = order.get(k + 1).copied().unwrap_or(NIL);
+            node.flags = 1;
+        }
+        let (mut a_head, mut b_tail) = (order[0], NIL);
+        while a_head != NIL {
+            let i = a_head as usize;
+            let next = nodes[i].next;
+            if next != NIL {
+                nodes[next as usize].prev = NIL;
+            }
+            a_head = next;
+            nodes[i].prev = b_tail;
+            nodes[i].next = NIL;
+            nodes[i].flags ^= 0b11;
+            if b_tail != NIL {
+                nodes[b_tail as usize].next = i as u32;
+            }
+            b_tail = i as u32;
+        }
+        black_box(&mut nodes);
+    })
 }
 
 /// Compression and decompression of one page by `algorithm`, and the compressed size's
@@ -308,14 +365,20 @@ pub fn measure_all(o: &Options) -> Result<String> {
     writeln!(w, "write_latency_ns = {}", ns(chosen.compress).max(1))?;
     writeln!(w, "page_transfer_ns = 0")?;
     writeln!(w)?;
-    writeln!(w, "# Contention, measured for the lock model to come (not read by the model yet):")?;
+    // The list move is timed before the threads start (it wants a quiet cache).
+    let mv = lru_move(o.quick);
+    writeln!(w, "# Locks, read with machine.cpus >= 2:")?;
+    writeln!(w, "[time.cpu]")?;
+    writeln!(w, "# a cold 64-byte folio line moved between two LRU lists: {}", how(mv))?;
+    writeln!(w, "lru_move_ns = {}", ns(mv).max(1))?;
     if cpus < 2 {
-        writeln!(w, "# not measured: this host has one CPU.")?;
+        writeln!(w, "# the lock handoff is not measured: this host has one CPU (the default stays).")?;
     } else {
         let h = handoff(o.quick);
         let one = shared_atomic(1, o.quick);
         let two = shared_atomic(2, o.quick);
-        writeln!(w, "# a cache line handed between two threads in turn: {} ns a handoff ({})", ns(h), how(h))?;
+        writeln!(w, "# a cache line handed between two threads in turn: {}", how(h))?;
+        writeln!(w, "lock_handoff_ns = {}", ns(h).max(1))?;
         writeln!(w, "# fetch_add on one line, one thread: {} ns; two threads at once: {} ns an operation", ns(one), ns(two))?;
     }
     Ok(t)

@@ -54,10 +54,16 @@ pub struct TaskReport {
     pub elapsed_s: f64,
     pub ops_per_s: f64,
     pub io_wait_s: f64,
-    /// On one CPU (`machine.cpus = 1`): time the task was runnable while kswapd had the CPU
-    /// (schedstat's run-queue wait). Absent otherwise.
+    /// With `machine.cpus` set: time the task was runnable without a CPU (schedstat's
+    /// run-queue wait): on one CPU while kswapd had it, on several while its CPUs ran others.
+    /// Absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_wait_s: Option<f64>,
+    /// With `machine.cpus` ≥ 2: the task's CPU time, and of it the time spinning on locks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lock_spin_s: Option<f64>,
     pub reclaim_s: f64,
     pub oom_killed: bool,
     /// `pace = "trace"`: how far the task fell behind its trace's times.
@@ -202,10 +208,66 @@ pub struct Report {
     /// pageblocks they claimed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pageblocks: Option<PageblockReport>,
+    /// With `machine.cpus` ≥ 2: what each CPU did, kswapd's waits, and the contended locks
+    /// ([`crate::sched`], [`crate::locking`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sched: Option<SchedReport>,
     /// What the run warns about, each once (a seam policy whose candidates the kernel mostly
     /// could not take, with the seam's counts); absent when there is nothing to say.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+}
+
+/// The report's `sched` section (`machine.cpus` ≥ 2).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SchedReport {
+    pub cpus: u32,
+    /// Per CPU, in seconds of modeled time: busy, and of it reclaim and lock spinning.
+    pub cpu: Vec<CpuReport>,
+    /// Of all CPUs' time over the run: busy, in reclaim, spinning on locks (0 to 1).
+    pub busy_share: f64,
+    pub reclaim_share: f64,
+    pub lock_spin_share: f64,
+    /// kswapd's time runnable without a CPU, and its steps that waited.
+    pub kswapd_runq_wait_s: f64,
+    pub kswapd_waits: u64,
+    /// Each lock class, summed over its instances (`lru_lock`: every lruvec's).
+    pub locks: BTreeMap<String, crate::locking::LockSummary>,
+}
+
+/// One CPU's time in a [`SchedReport`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CpuReport {
+    pub busy_s: f64,
+    pub reclaim_s: f64,
+    pub lock_spin_s: f64,
+    pub runs: u64,
+}
+
+impl SchedReport {
+    fn of(mm: &Mm, elapsed_ns: u64) -> Option<SchedReport> {
+        let sched = mm.sched.as_ref()?;
+        let stats = &sched.cpus.stats;
+        let total = (elapsed_ns as f64 * stats.len() as f64).max(1.0);
+        let sum = |f: fn(&crate::sched::CpuStat) -> u64| stats.iter().map(f).sum::<u64>() as f64;
+        let mut lru = crate::locking::LockStat::default();
+        for m in &mm.memcgs.cg {
+            lru.merge(&m.lruvec.lru_lock.stat);
+        }
+        Some(SchedReport {
+            cpus: sched.cpus.len(),
+            cpu: stats
+                .iter()
+                .map(|c| CpuReport { busy_s: c.busy_ns as f64 / 1e9, reclaim_s: c.reclaim_ns as f64 / 1e9, lock_spin_s: c.lock_spin_ns as f64 / 1e9, runs: c.runs })
+                .collect(),
+            busy_share: sum(|c| c.busy_ns) / total,
+            reclaim_share: sum(|c| c.reclaim_ns) / total,
+            lock_spin_share: sum(|c| c.lock_spin_ns) / total,
+            kswapd_runq_wait_s: sched.kswapd.runq_wait_ns as f64 / 1e9,
+            kswapd_waits: sched.kswapd.waits,
+            locks: BTreeMap::from([("lru_lock".to_string(), lru.summary())]),
+        })
+    }
 }
 
 /// The report's `pageblocks` section.
@@ -438,7 +500,13 @@ impl Report {
                     elapsed_s: el,
                     ops_per_s: if el > 0.0 { t.ops as f64 / el } else { 0.0 },
                     io_wait_s: tm.io_wait_ns as f64 / 1e9,
-                    cpu_wait_s: mm.one_cpu.is_some().then(|| tm.cpu_wait_ns as f64 / 1e9),
+                    cpu_wait_s: match (&mm.one_cpu, &mm.sched) {
+                        (Some(_), _) => Some(tm.cpu_wait_ns as f64 / 1e9),
+                        (None, Some(sched)) => Some(sched.tasks[i].runq_wait_ns as f64 / 1e9),
+                        (None, None) => None,
+                    },
+                    cpu_s: mm.sched.as_ref().map(|_| tm.cpu_ns as f64 / 1e9),
+                    lock_spin_s: mm.sched.as_ref().map(|s| s.tasks[i].lock_spin_ns as f64 / 1e9),
                     reclaim_s: tm.reclaim_ns as f64 / 1e9,
                     oom_killed: tm.killed,
                     pace: t.pacing.as_deref().map(|p| PaceReport {
@@ -498,6 +566,7 @@ impl Report {
                 kept_pages: m.sampled_pages,
             }),
             pageblocks: mm.pageblocks.as_ref().map(|p| PageblockReport { fallbacks: p.fallbacks, boosts: p.boosts, claims: p.claims }),
+            sched: SchedReport::of(mm, m.elapsed_ns()),
             warnings: m.policy.warnings(mm),
         }
     }
@@ -610,7 +679,50 @@ impl Report {
                 );
             }
         }
+        if let Some(sc) = &self.sched {
+            sc.table(&mut out, &self.tasks);
+        }
         out
+    }
+}
+
+impl SchedReport {
+    /// The text report's CPU and lock block: the shares of all CPUs' time, each task's CPU
+    /// and waits, and each lock class.
+    fn table(&self, out: &mut String, tasks: &[TaskReport]) {
+        let pct = |x: f64| format!("{:.1}%", x * 100.0);
+        let _ = writeln!(
+            out,
+            "\n{} CPUs: busy {}, in reclaim {}, spinning on locks {}; kswapd waited {:.6} s for a CPU",
+            self.cpus,
+            pct(self.busy_share),
+            pct(self.reclaim_share),
+            pct(self.lock_spin_share),
+            self.kswapd_runq_wait_s
+        );
+        let _ = writeln!(out, "{:<24} {:>10} {:>12} {:>12}", "task", "cpu s", "runq wait s", "lock spin s");
+        for t in tasks {
+            let _ = writeln!(
+                out,
+                "{:<24} {:>10.3} {:>12.3} {:>12.6}",
+                t.name,
+                t.cpu_s.unwrap_or(0.0),
+                t.cpu_wait_s.unwrap_or(0.0),
+                t.lock_spin_s.unwrap_or(0.0)
+            );
+        }
+        for (name, l) in &self.locks {
+            let _ = writeln!(
+                out,
+                "{name}: {} acquisitions, {} contended, wait {:.6} s (p50 {} ns, p99 {} ns), held {:.6} s",
+                thousands(l.acquisitions),
+                thousands(l.contended),
+                l.wait_ns as f64 / 1e9,
+                thousands(l.wait_p50_ns),
+                thousands(l.wait_p99_ns),
+                l.hold_ns as f64 / 1e9
+            );
+        }
     }
 }
 

@@ -19,7 +19,7 @@ pub use gen::{job_file_name, JobStream, ObjectDecl, Op};
 pub use gen::{Due, TraceAccess, TraceAccesses, TraceKind};
 pub use rng::Rng;
 pub use size::{parse_duration_ns, parse_size, size_text, PAGE_SIZE};
-pub use spec::{Access, Advice, Kind, Lockstep, LockstepToml, Phase, PhaseToml, SpecError, TraceSpec, Workload, WorkloadToml};
+pub use spec::{Access, Advice, CpuList, Kind, Lockstep, LockstepToml, Phase, PhaseToml, SpecError, TraceSpec, Workload, WorkloadToml};
 
 #[cfg(test)]
 mod tests {

@@ -138,10 +138,44 @@ pub struct WorkloadToml {
     /// Run in lockstep behind another workload: before its access j (from 0) this one waits
     /// until the leader has done `j / ratio` accesses (see docs/workloads.md).
     pub lockstep: Option<LockstepToml>,
+    /// The CPUs the workload's tasks run on, with `machine.cpus` ≥ 2: a CPU list
+    /// (`"0-35"`, `"0,2,4-7"`, as `taskset -c` and fio's `cpus_allowed` take one) or a count N
+    /// (the first N CPUs). Every CPU by default.
+    pub cpus: Option<CpuList>,
     #[serde(flatten)]
     pub defaults: PhaseToml,
     #[serde(default)]
     pub phase: Vec<PhaseToml>,
+}
+
+/// A workload's `cpus` as written: a count or a CPU list (checked against the machine by the
+/// scenario).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CpuList {
+    Count(u32),
+    List(String),
+}
+
+impl<'de> Deserialize<'de> for CpuList {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = CpuList;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a CPU count (4) or a CPU list (\"0-35\", \"0,2,4-7\")")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<CpuList, E> {
+                u32::try_from(v).ok().filter(|&n| n > 0).map(CpuList::Count).ok_or_else(|| E::custom(format!("{v} CPUs: give a count from 1")))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<CpuList, E> {
+                self.visit_i64(i64::try_from(v).unwrap_or(-1))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<CpuList, E> {
+                Ok(CpuList::List(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// `lockstep = { leader = "NAME", ratio = R }` as written.
@@ -213,6 +247,8 @@ pub struct Workload {
     pub op_interval_ns: u64,
     /// The workload this one runs in lockstep behind, if any.
     pub lockstep: Option<Lockstep>,
+    /// `cpus`, as written: the scenario resolves it against `machine.cpus`.
+    pub cpus: Option<CpuList>,
     pub phases: Vec<Phase>,
 }
 
@@ -295,6 +331,7 @@ impl WorkloadToml {
             lifetime_ops,
             op_interval_ns,
             lockstep,
+            cpus: self.cpus.clone(),
             phases,
         })
     }

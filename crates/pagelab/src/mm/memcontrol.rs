@@ -31,6 +31,8 @@ pub struct Lruvec {
     /// 5.7's `zone_reclaim_stat`: recent_scanned/recent_rotated per type.
     pub recent_scanned: [u64; 2],
     pub recent_rotated: [u64; 2],
+    /// lruvec->lru_lock, contended only on a machine of several CPUs ([`crate::mm::Mm::lru_lock`]).
+    pub lru_lock: crate::locking::SpinLock,
 }
 
 /// Items of memory.stat that reclaim reads through rstat (`lruvec_page_state`).

@@ -117,6 +117,8 @@ pub struct TaskMm {
     pub io_wait_ns: u64,
     /// On one CPU: time runnable while kswapd had the CPU.
     pub cpu_wait_ns: u64,
+    /// CPU time the task charged (its operations, faults and reclaim, lock spins included).
+    pub cpu_ns: u64,
     /// The anonymous regions the task owns (object indices).
     pub anon_objects: Vec<usize>,
     /// The VMA's swap readahead state (`vma->swap_readahead_info`).
@@ -198,6 +200,9 @@ pub struct Mm {
     pub miniature: Option<crate::mm::miniature::Miniature>,
     /// `machine.cpus = 1`: kswapd shares the task's CPU; `None`: kswapd has its own.
     pub one_cpu: Option<crate::mm::time::OneCpu>,
+    /// `machine.cpus` ≥ 2: the CPUs the tasks and kswapd share ([`crate::sched`]), and with
+    /// them contended locks; `None`: every actor has a CPU of its own and no lock waits.
+    pub sched: Option<Box<crate::sched::Sched>>,
     /// `machine.nonmovable`: the pageblocks that are not movable and the watermark boosts;
     /// `None`: every pageblock is movable.
     pub pageblocks: Option<Box<crate::mm::pageblock::Pageblocks>>,
@@ -224,7 +229,11 @@ impl Mm {
     #[inline]
     pub fn cpu(&mut self, ns: u64) {
         match self.actor {
-            Actor::Task(t) => self.tasks[t].clock += ns,
+            Actor::Task(t) => {
+                let task = &mut self.tasks[t];
+                task.clock += ns;
+                task.cpu_ns += ns;
+            }
             Actor::Kswapd => {
                 self.kswapd_clock += ns;
                 self.kswapd_cpu_ns += ns;
@@ -275,6 +284,25 @@ impl Mm {
             }
             Actor::Kswapd => self.kswapd_clock = self.kswapd_clock.max(t),
         }
+    }
+
+    /// Takes `memcg`'s lruvec->lru_lock to move `folios` folios on or off its lists, with
+    /// several CPUs ([`crate::locking`]): the current actor spins until the lock is its own,
+    /// then holds it for `[time.cpu] lru_move_ns` a folio, both on its CPU. Nothing without
+    /// `machine.cpus` ≥ 2. Models spin_lock_irq(&lruvec->lru_lock) as 6.1 and 6.12 take it
+    /// per batch (folio_batch_move_lru() relocks per lruvec run, shrink_inactive_list()
+    /// and evict_folios() once per isolation and once per putback).
+    pub fn lru_lock(&mut self, memcg: MemcgId, folios: u64) {
+        let Some(sched) = self.sched.as_mut() else { return };
+        let c = &self.cfg.costs.cpu;
+        let hold = folios * c.lru_move_ns;
+        let at = match self.actor {
+            Actor::Task(t) => self.tasks[t].clock,
+            Actor::Kswapd => self.kswapd_clock,
+        };
+        let section = self.memcgs.get_mut(memcg).lruvec.lru_lock.lock(at, hold, c.lock_handoff_ns);
+        sched.spun(section.spin);
+        self.cpu(section.spin + hold);
     }
 
     pub fn current_task(&self) -> Option<usize> {

@@ -30,6 +30,7 @@ pub fn folio_add_lru<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) {
 /// Models folio_batch_move_lru(lru_add_fn): every batched folio joins its lruvec.
 fn drain_lru_add<P: Policy>(mm: &mut Mm, p: &mut P) {
     let batch = std::mem::take(&mut mm.lru_add_batch);
+    lock_lruvecs(mm, &batch);
     for &pfn in &batch {
         let f = mm.folios.get_mut(pfn);
         f.flags = (f.flags & !pg::IN_LRU_ADD) | pg::LRU;
@@ -40,6 +41,23 @@ fn drain_lru_add<P: Policy>(mm: &mut Mm, p: &mut P) {
     }
     mm.lru_add_batch = batch;
     mm.lru_add_batch.clear();
+}
+
+/// Models the locking of mm/swap.c: folio_batch_move_lru() (6.1, 6.12): the batch's folios
+/// move under their lruvec's lru_lock, taken once for each run of folios of one lruvec
+/// (folio_lruvec_relock_irqsave() keeps the lock while the next folio's lruvec is the same).
+/// With one CPU, or none modeled, no lock is contended and nothing happens.
+fn lock_lruvecs(mm: &mut Mm, batch: &[Pfn]) {
+    if mm.sched.is_none() {
+        return;
+    }
+    let mut i = 0;
+    while i < batch.len() {
+        let memcg = mm.folios.get(batch[i]).memcg;
+        let run = batch[i..].iter().take_while(|&&f| mm.folios.get(f).memcg == memcg).count();
+        mm.lru_lock(memcg, run as u64);
+        i += run;
+    }
 }
 
 /// Models 5.7's mm/swap.c: update_page_reclaim_stat() for a page joining the LRU: it
@@ -90,6 +108,7 @@ pub fn folio_activate<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) {
 /// (PG_lru clear) is skipped.
 fn drain_activate<P: Policy>(mm: &mut Mm, p: &mut P) {
     let batch = std::mem::take(&mut mm.activate_batch);
+    lock_lruvecs(mm, &batch);
     for &pfn in &batch {
         if !mm.folios.test(pfn, pg::LRU) {
             continue;

@@ -31,7 +31,38 @@ pub struct Costs {
     /// The workload's own CPU time per operation, outside the kernel (its loop, its random
     /// numbers, its checksums). 0 by default; the oracle sets its guest program's.
     pub op_ns: u64,
+    /// `[time.cpu]`: the costs of the machine with several CPUs (`machine.cpus` ≥ 2).
+    pub cpu: CpuCosts,
 }
+
+/// `[time.cpu]`: what the kernel's work costs on a machine of several CPUs, where it is held
+/// under locks that other CPUs wait for ([`crate::locking`]). Read only with `machine.cpus`
+/// ≥ 2. Each default names its source; `pagelab calibrate` measures both on the user's host.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CpuCosts {
+    /// Moving one folio onto or off an LRU list under `lruvec->lru_lock`: the list splice,
+    /// the flag updates and the per-lruvec size update of lruvec_add_folio(), for a folio
+    /// struct not in the CPU's cache. Default: `pagelab calibrate`'s figure for a cold
+    /// 64-byte struct moved between two doubly-linked lists, measured on the project's
+    /// reference host (docs/journal/2026-11-29-machine-costs.md).
+    pub lru_move_ns: u64,
+    /// A contended lock's handoff: its cache line's transfer from the releasing CPU to the
+    /// next waiter's. Default: 42 ns, the modified-line core-to-core intervention latency
+    /// Intel's Memory Latency Checker reports within one socket of a Xeon E5-2660 v4 (John
+    /// McCalpin, Intel developer forum, "Core-to-Core Communication Latency in Skylake/Kaby
+    /// Lake", topic 700477); `pagelab calibrate` measures this host's.
+    pub lock_handoff_ns: u64,
+}
+
+impl Default for CpuCosts {
+    fn default() -> Self {
+        CpuCosts { lru_move_ns: LRU_MOVE_NS, lock_handoff_ns: 42 }
+    }
+}
+
+/// `[time.cpu] lru_move_ns`'s default: see [`CpuCosts::lru_move_ns`].
+pub const LRU_MOVE_NS: u64 = 30;
 
 impl Default for Costs {
     fn default() -> Self {
@@ -45,6 +76,7 @@ impl Default for Costs {
             rmap_walk_ns: 400,
             rstat_flush_memcg_ns: 300,
             op_ns: 0,
+            cpu: CpuCosts::default(),
         }
     }
 }

@@ -190,6 +190,99 @@ impl Cpus {
     }
 }
 
+/// An actor's place in the scheduler: its CPU set, the CPU it last ran on, and its waits.
+#[derive(Clone, Debug)]
+pub struct Entity {
+    pub set: CpuSet,
+    pub last: Option<u32>,
+    /// Runnable without a CPU (schedstat's run-queue wait).
+    pub runq_wait_ns: u64,
+    /// Spinning on contended locks (part of its CPU time).
+    pub lock_spin_ns: u64,
+    /// Bursts that waited for a CPU.
+    pub waits: u64,
+}
+
+impl Entity {
+    pub fn new(set: CpuSet) -> Entity {
+        Entity { set, last: None, runq_wait_ns: 0, lock_spin_ns: 0, waits: 0 }
+    }
+}
+
+/// Which actor a burst belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Who {
+    Task(usize),
+    Kswapd,
+}
+
+/// The scheduler of a machine of several CPUs: the CPUs, the tasks' and kswapd's places, and
+/// the burst in progress (one at a time: the machine runs one actor's work at once).
+#[derive(Clone, Debug)]
+pub struct Sched {
+    pub cpus: Cpus,
+    pub tasks: Vec<Entity>,
+    pub kswapd: Entity,
+    /// The burst in progress: whose, its grant, and the actor's CPU and reclaim time and
+    /// lock spin at its start.
+    current: Option<(Who, Grant, Burst)>,
+}
+
+impl Sched {
+    /// `n` CPUs; kswapd may run on any (one node).
+    pub fn new(n: u32, tasks: Vec<Entity>) -> Sched {
+        Sched { cpus: Cpus::new(n), tasks, kswapd: Entity::new(CpuSet::all(n)), current: None }
+    }
+
+    fn entity(&mut self, who: Who) -> &mut Entity {
+        match who {
+            Who::Task(t) => &mut self.tasks[t],
+            Who::Kswapd => &mut self.kswapd,
+        }
+    }
+
+    /// `who`, runnable at `at`, asks for a CPU: the grant (see [`Cpus::acquire`]). The burst
+    /// begins when [`Sched::begin`] is called with it.
+    pub fn acquire(&mut self, who: Who, at: u64) -> Grant {
+        let e = self.entity(who);
+        let (set, last) = (std::mem::replace(&mut e.set, CpuSet { cpus: Vec::new() }), e.last);
+        let g = self.cpus.acquire(&set, last, at);
+        self.entity(who).set = set;
+        g
+    }
+
+    /// The burst of `who` under grant `g` begins; `at_start` is the actor's CPU and reclaim
+    /// time so far (its lock spin is the scheduler's own count).
+    pub fn begin(&mut self, who: Who, g: Grant, at_start: Burst) {
+        let e = self.entity(who);
+        e.runq_wait_ns += g.wait;
+        e.waits += (g.wait > 0) as u64;
+        e.last = Some(g.cpu);
+        let spin = e.lock_spin_ns;
+        self.current = Some((who, g, Burst { lock_spin_ns: spin, ..at_start }));
+    }
+
+    /// The burst in progress ends, the actor's CPU and reclaim time now `at_end`: its CPU is
+    /// busy for the difference.
+    pub fn end(&mut self, at_end: Burst) {
+        let Some((who, g, start)) = self.current.take() else { return };
+        let spin = self.entity(who).lock_spin_ns;
+        let b = Burst {
+            cpu_ns: at_end.cpu_ns - start.cpu_ns,
+            reclaim_ns: (at_end.reclaim_ns - start.reclaim_ns).min(at_end.cpu_ns - start.cpu_ns),
+            lock_spin_ns: spin - start.lock_spin_ns,
+        };
+        self.cpus.release(g, b);
+    }
+
+    /// The actor of the burst in progress spun `ns` on a contended lock.
+    pub fn spun(&mut self, ns: u64) {
+        if let Some((who, _, _)) = self.current {
+            self.entity(who).lock_spin_ns += ns;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -563,6 +563,7 @@ impl<P: Policy> Machine<P> {
                 reclaim_ns: 0,
                 io_wait_ns: 0,
                 cpu_wait_ns: 0,
+                cpu_ns: 0,
                 anon_objects,
                 swap_ra: SwapRaState::default(),
                 mapped_files: Vec::new(),
@@ -636,6 +637,10 @@ impl<P: Policy> Machine<P> {
                 let eevdf = (s.machine.eevdf_turns && !s.machine.kernel.kswapd_preempts_its_waker())
                     .then(|| crate::mm::time::Eevdf::new(s.machine.rstat_flush_ns, crate::kernel::RSTAT_FLUSH_NS));
                 crate::mm::time::OneCpu::new(eevdf)
+            }),
+            sched: s.machine.cpus.filter(|&n| n >= 2).map(|n| {
+                let set = |t: &Task| s.workload_cpus[t.workload].clone().unwrap_or_else(|| crate::sched::CpuSet::all(n));
+                Box::new(crate::sched::Sched::new(n, tasks.iter().map(|t| crate::sched::Entity::new(set(t))).collect()))
             }),
             lru_add_batch: Vec::with_capacity(32),
             activate_batch: Vec::with_capacity(32),
@@ -959,9 +964,14 @@ impl<P: Policy> Machine<P> {
                     self.next_wb += self.mm.cfg.dirty_writeback_ns;
                 }
                 Event::Kswapd => {
+                    self.kswapd_takes_cpu();
                     let before = self.mm.kswapd_clock;
                     let cpu_before = self.mm.kswapd_cpu_ns;
                     kswapd_step(&mut self.mm, &mut self.policy);
+                    if let Some(sched) = self.mm.sched.as_mut() {
+                        let cpu = self.mm.kswapd_cpu_ns;
+                        sched.end(crate::sched::Burst { cpu_ns: cpu, reclaim_ns: cpu, lock_spin_ns: 0 });
+                    }
                     self.share_the_cpu(before, cpu_before, now);
                     if self.mm.node.kswapd.is_none() {
                         if let Some(e) = self.mm.one_cpu.as_mut().and_then(|c| c.eevdf()) {
@@ -1016,6 +1026,20 @@ impl<P: Policy> Machine<P> {
         consider(self.next_kcompactd, Event::Kcompactd);
         consider(self.next_sample, Event::Sample);
         best
+    }
+
+    /// Several CPUs: kswapd, due to run a step of balancing, waits for a CPU of its node.
+    fn kswapd_takes_cpu(&mut self) {
+        use crate::sched::{Burst, Who};
+        let Some(sched) = self.mm.sched.as_mut() else { return };
+        if self.mm.node.kswapd.is_none() {
+            // Not balancing: the nap's end is a timer, not CPU work.
+            return;
+        }
+        let g = sched.acquire(Who::Kswapd, self.mm.kswapd_clock);
+        self.mm.kswapd_clock = g.start;
+        let cpu = self.mm.kswapd_cpu_ns;
+        sched.begin(Who::Kswapd, g, Burst { cpu_ns: cpu, reclaim_ns: cpu, lock_spin_ns: 0 });
     }
 
     /// `machine.cpus = 1`: the kswapd step that began at `start` takes its CPU time from the
@@ -1129,20 +1153,49 @@ impl<P: Policy> Machine<P> {
         Some(op)
     }
 
-    /// Before an operation of task `t`: the events due by its clock run, then the task runs
-    /// and thinks for `think_ns`.
+    /// Before an operation of task `t`: the events due by its clock run, then the task
+    /// thinks for `think_ns` (a sleep), gets a CPU ([`Machine::take_cpu`], with several) and
+    /// runs.
     #[inline(always)]
     fn begin_op(&mut self, t: usize, think_ns: u64) {
         let now = self.mm.tasks[t].clock;
         self.run_events_until(now);
         self.mm.actor = Actor::Task(t);
-        let op_ns = self.mm.cfg.costs.op_ns;
         let task = &mut self.mm.tasks[t];
         if let Some(cpu) = self.mm.one_cpu.as_mut() {
             cpu.task_waits(task.clock, task.clock + think_ns);
         }
-        task.clock += think_ns + op_ns;
-        task.ran = true;
+        task.clock += think_ns;
+        if self.mm.sched.is_some() {
+            self.take_cpu(t);
+        }
+        let op_ns = self.mm.cfg.costs.op_ns;
+        self.mm.cpu(op_ns);
+        self.mm.tasks[t].ran = true;
+    }
+
+    /// Several CPUs: task `t`, runnable at its clock, waits for a CPU of its set. The events
+    /// due meanwhile (kswapd's steps among them, which take CPUs too) run before it asks again.
+    #[inline(never)]
+    fn take_cpu(&mut self, t: usize) {
+        use crate::sched::{Burst, Who};
+        loop {
+            let at = self.mm.tasks[t].clock;
+            self.run_events_until(at);
+            self.mm.actor = Actor::Task(t);
+            let g = self.mm.sched.as_mut().expect("several CPUs").acquire(Who::Task(t), at);
+            let sched = if g.wait > 0 && self.event_due(g.start) {
+                self.mm.tasks[t].clock = g.start;
+                self.mm.sched.as_mut().expect("several CPUs").tasks[t].runq_wait_ns += g.wait;
+                continue;
+            } else {
+                self.mm.sched.as_mut().expect("several CPUs")
+            };
+            let task = &mut self.mm.tasks[t];
+            task.clock = g.start;
+            sched.begin(Who::Task(t), g, Burst { cpu_ns: task.cpu_ns, reclaim_ns: task.reclaim_ns, lock_spin_ns: 0 });
+            return;
+        }
     }
 
     /// After an operation of task `t` (`ok`: it completed): memory.high throttling on the
@@ -1155,6 +1208,10 @@ impl<P: Policy> Machine<P> {
         }
         if self.mm.wb_pending_all || self.mm.wb_pending_background {
             crate::mm::page_writeback::flusher_run(&mut self.mm, &mut self.policy, false);
+        }
+        if let Some(sched) = self.mm.sched.as_mut() {
+            let task = &self.mm.tasks[t];
+            sched.end(crate::sched::Burst { cpu_ns: task.cpu_ns, reclaim_ns: task.reclaim_ns, lock_spin_ns: 0 });
         }
         self.done_ops += 1;
         ok && !self.mm.tasks[t].killed

@@ -111,7 +111,8 @@ pub struct MachineSpec {
     pub watermark_scale_factor: u64,
     /// vm.percpu_pagelist_high_fraction (0: the kernel's default).
     pub percpu_pagelist_high_fraction: u64,
-    /// `machine.cpus`: `Some(1)` makes kswapd share the one task's CPU.
+    /// `machine.cpus`: `Some(1)` makes kswapd share the one task's CPU; `Some(n)`, n ≥ 2:
+    /// the tasks and kswapd share n CPUs ([`crate::sched`]) and locks are contended.
     pub cpus: Option<u32>,
     /// `machine.eevdf_turns`: EEVDF's turns and wake-up preemption with `cpus = 1` on 6.12
     /// (default true; false: the CPU shared half and half, kswapd never preempting).
@@ -165,6 +166,8 @@ pub struct Scenario {
     /// `[sample]`: the scenario is a miniature of the one its file describes (every size
     /// below is already scaled).
     pub sample: Option<crate::sim::sample::SampleSpec>,
+    /// Each workload's CPU set with `machine.cpus` ≥ 2 (`None` otherwise).
+    pub workload_cpus: Vec<Option<crate::sched::CpuSet>>,
     /// The `--set` overrides applied to the file, in order (a report's `provenance.set`).
     pub overrides: Vec<String>,
     /// The scenario document with the overrides applied, as TOML (a report's
@@ -290,6 +293,27 @@ fn check_shared_files(workloads: &[Workload], err: &dyn Fn(&str, String) -> Scen
         }
     }
     Ok(())
+}
+
+/// Each workload's `cpus` as a CPU set of the machine's `machine.cpus` (every CPU when
+/// unset); a workload's `cpus` needs a machine of several CPUs.
+fn cpu_sets(workloads: &[Workload], cpus: Option<u32>, err: &dyn Fn(&str, String) -> ScenarioError) -> Result<Vec<Option<crate::sched::CpuSet>>, ScenarioError> {
+    use crate::sched::CpuSet;
+    use pagelab_workload::CpuList;
+    workloads
+        .iter()
+        .enumerate()
+        .map(|(i, w)| match (cpus, &w.cpus) {
+            (Some(n @ 2..), list) => match list {
+                None => Ok(Some(CpuSet::all(n))),
+                Some(CpuList::Count(c)) => CpuSet::first(*c, n).map(Some),
+                Some(CpuList::List(l)) => CpuSet::parse(l, n).map(Some),
+            }
+            .map_err(|e| err(&format!("workload[{i}].cpus"), e)),
+            (_, Some(_)) => Err(err(&format!("workload[{i}].cpus"), "needs machine.cpus = 2 or more: without it every task has a CPU of its own".into())),
+            (_, None) => Ok(None),
+        })
+        .collect()
 }
 
 /// `lockstep = { leader, ratio }`: the leader is another workload, with one job or as many
@@ -672,11 +696,11 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
         watermark_scale_factor: watermark_scale_factor(m.watermark_scale_factor).map_err(|e| err("machine.watermark_scale_factor", e))?,
         cpus: match m.cpus {
             None => None,
-            Some(1) => Some(1),
+            Some(n @ 1..=crate::sched::MAX_CPUS) => Some(n),
             Some(n) => {
                 return Err(err(
                     "machine.cpus",
-                    format!("{n}: only 1 (kswapd shares the CPU with the task) is modeled; leave it unset for kswapd on a CPU of its own"),
+                    format!("{n}: a machine has 1 to {} CPUs (leave it unset for a CPU of its own for every task and kswapd)", crate::sched::MAX_CPUS),
                 ))
             }
         },
@@ -785,6 +809,7 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
     }
     check_lockstep(&workloads, &names, err)?;
     check_shared_files(&workloads, err)?;
+    let workload_cpus = cpu_sets(&workloads, machine.cpus, err)?;
 
     let time = raw.time.unwrap_or_default();
     let report = raw.report.unwrap_or_default();
@@ -808,6 +833,7 @@ fn build(raw: ScenarioToml, name: &str, err: &dyn Fn(&str, String) -> ScenarioEr
         machine,
         cgroups,
         workloads,
+        workload_cpus,
         seam,
         sample: None,
         overrides: Vec::new(),
@@ -1236,10 +1262,33 @@ seed = 42
     }
 
     #[test]
+    fn a_workloads_cpus_are_a_set_of_the_machines() {
+        let with = |machine: &str, cpus: &str| {
+            let text = EXAMPLE.replace("memory = \"256M\"", &format!("memory = \"256M\"\n{machine}"));
+            let at = text.find("[[workload]]").unwrap() + "[[workload]]".len();
+            parse(&format!("{}\ncpus = {cpus}{}", &text[..at], &text[at..]))
+        };
+        let s = with("cpus = 8", "\"2-3,5\"").unwrap();
+        assert_eq!(s.workload_cpus[0].as_ref().unwrap().iter().collect::<Vec<_>>(), [2, 3, 5]);
+        let s = with("cpus = 8", "2").unwrap();
+        assert_eq!(s.workload_cpus[0].as_ref().unwrap().iter().collect::<Vec<_>>(), [0, 1]);
+        let e = with("cpus = 8", "\"6-9\"").unwrap_err();
+        assert_eq!(e.key, "workload[0].cpus");
+        assert!(e.message.contains("CPU 8 does not exist"), "{e}");
+        assert!(e.line.is_some(), "{e}");
+        let e = with("", "2").unwrap_err();
+        assert!(e.message.contains("needs machine.cpus"), "{e}");
+        let e = with("cpus = 8", "0").unwrap_err();
+        assert!(e.to_string().contains("from 1"), "{e}");
+    }
+
+    #[test]
     fn machine_knobs_outside_what_is_modeled_are_named() {
-        let e = parse(&EXAMPLE.replace("memory = \"256M\"", "memory = \"256M\"\ncpus = 2")).unwrap_err();
+        let e = parse(&EXAMPLE.replace("memory = \"256M\"", "memory = \"256M\"\ncpus = 1025")).unwrap_err();
         assert_eq!(e.key, "machine.cpus");
-        assert!(e.message.contains("only 1"), "{e}");
+        assert!(e.message.contains("1 to 1024"), "{e}");
+        let s = parse(&EXAMPLE.replace("memory = \"256M\"", "memory = \"256M\"\ncpus = 4")).unwrap();
+        assert_eq!(s.workload_cpus, vec![Some(crate::sched::CpuSet::all(4))], "a workload without `cpus` runs on every CPU");
         let e = parse(&EXAMPLE.replace("memory = \"256M\"", "memory = \"256M\"\npercpu_pagelist_high_fraction = 4")).unwrap_err();
         assert_eq!(e.key, "machine.percpu_pagelist_high_fraction");
         let s = parse(&EXAMPLE.replace("memory = \"256M\"", "memory = \"256M\"\ncpus = 1\npercpu_pagelist_high_fraction = 8")).unwrap();

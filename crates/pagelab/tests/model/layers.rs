@@ -58,3 +58,16 @@ fn the_kernel_model_calls_policies_only_through_its_own_hooks() {
     let found: Vec<String> = files.iter().flat_map(|f| uses_of(f, &["crate::policy"])).collect();
     assert!(found.is_empty(), "mm/ names policy/ outside its tests:\n{}", found.join("\n"));
 }
+
+/// The machine under `mm/` (the kernel's kernel/sched and kernel/locking) knows nothing of
+/// memory: `mm/` calls it, never the other way round.
+#[test]
+fn the_scheduler_and_the_locks_sit_below_the_kernel_model() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src.join("sched"), &mut files);
+    sources(&src.join("locking"), &mut files);
+    assert!(files.len() >= 2, "found only {} source files under sched/ and locking/", files.len());
+    let found: Vec<String> = files.iter().flat_map(|f| uses_of(f, &["crate::mm", "crate::policy", "crate::sim", "crate::lab", "crate::report"])).collect();
+    assert!(found.is_empty(), "sched/ or locking/ reach up:\n{}", found.join("\n"));
+}

@@ -16,6 +16,7 @@ mod properties;
 mod refault_models;
 mod report_text;
 mod runs;
+mod sched;
 mod seam;
 mod seeds;
 mod trace_workloads;

@@ -1,0 +1,129 @@
+//! The machine of several CPUs (`machine.cpus` ≥ 2, `crate::sched`, `crate::locking`),
+//! tested by the rules of their contracts.
+
+use super::common;
+use pagelab::report::Report;
+
+fn run(text: &str) -> Report {
+    pagelab::run(&common::scenario(text), |_, _| {}).unwrap()
+}
+
+/// `jobs` tasks reading one shared file at random from a ramdisk, in a cgroup of a quarter of
+/// the file: CPU-bound, with reclaim. `machine` lines go into `[machine]`, `extra` at the end.
+fn readers(machine: &str, jobs: u32, ops: u64, extra: &str) -> String {
+    format!(
+        r#"
+[machine]
+memory = "256M"
+kernel = "6.1"
+policy = "classic"
+storage = "ramdisk"
+{machine}
+
+[[cgroup]]
+path = "/a"
+max = "32M"
+
+[[workload]]
+name = "r"
+cgroup = "/a"
+jobs = {jobs}
+kind = "file-read"
+file_size = "128M"
+shared_file = true
+distribution = "uniform"
+ops = {ops}
+seed = 3
+{extra}
+"#
+    )
+}
+
+/// The counters that decide reclaim, for comparing runs.
+fn counters(r: &Report) -> Vec<(String, u64)> {
+    ["pgpgin", "pgscan_kswapd", "pgscan_direct", "pgsteal_kswapd", "pgsteal_direct", "pgactivate", "pgdeactivate", "workingset_refault_file", "workingset_activate_file"]
+        .iter()
+        .map(|k| (k.to_string(), r.vmstat[*k]))
+        .chain(r.memcg["/a"].iter().filter(|(k, _)| k.starts_with("pgscan") || k.starts_with("pgsteal")).map(|(k, v)| (k.clone(), *v)))
+        .collect()
+}
+
+/// `jobs` tasks reading a shared 16 MiB file that stays cached: after its first reads every
+/// operation is CPU work (the system call and the copy), no IO.
+fn cached_readers(machine: &str, jobs: u32, extra: &str) -> String {
+    readers(machine, jobs, 40_000, extra).replace("max = \"32M\"", "").replace("file_size = \"128M\"", "file_size = \"16M\"")
+}
+
+const FREE_LOCKS: &str = "[time.cpu]\nlru_move_ns = 0\nlock_handoff_ns = 0";
+
+#[test]
+fn with_a_cpu_for_every_task_and_free_locks_the_counters_are_the_unset_machines() {
+    let unset = run(&readers("", 4, 20_000, ""));
+    let many = run(&readers("cpus = 8", 4, 20_000, FREE_LOCKS));
+    assert_eq!(counters(&many), counters(&unset));
+    assert_eq!(many.elapsed_s, unset.elapsed_s, "no task ever waits for a CPU");
+    assert!(many.tasks.iter().all(|t| t.cpu_wait_s == Some(0.0)), "{:?}", many.tasks);
+    assert!(unset.sched.is_none() && many.sched.is_some());
+}
+
+#[test]
+fn tasks_that_outnumber_the_cpus_share_them_equally() {
+    let four = run(&cached_readers("cpus = 4", 4, FREE_LOCKS));
+    let two = run(&cached_readers("cpus = 2", 4, FREE_LOCKS));
+    let sched = two.sched.as_ref().unwrap();
+    assert!(sched.busy_share > 0.95, "two CPUs for four CPU-bound tasks stay busy: {}", sched.busy_share);
+    let cpu: Vec<f64> = two.tasks.iter().map(|t| t.cpu_s.unwrap()).collect();
+    let wait: Vec<f64> = two.tasks.iter().map(|t| t.cpu_wait_s.expect("several CPUs report the run-queue wait")).collect();
+    let spread = |v: &[f64]| v.iter().cloned().fold(f64::MIN, f64::max) / v.iter().cloned().fold(f64::MAX, f64::min);
+    assert!(spread(&cpu) < 1.05, "equal CPU time: {cpu:?}");
+    assert!(spread(&wait) < 1.10, "equal run-queue waits: {wait:?}");
+    let ratio = two.elapsed_s / four.elapsed_s;
+    assert!((1.8..2.2).contains(&ratio), "half the CPUs, about twice the time: {ratio}");
+}
+
+#[test]
+fn a_workloads_cpu_set_confines_its_tasks() {
+    let free = run(&cached_readers("cpus = 4", 2, FREE_LOCKS));
+    let pinned = run(&cached_readers("cpus = 4", 2, &format!("cpus = \"3\"\n{FREE_LOCKS}")));
+    let ratio = pinned.elapsed_s / free.elapsed_s;
+    assert!((1.8..2.2).contains(&ratio), "two tasks on one CPU take twice as long: {ratio}");
+    let cpus = &pinned.sched.as_ref().unwrap().cpu;
+    assert!(cpus[..3].iter().all(|c| c.runs == 0 || c.busy_s < cpus[3].busy_s / 10.0), "CPU 3 does the tasks' work: {cpus:?}");
+}
+
+#[test]
+fn kswapd_waits_for_a_cpu_when_the_tasks_keep_them_busy() {
+    // Global reclaim (no cgroup limit) so that kswapd runs.
+    let text = readers("cpus = 2", 8, 20_000, "").replace("max = \"32M\"", "").replace("memory = \"256M\"", "memory = \"96M\"");
+    let r = run(&text);
+    let sched = r.sched.as_ref().unwrap();
+    assert!(r.vmstat["pgscan_kswapd"] > 0, "kswapd reclaimed");
+    assert!(sched.kswapd_waits > 0 && sched.kswapd_runq_wait_s > 0.0, "{sched:?}");
+    let roomy = run(&text.replace("cpus = 2", "cpus = 16"));
+    assert!(roomy.sched.as_ref().unwrap().kswapd_runq_wait_s < sched.kswapd_runq_wait_s);
+}
+
+#[test]
+fn lru_lock_holds_scale_with_their_batches_and_contention_with_the_cpus() {
+    let r = run(&readers("cpus = 2", 4, 10_000, "[time.cpu]\nlru_move_ns = 100\nlock_handoff_ns = 0"));
+    let l = &r.sched.as_ref().unwrap().locks["lru_lock"];
+    assert!(l.acquisitions > 0);
+    // Every section holds 100 ns a folio: the mean hold is a whole number of folios, at most
+    // a batch of 15 (6.1's PAGEVEC_SIZE).
+    assert_eq!(l.hold_ns % 100, 0);
+    let mean_folios = l.hold_ns as f64 / 100.0 / l.acquisitions as f64;
+    assert!((1.0..=15.0).contains(&mean_folios), "{mean_folios}");
+    let wide = run(&readers("cpus = 8", 8, 10_000, "[time.cpu]\nlru_move_ns = 100\nlock_handoff_ns = 50"));
+    let lw = &wide.sched.as_ref().unwrap().locks["lru_lock"];
+    let share = |l: &pagelab::locking::LockSummary| l.contended as f64 / l.acquisitions as f64;
+    assert!(share(lw) > share(l), "eight CPUs contend more than two: {} vs {}", share(lw), share(l));
+    assert!(lw.wait_p99_ns >= lw.wait_p50_ns);
+}
+
+#[test]
+fn a_machine_of_several_cpus_runs_alike_every_time() {
+    let text = readers("cpus = 3", 5, 5_000, "");
+    let a = serde_json::to_string(&run(&text)).unwrap();
+    let b = serde_json::to_string(&run(&text)).unwrap();
+    assert_eq!(a, b);
+}
