@@ -141,8 +141,7 @@ fn filemap_read_slow<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaS
                         break 'read false;
                     }
                     mm.file_read_cpu(1);
-                    let now = mm.now();
-                    let done = mm.file_dev.submit(now, 1, false);
+                    let done = mm.submit_file(1, false);
                     mm.count(Ev::PgpgIn, 4);
                     mm.wait_until(done);
                     batch_end = idx + 1;
@@ -208,8 +207,7 @@ fn read_one_missing_page<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut
         },
     };
     mm.file_read_cpu(1);
-    let now = mm.now();
-    let done = mm.file_dev.submit(now, 1, false);
+    let done = mm.submit_file(1, false);
     mm.count(Ev::PgpgIn, 4);
     mm.wait_until(done);
     copy_one_page(mm, p, ra, pfn, index);

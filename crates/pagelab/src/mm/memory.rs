@@ -271,8 +271,7 @@ fn filemap_fault<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, f: FileRef, ra: &m
         return (false, false);
     }
     mm.file_read_cpu(1);
-    let now = mm.now();
-    let done = mm.file_dev.submit(now, 1, false);
+    let done = mm.submit_file(1, false);
     mm.count(Ev::PgpgIn, 4);
     mm.wait_until(done);
     (!mm.tasks[t].killed, true)

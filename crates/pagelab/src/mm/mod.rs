@@ -269,6 +269,27 @@ impl Mm {
         self.cpu(c.cpu_page_ns * pages + c.cpu_read_request_ns);
     }
 
+    /// Submits `pages` of IO to the data disk now and returns when it completes. On a machine
+    /// of several CPUs a synchronous device (brd) does the transfer on the submitter's CPU
+    /// before the submission returns ([`Device::on_cpu`]): the time is the actor's CPU time
+    /// and the IO is complete when it gets back. Otherwise the device's queue decides.
+    pub fn submit_file(&mut self, pages: u64, write: bool) -> u64 {
+        if self.sched.is_some() && self.file_dev.kind.synchronous_io() {
+            let ns = self.file_dev.on_cpu(pages, write);
+            self.cpu(ns);
+            return self.now();
+        }
+        let now = self.now();
+        self.file_dev.submit(now, pages, write)
+    }
+
+    /// Whether swap IO runs on the submitter's CPU with no device queue (a synchronous swap
+    /// device on a machine of several CPUs: [`Device::on_cpu`]).
+    #[inline]
+    pub fn swap_on_cpu(&self) -> bool {
+        self.sched.is_some() && self.swap_dev.kind.synchronous_io()
+    }
+
     /// The current actor waits until `t` (an IO completion).
     pub fn wait_until(&mut self, t: u64) {
         match self.actor {

@@ -295,8 +295,7 @@ pub fn do_page_cache_ra<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, index: u6
         return RaIo::default();
     }
     mm.file_read_cpu(pages);
-    let now = mm.now();
-    let done = mm.file_dev.submit(now, pages, false);
+    let done = mm.submit_file(pages, false);
     mm.count(crate::mm::vmstat::Ev::PgpgIn, 4 * pages);
     // The pages stay locked (not uptodate) until the read completes.
     for &pfn in &inserted {

@@ -162,7 +162,7 @@ pub fn swapin<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, slot: u32) 
     let now = mm.now();
     if mm.swap.kind.synchronous_io() {
         let pfn = read_swap_page(mm, p, vpn, slot, false)?;
-        let done = mm.swap_dev.submit(now, 1, false);
+        let done = if mm.swap_on_cpu() { now + mm.swap_dev.on_cpu(1, false) } else { mm.swap_dev.submit(now, 1, false) };
         mm.cpu(done.saturating_sub(now)); // zram decompresses on the faulting CPU
                                           // The page never entered the swap cache: the slot goes at once.
         mm.swap_nodes.page_removed(slot);

@@ -133,6 +133,22 @@ impl Device {
         Device { kind, cost, busy_until: 0, pages_read: 0, pages_written: 0, read_requests: 0 }
     }
 
+    /// A synchronous device's transfer of `pages` done on the submitter's CPU, on a machine
+    /// of several CPUs: brd_submit_bio() copies the pages and zram compresses or decompresses
+    /// them before submit_bio() returns (drivers/block/brd.c, zram_drv.c, 6.1 and 6.12), each
+    /// CPU on its own, with no queue between them. Returns that CPU time (the request's
+    /// latency and transfer); counted as [`Device::submit`] counts.
+    pub fn on_cpu(&mut self, pages: u64, write: bool) -> u64 {
+        let latency = if write { self.cost.write_latency_ns } else { self.cost.read_latency_ns };
+        if write {
+            self.pages_written += pages;
+        } else {
+            self.pages_read += pages;
+            self.read_requests += 1;
+        }
+        latency + pages * self.cost.page_transfer_ns
+    }
+
     /// Submits a request of `pages` at `now` and returns when it completes.
     pub fn submit(&mut self, now: u64, pages: u64, write: bool) -> u64 {
         let latency = if write { self.cost.write_latency_ns } else { self.cost.read_latency_ns };

@@ -662,7 +662,7 @@ pub fn pageout(mm: &mut Mm, pfn: Pfn) {
         }
         mm.swap_io_cpu(1);
         let now = mm.now();
-        let done = mm.swap_dev.submit(now, 1, true);
+        let done = if mm.swap_on_cpu() { now + mm.swap_dev.on_cpu(1, true) } else { mm.swap_dev.submit(now, 1, true) };
         if synchronous {
             // zram and brd complete the bio before pageout() returns; zram compresses on
             // the reclaiming CPU. The folio still starts and ends writeback.
@@ -679,8 +679,7 @@ pub fn pageout(mm: &mut Mm, pfn: Pfn) {
         mm.memcgs.stat_updated(memcg, FedStat::FileDirty, 1);
         mm.count(Ev::PgpgOut, 4);
         mm.file_io_cpu(1);
-        let now = mm.now();
-        let done = mm.file_dev.submit(now, 1, true);
+        let done = mm.submit_file(1, true);
         start_writeback(mm, pfn, done);
     }
 }
