@@ -345,7 +345,7 @@ impl Ext {
             if stat.nr_unqueued_dirty == nr_taken {
                 crate::mm::page_writeback::wakeup_flusher_threads(mm);
             }
-            sc.nr.add_cycle(&stat, nr_taken, false);
+            sc.nr.add_cycle(&stat, nr_taken, 0);
             sc.nr.nr_file_taken += file_taken;
             reclaimed += freed;
             self.infos = infos;
