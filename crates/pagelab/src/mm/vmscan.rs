@@ -517,7 +517,15 @@ fn file_folios(mm: &Mm, list: &[Pfn]) -> u64 {
 /// candidates' validation: pgscan, shrink_folio_list(), putback, pgsteal, the policy's cost,
 /// the flusher wake-up and `sc->nr`, with the callers' differences in `rules` and `epilogue`
 /// (the contract above). Returns the pages reclaimed.
-pub fn reclaim_batch<P: Policy, E: Epilogue<P>>(mm: &mut Mm, p: &mut P, memcg: MemcgId, sc: &mut ScanControl, list: &mut Vec<Pfn>, rules: BatchRules, epilogue: &mut E) -> u64 {
+pub fn reclaim_batch<P: Policy, E: Epilogue<P>>(
+    mm: &mut Mm,
+    p: &mut P,
+    memcg: MemcgId,
+    sc: &mut ScanControl,
+    list: &mut Vec<Pfn>,
+    rules: BatchRules,
+    epilogue: &mut E,
+) -> u64 {
     if let Pgscan::Here(scanned) = rules.pgscan {
         count_pgscan(mm, memcg, sc, scanned);
     }
@@ -543,7 +551,6 @@ pub fn reclaim_batch<P: Policy, E: Epilogue<P>>(mm: &mut Mm, p: &mut P, memcg: M
     }
     reclaimed
 }
-
 
 // ---- shrink_folio_list ----------------------------------------------------------------------
 
