@@ -36,17 +36,16 @@ pub struct ReclaimStat {
 }
 
 impl ReclaimStat {
-    /// Adds one shrink_inactive_list() call to the node's sums (`sc->nr`).
-    pub fn add_cycle(&mut self, s: &ReclaimStat, taken: u64, file: bool) {
+    /// Adds one reclaim batch (a shrink_inactive_list() call) to the node's sums (`sc->nr`):
+    /// `taken` folios isolated, `file_taken` of them file folios.
+    pub fn add_cycle(&mut self, s: &ReclaimStat, taken: u64, file_taken: u64) {
         self.nr_dirty += s.nr_dirty;
         self.nr_congested += s.nr_congested;
         self.nr_unqueued_dirty += s.nr_unqueued_dirty;
         self.nr_writeback += s.nr_writeback;
         self.nr_immediate += s.nr_immediate;
         self.nr_taken += taken;
-        if file {
-            self.nr_file_taken += taken;
-        }
+        self.nr_file_taken += file_taken;
     }
 }
 
@@ -394,6 +393,163 @@ pub fn count_reclaim(mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, e: Ev, n: u6
         mm.count(e, n);
     }
     mm.count_memcg(memcg, e, n);
+}
+
+// ---- one reclaim batch ----------------------------------------------------------------------
+
+// The reclaim batch: what the classic LRU's shrink_inactive_list(), MGLRU's evict_folios() and
+// the eviction seam's shrink_seam_lruvec() do once a policy has isolated its folios, written
+// once ([`reclaim_batch`]).
+//
+// ## The contract a caller sees
+//
+// * The caller isolates: `list` holds folios it took off its LRU (PG_lru clear, PG_isolated
+//   set, the lru sizes already lowered), in the order shrink_folio_list() is to see them. What
+//   to isolate and how (the classic tail, MGLRU's type, tier and sort_folio(), the seam's
+//   validated candidates) is the caller's.
+// * The batch does, in this order: the pgscan counts ([`Pgscan`]); nothing more when `list` is
+//   empty; [`Epilogue::before_shrink`]; [`shrink_folio_list()`]; [`Epilogue::putback`];
+//   the pgsteal counts, by the type each folio had when it was isolated; [`Epilogue::note_cost`];
+//   the flusher wake-up and the `sc->nr` sums ([`DirtyFeedback`]). It returns the pages
+//   reclaimed; adding them to `sc.nr_reclaimed` is the caller's (the classic LRU adds them in
+//   shrink_lruvec(), MGLRU per batch, the seam per call).
+// * Every difference between the callers is an argument: [`BatchRules`] names the kernel's
+//   differences in counting (where pgscan is counted, whether the dirty state reaches the
+//   flushers and `sc->nr`), and the [`Epilogue`] is each policy's own bookkeeping around the
+//   shared part. An Epilogue has no default methods: a policy that records no cost says so in
+//   its `note_cost`, rather than by leaving it out.
+// * After [`Epilogue::putback`], `list` holds the survivors the epilogue did not put back (MGLRU's
+//   clean folios for its one retry); the classic LRU and the seam put every survivor back and
+//   leave it empty.
+//
+// libCacheSim's shared eviction helpers are the model: one routine per step that every
+// algorithm calls, with the algorithm's choices passed in.
+
+/// Where a batch's pgscan is counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pgscan {
+    /// In the batch, before shrink_folio_list(): `[anon, file]` folios scanned. Models
+    /// mm/vmscan.c: shrink_inactive_list() (6.1, 6.12), which counts every folio it scanned,
+    /// taken or rotated (`nr_scanned`); the seam counts the candidates it took.
+    Here([u64; 2]),
+    /// Counted where the folios were isolated: mm/vmscan.c: scan_folios() (6.1, 6.12) counts
+    /// pgscan as MGLRU isolates, next to pgrefill, through [`count_pgscan`]; evict_folios()'s
+    /// retry of clean folios counts none.
+    AtIsolation,
+}
+
+/// What a batch does with the dirty and writeback state shrink_folio_list() reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DirtyFeedback {
+    /// Models mm/vmscan.c: shrink_inactive_list() (6.1, 6.12): wake the flushers
+    /// (wakeup_flusher_threads(WB_REASON_VMSCAN)) when every taken folio was dirty and not
+    /// queued for writeback, and add the batch's reclaim_stat to `sc->nr`, which
+    /// shrink_node() and kswapd read to throttle and to mark the node dirty or under
+    /// writeback.
+    WakeFlusherAndAccount,
+    /// Models mm/vmscan.c: evict_folios() (6.1.192, 6.12.95): neither (later 6.12 stable
+    /// releases add both; pagelab follows 6.12.95).
+    Ignore,
+}
+
+/// The named differences between the callers of [`reclaim_batch`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BatchRules {
+    pub pgscan: Pgscan,
+    pub dirty: DirtyFeedback,
+}
+
+impl BatchRules {
+    /// The classic LRU's shrink_inactive_list(): pgscan of `scanned` (`[anon, file]`), flusher
+    /// and `sc->nr` fed.
+    pub fn shrink_inactive_list(scanned: [u64; 2]) -> BatchRules {
+        BatchRules { pgscan: Pgscan::Here(scanned), dirty: DirtyFeedback::WakeFlusherAndAccount }
+    }
+
+    /// MGLRU's evict_folios(): pgscan counted by scan_folios(), dirty state not fed back.
+    pub fn evict_folios() -> BatchRules {
+        BatchRules { pgscan: Pgscan::AtIsolation, dirty: DirtyFeedback::Ignore }
+    }
+}
+
+/// A policy's own bookkeeping around a [`reclaim_batch`]: the visible argument where the
+/// callers differ. Every method is required (see the contract above).
+pub trait Epilogue<P: Policy> {
+    /// The isolated folios, before shrink_folio_list() sees them (the classic LRU's 5.7
+    /// `recent_scanned`, the seam's record of what the policy handed over).
+    fn before_shrink(&mut self, mm: &mut Mm, p: &mut P, list: &[Pfn]);
+    /// The survivors of shrink_folio_list(), in order, PG_active set on those it activated:
+    /// put back what goes back (move_folios_to_lru(), MGLRU's sort of survivors, the seam's
+    /// `folio_removed`/putback), leaving in `list` only what the caller retries.
+    fn putback(&mut self, mm: &mut Mm, p: &mut P, list: &mut Vec<Pfn>);
+    /// After the pgsteal counts: the cost the policy records of the batch (the classic LRU's
+    /// lru_note_cost()); `reclaimed` pages were freed.
+    fn note_cost(&mut self, mm: &mut Mm, reclaimed: u64, stat: &ReclaimStat);
+}
+
+/// Counts a batch's pgscan: `pgscan_{kswapd,direct,khugepaged}` of the memcg (and globally
+/// for node reclaim), `pgscan_anon` and `pgscan_file`; `scanned` is `[anon, file]`. Models the
+/// pgscan counts of mm/vmscan.c: shrink_inactive_list() and scan_folios() (6.1, 6.12).
+#[inline]
+pub fn count_pgscan(mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, scanned: [u64; 2]) {
+    count_reclaim(mm, memcg, sc, sc.reclaimer.pgscan(), scanned[0] + scanned[1]);
+    mm.count(Ev::PgScanAnon, scanned[0]);
+    mm.count(Ev::PgScanFile, scanned[1]);
+}
+
+/// Counts a batch's pgsteal as [`count_pgscan`] counts pgscan; `stolen` is `[anon, file]`.
+/// Models the pgsteal counts of mm/vmscan.c: shrink_inactive_list() and evict_folios() (6.1,
+/// 6.12).
+#[inline]
+fn count_pgsteal(mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, stolen: [u64; 2]) {
+    count_reclaim(mm, memcg, sc, sc.reclaimer.pgsteal(), stolen[0] + stolen[1]);
+    mm.count(Ev::PgStealAnon, stolen[0]);
+    mm.count(Ev::PgStealFile, stolen[1]);
+}
+
+fn file_folios(mm: &Mm, list: &[Pfn]) -> u64 {
+    list.iter().filter(|&&pfn| mm.folios.get(pfn).is_file_lru()).count() as u64
+}
+
+/// One reclaim batch of `memcg`'s isolated folios in `list`: the part of mm/vmscan.c:
+/// shrink_inactive_list() (6.1, 6.12) after isolate_lru_folios(), of evict_folios() (6.1.192,
+/// 6.12.95) after isolate_folios(), and of cache_ext's shrink_lruvec() (6.6.8 patch) after the
+/// candidates' validation: pgscan, shrink_folio_list(), putback, pgsteal, the policy's cost,
+/// the flusher wake-up and `sc->nr`, with the callers' differences in `rules` and `epilogue`
+/// (the contract above). Returns the pages reclaimed.
+pub fn reclaim_batch<P: Policy, E: Epilogue<P>>(
+    mm: &mut Mm,
+    p: &mut P,
+    memcg: MemcgId,
+    sc: &mut ScanControl,
+    list: &mut Vec<Pfn>,
+    rules: BatchRules,
+    epilogue: &mut E,
+) -> u64 {
+    if let Pgscan::Here(scanned) = rules.pgscan {
+        count_pgscan(mm, memcg, sc, scanned);
+    }
+    let nr_taken = list.len() as u64;
+    if nr_taken == 0 {
+        return 0;
+    }
+    // A folio's type does not change while it is isolated, so the survivors' types give the
+    // freed folios' types.
+    let file_taken = file_folios(mm, list);
+    epilogue.before_shrink(mm, p, list);
+    let mut stat = ReclaimStat::default();
+    let reclaimed = shrink_folio_list(mm, p, list, sc, &mut stat, false);
+    let file_freed = file_taken - file_folios(mm, list);
+    epilogue.putback(mm, p, list);
+    count_pgsteal(mm, memcg, sc, [reclaimed - file_freed, file_freed]);
+    epilogue.note_cost(mm, reclaimed, &stat);
+    if rules.dirty == DirtyFeedback::WakeFlusherAndAccount {
+        if stat.nr_unqueued_dirty == nr_taken {
+            crate::mm::page_writeback::wakeup_flusher_threads(mm);
+        }
+        sc.nr.add_cycle(&stat, nr_taken, file_taken);
+    }
+    reclaimed
 }
 
 // ---- shrink_folio_list ----------------------------------------------------------------------

@@ -12,8 +12,8 @@ use crate::mm::mapping::Shadow;
 use crate::mm::memcontrol::{MemcgId, StatItem};
 use crate::mm::swap::{folio_activate, lru_add_drain, lru_cache_activate_folio, lru_note_cost};
 use crate::mm::vmscan::{
-    count_reclaim, folio_referenced, move_folios_to_lru, shrink_folio_list, shrink_node_memcgs, ReclaimStat, ScanControl, ALL_ZONES, DEACTIVATE_ANON,
-    DEACTIVATE_FILE,
+    count_reclaim, folio_referenced, move_folios_to_lru, reclaim_batch, shrink_node_memcgs, BatchRules, Epilogue, ReclaimStat, ScanControl, ALL_ZONES,
+    DEACTIVATE_ANON, DEACTIVATE_FILE,
 };
 use crate::mm::vmstat::{Ev, Lru};
 use crate::mm::workingset::{classic_eviction, classic_refault, workingset_activation};
@@ -373,35 +373,17 @@ impl Classic {
         self.shrink_inactive_list(mm, memcg, lru, nr, sc)
     }
 
-    /// Models mm/vmscan.c: shrink_inactive_list() (6.1/6.12; 5.7's reclaim_stat).
+    /// Models mm/vmscan.c: shrink_inactive_list() (6.1/6.12; 5.7's reclaim_stat): isolate
+    /// from the tail, then the shared [`reclaim_batch`] with the classic epilogue
+    /// ([`ClassicEpilogue`]).
     fn shrink_inactive_list(&mut self, mm: &mut Mm, memcg: MemcgId, lru: Lru, nr_to_scan: u64, sc: &mut ScanControl) -> u64 {
         let file = lru.is_file();
         lru_add_drain(mm, self);
         let (mut list, nr_scanned) = self.isolate_lru_folios(mm, memcg, lru, nr_to_scan, sc);
-        let nr_taken = list.len() as u64;
-        count_reclaim(mm, memcg, sc, sc.reclaimer.pgscan(), nr_scanned);
-        mm.count(if file { Ev::PgScanFile } else { Ev::PgScanAnon }, nr_scanned);
-        if nr_taken == 0 {
-            self.scratch = list;
-            return 0;
-        }
-        if mm.cfg.kernel.scan_rotate_ratios() {
-            mm.memcgs.get_mut(memcg).lruvec.recent_scanned[file as usize] += nr_taken;
-        }
-        let mut stat = ReclaimStat::default();
-        let reclaimed = shrink_folio_list(mm, self, &mut list, sc, &mut stat, false);
-        if mm.cfg.kernel.scan_rotate_ratios() {
-            let rotated = list.iter().filter(|&&p| mm.folios.test(p, pg::ACTIVE)).count() as u64;
-            mm.memcgs.get_mut(memcg).lruvec.recent_rotated[file as usize] += rotated;
-        }
-        move_folios_to_lru(mm, self, &list);
-        count_reclaim(mm, memcg, sc, sc.reclaimer.pgsteal(), reclaimed);
-        mm.count(if file { Ev::PgStealFile } else { Ev::PgStealAnon }, reclaimed);
-        lru_note_cost(mm, memcg, file, stat.nr_pageout, nr_scanned - reclaimed);
-        if stat.nr_unqueued_dirty == nr_taken {
-            crate::mm::page_writeback::wakeup_flusher_threads(mm);
-        }
-        sc.nr.add_cycle(&stat, nr_taken, file);
+        let mut scanned = [0; 2];
+        scanned[file as usize] = nr_scanned;
+        let mut epilogue = ClassicEpilogue { memcg, file, nr_scanned };
+        let reclaimed = reclaim_batch(mm, self, memcg, sc, &mut list, BatchRules::shrink_inactive_list(scanned), &mut epilogue);
         self.scratch = list;
         reclaimed
     }
@@ -432,6 +414,41 @@ impl Classic {
             rs.recent_rotated[file as usize] += referenced;
         }
         self.scratch = list;
+    }
+}
+
+/// The classic LRU's part of a [`reclaim_batch`] in mm/vmscan.c: shrink_inactive_list()
+/// (6.1/6.12; 5.7's reclaim_stat): one list of one type, scanned `nr_scanned`.
+pub struct ClassicEpilogue {
+    pub memcg: MemcgId,
+    pub file: bool,
+    pub nr_scanned: u64,
+}
+
+impl Epilogue<Classic> for ClassicEpilogue {
+    /// 5.7's reclaim_stat: `recent_scanned` += the folios taken.
+    fn before_shrink(&mut self, mm: &mut Mm, _: &mut Classic, list: &[Pfn]) {
+        if mm.cfg.kernel.scan_rotate_ratios() {
+            mm.memcgs.get_mut(self.memcg).lruvec.recent_scanned[self.file as usize] += list.len() as u64;
+        }
+    }
+
+    /// 5.7's `recent_rotated` += the activated survivors; then mm/vmscan.c:
+    /// move_folios_to_lru() (6.1/6.12): activated ones to the active list, the rest to the
+    /// inactive head.
+    fn putback(&mut self, mm: &mut Mm, p: &mut Classic, list: &mut Vec<Pfn>) {
+        if mm.cfg.kernel.scan_rotate_ratios() {
+            let rotated = list.iter().filter(|&&pfn| mm.folios.test(pfn, pg::ACTIVE)).count() as u64;
+            mm.memcgs.get_mut(self.memcg).lruvec.recent_rotated[self.file as usize] += rotated;
+        }
+        move_folios_to_lru(mm, p, list);
+        list.clear();
+    }
+
+    /// Models mm/swap.c: lru_note_cost() (6.1/6.12) as shrink_inactive_list() calls it: the
+    /// pages written and the pages scanned but not reclaimed.
+    fn note_cost(&mut self, mm: &mut Mm, reclaimed: u64, stat: &ReclaimStat) {
+        lru_note_cost(mm, self.memcg, self.file, stat.nr_pageout, self.nr_scanned - reclaimed);
     }
 }
 

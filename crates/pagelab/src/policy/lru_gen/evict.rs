@@ -6,7 +6,7 @@ use super::gen::{folio_gen, folio_lru_refs, gen_of, lru_tier_from_refs, PREFETCH
 use super::{LruGen, MAX_LRU_BATCH, MAX_NR_TIERS, MIN_LRU_BATCH, MIN_NR_GENS};
 use crate::mm::folio::{pg, Pfn, MAX_ZONES};
 use crate::mm::memcontrol::MemcgId;
-use crate::mm::vmscan::{move_folios_to_lru, shrink_folio_list, ReclaimStat, ScanControl, ALL_ZONES};
+use crate::mm::vmscan::{count_pgscan, count_reclaim, move_folios_to_lru, reclaim_batch, BatchRules, Epilogue, ReclaimStat, ScanControl, ALL_ZONES};
 use crate::mm::vmstat::Ev;
 use crate::mm::Mm;
 
@@ -205,14 +205,11 @@ impl LruGen {
         // only the ones sorted or skipped without leaving the generation lists.
         let cost = mm.cfg.costs.scan_page_ns * (scanned - isolated);
         mm.cpu(cost);
-        let item = sc.reclaimer.pgscan();
-        if !sc.cgroup_reclaim() {
-            mm.count(item, isolated);
-            mm.count(Ev::PgRefill, sorted);
-        }
-        mm.count_memcg(memcg, item, isolated);
-        mm.count_memcg(memcg, Ev::PgRefill, sorted);
-        mm.count(if ty == 1 { Ev::PgScanFile } else { Ev::PgScanAnon }, isolated);
+        // pgscan here, where the kernel counts it for MGLRU (the batch's Pgscan::AtIsolation).
+        let mut by_type = [0; 2];
+        by_type[ty] = isolated;
+        count_pgscan(mm, memcg, sc, by_type);
+        count_reclaim(mm, memcg, sc, Ev::PgRefill, sorted);
         if isolated > 0 || remaining == 0 {
             scanned
         } else {
@@ -262,9 +259,10 @@ impl LruGen {
     }
 
     /// Models mm/vmscan.c: evict_folios() (6.1/6.12): isolate, drop empty generations,
-    /// reclaim with shrink_folio_list(); survivors that are active, referenced, mapped,
-    /// locked, dirty or under writeback go to the youngest generation, clean ones get one
-    /// more try. Returns the folios scanned (0: nothing more to do here).
+    /// reclaim with the shared [`reclaim_batch`] (shrink_folio_list(), pgsteal) and
+    /// [`MglruEpilogue`]: survivors that are active, referenced, mapped, locked, dirty or
+    /// under writeback go to the youngest generation, clean ones get one more try. Returns
+    /// the folios scanned (0: nothing more to do here).
     pub fn evict_folios(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl, swappiness: u64) -> u64 {
         let mut list = std::mem::take(&mut self.scratch);
         list.clear();
@@ -277,44 +275,14 @@ impl LruGen {
             self.scratch = list;
             return scanned;
         }
-        let mut skip_retry = false;
+        let mut epilogue = MglruEpilogue { skip_retry: false };
         loop {
-            let mut stat = ReclaimStat::default();
-            let reclaimed = shrink_folio_list(mm, self, &mut list, sc, &mut stat, false);
+            let reclaimed = reclaim_batch(mm, self, memcg, sc, &mut list, BatchRules::evict_folios(), &mut epilogue);
             sc.nr_reclaimed += reclaimed;
-            let mut clean = Vec::new();
-            let mut kept = Vec::with_capacity(list.len());
-            for &pfn in list.iter() {
-                let f = *mm.folios.get(pfn);
-                if f.test(pg::RECLAIM) && (f.test(pg::DIRTY) || f.test(pg::WRITEBACK)) {
-                    if f.test(pg::WORKINGSET) {
-                        mm.folios.set(pfn, pg::REFERENCED);
-                    }
-                    kept.push(pfn);
-                    continue;
-                }
-                let locked = f.test(pg::LOCKED);
-                if skip_retry || f.test(pg::ACTIVE) || f.test(pg::REFERENCED) || f.test(pg::MAPPED) || locked || f.test(pg::DIRTY) || f.test(pg::WRITEBACK) {
-                    let fm = mm.folios.get_mut(pfn);
-                    fm.flags = (fm.flags & !REFS_ALL) | pg::ACTIVE;
-                    kept.push(pfn);
-                    continue;
-                }
-                clean.push(pfn);
-            }
-            move_folios_to_lru(mm, self, &kept);
-            let item = sc.reclaimer.pgsteal();
-            if !sc.cgroup_reclaim() {
-                mm.count(item, reclaimed);
-            }
-            mm.count_memcg(memcg, item, reclaimed);
-            mm.count(if ty == 1 { Ev::PgStealFile } else { Ev::PgStealAnon }, reclaimed);
-            if clean.is_empty() {
+            if list.is_empty() {
                 break;
             }
-            list.clear();
-            list.extend_from_slice(&clean);
-            skip_retry = true;
+            epilogue.skip_retry = true;
         }
         if ty == 0 {
             self.need_swapping = true;
@@ -322,6 +290,53 @@ impl LruGen {
         self.scratch = list;
         scanned
     }
+}
+
+/// MGLRU's part of a [`reclaim_batch`] in mm/vmscan.c: evict_folios() (6.1.192, 6.12.95).
+pub struct MglruEpilogue {
+    /// The one retry of clean survivors is running: every survivor now goes back.
+    pub skip_retry: bool,
+}
+
+impl Epilogue<LruGen> for MglruEpilogue {
+    /// Nothing: the folios' type and tiers were chosen at isolation (isolate_folios()).
+    fn before_shrink(&mut self, _: &mut Mm, _: &mut LruGen, _: &[Pfn]) {}
+
+    /// The survivors of evict_folios() (6.1.192, 6.12.95): a folio under writeback or dirty
+    /// that shrink_folio_list() marked for reclaim stays where sort_folio() will find it
+    /// (PG_referenced restored if it was in the workingset); one that is active, referenced,
+    /// mapped, locked, dirty or under writeback (or any on the retry) goes to the youngest
+    /// generation (PG_active, tier bits cleared); a clean one stays in `list` for one retry.
+    /// The others go back through move_folios_to_lru().
+    fn putback(&mut self, mm: &mut Mm, p: &mut LruGen, list: &mut Vec<Pfn>) {
+        let mut clean = Vec::new();
+        let mut kept = Vec::with_capacity(list.len());
+        for &pfn in list.iter() {
+            let f = *mm.folios.get(pfn);
+            if f.test(pg::RECLAIM) && (f.test(pg::DIRTY) || f.test(pg::WRITEBACK)) {
+                if f.test(pg::WORKINGSET) {
+                    mm.folios.set(pfn, pg::REFERENCED);
+                }
+                kept.push(pfn);
+                continue;
+            }
+            let locked = f.test(pg::LOCKED);
+            if self.skip_retry || f.test(pg::ACTIVE) || f.test(pg::REFERENCED) || f.test(pg::MAPPED) || locked || f.test(pg::DIRTY) || f.test(pg::WRITEBACK) {
+                let fm = mm.folios.get_mut(pfn);
+                fm.flags = (fm.flags & !REFS_ALL) | pg::ACTIVE;
+                kept.push(pfn);
+                continue;
+            }
+            clean.push(pfn);
+        }
+        move_folios_to_lru(mm, p, &kept);
+        list.clear();
+        list.extend_from_slice(&clean);
+    }
+
+    /// Nothing: evict_folios() calls no lru_note_cost(); MGLRU balances the types by the
+    /// PID controller's refault rates (get_type_to_scan()), not by recorded costs.
+    fn note_cost(&mut self, _: &mut Mm, _: u64, _: &ReclaimStat) {}
 }
 
 #[cfg(test)]

@@ -8,8 +8,8 @@ use crate::mm::hooks::{Inspect, Policy};
 use crate::mm::mapping::Shadow;
 use crate::mm::memcontrol::MemcgId;
 use crate::mm::swap::lru_add_drain;
-use crate::mm::vmscan::{count_reclaim, shrink_folio_list, shrink_node_memcgs, ReclaimStat, ScanControl};
-use crate::mm::vmstat::{Ev, Lru};
+use crate::mm::vmscan::{reclaim_batch, shrink_node_memcgs, BatchRules, Epilogue, ReclaimStat, ScanControl};
+use crate::mm::vmstat::Lru;
 use crate::mm::workingset::{classic_eviction, classic_refault, workingset_age_nonresident};
 use crate::mm::Mm;
 use crate::policy::classic::Classic;
@@ -303,57 +303,67 @@ impl Ext {
             slot.stats.invalid += invalid;
             scanned += want as u64;
             let nr_taken = taken.len() as u64;
-            count_reclaim(mm, memcg, sc, sc.reclaimer.pgscan(), nr_taken);
-            mm.count(Ev::PgScanFile, file_taken);
-            mm.count(Ev::PgScanAnon, anon_taken);
+            let rules = BatchRules::shrink_inactive_list([anon_taken, file_taken]);
+            let freed = reclaim_batch(mm, self, memcg, sc, &mut taken, rules, &mut SeamEpilogue { memcg });
+            self.taken = taken;
             if nr_taken == 0 {
                 // Only bad candidates: the batch loop ends, as the contract says (a policy
                 // returning garbage costs one request per priority, not one per batch).
-                self.taken = taken;
                 break;
             }
-            let mut infos = std::mem::take(&mut self.infos);
-            infos.clear();
-            infos.extend(taken.iter().map(|&pfn| self.folio_info(mm, pfn)));
-            let mut list = taken;
-            let mut stat = ReclaimStat::default();
-            let freed = shrink_folio_list(mm, self, &mut list, sc, &mut stat, false);
-            // The survivors are a subsequence of the candidates, in order.
-            let (mut file_freed, mut anon_freed) = (0u64, 0u64);
-            let mut k = 0;
-            for info in &infos {
-                if list.get(k) == Some(&info.id) {
-                    k += 1;
-                    continue;
-                }
-                if info.anon {
-                    anon_freed += 1;
-                } else {
-                    file_freed += 1;
-                }
-                self.with_policy(memcg, |p| p.folio_removed(info, Removal::Evicted));
-            }
-            debug_assert_eq!(file_freed + anon_freed, freed);
-            let slot = self.slots[memcg as usize].as_mut().expect("a seam memcg");
-            slot.stats.evicted += freed;
-            slot.stats.kept += list.len() as u64;
-            slot.stats.kept_locked += list.iter().filter(|&&pfn| mm.folios.test(pfn, pg::LOCKED)).count() as u64;
-            self.putback(mm, memcg, &list);
-            count_reclaim(mm, memcg, sc, sc.reclaimer.pgsteal(), freed);
-            mm.count(Ev::PgStealFile, file_freed);
-            mm.count(Ev::PgStealAnon, anon_freed);
-            if stat.nr_unqueued_dirty == nr_taken {
-                crate::mm::page_writeback::wakeup_flusher_threads(mm);
-            }
-            sc.nr.add_cycle(&stat, nr_taken, false);
-            sc.nr.nr_file_taken += file_taken;
             reclaimed += freed;
-            self.infos = infos;
-            self.taken = list;
         }
         sc.nr_reclaimed += reclaimed;
         self.release_parked(mm, memcg);
     }
+}
+
+/// The seam's part of a [`reclaim_batch`] in cache_ext's mm/vmscan.c: shrink_lruvec()
+/// (cache_ext's 6.6.8 patch, counted as 6.1/6.12's shrink_inactive_list() counts): the
+/// policy's view of what it handed over, `folio_removed(Evicted)` for the freed, the seam's
+/// putback of the kept.
+struct SeamEpilogue {
+    memcg: MemcgId,
+}
+
+impl Epilogue<Ext> for SeamEpilogue {
+    /// Records the candidates as the policy saw them: the freed ones are gone after
+    /// shrink_folio_list().
+    fn before_shrink(&mut self, mm: &mut Mm, p: &mut Ext, list: &[Pfn]) {
+        let mut infos = std::mem::take(&mut p.infos);
+        infos.clear();
+        infos.extend(list.iter().map(|&pfn| p.folio_info(mm, pfn)));
+        p.infos = infos;
+    }
+
+    /// `folio_removed(Evicted)` for every freed candidate, the seam's counts, then the
+    /// survivors back on the LRU ([`Ext::putback`]), held from the policy until the call ends.
+    fn putback(&mut self, mm: &mut Mm, p: &mut Ext, list: &mut Vec<Pfn>) {
+        let memcg = self.memcg;
+        let infos = std::mem::take(&mut p.infos);
+        // The survivors are a subsequence of the candidates, in order.
+        let mut k = 0;
+        let mut freed = 0;
+        for info in &infos {
+            if list.get(k) == Some(&info.id) {
+                k += 1;
+                continue;
+            }
+            freed += 1;
+            p.with_policy(memcg, |pol| pol.folio_removed(info, Removal::Evicted));
+        }
+        p.infos = infos;
+        let slot = p.slots[memcg as usize].as_mut().expect("a seam memcg");
+        slot.stats.evicted += freed;
+        slot.stats.kept += list.len() as u64;
+        slot.stats.kept_locked += list.iter().filter(|&&pfn| mm.folios.test(pfn, pg::LOCKED)).count() as u64;
+        p.putback(mm, memcg, list);
+        list.clear();
+    }
+
+    /// Nothing: a seam memcg records no lru_note_cost(), as before issue 41 (its batches'
+    /// size is the policy's, not get_scan_count()'s anon/file balance, which the cost feeds).
+    fn note_cost(&mut self, _: &mut Mm, _: u64, _: &ReclaimStat) {}
 }
 
 impl Policy for Ext {
