@@ -135,6 +135,9 @@ pub fn lru_note_cost(mm: &mut Mm, memcg: MemcgId, file: bool, nr_io: u64, nr_rot
     let cost = if mm.cfg.kernel.cost_counts_rotations() { nr_io * SWAP_CLUSTER_MAX + nr_rotated } else { nr_io };
     let mut cur = Some(memcg);
     while let Some(c) = cur {
+        // Each level's costs are updated under that lruvec's lru_lock, taken and dropped
+        // level by level (6.1, 6.12): one line's update held.
+        mm.lru_lock(c, 1);
         let lrusize: u64 = Lru::EVICTABLE.iter().map(|&l| mm.memcgs.page_state(c, StatItem::Lru(l))).sum();
         let lv = &mut mm.memcgs.get_mut(c).lruvec;
         if file {

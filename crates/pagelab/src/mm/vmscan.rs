@@ -530,6 +530,13 @@ pub fn reclaim_batch<P: Policy, E: Epilogue<P>>(
         count_pgscan(mm, memcg, sc, scanned);
     }
     let nr_taken = list.len() as u64;
+    // The isolation that filled `list` held the lruvec's lock for every folio it scanned
+    // (isolate_lru_folios()) or took (scan_folios()); several CPUs contend for it.
+    let isolated = match rules.pgscan {
+        Pgscan::Here(scanned) => scanned[0] + scanned[1],
+        Pgscan::AtIsolation => nr_taken,
+    };
+    mm.lru_lock(memcg, isolated);
     if nr_taken == 0 {
         return 0;
     }
@@ -540,6 +547,8 @@ pub fn reclaim_batch<P: Policy, E: Epilogue<P>>(
     let mut stat = ReclaimStat::default();
     let reclaimed = shrink_folio_list(mm, p, list, sc, &mut stat, false);
     let file_freed = file_taken - file_folios(mm, list);
+    // The survivors go back under the lock (move_folios_to_lru(), MGLRU's putback).
+    mm.lru_lock(memcg, list.len() as u64);
     epilogue.putback(mm, p, list);
     count_pgsteal(mm, memcg, sc, [reclaimed - file_freed, file_freed]);
     epilogue.note_cost(mm, reclaimed, &stat);

@@ -394,6 +394,8 @@ impl Classic {
         let file = lru.is_file();
         lru_add_drain(mm, self);
         let (list, nr_scanned) = self.isolate_lru_folios(mm, memcg, lru, nr_to_scan, sc);
+        // isolate_lru_folios() runs under the lruvec's lock, in proportion to what it scanned.
+        mm.lru_lock(memcg, nr_scanned);
         count_reclaim(mm, memcg, sc, Ev::PgRefill, nr_scanned);
         let scan_cost = mm.cfg.costs.scan_page_ns * list.len() as u64;
         mm.cpu(scan_cost);
@@ -405,6 +407,8 @@ impl Classic {
             let f = mm.folios.get_mut(pfn);
             f.flags = (f.flags & !pg::ACTIVE) | pg::WORKINGSET;
         }
+        // move_folios_to_lru() under the lock again.
+        mm.lru_lock(memcg, list.len() as u64);
         move_folios_to_lru(mm, self, &list);
         let nr_deactivated = list.len() as u64;
         mm.count_both(memcg, Ev::PgDeactivate, nr_deactivated);
