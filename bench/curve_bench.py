@@ -47,8 +47,8 @@ def curve(bin_, path, policy, memory, sample=None):
     t = time.perf_counter()
     out = subprocess.run(cmd, check=True, capture_output=True, text=True)
     secs = time.perf_counter() - t
-    # With --json - standard output is the JSON array alone.
-    return secs, json.loads(out.stdout)
+    # With --json - standard output is the JSON alone: its provenance and points.
+    return secs, json.loads(out.stdout)["points"]
 
 
 def main():

@@ -86,13 +86,13 @@ def _scenario_source(scenario, text):
     return (None if scenario is None else str(scenario)), text
 
 
-def _bar(done, total):
+def _bar(done, total, what="points"):
     """A progress bar on standard error for `progress=True`."""
     import sys
 
     width = 30
     filled = width * done // max(total, 1)
-    sys.stderr.write(f"\r[{'=' * filled}{' ' * (width - filled)}] {done}/{total} points")
+    sys.stderr.write(f"\r[{'=' * filled}{' ' * (width - filled)}] {done}/{total} {what}")
     if done >= total:
         sys.stderr.write("\n")
     sys.stderr.flush()
@@ -186,7 +186,8 @@ def run_trace(path, *, policy="classic", memory, format="oracleGeneral", kernel=
     return out
 
 
-def curve(path, *, policy=None, memory=None, vary=None, sample=None, format="oracleGeneral", kernel=None, counters=None, set=None, threads=0):
+def curve(path, *, policy=None, memory=None, vary=None, sample=None, format="oracleGeneral", kernel=None, counters=None, set=None, threads=0,
+          progress=None):
     """A sizing curve of a trace, or with `vary` of a scenario, as `pagelab curve` computes
     it, as a pandas DataFrame.
 
@@ -217,7 +218,13 @@ def curve(path, *, policy=None, memory=None, vary=None, sample=None, format="ora
     list of the two seeds' miniature runs' reports); with a sample `df.attrs["sample"]` holds
     the `rate`, the `pages` each seed kept and each row's scaled `memory`. A point whose
     scaled memory is too small for a faithful miniature kernel model raises a
-    RuntimeWarning (`warnings`)."""
+    RuntimeWarning (`warnings`).
+
+    `progress(done, total)` is called on this thread as runs finish (runs done, of all: a
+    point is one run, or with a sample two), as `sweep`'s; `progress=True` draws a bar on
+    standard error."""
+    if progress is True:
+        progress = lambda done, total: _bar(done, total, "runs")  # noqa: E731
     if vary is not None:
         if memory is not None:
             raise ValueError("a scenario's curve (vary=) varies a size of the scenario: leave out memory")
@@ -229,7 +236,8 @@ def curve(path, *, policy=None, memory=None, vary=None, sample=None, format="ora
                 sizes = ",".join(str(x) for x in sizes)
             vary = f"{key}={sizes}"
         machine = [f"machine.{k}={_toml(v)}" for k, v in (("policy", policy), ("kernel", kernel)) if v is not None]
-        out = json.loads(_pagelab.scenario_curve_json(str(path), str(vary), list(counters or []), machine + _set_args(set), threads, sample))
+        out = json.loads(_pagelab.scenario_curve_json(str(path), str(vary), list(counters or []), machine + _set_args(set), threads, sample,
+                                                  progress or None))
         key = vary.split("=")[0]
         df = _curve_frame(out, lambda size: f"{key}={size}")
         df.attrs["vary"] = key  # plot.curve's x-axis names the varied size
@@ -239,7 +247,8 @@ def curve(path, *, policy=None, memory=None, vary=None, sample=None, format="ora
     if isinstance(memory, (list, tuple)):
         memory = ",".join(str(m) for m in memory)
     policy, kernel = policy or "classic", kernel or "6.1"
-    out = json.loads(_pagelab.curve_json(str(path), policy, str(memory), format, kernel, sample, list(counters or []), _set_args(set)))
+    out = json.loads(_pagelab.curve_json(str(path), policy, str(memory), format, kernel, sample, list(counters or []), _set_args(set),
+                                         progress or None))
     return _curve_frame(out, lambda m: f"memory {m} bytes")
 
 

@@ -202,12 +202,14 @@ def _curve_unit(name):
 
 
 def _rows(points):
+    if isinstance(points, dict) and "points" in points:
+        points = points["points"]  # a whole `pagelab curve --json` file
     return points.to_dict("records") if hasattr(points, "to_dict") else list(points)
 
 
 def curve(points, counter, ax=None, label=None, xlabel=None):
     """One counter of a sizing curve (`pagelab.curve(...)`, or `pagelab curve --json`'s
-    points) against its size in MiB: the points as a line with markers, and where the curve
+    output or its `points`) against its size in MiB: the points as a line with markers, and where the curve
     was sampled (`<counter>_error` columns) its error band, ± the error estimate.
 
     `ax`: the matplotlib axes to draw on (default the current ones), so that several curves

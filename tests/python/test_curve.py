@@ -55,7 +55,9 @@ def test_the_cli_curve_writes_the_json_array(zipf, tmp_path):
     subprocess.run(["pagelab", "curve", str(zipf), "--policy", "lru", "--memory", "1M,2M", "--json", str(out)], check=True, capture_output=True)
     import json
 
-    pts = json.loads(out.read_text())
+    written = json.loads(out.read_text())
+    assert written["provenance"]["set"] == [] and "scenario" not in written["provenance"]
+    pts = written["points"]
     assert [p["memory"] for p in pts] == [1 << 20, 2 << 20]
     assert all(sorted(p) == ["memory", "miss_ratio", "misses"] for p in pts)
     # The DataFrame's rows are the same points.
@@ -142,7 +144,12 @@ def test_a_scenario_curve_is_a_run_a_size_of_the_varied_key(tmp_path):
     subprocess.run(["pagelab", "curve", str(path), "--vary", "cgroup./db.max=8M,16M,24M", "--policy", "mglru", "--json", str(out)], check=True, capture_output=True)
     import json
 
-    assert json.loads(out.read_text()) == df.to_dict("records")
+    written = json.loads(out.read_text())
+    assert written["points"] == df.to_dict("records")
+    # Its provenance: the scenario as the points share it, the --policy as its override.
+    assert written["provenance"]["set"] == ['machine.policy="mglru"']
+    assert written["provenance"]["vary"] == "cgroup./db.max=8M,16M,24M"
+    assert 'policy = "mglru"' in written["provenance"]["scenario"]
     with pytest.raises(ValueError, match="leave out memory"):
         pagelab.curve(path, vary="cgroup./db.max=8M,16M", memory="8M")
 
@@ -159,3 +166,19 @@ def test_a_sampled_scenario_curve_at_rate_one_is_the_exact_curve_with_zero_error
             assert list(sampled[c + "_error"]) == [0.0, 0.0], c
     assert len(sampled.attrs["reports"][0]) == 2
     assert sampled.attrs["sample"]["rate"] == 1.0
+
+
+def test_curve_reports_progress_to_a_callback(zipf, tmp_path):
+    """curve(progress=) as sweep(progress=): (runs done, runs in all) on this thread, the
+    last call (total, total); a sampled point is two runs."""
+    for kw, total in [(dict(memory="1M,2M,4M"), 3), (dict(memory="1M,2M", sample=0.5), 4)]:
+        seen = []
+        df = pagelab.curve(zipf, policy="lru", progress=lambda done, all: seen.append((done, all)), **kw)
+        assert len(df) == len(kw["memory"].split(","))
+        assert seen and seen[-1] == (total, total) and all(t == total for _, t in seen), seen
+        assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    path = tmp_path / "db.toml"
+    path.write_text(SCENARIO)
+    seen = []
+    pagelab.curve(path, vary={"cgroup./db.max": ["8M", "16M"]}, progress=lambda done, all: seen.append((done, all)))
+    assert seen[-1] == (2, 2), seen

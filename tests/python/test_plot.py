@@ -120,6 +120,16 @@ def test_a_lone_curve_has_no_legend_and_its_y_axis_starts_at_zero(ax):
     assert ax.get_ylim()[0] == 0
 
 
+def test_a_whole_curve_json_file_draws_as_its_points(ax):
+    """`pagelab curve --json` writes {"provenance": ..., "points": [...]}: plot.curve takes it
+    as it is, and draws what its points draw."""
+    plot.curve({"provenance": {"pagelab_version": "0.1.0", "schema_version": 1, "set": []}, "points": CURVE}, "pswpin", ax=ax)
+    whole = ax.get_lines()[0].get_xydata().tolist()
+    ax.clear()
+    plot.curve(CURVE, "pswpin", ax=ax)
+    assert whole == ax.get_lines()[0].get_xydata().tolist() and len(whole) == len(CURVE)
+
+
 def test_overlaid_curves_are_labelled_and_a_varied_key_names_the_x_axis(ax):
     plot.curve(CURVE, "pswpin", ax=ax, label="6.1 classic", xlabel="cgroup./test.max (MiB)")
     plot.curve(CURVE, "pswpin", ax=ax, label="6.1 mglru", xlabel="cgroup./test.max (MiB)")

@@ -226,9 +226,10 @@ enum Cmd {
         /// With a scenario: runs at a time (default: one a core).
         #[arg(long)]
         threads: Option<usize>,
-        /// Write the points as a JSON array in size order ("-" for standard output): each an
-        /// object with `memory` (bytes), the counters, and with --sample each counter's error
-        /// estimate `<counter>_error`.
+        /// Write the curve as JSON ("-" for standard output): `provenance` (versions, --set,
+        /// with --vary the scenario as resolved and the --vary itself) and `points`, in size order, each
+        /// an object with `memory` (bytes), the counters, and with --sample each counter's
+        /// error estimate `<counter>_error` (docs/tables.md).
         #[arg(long)]
         json: Option<PathBuf>,
         /// Write the points as a Parquet table: `memory`, the counters, then (with --sample)
@@ -343,6 +344,14 @@ fn real_main(cli: Cli) -> Result<()> {
                     anyhow::bail!("--trace-format {f}: --vary runs a scenario, which has no trace format (give a trace without --vary)");
                 }
                 let key = vary.split_once('=').map_or(vary.as_str(), |(k, _)| k.trim()).to_string();
+                // The scenario every point shares: the file with the fixed overrides (with one
+                // --policy and --kernel, theirs first), before the varied key.
+                let fixed = match &combos[..] {
+                    [(k, p)] => machine_shorthands(set.clone(), [("kernel", k.clone()), ("policy", p.clone())])?,
+                    _ => set.clone(),
+                };
+                let mut provenance = serde_json::to_value(pagelab::report::Provenance::of(&pagelab::Scenario::load(&trace, &fixed)?))?;
+                provenance["vary"] = vary.clone().into();
                 for (k, p) in &combos {
                     let set = machine_shorthands(set.clone(), [("kernel", k.clone()), ("policy", p.clone())])?;
                     let c = pagelab::curve::ScenarioCurve { path: &trace, set: &set, vary: &vary, counters: &counters, threads: threads.unwrap_or(0), sample };
@@ -355,7 +364,7 @@ fn real_main(cli: Cli) -> Result<()> {
                     Some(r) => format!("{name}: {key}, miniature scenarios at R = {r}"),
                     None => format!("{name}: {key}"),
                 };
-                return write_curves(&curves, outputs, &title, &format!("{key} (MiB)"));
+                return write_curves(&curves, outputs, provenance, &title, &format!("{key} (MiB)"));
             }
             if let Some(t) = threads {
                 anyhow::bail!("--threads {t}: it sets how many of a scenario's runs (--vary) go at a time; a trace's curve does not take it");
@@ -394,7 +403,8 @@ fn real_main(cli: Cli) -> Result<()> {
                 Some(r) => format!("{what} on {name}, miniature simulation at R = {r}"),
                 None => format!("{what} on {name}"),
             };
-            write_curves(&curves, outputs, &title, "memory (MiB)")
+            // As a trace replay's (`run --trace`): the versions and --set.
+            write_curves(&curves, outputs, pagelab::report::plain_provenance(&set), &title, "memory (MiB)")
         }
         Cmd::Run { scenario: Some(scenario), trace_format, json, parquet, set, quiet, table, policy, memory, kernel, .. } => {
             if let Some(f) = trace_format {
@@ -795,10 +805,11 @@ struct CurveOutputs {
 }
 
 /// Prints the curves' tables (unless the JSON goes to standard output) and writes their
-/// outputs. One curve writes its points as they are; several (`--policy classic,mglru`) are
-/// each headed by their label in the text, give the JSON array every curve's points with
-/// `kernel` and `policy` keys, and share one figure a counter.
-fn write_curves(curves: &[(String, pagelab::curve::Points)], o: CurveOutputs, title: &str, xlabel: &str) -> Result<()> {
+/// outputs. The JSON is `{"provenance": ..., "points": [...]}` (with --vary, `vary` too,
+/// inside `provenance`). One curve writes its points as they are; several (`--policy
+/// classic,mglru`) are each headed by their label in the text, give `points` every curve's
+/// points with `kernel` and `policy` keys, and share one figure a counter.
+fn write_curves(curves: &[(String, pagelab::curve::Points)], o: CurveOutputs, provenance: serde_json::Value, title: &str, xlabel: &str) -> Result<()> {
     let several = curves.len() > 1;
     if !o.json.as_ref().is_some_and(output::Output::is_stdout) {
         for (label, points) in curves {
@@ -826,6 +837,7 @@ fn write_curves(curves: &[(String, pagelab::curve::Points)], o: CurveOutputs, ti
         } else {
             jsons[0].clone()
         };
+        let v = serde_json::json!({"provenance": provenance, "points": v});
         out.write((serde_json::to_string_pretty(&v)? + "\n").as_bytes())?;
     }
     if let Some(p) = o.parquet {

@@ -133,7 +133,7 @@ fn run_trace_json(py: Python<'_>, path: &str, policy: &str, memory: &str, format
 /// runs' as a list), `sample` (null, or `rate`, `pages` kept by each seed and each point's
 /// scaled `memory`) and `warnings` ([memory, text] of the points a sample may distort).
 #[pyfunction]
-#[pyo3(signature = (path, policy, memory, format="oracleGeneral", kernel="6.1", sample=None, counters=Vec::new(), set=Vec::new()))]
+#[pyo3(signature = (path, policy, memory, format="oracleGeneral", kernel="6.1", sample=None, counters=Vec::new(), set=Vec::new(), progress=None))]
 #[allow(clippy::too_many_arguments, reason = "the keyword arguments of pagelab.curve, one to one")]
 fn curve_json(
     py: Python<'_>,
@@ -145,10 +145,34 @@ fn curve_json(
     sample: Option<f64>,
     counters: Vec<String>,
     set: Vec<String>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
     let c = pagelab::curve::Curve { path: std::path::Path::new(path), format, policy, kernel, set: &set, memory, sample, counters: &counters };
-    let points = interruptible(py, || pagelab::curve::run(&c))?.map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
+    let points = with_curve_progress(py, progress, |p| pagelab::curve::run_with_progress(&c, p))?.map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
     curve_points_json(&points)
+}
+
+/// Runs a curve's `work` as [`interruptible_ticking`] does a sweep: `progress(done, total)`
+/// (runs done, of all) on the interpreter's thread whenever a run has ended.
+fn with_curve_progress<T: Send>(py: Python<'_>, progress: Option<Py<PyAny>>, work: impl FnOnce(pagelab::curve::Progress) -> T + Send) -> PyResult<T> {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    let (done, total) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let mut told = (0, 0);
+    let mut tick = |py: Python<'_>| -> PyResult<()> {
+        let now = (done.load(Relaxed), total.load(Relaxed));
+        if let (Some(p), true) = (&progress, now != told) {
+            told = now;
+            p.bind(py).call1(now)?;
+        }
+        Ok(())
+    };
+    let report = |d: usize, t: usize| {
+        total.store(t, Relaxed);
+        done.fetch_max(d, Relaxed);
+    };
+    let out = interruptible_ticking(py, || work(&report), &mut tick)?;
+    tick(py)?;
+    Ok(out)
 }
 
 /// A curve's points as the Python side reads them: `points`, `table`, `reports` (each
@@ -170,7 +194,8 @@ fn curve_points_json(points: &pagelab::curve::Points) -> PyResult<String> {
 /// its table, each point's report (with a sample, the two seeds' miniature runs' as a list),
 /// `sample` and `warnings` as [`curve_json`] gives them.
 #[pyfunction]
-#[pyo3(signature = (path, vary, counters, set, threads=0, sample=None))]
+#[pyo3(signature = (path, vary, counters, set, threads=0, sample=None, progress=None))]
+#[allow(clippy::too_many_arguments, reason = "the keyword arguments of pagelab.curve, one to one")]
 fn scenario_curve_json(
     py: Python<'_>,
     path: &str,
@@ -179,9 +204,11 @@ fn scenario_curve_json(
     set: Vec<String>,
     threads: usize,
     sample: Option<f64>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
     let c = pagelab::curve::ScenarioCurve { path: std::path::Path::new(path), set: &set, vary, counters: &counters, threads, sample };
-    let points = interruptible(py, || pagelab::curve::run_scenario(&c))?.map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
+    let points =
+        with_curve_progress(py, progress, |p| pagelab::curve::run_scenario_with_progress(&c, p))?.map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
     curve_points_json(&points)
 }
 

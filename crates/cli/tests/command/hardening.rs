@@ -205,3 +205,26 @@ fn control_characters_in_an_error_message_are_escaped() {
     assert!(!err.contains('\u{1b}'), "{err:?}");
     assert!(err.contains("no-such-\\u{1b}[2J-file.toml"), "{err:?}");
 }
+
+/// Issue 40: a run that touches more page frames than the host can hold ended in Rust's
+/// allocation-failure abort (exit 134, "memory allocation of N bytes failed"). Under a 200 MB
+/// `ulimit -v`, writing 24G of a 64G machine's memory (6 Mi frames, 20 bytes each in the
+/// frame table) must end with an error naming the scenario and the cause.
+#[test]
+#[cfg(target_os = "linux")]
+fn more_frames_than_the_host_holds_is_an_error_not_an_abort() {
+    let s = write(
+        "host-too-small.toml",
+        "[machine]\nmemory = \"64G\"\n[[workload]]\nname = \"big\"\ncgroup = \"/\"\nkind = \"anon-write\"\nsize = \"24G\"\ndistribution = \"sequential\"\nops = 6000000\n",
+    );
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 200000 && exec \"$0\" run -q \"$1\"")
+        .arg(env!("CARGO_BIN_EXE_pagelab"))
+        .arg(&s)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("scenario host-too-small: the run touches more page frames than this host can hold: the frame table"), "{err}");
+}

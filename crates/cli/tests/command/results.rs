@@ -87,7 +87,7 @@ fn a_curve_takes_several_policies_into_one_json_and_refuses_them_in_parquet() {
         stdout(&pagelab().arg("curve").arg(&p).args(["--vary", "cgroup./db.max=8M,32M", "--policy", "classic,mglru", "--json"]).arg(&json).output().unwrap());
     assert!(text.contains("classic:\n") && text.contains("mglru:\n"), "{text}");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    let policies: Vec<&str> = v.as_array().unwrap().iter().map(|p| p["policy"].as_str().unwrap()).collect();
+    let policies: Vec<&str> = v["points"].as_array().unwrap().iter().map(|p| p["policy"].as_str().unwrap()).collect();
     assert_eq!(policies, ["classic", "classic", "mglru", "mglru"]);
     let out = pagelab()
         .arg("curve")

@@ -89,12 +89,12 @@ fn keys(v: &Value) -> Vec<&str> {
 }
 
 #[test]
-fn curve_json_is_an_array_of_points_in_size_order_with_memory_counters_and_errors() {
+fn curve_json_points_are_in_size_order_with_memory_counters_and_errors() {
     let t = trace("json-shape");
     let curve = |args: &[&str]| -> Vec<Value> {
         let out = ok(pagelab().arg("curve").arg(&t).args(args).args(["--json", "-"]));
         // Standard output is the JSON alone when it goes there.
-        serde_json::from_slice::<Value>(&out).unwrap().as_array().unwrap().clone()
+        serde_json::from_slice::<Value>(&out).unwrap()["points"].as_array().unwrap().clone()
     };
     let exact = curve(&["--policy", "lru", "--memory", "2M,1M,4M"]);
     assert_eq!(exact.iter().map(|p| p["memory"].as_u64().unwrap()).collect::<Vec<_>>(), [1 << 20, 2 << 20, 4 << 20]);
@@ -111,6 +111,52 @@ fn curve_json_is_an_array_of_points_in_size_order_with_memory_counters_and_error
     assert_eq!(keys(&classic[0]), ["memory", "miss_ratio", "misses", "pswpin"]);
 }
 
+/// `curve --json` says what made it, as `run --json` and `sweep` do: the versions and --set,
+/// and for a scenario's curve the scenario the points share and the --vary (it was a bare
+/// array of points, with no provenance).
+#[test]
+fn curve_json_has_the_provenance_of_its_trace_or_scenario() {
+    let t = trace("json-provenance");
+    let v: Value = serde_json::from_slice(&ok(pagelab().arg("curve").arg(&t).args([
+        "--policy",
+        "classic",
+        "--memory",
+        "2M",
+        "--set",
+        "machine.swappiness=10",
+        "--json",
+        "-",
+    ])))
+    .unwrap();
+    let p = &v["provenance"];
+    assert_eq!(p["pagelab_version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(p["schema_version"], 1);
+    assert_eq!(p["set"], serde_json::json!(["machine.swappiness=10"]));
+    assert!(p.get("scenario").is_none(), "a trace has no scenario: {p}");
+    assert_eq!(v["points"].as_array().unwrap().len(), 1);
+
+    let s = path("provenance.toml");
+    std::fs::write(&s, SCENARIO).unwrap();
+    let v: Value = serde_json::from_slice(&ok(pagelab().arg("curve").arg(&s).args([
+        "--vary",
+        "machine.memory=24M,32M",
+        "--kernel",
+        "6.12",
+        "--set",
+        "machine.swappiness=10",
+        "--json",
+        "-",
+    ])))
+    .unwrap();
+    let p = &v["provenance"];
+    assert_eq!(p["set"], serde_json::json!(["machine.kernel=\"6.12\"", "machine.swappiness=10"]));
+    assert_eq!(p["vary"], "machine.memory=24M,32M");
+    let scenario = p["scenario"].as_str().unwrap();
+    assert!(scenario.contains("swappiness = 10") && scenario.contains("6.12"), "{scenario}");
+    assert!(p["scenario_hash"].as_str().unwrap().starts_with("fnv1a64:"));
+    assert_eq!(v["points"].as_array().unwrap().len(), 2);
+}
+
 #[test]
 fn curve_parquet_holds_the_json_points_as_columns() {
     let t = trace("parquet-curve");
@@ -122,7 +168,8 @@ fn curve_parquet_holds_the_json_points_as_columns() {
             cmd.args(["--sample", r]);
         }
         ok(&mut cmd);
-        let points: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let written: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let points = written["points"].as_array().unwrap();
         let (names, rows) = read_parquet(&pq);
         let counters = ["misses", "miss_ratio", "workingset_refault_file", "workingset_activate_file", "pgscan_file", "pgsteal_file"];
         let mut want: Vec<String> = std::iter::once("memory".to_string()).chain(counters.iter().map(|c| c.to_string())).collect();
@@ -131,7 +178,7 @@ fn curve_parquet_holds_the_json_points_as_columns() {
         }
         assert_eq!(names, want);
         assert_eq!(rows.len(), 3);
-        for (row, p) in rows.iter().zip(&points) {
+        for (row, p) in rows.iter().zip(points) {
             for (n, v) in names.iter().zip(row) {
                 assert_eq!(v, &p[n.as_str()], "{n} (sample {sample:?})");
             }

@@ -157,8 +157,18 @@ fn is_count(name: &str) -> bool {
     !matches!(name, "miss_ratio" | "throughput_ops_s" | "elapsed_s")
 }
 
+/// How far a curve is: `(runs done, runs in all)`, called from the runs' threads as each
+/// ends (a point is one run, or with a sample two: one a hash seed).
+pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
+
 /// Computes the curve: one point a size, in size order.
 pub fn run(c: &Curve) -> Result<Points> {
+    run_with_progress(c, &|_, _| {})
+}
+
+/// [`run`], telling `progress` as each run ends.
+pub fn run_with_progress(c: &Curve, progress: Progress) -> Result<Points> {
+    let done = std::sync::atomic::AtomicUsize::new(0);
     let kernel_model = matches!(crate::policy::registry::find(c.policy).map(|p| p.build), Some(crate::policy::registry::Build::Kernel(_)));
     let format: Format = match c.format.parse() {
         Ok(f) => f,
@@ -181,7 +191,8 @@ pub fn run(c: &Curve) -> Result<Points> {
             let (full, footprint, _) = dense_copy(c.path, format, &tmp.0)?;
             let sizes = parse_sizes(c.memory, footprint)?;
             let mut points: Vec<Point> = sizes.iter().map(|&m| point(m)).collect();
-            let runs = replay(c, &full, &sizes, kernel_model)?;
+            let tick = || progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, sizes.len());
+            let runs = replay(c, &full, &sizes, kernel_model, &tick)?;
             for (p, v) in points.iter_mut().zip(runs) {
                 p.values = counters_of(&v, &counters).into_iter().map(|(_, x)| x).collect();
                 p.reports = vec![v];
@@ -219,7 +230,8 @@ pub fn run(c: &Curve) -> Result<Points> {
                         small / PAGE_SIZE
                     );
                 }
-                let runs = replay(c, path, &scaled, kernel_model).with_context(|| format!("the sample with hash seed {seed}"))?;
+                let tick = || progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, SAMPLE_SEEDS.len() * sizes.len());
+                let runs = replay(c, path, &scaled, kernel_model, &tick).with_context(|| format!("the sample with hash seed {seed}"))?;
                 per_seed.push((kept, runs));
             }
             sample = Some((rate, [per_seed[0].0, per_seed[1].0]));
@@ -258,8 +270,9 @@ pub fn run(c: &Curve) -> Result<Points> {
     Ok(Points { counters: names, points, sample, set: c.set.to_vec() })
 }
 
-/// Replays the dense trace at every size (in parallel) and returns one report a size.
-fn replay(c: &Curve, path: &Path, sizes: &[u64], kernel_model: bool) -> Result<Vec<Value>> {
+/// Replays the dense trace at every size (in parallel) and returns one report a size;
+/// `tick` is called as each replay ends.
+fn replay(c: &Curve, path: &Path, sizes: &[u64], kernel_model: bool, tick: &(dyn Fn() + Sync)) -> Result<Vec<Value>> {
     let one = |m: u64| -> Result<Value> {
         let mut set = c.set.to_vec();
         if let (true, Some(rate)) = (kernel_model, c.sample) {
@@ -277,6 +290,7 @@ fn replay(c: &Curve, path: &Path, sizes: &[u64], kernel_model: bool) -> Result<V
         let mem = format!("{}p", m / PAGE_SIZE);
         let o = TraceRun { path, format: "dense", policy: c.policy, memory: &mem, kernel: c.kernel, set: &set };
         let (v, _) = crate::lab::replay::run(&o).with_context(|| format!("--memory {m} bytes"))?;
+        tick();
         Ok(v)
     };
     let stop = crate::interrupt::current();
@@ -515,6 +529,11 @@ pub struct ScenarioCurve<'a> {
 /// or with a sample the mean of two miniature runs (`[sample]`, hash seeds
 /// [`SAMPLE_SEEDS`]), scaled back to the full scenario.
 pub fn run_scenario(c: &ScenarioCurve) -> Result<Points> {
+    run_scenario_with_progress(c, &|_, _| {})
+}
+
+/// [`run_scenario`], telling `progress` as each run ends.
+pub fn run_scenario_with_progress(c: &ScenarioCurve, progress: Progress) -> Result<Points> {
     let (key, values) = c.vary.split_once('=').ok_or_else(|| Error::Msg(format!("--vary `{}`: use KEY=SIZES, e.g. cgroup./db.max=64M..1G:16", c.vary)))?;
     let key = key.trim();
     let sizes = sizes(values, None, &format!("--vary {key}"))?;
@@ -532,7 +551,9 @@ pub fn run_scenario(c: &ScenarioCurve) -> Result<Points> {
         set.push(format!("sample.rate={rate}"));
         axes.push(crate::sweep::Axis { key: "sample.seed".into(), values: SAMPLE_SEEDS.iter().map(u64::to_string).collect() });
     }
-    let runs = crate::sweep::run(&text, &c.path.display().to_string(), &name, &set, &axes, c.threads, &|| {}).map_err(|e| Error::Msg(e.to_string()))?;
+    let (done, total) = (std::sync::atomic::AtomicUsize::new(0), axes.iter().map(|a| a.values.len()).product::<usize>());
+    let tick = || progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total);
+    let runs = crate::sweep::run(&text, &c.path.display().to_string(), &name, &set, &axes, c.threads, &tick).map_err(|e| Error::Msg(e.to_string()))?;
     let counters: Vec<String> = if c.counters.is_empty() { SCENARIO_COUNTERS.iter().map(|s| s.to_string()).collect() } else { c.counters.to_vec() };
     let mut reports = Vec::with_capacity(runs.len());
     for (point, report) in runs {

@@ -71,7 +71,7 @@ pub fn folio_trylock(mm: &mut Mm, pfn: Pfn) -> bool {
     if !mm.folios.test(pfn, pg::LOCKED) {
         return true;
     }
-    if mm.read_done[pfn as usize] > mm.now() {
+    if mm.folios.read_done(pfn) > mm.now() {
         return false;
     }
     mm.folios.clear(pfn, pg::LOCKED);
@@ -81,7 +81,7 @@ pub fn folio_trylock(mm: &mut Mm, pfn: Pfn) -> bool {
 /// A page whose read is still in flight (PG_locked until the IO completes): wait for it.
 pub fn wait_on_folio_read(mm: &mut Mm, pfn: Pfn) {
     if mm.folios.test(pfn, pg::LOCKED) {
-        let done = mm.read_done[pfn as usize];
+        let done = mm.folios.read_done(pfn);
         mm.wait_until(done);
         mm.folios.clear(pfn, pg::LOCKED);
     }

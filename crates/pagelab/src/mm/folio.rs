@@ -102,6 +102,17 @@ pub struct Folios {
     /// allocator first hands out a frame past its end, so a machine's declared memory costs
     /// host memory only where it is used (every frame past the end is free).
     pub f: Vec<Folio>,
+    /// When the read of a PG_locked frame completes: written as a readahead inserts a frame,
+    /// read while the frame is PG_locked. Chunked (1,024 frames a chunk, allocated on its
+    /// first write) and grown as frames are first written, so it costs what the frames read
+    /// into cost, not the frames below them or the machine's declared memory.
+    read_done: pagelab_host::sparse::Sparse<u64>,
+    /// Why the tables could not grow to a frame the allocator was about to hand out (the
+    /// host could not give the memory); the run ends with this error.
+    failure: Option<String>,
+    /// The most frames the tables may cover: all of them but in tests, which stand for a
+    /// host too small for the run this way.
+    host_limit: u32,
     /// The machine's frames, handed out or not.
     frames: u32,
     /// Per zone, the frames freed since boot, the next to be handed out last.
@@ -126,7 +137,7 @@ impl Folios {
     pub fn new(frames: u32) -> Self {
         let mut f = Self::try_zoned(&[frames]).expect("a test machine's frames fit");
         if frames > 0 {
-            f.cover(frames - 1);
+            assert!(f.cover(frames - 1), "a test machine's frames fit");
         }
         f
     }
@@ -145,7 +156,17 @@ impl Folios {
             start += n;
         }
         let top_start = zone_start.iter().rev().copied().find(|&z| z != Pfn::MAX).unwrap_or(0);
-        Ok(Folios { f: Vec::new(), frames, free: vec![Vec::new(); sizes.len()], fresh, zone_start, top_start })
+        Ok(Folios {
+            f: Vec::new(),
+            read_done: pagelab_host::sparse::Sparse::new(0, 0),
+            failure: None,
+            host_limit: u32::MAX,
+            frames,
+            free: vec![Vec::new(); sizes.len()],
+            fresh,
+            zone_start,
+            top_start,
+        })
     }
 
     /// Free frames in all zones.
@@ -173,9 +194,31 @@ impl Folios {
         pfn < self.top_start
     }
 
-    /// Bytes of the frame table and the free lists.
+    /// Bytes of the frame table, the read completions and the free lists.
     pub fn state_bytes(&self) -> u64 {
-        (self.f.capacity() * std::mem::size_of::<Folio>() + self.free.iter().map(|l| l.capacity() * 4).sum::<usize>()) as u64
+        (self.f.capacity() * std::mem::size_of::<Folio>() + self.free.iter().map(|l| l.capacity() * 4).sum::<usize>()) as u64 + self.read_done.state_bytes()
+    }
+
+    /// When the read of frame `pfn` completes (0 if it was never read into).
+    #[inline]
+    pub fn read_done(&self, pfn: Pfn) -> u64 {
+        let i = pfn as usize;
+        if i < self.read_done.len() {
+            self.read_done.get(i)
+        } else {
+            0
+        }
+    }
+
+    /// Records when the read of frame `pfn` completes. The index grows (doubling) to cover
+    /// it; its chunk gets memory on its first write.
+    #[inline]
+    pub fn set_read_done(&mut self, pfn: Pfn, done: u64) {
+        let i = pfn as usize;
+        if i >= self.read_done.len() {
+            self.read_done.grow((i + 1).max(self.read_done.len() * 2).min(self.frames as usize));
+        }
+        self.read_done.set(i, done);
     }
 
     pub fn frames(&self) -> u64 {
@@ -191,28 +234,58 @@ impl Folios {
         }
     }
 
-    /// A never-used frame of zone `z`, the lowest.
+    /// A never-used frame of zone `z`, the lowest; none if the zone has none left or the host
+    /// cannot hold the tables for it ([`Folios::failure`] then says why).
     #[inline]
     fn alloc_fresh(&mut self, z: usize) -> Option<Pfn> {
-        let (lo, hi) = &mut self.fresh[z];
-        if *lo >= *hi {
+        let (lo, hi) = self.fresh[z];
+        if lo >= hi || (lo as usize >= self.f.len() && !self.cover(lo)) {
             return None;
         }
-        *lo += 1;
-        let pfn = *lo - 1;
-        if pfn as usize >= self.f.len() {
-            self.cover(pfn);
-        }
-        Some(pfn)
+        self.fresh[z].0 += 1;
+        Some(lo)
     }
 
     /// Grows the frame table to hold `pfn`, the new frames free. Its length at least doubles,
     /// so the calls (each of which advises the table for huge pages, a system call) are
-    /// logarithmic in the frames handed out, not one per frame.
+    /// logarithmic in the frames handed out, not one per frame. Memory the host cannot give (an allocation that fails, or more
+    /// than it has available) leaves the tables as they were, records why in
+    /// [`Folios::failure`] and returns false, where Rust's allocator would abort.
     #[cold]
-    fn cover(&mut self, pfn: Pfn) {
-        let want = (pfn as usize + 1).max(self.f.len() * 2).min(self.frames as usize);
-        pagelab_host::hugevec::grow(&mut self.f, want, Folio::FREE);
+    fn cover(&mut self, pfn: Pfn) -> bool {
+        let need = pfn as usize + 1;
+        let want = need.max(self.f.len() * 2).min(self.frames as usize);
+        // Doubled, or failing that just this frame; the doubled size's error is the telling one.
+        let grown = self.try_cover(want).or_else(|e| self.try_cover(need).map_err(|_| e));
+        if let Err(e) = grown {
+            let (frames, mib) = (self.f.len(), (self.f.len() * std::mem::size_of::<Folio>()) >> 20);
+            self.failure.get_or_insert(format!(
+                "the run touches more page frames than this host can hold: {e} (the model holds {frames} frames of the machine in {mib} MiB, {} bytes a frame)",
+                std::mem::size_of::<Folio>()
+            ));
+            return false;
+        }
+        true
+    }
+
+    /// [`Folios::cover`]'s growth to `n` frames, or why the host cannot hold them.
+    fn try_cover(&mut self, n: usize) -> Result<(), String> {
+        if n > self.host_limit as usize {
+            return Err(format!("the frame table: {n} frames are past this host's limit of {}", self.host_limit));
+        }
+        pagelab_host::hugevec::try_grow(&mut self.f, n, Folio::FREE, "the frame table")
+    }
+
+    /// Why the tables could not grow to a frame the allocator was to hand out, if they could
+    /// not: the run must end with this error.
+    pub fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
+    }
+
+    /// Stands for a host that can hold the tables of only `frames` frames (tests).
+    #[doc(hidden)]
+    pub fn limit_host_frames(&mut self, frames: u32) {
+        self.host_limit = frames;
     }
 
     /// Puts zone `z`'s never-used frames on its free list as the list it began with held
@@ -221,8 +294,9 @@ impl Folios {
         let (lo, hi) = std::mem::take(&mut self.fresh[z]);
         if lo < hi {
             // Walks of a listed zone's free frames read their table entries.
-            if hi as usize > self.f.len() {
-                self.cover(hi - 1);
+            if hi as usize > self.f.len() && !self.cover(hi - 1) {
+                self.fresh[z] = (lo, hi);
+                return;
             }
             let freed = std::mem::take(&mut self.free[z]);
             let list = &mut self.free[z];
@@ -581,7 +655,8 @@ mod tests {
             reference.push((start..start + n).rev().collect());
             start += n;
         }
-        assert_eq!(f.state_bytes(), 0, "no frame table or free list per frame before one is handed out");
+        // The read completions' one shared chunk of defaults (8 KiB), and nothing else.
+        assert_eq!(f.state_bytes(), 8192, "no frame table or free list per frame before one is handed out");
         let mut held: Vec<Pfn> = Vec::new();
         let mut x = 12345u64;
         for step in 0..5000 {
@@ -708,10 +783,35 @@ mod tests {
         // The table covers the frames below and the ones handed out, at most doubled.
         assert!(f.f.len() > got[999] as usize && f.f.len() <= 2 * (got[999] as usize + 1), "{}", f.f.len());
         assert!(f.f.iter().all(|x| x.vpn == Folio::FREE.vpn));
+        // The read completions cost a chunk of 1,024 frames where one is written: not the
+        // declared frames, nor the frames below the ones handed out.
+        let before = f.state_bytes();
+        for &p in &got {
+            f.set_read_done(p, p as u64 + 1);
+        }
+        assert!(f.state_bytes() - before <= 3 * 8192 + 4 * (1 << 22) / 1024, "{} bytes", f.state_bytes() - before);
+        assert_eq!((f.read_done(got[999]), f.read_done(got[0]), f.read_done(5), f.read_done((1 << 22) - 1)), (got[999] as u64 + 1, got[0] as u64 + 1, 0, 0));
         // A zone listed one frame at a time (pageblocks) is covered whole.
         f.list_all_fresh();
         assert_eq!(f.f.len(), 1 << 22);
         assert_eq!(f.zone_span(2), (dma + dma32, 1 << 22));
+    }
+
+    /// A host that cannot hold the tables for the next frame: the allocator hands out none,
+    /// says why, and the tables and the frames handed out stay as they were (Rust's
+    /// allocator would abort instead).
+    #[test]
+    fn frames_past_what_the_host_holds_are_refused_with_the_cause() {
+        let mut f = Folios::try_zoned(&[16, 1 << 20]).unwrap();
+        f.limit_host_frames(3000);
+        let got: Vec<Pfn> = (0..2984).map_while(|_| f.alloc_from(1)).collect();
+        assert_eq!((got.len(), f.failure()), (2984, None));
+        assert_eq!(f.alloc_from(1), None);
+        let e = f.failure().expect("the cause");
+        assert!(e.contains("more page frames than this host can hold") && e.contains("3000"), "{e}");
+        assert_eq!((f.f.len(), f.nr_free_in(1)), (3000, (1 << 20) - 2984));
+        // The lower zone's frames, covered already, are still handed out.
+        assert_eq!(f.alloc_from(0), Some(0));
     }
 
     #[test]

@@ -254,7 +254,7 @@ fn filemap_fault<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, f: FileRef, ra: &m
         mm.folios.set(pfn, pg::PINNED);
         let io = do_async_mmap_readahead(mm, p, f, ra, index, advice);
         mm.folios.clear(pfn, pg::PINNED);
-        let locked = mm.folios.test(pfn, pg::LOCKED) && mm.read_done[pfn as usize] > mm.now();
+        let locked = mm.folios.test(pfn, pg::LOCKED) && mm.folios.read_done(pfn) > mm.now();
         crate::mm::filemap::wait_on_folio_read(mm, pfn);
         return (true, io.pages > 0 || locked);
     }

@@ -183,9 +183,6 @@ pub struct Mm {
     pub node: crate::mm::vmscan::NodeState,
     /// swapin_nr_pages()'s global state for cluster readahead.
     pub swap_ra_global: crate::mm::swap_state::SwapRaState,
-    /// When the read of a PG_locked page completes, by frame: flat while small, sparse beyond
-    /// (the frames a machine of many GiB hands out, not all it has).
-    pub read_done: pagelab_host::sparse::Table<u64>,
     /// A reusable buffer for the pages one readahead inserts.
     pub ra_scratch: Vec<Pfn>,
     /// Dirty page-cache pages in the order they were dirtied (for the flusher).

@@ -286,7 +286,7 @@ pub fn do_page_cache_ra<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, index: u6
         }
         // Locked from insertion until the read completes, so reclaim leaves it alone.
         mm.folios.set(pfn, pg::LOCKED);
-        mm.read_done[pfn as usize] = u64::MAX;
+        mm.folios.set_read_done(pfn, u64::MAX);
         inserted.push(pfn);
     }
     let pages = inserted.len() as u64;
@@ -299,7 +299,7 @@ pub fn do_page_cache_ra<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, index: u6
     mm.count(crate::mm::vmstat::Ev::PgpgIn, 4 * pages);
     // The pages stay locked (not uptodate) until the read completes.
     for &pfn in &inserted {
-        mm.read_done[pfn as usize] = done;
+        mm.folios.set_read_done(pfn, done);
     }
     mm.ra_scratch = inserted;
     RaIo { pages, done }

@@ -456,6 +456,9 @@ fn lay_out_pageblocks(
     }
     // The pageblocks' free-list walks take the frames one by one.
     folios.list_all_fresh();
+    if let Some(e) = folios.failure() {
+        return Err(format!("machine.nonmovable: {e}"));
+    }
     let total: u64 = sizes.iter().map(|&(_, n)| n).sum();
     let marks = zones.z.iter().map(|z| [z.wmark_min, z.wmark_low, z.wmark_high]).collect();
     let managed = zones.z.iter().map(|z| z.managed).collect();
@@ -658,7 +661,6 @@ impl<P: Policy> Machine<P> {
             pageblocks,
             node: NodeState::default(),
             swap_ra_global: SwapRaState::default(),
-            read_done: pagelab_host::sparse::Table::new(managed as usize, 0),
             ra_scratch: Vec::with_capacity(64),
             dirty_fifo: VecDeque::new(),
             pmd_young: Vec::new(),
@@ -784,7 +786,7 @@ impl<P: Policy> Machine<P> {
                 if since_report >= 4096 {
                     progress(self.done_ops);
                     since_report = 0;
-                    if pagelab_host::interrupt::requested() {
+                    if pagelab_host::interrupt::requested() || self.mm.folios.failure().is_some() {
                         break;
                     }
                 }
@@ -852,7 +854,7 @@ impl<P: Policy> Machine<P> {
             if since_report >= 4096 {
                 progress(self.done_ops);
                 since_report = 0;
-                if pagelab_host::interrupt::requested() {
+                if pagelab_host::interrupt::requested() || self.mm.folios.failure().is_some() {
                     break;
                 }
             }
@@ -1502,7 +1504,6 @@ impl<P: Policy> Machine<P> {
             + mm.file_nodes.state_bytes()
             + mm.swap_nodes.state_bytes()
             + mm.swap.state_bytes()
-            + mm.read_done.state_bytes()
             + self.policy.state_bytes()
     }
 

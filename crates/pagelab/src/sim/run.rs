@@ -54,6 +54,9 @@ fn run_ops_with<P: Policy>(s: &Scenario, make: impl FnOnce(&Mm) -> P, ops: OpSou
     if let Some(e) = m.policy.failure() {
         return Err(e);
     }
+    if let Some(e) = m.mm.folios.failure() {
+        return Err(format!("scenario {}: {e}", s.name));
+    }
     Ok(Report::collect(s, &m))
 }
 
@@ -66,6 +69,9 @@ fn run_with<P: Policy>(s: &Scenario, make: impl FnOnce(&Mm) -> P, progress: &mut
     }
     if let Some(e) = m.policy.failure() {
         return Err(e);
+    }
+    if let Some(e) = m.mm.folios.failure() {
+        return Err(format!("scenario {}: {e}", s.name));
     }
     Ok(Report::collect(s, &m))
 }
