@@ -4,8 +4,6 @@
 //! them: fetching a task's next operation with its page state prefetched ([`Machine::next_op`]),
 //! replacing a task's operations ([`Machine::set_ops`]), and growing a streamed trace's file.
 
-use std::sync::{Arc, Mutex};
-
 use pagelab_trace::{PageSource, TraceError};
 use pagelab_workload::{JobStream, Op};
 
@@ -57,7 +55,8 @@ impl Iterator for OpSource {
 }
 
 /// What the caller learns of a replayed trace: its pages and zero-size records so far, and
-/// the read error that ended it, if one did.
+/// the read error that ended it, if one did. The [`PageOps`] keep it; the run hands it back
+/// ([`Machine::take_trace_status`], [`crate::run_ops`]).
 #[derive(Debug, Default)]
 pub struct TraceStatus {
     pub pages_seen: u64,
@@ -67,15 +66,15 @@ pub struct TraceStatus {
 
 /// A trace's page indices as operations: each a copy of one template operation with its
 /// `page` set. The pages arrive in batches and each operation is built in place, with no
-/// dynamic call per operation. A read error ends the operations and is kept in `status` for
-/// the caller.
+/// dynamic call per operation. A read error ends the operations and is kept in their
+/// [`TraceStatus`] for the caller.
 pub struct PageOps {
     src: Box<dyn PageSource>,
     buf: Vec<u32>,
     pos: usize,
     pub(super) op: Op,
     pub(super) remaining: u64,
-    status: Arc<Mutex<TraceStatus>>,
+    status: TraceStatus,
     /// The trace's file, for errors.
     path: std::path::PathBuf,
     /// Whether the trace's page count is known before it is read (else the file grows as
@@ -86,16 +85,16 @@ pub struct PageOps {
 }
 
 impl PageOps {
-    pub fn new(src: Box<dyn PageSource>, op: Op, path: &std::path::Path, status: Arc<Mutex<TraceStatus>>) -> PageOps {
+    pub fn new(src: Box<dyn PageSource>, op: Op, path: &std::path::Path) -> PageOps {
         let remaining = src.len_hint().unwrap_or(0);
         let sized = src.pages().is_some();
         let pages_seen = src.pages().unwrap_or(0);
-        PageOps { src, buf: Vec::new(), pos: 0, op, remaining, status, path: path.to_path_buf(), sized, pages_seen }
+        PageOps { src, buf: Vec::new(), pos: 0, op, remaining, status: TraceStatus::default(), path: path.to_path_buf(), sized, pages_seen }
     }
 
     /// Ends the operations with an error about the trace.
     pub(super) fn fail(&mut self, msg: String) {
-        self.status.lock().expect("trace status").error = Some(TraceError { path: self.path.clone(), offset: None, msg });
+        self.status.error = Some(TraceError { path: self.path.clone(), offset: None, msg });
         self.buf.clear();
         self.pos = 0;
         self.remaining = 0;
@@ -131,15 +130,14 @@ impl PageOps {
         self.buf.clear();
         self.pos = 0;
         let read = self.src.next_batch();
-        let mut status = self.status.lock().expect("trace status");
         match read {
             Ok(Some(b)) => self.buf.extend_from_slice(b),
             Ok(None) => {}
-            Err(e) => status.error = Some(e),
+            Err(e) => self.status.error = Some(e),
         }
         self.pages_seen = self.pages_seen.max(self.src.pages_seen());
-        status.pages_seen = self.pages_seen;
-        status.zero_size_records = self.src.zero_size_records();
+        self.status.pages_seen = self.pages_seen;
+        self.status.zero_size_records = self.src.zero_size_records();
         !self.buf.is_empty()
     }
 }
@@ -165,6 +163,16 @@ impl<P: Policy> Machine<P> {
         let old = std::mem::replace(&mut self.tasks[t].stream, ops);
         self.total_ops = self.total_ops.saturating_sub(old.remaining()).saturating_add(n);
         Ok(())
+    }
+
+    /// What task `t`'s replayed trace showed ([`TraceStatus`]: its pages, its zero-size
+    /// records, the read error that ended it), taken from it; `None` when the task replays
+    /// no trace's pages ([`OpSource::Pages`]).
+    pub fn take_trace_status(&mut self, t: usize) -> Option<TraceStatus> {
+        match &mut self.tasks.get_mut(t)?.stream {
+            OpSource::Pages(p) => Some(std::mem::take(&mut p.status)),
+            _ => None,
+        }
     }
 
     /// A trace read as it streams (an oracleGeneral trace mapped on the fly) reveals its
