@@ -253,7 +253,7 @@ fn tasks(s: &Scenario, memcgs: &Memcgs, space: &mut AddressSpace, streams: Strea
         let w = &s.workloads[wi];
         let memcg = memcgs.find(&w.cgroup).expect("validated by the scenario");
         let (objects, samples, anon_objects) = task_objects(s, (t, w, job), &st, space, &files)?;
-        let ra = objects.iter().map(|o| RaState { ra_pages: if o.anon { 0 } else { s.machine.ra_pages }, ..RaState::default() }).collect();
+        let ra = objects.iter().map(|o| RaState { ra_pages: if o.anon { 0 } else { s.machine.tunables.ra_pages }, ..RaState::default() }).collect();
         task_mms.push(task_mm(w, job, memcg, anon_objects));
         tasks.push(Task {
             workload: wi,
@@ -277,24 +277,10 @@ fn tasks(s: &Scenario, memcgs: &Memcgs, space: &mut AddressSpace, streams: Strea
     Ok((tasks, task_mms))
 }
 
-/// The model's tunables, from the scenario's machine, costs and refault model.
+/// What the model reads of the scenario: its machine's kernel and tunables, its costs and
+/// refault model.
 fn config(s: &Scenario) -> Config {
-    let m = &s.machine;
-    Config {
-        kernel: m.kernel,
-        swappiness: m.swappiness,
-        ra_pages: m.ra_pages,
-        page_cluster: m.page_cluster,
-        memory_recursiveprot: m.memory_recursiveprot,
-        fault_around_pages: m.fault_around_pages,
-        dirty_ratio: m.dirty_ratio,
-        dirty_background_ratio: m.dirty_background_ratio,
-        dirty_expire_ns: m.dirty_expire_ns,
-        dirty_writeback_ns: m.dirty_writeback_ns,
-        costs: s.costs.clone(),
-        refault: s.workingset,
-        read_shortcuts: true,
-    }
+    Config { kernel: s.machine.kernel, tunables: s.machine.tunables, costs: s.costs.clone(), refault: s.workingset, read_shortcuts: true }
 }
 
 /// The frames of the zones (`sizes`), the non-movable pageblocks laid out and the kernel's
@@ -433,7 +419,7 @@ impl<P: Policy> Machine<P> {
             next_sample: interval,
             idle_until: None,
             next_flush: m.rstat_flush_ns,
-            next_wb: m.dirty_writeback_ns,
+            next_wb: m.tunables.dirty_writeback_ns,
             next_vmstat,
             next_kcompactd,
             next_timer: next_vmstat.min(next_kcompactd),

@@ -259,7 +259,7 @@ impl<P: Policy> Machine<P> {
                 }
                 Event::Flusher => {
                     self.with_kernel_clock(at, |m| crate::mm::page_writeback::flusher_run(&mut m.mm, &mut m.policy, true));
-                    self.next_wb += self.mm.cfg.dirty_writeback_ns;
+                    self.next_wb += self.mm.cfg.tunables.dirty_writeback_ns;
                 }
                 Event::Kswapd => {
                     let before = self.mm.kswapd_clock;

@@ -104,9 +104,6 @@ fn machine(m: &MachineToml, err: Err) -> Result<(MachineSpec, Option<String>), S
         swap_device,
         swap_pages,
         storage,
-        swappiness,
-        ra_pages: m.read_ahead_kb.unwrap_or(128) / 4,
-        page_cluster,
         min_free_kbytes: m.min_free_kbytes,
         watermark_scale_factor: watermark_scale_factor(m.watermark_scale_factor).map_err(|e| err("machine.watermark_scale_factor", e))?,
         cpus: cpus(m, err)?,
@@ -120,12 +117,17 @@ fn machine(m: &MachineToml, err: Err) -> Result<(MachineSpec, Option<String>), S
         kernel_used_pages: r.kernel_used,
         shmem_pages: r.shmem,
         shmem_active_pages: r.shmem_active,
-        dirty_ratio: percent("machine.dirty_ratio", m.dirty_ratio, 20)?,
-        dirty_background_ratio: percent("machine.dirty_background_ratio", m.dirty_background_ratio, 10)?,
-        dirty_expire_ns: duration("machine.dirty_expire", &m.dirty_expire, 30_000_000_000)?,
-        dirty_writeback_ns: duration("machine.dirty_writeback", &m.dirty_writeback, 5_000_000_000)?.max(1_000_000),
-        memory_recursiveprot: m.memory_recursiveprot.unwrap_or(false),
-        fault_around_pages: fault_around_pages(m.fault_around_kb).map_err(|e| err("machine.fault_around_kb", e))?,
+        tunables: crate::mm::Tunables {
+            swappiness,
+            ra_pages: m.read_ahead_kb.unwrap_or(128) / 4,
+            page_cluster,
+            dirty_ratio: percent("machine.dirty_ratio", m.dirty_ratio, 20)?,
+            dirty_background_ratio: percent("machine.dirty_background_ratio", m.dirty_background_ratio, 10)?,
+            dirty_expire_ns: duration("machine.dirty_expire", &m.dirty_expire, 30_000_000_000)?,
+            dirty_writeback_ns: duration("machine.dirty_writeback", &m.dirty_writeback, 5_000_000_000)?.max(1_000_000),
+            memory_recursiveprot: m.memory_recursiveprot.unwrap_or(false),
+            fault_around_pages: fault_around_pages(m.fault_around_kb).map_err(|e| err("machine.fault_around_kb", e))?,
+        },
         rstat,
         rstat_flush_ns: {
             let ns = duration("machine.rstat_flush", &m.rstat_flush, crate::kernel::RSTAT_FLUSH_NS)?;
@@ -536,8 +538,8 @@ fn miniaturize(
     m.shmem_active_pages = scale(m.shmem_active_pages).min(m.shmem_pages);
     m.swap_pages = scale_size("machine.swap.size", m.swap_pages)?;
     m.rstat_flush_ns = scale_ns(m.rstat_flush_ns);
-    m.dirty_expire_ns = scale_ns(m.dirty_expire_ns);
-    m.dirty_writeback_ns = scale_ns(m.dirty_writeback_ns);
+    m.tunables.dirty_expire_ns = scale_ns(m.tunables.dirty_expire_ns);
+    m.tunables.dirty_writeback_ns = scale_ns(m.tunables.dirty_writeback_ns);
     if correct {
         m.miniature = r;
     }

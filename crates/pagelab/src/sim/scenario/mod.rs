@@ -118,9 +118,6 @@ pub struct MachineSpec {
     pub swap_device: DeviceKind,
     pub swap_pages: u64,
     pub storage: DeviceKind,
-    pub swappiness: u32,
-    pub ra_pages: u64,
-    pub page_cluster: u32,
     pub min_free_kbytes: Option<u64>,
     pub watermark_scale_factor: u64,
     /// vm.percpu_pagelist_high_fraction (0: the kernel's default).
@@ -144,12 +141,8 @@ pub struct MachineSpec {
     pub kernel_used_pages: u64,
     pub shmem_pages: u64,
     pub shmem_active_pages: u64,
-    pub dirty_ratio: u64,
-    pub dirty_background_ratio: u64,
-    pub dirty_expire_ns: u64,
-    pub dirty_writeback_ns: u64,
-    pub memory_recursiveprot: bool,
-    pub fault_around_pages: u64,
+    /// The sysctls and settings the model reads as the kernel would (`mm::Config` holds them).
+    pub tunables: crate::mm::Tunables,
     pub rstat: RstatMode,
     /// The period of the periodic rstat flush, ns (FLUSH_TIME; the oracle scales it to the
     /// emulated guest's clock).

@@ -279,7 +279,7 @@ fn overrides_reach_tables_and_named_list_entries() {
     assert_eq!(s.machine.memory_pages, 131072);
     assert_eq!(s.workloads[0].phases[0].ops, 10);
     assert_eq!(s.cgroups[0].max, 16384);
-    assert_eq!(s.machine.swappiness, 100);
+    assert_eq!(s.machine.tunables.swappiness, 100);
     let e = Scenario::parse(EXAMPLE, "s.toml", "s", &["workload.nope.ops=1".into()]).unwrap_err();
     assert!(e.message.contains("no entry named"), "{e}");
 }
