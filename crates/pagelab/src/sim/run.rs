@@ -55,7 +55,7 @@ fn run_ops_with<P: Policy>(
     m.set_ops(0, ops)?;
     let total = m.total_ops();
     m.run(|done| progress(done, total));
-    if let Some(e) = m.trace_error.lock().unwrap_or_else(|e| e.into_inner()).take() {
+    if let Some(e) = m.take_trace_error() {
         return Err(e);
     }
     if let Some(e) = m.policy.failure() {
@@ -68,7 +68,7 @@ fn run_with<P: Policy>(s: &Scenario, make: impl FnOnce(&Mm) -> P, progress: &mut
     let mut m = Machine::new(s, make)?;
     let total = m.total_ops();
     m.run(|done| progress(done, total));
-    if let Some(e) = m.trace_error.lock().unwrap_or_else(|e| e.into_inner()).take() {
+    if let Some(e) = m.take_trace_error() {
         return Err(e);
     }
     if let Some(e) = m.policy.failure() {

@@ -5,7 +5,7 @@
 //! and the timed events' first times.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use pagelab_workload::JobStream;
 
@@ -148,13 +148,13 @@ struct Streams {
     file_order: Vec<String>,
 }
 
-/// Opens the streams of every job of every workload; a trace's read errors during the run go
-/// to `trace_error`.
-fn job_streams(s: &Scenario, trace_error: &Arc<Mutex<Option<String>>>) -> Result<Streams, String> {
+/// Opens the streams of every job of every workload (a trace's read error during the run
+/// stays with its stream: [`Machine::take_trace_error`]).
+fn job_streams(s: &Scenario) -> Result<Streams, String> {
     let mut out = Streams { jobs: Vec::new(), files: BTreeMap::new(), file_order: Vec::new() };
     for (wi, w) in s.workloads.iter().enumerate() {
         for job in 0..w.jobs {
-            let st = JobStream::with_traces(w, job, &|t, _, pages| crate::sim::trace_workload::open(trace_error, t, pages))?;
+            let st = JobStream::with_traces(w, job, &|t, _, pages| crate::sim::trace_workload::open(t, pages))?;
             for (i, o) in st.objects().iter().enumerate().filter(|(_, o)| !o.anon) {
                 let block = st.largest_block(i);
                 match out.files.get_mut(&o.name) {
@@ -385,8 +385,7 @@ impl<P: Policy> Machine<P> {
         let zones = zones(m, &sizes)?;
         let memcgs = memcgs(s)?;
         // Files are shared by name; anonymous regions belong to their task.
-        let trace_error = Arc::new(Mutex::new(None));
-        let streams = job_streams(s, &trace_error)?;
+        let streams = job_streams(s)?;
         let mut space = AddressSpace::default();
         let (tasks, task_mms) = tasks(s, &memcgs, &mut space, streams)?;
         let sampled_pages = if s.sample.is_some() { space.objects.iter().map(|o| o.pages as u64).sum() } else { 0 };
@@ -404,7 +403,6 @@ impl<P: Policy> Machine<P> {
         Ok(Machine {
             queue: (tasks.len() > TASK_SCAN_MAX).then(|| TaskQueue::new(&mm)),
             locks: lock_tasks(s, &tasks),
-            trace_error,
             hold: tasks.iter().map(|t| s.workloads[t.workload].hold).collect(),
             workloads: s
                 .workloads

@@ -14,7 +14,7 @@
 //! - [`series`]: the counters' samples over time ([`Sample`]).
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use pagelab_workload::Op;
 
@@ -100,8 +100,6 @@ pub struct Machine<P: Policy> {
     hold: Vec<bool>,
     /// Per workload: the timing limits of its tasks.
     workloads: Vec<WorkloadTiming>,
-    /// The first error of a trace a workload replays, which ended its operations.
-    pub trace_error: Arc<Mutex<Option<String>>>,
     /// Per task, its `lockstep` pairs; empty when no workload has `lockstep`.
     pub locks: Vec<LockTask>,
     /// With many tasks, the runnable ones by clock ([`Machine::next_task`]).

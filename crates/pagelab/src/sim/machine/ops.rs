@@ -175,6 +175,15 @@ impl<P: Policy> Machine<P> {
         }
     }
 
+    /// The error that ended a trace a workload replays, if one did (the first task's of
+    /// several), taken from its stream: the run reports it.
+    pub fn take_trace_error(&mut self) -> Option<String> {
+        self.tasks.iter_mut().find_map(|t| match &mut t.stream {
+            OpSource::Job(st) => st.take_trace_error(),
+            _ => None,
+        })
+    }
+
     /// A trace read as it streams (an oracleGeneral trace mapped on the fly) reveals its
     /// file's size only at its end, so the file, the last object of the address space, grows
     /// as new pages appear: to at least `pages`, at least doubling so the copies stay linear.
