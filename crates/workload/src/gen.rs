@@ -33,9 +33,14 @@ pub struct TraceAccess {
 
 /// The accesses of a trace as a phase replays them: page indices within its objects.
 pub trait TraceAccesses: Send {
-    /// The next access, or `None` at the end of the trace (or at an error, which the
-    /// opener's caller learns of its own way).
+    /// The next access, or `None` at the end of the trace (or at an error, which
+    /// [`TraceAccesses::take_error`] then gives).
     fn next_access(&mut self) -> Option<TraceAccess>;
+    /// The error that ended the accesses, if one did, taken from the trace (for
+    /// [`JobStream::take_trace_error`]).
+    fn take_error(&mut self) -> Option<String> {
+        None
+    }
 }
 
 /// Opens the trace of a phase (`job` of the workload) for [`JobStream::with_traces`].
@@ -137,6 +142,12 @@ pub fn job_file_name(w: &Workload, object: &str, job: u32) -> String {
 }
 
 impl JobStream {
+    /// The error that ended one of the job's traces, if one did (the first phase's of
+    /// several), taken from it: a run reports it once the job is done.
+    pub fn take_trace_error(&mut self) -> Option<String> {
+        self.phases.iter().filter_map(|p| p.trace.as_ref()).find_map(|t| t.0.lock().unwrap_or_else(|e| e.into_inner()).take_error())
+    }
+
     /// The stream of job `job` of `w`. A phase that replays a trace needs
     /// [`JobStream::with_traces`]; here it has no operations beyond its prefill.
     pub fn new(w: &Workload, job: u32) -> Self {

@@ -4,7 +4,7 @@
 //! the Python package's `run_trace` do.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::error::{bail, Context, Error, Result};
@@ -190,14 +190,13 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
         src = pagelab_trace::open(input.path, input.format, true, false)?;
         s = scenario(src.pages().expect("known after the first pass"))?;
     }
-    let status = Arc::new(Mutex::new(crate::sim::TraceStatus::default()));
     // Every access a buffered single-page read of object 0, the trace's file.
     let read = Op { object: 0, page: 0, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0, due: None };
-    let ops = crate::sim::OpSource::Pages(crate::sim::PageOps::new(src, read, o.path, status.clone()));
+    let ops = crate::sim::OpSource::Pages(crate::sim::PageOps::new(src, read, o.path));
     let start = Instant::now();
-    let report = crate::run_ops(&s, ops, |_, _| {}).map_err(Error::Msg)?;
+    let (report, status) = crate::run_ops(&s, ops, |_, _| {}).map_err(Error::Msg)?;
     let wall = start.elapsed().as_secs_f64();
-    let mut status = std::mem::take(&mut *status.lock().expect("trace status"));
+    let mut status = status.ok_or_else(|| Error::Msg(format!("{}: the replay kept no trace status", o.path.display())))?;
     if let Some(e) = status.error.take() {
         return Err(e.into());
     }
@@ -261,7 +260,7 @@ fn run_iolog(o: &TraceRun, log: &pagelab_trace::iolog::Iolog) -> Result<(Value, 
         })
         .collect();
     let start = Instant::now();
-    let report = crate::run_ops(&s, crate::sim::OpSource::List(ops.into_iter()), |_, _| {}).map_err(Error::Msg)?;
+    let (report, _) = crate::run_ops(&s, crate::sim::OpSource::List(ops.into_iter()), |_, _| {}).map_err(Error::Msg)?;
     let wall = start.elapsed().as_secs_f64();
     let table = report.table();
     let mut v = serde_json::to_value(&report)?;

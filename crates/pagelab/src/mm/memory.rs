@@ -215,7 +215,7 @@ pub fn file_mmap_access<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, f: FileRef,
 /// readahead, lowering mmap_miss for the pages found (6.1; 6.12 only for pages without
 /// PG_workingset). Returns whether the faulting page itself was mapped this way.
 fn do_fault_around(mm: &mut Mm, f: FileRef, ra: &mut RaState, index: u64, advice: Advice) -> bool {
-    let n = mm.cfg.fault_around_pages;
+    let n = mm.cfg.tunables.fault_around_pages;
     if n <= 1 {
         return false;
     }

@@ -45,10 +45,11 @@ use crate::mm::time::{Costs, Device};
 use crate::mm::vmstat::{Ev, Events, Lru};
 use crate::mm::workingset::ShadowNodes;
 
-/// Tunables of the modeled machine (sysctls and boot parameters).
-#[derive(Clone, Debug)]
-pub struct Config {
-    pub kernel: Kernel,
+/// The machine's tunables the model reads (sysctls, a mount option, the block device's
+/// readahead): a part of the scenario's machine (`sim::scenario::MachineSpec::tunables`),
+/// which [`Config`] holds as it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tunables {
     /// vm.swappiness (0..200).
     pub swappiness: u32,
     /// read_ahead_kb / 4: the readahead window (`ra_pages`).
@@ -65,6 +66,14 @@ pub struct Config {
     /// vm.dirty_expire_centisecs and vm.dirty_writeback_centisecs, in ns.
     pub dirty_expire_ns: u64,
     pub dirty_writeback_ns: u64,
+}
+
+/// What the model reads of the machine it runs on: the scenario's kernel, tunables, costs and
+/// refault model, each as the scenario gives it.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub kernel: Kernel,
+    pub tunables: Tunables,
     pub costs: Costs,
     /// `[workingset]`: the refault-distance model and its open choices.
     pub refault: crate::mm::workingset::RefaultSpec,

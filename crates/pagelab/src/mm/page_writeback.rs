@@ -34,7 +34,7 @@ fn dirtyable(mm: &Mm) -> u64 {
 /// (background threshold, dirty threshold) in pages (domain_dirty_limits()).
 pub fn dirty_limits(mm: &Mm) -> (u64, u64) {
     let d = dirtyable(mm);
-    (d * mm.cfg.dirty_background_ratio / 100, d * mm.cfg.dirty_ratio / 100)
+    (d * mm.cfg.tunables.dirty_background_ratio / 100, d * mm.cfg.tunables.dirty_ratio / 100)
 }
 
 /// Models mm/page-writeback.c: balance_dirty_pages_ratelimited(): above the background
@@ -101,7 +101,7 @@ pub fn flusher_run<P: Policy>(mm: &mut Mm, p: &mut P, periodic: bool) {
     }
     if periodic {
         let now = mm.now();
-        let expire = mm.cfg.dirty_expire_ns;
+        let expire = mm.cfg.tunables.dirty_expire_ns;
         let old = mm.dirty_fifo.iter().take_while(|&&(_, _, at)| at + expire <= now).count() as u64;
         if old > 0 {
             wb_writeback(mm, p, old);

@@ -174,7 +174,7 @@ pub fn swapin<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, slot: u32) 
         release_slot(mm, slot);
         return Some(pfn);
     }
-    let max_pages = 1u32 << mm.cfg.page_cluster.min(5);
+    let max_pages = 1u32 << mm.cfg.tunables.page_cluster.min(5);
     let window: Vec<(Vpn, u32)> = if mm.swap.kind.rotational() { cluster_window(mm, t, slot, max_pages) } else { vma_window(mm, t, vpn, max_pages) };
     let mut pfn = None;
     let mut nr = 0;

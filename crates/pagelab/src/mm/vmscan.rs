@@ -313,7 +313,7 @@ pub fn shrink_node_memcgs<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanContro
     let start = if partial { memcg_cursor(mm, sc.target) % n } else { 0 };
     for i in start..n {
         let memcg = mm.memcgs.subtree(sc.target)[i];
-        mm.memcgs.calculate_protection(sc.target, memcg, mm.cfg.memory_recursiveprot);
+        mm.memcgs.calculate_protection(sc.target, memcg, mm.cfg.tunables.memory_recursiveprot);
         if mm.memcgs.below_min(Some(sc.target), memcg) {
             continue;
         } else if mm.memcgs.below_low(Some(sc.target), memcg) {

@@ -4,7 +4,7 @@
 use crate::mm::Mm;
 use crate::policy::classic::Classic;
 use crate::policy::{self, Policy};
-use crate::sim::{Machine, OpSource};
+use crate::sim::{Machine, OpSource, TraceStatus};
 use crate::{PolicyKind, Report, Scenario};
 
 /// Runs a scenario to completion and returns its report. `progress` is called now and then
@@ -31,8 +31,10 @@ fn seam_host(mm: &Mm, s: &Scenario, extra: Option<policy::registry::Factory>) ->
 }
 
 /// Runs a scenario whose first task performs `ops` instead of its workload's own
-/// operations: a trace replayed against the model (`pagelab run --trace`).
-pub fn run_ops(s: &Scenario, ops: OpSource, mut progress: impl FnMut(u64, u64)) -> Result<Report, String> {
+/// operations: a trace replayed against the model (`pagelab run --trace`). Returns the
+/// report and, when `ops` are a trace's pages ([`OpSource::Pages`]), what the trace showed:
+/// its pages, its zero-size records and the read error that ended it, if one did.
+pub fn run_ops(s: &Scenario, ops: OpSource, mut progress: impl FnMut(u64, u64)) -> Result<(Report, Option<TraceStatus>), String> {
     match s.machine.policy {
         PolicyKind::Classic if !s.seam.is_empty() => run_ops_with(s, |mm| seam_host(mm, s, None), ops, &mut progress),
         PolicyKind::Classic => run_ops_with(s, |mm| Classic::new(mm.memcgs.cg.len()), ops, &mut progress),
@@ -40,7 +42,12 @@ pub fn run_ops(s: &Scenario, ops: OpSource, mut progress: impl FnMut(u64, u64)) 
     }
 }
 
-fn run_ops_with<P: Policy>(s: &Scenario, make: impl FnOnce(&Mm) -> P, ops: OpSource, progress: &mut dyn FnMut(u64, u64)) -> Result<Report, String> {
+fn run_ops_with<P: Policy>(
+    s: &Scenario,
+    make: impl FnOnce(&Mm) -> P,
+    ops: OpSource,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<(Report, Option<TraceStatus>), String> {
     let mut m = Machine::new(s, make)?;
     if m.tasks.is_empty() {
         return Err("the scenario has no task to replay the operations".into());
@@ -48,7 +55,7 @@ fn run_ops_with<P: Policy>(s: &Scenario, make: impl FnOnce(&Mm) -> P, ops: OpSou
     m.set_ops(0, ops)?;
     let total = m.total_ops();
     m.run(|done| progress(done, total));
-    if let Some(e) = m.trace_error.lock().unwrap_or_else(|e| e.into_inner()).take() {
+    if let Some(e) = m.take_trace_error() {
         return Err(e);
     }
     if let Some(e) = m.policy.failure() {
@@ -57,14 +64,14 @@ fn run_ops_with<P: Policy>(s: &Scenario, make: impl FnOnce(&Mm) -> P, ops: OpSou
     if let Some(e) = m.mm.folios.failure() {
         return Err(format!("scenario {}: {e}", s.name));
     }
-    Ok(Report::collect(s, &m))
+    Ok((Report::collect(s, &m), m.take_trace_status(0)))
 }
 
 fn run_with<P: Policy>(s: &Scenario, make: impl FnOnce(&Mm) -> P, progress: &mut dyn FnMut(u64, u64)) -> Result<Report, String> {
     let mut m = Machine::new(s, make)?;
     let total = m.total_ops();
     m.run(|done| progress(done, total));
-    if let Some(e) = m.trace_error.lock().unwrap_or_else(|e| e.into_inner()).take() {
+    if let Some(e) = m.take_trace_error() {
         return Err(e);
     }
     if let Some(e) = m.policy.failure() {

@@ -7,7 +7,6 @@
 //! they become files of the scenario, shared by name with the other workloads.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 
 use pagelab_trace::access::{AccessStream, Kind, Spec};
 use pagelab_trace::iolog::Iolog;
@@ -101,11 +100,11 @@ fn beyond(path: &Path, what: &str, page: u64, pages: u64) -> String {
 }
 
 /// A trace's accesses for a phase: a read error or a page beyond its object (the file
-/// changed since the scenario read it) ends them, and the first such error is kept in
-/// `error` for the run to report.
+/// changed since the scenario read it) ends them, and the error is kept in `error` until the
+/// run takes it (`TraceAccesses::take_error`) to report it.
 struct Feed {
     source: Source,
-    error: Arc<Mutex<Option<String>>>,
+    error: Option<String>,
     done: bool,
 }
 
@@ -118,8 +117,7 @@ enum Source {
 
 impl Feed {
     fn fail(&mut self, msg: String) -> Option<TraceAccess> {
-        let mut e = self.error.lock().unwrap_or_else(|e| e.into_inner());
-        e.get_or_insert(msg);
+        self.error.get_or_insert(msg);
         self.done = true;
         None
     }
@@ -135,6 +133,10 @@ fn kind(k: Kind) -> TraceKind {
 }
 
 impl TraceAccesses for Feed {
+    fn take_error(&mut self) -> Option<String> {
+        self.error.take()
+    }
+
     fn next_access(&mut self) -> Option<TraceAccess> {
         if self.done {
             return None;
@@ -204,8 +206,9 @@ impl TraceAccesses for Feed {
     }
 }
 
-/// Opens the traces of a machine's workloads; errors while they are read go to `error`.
-pub fn open(error: &Arc<Mutex<Option<String>>>, t: &TraceSpec, object_pages: u64) -> Result<Box<dyn TraceAccesses>, String> {
+/// Opens the trace of a machine's workload; an error while it is read ends its accesses and
+/// is kept for the run (`JobStream::take_trace_error`).
+pub fn open(t: &TraceSpec, object_pages: u64) -> Result<Box<dyn TraceAccesses>, String> {
     let spec = spec(&t.format)?;
     let source = if spec == Spec::Iolog {
         let path = PathBuf::from(&t.path);
@@ -216,5 +219,5 @@ pub fn open(error: &Arc<Mutex<Option<String>>>, t: &TraceSpec, object_pages: u64
         let stream = Box::new(AccessStream::open(Path::new(&t.path), &spec).map_err(|e| e.to_string())?);
         Source::Stream { stream, pages: Vec::new(), kinds: Vec::new(), times: Vec::new(), pos: 0, object_pages }
     };
-    Ok(Box::new(Feed { source, error: error.clone(), done: false }))
+    Ok(Box::new(Feed { source, error: None, done: false }))
 }

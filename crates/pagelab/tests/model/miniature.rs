@@ -62,7 +62,7 @@ fn a_miniature_scales_every_size_and_clock_by_the_fraction_of_pages_it_kept() {
     assert_eq!(m.swap_pages, scaled(f.swap_pages));
     assert_eq!(mini.cgroups[0].max, scaled(full.cgroups[0].max));
     assert_eq!(mini.cgroups[0].low, scaled(full.cgroups[0].low));
-    assert_eq!(m.dirty_expire_ns, (f.dirty_expire_ns as f64 * spec.scale).round() as u64);
+    assert_eq!(m.tunables.dirty_expire_ns, (f.tunables.dirty_expire_ns as f64 * spec.scale).round() as u64);
     assert_eq!(m.rstat_flush_ns, (f.rstat_flush_ns as f64 * spec.scale).round() as u64);
     assert_eq!(mini.workloads[1].runtime_ns, full.workloads[1].runtime_ns.map(|r| (r as f64 * spec.scale).round() as u64));
     assert_eq!(mini.workloads[1].start_ns, (full.workloads[1].start_ns as f64 * spec.scale).round() as u64);

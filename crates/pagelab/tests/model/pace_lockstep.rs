@@ -95,8 +95,7 @@ fn an_iologs_backward_times_count_as_the_latest_time_before_them() {
     let log = "fio version 3 iolog\n0 f add\n100 f read 0 4096\n150 f read 4096 4096\n120 f read 8192 4096\n400 f read 0 4096\n";
     let text = "[machine]\nmemory = \"64M\"\n[[workload]]\nname = \"io\"\ncgroup = \"/\"\nkind = \"file-read\"\ntrace = \"t.iolog\"\ntrace_format = \"iolog\"\npace = \"trace\"\n";
     let s = load("iolog", &[("t.iolog", log)], text);
-    let error = std::sync::Arc::new(std::sync::Mutex::new(None));
-    let st = pagelab_workload::JobStream::with_traces(&s.workloads[0], 0, &|t, _, p| pagelab::trace_workload::open(&error, t, p)).unwrap();
+    let st = pagelab_workload::JobStream::with_traces(&s.workloads[0], 0, &|t, _, p| pagelab::trace_workload::open(t, p)).unwrap();
     let due: Vec<(u64, bool)> = st.map(|o| o.due.map(|d| (d.after_ns, d.first)).unwrap()).collect();
     assert_eq!(due, vec![(0, true), (50_000, false), (50_000, false), (300_000, false)]);
 }

@@ -314,8 +314,7 @@ fn replay<P: pagelab::policy::Policy>(s: &pagelab::Scenario, mut m: pagelab::sim
         think_ns: 0,
         due: None,
     };
-    let status = std::sync::Arc::new(std::sync::Mutex::new(pagelab::sim::TraceStatus::default()));
-    let ops = pagelab::sim::PageOps::new(Box::new(MemTrace(pages.to_vec(), 6000, false)), read, std::path::Path::new("mem"), status);
+    let ops = pagelab::sim::PageOps::new(Box::new(MemTrace(pages.to_vec(), 6000, false)), read, std::path::Path::new("mem"));
     m.set_ops(0, pagelab::sim::OpSource::Pages(ops)).unwrap();
     if stepwise {
         while m.step() {}
@@ -324,6 +323,65 @@ fn replay<P: pagelab::policy::Policy>(s: &pagelab::Scenario, mut m: pagelab::sim
         m.run(|_| {});
     }
     serde_json::to_string(&pagelab::Report::collect(s, &m)).unwrap()
+}
+
+/// A trace whose second batch fails to read, after `zero` zero-size records.
+struct FailingTrace(Vec<u32>, u32, u64);
+
+impl pagelab_trace::PageSource for FailingTrace {
+    fn pages(&self) -> Option<u64> {
+        Some(100)
+    }
+    fn len_hint(&self) -> Option<u64> {
+        None
+    }
+    fn next_batch(&mut self) -> Result<Option<&[u32]>, pagelab_trace::TraceError> {
+        self.1 += 1;
+        match self.1 {
+            1 => Ok(Some(&self.0[..])),
+            _ => Err(pagelab_trace::TraceError { path: "bad.og".into(), offset: Some(4096), msg: "a truncated record".into() }),
+        }
+    }
+    fn pages_seen(&self) -> u64 {
+        100
+    }
+    fn zero_size_records(&self) -> u64 {
+        self.2
+    }
+}
+
+#[test]
+fn a_trace_replay_returns_its_trace_status_with_the_read_error_that_ended_it() {
+    // The run hands back what the trace showed (no status shared with the caller): its pages,
+    // its zero-size records and the read error, which ends the operations where it happened,
+    // in the general loop and in the trace's own.
+    let text = "[machine]\nmemory = \"16M\"\nkernel = \"6.1\"\n[[workload]]\nname = \"trace\"\ncgroup = \"/\"\nkind = \"file-read\"\nfile_size = \"100p\"\nfadvise = \"random\"\nops = 0\n";
+    let s = pagelab::Scenario::parse(text, "trace.toml", "trace", &[]).unwrap();
+    for think_ns in [0, 1000] {
+        // A think time leaves Machine::run's loop for one-page reads for the general one.
+        let read = pagelab_workload::Op {
+            object: 0,
+            page: 0,
+            npages: 1,
+            write: false,
+            access: pagelab_workload::Access::Buffered,
+            advice: pagelab_workload::Advice::Random,
+            fill: false,
+            think_ns,
+            due: None,
+        };
+        let trace = FailingTrace((0..64).map(|i| i % 50).collect(), 0, 7);
+        let ops = pagelab::sim::OpSource::Pages(pagelab::sim::PageOps::new(Box::new(trace), read, std::path::Path::new("bad.og")));
+        let (report, status) = pagelab::run_ops(&s, ops, |_, _| {}).unwrap();
+        let status = status.expect("a trace's pages report their status");
+        assert_eq!(report.ops, 64, "think {think_ns}: the operations end at the error");
+        assert_eq!((status.pages_seen, status.zero_size_records), (100, 7), "think {think_ns}");
+        let e = status.error.expect("the read error").to_string();
+        assert!(e.contains("bad.og") && e.contains("4096") && e.contains("a truncated record"), "think {think_ns}: {e}");
+    }
+    // Operations that are not a trace's pages have no trace status.
+    let list = pagelab::sim::OpSource::List(Vec::new().into_iter());
+    assert!(pagelab::run_ops(&s, list, |_, _| {}).unwrap().1.is_none());
 }
 
 #[test]

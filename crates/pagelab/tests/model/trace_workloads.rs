@@ -3,7 +3,6 @@
 //! names, and the errors.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 
 use pagelab::policy::classic::Classic;
 use pagelab::sim::Machine;
@@ -32,10 +31,9 @@ fn scenario(name: &str, trace: &str, workload: &str) -> Result<Scenario, pagelab
 
 /// The operations of job `job` of workload `w`.
 fn job_ops(s: &Scenario, w: usize, job: u32) -> Vec<Op> {
-    let error = Arc::new(Mutex::new(None));
-    let st = JobStream::with_traces(&s.workloads[w], job, &|t, _, pages| pagelab::trace_workload::open(&error, t, pages)).unwrap();
-    let v = st.collect();
-    assert!(error.lock().unwrap().is_none());
+    let mut st = JobStream::with_traces(&s.workloads[w], job, &|t, _, pages| pagelab::trace_workload::open(t, pages)).unwrap();
+    let v = st.by_ref().collect();
+    assert!(st.take_trace_error().is_none());
     v
 }
 
@@ -106,6 +104,21 @@ fn a_file_trace_reads_and_writes_as_its_lines_say_and_a_given_size_stays() {
     let got: Vec<(u64, bool, bool)> = ops(&s).iter().map(|o| (o.page, o.write, o.fill)).collect();
     // For a file, T is a write, not a fill; a bare page is the kind's (file-write: a write).
     assert_eq!(got, vec![(0, false, false), (1, true, false), (2, true, false), (3, true, false)]);
+}
+
+#[test]
+fn a_trace_that_changed_after_loading_ends_its_task_and_the_run_returns_the_error() {
+    // The trace's feed keeps the error that ended its accesses and the run takes it from the
+    // task's stream (nothing shared between the feed and the machine).
+    let s = scenario("changed", "R 0\nR 1\nR 2\n", "kind = \"file-read\"\nsize = \"64k\"\n").unwrap();
+    std::fs::write(dir("changed").join("traces/changed.txt"), "R 0\nR 99\nR 2\n").unwrap();
+    let e = pagelab::run(&s, |_, _| {}).unwrap_err();
+    assert!(e.contains("changed.txt") && e.contains("page 99 is beyond the object's 16 pages"), "{e}");
+    let mut m = Machine::new(&s, |mm| Classic::new(mm.memcgs.cg.len())).unwrap();
+    m.run(|_| {});
+    assert_eq!(m.tasks[0].ops, 1, "the accesses end at the bad page");
+    assert!(m.take_trace_error().is_some_and(|e| e.contains("page 99")));
+    assert!(m.take_trace_error().is_none(), "taken once");
 }
 
 #[test]

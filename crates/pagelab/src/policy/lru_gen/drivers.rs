@@ -200,7 +200,7 @@ impl LruGen {
             let mut reclaimable = self.min_ttl_ns == 0;
             for i in 0..mm.memcgs.preorder.len() {
                 let memcg = mm.memcgs.preorder[i];
-                mm.memcgs.calculate_protection(ROOT_MEMCG, memcg, mm.cfg.memory_recursiveprot);
+                mm.memcgs.calculate_protection(ROOT_MEMCG, memcg, mm.cfg.tunables.memory_recursiveprot);
                 if !reclaimable {
                     reclaimable = self.lruvec_is_reclaimable(mm, memcg, sc);
                 }
@@ -230,7 +230,7 @@ impl LruGen {
     /// Models mm/vmscan.c: age_lruvec() of 6.1.
     fn age_lruvec(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &ScanControl) -> bool {
         let swappiness = self.get_swappiness(mm, sc);
-        mm.memcgs.calculate_protection(ROOT_MEMCG, memcg, mm.cfg.memory_recursiveprot);
+        mm.memcgs.calculate_protection(ROOT_MEMCG, memcg, mm.cfg.tunables.memory_recursiveprot);
         if mm.memcgs.below_min(None, memcg) {
             return false;
         }
@@ -294,7 +294,7 @@ impl LruGen {
     /// Models mm/vmscan.c: get_nr_to_scan() of 6.12: -1 for a memcg below memory.min or
     /// after aging succeeded (stop this memcg), 0 if aging failed.
     fn get_nr_to_scan_6_12(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, can_swap: bool) -> i64 {
-        mm.memcgs.calculate_protection(sc.target, memcg, mm.cfg.memory_recursiveprot);
+        mm.memcgs.calculate_protection(sc.target, memcg, mm.cfg.tunables.memory_recursiveprot);
         if mm.memcgs.below_min(Some(sc.target), memcg) {
             return -1;
         }
@@ -347,7 +347,7 @@ impl LruGen {
 
     /// Models mm/vmscan.c: shrink_one() (6.12).
     fn shrink_one(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) -> Rotate {
-        mm.memcgs.calculate_protection(ROOT_MEMCG, memcg, mm.cfg.memory_recursiveprot);
+        mm.memcgs.calculate_protection(ROOT_MEMCG, memcg, mm.cfg.tunables.memory_recursiveprot);
         if mm.memcgs.below_min(None, memcg) {
             return Rotate::Young;
         }

@@ -1,0 +1,537 @@
+//! The event loop: [`Machine::run`] and [`Machine::step`] choose the runnable task with the
+//! earliest clock (`next_task`) and perform its next operation (`step_task`: limits,
+//! lockstep, pacing, then `apply` between `begin_op` and `end_op`); before each operation the
+//! timed events due by the task's clock run (`run_due_events`: IO completions, the rstat
+//! flush, the writeback flusher, kswapd, vmstat_update, kcompactd and the samples, in
+//! `Event` order). A machine whose one task replays a trace of reads runs the same calls
+//! in a loop of its own (`run_trace_reads`).
+
+use pagelab_workload::{Access, Op};
+
+use super::{Machine, LOOKAHEAD};
+use crate::mm::vmscan::{kswapd_next, kswapd_step};
+use crate::mm::{Actor, Mm};
+use crate::policy::Policy;
+use crate::sim::scenario::Scenario;
+
+use super::ops::OpSource;
+
+/// The machine's timed events besides the tasks' operations. When two fall due at the same
+/// time they run in this order (the derived `Ord`): IO completions first, so what they free
+/// is seen by the periodic work after them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    /// A page's writeback or swap-out IO completes (`folio_end_writeback()`).
+    WritebackDone,
+    /// The periodic rstat flush of memcg statistics (`flush_memcg_stats_dwork()`, every 2 s).
+    RstatFlush,
+    /// The writeback flusher's periodic run (`wb_workfn()`, every dirty_writeback_centisecs).
+    Flusher,
+    /// kswapd's next step (`balance_pgdat()`).
+    Kswapd,
+    /// The per-CPU vmstat refresh (`vmstat_update()`, every sysctl_stat_interval): on 6.12
+    /// it decays the per-CPU free lists' `high` (decay_pcp_high()).
+    VmstatUpdate,
+    /// kcompactd's timeout (`HPAGE_FRAG_CHECK_INTERVAL_MSEC`, every 500 ms): a wake-up
+    /// that found no zone suitable left it work to do then (machines with non-movable
+    /// pageblocks only).
+    Kcompactd,
+    /// A sample of the counters for the run's series.
+    Sample,
+}
+
+/// Machines with more tasks than this choose the next one from a heap, not by a scan.
+pub(super) const TASK_SCAN_MAX: usize = 16;
+
+/// The tasks as a min-heap of (clock, task). Clocks only grow, so an entry's clock is at most
+/// its task's: an entry whose clock is behind is refreshed when it reaches the top, and one
+/// of a task that is done or waiting is dropped (and pushed again when the task wakes).
+pub(super) struct TaskQueue {
+    pub(super) heap: std::collections::BinaryHeap<std::cmp::Reverse<(u64, usize)>>,
+    pub(super) queued: Vec<bool>,
+}
+
+impl TaskQueue {
+    pub(super) fn new(mm: &Mm) -> TaskQueue {
+        TaskQueue { heap: mm.tasks.iter().enumerate().map(|(t, tm)| std::cmp::Reverse((tm.clock, t))).collect(), queued: vec![true; mm.tasks.len()] }
+    }
+}
+
+/// sysctl_stat_interval (HZ): half FLUSH_TIME, so it follows the oracle's scaling of the
+/// rstat flush period to the guest's clock.
+pub(super) fn vmstat_interval(s: &Scenario) -> u64 {
+    s.machine.rstat_flush_ns / 2
+}
+
+/// kcompactd's timeout, HPAGE_FRAG_CHECK_INTERVAL_MSEC (500 ms): a quarter of FLUSH_TIME, so
+/// it follows the oracle's scaling of the rstat flush period to the guest's clock.
+pub(super) fn kcompactd_interval(rstat_flush_ns: u64) -> u64 {
+    rstat_flush_ns / 4
+}
+
+impl<P: Policy> Machine<P> {
+    /// Runs every task to completion; `progress` is called now and then with the operations
+    /// done so far.
+    pub fn run(&mut self, mut progress: impl FnMut(u64)) {
+        if let Some(read) = self.single_trace_of_reads() {
+            self.run_trace_reads(read, &mut progress);
+        } else {
+            let mut since_report = 0u64;
+            while self.step() {
+                since_report += 1;
+                if since_report >= 4096 {
+                    progress(self.done_ops);
+                    since_report = 0;
+                    if pagelab_host::interrupt::requested() || self.mm.folios.failure().is_some() {
+                        break;
+                    }
+                }
+            }
+        }
+        self.finish();
+        progress(self.done_ops);
+    }
+
+    /// The operation template of a machine whose one task replays a trace as one-page
+    /// buffered reads (`pagelab run --trace` with a kernel model), with no time limit, rate
+    /// or process lifetime: the case [`Machine::run_trace_reads`] runs.
+    fn single_trace_of_reads(&self) -> Option<Op> {
+        let [task] = &self.tasks[..] else { return None };
+        let OpSource::Pages(p) = &task.stream else { return None };
+        let w = &self.workloads[task.workload];
+        let op = p.op;
+        let plain_read = op.access == Access::Buffered && !op.write && op.npages == 1 && !op.fill;
+        (plain_read && !task.done && w.runtime.is_none() && w.op_interval == 0 && w.lifetime_ops == 0).then_some(op)
+    }
+
+    /// What `while self.step() {}` does for a single task replaying a trace of one-page
+    /// buffered reads, call for call (`next_op()`, the events due, `filemap_read()`, the
+    /// memory.high and writeback checks), without choosing a task, testing limits that are
+    /// not set and dispatching on the operation's kind for every access; a test holds the
+    /// two loops' reports equal.
+    fn run_trace_reads(&mut self, read: Op, progress: &mut impl FnMut(u64)) {
+        const T: usize = 0;
+        let object = read.object as usize;
+        let mut file = self.tasks[T].objects[object].file;
+        // The file's read state is the loop's own until it ends (nothing else reads it).
+        let mut ra = std::mem::take(&mut self.tasks[T].ra[object]);
+        ra.random = read.advice == pagelab_workload::Advice::Random;
+        let mut since_report = 0u64;
+        loop {
+            // next_op(): the page, the file grown to cover it, the coming pages prefetched.
+            let OpSource::Pages(pages) = &mut self.tasks[T].stream else { unreachable!("a trace of reads") };
+            let Some(page) = pages.next_page() else { break };
+            if pages.pages_seen > file.pages {
+                let seen = pages.pages_seen;
+                if !self.grow_trace_file(T, object, seen) {
+                    break;
+                }
+                file = self.tasks[T].objects[object].file;
+            } else {
+                if let Some(next) = pages.peek(0) {
+                    if let Some(pfn) = self.mm.space.resident(file.base + next) {
+                        self.mm.folios.prefetch(pfn);
+                    }
+                }
+                if let Some(ahead) = pages.peek(LOOKAHEAD - 1) {
+                    self.mm.space.prefetch(file.base + ahead);
+                }
+            }
+            if self.mm.tasks[T].killed {
+                break;
+            }
+            self.begin_op(T, read.think_ns);
+            let ok = crate::mm::filemap::filemap_read(&mut self.mm, &mut self.policy, file, &mut ra, page, 1);
+            if !self.end_op(T, ok) {
+                break;
+            }
+            self.tasks[T].ops += 1;
+            since_report += 1;
+            if since_report >= 4096 {
+                progress(self.done_ops);
+                since_report = 0;
+                if pagelab_host::interrupt::requested() || self.mm.folios.failure().is_some() {
+                    break;
+                }
+            }
+        }
+        self.tasks[T].ra[object] = ra;
+        self.finish_task(T);
+    }
+
+    /// Chooses the next task from a heap (`true`) or by a scan, whatever the number of tasks
+    /// (for tests: the two choose alike).
+    #[doc(hidden)]
+    pub fn choose_tasks_by_heap(&mut self, heap: bool) {
+        self.queue = heap.then(|| TaskQueue::new(&self.mm));
+    }
+
+    /// Performs one operation of the task whose clock is earliest; false when all are done.
+    pub fn step(&mut self) -> bool {
+        match self.next_task() {
+            Some(t) => {
+                self.step_task(t);
+                true
+            }
+            None => match self.tasks.iter().position(|task| !task.done && task.waiting) {
+                // Nothing can run and a task still waits (its partner is gone): it ends.
+                Some(t) => {
+                    self.tasks[t].waiting = false;
+                    self.finish_task(t);
+                    true
+                }
+                None => false,
+            },
+        }
+    }
+
+    /// After the last operation: run the events up to the end and take the last sample.
+    pub fn finish(&mut self) {
+        let end = self.elapsed_ns();
+        self.run_events_until(end);
+        self.sample(end, true);
+    }
+
+    /// The runnable task with the earliest clock (ties: the first).
+    ///
+    /// With more than [`TASK_SCAN_MAX`] tasks, from the heap: the first valid entry at its top
+    /// is the least (clock, task) pair, the one the scan finds, since every runnable task
+    /// has an entry whose clock is at most its own.
+    fn next_task(&mut self) -> Option<usize> {
+        if let Some(q) = self.queue.as_mut() {
+            while let Some(&std::cmp::Reverse((at, t))) = q.heap.peek() {
+                if self.tasks[t].done || self.tasks[t].waiting {
+                    q.heap.pop();
+                    q.queued[t] = false;
+                    continue;
+                }
+                let clock = self.mm.tasks[t].clock;
+                if clock != at {
+                    q.heap.pop();
+                    q.heap.push(std::cmp::Reverse((clock, t)));
+                    continue;
+                }
+                return Some(t);
+            }
+            return None;
+        }
+        let mut best: Option<(u64, usize)> = None;
+        for (t, task) in self.tasks.iter().enumerate() {
+            if task.done || task.waiting {
+                continue;
+            }
+            let c = self.mm.tasks[t].clock;
+            if best.is_none_or(|(bc, _)| c < bc) {
+                best = Some((c, t));
+            }
+        }
+        best.map(|(_, t)| t)
+    }
+
+    /// Whether any event is due by `now`: the test every operation makes first, so it is
+    /// kept to a few comparisons (most operations find nothing due).
+    #[inline(always)]
+    fn event_due(&self, now: u64) -> bool {
+        self.next_flush <= now
+            || self.next_wb <= now
+            || self.next_sample <= now
+            || self.next_timer <= now
+            || kswapd_next(&self.mm).is_some_and(|k| k <= now)
+            || self.mm.writeback.peek().is_some_and(|std::cmp::Reverse(w)| w.at <= now)
+    }
+
+    /// Runs kswapd, the flushers, IO completions and samples due by `now`, in time order.
+    #[inline(always)]
+    fn run_events_until(&mut self, now: u64) {
+        if self.event_due(now) {
+            self.run_due_events(now);
+        }
+    }
+
+    #[inline(never)]
+    fn run_due_events(&mut self, now: u64) {
+        while let Some((at, event)) = self.next_due_event(now) {
+            match event {
+                Event::WritebackDone => crate::mm::page_writeback::complete_writeback(&mut self.mm, &mut self.policy, at),
+                Event::RstatFlush => {
+                    self.mm.memcgs.periodic_flush(at);
+                    self.next_flush += self.mm.memcgs.flush_period_ns;
+                }
+                Event::Flusher => {
+                    self.with_kernel_clock(at, |m| crate::mm::page_writeback::flusher_run(&mut m.mm, &mut m.policy, true));
+                    self.next_wb += self.mm.cfg.tunables.dirty_writeback_ns;
+                }
+                Event::Kswapd => {
+                    self.kswapd_takes_cpu();
+                    let before = self.mm.kswapd_clock;
+                    let cpu_before = self.mm.kswapd_cpu_ns;
+                    kswapd_step(&mut self.mm, &mut self.policy);
+                    if let Some(sched) = self.mm.sched.as_mut() {
+                        let cpu = self.mm.kswapd_cpu_ns;
+                        sched.end(crate::sched::Burst { cpu_ns: cpu, reclaim_ns: cpu, lock_spin_ns: 0 });
+                    }
+                    self.share_the_cpu(before, cpu_before, now);
+                    if self.mm.node.kswapd.is_none() {
+                        if let Some(e) = self.mm.one_cpu.as_mut().and_then(|c| c.eevdf()) {
+                            e.kswapd_sleeps();
+                        }
+                    }
+                    // Every step costs at least a microsecond, so kswapd cannot stall time.
+                    if self.mm.kswapd_clock == before {
+                        self.mm.kswapd_clock += 1_000;
+                    }
+                }
+                Event::VmstatUpdate => {
+                    crate::mm::page_alloc::decay_pcp_high(&mut self.mm);
+                    self.next_vmstat += self.mm.memcgs.flush_period_ns / 2;
+                    self.next_timer = self.next_vmstat.min(self.next_kcompactd);
+                }
+                Event::Kcompactd => {
+                    self.with_kernel_clock(at, |m| crate::mm::compaction::kcompactd_timeout(&mut m.mm));
+                    self.next_kcompactd += kcompactd_interval(self.mm.memcgs.flush_period_ns);
+                    self.next_timer = self.next_vmstat.min(self.next_kcompactd);
+                }
+                Event::Sample => {
+                    self.sample(at, false);
+                    // The next multiple of the interval (which `sample` may have doubled).
+                    self.next_sample = (at / self.interval).saturating_add(1).saturating_mul(self.interval);
+                }
+            }
+        }
+    }
+
+    /// The earliest event due by `now`, ties broken in [`Event`]'s order (a time of
+    /// `u64::MAX` means never).
+    // Every kswapd step passes through here: the candidates are visited in `Event` order and
+    // only a strictly earlier time replaces the best, which gives the least (time, event)
+    // pair without building an iterator chain.
+    fn next_due_event(&self, now: u64) -> Option<(u64, Event)> {
+        let mut best: Option<(u64, Event)> = None;
+        let mut consider = |at: u64, event: Event| {
+            if at <= now && at != u64::MAX && best.is_none_or(|(b, _)| at < b) {
+                best = Some((at, event));
+            }
+        };
+        if let Some(std::cmp::Reverse(w)) = self.mm.writeback.peek() {
+            consider(w.at, Event::WritebackDone);
+        }
+        consider(self.next_flush, Event::RstatFlush);
+        consider(self.next_wb, Event::Flusher);
+        if let Some(k) = kswapd_next(&self.mm) {
+            consider(k, Event::Kswapd);
+        }
+        consider(self.next_vmstat, Event::VmstatUpdate);
+        consider(self.next_kcompactd, Event::Kcompactd);
+        consider(self.next_sample, Event::Sample);
+        best
+    }
+
+    /// Several CPUs: kswapd, due to run a step of balancing, waits for a CPU of its node.
+    fn kswapd_takes_cpu(&mut self) {
+        use crate::sched::{Burst, Who};
+        let Some(sched) = self.mm.sched.as_mut() else { return };
+        if self.mm.node.kswapd.is_none() {
+            // Not balancing: the nap's end is a timer, not CPU work.
+            return;
+        }
+        let g = sched.acquire(Who::Kswapd, self.mm.kswapd_clock);
+        self.mm.kswapd_clock = g.start;
+        let cpu = self.mm.kswapd_cpu_ns;
+        sched.begin(Who::Kswapd, g, Burst { cpu_ns: cpu, reclaim_ns: cpu, lock_spin_ns: 0 });
+    }
+
+    /// `machine.cpus = 1`: the kswapd step that began at `start` takes its CPU time from the
+    /// task's waits first, then half of the CPU from the task's present `now` on.
+    fn share_the_cpu(&mut self, start: u64, cpu_before: u64, now: u64) {
+        let Some(cpu) = self.mm.one_cpu.as_mut() else { return };
+        let cpu_ns = self.mm.kswapd_cpu_ns - cpu_before;
+        let waited = (self.mm.kswapd_clock - start).saturating_sub(cpu_ns);
+        let (end, lost) = cpu.kswapd_step(start, cpu_ns, now);
+        self.mm.kswapd_clock = self.mm.kswapd_clock.max(end + waited);
+        if lost > 0 {
+            for (t, task) in self.tasks.iter().enumerate() {
+                if !task.done && self.mm.tasks[t].clock <= end {
+                    self.mm.tasks[t].clock += lost;
+                    self.mm.tasks[t].cpu_wait_ns += lost;
+                }
+            }
+        }
+    }
+
+    /// Runs `f` as a kernel thread at time `at` (the flusher).
+    fn with_kernel_clock(&mut self, at: u64, f: impl FnOnce(&mut Self)) {
+        let saved = (self.mm.actor, self.mm.kswapd_clock);
+        self.mm.actor = Actor::Kswapd;
+        self.mm.kswapd_clock = at;
+        f(self);
+        self.mm.actor = saved.0;
+        self.mm.kswapd_clock = saved.1;
+    }
+
+    /// Performs the next operation of task `t`.
+    fn step_task(&mut self, t: usize) {
+        let w = &self.workloads[self.tasks[t].workload];
+        if w.runtime.is_some_and(|r| self.mm.tasks[t].clock >= self.tasks[t].start_ns + r) {
+            return self.finish_task(t);
+        }
+        if w.op_interval > 0 {
+            // rate_iops: the next operation starts no earlier than its slot.
+            let n = self.tasks[t].ops + self.tasks[t].fill_ops;
+            let slot = self.tasks[t].start_ns + n * w.op_interval;
+            let c = &mut self.mm.tasks[t].clock;
+            *c = (*c).max(slot);
+        }
+        let op = match self.next_op(t) {
+            Some(op) if !self.mm.tasks[t].killed => op,
+            _ => return self.finish_task(t),
+        };
+        if !self.locks.is_empty() && !op.fill && !self.lockstep_admits(t) {
+            // It waits (or ended with its leader): the access stays next.
+            self.tasks[t].ahead.push_front(op);
+            return;
+        }
+        if let Some(due) = op.due {
+            self.pace(t, due);
+        }
+        let lifetime = self.workloads[self.tasks[t].workload].lifetime_ops;
+        if lifetime > 0 && !op.fill && self.tasks[t].ops == lifetime * (self.tasks[t].respawns + 1) {
+            self.respawn(t);
+        }
+        self.apply(t, op);
+    }
+
+    /// Before an operation of task `t`: the events due by its clock run, then the task
+    /// thinks for `think_ns` (a sleep), gets a CPU ([`Machine::take_cpu`], with several) and
+    /// runs.
+    #[inline(always)]
+    pub(super) fn begin_op(&mut self, t: usize, think_ns: u64) {
+        let now = self.mm.tasks[t].clock;
+        self.run_events_until(now);
+        self.mm.actor = Actor::Task(t);
+        let task = &mut self.mm.tasks[t];
+        if let Some(cpu) = self.mm.one_cpu.as_mut() {
+            cpu.task_waits(task.clock, task.clock + think_ns);
+        }
+        task.clock += think_ns;
+        if self.mm.sched.is_some() {
+            self.take_cpu(t);
+        }
+        let op_ns = self.mm.cfg.costs.op_ns;
+        self.mm.cpu(op_ns);
+        self.mm.tasks[t].ran = true;
+    }
+
+    /// Several CPUs: task `t`, runnable at its clock, waits for a CPU of its set. The events
+    /// due meanwhile (kswapd's steps among them, which take CPUs too) run before it asks again.
+    #[inline(never)]
+    fn take_cpu(&mut self, t: usize) {
+        use crate::sched::{Burst, Who};
+        loop {
+            let at = self.mm.tasks[t].clock;
+            self.run_events_until(at);
+            self.mm.actor = Actor::Task(t);
+            let g = self.mm.sched.as_mut().expect("several CPUs").acquire(Who::Task(t), at);
+            let sched = if g.wait > 0 && self.event_due(g.start) {
+                self.mm.tasks[t].clock = g.start;
+                self.mm.sched.as_mut().expect("several CPUs").tasks[t].runq_wait_ns += g.wait;
+                continue;
+            } else {
+                self.mm.sched.as_mut().expect("several CPUs")
+            };
+            let task = &mut self.mm.tasks[t];
+            task.clock = g.start;
+            sched.begin(Who::Task(t), g, Burst { cpu_ns: task.cpu_ns, reclaim_ns: task.reclaim_ns, lock_spin_ns: 0 });
+            return;
+        }
+    }
+
+    /// After an operation of task `t` (`ok`: it completed): memory.high throttling on the
+    /// way back to user space and the dirty-page flusher's wake-up. Returns whether the task
+    /// goes on (it failed or was killed otherwise).
+    #[inline(always)]
+    pub(super) fn end_op(&mut self, t: usize, ok: bool) -> bool {
+        if self.mm.tasks[t].nr_pages_over_high > 0 {
+            crate::mm::memcontrol::mem_cgroup_handle_over_high(&mut self.mm, &mut self.policy, t);
+        }
+        if self.mm.wb_pending_all || self.mm.wb_pending_background {
+            crate::mm::page_writeback::flusher_run(&mut self.mm, &mut self.policy, false);
+        }
+        if let Some(sched) = self.mm.sched.as_mut() {
+            let task = &self.mm.tasks[t];
+            sched.end(crate::sched::Burst { cpu_ns: task.cpu_ns, reclaim_ns: task.reclaim_ns, lock_spin_ns: 0 });
+        }
+        self.done_ops += 1;
+        ok && !self.mm.tasks[t].killed
+    }
+
+    /// Performs `op` for task `t` now, outside its stream (tests and trace replay use this);
+    /// events due by the task's clock run first.
+    pub fn apply(&mut self, t: usize, op: Op) {
+        self.begin_op(t, op.think_ns);
+        let obj = self.tasks[t].objects[op.object as usize];
+        let ok = match op.access {
+            Access::Buffered => {
+                let ra = &mut self.tasks[t].ra[op.object as usize];
+                // posix_fadvise(POSIX_FADV_RANDOM) sets FMODE_RANDOM on the file.
+                ra.random = op.advice == pagelab_workload::Advice::Random;
+                if op.write {
+                    crate::mm::filemap::filemap_write(&mut self.mm, &mut self.policy, obj.file, op.page, op.npages as u64)
+                } else {
+                    crate::mm::filemap::filemap_read(&mut self.mm, &mut self.policy, obj.file, ra, op.page, op.npages as u64)
+                }
+            }
+            Access::Mmap => {
+                let mut ok = true;
+                for i in 0..op.npages as u64 {
+                    let ra = &mut self.tasks[t].ra[op.object as usize];
+                    ok &= crate::mm::memory::file_mmap_access(&mut self.mm, &mut self.policy, t, obj.file, ra, op.page + i, op.write, op.advice);
+                }
+                ok
+            }
+            Access::Anon => {
+                let mut ok = true;
+                for i in 0..op.npages as u64 {
+                    let vpn = obj.file.base + (op.page + i) as u32;
+                    ok &= crate::mm::memory::anon_access(&mut self.mm, &mut self.policy, t, vpn, op.write, op.advice);
+                }
+                ok
+            }
+        };
+        if !self.end_op(t, ok) {
+            return self.finish_task(t);
+        }
+        if op.fill {
+            self.tasks[t].fill_ops += 1;
+        } else {
+            self.tasks[t].ops += 1;
+            if !self.locks.is_empty() && !self.locks[t].followers.is_empty() {
+                self.leader_did(t);
+            }
+        }
+    }
+
+    /// `lifetime_ops`: before its next operation, the task's process exits (exit_mmap() frees
+    /// its anonymous memory and swap; the page cache it read stays) and a new one, in the same
+    /// memcg, carries on with the job's operations from an empty address space, as the
+    /// processes of a build do.
+    #[cold]
+    fn respawn(&mut self, t: usize) {
+        self.mm.actor = Actor::Task(t);
+        crate::mm::oom_kill::exit_mmap(&mut self.mm, &mut self.policy, t);
+        self.tasks[t].respawns += 1;
+    }
+
+    /// A task is done: it exits, and its anonymous memory goes with it (exit_mmap()).
+    pub(super) fn finish_task(&mut self, t: usize) {
+        let task = &mut self.tasks[t];
+        task.done = true;
+        task.end_ns = self.mm.tasks[t].clock;
+        self.mm.actor = Actor::Task(t);
+        if !self.mm.tasks[t].killed && !self.hold[t] {
+            crate::mm::oom_kill::exit_mmap(&mut self.mm, &mut self.policy, t);
+        }
+        if !self.locks.is_empty() {
+            self.lockstep_ended(t);
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! The simulated machine and its clock: builds the model from a scenario, then runs the
+//! tasks of the workloads against it, interleaved by their virtual clocks, with kswapd, the
+//! rstat flusher, the writeback flusher and IO completions as timed events.
+//!
+//! This file holds the [`Machine`] and its [`Task`]s and what a caller asks of a machine
+//! (its objects, its elapsed time, its state's size). The rest, by concern:
+//!
+//! - [`build`]: [`Machine::new`], the model laid out from a scenario;
+//! - [`events`]: the event loop ([`Machine::run`], [`Machine::step`], `next_task`,
+//!   `run_due_events`, `step_task`, `begin_op`/`end_op`) and the timed events;
+//! - [`ops`]: where a task's operations come from ([`OpSource`], a trace's [`PageOps`] and
+//!   its [`TraceStatus`]);
+//! - [`lockstep`]: `lockstep` pairs of tasks and `pace = "trace"`;
+//! - [`series`]: the counters' samples over time ([`Sample`]).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use pagelab_workload::Op;
+
+use crate::mm::memcontrol::MemcgId;
+use crate::mm::readahead::{FileRef, RaState};
+use crate::mm::Mm;
+use crate::policy::Policy;
+use crate::sim::sample::SampledObject;
+
+mod build;
+mod events;
+mod lockstep;
+mod ops;
+mod series;
+
+use events::TaskQueue;
+
+pub use build::anon_object_name;
+pub use lockstep::{LockTask, Pacing};
+pub use ops::{OpSource, OpStream, PageOps, TraceStatus};
+pub use series::{Sample, SERIES_POINTS};
+
+/// How many operations a task fetches ahead for prefetching.
+const LOOKAHEAD: usize = 4;
+
+/// One object as a task sees it.
+#[derive(Clone, Copy, Debug)]
+struct TaskObject {
+    file: FileRef,
+    anon: bool,
+}
+
+/// A running job of a workload: its access stream and per-file state.
+pub struct Task {
+    pub workload: usize,
+    pub job: u32,
+    stream: OpSource,
+    objects: Vec<TaskObject>,
+    /// A miniature scenario's sample of each of `objects` (empty for a full machine).
+    samples: Vec<Option<Arc<SampledObject>>>,
+    ra: Vec<RaState>,
+    /// The next operations, fetched ahead so their page state can be prefetched.
+    ahead: VecDeque<Op>,
+    pub ops: u64,
+    pub fill_ops: u64,
+    /// A miniature scenario's operations that touched no sampled page.
+    pub dropped_ops: u64,
+    /// Processes that replaced the task's earlier one (`lifetime_ops`).
+    pub respawns: u64,
+    pub done: bool,
+    /// Waiting for another task (`lockstep`): not runnable until that task unblocks it.
+    waiting: bool,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// `pace = "trace"`: how the task kept to its trace's times.
+    pub pacing: Option<Box<Pacing>>,
+}
+
+/// The model of one scenario under one policy.
+pub struct Machine<P: Policy> {
+    pub mm: Mm,
+    pub policy: P,
+    pub tasks: Vec<Task>,
+    /// The series: at most [`SERIES_POINTS`] samples, see [`Machine::sample`].
+    pub samples: Vec<Sample>,
+    /// The report interval; it doubles each time the series is coarsened.
+    interval: u64,
+    next_sample: u64,
+    /// The end of the last interval left out of the series because nothing changed in it.
+    idle_until: Option<u64>,
+    next_flush: u64,
+    next_wb: u64,
+    /// The next vmstat_update(); `u64::MAX` on kernels where it does nothing the model has.
+    next_vmstat: u64,
+    next_kcompactd: u64,
+    /// The earlier of `next_vmstat` and `next_kcompactd`: one comparison per operation.
+    next_timer: u64,
+    total_ops: u64,
+    done_ops: u64,
+    /// A miniature scenario's sampled pages, all objects together (0 for a full machine).
+    pub sampled_pages: u64,
+    /// Per task: keep its memory when it is done (`hold = true`).
+    hold: Vec<bool>,
+    /// Per workload: the timing limits of its tasks.
+    workloads: Vec<WorkloadTiming>,
+    /// Per task, its `lockstep` pairs; empty when no workload has `lockstep`.
+    pub locks: Vec<LockTask>,
+    /// With many tasks, the runnable ones by clock ([`Machine::next_task`]).
+    queue: Option<TaskQueue>,
+}
+
+/// A workload's runtime, rate limit and process lifetime.
+struct WorkloadTiming {
+    runtime: Option<u64>,
+    op_interval: u64,
+    lifetime_ops: u64,
+}
+
+impl<P: Policy> Machine<P> {
+    /// Operations the run will perform, fills included.
+    pub fn total_ops(&self) -> u64 {
+        self.total_ops
+    }
+
+    /// The first page (vpn) of object `object` of task `t`, and its size in pages.
+    pub fn object(&self, t: usize, object: usize) -> (u32, u64) {
+        let o = self.tasks[t].objects[object];
+        (o.file.base, o.file.pages)
+    }
+
+    /// Flushes the per-CPU LRU batches (`lru_add_drain()`), as reclaim would.
+    pub fn drain(&mut self) {
+        crate::mm::swap::lru_add_drain(&mut self.mm, &mut self.policy);
+    }
+
+    /// Modeled time from the start to the end of the last task.
+    pub fn elapsed_ns(&self) -> u64 {
+        self.tasks.iter().map(|t| t.end_ns.max(t.start_ns)).max().unwrap_or(0)
+    }
+
+    /// The memcg a task runs in.
+    pub fn task_memcg(&self, t: usize) -> MemcgId {
+        self.mm.tasks[t].memcg
+    }
+
+    /// Bytes of simulation state: frames, address space, shadow nodes, swap map, read
+    /// completions and the policy's lists.
+    pub fn state_bytes(&self) -> u64 {
+        let mm = &self.mm;
+        mm.folios.state_bytes()
+            + mm.space.state_bytes()
+            + mm.file_nodes.state_bytes()
+            + mm.swap_nodes.state_bytes()
+            + mm.swap.state_bytes()
+            + self.policy.state_bytes()
+    }
+
+    /// Checks the core's and the policy's invariants (for tests).
+    pub fn check(&self) -> Result<(), String> {
+        crate::mm::invariants::check(&self.mm)?;
+        self.policy.check(&self.mm)
+    }
+}
