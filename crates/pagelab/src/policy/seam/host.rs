@@ -1,5 +1,8 @@
 //! [`Ext`]: the kernel around seam policies (the part of cache_ext's patched mm/vmscan.c that
-//! is not the policy), as one [`Policy`].
+//! is not the policy), as one [`Policy`]. A machine may mix seam memcgs with memcgs that keep
+//! the kernel's classic LRU (hosted inside); every per-memcg hook goes through one dispatch,
+//! `Ext::per_memcg`, which names what each kind of memcg does. Reclaim of a seam memcg runs
+//! the shared [`reclaim_batch`](crate::mm::vmscan::reclaim_batch) with the seam's epilogue.
 
 use super::{Access, Cgroup, EvictionPolicy, Folio, FolioId, Removal};
 use crate::kernel::SWAP_CLUSTER_MAX;
@@ -146,6 +149,25 @@ impl Ext {
         self.slots[memcg as usize].is_some()
     }
 
+    /// The one per-memcg dispatch of the hooks: `classic` when `memcg` keeps the kernel's LRU
+    /// (hosted inside), `seam` when a seam policy keeps its folios. Every per-memcg hook of
+    /// [`Policy for Ext`](Ext) goes through it, so each states what both kinds of memcg do.
+    #[inline]
+    fn per_memcg<A, R>(
+        &mut self,
+        mm: &mut Mm,
+        memcg: MemcgId,
+        arg: A,
+        classic: impl FnOnce(&mut Classic, &mut Mm, A) -> R,
+        seam: impl FnOnce(&mut Ext, &mut Mm, A) -> R,
+    ) -> R {
+        if self.seam(memcg) {
+            seam(self, mm, arg)
+        } else {
+            classic(self.classic.as_mut().expect("a memcg without a seam policy has the classic LRU"), mm, arg)
+        }
+    }
+
     fn note_failure(&mut self) {
         if self.failure.is_none() {
             self.failure = self.slots.iter().flatten().find_map(|s| s.policy.failure());
@@ -183,6 +205,14 @@ impl Ext {
             refault: bit(&self.refault, pfn),
             workingset: bit(&self.workingset, pfn),
             putback: false,
+        }
+    }
+
+    /// A folio of a seam memcg was accessed: the policy hears of it if the folio is on the LRU.
+    fn accessed(&mut self, mm: &Mm, pfn: Pfn, how: Access) {
+        if mm.folios.test(pfn, pg::LRU) {
+            let info = self.folio_info(mm, pfn);
+            self.with_policy(info.memcg, |p| p.folio_accessed(&info, how));
         }
     }
 
@@ -244,7 +274,6 @@ impl Ext {
     /// for a full batch of 32); invalid candidates count against it, so a policy that
     /// returns garbage ends the loop.
     fn shrink_seam_lruvec(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) {
-        lru_add_drain(mm, self);
         let lv = &mm.memcgs.get(memcg).lruvec;
         let size = lv.lru_size[Lru::InactiveFile as usize] + lv.lru_size[Lru::InactiveAnon as usize];
         if size == 0 {
@@ -371,70 +400,55 @@ impl Policy for Ext {
         self.name
     }
 
-    /// A folio joins its memcg's LRU (mm/swap.c: lru_add_fn(), 6.1/6.12): accounted on the
-    /// inactive list of its type, and told to the policy.
+    /// A folio joins its memcg's LRU (mm/swap.c: lru_add_fn(), 6.1/6.12): on a seam memcg,
+    /// accounted on the inactive list of its type and told to the policy.
     fn lru_add(&mut self, mm: &mut Mm, pfn: Pfn) {
         let memcg = mm.folio_memcg(pfn);
-        if !self.seam(memcg) {
-            return self.classic.as_mut().expect("classic memcgs").lru_add(mm, pfn);
-        }
-        mm.folios.clear(pfn, pg::ACTIVE);
-        mm.update_lru_size(memcg, Self::lru_of(mm, pfn), 1);
-        let info = self.folio_info(mm, pfn);
-        set_bit(&mut self.refault, pfn, false);
-        set_bit(&mut self.workingset, pfn, false);
-        self.with_policy(memcg, |p| p.folio_added(&info));
+        self.per_memcg(mm, memcg, pfn, Classic::lru_add, |ext, mm, pfn| {
+            mm.folios.clear(pfn, pg::ACTIVE);
+            mm.update_lru_size(memcg, Self::lru_of(mm, pfn), 1);
+            let info = ext.folio_info(mm, pfn);
+            set_bit(&mut ext.refault, pfn, false);
+            set_bit(&mut ext.workingset, pfn, false);
+            ext.with_policy(memcg, |p| p.folio_added(&info));
+        })
     }
 
     fn lru_del(&mut self, mm: &mut Mm, pfn: Pfn) {
         let memcg = mm.folio_memcg(pfn);
-        if !self.seam(memcg) {
-            return self.classic.as_mut().expect("classic memcgs").lru_del(mm, pfn);
-        }
-        mm.update_lru_size(memcg, Self::lru_of(mm, pfn), -1);
-        mm.folios.clear(pfn, pg::LRU);
-        let info = self.folio_info(mm, pfn);
-        self.with_policy(memcg, |p| p.folio_removed(&info, Removal::Freed));
+        self.per_memcg(mm, memcg, pfn, Classic::lru_del, |ext, mm, pfn| {
+            mm.update_lru_size(memcg, Self::lru_of(mm, pfn), -1);
+            mm.folios.clear(pfn, pg::LRU);
+            let info = ext.folio_info(mm, pfn);
+            ext.with_policy(memcg, |p| p.folio_removed(&info, Removal::Freed));
+        })
     }
 
     /// folio_mark_accessed() on a folio on a seam LRU: the policy hears of it; the page flags
     /// are left alone (the policy keeps its own recency).
     fn mark_accessed(&mut self, mm: &mut Mm, pfn: Pfn) {
-        let f = mm.folios.get(pfn);
-        if !self.seam(f.memcg) {
-            return self.classic.as_mut().expect("classic memcgs").mark_accessed(mm, pfn);
-        }
-        if f.test(pg::LRU) {
-            let info = self.folio_info(mm, pfn);
-            self.with_policy(info.memcg, |p| p.folio_accessed(&info, Access::Read));
-        }
+        let memcg = mm.folios.get(pfn).memcg;
+        self.per_memcg(mm, memcg, pfn, Classic::mark_accessed, |ext, mm, pfn| ext.accessed(mm, pfn, Access::Read))
     }
 
+    /// A buffered write to a cached folio: the policy hears of it (the classic LRU takes no
+    /// note).
     fn mark_written(&mut self, mm: &mut Mm, pfn: Pfn) {
-        let f = mm.folios.get(pfn);
-        if self.seam(f.memcg) && f.test(pg::LRU) {
-            let info = self.folio_info(mm, pfn);
-            self.with_policy(info.memcg, |p| p.folio_accessed(&info, Access::Write));
-        }
+        let memcg = mm.folios.get(pfn).memcg;
+        self.per_memcg(mm, memcg, pfn, Classic::mark_written, |ext, mm, pfn| ext.accessed(mm, pfn, Access::Write))
     }
 
     /// A batched activation (5.7's activate_page() of a swapped-in page): an access.
     fn activate(&mut self, mm: &mut Mm, pfn: Pfn) {
-        let f = mm.folios.get(pfn);
-        if !self.seam(f.memcg) {
-            return self.classic.as_mut().expect("classic memcgs").activate(mm, pfn);
-        }
-        if f.test(pg::LRU) {
-            let info = self.folio_info(mm, pfn);
-            self.with_policy(info.memcg, |p| p.folio_accessed(&info, Access::Read));
-        }
+        let memcg = mm.folios.get(pfn).memcg;
+        self.per_memcg(mm, memcg, pfn, Classic::activate, |ext, mm, pfn| ext.accessed(mm, pfn, Access::Read))
     }
 
-    /// Writeback of a candidate ended: the folio stays where the policy put it back.
+    /// Writeback of a candidate ended: on a seam memcg the folio stays where the policy put
+    /// it back.
     fn rotate_reclaimable(&mut self, mm: &mut Mm, pfn: Pfn) {
-        if !self.seam(mm.folio_memcg(pfn)) {
-            self.classic.as_mut().expect("classic memcgs").rotate_reclaimable(mm, pfn);
-        }
+        let memcg = mm.folio_memcg(pfn);
+        self.per_memcg(mm, memcg, pfn, Classic::rotate_reclaimable, |_, _, _| {})
     }
 
     /// The classic shadow entry (mm/workingset.c: workingset_eviction(), 6.1/6.12).
@@ -446,20 +460,25 @@ impl Policy for Ext {
     /// policy hears of it in folio_added().
     fn workingset_refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow) {
         let ws = classic_refault(mm, pfn, shadow);
-        if self.seam(mm.folio_memcg(pfn)) {
-            set_bit(&mut self.refault, pfn, true);
-            set_bit(&mut self.workingset, pfn, ws);
-        }
+        let memcg = mm.folio_memcg(pfn);
+        // The classic LRU's own workingset_refault() would repeat classic_refault().
+        self.per_memcg(
+            mm,
+            memcg,
+            pfn,
+            |_, _, _| {},
+            |ext, _, pfn| {
+                set_bit(&mut ext.refault, pfn, true);
+                set_bit(&mut ext.workingset, pfn, ws);
+            },
+        )
     }
 
+    /// The per-CPU batches are drained through the seam first (they may hold seam folios,
+    /// which join their LRU through it), then the memcg's own LRU reclaims.
     fn shrink_lruvec(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) {
-        if self.seam(memcg) {
-            self.shrink_seam_lruvec(mm, memcg, sc);
-        } else {
-            // The batches may hold seam folios: they join their LRU through the seam first.
-            lru_add_drain(mm, self);
-            self.classic.as_mut().expect("classic memcgs").shrink_lruvec(mm, memcg, sc);
-        }
+        lru_add_drain(mm, self);
+        self.per_memcg(mm, memcg, sc, |c, mm, sc| c.shrink_lruvec(mm, memcg, sc), |ext, mm, sc| ext.shrink_seam_lruvec(mm, memcg, sc))
     }
 
     /// Models mm/vmscan.c: shrink_node(): the classic preparation when classic memcgs
