@@ -44,8 +44,9 @@ pub struct CpuCosts {
     /// Moving one folio onto or off an LRU list under `lruvec->lru_lock`: the list splice,
     /// the flag updates and the per-lruvec size update of lruvec_add_folio(), for a folio
     /// struct not in the CPU's cache. Default: `pagelab calibrate`'s figure for a cold
-    /// 64-byte struct moved between two doubly-linked lists, measured on the project's
-    /// reference host (docs/journal/2026-11-29-machine-costs.md).
+    /// 64-byte struct moved between two doubly-linked lists (238 to 249 ns over three runs),
+    /// measured on the project's development host, a 2-CPU virtual machine
+    /// (docs/journal/2026-11-29-machine-costs.md); run it on yours.
     pub lru_move_ns: u64,
     /// A contended lock's handoff: its cache line's transfer from the releasing CPU to the
     /// next waiter's. Default: 42 ns, the modified-line core-to-core intervention latency
@@ -62,7 +63,7 @@ impl Default for CpuCosts {
 }
 
 /// `[time.cpu] lru_move_ns`'s default: see [`CpuCosts::lru_move_ns`].
-pub const LRU_MOVE_NS: u64 = 30;
+pub const LRU_MOVE_NS: u64 = 240;
 
 impl Default for Costs {
     fn default() -> Self {
