@@ -79,6 +79,10 @@ enum Cmd {
         /// summary lines: the run, OOM kills, pacing).
         #[arg(long)]
         table: bool,
+        /// Add the CPU time by kernel function, the tasks' and kswapd's apart, to the report
+        /// (the same as --set report.profile=true).
+        #[arg(long, conflicts_with = "trace")]
+        profile: bool,
     },
     /// Run a scenario for every combination of values (in parallel) and tabulate the counters.
     Sweep {
@@ -406,9 +410,12 @@ fn real_main(cli: Cli) -> Result<()> {
             // As a trace replay's (`run --trace`): the versions and --set.
             write_curves(&curves, outputs, pagelab::report::plain_provenance(&set), &title, "memory (MiB)")
         }
-        Cmd::Run { scenario: Some(scenario), trace_format, json, parquet, set, quiet, table, policy, memory, kernel, .. } => {
+        Cmd::Run { scenario: Some(scenario), trace_format, json, parquet, mut set, quiet, table, policy, memory, kernel, profile, .. } => {
             if let Some(f) = trace_format {
                 anyhow::bail!("--trace-format {f}: it applies to --trace, not to a scenario");
+            }
+            if profile {
+                set.push("report.profile=true".into());
             }
             let set = machine_shorthands(set, [("kernel", kernel), ("policy", policy), ("memory", memory)])?;
             run(&scenario, json.as_deref(), parquet.as_deref(), &set, quiet, table)

@@ -208,6 +208,10 @@ pub struct Report {
     /// pageblocks they claimed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pageblocks: Option<PageblockReport>,
+    /// `[report] profile` (`pagelab run --profile`): the CPU time by the kernel function that
+    /// spent it, the tasks' and kswapd's apart, largest first (`mm::profile`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<Vec<crate::mm::profile::ProfileLine>>,
     /// With `machine.cpus` ≥ 2: what each CPU did, kswapd's waits, and the contended locks
     /// ([`crate::sched`], [`crate::locking`]).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -567,6 +571,7 @@ impl Report {
             }),
             pageblocks: mm.pageblocks.as_ref().map(|p| PageblockReport { fallbacks: p.fallbacks, boosts: p.boosts, claims: p.claims }),
             sched: SchedReport::of(mm, m.elapsed_ns()),
+            profile: s.report_profile.then(|| mm.profile.lines()),
             warnings: m.policy.warnings(mm),
         }
     }
@@ -681,6 +686,21 @@ impl Report {
         }
         if let Some(sc) = &self.sched {
             sc.table(&mut out, &self.tasks);
+        }
+        if let Some(lines) = &self.profile {
+            let _ = writeln!(out, "\nCPU by kernel function (the tasks' and kswapd's own shares)");
+            let _ = writeln!(out, "{:<34} {:>10} {:>8} {:>10} {:>8}", "function", "tasks s", "tasks", "kswapd s", "kswapd");
+            for l in lines {
+                let _ = writeln!(
+                    out,
+                    "{:<34} {:>10.4} {:>7.2}% {:>10.4} {:>7.2}%",
+                    l.function,
+                    l.tasks_s,
+                    l.tasks_share * 100.0,
+                    l.kswapd_s,
+                    l.kswapd_share * 100.0
+                );
+            }
         }
         out
     }

@@ -1,6 +1,7 @@
 //! The page cache (mm/filemap.c): allocating and charging new pages, inserting them in place
 //! of shadow entries, and the buffered read and write paths.
 
+use crate::mm::profile::Func;
 use crate::mm::folio::{pg, Pfn};
 use crate::mm::hooks::Policy;
 use crate::mm::mapping::{Entry, Vpn};
@@ -100,7 +101,7 @@ pub fn filemap_read<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaSt
     if npages == 1 && index < f.pages && mm.cfg.read_shortcuts {
         if let Some(pfn) = mm.space.resident(f.base + index as Vpn) {
             if !mm.folios.test(pfn, pg::READAHEAD | pg::LOCKED) {
-                mm.cpu(mm.cfg.costs.syscall_ns);
+                mm.cpu_in(Func::FilemapRead, mm.cfg.costs.syscall_ns);
                 copy_one_page(mm, p, ra, pfn, index);
                 return true;
             }
@@ -116,10 +117,10 @@ fn filemap_read_slow<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaS
     if npages == 1 && index < f.pages && mm.cfg.read_shortcuts && (ra.random || ra.ra_pages == 0) && mm.space.resident(f.base + index as Vpn).is_none() {
         // The common miss without readahead: force_page_cache_ra() of this one page and a
         // wait for its read, which the general path below takes in more steps.
-        mm.cpu(syscall_ns);
+        mm.cpu_in(Func::FilemapRead, syscall_ns);
         return read_one_missing_page(mm, p, f, ra, index);
     }
-    mm.cpu(syscall_ns);
+    mm.cpu_in(Func::FilemapRead, syscall_ns);
     let end = (index + npages).min(f.pages);
     // Where the read has got to (filemap_read()'s `last_pos`, in pages): 6.1 stores it in
     // ra->prev_pos after every copy, 6.12 only when the read ends (below).
@@ -162,7 +163,7 @@ fn filemap_read_slow<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaS
                 if !same_as_previous {
                     crate::mm::swap::folio_mark_accessed(mm, p, pfn);
                 }
-                mm.cpu(copy_page_ns);
+                mm.cpu_in(Func::CopyPage, copy_page_ns);
                 last = Some(i + 1);
                 if !at_end {
                     ra.prev_index = i + 1;
@@ -187,7 +188,7 @@ fn copy_one_page<P: Policy>(mm: &mut Mm, p: &mut P, ra: &mut RaState, pfn: Pfn, 
     if !(ra.prev_valid && ra.prev_index == index + 1) {
         crate::mm::swap::folio_mark_accessed(mm, p, pfn);
     }
-    mm.cpu(mm.cfg.costs.copy_page_ns);
+    mm.cpu_in(Func::CopyPage, mm.cfg.costs.copy_page_ns);
     ra.prev_index = index + 1;
     ra.prev_valid = true;
 }
@@ -245,7 +246,7 @@ fn read_batch_end(mm: &mut Mm, f: FileRef, idx: u64, end: u64) -> u64 {
 /// against the dirty limits.
 pub fn filemap_write<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, index: u64, npages: u64) -> bool {
     let costs = mm.cfg.costs.clone();
-    mm.cpu(costs.syscall_ns);
+    mm.cpu_in(Func::FilemapRead, costs.syscall_ns);
     let end = (index + npages).min(f.pages);
     for i in index..end {
         let vpn = f.base + i as Vpn;
@@ -259,7 +260,7 @@ pub fn filemap_write<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, index: u64, 
                 None => return false,
             },
         };
-        mm.cpu(costs.copy_page_ns);
+        mm.cpu_in(Func::CopyPage, costs.copy_page_ns);
         folio_mark_dirty(mm, pfn);
         p.mark_written(mm, pfn);
     }

@@ -1,6 +1,7 @@
 //! Page faults and accesses through page tables (mm/memory.c, mm/filemap.c: filemap_fault(),
 //! filemap_map_pages()): anonymous memory, swap-in, and mmap'd files with fault-around.
 
+use crate::mm::profile::Func;
 use crate::kernel::Kernel;
 use crate::mm::folio::{pg, Pfn};
 use crate::mm::hooks::Policy;
@@ -21,7 +22,7 @@ fn fault_begin(mm: &mut Mm, t: usize, advice: Advice) {
     mm.count_both(memcg, Ev::PgFault, 1);
     mm.tasks[t].in_lru_fault = advice == Advice::Normal;
     let c = mm.cfg.costs.minor_fault_ns;
-    mm.cpu(c);
+    mm.cpu_in(Func::HandleMmFault, c);
 }
 
 fn fault_end(mm: &mut Mm, t: usize) {
@@ -71,7 +72,7 @@ pub fn anon_access<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, write:
                 fault_end(mm, t);
             }
             let c = mm.cfg.costs.touch_ns;
-            mm.cpu(c);
+            mm.cpu_in(Func::HandleMmFault, c);
             true
         }
         Entry::Resident(pfn) => {
@@ -99,7 +100,7 @@ pub fn anon_access<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, write:
         }
         Entry::ZeroPage if !write => {
             let c = mm.cfg.costs.touch_ns;
-            mm.cpu(c);
+            mm.cpu_in(Func::HandleMmFault, c);
             true
         }
         Entry::Empty if !write => {
@@ -180,7 +181,7 @@ pub fn file_mmap_access<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, f: FileRef,
                 fault_end(mm, t);
             }
             let c = mm.cfg.costs.touch_ns;
-            mm.cpu(c);
+            mm.cpu_in(Func::HandleMmFault, c);
             return true;
         }
     }

@@ -24,6 +24,7 @@ pub mod oom_kill;
 pub mod page_alloc;
 pub mod page_writeback;
 pub mod pageblock;
+pub mod profile;
 pub mod readahead;
 pub mod swap;
 pub mod swap_state;
@@ -41,6 +42,7 @@ use crate::mm::folio::{pg, Folios, Pfn};
 use crate::mm::mapping::{AddressSpace, Vpn};
 use crate::mm::memcontrol::{MemcgId, Memcgs, StatItem};
 use crate::mm::swapfile::Swap;
+use crate::mm::profile::Func;
 use crate::mm::time::{Costs, Device};
 use crate::mm::vmstat::{Ev, Events, Lru};
 use crate::mm::workingset::ShadowNodes;
@@ -206,6 +208,8 @@ pub struct Mm {
     pub miniature: Option<crate::mm::miniature::Miniature>,
     /// `machine.cpus = 1`: kswapd shares the task's CPU; `None`: kswapd has its own.
     pub one_cpu: Option<crate::mm::time::OneCpu>,
+    /// CPU time by the kernel function that spent it (`pagelab run --profile`).
+    pub profile: crate::mm::profile::Profile,
     /// `machine.cpus` ≥ 2: the CPUs the tasks and kswapd share ([`crate::sched`]), and with
     /// them contended locks; `None`: every actor has a CPU of its own and no lock waits.
     pub sched: Option<Box<crate::sched::Sched>>,
@@ -231,18 +235,26 @@ impl Mm {
         }
     }
 
-    /// Charges CPU time to the current actor.
+    /// Charges CPU time to the current actor, booked to no kernel function in particular.
     #[inline]
     pub fn cpu(&mut self, ns: u64) {
+        self.cpu_in(Func::Other, ns);
+    }
+
+    /// Charges CPU time to the current actor, booked to kernel function `f` in the profile.
+    #[inline]
+    pub fn cpu_in(&mut self, f: Func, ns: u64) {
         match self.actor {
             Actor::Task(t) => {
                 let task = &mut self.tasks[t];
                 task.clock += ns;
                 task.cpu_ns += ns;
+                self.profile.tasks[f as usize] += ns;
             }
             Actor::Kswapd => {
                 self.kswapd_clock += ns;
                 self.kswapd_cpu_ns += ns;
+                self.profile.kswapd[f as usize] += ns;
             }
         }
     }
@@ -251,13 +263,13 @@ impl Mm {
     /// (`DeviceCost::cpu_page_ns`).
     #[inline]
     pub fn file_io_cpu(&mut self, pages: u64) {
-        self.cpu(self.file_dev.cost.cpu_page_ns * pages);
+        self.cpu_in(Func::SubmitBio, self.file_dev.cost.cpu_page_ns * pages);
     }
 
     /// The CPU the current actor spends submitting `pages` of IO to the swap device.
     #[inline]
     pub fn swap_io_cpu(&mut self, pages: u64) {
-        self.cpu(self.swap_dev.cost.cpu_page_ns * pages);
+        self.cpu_in(Func::SubmitBio, self.swap_dev.cost.cpu_page_ns * pages);
     }
 
     /// The CPU the current actor spends on one read request of `pages` from the data disk
@@ -265,14 +277,14 @@ impl Mm {
     #[inline]
     pub fn file_read_cpu(&mut self, pages: u64) {
         let c = &self.file_dev.cost;
-        self.cpu(c.cpu_page_ns * pages + c.cpu_read_request_ns);
+        self.cpu_in(Func::SubmitBio, c.cpu_page_ns * pages + c.cpu_read_request_ns);
     }
 
     /// The CPU the current actor spends on one read request of `pages` from the swap device.
     #[inline]
     pub fn swap_read_cpu(&mut self, pages: u64) {
         let c = &self.swap_dev.cost;
-        self.cpu(c.cpu_page_ns * pages + c.cpu_read_request_ns);
+        self.cpu_in(Func::SubmitBio, c.cpu_page_ns * pages + c.cpu_read_request_ns);
     }
 
     /// Submits `pages` of IO to the data disk now and returns when it completes. On a machine
@@ -282,7 +294,7 @@ impl Mm {
     pub fn submit_file(&mut self, pages: u64, write: bool) -> u64 {
         if self.sched.is_some() && self.file_dev.kind.synchronous_io() {
             let ns = self.file_dev.on_cpu(pages, write);
-            self.cpu(ns);
+            self.cpu_in(Func::SyncDeviceIo, ns);
             return self.now();
         }
         let now = self.now();
@@ -329,7 +341,8 @@ impl Mm {
         };
         let section = self.memcgs.get_mut(memcg).lruvec.lru_lock.lock(at, hold, c.lock_handoff_ns);
         sched.spun(section.spin);
-        self.cpu(section.spin + hold);
+        self.cpu_in(Func::QueuedSpinLockSlowpath, section.spin);
+        self.cpu_in(Func::LruMove, hold);
     }
 
     pub fn current_task(&self) -> Option<usize> {

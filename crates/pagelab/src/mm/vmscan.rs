@@ -4,6 +4,7 @@
 //! putback of survivors. The list-specific parts (what to isolate, how to age) belong to the
 //! policies.
 
+use crate::mm::profile::Func;
 use crate::kernel::{DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::mm::folio::{pg, Pfn};
 use crate::mm::hooks::Policy;
@@ -590,7 +591,7 @@ pub fn folio_referenced<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) -> u32 {
     if !f.test(pg::MAPPED) {
         return 0;
     }
-    mm.cpu(mm.cfg.costs.rmap_walk_ns);
+    mm.cpu_in(Func::PageVmaMappedWalk, mm.cfg.costs.rmap_walk_ns);
     let norecency = f.test(pg::NORECENCY);
     if norecency && mm.cfg.kernel.rmap_skips_vmas_without_recency() {
         return 0;
@@ -667,11 +668,11 @@ pub fn shrink_folio_list<P: Policy>(mm: &mut Mm, p: &mut P, list: &mut Vec<Pfn>,
             continue;
         }
         sc.nr_scanned += 1;
-        mm.cpu(scan_ns);
+        mm.cpu_in(Func::ShrinkFolioList, scan_ns);
         match shrink_one_folio(mm, p, pfn, sc, stat, ignore_references) {
             Verdict::Freed => {
                 reclaimed += 1;
-                mm.cpu(reclaim_ns);
+                mm.cpu_in(Func::RemoveMapping, reclaim_ns);
             }
             Verdict::Activate => {
                 if mm.folios.test(pfn, pg::SWAPCACHE) && mm.swap.full() {
@@ -801,7 +802,7 @@ fn in_cpu_batch(mm: &Mm, pfn: Pfn) -> bool {
 /// Models mm/rmap.c: try_to_unmap(): the page leaves the page table (an anon PTE becomes a
 /// swap entry, kept in the swap cache until the page is freed).
 pub fn try_to_unmap(mm: &mut Mm, pfn: Pfn) {
-    mm.cpu(mm.cfg.costs.rmap_walk_ns);
+    mm.cpu_in(Func::PageVmaMappedWalk, mm.cfg.costs.rmap_walk_ns);
     let f = mm.folios.get_mut(pfn);
     f.flags &= !(pg::MAPPED | pg::YOUNG);
     let (file, memcg) = (f.flags & pg::SWAPBACKED == 0, f.memcg);
@@ -831,7 +832,7 @@ pub fn pageout(mm: &mut Mm, pfn: Pfn) {
         if synchronous {
             // zram and brd complete the bio before pageout() returns; zram compresses on
             // the reclaiming CPU. The folio still starts and ends writeback.
-            mm.cpu(done - now);
+            mm.cpu_in(Func::SyncDeviceIo, done - now);
             let memcg = mm.folio_memcg(pfn);
             mm.memcgs.stat_updated(memcg, FedStat::Writeback, 2);
             mm.folios.clear(pfn, pg::RECLAIM);

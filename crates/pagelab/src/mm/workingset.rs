@@ -37,6 +37,7 @@
 //! themselves cost memory: the shadow-node shrinker ([`ShadowNodes`]) bounds the xarray
 //! nodes that hold only shadows, as the kernel's list_lru shrinker does.
 
+use crate::mm::profile::Func;
 use pagelab_host::sparse::Table;
 
 use crate::mm::folio::{pg, Pfn, NIL};
@@ -149,7 +150,7 @@ pub fn classic_refault(mm: &mut Mm, pfn: Pfn, shadow: Shadow) -> bool {
     let flushed_before = mm.memcgs.flushed_memcgs;
     mm.memcgs.flush_for_refault(eviction_memcg, now);
     let flush_work = mm.memcgs.flushed_memcgs - flushed_before;
-    mm.cpu(flush_work * mm.cfg.costs.rstat_flush_memcg_ns);
+    mm.cpu_in(Func::CgroupRstatFlush, flush_work * mm.cfg.costs.rstat_flush_memcg_ns);
     let age = mm.memcgs.get(eviction_memcg).lruvec.nonresident_age;
     let distance = age.wrapping_sub(shadow.eviction()) & Shadow::EVICTION_MASK;
     let model = mm.cfg.refault.model;

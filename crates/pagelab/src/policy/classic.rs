@@ -3,6 +3,7 @@
 //! and refaults, the anon/file balance of get_scan_count() (IO cost in 6.1/6.12, 5.7's
 //! scanned/rotated ratios), and the refault-distance test.
 
+use crate::mm::profile::Func;
 use std::collections::VecDeque;
 
 use crate::kernel::{Kernel, DEF_PRIORITY, SWAP_CLUSTER_MAX};
@@ -398,7 +399,7 @@ impl Classic {
         mm.lru_lock(memcg, nr_scanned);
         count_reclaim(mm, memcg, sc, Ev::PgRefill, nr_scanned);
         let scan_cost = mm.cfg.costs.scan_page_ns * list.len() as u64;
-        mm.cpu(scan_cost);
+        mm.cpu_in(Func::IsolateLruFolios, scan_cost);
         let mut referenced = 0;
         for &pfn in &list {
             if folio_referenced(mm, self, pfn) != 0 {

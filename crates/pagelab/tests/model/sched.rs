@@ -131,3 +131,21 @@ fn a_machine_of_several_cpus_runs_alike_every_time() {
     let b = serde_json::to_string(&run(&text)).unwrap();
     assert_eq!(a, b);
 }
+
+#[test]
+fn the_profile_books_each_cost_to_its_kernel_function() {
+    let r = run(&readers("cpus = 4", 8, 10_000, "[report]\nprofile = true"));
+    let lines = r.profile.as_ref().expect("[report] profile = true");
+    let share = |f: &str| lines.iter().find(|l| l.function == f).map_or(0.0, |l| l.tasks_share);
+    // Every read is a system call, and the misses copy from the ramdisk on the task's CPU.
+    assert!(share("filemap_read") > 0.0 && share("brd/zram transfer") > 0.0, "{lines:?}");
+    // The lock's hold is booked as LRU moves, its waits as the spinlock's slow path, and the
+    // two agree with the lock's own figures.
+    let l = &r.sched.as_ref().unwrap().locks["lru_lock"];
+    let secs = |f: &str| lines.iter().find(|x| x.function == f).map_or(0.0, |x| x.tasks_s + x.kswapd_s);
+    assert!((secs("lruvec_add/del_folio") - l.hold_ns as f64 / 1e9).abs() < 1e-9);
+    assert!((secs("native_queued_spin_lock_slowpath") - l.wait_ns as f64 / 1e9).abs() < 1e-9);
+    let total: f64 = lines.iter().map(|l| l.tasks_share).sum();
+    assert!((total - 1.0).abs() < 1e-9, "the tasks' shares add up: {total}");
+    assert!(run(&readers("cpus = 4", 8, 1_000, "")).profile.is_none(), "only when asked");
+}

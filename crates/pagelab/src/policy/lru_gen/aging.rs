@@ -4,6 +4,7 @@
 //! skip sparse page tables, and the look-around from the eviction path
 //! (lru_gen_look_around()).
 
+use crate::mm::profile::Func;
 use super::gen::{folio_gen, gen_of};
 use super::{LruGen, MIN_LRU_BATCH, MIN_NR_GENS};
 use crate::mm::folio::{pg, Pfn};
@@ -182,7 +183,7 @@ impl LruGen {
         }
         self.lv[memcg as usize].mm_stats[0] += total as u64;
         let cost = mm.cfg.costs.touch_ns * total as u64;
-        mm.cpu(cost);
+        mm.cpu_in(Func::WalkPageRange, cost);
         suitable_to_scan(total, young)
     }
 

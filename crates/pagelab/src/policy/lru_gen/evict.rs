@@ -2,6 +2,7 @@
 //! sort_folio()/isolate_folio()/scan_folios() over the oldest generation, and evict_folios()
 //! with its retry of clean folios.
 
+use crate::mm::profile::Func;
 use super::gen::{folio_gen, folio_lru_refs, gen_of, lru_tier_from_refs, PREFETCH_AHEAD, REFS_ALL};
 use super::{LruGen, MAX_LRU_BATCH, MAX_NR_TIERS, MIN_LRU_BATCH, MIN_NR_GENS};
 use crate::mm::folio::{pg, Pfn, MAX_ZONES};
@@ -204,7 +205,7 @@ impl LruGen {
         // Isolated folios pay their scan in shrink_folio_list(), as the classic LRU's do; here
         // only the ones sorted or skipped without leaving the generation lists.
         let cost = mm.cfg.costs.scan_page_ns * (scanned - isolated);
-        mm.cpu(cost);
+        mm.cpu_in(Func::ScanFolios, cost);
         // pgscan here, where the kernel counts it for MGLRU (the batch's Pgscan::AtIsolation).
         let mut by_type = [0; 2];
         by_type[ty] = isolated;

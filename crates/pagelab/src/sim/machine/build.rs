@@ -342,6 +342,7 @@ fn boot_mm(s: &Scenario, sizes: &[(&'static str, u64)], zones: Zones, memcgs: Me
             crate::mm::time::OneCpu::new(eevdf)
         }),
         sched: None,
+        profile: Default::default(),
         lru_add_batch: Vec::with_capacity(32),
         activate_batch: Vec::with_capacity(32),
         file_nodes,

@@ -417,7 +417,7 @@ impl<P: Policy> Machine<P> {
             self.take_cpu(t);
         }
         let op_ns = self.mm.cfg.costs.op_ns;
-        self.mm.cpu(op_ns);
+        self.mm.cpu_in(crate::mm::profile::Func::User, op_ns);
         self.mm.tasks[t].ran = true;
     }
 

@@ -28,6 +28,7 @@ pub(super) fn build(raw: ScenarioToml, name: &str, err: Err) -> Result<Scenario,
     let workloads = workloads(&raw.workload, &cgroups, err)?;
     let workload_cpus = cpu_sets(&workloads, machine.cpus, err)?;
     let time = raw.time.unwrap_or_default();
+    let report_profile = raw.report.as_ref().and_then(|r| r.profile).unwrap_or(false);
     let report_interval_ns = report_interval(raw.report.and_then(|r| r.interval), err)?;
     let mglru = raw.mglru.unwrap_or_default();
     let workingset = resolve_workingset(raw.workingset.unwrap_or_default(), &mglru, machine.kernel, err)?;
@@ -39,6 +40,7 @@ pub(super) fn build(raw: ScenarioToml, name: &str, err: Err) -> Result<Scenario,
         swap_cost: time.swap.unwrap_or_else(|| DeviceCost::default_for(machine.swap_device)),
         storage_cost: time.storage.unwrap_or_else(|| DeviceCost::default_for(machine.storage)),
         report_interval_ns,
+        report_profile,
         machine,
         cgroups,
         workloads,

@@ -70,6 +70,7 @@ struct TimeToml {
 #[serde(deny_unknown_fields)]
 struct ReportToml {
     interval: Option<String>,
+    profile: Option<bool>,
 }
 
 /// `[workingset]`: the refault-distance model (mm/workingset.rs: [`RefaultModel`]) and the
@@ -166,6 +167,9 @@ pub struct Scenario {
     pub swap_cost: DeviceCost,
     pub storage_cost: DeviceCost,
     pub report_interval_ns: u64,
+    /// `[report] profile` (`pagelab run --profile`): the report has the CPU time by kernel
+    /// function.
+    pub report_profile: bool,
     pub cgroups: Vec<MemcgSpec>,
     pub workloads: Vec<Workload>,
     /// The seam policies of `[machine] policy` and `[[cgroup]] policy`.

@@ -176,7 +176,7 @@ fn a_workloads_cpus_are_a_set_of_the_machines() {
     assert_eq!(s.workload_cpus[0].as_ref().unwrap().iter().collect::<Vec<_>>(), [0, 1]);
     let e = with("cpus = 8", "\"6-9\"").unwrap_err();
     assert_eq!(e.key, "workload[0].cpus");
-    assert!(e.message.contains("CPU 8 does not exist"), "{e}");
+    assert!(e.message.contains("CPU 9 does not exist"), "{e}");
     assert!(e.line.is_some(), "{e}");
     let e = with("", "2").unwrap_err();
     assert!(e.message.contains("needs machine.cpus"), "{e}");
