@@ -78,18 +78,26 @@ impl<P: Policy> Machine<P> {
         } else {
             let mut since_report = 0u64;
             while self.step() {
-                since_report += 1;
-                if since_report >= 4096 {
-                    progress(self.done_ops);
-                    since_report = 0;
-                    if pagelab_host::interrupt::requested() || self.mm.folios.failure().is_some() {
-                        break;
-                    }
+                if !self.keep_going(&mut since_report, &mut progress) {
+                    break;
                 }
             }
         }
         self.finish();
         progress(self.done_ops);
+    }
+
+    /// After an operation: every 4,096 of them, reports progress and says whether the run
+    /// goes on (false: a stop was asked for, or the host cannot hold more frames).
+    #[inline(always)]
+    fn keep_going(&self, since_report: &mut u64, progress: &mut impl FnMut(u64)) -> bool {
+        *since_report += 1;
+        if *since_report < 4096 {
+            return true;
+        }
+        progress(self.done_ops);
+        *since_report = 0;
+        !pagelab_host::interrupt::requested() && self.mm.folios.failure().is_none()
     }
 
     /// The operation template of a machine whose one task replays a trace as one-page
@@ -146,13 +154,8 @@ impl<P: Policy> Machine<P> {
                 break;
             }
             self.tasks[T].ops += 1;
-            since_report += 1;
-            if since_report >= 4096 {
-                progress(self.done_ops);
-                since_report = 0;
-                if pagelab_host::interrupt::requested() || self.mm.folios.failure().is_some() {
-                    break;
-                }
+            if !self.keep_going(&mut since_report, progress) {
+                break;
             }
         }
         self.tasks[T].ra[object] = ra;
