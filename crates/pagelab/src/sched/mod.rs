@@ -39,7 +39,9 @@ pub const MAX_CPUS: u32 = 1024;
 /// first N CPUs).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CpuSet {
-    cpus: Vec<u32>,
+    /// Shared by the tasks of a workload (a machine of 1,024 CPUs and thousands of tasks
+    /// holds one list a workload).
+    cpus: std::sync::Arc<[u32]>,
 }
 
 impl CpuSet {
@@ -68,7 +70,7 @@ impl CpuSet {
         }
         cpus.sort_unstable();
         cpus.dedup();
-        Ok(CpuSet { cpus })
+        Ok(CpuSet { cpus: cpus.into() })
     }
 
     /// The first `count` CPUs of a machine of `n`.
@@ -245,10 +247,8 @@ impl Sched {
     /// begins when [`Sched::begin`] is called with it.
     pub fn acquire(&mut self, who: Who, at: u64) -> Grant {
         let e = self.entity(who);
-        let (set, last) = (std::mem::replace(&mut e.set, CpuSet { cpus: Vec::new() }), e.last);
-        let g = self.cpus.acquire(&set, last, at);
-        self.entity(who).set = set;
-        g
+        let (set, last) = (e.set.clone(), e.last);
+        self.cpus.acquire(&set, last, at)
     }
 
     /// The burst of `who` under grant `g` begins; `at_start` is the actor's CPU and reclaim
