@@ -262,7 +262,12 @@ impl SchedReport {
             cpus: sched.cpus.len(),
             cpu: stats
                 .iter()
-                .map(|c| CpuReport { busy_s: c.busy_ns as f64 / 1e9, reclaim_s: c.reclaim_ns as f64 / 1e9, lock_spin_s: c.lock_spin_ns as f64 / 1e9, runs: c.runs })
+                .map(|c| CpuReport {
+                    busy_s: c.busy_ns as f64 / 1e9,
+                    reclaim_s: c.reclaim_ns as f64 / 1e9,
+                    lock_spin_s: c.lock_spin_ns as f64 / 1e9,
+                    runs: c.runs,
+                })
                 .collect(),
             busy_share: sum(|c| c.busy_ns) / total,
             reclaim_share: sum(|c| c.reclaim_ns) / total,
@@ -722,14 +727,8 @@ impl SchedReport {
         );
         let _ = writeln!(out, "{:<24} {:>10} {:>12} {:>12}", "task", "cpu s", "runq wait s", "lock spin s");
         for t in tasks {
-            let _ = writeln!(
-                out,
-                "{:<24} {:>10.3} {:>12.3} {:>12.6}",
-                t.name,
-                t.cpu_s.unwrap_or(0.0),
-                t.cpu_wait_s.unwrap_or(0.0),
-                t.lock_spin_s.unwrap_or(0.0)
-            );
+            let _ =
+                writeln!(out, "{:<24} {:>10.3} {:>12.3} {:>12.6}", t.name, t.cpu_s.unwrap_or(0.0), t.cpu_wait_s.unwrap_or(0.0), t.lock_spin_s.unwrap_or(0.0));
         }
         for (name, l) in &self.locks {
             let _ = writeln!(

@@ -1,13 +1,13 @@
 //! The page cache (mm/filemap.c): allocating and charging new pages, inserting them in place
 //! of shadow entries, and the buffered read and write paths.
 
-use crate::mm::profile::Func;
 use crate::mm::folio::{pg, Pfn};
 use crate::mm::hooks::Policy;
 use crate::mm::mapping::{Entry, Vpn};
 use crate::mm::memcontrol::{try_charge_memcg, FedStat, MemcgId};
 use crate::mm::page_alloc::{alloc_page, Gfp};
 use crate::mm::page_writeback::{balance_dirty_pages_ratelimited, folio_mark_dirty};
+use crate::mm::profile::Func;
 use crate::mm::readahead::{page_cache_async_ra, page_cache_sync_ra, FileRef, RaState};
 use crate::mm::swap::folio_add_lru;
 use crate::mm::vmstat::Ev;

@@ -1,7 +1,6 @@
 //! Page faults and accesses through page tables (mm/memory.c, mm/filemap.c: filemap_fault(),
 //! filemap_map_pages()): anonymous memory, swap-in, and mmap'd files with fault-around.
 
-use crate::mm::profile::Func;
 use crate::kernel::Kernel;
 use crate::mm::folio::{pg, Pfn};
 use crate::mm::hooks::Policy;
@@ -9,6 +8,7 @@ use crate::mm::mapping::{Entry, Vpn};
 use crate::mm::memcontrol::FedStat;
 use crate::mm::page_alloc::Gfp;
 use crate::mm::page_writeback::folio_mark_dirty;
+use crate::mm::profile::Func;
 use crate::mm::readahead::{do_async_mmap_readahead, do_sync_mmap_readahead, FileRef, RaState};
 use crate::mm::swap_state::{folio_free_swap, swap_cache_hit, swapin};
 use crate::mm::vmstat::Ev;

@@ -2,11 +2,11 @@
 //! pages being swapped out, swap-in with cluster or VMA readahead, and the bypass of the swap
 //! cache on synchronous devices (zram).
 
-use crate::mm::profile::Func;
 use crate::mm::folio::{pg, Pfn};
 use crate::mm::hooks::Policy;
 use crate::mm::mapping::{Entry, Vpn, XA_CHUNK_SHIFT};
 use crate::mm::memcontrol::{FedStat, MemcgId};
+use crate::mm::profile::Func;
 use crate::mm::vmstat::Ev;
 use crate::mm::Mm;
 
@@ -165,7 +165,7 @@ pub fn swapin<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, slot: u32) 
         let pfn = read_swap_page(mm, p, vpn, slot, false)?;
         let done = if mm.swap_on_cpu() { now + mm.swap_dev.on_cpu(1, false) } else { mm.swap_dev.submit(now, 1, false) };
         mm.cpu_in(Func::SyncDeviceIo, done.saturating_sub(now)); // zram decompresses on the faulting CPU
-                                          // The page never entered the swap cache: the slot goes at once.
+                                                                 // The page never entered the swap cache: the slot goes at once.
         mm.swap_nodes.page_removed(slot);
         mm.nr_swapcached -= 1;
         let f = mm.folios.get_mut(pfn);

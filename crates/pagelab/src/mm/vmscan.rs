@@ -4,13 +4,13 @@
 //! putback of survivors. The list-specific parts (what to isolate, how to age) belong to the
 //! policies.
 
-use crate::mm::profile::Func;
 use crate::kernel::{DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::mm::folio::{pg, Pfn};
 use crate::mm::hooks::Policy;
 use crate::mm::mapping::{Entry, Shadow};
 use crate::mm::memcontrol::{FedStat, MemcgId, ROOT_MEMCG};
 use crate::mm::page_alloc::free_folio;
+use crate::mm::profile::Func;
 use crate::mm::swap_state::add_to_swap;
 use crate::mm::vmstat::{Ev, Reclaimer};
 use crate::mm::workingset::shrink_shadow_nodes;

@@ -41,11 +41,21 @@ seed = 3
 
 /// The counters that decide reclaim, for comparing runs.
 fn counters(r: &Report) -> Vec<(String, u64)> {
-    ["pgpgin", "pgscan_kswapd", "pgscan_direct", "pgsteal_kswapd", "pgsteal_direct", "pgactivate", "pgdeactivate", "workingset_refault_file", "workingset_activate_file"]
-        .iter()
-        .map(|k| (k.to_string(), r.vmstat[*k]))
-        .chain(r.memcg["/a"].iter().filter(|(k, _)| k.starts_with("pgscan") || k.starts_with("pgsteal")).map(|(k, v)| (k.clone(), *v)))
-        .collect()
+    [
+        "pgpgin",
+        "pgscan_kswapd",
+        "pgscan_direct",
+        "pgsteal_kswapd",
+        "pgsteal_direct",
+        "pgactivate",
+        "pgdeactivate",
+        "workingset_refault_file",
+        "workingset_activate_file",
+    ]
+    .iter()
+    .map(|k| (k.to_string(), r.vmstat[*k]))
+    .chain(r.memcg["/a"].iter().filter(|(k, _)| k.starts_with("pgscan") || k.starts_with("pgsteal")).map(|(k, v)| (k.clone(), *v)))
+    .collect()
 }
 
 /// `jobs` tasks reading a shared 16 MiB file that stays cached: after its first reads every

@@ -4,12 +4,12 @@
 //! skip sparse page tables, and the look-around from the eviction path
 //! (lru_gen_look_around()).
 
-use crate::mm::profile::Func;
 use super::gen::{folio_gen, gen_of};
 use super::{LruGen, MIN_LRU_BATCH, MIN_NR_GENS};
 use crate::mm::folio::{pg, Pfn};
 use crate::mm::mapping::{Entry, Vpn};
 use crate::mm::memcontrol::MemcgId;
+use crate::mm::profile::Func;
 use crate::mm::{Actor, Mm};
 
 /// PTEs per page table (a PMD covers this many pages).

@@ -2,11 +2,11 @@
 //! sort_folio()/isolate_folio()/scan_folios() over the oldest generation, and evict_folios()
 //! with its retry of clean folios.
 
-use crate::mm::profile::Func;
 use super::gen::{folio_gen, folio_lru_refs, gen_of, lru_tier_from_refs, PREFETCH_AHEAD, REFS_ALL};
 use super::{LruGen, MAX_LRU_BATCH, MAX_NR_TIERS, MIN_LRU_BATCH, MIN_NR_GENS};
 use crate::mm::folio::{pg, Pfn, MAX_ZONES};
 use crate::mm::memcontrol::MemcgId;
+use crate::mm::profile::Func;
 use crate::mm::vmscan::{count_pgscan, count_reclaim, move_folios_to_lru, reclaim_batch, BatchRules, Epilogue, ReclaimStat, ScanControl, ALL_ZONES};
 use crate::mm::vmstat::Ev;
 use crate::mm::Mm;
