@@ -489,9 +489,9 @@ fn looks_like_a_scenario(path: &std::path::Path) -> bool {
 const DEFAULT_TRACE_FORMAT: &str = "oracleGeneral";
 
 /// Whether `policy` is one of the kernel models (classic, mglru), which replay a trace as a
-/// machine, rather than a plain cache.
+/// machine, rather than a plain cache (the registry's one answer, `kernel_lru`).
 fn is_kernel_model(policy: &str) -> bool {
-    matches!(pagelab::policy::registry::find(policy).map(|p| &p.build), Some(pagelab::policy::registry::Build::Kernel(_)))
+    pagelab::policy::registry::kernel_lru(policy).is_some()
 }
 
 /// The kernel a trace replay or curve runs (default 6.1): `--kernel` is refused with a plain

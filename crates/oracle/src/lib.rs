@@ -251,7 +251,7 @@ pub fn oracle(a: &OracleArgs) -> Result<OracleOutput> {
             .map_err(|e| anyhow!("calibrating the model ({}): {e}", calibration.join(" ")))?;
         Ok(match pagelab::run(&model_scenario, |_, _| {}) {
             Ok(r) => (Some(r), None),
-            Err(e) => (None, Some(e)),
+            Err(e) => (None, Some(e.to_string())),
         })
     };
     let (mut model, mut model_error) = run_model(&kernel.calibration.overrides)?;
@@ -502,7 +502,7 @@ mod tests {
         a.sysctl = vec!["vm.watermark_boost_factor=0".into()];
         let (_, effective, _, s) = prepare(&a).unwrap();
         assert_eq!(s.machine.kernel, Kernel::V6_12);
-        assert_eq!(s.machine.policy, PolicyKind::Mglru);
+        assert_eq!(s.machine.policy.kind(), PolicyKind::Mglru);
         let plan = Plan::parse(&effective, "x").unwrap();
         assert_eq!(plan.machine.policy, pagelab_guest::PolicyChoice::Mglru);
         assert_eq!(plan.stream(0).count(), 100);

@@ -55,7 +55,7 @@ fn main() {
             match pagelab::run(s, |_, _| {}) {
                 Ok(r) => miss[i] = r.vmstat["pgpgin"] as f64 / 4.0 / ops as f64 * 100.0,
                 Err(e) => {
-                    failed[i] = Some(e);
+                    failed[i] = Some(e.to_string());
                     continue;
                 }
             }

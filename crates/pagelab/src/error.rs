@@ -13,6 +13,9 @@ pub enum Error {
     /// The scenario built for the replay was refused (names the key).
     #[error(transparent)]
     Scenario(#[from] crate::ScenarioError),
+    /// A run of the model failed ([`RunError`]).
+    #[error(transparent)]
+    Run(#[from] RunError),
     #[error(transparent)]
     Json(#[from] serde_json::Error),
     #[error(transparent)]
@@ -20,6 +23,32 @@ pub enum Error {
     /// Anything else, with its message.
     #[error("{0}")]
     Msg(String),
+}
+
+/// Why [`crate::run`] returned no report. Every message is complete on its own and is the
+/// text the CLI and the Python package print.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RunError {
+    /// The machine the scenario describes could not be laid out (its zones, cgroups,
+    /// workloads or trace files); names the key or file. A scenario's own keys are refused
+    /// earlier, as a [`crate::ScenarioError`], when it is parsed.
+    #[error("{0}")]
+    Scenario(String),
+    /// The policy failed: a seam policy raised or returned something that is not a folio
+    /// of its cgroup, or the caller's policies do not fit the machine's.
+    #[error("{0}")]
+    Policy(String),
+    /// The host could not hold what the run touched (the frame table's
+    /// [`failure`](crate::mm::folio::Folios::failure)).
+    #[error("scenario {scenario}: {message}")]
+    HostLimit { scenario: String, message: String },
+    /// The run was stopped ([`crate::interrupt`]) before it finished.
+    #[error("the run was interrupted")]
+    Interrupted,
+    /// A workload's trace could not be read to its end; names the file and the offset or
+    /// line.
+    #[error("{0}")]
+    Trace(String),
 }
 
 impl From<String> for Error {

@@ -27,11 +27,12 @@ pub mod report;
 pub mod sched;
 pub mod sim;
 
+pub use error::RunError;
 pub use kernel::Kernel;
 pub use lab::{compare, curve, experiments, replay, replay_access, sweep, tables, trace_stats};
 pub use pagelab_host::interrupt;
 pub use pagelab_workload::Advice;
 pub use report::Report;
-pub use sim::run::{run, run_ops, run_with_policies};
+pub use sim::run::{run, run_with, Outcome, RunOptions};
 pub use sim::scenario::{PolicyKind, Scenario, ScenarioError};
 pub use sim::{scenario, trace_workload};

@@ -74,7 +74,7 @@ fn scenario(path: Option<&str>, text: Option<&str>, set: Vec<String>) -> PyResul
 #[pyo3(signature = (path=None, text=None, set=Vec::new()))]
 fn run_json(py: Python<'_>, path: Option<&str>, text: Option<&str>, set: Vec<String>) -> PyResult<String> {
     let s = scenario(path, text, set)?;
-    let report = interruptible(py, || pagelab::run(&s, |_, _| {}))?.map_err(PyRuntimeError::new_err)?;
+    let report = interruptible(py, || pagelab::run(&s, |_, _| {}))?.map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
@@ -520,14 +520,16 @@ fn run_policies_json(
     };
     // This run's own stop token: a hook that sees Ctrl-C stops this run only.
     let token = pagelab::interrupt::StopToken::new();
-    let report = pagelab::interrupt::scope(Some(token.clone()), || pagelab::run_with_policies(&s, &make, "python", |_, _| {}));
+    let report = pagelab::interrupt::scope(Some(token.clone()), || {
+        pagelab::run_with(&s, pagelab::RunOptions { policies: Some((&make, "python")), ..Default::default() })
+    });
     if let Some(e) = made.into_inner() {
         return Err(e);
     }
     if token.stopped() {
         return Err(interrupted());
     }
-    let report = report.map_err(PyRuntimeError::new_err)?;
+    let report = report.map_err(|e| PyRuntimeError::new_err(e.to_string()))?.report;
     serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 

@@ -169,7 +169,7 @@ pub fn run(c: &Curve) -> Result<Points> {
 /// [`run`], telling `progress` as each run ends.
 pub fn run_with_progress(c: &Curve, progress: Progress) -> Result<Points> {
     let done = std::sync::atomic::AtomicUsize::new(0);
-    let kernel_model = matches!(crate::policy::registry::find(c.policy).map(|p| p.build), Some(crate::policy::registry::Build::Kernel(_)));
+    let kernel_model = crate::policy::registry::kernel_lru(c.policy).is_some();
     let format: Format = match c.format.parse() {
         Ok(f) => f,
         Err(_) => bail!("pagelab curve reads oracleGeneral and dense traces, not `{}`", c.format),

@@ -130,7 +130,7 @@ pub fn run(experiments: &[Experiment], threads: usize, progress: &(dyn Fn() + Sy
     let results: Vec<(usize, usize, Result<Report, String>)> = pool.install(|| {
         jobs.par_iter()
             .map(|(ei, ri, s)| {
-                let r = crate::interrupt::scope(stop.clone(), || crate::run(s, |_, _| {}));
+                let r = crate::interrupt::scope(stop.clone(), || crate::run(s, |_, _| {}).map_err(|e| e.to_string()));
                 progress();
                 (*ei, *ri, r)
             })
@@ -164,7 +164,7 @@ fn run_timed(timed: &[(usize, usize, Scenario)], experiments: &[Experiment], pro
                 continue;
             }
             let start = std::time::Instant::now();
-            let r = crate::run(s, |_, _| {});
+            let r = crate::run(s, |_, _| {}).map_err(|e| e.to_string());
             let wall = start.elapsed().as_secs_f64();
             if r.is_ok() {
                 slot.3 = Some(slot.3.map_or(wall, |w: f64| w.min(wall)));

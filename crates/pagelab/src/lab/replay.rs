@@ -51,7 +51,7 @@ impl Drop for TempFile {
 /// (`--memory 40M,400M`) run in parallel, each streaming the trace itself, and give a JSON
 /// array in their order; the results do not depend on the number of cores.
 pub fn run(o: &TraceRun) -> Result<(Value, String)> {
-    let kernel_model = matches!(crate::policy::registry::find(o.policy).map(|p| p.build), Some(crate::policy::registry::Build::Kernel(_)));
+    let kernel_model = crate::policy::registry::kernel_lru(o.policy).is_some();
     if !kernel_model && Plain::parse(o.policy).is_none() {
         bail!("unknown policy `{}` (expected {})", o.policy, crate::policy::registry::names(|p| p.runs.on_trace()));
     }
@@ -194,7 +194,7 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
     let read = Op { object: 0, page: 0, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0, due: None };
     let ops = crate::sim::OpSource::Pages(crate::sim::PageOps::new(src, read, o.path));
     let start = Instant::now();
-    let (report, status) = crate::run_ops(&s, ops, |_, _| {}).map_err(Error::Msg)?;
+    let crate::Outcome { report, trace: status } = crate::run_with(&s, crate::RunOptions { ops: Some(ops), ..Default::default() })?;
     let wall = start.elapsed().as_secs_f64();
     let mut status = status.ok_or_else(|| Error::Msg(format!("{}: the replay kept no trace status", o.path.display())))?;
     if let Some(e) = status.error.take() {
@@ -260,7 +260,7 @@ fn run_iolog(o: &TraceRun, log: &pagelab_trace::iolog::Iolog) -> Result<(Value, 
         })
         .collect();
     let start = Instant::now();
-    let (report, _) = crate::run_ops(&s, crate::sim::OpSource::List(ops.into_iter()), |_, _| {}).map_err(Error::Msg)?;
+    let report = crate::run_with(&s, crate::RunOptions { ops: Some(crate::sim::OpSource::List(ops.into_iter())), ..Default::default() })?.report;
     let wall = start.elapsed().as_secs_f64();
     let table = report.table();
     let mut v = serde_json::to_value(&report)?;

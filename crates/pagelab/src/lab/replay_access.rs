@@ -154,7 +154,7 @@ fn run_kernel(o: &TraceRun, spec: &Spec, (counts, pages): (StreamCounts, u64)) -
     let ops = AccessOps::new(AccessStream::open(o.path, spec)?, template, false, false, counts.accesses);
     let (error, seen) = (ops.error.clone(), ops.counts.clone());
     let start = Instant::now();
-    let (report, _) = crate::run_ops(&s, crate::sim::OpSource::Stream(Box::new(ops)), |_, _| {}).map_err(Error::Msg)?;
+    let report = crate::run_with(&s, crate::RunOptions { ops: Some(crate::sim::OpSource::Stream(Box::new(ops))), ..Default::default() })?.report;
     let wall = start.elapsed().as_secs_f64();
     if let Some(e) = error.lock().expect("trace error").take() {
         return Err(e.into());

@@ -123,7 +123,7 @@ pub fn run(
         scenarios
             .par_iter()
             .map(|s| {
-                let r = crate::interrupt::scope(stop.clone(), || crate::run(s, |_, _| {}));
+                let r = crate::interrupt::scope(stop.clone(), || crate::run(s, |_, _| {}).map_err(|e| e.to_string()));
                 progress();
                 r
             })

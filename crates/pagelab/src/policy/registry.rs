@@ -156,70 +156,170 @@ pub fn listing() -> String {
     out
 }
 
+/// Whether `name` is one of the kernel's own LRUs (`classic`, `mglru`): a trace replayed
+/// against it runs the kernel model, not a plain cache.
+pub fn kernel_lru(name: &str) -> Option<PolicyKind> {
+    match find(name)?.build {
+        Build::Kernel(k) => Some(k),
+        _ => None,
+    }
+}
+
+/// A seam policy resolved from the registry: its name and how to build one instance.
+#[derive(Clone, Copy)]
+pub struct SeamPolicy {
+    info: &'static PolicyInfo,
+}
+
+impl SeamPolicy {
+    /// The registered seam policy `p` (None for the kernel's LRUs and trace-only policies).
+    fn of(p: &'static PolicyInfo) -> Option<SeamPolicy> {
+        (p.runs.on_machine() && !matches!(p.build, Build::Kernel(_))).then_some(SeamPolicy { info: p })
+    }
+
+    pub fn name(self) -> &'static str {
+        self.info.name
+    }
+
+    /// One instance, sized by the machine's memory in pages.
+    pub fn build(self, machine_pages: u64) -> Box<dyn EvictionPolicy> {
+        match self.info.build {
+            Build::Plain(kind) => Box::new(PlainPolicy::new(kind, machine_pages)),
+            Build::Seam(make) => make(machine_pages),
+            Build::Kernel(_) => unreachable!("SeamPolicy::of admits seam policies only"),
+        }
+    }
+}
+
+impl std::fmt::Debug for SeamPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SeamPolicy({})", self.info.name)
+    }
+}
+
+impl PartialEq for SeamPolicy {
+    fn eq(&self, other: &SeamPolicy) -> bool {
+        self.info.name == other.info.name
+    }
+}
+
+impl Eq for SeamPolicy {}
+
 /// A seam policy instance by name (None for the kernel's LRUs, trace-only policies and
 /// unknown names).
 pub fn seam_policy(name: &str, machine_pages: u64) -> Option<Box<dyn EvictionPolicy>> {
-    let p = find(name)?;
-    if !p.runs.on_machine() {
-        return None;
-    }
-    match p.build {
-        Build::Kernel(_) => None,
-        Build::Plain(kind) => Some(Box::new(PlainPolicy::new(kind, machine_pages))),
-        Build::Seam(make) => Some(make(machine_pages)),
-    }
+    find(name).and_then(SeamPolicy::of).map(|p| p.build(machine_pages))
 }
 
-/// The seam policies a scenario asks for: the machine's default and per-cgroup choices.
+/// The seam policies of a classic machine: the machine's default and per-cgroup choices,
+/// each already resolved from the registry.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SeamSpec {
     /// `[machine] policy` when it is a seam policy: every cgroup without its own gets one.
-    pub machine: Option<String>,
-    /// `[[cgroup]] policy`: (path, policy name).
-    pub cgroups: Vec<(String, String)>,
+    pub machine: Option<SeamPolicy>,
+    /// `[[cgroup]] policy`: (path, policy).
+    pub cgroups: Vec<(String, SeamPolicy)>,
 }
 
-impl SeamSpec {
-    pub fn is_empty(&self) -> bool {
-        self.machine.is_none() && self.cgroups.is_empty()
-    }
+/// What a machine runs, resolved once when the scenario is built (`[machine] policy` and
+/// `[[cgroup]] policy`): the one place the kernel-or-seam choice is made. The run builds
+/// the matching [`Policy`](crate::policy::Policy) from it without looking a name up again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MachinePolicy {
+    /// The kernel's active/inactive LRU in every cgroup.
+    Classic,
+    /// The kernel's multi-generational LRU.
+    Mglru,
+    /// The classic LRU hosting seam policies: each memcg gets its cgroup's policy, else the
+    /// machine's, else the classic LRU.
+    Seam(SeamSpec),
 }
 
-/// Resolves `[machine] policy`: the kernel policy the machine runs, and the seam policy of
-/// every cgroup when it is one. Errors name the registered choices.
-pub fn machine_policy(name: Option<&str>) -> Result<(PolicyKind, Option<String>), String> {
-    let Some(name) = name else { return Ok((PolicyKind::Classic, None)) };
-    match find(name) {
-        Some(PolicyInfo { build: Build::Kernel(k), .. }) => Ok((*k, None)),
-        Some(p) if p.runs.on_machine() => Ok((PolicyKind::Classic, Some(p.name.to_string()))),
-        Some(p) => Err(format!("`{}` runs on traces only; the machine can run: {}", p.name, names(|p| p.runs.on_machine()))),
-        None => Err(format!("unknown policy `{name}`; the machine can run: {} (`pagelab policies` lists them)", names(|p| p.runs.on_machine()))),
-    }
-}
-
-/// Checks `[[cgroup]] policy`: a seam policy (or "classic", the default LRU), under a
-/// classic machine.
-pub fn cgroup_policy(name: &str, machine: PolicyKind) -> Result<Option<String>, String> {
-    let seam = |p: &PolicyInfo| p.runs.on_machine() && !matches!(p.build, Build::Kernel(_));
-    match find(name) {
-        Some(PolicyInfo { build: Build::Kernel(PolicyKind::Classic), .. }) if machine == PolicyKind::Classic => Ok(None),
-        Some(p) if seam(p) => {
-            if machine == PolicyKind::Mglru {
-                return Err("a per-cgroup policy needs the classic LRU as the machine policy (pagelab does not combine seam policies with MGLRU)".into());
-            }
-            Ok(Some(p.name.to_string()))
+impl MachinePolicy {
+    /// The kernel LRU the machine runs (a seam host runs under the classic one).
+    pub fn kind(&self) -> PolicyKind {
+        match self {
+            MachinePolicy::Mglru => PolicyKind::Mglru,
+            MachinePolicy::Classic | MachinePolicy::Seam(_) => PolicyKind::Classic,
         }
-        Some(p) => Err(format!("`{}` cannot be one cgroup's policy; choose one of: {}", p.name, names(seam))),
-        None => Err(format!("unknown policy `{name}`; choose one of: {} (`pagelab policies` lists them)", names(seam))),
+    }
+
+    /// The name a report gives the machine's policy.
+    pub fn name(&self) -> &'static str {
+        match self {
+            MachinePolicy::Seam(seam) => seam.machine.map_or("classic", SeamPolicy::name),
+            other => other.kind().name(),
+        }
+    }
+
+    /// The seam policies, when the machine hosts any.
+    pub fn seam(&self) -> Option<&SeamSpec> {
+        match self {
+            MachinePolicy::Seam(seam) => Some(seam),
+            _ => None,
+        }
+    }
+
+    /// The seam host of this machine (the classic LRU where no seam policy applies):
+    /// `extra` adds a caller's own policies, which come first, and the name the report gives
+    /// them.
+    pub fn seam_host(&self, mm: &Mm, extra: Option<(Factory, &'static str)>) -> Ext {
+        let none = SeamSpec::default();
+        let seam = self.seam().unwrap_or(&none);
+        match extra {
+            Some((make, name)) => build_ext(mm, seam, Some(make), name),
+            None => build_ext(mm, seam, None, self.name()),
+        }
+    }
+
+    /// Resolves `[machine] policy` (None: the classic LRU). Errors name the registered
+    /// choices.
+    pub fn resolve(name: Option<&str>) -> Result<MachinePolicy, String> {
+        let Some(name) = name else { return Ok(MachinePolicy::Classic) };
+        match find(name) {
+            Some(PolicyInfo { build: Build::Kernel(PolicyKind::Classic), .. }) => Ok(MachinePolicy::Classic),
+            Some(PolicyInfo { build: Build::Kernel(PolicyKind::Mglru), .. }) => Ok(MachinePolicy::Mglru),
+            Some(p) => match SeamPolicy::of(p) {
+                Some(seam) => Ok(MachinePolicy::Seam(SeamSpec { machine: Some(seam), cgroups: Vec::new() })),
+                None => Err(format!("`{}` runs on traces only; the machine can run: {}", p.name, names(|p| p.runs.on_machine()))),
+            },
+            None => Err(format!("unknown policy `{name}`; the machine can run: {} (`pagelab policies` lists them)", names(|p| p.runs.on_machine()))),
+        }
+    }
+
+    /// Adds `[[cgroup]] policy` of the cgroup at `path`: a seam policy (or "classic", the
+    /// default LRU), under a classic machine.
+    pub fn add_cgroup(&mut self, path: &str, name: &str) -> Result<(), String> {
+        let seam = |p: &PolicyInfo| p.runs.on_machine() && !matches!(p.build, Build::Kernel(_));
+        let mglru = *self == MachinePolicy::Mglru;
+        match find(name) {
+            Some(PolicyInfo { build: Build::Kernel(PolicyKind::Classic), .. }) if !mglru => Ok(()),
+            Some(p) => match SeamPolicy::of(p) {
+                Some(_) if mglru => {
+                    Err("a per-cgroup policy needs the classic LRU as the machine policy (pagelab does not combine seam policies with MGLRU)".into())
+                }
+                Some(policy) => {
+                    if *self == MachinePolicy::Classic {
+                        *self = MachinePolicy::Seam(SeamSpec::default());
+                    }
+                    if let MachinePolicy::Seam(spec) = self {
+                        spec.cgroups.push((path.to_string(), policy));
+                    }
+                    Ok(())
+                }
+                None => Err(format!("`{}` cannot be one cgroup's policy; choose one of: {}", p.name, names(seam))),
+            },
+            None => Err(format!("unknown policy `{name}`; choose one of: {} (`pagelab policies` lists them)", names(seam))),
+        }
     }
 }
 
 /// A factory of seam policies for the cgroup at a path (Python's policies).
 pub type Factory<'a> = &'a dyn Fn(&str) -> Option<Box<dyn EvictionPolicy>>;
 
-/// The seam host for a scenario: each memcg gets its cgroup's policy, else the machine's
-/// seam policy, else `extra`'s (a caller's own policies), else the classic LRU.
-pub fn build_ext(mm: &Mm, seam: &SeamSpec, extra: Option<Factory>, name: &'static str) -> Ext {
+/// The seam host for a machine: each memcg gets `extra`'s policy (a caller's own), else its
+/// cgroup's, else the machine's seam policy, else the classic LRU.
+fn build_ext(mm: &Mm, seam: &SeamSpec, extra: Option<Factory>, name: &'static str) -> Ext {
     let pages = mm.zones.managed();
     let policies = (0..mm.memcgs.cg.len())
         .map(|i| {
@@ -229,16 +329,11 @@ pub fn build_ext(mm: &Mm, seam: &SeamSpec, extra: Option<Factory>, name: &'stati
                     return Some(p);
                 }
             }
-            if let Some((_, n)) = seam.cgroups.iter().find(|(p, _)| p == path) {
-                return seam_policy(n, pages);
+            if let Some((_, p)) = seam.cgroups.iter().find(|(p, _)| p == path) {
+                return Some(p.build(pages));
             }
-            seam.machine.as_deref().and_then(|n| seam_policy(n, pages))
+            seam.machine.map(|p| p.build(pages))
         })
         .collect();
     Ext::new(mm, name, policies)
-}
-
-/// The name a report gives the machine's policy.
-pub fn machine_name(seam: &SeamSpec) -> &'static str {
-    seam.machine.as_deref().and_then(find).map_or("classic", |p| p.name)
 }

@@ -1,84 +1,83 @@
-//! Running a scenario: the machine is built with the scenario's policy (or the caller's seam
-//! policies), runs to completion, and its counters become a [`Report`].
+//! Running a scenario: the machine is built with the policy the scenario resolved (or the
+//! caller's seam policies), runs to completion, and its counters become a [`Report`].
+//! [`run_with`] is the one entry point; [`run`] is its common case.
 
+use crate::error::RunError;
 use crate::mm::Mm;
 use crate::policy::classic::Classic;
-use crate::policy::{self, Policy};
+use crate::policy::lru_gen::LruGen;
+use crate::policy::registry::{Factory, MachinePolicy};
+use crate::policy::Policy;
 use crate::sim::{Machine, OpSource, TraceStatus};
-use crate::{PolicyKind, Report, Scenario};
+use crate::{Report, Scenario};
+
+/// What a run does besides running the scenario as it is written.
+#[derive(Default)]
+pub struct RunOptions<'a> {
+    /// Operations the scenario's first task performs instead of its workload's own: a trace
+    /// replayed against the model (`pagelab run --trace`).
+    pub ops: Option<OpSource>,
+    /// The caller's own seam policies (Python's): the policy of the cgroup at a path (None:
+    /// the scenario's choice, or the classic LRU), and the name the report gives them.
+    pub policies: Option<(Factory<'a>, &'static str)>,
+    /// Called now and then with (operations done, operations in total).
+    pub progress: Option<&'a mut dyn FnMut(u64, u64)>,
+}
+
+/// What a run produced.
+#[derive(Debug)]
+pub struct Outcome {
+    pub report: Report,
+    /// When [`RunOptions::ops`] are a trace's pages ([`OpSource::Pages`]), what the trace
+    /// showed: its pages, its zero-size records and the read error that ended it, if one did.
+    pub trace: Option<TraceStatus>,
+}
 
 /// Runs a scenario to completion and returns its report. `progress` is called now and then
-/// with (operations done, operations in total).
-pub fn run(s: &Scenario, mut progress: impl FnMut(u64, u64)) -> Result<Report, String> {
-    match s.machine.policy {
-        PolicyKind::Classic if !s.seam.is_empty() => run_with(s, |mm| seam_host(mm, s, None), &mut progress),
-        PolicyKind::Classic => run_with(s, |mm| Classic::new(mm.memcgs.cg.len()), &mut progress),
-        PolicyKind::Mglru => run_with(s, |mm| policy::lru_gen::LruGen::new(mm, &s.mglru), &mut progress),
+/// with (operations done, operations in total). [`run_with`] with only `progress` set.
+pub fn run(s: &Scenario, mut progress: impl FnMut(u64, u64)) -> Result<Report, RunError> {
+    run_with(s, RunOptions { progress: Some(&mut progress), ..RunOptions::default() }).map(|o| o.report)
+}
+
+/// Runs a scenario as `o` asks: the machine's policy is the one the scenario resolved
+/// ([`MachinePolicy`]), or a seam host of the caller's policies.
+pub fn run_with(s: &Scenario, o: RunOptions) -> Result<Outcome, RunError> {
+    let RunOptions { ops, policies, progress } = o;
+    let mut none = |_, _| {};
+    let progress = progress.unwrap_or(&mut none);
+    match (&s.machine.policy, policies) {
+        (MachinePolicy::Mglru, Some(_)) => Err(RunError::Policy("seam policies run under the classic LRU as the machine policy, not MGLRU".into())),
+        (MachinePolicy::Mglru, None) => finish(s, |mm| LruGen::new(mm, &s.mglru), ops, progress),
+        (MachinePolicy::Classic, None) => finish(s, |mm| Classic::new(mm.memcgs.cg.len()), ops, progress),
+        (policy @ MachinePolicy::Seam(_), None) => finish(s, |mm| policy.seam_host(mm, None), ops, progress),
+        (policy, extra @ Some(_)) => finish(s, |mm| policy.seam_host(mm, extra), ops, progress),
     }
 }
 
-/// Runs a scenario with the caller's own seam policies: `policies` gives the policy of the
-/// cgroup at a path (None: the scenario's choice, or the classic LRU).
-pub fn run_with_policies(s: &Scenario, policies: policy::registry::Factory, name: &'static str, mut progress: impl FnMut(u64, u64)) -> Result<Report, String> {
-    if s.machine.policy != PolicyKind::Classic {
-        return Err("seam policies run under the classic LRU as the machine policy, not MGLRU".into());
+fn finish<P: Policy>(s: &Scenario, make: impl FnOnce(&Mm) -> P, ops: Option<OpSource>, progress: &mut dyn FnMut(u64, u64)) -> Result<Outcome, RunError> {
+    let mut m = Machine::new(s, make).map_err(RunError::Scenario)?;
+    let replays = ops.is_some();
+    if let Some(ops) = ops {
+        if m.tasks.is_empty() {
+            return Err(RunError::Scenario("the scenario has no task to replay the operations".into()));
+        }
+        m.set_ops(0, ops).map_err(RunError::Scenario)?;
     }
-    run_with(s, |mm| policy::registry::build_ext(mm, &s.seam, Some(policies), name), &mut progress)
-}
-
-fn seam_host(mm: &Mm, s: &Scenario, extra: Option<policy::registry::Factory>) -> policy::seam::Ext {
-    policy::registry::build_ext(mm, &s.seam, extra, policy::registry::machine_name(&s.seam))
-}
-
-/// Runs a scenario whose first task performs `ops` instead of its workload's own
-/// operations: a trace replayed against the model (`pagelab run --trace`). Returns the
-/// report and, when `ops` are a trace's pages ([`OpSource::Pages`]), what the trace showed:
-/// its pages, its zero-size records and the read error that ended it, if one did.
-pub fn run_ops(s: &Scenario, ops: OpSource, mut progress: impl FnMut(u64, u64)) -> Result<(Report, Option<TraceStatus>), String> {
-    match s.machine.policy {
-        PolicyKind::Classic if !s.seam.is_empty() => run_ops_with(s, |mm| seam_host(mm, s, None), ops, &mut progress),
-        PolicyKind::Classic => run_ops_with(s, |mm| Classic::new(mm.memcgs.cg.len()), ops, &mut progress),
-        PolicyKind::Mglru => run_ops_with(s, |mm| policy::lru_gen::LruGen::new(mm, &s.mglru), ops, &mut progress),
-    }
-}
-
-fn run_ops_with<P: Policy>(
-    s: &Scenario,
-    make: impl FnOnce(&Mm) -> P,
-    ops: OpSource,
-    progress: &mut dyn FnMut(u64, u64),
-) -> Result<(Report, Option<TraceStatus>), String> {
-    let mut m = Machine::new(s, make)?;
-    if m.tasks.is_empty() {
-        return Err("the scenario has no task to replay the operations".into());
-    }
-    m.set_ops(0, ops)?;
     let total = m.total_ops();
     m.run(|done| progress(done, total));
     if let Some(e) = m.take_trace_error() {
-        return Err(e);
+        return Err(RunError::Trace(e));
     }
     if let Some(e) = m.policy.failure() {
-        return Err(e);
+        return Err(RunError::Policy(e));
     }
     if let Some(e) = m.mm.folios.failure() {
-        return Err(format!("scenario {}: {e}", s.name));
+        return Err(RunError::HostLimit { scenario: s.name.clone(), message: e.to_string() });
     }
-    Ok((Report::collect(s, &m), m.take_trace_status(0)))
-}
-
-fn run_with<P: Policy>(s: &Scenario, make: impl FnOnce(&Mm) -> P, progress: &mut dyn FnMut(u64, u64)) -> Result<Report, String> {
-    let mut m = Machine::new(s, make)?;
-    let total = m.total_ops();
-    m.run(|done| progress(done, total));
-    if let Some(e) = m.take_trace_error() {
-        return Err(e);
+    if pagelab_host::interrupt::requested() {
+        return Err(RunError::Interrupted);
     }
-    if let Some(e) = m.policy.failure() {
-        return Err(e);
-    }
-    if let Some(e) = m.mm.folios.failure() {
-        return Err(format!("scenario {}: {e}", s.name));
-    }
-    Ok(Report::collect(s, &m))
+    let report = Report::collect(s, &m);
+    let trace = if replays { m.take_trace_status(0) } else { None };
+    Ok(Outcome { report, trace })
 }

@@ -888,6 +888,8 @@ fn nonmovable_pageblocks_of_a_lower_zone_are_refused_under_a_policy_that_does_no
     let text =
         |policy: &str| one_file_scenario("64M", "6.1", policy, 1_000).replace("[machine]\n", "[machine]\nnonmovable = { DMA = { blocks = 1, free = [4] } }\n");
     let Err(e) = pagelab::run(&scenario(&text("fifo")), |_, _| {}) else { panic!("refused") };
+    assert!(matches!(e, pagelab::RunError::Scenario(_)), "the machine cannot be laid out: {e:?}");
+    let e = e.to_string();
     assert!(e.contains("machine.nonmovable.DMA") && e.contains("highest zone (DMA32)") && e.contains("fifo"), "{e}");
     for policy in ["classic", "mglru"] {
         assert!(pagelab::run(&scenario(&text(policy)), |_, _| {}).is_ok(), "{policy} reclaims by zone");

@@ -16,6 +16,7 @@ mod properties;
 mod reclaim_batch;
 mod refault_models;
 mod report_text;
+mod run_entry;
 mod runs;
 mod sched;
 mod seam;

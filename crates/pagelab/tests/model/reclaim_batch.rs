@@ -11,7 +11,6 @@ use pagelab::mm::vmscan::{move_folios_to_lru, reclaim_batch, BatchRules, DirtyFe
 use pagelab::mm::vmstat::{Ev, Lru, Reclaimer};
 use pagelab::mm::Mm;
 use pagelab::policy::classic::Classic;
-use pagelab::policy::registry::{self, build_ext};
 use pagelab::policy::Policy;
 use pagelab::sim::Machine;
 use pagelab_workload::{Access, Advice, Op};
@@ -137,7 +136,7 @@ fn classic_mglru_and_the_seam_count_pgscan_and_pgsteal_alike_through_the_one_bat
     reads(&mut |op| m.apply(0, op));
     check("mglru", &counts(&m));
     let s = scenario(&text.replace("\"classic\"", "\"lru\""));
-    let mut m = Machine::new(&s, |mm| build_ext(mm, &s.seam, None, registry::machine_name(&s.seam))).unwrap();
+    let mut m = Machine::new(&s, |mm| s.machine.policy.seam_host(mm, None)).unwrap();
     reads(&mut |op| m.apply(0, op));
     check("seam", &counts(&m));
 }

@@ -245,7 +245,7 @@ fn the_read_shortcuts_change_no_counter() {
     for (name, text) in scenarios {
         for overrides in [vec![], vec!["machine.policy=mglru".to_string(), "machine.kernel=6.12".to_string()]] {
             let s = pagelab::Scenario::parse(text, name, name, &overrides).unwrap();
-            let (on, off) = match s.machine.policy {
+            let (on, off) = match s.machine.policy.kind() {
                 pagelab::PolicyKind::Classic => {
                     let make = |mm: &pagelab::mm::Mm| pagelab::policy::classic::Classic::new(mm.memcgs.cg.len());
                     (run_with_shortcut(&s, make, true), run_with_shortcut(&s, make, false))
@@ -372,7 +372,7 @@ fn a_trace_replay_returns_its_trace_status_with_the_read_error_that_ended_it() {
         };
         let trace = FailingTrace((0..64).map(|i| i % 50).collect(), 0, 7);
         let ops = pagelab::sim::OpSource::Pages(pagelab::sim::PageOps::new(Box::new(trace), read, std::path::Path::new("bad.og")));
-        let (report, status) = pagelab::run_ops(&s, ops, |_, _| {}).unwrap();
+        let pagelab::Outcome { report, trace: status } = pagelab::run_with(&s, pagelab::RunOptions { ops: Some(ops), ..Default::default() }).unwrap();
         let status = status.expect("a trace's pages report their status");
         assert_eq!(report.ops, 64, "think {think_ns}: the operations end at the error");
         assert_eq!((status.pages_seen, status.zero_size_records), (100, 7), "think {think_ns}");
@@ -381,7 +381,7 @@ fn a_trace_replay_returns_its_trace_status_with_the_read_error_that_ended_it() {
     }
     // Operations that are not a trace's pages have no trace status.
     let list = pagelab::sim::OpSource::List(Vec::new().into_iter());
-    assert!(pagelab::run_ops(&s, list, |_, _| {}).unwrap().1.is_none());
+    assert!(pagelab::run_with(&s, pagelab::RunOptions { ops: Some(list), ..Default::default() }).unwrap().trace.is_none());
 }
 
 #[test]
@@ -403,7 +403,7 @@ fn the_trace_replay_loop_equals_the_general_one() {
         );
         let s = pagelab::Scenario::parse(&text, "trace.toml", "trace", &[]).unwrap();
         let report = |stepwise: bool| -> String {
-            match s.machine.policy {
+            match s.machine.policy.kind() {
                 pagelab::PolicyKind::Classic => {
                     replay(&s, pagelab::sim::Machine::new(&s, |mm| pagelab::policy::classic::Classic::new(mm.memcgs.cg.len())).unwrap(), &pages, stepwise)
                 }

@@ -10,7 +10,6 @@ use common::{read, scenario};
 use pagelab::kernel::{Kernel, SWAP_CLUSTER_MAX};
 use pagelab::mm::memcontrol::MemcgId;
 use pagelab::mm::vmstat::Ev;
-use pagelab::policy::registry::{self, build_ext};
 use pagelab::policy::seam::adapters::PlainPolicy;
 use pagelab::policy::seam::{Access, Cgroup, EvictionPolicy, Ext, Folio, FolioId, Removal};
 use pagelab::policy::Policy;
@@ -79,7 +78,7 @@ fn machine_with(text: &str, policy: impl FnOnce() -> Box<dyn EvictionPolicy>, lo
             let inner = policy.borrow_mut().take()?;
             Some(Box::new(Recorder { inner, evicted: log.clone() }))
         };
-        build_ext(mm, &s.seam, Some(&make), "test")
+        s.machine.policy.seam_host(mm, Some((&make, "test")))
     })
     .unwrap()
 }
@@ -241,7 +240,7 @@ ops = 0
 "#
     );
     let s = scenario(&text);
-    let mut m = Machine::new(&s, |mm| build_ext(mm, &s.seam, None, registry::machine_name(&s.seam))).unwrap();
+    let mut m = Machine::new(&s, |mm| s.machine.policy.seam_host(mm, None)).unwrap();
     for _ in 0..4 {
         for p in 0..500 {
             m.apply(0, read(0, p));
@@ -530,7 +529,7 @@ ops = 0
     let seen = Rc::new(RefCell::new(Vec::new()));
     let m = Machine::new(&s, |mm| {
         let make = |_: &str| -> Option<Box<dyn EvictionPolicy>> { Some(Box::new(SeesMax(seen.clone()))) };
-        build_ext(mm, &s.seam, Some(&make), "test")
+        s.machine.policy.seam_host(mm, Some((&make, "test")))
     })
     .unwrap();
     let machine = m.mm.zones.managed();

@@ -113,6 +113,8 @@ fn a_trace_that_changed_after_loading_ends_its_task_and_the_run_returns_the_erro
     let s = scenario("changed", "R 0\nR 1\nR 2\n", "kind = \"file-read\"\nsize = \"64k\"\n").unwrap();
     std::fs::write(dir("changed").join("traces/changed.txt"), "R 0\nR 99\nR 2\n").unwrap();
     let e = pagelab::run(&s, |_, _| {}).unwrap_err();
+    assert!(matches!(e, pagelab::RunError::Trace(_)), "a trace read error: {e:?}");
+    let e = e.to_string();
     assert!(e.contains("changed.txt") && e.contains("page 99 is beyond the object's 16 pages"), "{e}");
     let mut m = Machine::new(&s, |mm| Classic::new(mm.memcgs.cg.len())).unwrap();
     m.run(|_| {});

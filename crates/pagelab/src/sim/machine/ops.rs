@@ -56,7 +56,7 @@ impl Iterator for OpSource {
 
 /// What the caller learns of a replayed trace: its pages and zero-size records so far, and
 /// the read error that ended it, if one did. The [`PageOps`] keep it; the run hands it back
-/// ([`Machine::take_trace_status`], [`crate::run_ops`]).
+/// ([`Machine::take_trace_status`], [`crate::run_with`]).
 #[derive(Debug, Default)]
 pub struct TraceStatus {
     pub pages_seen: u64,

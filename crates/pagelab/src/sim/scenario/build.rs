@@ -12,8 +12,7 @@ use crate::mm::swapfile::DeviceKind;
 use crate::mm::time::DeviceCost;
 use crate::mm::workingset::{MglruActivate, MglruPid, MglruPlacement, MglruRefs, RefaultModel, RefaultSpec};
 use crate::policy::lru_gen::MglruToml;
-use crate::policy::registry::SeamSpec;
-use crate::policy::PolicyKind;
+use crate::policy::registry::MachinePolicy;
 use pagelab_workload::schema::{CgroupToml, MachineToml, Text};
 use pagelab_workload::{parse_duration_ns, parse_size, Workload, WorkloadToml, PAGE_SIZE};
 
@@ -23,8 +22,8 @@ type Err<'a> = &'a dyn Fn(&str, String) -> ScenarioError;
 /// The validated scenario of the file's tables `raw`.
 pub(super) fn build(raw: ScenarioToml, name: &str, err: Err) -> Result<Scenario, ScenarioError> {
     let m = raw.machine.ok_or_else(|| err("machine", "missing the [machine] table".into()))?;
-    let (machine, seam_machine) = machine(&m, err)?;
-    let (cgroups, seam) = cgroups(&raw.cgroup, &machine, seam_machine, err)?;
+    let mut machine = machine(&m, err)?;
+    let cgroups = cgroups(&raw.cgroup, &mut machine, err)?;
     let workloads = workloads(&raw.workload, &cgroups, err)?;
     let workload_cpus = cpu_sets(&workloads, machine.cpus, err)?;
     let time = raw.time.unwrap_or_default();
@@ -45,7 +44,6 @@ pub(super) fn build(raw: ScenarioToml, name: &str, err: Err) -> Result<Scenario,
         cgroups,
         workloads,
         workload_cpus,
-        seam,
         sample: None,
         overrides: Vec::new(),
         resolved_toml: String::new(),
@@ -63,13 +61,13 @@ pub(super) fn build(raw: ScenarioToml, name: &str, err: Err) -> Result<Scenario,
     Ok(scenario)
 }
 
-/// `[machine]`, validated; with the seam policy `policy` names, if it names one.
-fn machine(m: &MachineToml, err: Err) -> Result<(MachineSpec, Option<String>), ScenarioError> {
+/// `[machine]`, validated, its policy resolved ([`MachinePolicy::resolve`]).
+fn machine(m: &MachineToml, err: Err) -> Result<MachineSpec, ScenarioError> {
     let memory_pages = memory(m, err)?;
     let kernel_text = m.kernel.as_ref().map_or("6.1".to_string(), Text::text);
     let kernel = Kernel::parse(&kernel_text).map_err(|e| err("machine.kernel", e))?;
-    let (policy, seam_machine) = crate::policy::registry::machine_policy(m.policy.as_deref()).map_err(|e| err("machine.policy", e))?;
-    if policy == PolicyKind::Mglru && !kernel.has_lru_gen() {
+    let policy = MachinePolicy::resolve(m.policy.as_deref()).map_err(|e| err("machine.policy", e))?;
+    if policy == MachinePolicy::Mglru && !kernel.has_lru_gen() {
         return Err(err("machine.policy", "MGLRU needs kernel 6.1 or 6.12 (5.7 predates it)".into()));
     }
     let (swap_device, swap_pages, storage) = devices(m, err)?;
@@ -141,7 +139,7 @@ fn machine(m: &MachineToml, err: Err) -> Result<(MachineSpec, Option<String>), S
             ns
         },
     };
-    Ok((machine, seam_machine))
+    Ok(machine)
 }
 
 /// `machine.memory`, in pages: 1M to 8 TiB.
@@ -295,11 +293,10 @@ fn zones(m: &MachineToml, err: Err) -> Result<crate::mm::mmzone::ZoneLayout, Sce
     }
 }
 
-/// `[[cgroup]]`: each path well formed, its limits, its seam policy (added to the machine's,
-/// `seam_machine`), and the tree they make accepted by the memcg model.
-fn cgroups(raw: &[CgroupToml], machine: &MachineSpec, seam_machine: Option<String>, err: Err) -> Result<(Vec<MemcgSpec>, SeamSpec), ScenarioError> {
+/// `[[cgroup]]`: each path well formed, its limits, its seam policy (added to the machine's
+/// policy, [`MachinePolicy::add_cgroup`]), and the tree they make accepted by the memcg model.
+fn cgroups(raw: &[CgroupToml], machine: &mut MachineSpec, err: Err) -> Result<Vec<MemcgSpec>, ScenarioError> {
     let mut cgroups = Vec::new();
-    let mut seam = SeamSpec { machine: seam_machine, cgroups: Vec::new() };
     for (i, c) in raw.iter().enumerate() {
         let key = |k: &str| format!("cgroup[{i}].{k}");
         let path = c.path.clone().ok_or_else(|| err(&key("path"), "missing".into()))?;
@@ -321,9 +318,8 @@ fn cgroups(raw: &[CgroupToml], machine: &MachineSpec, seam_machine: Option<Strin
             min: limit("min", &c.min, 0)?,
         });
         if let Some(name) = &c.policy {
-            if let Some(p) = crate::policy::registry::cgroup_policy(name, machine.policy).map_err(|e| err(&key("policy"), e))? {
-                seam.cgroups.push((cgroups.last().expect("just pushed").path.clone(), p));
-            }
+            let path = &cgroups.last().expect("just pushed").path;
+            machine.policy.add_cgroup(path, name).map_err(|e| err(&key("policy"), e))?;
         }
     }
     crate::mm::memcontrol::Memcgs::new(machine.kernel, &cgroups, machine.rstat).map_err(|e| {
@@ -335,7 +331,7 @@ fn cgroups(raw: &[CgroupToml], machine: &MachineSpec, seam_machine: Option<Strin
             None => err("cgroup", e),
         }
     })?;
-    Ok((cgroups, seam))
+    Ok(cgroups)
 }
 
 /// `[[workload]]`: at least one, each in a declared cgroup, named uniquely without control

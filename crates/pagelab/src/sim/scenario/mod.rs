@@ -115,7 +115,8 @@ struct ScenarioToml {
 pub struct MachineSpec {
     pub memory_pages: u64,
     pub kernel: Kernel,
-    pub policy: PolicyKind,
+    /// `[machine] policy` with the `[[cgroup]] policy` choices, resolved from the registry.
+    pub policy: crate::policy::registry::MachinePolicy,
     pub swap_device: DeviceKind,
     pub swap_pages: u64,
     pub storage: DeviceKind,
@@ -172,8 +173,6 @@ pub struct Scenario {
     pub report_profile: bool,
     pub cgroups: Vec<MemcgSpec>,
     pub workloads: Vec<Workload>,
-    /// The seam policies of `[machine] policy` and `[[cgroup]] policy`.
-    pub seam: crate::policy::registry::SeamSpec,
     /// `[sample]`: the scenario is a miniature of the one its file describes (every size
     /// below is already scaled).
     pub sample: Option<crate::sim::sample::SampleSpec>,
