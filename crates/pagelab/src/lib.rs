@@ -12,11 +12,13 @@
 //! - [`report`]: the counters of a finished run, under the kernel's names;
 //! - [`sched`] and [`locking`]: the machine under `mm` when it has several CPUs (the kernel's
 //!   kernel/sched and kernel/locking): CPUs the tasks and kernel threads share, and locks
-//!   that are held for the work done under them.
+//!   that are held for the work done under them; [`block`]: the devices' queues (blk-mq's
+//!   tags).
 //!
 //! Every rule that models the kernel names the kernel function it follows and the versions
 //! (5.7, 6.1, 6.12) whose behaviour it reproduces.
 
+pub mod block;
 pub mod error;
 pub mod kernel;
 pub mod lab;

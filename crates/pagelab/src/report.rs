@@ -212,6 +212,10 @@ pub struct Report {
     /// spent it, the tasks' and kswapd's apart, largest first (`mm::profile`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profile: Option<Vec<crate::mm::profile::ProfileLine>>,
+    /// The devices' queues (`[time.storage]`/`[time.swap]` `queue_depth`, or `machine.cpus`
+    /// ≥ 2): requests, those that waited for a tag and how long, and the time in use.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub devices: Option<BTreeMap<String, crate::block::QueueStat>>,
     /// With `machine.cpus` ≥ 2: what each CPU did, kswapd's waits, and the contended locks
     /// ([`crate::sched`], [`crate::locking`]).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -576,6 +580,8 @@ impl Report {
             }),
             pageblocks: mm.pageblocks.as_ref().map(|p| PageblockReport { fallbacks: p.fallbacks, boosts: p.boosts, claims: p.claims }),
             sched: SchedReport::of(mm, m.elapsed_ns()),
+            devices: (mm.sched.is_some() || mm.file_dev.cost.queue_depth > 0 || mm.swap_dev.cost.queue_depth > 0)
+                .then(|| BTreeMap::from([("storage".to_string(), mm.file_dev.tags.stat.clone()), ("swap".to_string(), mm.swap_dev.tags.stat.clone())])),
             profile: s.report_profile.then(|| mm.profile.lines()),
             warnings: m.policy.warnings(mm),
         }

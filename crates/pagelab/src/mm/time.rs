@@ -101,6 +101,11 @@ pub struct DeviceCost {
     /// request of its own.
     #[serde(default)]
     pub cpu_read_request_ns: u64,
+    /// Requests in flight at most (blk-mq's tags: [`crate::block`]); a request submitted with
+    /// all taken waits for the first to complete. 0, the default: unlimited, every request's
+    /// latency overlapping the others'.
+    #[serde(default)]
+    pub queue_depth: u32,
 }
 
 impl DeviceCost {
@@ -113,7 +118,7 @@ impl DeviceCost {
             DeviceKind::Zram => (3_000, 8_000, 0),
             DeviceKind::Ramdisk => (1_000, 1_000, 400),
         };
-        DeviceCost { read_latency_ns: r, write_latency_ns: w, page_transfer_ns: t, cpu_page_ns: 0, cpu_read_request_ns: 0 }
+        DeviceCost { read_latency_ns: r, write_latency_ns: w, page_transfer_ns: t, cpu_page_ns: 0, cpu_read_request_ns: 0, queue_depth: 0 }
     }
 }
 
@@ -127,11 +132,14 @@ pub struct Device {
     pub pages_written: u64,
     /// Read requests submitted (each costs its submitter `cpu_read_request_ns`).
     pub read_requests: u64,
+    /// The requests in flight, with the queue's depth (`queue_depth`) and counts.
+    pub tags: crate::block::Tags,
 }
 
 impl Device {
     pub fn new(kind: DeviceKind, cost: DeviceCost) -> Device {
-        Device { kind, cost, busy_until: 0, pages_read: 0, pages_written: 0, read_requests: 0 }
+        let tags = crate::block::Tags::new(cost.queue_depth);
+        Device { kind, cost, busy_until: 0, pages_read: 0, pages_written: 0, read_requests: 0, tags }
     }
 
     /// A synchronous device's transfer of `pages` done on the submitter's CPU, on a machine
@@ -150,12 +158,16 @@ impl Device {
         latency + pages * self.cost.page_transfer_ns
     }
 
-    /// Submits a request of `pages` at `now` and returns when it completes.
+    /// Submits a request of `pages` at `now` and returns when it completes: it waits for a
+    /// tag if the queue is full ([`crate::block::Tags::admit`]), its latency overlaps the
+    /// other requests', and its transfer follows theirs.
     pub fn submit(&mut self, now: u64, pages: u64, write: bool) -> u64 {
         let latency = if write { self.cost.write_latency_ns } else { self.cost.read_latency_ns };
-        let start = (now + latency).max(self.busy_until);
+        let admitted = self.tags.admit(now);
+        let start = (admitted + latency).max(self.busy_until);
         let done = start + pages * self.cost.page_transfer_ns;
         self.busy_until = done;
+        self.tags.complete_at(admitted, done);
         if write {
             self.pages_written += pages;
         } else {
@@ -172,8 +184,10 @@ mod tests {
 
     #[test]
     fn requests_queue_behind_each_other() {
-        let mut d =
-            Device::new(DeviceKind::Ssd, DeviceCost { read_latency_ns: 10, write_latency_ns: 20, page_transfer_ns: 5, cpu_page_ns: 0, cpu_read_request_ns: 0 });
+        let mut d = Device::new(
+            DeviceKind::Ssd,
+            DeviceCost { read_latency_ns: 10, write_latency_ns: 20, page_transfer_ns: 5, cpu_page_ns: 0, cpu_read_request_ns: 0, queue_depth: 0 },
+        );
         assert_eq!(d.submit(0, 2, false), 20);
         // The second request's latency overlaps; its transfer waits for the first.
         assert_eq!(d.submit(0, 1, false), 25);

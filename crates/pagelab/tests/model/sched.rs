@@ -159,3 +159,54 @@ fn the_profile_books_each_cost_to_its_kernel_function() {
     assert!((total - 1.0).abs() < 1e-9, "the tasks' shares add up: {total}");
     assert!(run(&readers("cpus = 4", 8, 1_000, "")).profile.is_none(), "only when asked");
 }
+
+/// Two cgroups whose workloads read their own files from one SSD, `with_b` whether the second
+/// runs; `depth` the device's queue depth (0: unlimited).
+fn two_cgroups_on_one_ssd(depth: u32, with_b: bool) -> Report {
+    let workload = |name: &str| {
+        format!(
+            "[[workload]]\nname = \"{name}\"\ncgroup = \"/{name}\"\nkind = \"file-read\"\nfile_size = \"64M\"\ndistribution = \"uniform\"\nfadvise = \"random\"\nops = 4000\nseed = 5\n"
+        )
+    };
+    let b = if with_b { workload("b") } else { String::new() };
+    run(&format!(
+        r#"
+[machine]
+memory = "512M"
+kernel = "6.1"
+policy = "classic"
+storage = "ssd"
+
+[time.storage]
+read_latency_ns = 80000
+write_latency_ns = 30000
+page_transfer_ns = 2000
+queue_depth = {depth}
+
+[[cgroup]]
+path = "/a"
+max = "16M"
+
+[[cgroup]]
+path = "/b"
+max = "16M"
+
+{}
+{b}"#,
+        workload("a")
+    ))
+}
+
+#[test]
+fn two_cgroups_on_one_device_slow_each_other_when_its_queue_is_full() {
+    let alone = two_cgroups_on_one_ssd(1, false).tasks[0].elapsed_s;
+    let shared = two_cgroups_on_one_ssd(1, true);
+    assert!(shared.tasks[0].elapsed_s > 1.6 * alone, "one tag: a's reads wait for b's ({} vs {alone})", shared.tasks[0].elapsed_s);
+    let q = &shared.devices.as_ref().expect("a queue depth reports the devices")["storage"];
+    assert!(q.waited > 0 && q.wait_ns > 0, "{q:?}");
+    // With tags enough for both, only the transfers follow each other: a barely notices b.
+    let roomy_alone = two_cgroups_on_one_ssd(0, false).tasks[0].elapsed_s;
+    let roomy = two_cgroups_on_one_ssd(0, true).tasks[0].elapsed_s;
+    assert!(roomy < 1.2 * roomy_alone, "{roomy} vs {roomy_alone}");
+    assert!(two_cgroups_on_one_ssd(0, true).devices.is_none(), "no queue depth, no devices section");
+}
