@@ -124,6 +124,26 @@ pub(crate) fn for_each_size(o: &TraceRun, sizes: &[&str], one: impl Fn(&TraceRun
     Ok((Value::Array(all), table))
 }
 
+/// A plain cache's replay as JSON, one shape for page traces and access streams: the policy,
+/// `trace` (what the reader saw), the cache's size and the hits, misses and evictions.
+pub(crate) fn plain_json(o: &TraceRun, st: &pagelab_cachesim::Stats, trace: Value, memory: u64, wall: f64) -> Value {
+    json!({
+        "provenance": crate::report::plain_provenance(o.set),
+        "policy": st.policy,
+        "trace": trace,
+        "memory": memory,
+        "capacity_pages": memory / PAGE_SIZE,
+        "ops": st.ops,
+        "hits": st.hits,
+        "misses": st.misses,
+        "miss_ratio": st.miss_ratio(),
+        "evictions": st.evictions,
+        "state_bytes": st.state_bytes,
+        "wall_s": wall,
+        "accesses_per_s": st.ops as f64 / wall,
+    })
+}
+
 fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
     let memory = pagelab_workload::parse_size(o.memory).map_err(|e| Error::Msg(format!("--memory {}: {e}", o.memory)))?;
     let trace_json = |records: u64, pages: Option<u64>, zero: Option<u64>| json!({"path": o.path.display().to_string(), "format": o.format, "records": records, "pages": pages, "zero_size_records": zero});
@@ -147,22 +167,8 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
         if st.ops == 0 {
             bail!("{}: the trace has no accesses", o.path.display());
         }
-        let v = json!({
-            "provenance": crate::report::plain_provenance(o.set),
-            "policy": st.policy,
-            "trace": trace_json(st.ops, st.pages, input.zero_size_records.or(Some(zero))),
-            "memory": memory,
-            "capacity_pages": capacity,
-            "ops": st.ops,
-            "hits": st.hits,
-            "misses": st.misses,
-            "miss_ratio": st.miss_ratio(),
-            "evictions": st.evictions,
-            "state_bytes": st.state_bytes,
-            "convert_s": input.convert_s,
-            "wall_s": wall,
-            "accesses_per_s": st.ops as f64 / wall,
-        });
+        let mut v = plain_json(o, &st, trace_json(st.ops, st.pages, input.zero_size_records.or(Some(zero))), memory, wall);
+        v["convert_s"] = json!(input.convert_s);
         let table = format!(
             "{} {} pages: {} accesses, {} misses, miss ratio {:.6}, {:.1} M accesses/s\n",
             st.policy,

@@ -123,21 +123,7 @@ fn run_plain(o: &TraceRun, spec: &Spec) -> Result<(Value, String)> {
     let mut src = AccessStream::open(o.path, spec)?;
     let st = pagelab_cachesim::run(&mut src, policy, capacity)?;
     let wall = start.elapsed().as_secs_f64();
-    let v = json!({
-        "provenance": crate::report::plain_provenance(o.set),
-        "policy": st.policy,
-        "trace": trace_json(o, &src.counts(), src.bound()),
-        "memory": memory,
-        "capacity_pages": capacity,
-        "ops": st.ops,
-        "hits": st.hits,
-        "misses": st.misses,
-        "miss_ratio": st.miss_ratio(),
-        "evictions": st.evictions,
-        "state_bytes": st.state_bytes,
-        "wall_s": wall,
-        "accesses_per_s": st.ops as f64 / wall,
-    });
+    let v = crate::lab::replay::plain_json(o, &st, trace_json(o, &src.counts(), src.bound()), memory, wall);
     let th = crate::report::thousands;
     let table = format!("{} {} pages: {} accesses, {} misses, miss ratio {:.6}\n", st.policy, th(capacity), th(st.ops), th(st.misses), st.miss_ratio());
     Ok((v, table))
