@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{MachineSpec, Scenario, ScenarioError, ScenarioToml, WorkingsetToml};
+use super::{MachineSpec, Scenario, ScenarioError, ScenarioToml, TimeToml, WorkingsetToml};
 use crate::kernel::Kernel;
 use crate::mm::memcontrol::{MemcgSpec, RstatMode, PAGE_COUNTER_MAX};
 use crate::mm::swapfile::DeviceKind;
@@ -27,6 +27,7 @@ pub(super) fn build(raw: ScenarioToml, name: &str, err: Err) -> Result<Scenario,
     let workloads = workloads(&raw.workload, &cgroups, err)?;
     let workload_cpus = cpu_sets(&workloads, machine.cpus, err)?;
     let time = raw.time.unwrap_or_default();
+    check_costs(&time, err)?;
     let report_profile = raw.report.as_ref().and_then(|r| r.profile).unwrap_or(false);
     let report_interval_ns = report_interval(raw.report.and_then(|r| r.interval), err)?;
     let mglru = raw.mglru.unwrap_or_default();
@@ -239,6 +240,49 @@ fn percpu_pagelist_high_fraction(m: &MachineToml, err: Err) -> Result<u64, Scena
         f @ (0 | 8..) => Ok(f),
         f => Err(err("machine.percpu_pagelist_high_fraction", format!("{f}: the sysctl takes 0 (the default) or at least 8"))),
     }
+}
+
+/// The most a `[time]` figure may be: a second of CPU for one step of work, 100 s for a
+/// device's latency, 65,536 requests in flight. Past these the modeled clocks would overflow
+/// long before a run ends (a run then never ends); no machine is that slow.
+const MAX_COST_NS: u64 = 1_000_000_000;
+const MAX_LATENCY_NS: u64 = 100_000_000_000;
+const MAX_QUEUE_DEPTH: u64 = 65_536;
+
+/// Every `[time]` figure within its bound ([`MAX_COST_NS`], [`MAX_LATENCY_NS`],
+/// [`MAX_QUEUE_DEPTH`]), each named by its key.
+fn check_costs(time: &TimeToml, err: Err) -> Result<(), ScenarioError> {
+    let mut figures: Vec<(String, u64)> = Vec::new();
+    let mut add = |prefix: &str, value: toml::Value| {
+        if let toml::Value::Table(t) = value {
+            for (k, v) in t {
+                if let toml::Value::Integer(n) = v {
+                    figures.push((format!("{prefix}{k}"), n.max(0) as u64));
+                }
+            }
+        }
+    };
+    add("time.", toml::Value::try_from(&time.costs).expect("costs serialize"));
+    add("time.cpu.", toml::Value::try_from(&time.costs.cpu).expect("costs serialize"));
+    if let Some(d) = &time.swap {
+        add("time.swap.", toml::Value::try_from(d).expect("costs serialize"));
+    }
+    if let Some(d) = &time.storage {
+        add("time.storage.", toml::Value::try_from(d).expect("costs serialize"));
+    }
+    for (key, n) in figures {
+        let limit = if key.ends_with("queue_depth") {
+            MAX_QUEUE_DEPTH
+        } else if key.ends_with("latency_ns") {
+            MAX_LATENCY_NS
+        } else {
+            MAX_COST_NS
+        };
+        if n > limit {
+            return Err(err(&key, format!("{n} is more than {limit}: no machine is that slow, and the modeled clocks would overflow")));
+        }
+    }
+    Ok(())
 }
 
 /// `machine.cpus`: unset, or 1 to [`crate::sched::MAX_CPUS`].

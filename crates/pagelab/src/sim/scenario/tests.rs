@@ -306,3 +306,16 @@ fn overrides_reach_tables_and_named_list_entries() {
     let e = Scenario::parse(EXAMPLE, "s.toml", "s", &["workload.nope.ops=1".into()]).unwrap_err();
     assert!(e.message.contains("no entry named"), "{e}");
 }
+
+#[test]
+fn a_cost_past_what_any_machine_takes_is_refused_by_its_key() {
+    let e = parse(&format!("{EXAMPLE}\n[time]\nsyscall_ns = 9223372036854775807\n")).unwrap_err();
+    assert_eq!(e.key, "time.syscall_ns");
+    assert!(e.message.contains("overflow") && e.line.is_some(), "{e}");
+    let e = parse(&format!("{EXAMPLE}\n[time.cpu]\nlru_move_ns = 2000000000\n")).unwrap_err();
+    assert_eq!(e.key, "time.cpu.lru_move_ns");
+    let e = parse(&format!("{EXAMPLE}\n[time.storage]\nread_latency_ns = 1\nwrite_latency_ns = 1\npage_transfer_ns = 1\nqueue_depth = 100000\n")).unwrap_err();
+    assert_eq!(e.key, "time.storage.queue_depth");
+    // A slow disk's latency is fine.
+    parse(&format!("{EXAMPLE}\n[time.storage]\nread_latency_ns = 20000000000\nwrite_latency_ns = 1\npage_transfer_ns = 1\n")).unwrap();
+}
