@@ -287,6 +287,15 @@ impl Mm {
         self.cpu_in(Func::SubmitBio, c.cpu_page_ns * pages + c.cpu_read_request_ns);
     }
 
+    /// What `who` has used so far, for the scheduler's bursts ([`crate::sched::Sched::begin`]):
+    /// a task's CPU and reclaim time; all of kswapd's CPU is reclaim.
+    pub fn usage(&self, who: crate::sched::Who) -> crate::sched::Usage {
+        match who {
+            crate::sched::Who::Task(t) => crate::sched::Usage { cpu_ns: self.tasks[t].cpu_ns, reclaim_ns: self.tasks[t].reclaim_ns },
+            crate::sched::Who::Kswapd => crate::sched::Usage { cpu_ns: self.kswapd_cpu_ns, reclaim_ns: self.kswapd_cpu_ns },
+        }
+    }
+
     /// Submits `pages` of IO to the data disk now and returns when it completes. On a machine
     /// of several CPUs a synchronous device (brd) does the transfer on the submitter's CPU
     /// before the submission returns ([`Device::on_cpu`]): the time is the actor's CPU time
@@ -332,13 +341,10 @@ impl Mm {
     /// per batch (folio_batch_move_lru() relocks per lruvec run, shrink_inactive_list()
     /// and evict_folios() once per isolation and once per putback).
     pub fn lru_lock(&mut self, memcg: MemcgId, folios: u64) {
+        let at = self.now();
         let Some(sched) = self.sched.as_mut() else { return };
         let c = &self.cfg.costs.cpu;
         let hold = folios * c.lru_move_ns;
-        let at = match self.actor {
-            Actor::Task(t) => self.tasks[t].clock,
-            Actor::Kswapd => self.kswapd_clock,
-        };
         let section = self.memcgs.get_mut(memcg).lruvec.lru_lock.lock(at, hold, c.lock_handoff_ns);
         sched.spun(section.spin);
         self.cpu_in(Func::QueuedSpinLockSlowpath, section.spin);

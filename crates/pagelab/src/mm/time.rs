@@ -148,32 +148,38 @@ impl Device {
     /// CPU on its own, with no queue between them. Returns that CPU time (the request's
     /// latency and transfer); counted as [`Device::submit`] counts.
     pub fn on_cpu(&mut self, pages: u64, write: bool) -> u64 {
-        let latency = if write { self.cost.write_latency_ns } else { self.cost.read_latency_ns };
+        self.count(pages, write);
+        self.latency(write) + pages * self.cost.page_transfer_ns
+    }
+
+    fn latency(&self, write: bool) -> u64 {
+        if write {
+            self.cost.write_latency_ns
+        } else {
+            self.cost.read_latency_ns
+        }
+    }
+
+    /// Counts a request of `pages`, as the device's figures keep them.
+    fn count(&mut self, pages: u64, write: bool) {
         if write {
             self.pages_written += pages;
         } else {
             self.pages_read += pages;
             self.read_requests += 1;
         }
-        latency + pages * self.cost.page_transfer_ns
     }
 
     /// Submits a request of `pages` at `now` and returns when it completes: it waits for a
     /// tag if the queue is full ([`crate::block::Tags::admit`]), its latency overlaps the
     /// other requests', and its transfer follows theirs.
     pub fn submit(&mut self, now: u64, pages: u64, write: bool) -> u64 {
-        let latency = if write { self.cost.write_latency_ns } else { self.cost.read_latency_ns };
         let admitted = self.tags.admit(now);
-        let start = (admitted + latency).max(self.busy_until);
+        let start = (admitted + self.latency(write)).max(self.busy_until);
         let done = start + pages * self.cost.page_transfer_ns;
         self.busy_until = done;
         self.tags.complete_at(admitted, done);
-        if write {
-            self.pages_written += pages;
-        } else {
-            self.pages_read += pages;
-            self.read_requests += 1;
-        }
+        self.count(pages, write);
         done
     }
 }

@@ -132,6 +132,14 @@ pub struct Burst {
     pub lock_spin_ns: u64,
 }
 
+/// An actor's CPU and reclaim time so far: what [`Sched::begin`] and [`Sched::end`] take the
+/// difference of.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub cpu_ns: u64,
+    pub reclaim_ns: u64,
+}
+
 /// The machine's CPUs.
 #[derive(Clone, Debug)]
 pub struct Cpus {
@@ -225,9 +233,9 @@ pub struct Sched {
     pub cpus: Cpus,
     pub tasks: Vec<Entity>,
     pub kswapd: Entity,
-    /// The burst in progress: whose, its grant, and the actor's CPU and reclaim time and
-    /// lock spin at its start.
-    current: Option<(Who, Grant, Burst)>,
+    /// The burst in progress: whose, its grant, and the actor's usage and lock spin at its
+    /// start.
+    current: Option<(Who, Grant, Usage, u64)>,
 }
 
 impl Sched {
@@ -245,39 +253,37 @@ impl Sched {
 
     /// `who`, runnable at `at`, asks for a CPU: the grant (see [`Cpus::acquire`]). The burst
     /// begins when [`Sched::begin`] is called with it.
-    pub fn acquire(&mut self, who: Who, at: u64) -> Grant {
-        let e = self.entity(who);
-        let (set, last) = (e.set.clone(), e.last);
-        self.cpus.acquire(&set, last, at)
+    pub fn acquire(&self, who: Who, at: u64) -> Grant {
+        let e = match who {
+            Who::Task(t) => &self.tasks[t],
+            Who::Kswapd => &self.kswapd,
+        };
+        self.cpus.acquire(&e.set, e.last, at)
     }
 
-    /// The burst of `who` under grant `g` begins; `at_start` is the actor's CPU and reclaim
-    /// time so far (its lock spin is the scheduler's own count).
-    pub fn begin(&mut self, who: Who, g: Grant, at_start: Burst) {
+    /// The burst of `who` under grant `g` begins, the actor's usage so far `at_start` (its
+    /// lock spin is the scheduler's own count).
+    pub fn begin(&mut self, who: Who, g: Grant, at_start: Usage) {
         let e = self.entity(who);
         e.runq_wait_ns += g.wait;
         e.waits += (g.wait > 0) as u64;
         e.last = Some(g.cpu);
         let spin = e.lock_spin_ns;
-        self.current = Some((who, g, Burst { lock_spin_ns: spin, ..at_start }));
+        self.current = Some((who, g, at_start, spin));
     }
 
-    /// The burst in progress ends, the actor's CPU and reclaim time now `at_end`: its CPU is
-    /// busy for the difference.
-    pub fn end(&mut self, at_end: Burst) {
-        let Some((who, g, start)) = self.current.take() else { return };
-        let spin = self.entity(who).lock_spin_ns;
-        let b = Burst {
-            cpu_ns: at_end.cpu_ns - start.cpu_ns,
-            reclaim_ns: (at_end.reclaim_ns - start.reclaim_ns).min(at_end.cpu_ns - start.cpu_ns),
-            lock_spin_ns: spin - start.lock_spin_ns,
-        };
+    /// The burst in progress ends, the actor's usage now `at_end`: its CPU is busy for the
+    /// difference.
+    pub fn end(&mut self, at_end: Usage) {
+        let Some((who, g, start, spin_start)) = self.current.take() else { return };
+        let cpu_ns = at_end.cpu_ns - start.cpu_ns;
+        let b = Burst { cpu_ns, reclaim_ns: (at_end.reclaim_ns - start.reclaim_ns).min(cpu_ns), lock_spin_ns: self.entity(who).lock_spin_ns - spin_start };
         self.cpus.release(g, b);
     }
 
     /// The actor of the burst in progress spun `ns` on a contended lock.
     pub fn spun(&mut self, ns: u64) {
-        if let Some((who, _, _)) = self.current {
+        if let Some((who, ..)) = self.current {
             self.entity(who).lock_spin_ns += ns;
         }
     }

@@ -269,9 +269,9 @@ impl<P: Policy> Machine<P> {
                     let before = self.mm.kswapd_clock;
                     let cpu_before = self.mm.kswapd_cpu_ns;
                     kswapd_step(&mut self.mm, &mut self.policy);
+                    let usage = self.mm.usage(crate::sched::Who::Kswapd);
                     if let Some(sched) = self.mm.sched.as_mut() {
-                        let cpu = self.mm.kswapd_cpu_ns;
-                        sched.end(crate::sched::Burst { cpu_ns: cpu, reclaim_ns: cpu, lock_spin_ns: 0 });
+                        sched.end(usage);
                     }
                     self.share_the_cpu(before, cpu_before, now);
                     if self.mm.node.kswapd.is_none() {
@@ -331,16 +331,16 @@ impl<P: Policy> Machine<P> {
 
     /// Several CPUs: kswapd, due to run a step of balancing, waits for a CPU of its node.
     fn kswapd_takes_cpu(&mut self) {
-        use crate::sched::{Burst, Who};
-        let Some(sched) = self.mm.sched.as_mut() else { return };
+        use crate::sched::Who;
+        // Not balancing (`kswapd` is `None`): the nap's end is a timer, not CPU work.
         if self.mm.node.kswapd.is_none() {
-            // Not balancing: the nap's end is a timer, not CPU work.
             return;
         }
+        let usage = self.mm.usage(Who::Kswapd);
+        let Some(sched) = self.mm.sched.as_mut() else { return };
         let g = sched.acquire(Who::Kswapd, self.mm.kswapd_clock);
         self.mm.kswapd_clock = g.start;
-        let cpu = self.mm.kswapd_cpu_ns;
-        sched.begin(Who::Kswapd, g, Burst { cpu_ns: cpu, reclaim_ns: cpu, lock_spin_ns: 0 });
+        sched.begin(Who::Kswapd, g, usage);
     }
 
     /// `machine.cpus = 1`: the kswapd step that began at `start` takes its CPU time from the
@@ -428,22 +428,20 @@ impl<P: Policy> Machine<P> {
     /// due meanwhile (kswapd's steps among them, which take CPUs too) run before it asks again.
     #[inline(never)]
     fn take_cpu(&mut self, t: usize) {
-        use crate::sched::{Burst, Who};
+        use crate::sched::Who;
         loop {
             let at = self.mm.tasks[t].clock;
             self.run_events_until(at);
             self.mm.actor = Actor::Task(t);
-            let g = self.mm.sched.as_mut().expect("several CPUs").acquire(Who::Task(t), at);
-            let sched = if g.wait > 0 && self.event_due(g.start) {
-                self.mm.tasks[t].clock = g.start;
+            let g = self.mm.sched.as_ref().expect("several CPUs").acquire(Who::Task(t), at);
+            self.mm.tasks[t].clock = g.start;
+            if g.wait > 0 && self.event_due(g.start) {
+                // Events fell due while it waited: they run, and it asks again.
                 self.mm.sched.as_mut().expect("several CPUs").tasks[t].runq_wait_ns += g.wait;
                 continue;
-            } else {
-                self.mm.sched.as_mut().expect("several CPUs")
-            };
-            let task = &mut self.mm.tasks[t];
-            task.clock = g.start;
-            sched.begin(Who::Task(t), g, Burst { cpu_ns: task.cpu_ns, reclaim_ns: task.reclaim_ns, lock_spin_ns: 0 });
+            }
+            let usage = self.mm.usage(Who::Task(t));
+            self.mm.sched.as_mut().expect("several CPUs").begin(Who::Task(t), g, usage);
             return;
         }
     }
@@ -459,9 +457,9 @@ impl<P: Policy> Machine<P> {
         if self.mm.wb_pending_all || self.mm.wb_pending_background {
             crate::mm::page_writeback::flusher_run(&mut self.mm, &mut self.policy, false);
         }
+        let usage = self.mm.usage(crate::sched::Who::Task(t));
         if let Some(sched) = self.mm.sched.as_mut() {
-            let task = &self.mm.tasks[t];
-            sched.end(crate::sched::Burst { cpu_ns: task.cpu_ns, reclaim_ns: task.reclaim_ns, lock_spin_ns: 0 });
+            sched.end(usage);
         }
         self.done_ops += 1;
         ok && !self.mm.tasks[t].killed
