@@ -60,12 +60,12 @@ impl PolicyKind {
         PolicyKind::Lru,
         PolicyKind::Fifo,
         PolicyKind::Clock,
-        PolicyKind::Opt,
         PolicyKind::Sieve,
         PolicyKind::S3Fifo,
         PolicyKind::Arc,
         PolicyKind::Mru,
         PolicyKind::Lfu,
+        PolicyKind::Opt,
     ];
 
     pub fn name(self) -> &'static str {
@@ -79,6 +79,29 @@ impl PolicyKind {
             PolicyKind::Arc => "arc",
             PolicyKind::Mru => "mru",
             PolicyKind::Lfu => "lfu",
+        }
+    }
+
+    /// One line on what it does (`pagelab policies`).
+    pub fn description(self) -> &'static str {
+        match self {
+            PolicyKind::Lru => "exact LRU: evict the least recently used page",
+            PolicyKind::Fifo => "first in, first out; hits change nothing",
+            PolicyKind::Clock => "CLOCK: FIFO with one reference bit (second chance)",
+            PolicyKind::Opt => "Belady's MIN with the trace's future (a bound)",
+            PolicyKind::Sieve => "SIEVE (NSDI '24): FIFO with a visited bit and a hand that keeps survivors in place",
+            PolicyKind::S3Fifo => "S3-FIFO (SOSP '23): small, main and ghost FIFOs, as libCacheSim runs it",
+            PolicyKind::Arc => "ARC (FAST '03): recency and frequency lists with ghosts and an adaptive target",
+            PolicyKind::Mru => "MRU: evict the most recently used page (cache_ext's scan policy)",
+            PolicyKind::Lfu => "LFU: evict the least frequently used page, least recent on a tie",
+        }
+    }
+
+    /// Its parameters and where they are set ("" for none).
+    pub fn params(self) -> &'static str {
+        match self {
+            PolicyKind::S3Fifo | PolicyKind::Arc => "sized by the cache: the cgroup's memory.max (machine) or the capacity (trace)",
+            _ => "",
         }
     }
 

@@ -70,6 +70,26 @@ fn the_kernel_models_replay_a_trace_as_file_reads() {
     let distinct = ids.iter().collect::<std::collections::BTreeSet<_>>().len() as u64;
     assert!(v["misses"].as_u64().unwrap() > distinct, "{}", v["misses"]);
     assert!(v["vmstat"]["pgsteal_file"].as_u64().unwrap() > 0);
+    // The misses are counted, not derived: under POSIX_FADV_RANDOM each reads one page.
+    assert_eq!(v["misses"].as_u64().unwrap() * 4, v["vmstat"]["pgpgin"].as_u64().unwrap());
+    assert_eq!(v["hits"].as_u64().unwrap() + v["misses"].as_u64().unwrap(), 5000);
+    assert_eq!(v["evictions"], v["vmstat"]["pgsteal_file"]);
+}
+
+#[test]
+fn a_kernel_model_replay_has_every_key_of_a_plain_cache_replay() {
+    let ids: Vec<u64> = (0..3000u64).map(|i| (i * 7919) % 900).collect();
+    let p = path("shape.oracleGeneral");
+    write_oracle(&p, with_next_access(&ids, 4096), None).unwrap();
+    let plain = run_json(&["run", "--trace", p.to_str().unwrap(), "--policy", "lru", "--memory", "2M"]);
+    let kernel = run_json(&["run", "--trace", p.to_str().unwrap(), "--policy", "classic", "--memory", "2M"]);
+    // state_bytes is a plain cache's own state; a kernel model's is its whole report.
+    let missing: Vec<&String> = plain.as_object().unwrap().keys().filter(|k| *k != "state_bytes" && kernel.get(k.as_str()).is_none()).collect();
+    assert!(missing.is_empty(), "kernel replay lacks {missing:?}");
+    for v in [&plain, &kernel] {
+        assert_eq!(v["hits"].as_u64().unwrap() + v["misses"].as_u64().unwrap(), v["ops"].as_u64().unwrap());
+        assert_eq!(v["capacity_pages"], 512);
+    }
 }
 
 #[test]

@@ -215,11 +215,17 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
     // The machine and task built for the trace are an implementation detail (a streamed
     // trace's file grows as it is read): the replay's provenance is the versions and --set.
     v["provenance"] = crate::report::plain_provenance(o.set);
-    // Without readahead (the file is read with POSIX_FADV_RANDOM) every miss reads one page.
-    let misses = report.vmstat.get("pgpgin").copied().unwrap_or(0) / (PAGE_SIZE / 1024);
+    let misses = status.misses;
     let ops_done = report.ops;
     let m = v.as_object_mut().expect("a report is an object");
     m.insert("trace".into(), trace_json(ops_done, Some(status.pages_seen), zero));
+    // The plain caches' keys, so one reader takes both: what the machine was given, the
+    // hits, and the pages reclaim freed (pgsteal) as the evictions.
+    m.insert("memory".into(), (s.machine.memory_pages * PAGE_SIZE).into());
+    m.insert("capacity_pages".into(), s.machine.memory_pages.into());
+    m.insert("hits".into(), (ops_done - misses).into());
+    let evictions = ["pgsteal_anon", "pgsteal_file"].iter().map(|k| report.vmstat.get(*k).copied().unwrap_or(0)).sum::<u64>();
+    m.insert("evictions".into(), evictions.into());
     m.insert("misses".into(), misses.into());
     m.insert("miss_ratio".into(), (if ops_done == 0 { 0.0 } else { misses as f64 / ops_done as f64 }).into());
     m.insert("convert_s".into(), input.convert_s.into());

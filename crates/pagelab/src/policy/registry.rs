@@ -4,7 +4,7 @@
 //! Python package all read this table.
 //!
 //! Adding a seam policy is one file implementing
-//! [`EvictionPolicy`](crate::policy::seam::EvictionPolicy) and one line in [`POLICIES`]
+//! [`EvictionPolicy`](crate::policy::seam::EvictionPolicy) and one line in its `SEAM` table
 //! (see docs/policies.md).
 
 use pagelab_cachesim::PolicyKind as Plain;
@@ -65,8 +65,8 @@ pub struct PolicyInfo {
     pub build: Build,
 }
 
-/// The registry.
-pub const POLICIES: &[PolicyInfo] = &[
+/// The kernel's own LRUs.
+const KERNEL: [PolicyInfo; 2] = [
     PolicyInfo {
         name: "classic",
         description: "the kernel's active/inactive LRU (mm/vmscan.c with MGLRU off; 5.7, 6.1, 6.12)",
@@ -81,59 +81,28 @@ pub const POLICIES: &[PolicyInfo] = &[
         runs: Runs::Both,
         build: Build::Kernel(PolicyKind::Mglru),
     },
-    PolicyInfo { name: "lru", description: "exact LRU: evict the least recently used page", params: "", runs: Runs::Both, build: Build::Plain(Plain::Lru) },
-    PolicyInfo { name: "fifo", description: "first in, first out; hits change nothing", params: "", runs: Runs::Both, build: Build::Plain(Plain::Fifo) },
-    PolicyInfo {
-        name: "clock",
-        description: "CLOCK: FIFO with one reference bit (second chance)",
-        params: "",
-        runs: Runs::Both,
-        build: Build::Plain(Plain::Clock),
-    },
-    PolicyInfo {
-        name: "sieve",
-        description: "SIEVE (NSDI '24): FIFO with a visited bit and a hand that keeps survivors in place",
-        params: "",
-        runs: Runs::Both,
-        build: Build::Plain(Plain::Sieve),
-    },
-    PolicyInfo {
-        name: "s3fifo",
-        description: "S3-FIFO (SOSP '23): small, main and ghost FIFOs, as libCacheSim runs it",
-        params: "sized by the cache: the cgroup's memory.max (machine) or the capacity (trace)",
-        runs: Runs::Both,
-        build: Build::Plain(Plain::S3Fifo),
-    },
-    PolicyInfo {
-        name: "arc",
-        description: "ARC (FAST '03): recency and frequency lists with ghosts and an adaptive target",
-        params: "sized by the cache: the cgroup's memory.max (machine) or the capacity (trace)",
-        runs: Runs::Both,
-        build: Build::Plain(Plain::Arc),
-    },
-    PolicyInfo {
-        name: "mru",
-        description: "MRU: evict the most recently used page (cache_ext's scan policy)",
-        params: "",
-        runs: Runs::Both,
-        build: Build::Plain(Plain::Mru),
-    },
-    PolicyInfo {
-        name: "lfu",
-        description: "LFU: evict the least frequently used page, least recent on a tie",
-        params: "",
-        runs: Runs::Both,
-        build: Build::Plain(Plain::Lfu),
-    },
-    PolicyInfo {
-        name: "random",
-        description: "evict a random folio of the cgroup (seeded)",
-        params: "",
-        runs: Runs::Machine,
-        build: Build::Seam(|_| Box::new(Random::new(42))),
-    },
-    PolicyInfo { name: "opt", description: "Belady's MIN with the trace's future (a bound)", params: "", runs: Runs::Trace, build: Build::Plain(Plain::Opt) },
 ];
+
+/// The seam policies written for the kernel model: a new one is one file and one line here.
+const SEAM: [PolicyInfo; 1] = [PolicyInfo {
+    name: "random",
+    description: "evict a random folio of the cgroup (seeded)",
+    params: "",
+    runs: Runs::Machine,
+    build: Build::Seam(|_| Box::new(Random::new(42))),
+}];
+
+/// A plain cache's row, from pagelab_cachesim's own table of names and descriptions: a
+/// plain cache runs on traces, and behind the seam unless it needs the future (OPT).
+fn plain_row(kind: Plain) -> PolicyInfo {
+    let runs = if kind.needs_future() { Runs::Trace } else { Runs::Both };
+    PolicyInfo { name: kind.name(), description: kind.description(), params: kind.params(), runs, build: Build::Plain(kind) }
+}
+
+/// The registry: the kernel's LRUs, every plain cache of pagelab_cachesim, then the seam
+/// policies, in the order `pagelab policies` lists them.
+pub static POLICIES: std::sync::LazyLock<Vec<PolicyInfo>> =
+    std::sync::LazyLock::new(|| KERNEL.into_iter().chain(Plain::ALL.map(plain_row)).chain(SEAM).collect());
 
 /// The registered policy of this name.
 pub fn find(name: &str) -> Option<&'static PolicyInfo> {
@@ -149,7 +118,7 @@ pub fn names(filter: impl Fn(&PolicyInfo) -> bool) -> String {
 pub fn listing() -> String {
     let w = POLICIES.iter().map(|p| p.name.len()).max().unwrap_or(0);
     let mut out = String::new();
-    for p in POLICIES {
+    for p in POLICIES.iter() {
         let params = if p.params.is_empty() { String::new() } else { format!(" [{}]", p.params) };
         out.push_str(&format!("{:w$}  {:7}  {}{}\n", p.name, p.runs.name(), p.description, params));
     }
@@ -336,4 +305,23 @@ fn build_ext(mm: &Mm, seam: &SeamSpec, extra: Option<Factory>, name: &'static st
         })
         .collect();
     Ext::new(mm, name, policies)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_plain_cache_is_listed_once_under_its_cachesim_name() {
+        for kind in Plain::ALL {
+            let rows: Vec<&PolicyInfo> = POLICIES.iter().filter(|p| matches!(p.build, Build::Plain(k) if k == kind)).collect();
+            assert_eq!(rows.len(), 1, "{}", kind.name());
+            assert_eq!(find(kind.name()).map(|p| p.name), Some(kind.name()));
+            assert_eq!(rows[0].runs.on_machine(), !kind.needs_future(), "{}", kind.name());
+        }
+        let mut names: Vec<&str> = POLICIES.iter().map(|p| p.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), POLICIES.len(), "a name is registered twice");
+    }
 }

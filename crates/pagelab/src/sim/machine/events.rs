@@ -149,6 +149,8 @@ impl<P: Policy> Machine<P> {
                 break;
             }
             self.begin_op(T, read.think_ns);
+            let OpSource::Pages(pages) = &mut self.tasks[T].stream else { unreachable!("a trace of reads") };
+            pages.note_read(&self.mm.space, file.base + page as crate::mm::mapping::Vpn);
             let ok = crate::mm::filemap::filemap_read(&mut self.mm, &mut self.policy, file, &mut ra, page, 1);
             if !self.end_op(T, ok) {
                 break;
@@ -470,6 +472,9 @@ impl<P: Policy> Machine<P> {
     pub fn apply(&mut self, t: usize, op: Op) {
         self.begin_op(t, op.think_ns);
         let obj = self.tasks[t].objects[op.object as usize];
+        if let (OpSource::Pages(pages), Access::Buffered, false) = (&mut self.tasks[t].stream, op.access, op.write) {
+            pages.note_read(&self.mm.space, obj.file.base + op.page as crate::mm::mapping::Vpn);
+        }
         let ok = match op.access {
             Access::Buffered => {
                 let ra = &mut self.tasks[t].ra[op.object as usize];

@@ -60,6 +60,9 @@ impl Iterator for OpSource {
 #[derive(Debug, Default)]
 pub struct TraceStatus {
     pub pages_seen: u64,
+    /// The trace's reads whose page was not in the page cache when the read began: the
+    /// misses, counted where they happen (a page whose read is still in flight is a hit).
+    pub misses: u64,
     pub zero_size_records: u64,
     pub error: Option<TraceError>,
 }
@@ -82,6 +85,14 @@ pub struct PageOps {
     pub(super) sized: bool,
     /// Pages the trace has shown so far: every page in `buf` is below it.
     pub(super) pages_seen: u64,
+}
+
+impl PageOps {
+    /// Counts a read of `vpn` as a miss if its page is not cached as the read begins.
+    #[inline]
+    pub(super) fn note_read(&mut self, space: &crate::mm::mapping::AddressSpace, vpn: crate::mm::mapping::Vpn) {
+        self.status.misses += space.resident(vpn).is_none() as u64;
+    }
 }
 
 impl PageOps {
