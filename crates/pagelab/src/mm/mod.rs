@@ -179,6 +179,8 @@ pub struct Mm {
     /// The per-CPU lru_add and activate folio batches (mm/swap.c cpu_fbatches), one CPU.
     pub lru_add_batch: Vec<Pfn>,
     pub activate_batch: Vec<Pfn>,
+    /// Several CPUs: the other CPUs' batches.
+    pub percpu: Option<Box<crate::mm::swap::PerCpuBatches>>,
     pub file_nodes: ShadowNodes,
     pub swap_nodes: ShadowNodes,
     pub nr_dirty: u64,

@@ -79,7 +79,7 @@ fn kill_task<P: Policy>(mm: &mut Mm, p: &mut P, t: usize) -> u64 {
 /// in the page cache) and its private anonymous memory is freed, every resident page and
 /// swap slot. Returns the resident pages freed.
 pub fn exit_mmap<P: Policy>(mm: &mut Mm, p: &mut P, t: usize) -> u64 {
-    crate::mm::swap::lru_add_drain(mm, p);
+    crate::mm::swap::lru_add_drain_all(mm, p);
     zap_file_mappings(mm, p, t);
     let mut freed = 0;
     for obj in mm.tasks[t].anon_objects.clone() {

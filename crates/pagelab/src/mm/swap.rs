@@ -8,6 +8,63 @@ use crate::mm::memcontrol::{MemcgId, StatItem};
 use crate::mm::vmstat::Lru;
 use crate::mm::Mm;
 
+/// The lru_add and activate batches of the CPUs other than the running one, when the
+/// machine has several (`machine.cpus` ≥ 2); the running CPU's are [`Mm::lru_add_batch`] and
+/// [`Mm::activate_batch`], so the one-CPU model and the hot path see one batch as before.
+///
+/// Models the per-CPU `cpu_fbatches` of mm/swap.c (6.1, 6.12): a folio waits in the batch
+/// of the CPU that added it, and only that CPU drains it (when the batch fills, or when a
+/// task on it calls lru_add_drain(), as reclaim does); a folio in another CPU's batch is
+/// invisible to reclaim and to __lru_cache_activate_folio(), which searches the local batch.
+#[derive(Debug)]
+pub struct PerCpuBatches {
+    /// The CPU whose batches are in `Mm`'s fields.
+    cpu: u32,
+    lru_add: Vec<Vec<Pfn>>,
+    activate: Vec<Vec<Pfn>>,
+}
+
+impl PerCpuBatches {
+    pub fn new(cpus: u32) -> PerCpuBatches {
+        PerCpuBatches { cpu: 0, lru_add: vec![Vec::new(); cpus as usize], activate: vec![Vec::new(); cpus as usize] }
+    }
+
+    /// Whether `pfn` waits in some CPU's activation batch other than the running one's.
+    pub fn in_other_activate_batch(&self, pfn: Pfn) -> bool {
+        self.activate.iter().any(|b| b.contains(&pfn))
+    }
+}
+
+/// The running actor is now on `cpu`: its batches become `Mm`'s and the previous CPU's are
+/// parked.
+pub fn this_cpu(mm: &mut Mm, cpu: u32) {
+    let Some(pc) = mm.percpu.as_mut() else { return };
+    if pc.cpu == cpu {
+        return;
+    }
+    let (old, new) = (pc.cpu as usize, cpu as usize);
+    std::mem::swap(&mut mm.lru_add_batch, &mut pc.lru_add[old]);
+    std::mem::swap(&mut mm.activate_batch, &mut pc.activate[old]);
+    std::mem::swap(&mut mm.lru_add_batch, &mut pc.lru_add[new]);
+    std::mem::swap(&mut mm.activate_batch, &mut pc.activate[new]);
+    pc.cpu = cpu;
+}
+
+/// Models mm/swap.c: lru_add_drain_all() (6.1, 6.12): every CPU's batches drained. The model
+/// calls it before it frees folios that may wait in another CPU's batch (a task's exit): the
+/// kernel's batch holds a reference and the folio is freed when that CPU drains it; the model
+/// drains first and frees at once.
+pub fn lru_add_drain_all<P: Policy>(mm: &mut Mm, p: &mut P) {
+    let cpus = mm.percpu.as_ref().map_or(0, |pc| pc.lru_add.len() as u32);
+    let home = mm.percpu.as_ref().map_or(0, |pc| pc.cpu);
+    for cpu in (0..cpus).filter(|&c| c != home) {
+        this_cpu(mm, cpu);
+        lru_add_drain(mm, p);
+    }
+    this_cpu(mm, home);
+    lru_add_drain(mm, p);
+}
+
 /// Models mm/swap.c: folio_add_lru() (6.1/6.12): the folio waits in this CPU's lru_add batch,
 /// invisible to reclaim, until the batch fills (PAGEVEC_SIZE entries) or is drained. With
 /// MGLRU on, a folio added while the task faults on a VMA with recency is marked active, so
@@ -120,10 +177,12 @@ fn drain_activate<P: Policy>(mm: &mut Mm, p: &mut P) {
     mm.activate_batch.clear();
 }
 
-/// Models the search of mm/swap.c: __lru_cache_activate_folio(): a folio still waiting in
-/// the lru_add batch is activated in place (no pgactivate event).
+/// Models the search of mm/swap.c: __lru_cache_activate_folio() (6.1, 6.12): a folio still
+/// waiting in this CPU's lru_add batch is activated in place (no pgactivate event).
 pub fn lru_cache_activate_folio(mm: &mut Mm, pfn: Pfn) {
-    if mm.folios.test(pfn, pg::IN_LRU_ADD) {
+    // With several CPUs the folio may wait in another CPU's batch, which is not searched.
+    let local = mm.percpu.is_none() || mm.lru_add_batch.contains(&pfn);
+    if local && mm.folios.test(pfn, pg::IN_LRU_ADD) {
         mm.folios.set(pfn, pg::ACTIVE);
     }
 }

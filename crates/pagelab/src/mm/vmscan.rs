@@ -791,12 +791,12 @@ fn shrink_one_folio<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, sc: &mut ScanCo
     Verdict::Freed
 }
 
-/// A folio queued in this CPU's activation batch holds the batch's reference (6.1 leaves it
+/// A folio queued in a CPU's activation batch holds the batch's reference (6.1 leaves it
 /// on the LRU, so reclaim can isolate it: MGLRU's look-around queues folios through
 /// folio_activate() in the middle of an eviction pass).
 #[inline]
 fn in_cpu_batch(mm: &Mm, pfn: Pfn) -> bool {
-    !mm.activate_batch.is_empty() && mm.activate_batch.contains(&pfn)
+    (!mm.activate_batch.is_empty() && mm.activate_batch.contains(&pfn)) || mm.percpu.as_ref().is_some_and(|pc| pc.in_other_activate_batch(pfn))
 }
 
 /// Models mm/rmap.c: try_to_unmap(): the page leaves the page table (an anon PTE becomes a

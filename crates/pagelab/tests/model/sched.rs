@@ -69,8 +69,10 @@ const FREE_LOCKS: &str = "[time.cpu]\nlru_move_ns = 0\nlock_handoff_ns = 0";
 #[test]
 fn with_a_cpu_for_every_task_and_free_locks_the_counters_are_the_unset_machines() {
     // An SSD: a device that queues on every machine (a ramdisk's transfers move onto the
-    // CPUs with several of them).
-    let ssd = |machine: &str, extra: &str| readers(machine, 4, 20_000, extra).replace("storage = \"ramdisk\"", "storage = \"ssd\"");
+    // CPUs with several of them). One task, which keeps its CPU: with several, each CPU's
+    // lru_add batch is its own (per_cpu_batches_are_drained_per_cpu), which the unset
+    // machine's one batch is not.
+    let ssd = |machine: &str, extra: &str| readers(machine, 1, 20_000, extra).replace("storage = \"ramdisk\"", "storage = \"ssd\"");
     let unset = run(&ssd("", ""));
     let many = run(&ssd("cpus = 8", FREE_LOCKS));
     assert_eq!(counters(&many), counters(&unset));
@@ -209,4 +211,50 @@ fn two_cgroups_on_one_device_slow_each_other_when_its_queue_is_full() {
     let roomy = two_cgroups_on_one_ssd(0, true).tasks[0].elapsed_s;
     assert!(roomy < 1.2 * roomy_alone, "{roomy} vs {roomy_alone}");
     assert!(two_cgroups_on_one_ssd(0, true).devices.is_none(), "no queue depth, no devices section");
+}
+
+/// Two tasks on CPUs 0 and 1 reading one file (`file = "f"`), nothing run yet.
+fn two_cpus_one_file() -> pagelab::sim::Machine<pagelab::policy::classic::Classic> {
+    let w = |name: &str, cpu: u32| {
+        format!("[[workload]]\nname = \"{name}\"\ncgroup = \"/\"\nkind = \"file-read\"\nfile = \"f\"\nfile_size = \"100p\"\nfadvise = \"random\"\nops = 0\ncpus = \"{cpu}\"\n")
+    };
+    common::classic(&format!("[machine]\nmemory = \"64M\"\nkernel = \"6.1\"\npolicy = \"classic\"\ncpus = 2\n{}{}", w("a", 0), w("b", 1)))
+}
+
+#[test]
+fn per_cpu_batches_are_drained_per_cpu() {
+    use common::{pfn_of, read};
+    use pagelab::mm::folio::pg;
+    let mut m = two_cpus_one_file();
+    m.apply(0, read(0, 7)); // into CPU 0's lru_add batch
+    m.apply(1, read(0, 3)); // into CPU 1's
+    let (p7, p3) = (pfn_of(&m, 0, 0, 7).unwrap(), pfn_of(&m, 1, 0, 3).unwrap());
+    // lru_add_drain() on CPU 1 (the running task's): its folio joins the LRU, CPU 0's waits.
+    pagelab::mm::swap::lru_add_drain(&mut m.mm, &mut m.policy);
+    assert!(m.mm.folios.test(p3, pg::LRU) && !m.mm.folios.test(p3, pg::IN_LRU_ADD));
+    assert!(m.mm.folios.test(p7, pg::IN_LRU_ADD) && !m.mm.folios.test(p7, pg::LRU), "CPU 0's batch is CPU 0's to drain");
+    m.drain(); // lru_add_drain_all()
+    assert!(m.mm.folios.test(p7, pg::LRU));
+    m.check().unwrap();
+}
+
+#[test]
+fn lru_cache_activate_folio_searches_only_the_local_batch() {
+    use common::{pfn_of, read};
+    use pagelab::mm::folio::pg;
+    // Task 1 (CPU 1) reads page 7 twice while it waits in CPU 0's batch: the second read
+    // finds it referenced and off the LRU, but __lru_cache_activate_folio() searches CPU 1's
+    // batch and does not find it. On one CPU the same reads activate it in place.
+    for (cpus, activated) in [(2, false), (1, true)] {
+        let mut m = two_cpus_one_file();
+        if cpus == 1 {
+            m = common::classic(&common::one_file_scenario("64M", "6.1", "classic", 100).replace("ops = 0", "ops = 0\njobs = 2\nshared_file = true"));
+        }
+        m.apply(0, read(0, 7));
+        m.apply(1, read(0, 3));
+        m.apply(1, read(0, 7));
+        let p7 = pfn_of(&m, 0, 0, 7).unwrap();
+        assert!(m.mm.folios.test(p7, pg::IN_LRU_ADD));
+        assert_eq!(m.mm.folios.test(p7, pg::ACTIVE), activated, "cpus = {cpus}");
+    }
 }

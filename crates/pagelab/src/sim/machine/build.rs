@@ -345,6 +345,7 @@ fn boot_mm(s: &Scenario, sizes: &[(&'static str, u64)], zones: Zones, memcgs: Me
         profile: Default::default(),
         lru_add_batch: Vec::with_capacity(32),
         activate_batch: Vec::with_capacity(32),
+        percpu: None,
         file_nodes,
         swap_nodes,
         nr_dirty: 0,
@@ -405,6 +406,7 @@ impl<P: Policy> Machine<P> {
         let total_ops = tasks.iter().fold(0u64, |a, t| a.saturating_add(t.stream.remaining()));
         let mut mm = boot_mm(s, &sizes, zones, memcgs, space, task_mms)?;
         mm.sched = sched(s, &tasks);
+        mm.percpu = mm.sched.as_ref().map(|sc| Box::new(crate::mm::swap::PerCpuBatches::new(sc.cpus.len())));
         let mut policy = make_policy(&mm);
         check_policy_reclaims_zones(&mm, &policy)?;
         if let Some(obj) = shmem_object {

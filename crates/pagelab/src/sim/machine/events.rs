@@ -343,6 +343,7 @@ impl<P: Policy> Machine<P> {
         let g = sched.acquire(Who::Kswapd, self.mm.kswapd_clock);
         self.mm.kswapd_clock = g.start;
         sched.begin(Who::Kswapd, g, usage);
+        crate::mm::swap::this_cpu(&mut self.mm, g.cpu);
     }
 
     /// `machine.cpus = 1`: the kswapd step that began at `start` takes its CPU time from the
@@ -444,6 +445,7 @@ impl<P: Policy> Machine<P> {
             }
             let usage = self.mm.usage(Who::Task(t));
             self.mm.sched.as_mut().expect("several CPUs").begin(Who::Task(t), g, usage);
+            crate::mm::swap::this_cpu(&mut self.mm, g.cpu);
             return;
         }
     }

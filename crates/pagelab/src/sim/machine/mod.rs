@@ -125,9 +125,9 @@ impl<P: Policy> Machine<P> {
         (o.file.base, o.file.pages)
     }
 
-    /// Flushes the per-CPU LRU batches (`lru_add_drain()`), as reclaim would.
+    /// Flushes every CPU's LRU batches (`lru_add_drain_all()`).
     pub fn drain(&mut self) {
-        crate::mm::swap::lru_add_drain(&mut self.mm, &mut self.policy);
+        crate::mm::swap::lru_add_drain_all(&mut self.mm, &mut self.policy);
     }
 
     /// Modeled time from the start to the end of the last task.
