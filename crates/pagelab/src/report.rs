@@ -747,6 +747,9 @@ impl SchedReport {
                 thousands(l.wait_p99_ns),
                 l.hold_ns as f64 / 1e9
             );
+            if l.forgotten > 0 {
+                let _ = writeln!(out, "  (warning: {} sections dropped from a full calendar; waits after them are approximate)", thousands(l.forgotten));
+            }
         }
     }
 }

@@ -23,7 +23,7 @@ for n in 1 4 16 36; do
 import json, sys
 c, m = (json.load(open(f)) for f in sys.argv[1:3])
 def spin(r):
-    busy = sum(t["cpu_s"] for t in r["tasks"])
+    busy = sum(t.get("cpu_s") or 0 for t in r["tasks"])
     return 100 * sum(t.get("lock_spin_s") or 0 for t in r["tasks"]) / busy if busy else 0
 tc, tm = c["throughput_ops_s"], m["throughput_ops_s"]
 print(f"| {sys.argv[3]} | {sys.argv[4]} | {tc:,.0f} | {tm:,.0f} | {100 * (tm / tc - 1):+.1f}% | {spin(c):.1f}% | {spin(m):.1f}% |")

@@ -18,18 +18,22 @@
 //!   nor yields), charged before its hold.
 //! - **Order.** Actors run in the order of their clocks, but an operation runs whole, so a
 //!   section asked for later in the machine's order may have an earlier time than one already
-//!   granted. The lock keeps its recent sections on a short calendar and fits such a request
-//!   into the gap before them when the hold fits there, so the order of the requests' times,
-//!   not of their processing, decides ([`CALENDAR`] sections; a request older than the
-//!   oldest kept section waits for its end).
+//!   granted. The lock keeps its sections on a calendar and fits such a request into the
+//!   first gap from its time on where the hold fits, so the requests' times, not their
+//!   processing order, decide. It forgets the sections that end before the **horizon**, the
+//!   time before which no actor asks any more ([`crate::sched::Sched::horizon`]), so the
+//!   calendar holds only the sections between the slowest and the fastest actor. Should that
+//!   exceed [`CALENDAR`] sections, the oldest are forgotten and a request older than what is
+//!   kept waits for its end (counted as `forgotten` in [`LockStat`]: zero in every bundled
+//!   scenario).
 //!
 //! What a lock saw is counted in [`LockStat`]: acquisitions, contended ones, the wait
 //! (total, and its median and 99th percentile from a log-linear histogram) and the hold.
 
 use serde::Serialize;
 
-/// The sections a lock remembers for requests that arrive out of order.
-pub const CALENDAR: usize = 32;
+/// The most sections a lock remembers after the horizon (a bound on its memory: 1 MiB).
+pub const CALENDAR: usize = 65536;
 
 /// A section granted: it waited from the request until `start` (spinning), and holds the
 /// lock until `end`.
@@ -55,14 +59,17 @@ impl SpinLock {
     /// Takes the lock at `at` for `hold` ns; a waiter (the lock busy at `at`) pays `handoff`
     /// before its hold. Models queued_spin_lock() and queued_spin_unlock() as the contract
     /// above states them.
-    pub fn lock(&mut self, at: u64, hold: u64, handoff: u64) -> Section {
+    pub fn lock(&mut self, at: u64, hold: u64, handoff: u64, horizon: u64) -> Section {
+        while self.busy.front().is_some_and(|&(_, e)| e <= horizon) {
+            self.busy.pop_front();
+        }
         let mut t = at.max(self.floor);
         let mut contended = t > at;
         let mut pos = self.busy.len();
-        for (i, &(s, e)) in self.busy.iter().enumerate() {
-            if e <= t {
-                continue;
-            }
+        // The sections are in time order and do not overlap, so their ends are sorted too:
+        // the first that ends after `t` is found by bisection.
+        let first = self.busy.partition_point(|&(_, e)| e <= t);
+        for (i, &(s, e)) in self.busy.iter().enumerate().skip(first) {
             let need = hold + if contended { handoff } else { 0 };
             if t + need <= s {
                 pos = i;
@@ -77,6 +84,7 @@ impl SpinLock {
         if self.busy.len() > CALENDAR {
             let (_, e) = self.busy.pop_front().expect("the calendar is not empty");
             self.floor = self.floor.max(e);
+            self.stat.forgotten += 1;
         }
         self.stat.count(begin - at, hold, contended);
         Section { start: begin, end, spin: begin - at }
@@ -93,6 +101,8 @@ pub struct LockStat {
     pub contended: u64,
     pub wait_ns: u64,
     pub hold_ns: u64,
+    /// Sections dropped from a full calendar before the horizon passed them.
+    pub forgotten: u64,
     /// Waits by log-linear bucket (index from [`bucket`]).
     hist: Vec<u64>,
 }
@@ -116,6 +126,7 @@ impl LockStat {
         self.contended += o.contended;
         self.wait_ns += o.wait_ns;
         self.hold_ns += o.hold_ns;
+        self.forgotten += o.forgotten;
         if self.hist.len() < o.hist.len() {
             self.hist.resize(o.hist.len(), 0);
         }
@@ -150,6 +161,7 @@ impl LockStat {
             wait_p50_ns: self.wait_quantile(0.5),
             wait_p99_ns: self.wait_quantile(0.99),
             hold_ns: self.hold_ns,
+            forgotten: self.forgotten,
         }
     }
 }
@@ -163,6 +175,9 @@ pub struct LockSummary {
     pub wait_p50_ns: u64,
     pub wait_p99_ns: u64,
     pub hold_ns: u64,
+    /// Sections a full calendar dropped (see the contract's "Order"): 0 unless the actors'
+    /// clocks drift apart by more than [`CALENDAR`] sections.
+    pub forgotten: u64,
 }
 
 /// The log-linear bucket of `v`: exact below 8, then 8 buckets per power of two.
@@ -193,7 +208,7 @@ mod tests {
     #[test]
     fn a_free_lock_is_taken_at_once_without_a_handoff() {
         let mut l = SpinLock::default();
-        let s = l.lock(100, 50, 7);
+        let s = l.lock(100, 50, 7, 0);
         assert_eq!(s, Section { start: 100, end: 150, spin: 0 });
         assert_eq!((l.stat.acquisitions, l.stat.contended), (1, 0));
     }
@@ -201,9 +216,9 @@ mod tests {
     #[test]
     fn waiters_are_served_in_the_order_they_ask_with_a_handoff_each() {
         let mut l = SpinLock::default();
-        l.lock(0, 100, 10);
-        let a = l.lock(20, 100, 10);
-        let b = l.lock(30, 100, 10);
+        l.lock(0, 100, 10, 0);
+        let a = l.lock(20, 100, 10, 0);
+        let b = l.lock(30, 100, 10, 0);
         assert_eq!((a.start, a.end), (110, 210), "the first waiter gets it at the holder's release, after the handoff");
         assert_eq!((b.start, b.end), (220, 320), "the second after the first");
         assert_eq!(b.spin, 190);
@@ -215,11 +230,11 @@ mod tests {
     fn a_request_processed_late_fits_into_the_gap_before_a_later_section() {
         let mut l = SpinLock::default();
         // Processed first, but at 1000: the lock is free before it.
-        l.lock(1000, 100, 10);
-        let early = l.lock(200, 100, 10);
+        l.lock(1000, 100, 10, 0);
+        let early = l.lock(200, 100, 10, 0);
         assert_eq!((early.start, early.spin), (200, 0), "the request at 200 is not queued behind one at 1000");
         // One that does not fit before it waits for it.
-        let clash = l.lock(950, 100, 10);
+        let clash = l.lock(950, 100, 10, 0);
         assert_eq!(clash.start, 1110);
     }
 
@@ -227,8 +242,8 @@ mod tests {
     fn the_hold_is_the_sections_and_scales_with_its_batch() {
         let mut l = SpinLock::default();
         let per_folio = 40;
-        let small = l.lock(0, 15 * per_folio, 0);
-        let large = l.lock(10_000, 31 * per_folio, 0);
+        let small = l.lock(0, 15 * per_folio, 0, 0);
+        let large = l.lock(10_000, 31 * per_folio, 0, 0);
         assert_eq!(small.end - small.start, 600);
         assert_eq!(large.end - large.start, 1240);
         assert_eq!(l.stat.hold_ns, 1840);
@@ -238,10 +253,24 @@ mod tests {
     fn a_forgotten_section_still_holds_back_older_requests() {
         let mut l = SpinLock::default();
         for i in 0..(CALENDAR as u64 + 5) {
-            l.lock(i * 1000, 10, 0);
+            l.lock(i * 1000, 10, 0, 0);
         }
-        let old = l.lock(0, 10, 0);
+        let old = l.lock(0, 10, 0, 0);
         assert!(old.start >= 4 * 1000 + 10, "a request older than the calendar waits past what it forgot: {old:?}");
+        assert_eq!(l.stat.forgotten, 6);
+    }
+
+    #[test]
+    fn sections_before_the_horizon_are_forgotten_and_later_gaps_still_fit() {
+        let mut l = SpinLock::default();
+        for i in 0..100u64 {
+            l.lock(i * 1000, 10, 0, 0);
+        }
+        // Nothing asks before 50,000 any more: what ended before is dropped, nothing forgotten.
+        let s = l.lock(60_500, 10, 0, 50_000);
+        assert_eq!((s.start, s.spin), (60_500, 0), "the gap after the section at 60,000 fits");
+        assert_eq!(l.busy.len(), 50 + 1);
+        assert_eq!(l.stat.forgotten, 0);
     }
 
     #[test]

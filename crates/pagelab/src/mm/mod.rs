@@ -347,7 +347,7 @@ impl Mm {
         let Some(sched) = self.sched.as_mut() else { return };
         let c = &self.cfg.costs.cpu;
         let hold = folios * c.lru_move_ns;
-        let section = self.memcgs.get_mut(memcg).lruvec.lru_lock.lock(at, hold, c.lock_handoff_ns);
+        let section = self.memcgs.get_mut(memcg).lruvec.lru_lock.lock(at, hold, c.lock_handoff_ns, sched.horizon);
         sched.spun(section.spin);
         self.cpu_in(Func::QueuedSpinLockSlowpath, section.spin);
         self.cpu_in(Func::LruMove, hold);

@@ -236,12 +236,16 @@ pub struct Sched {
     /// The burst in progress: whose, its grant, and the actor's usage and lock spin at its
     /// start.
     current: Option<(Who, Grant, Usage, u64)>,
+    /// No actor asks for anything before this time any more: the latest request time of a
+    /// task's burst (tasks begin in the order of their clocks, kswapd's steps due by then
+    /// have run). A lock forgets the sections that end before it.
+    pub horizon: u64,
 }
 
 impl Sched {
     /// `n` CPUs; kswapd may run on any (one node).
     pub fn new(n: u32, tasks: Vec<Entity>) -> Sched {
-        Sched { cpus: Cpus::new(n), tasks, kswapd: Entity::new(CpuSet::all(n)), current: None }
+        Sched { cpus: Cpus::new(n), tasks, kswapd: Entity::new(CpuSet::all(n)), current: None, horizon: 0 }
     }
 
     fn entity(&mut self, who: Who) -> &mut Entity {
@@ -264,6 +268,10 @@ impl Sched {
     /// The burst of `who` under grant `g` begins, the actor's usage so far `at_start` (its
     /// lock spin is the scheduler's own count).
     pub fn begin(&mut self, who: Who, g: Grant, at_start: Usage) {
+        if let Who::Task(_) = who {
+            // Tasks begin in the order of their clocks, after the events due by then.
+            self.horizon = self.horizon.max(g.start - g.wait);
+        }
         let e = self.entity(who);
         e.runq_wait_ns += g.wait;
         e.waits += (g.wait > 0) as u64;
