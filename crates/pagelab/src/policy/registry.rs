@@ -12,7 +12,9 @@ use pagelab_cachesim::PolicyKind as Plain;
 use crate::mm::memcontrol::MemcgId;
 use crate::mm::Mm;
 use crate::policy::seam::adapters::PlainPolicy;
+use crate::policy::seam::lhd::Lhd;
 use crate::policy::seam::random::Random;
+use crate::policy::seam::sampling_lfu::SamplingLfu;
 use crate::policy::seam::{EvictionPolicy, Ext};
 use crate::policy::PolicyKind;
 
@@ -131,6 +133,20 @@ pub const POLICIES: &[PolicyInfo] = &[
         params: "",
         runs: Runs::Machine,
         build: Build::Seam(|_| Box::new(Random::new(42))),
+    },
+    PolicyInfo {
+        name: "sampling-lfu",
+        description: "cache_ext's sampling LFU: hand over the least-accessed folio of each run of 20 at the list's head",
+        params: "",
+        runs: Runs::Machine,
+        build: Build::Seam(|_| Box::new(SamplingLfu::new())),
+    },
+    PolicyInfo {
+        name: "lhd",
+        description: "LHD (NSDI'18) as cache_ext ports it: the lowest hit density of each run of 16 folios",
+        params: "",
+        runs: Runs::Machine,
+        build: Build::Seam(|_| Box::new(Lhd::new())),
     },
     PolicyInfo { name: "opt", description: "Belady's MIN with the trace's future (a bound)", params: "", runs: Runs::Trace, build: Build::Plain(Plain::Opt) },
 ];
