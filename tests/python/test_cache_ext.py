@@ -18,8 +18,8 @@ def _get_scan_module():
     return mod
 
 
-def one_file(limit, pages, ops, workloads=(("r", "random", "uniform"),)):
-    text = f'[machine]\nmemory = "256M"\nkernel = "6.12"\npolicy = "classic"\n[[cgroup]]\npath = "/c"\nmax = "{limit}p"\n'
+def one_file(limit, pages, ops, workloads=(("r", "random", "uniform"),), memory="256M"):
+    text = f'[machine]\nmemory = "{memory}"\nkernel = "6.12"\npolicy = "classic"\n[[cgroup]]\npath = "/c"\nmax = "{limit}p"\n'
     for i, (name, fadvise, dist) in enumerate(workloads):
         fa = f'fadvise = "{fadvise}"\n' if fadvise else ""
         text += (f'[[workload]]\nname = "{name}"\ncgroup = "/c"\nkind = "file-read"\nfile = "db"\nfile_size = "{pages}p"\n'
@@ -36,6 +36,10 @@ def test_lists_follow_cache_ext_add_move_delete():
     assert lists.move(b, 2) and lists.ids(b) == [2]
     assert lists.delete(3) and not lists.delete(3)
     assert lists.list_of(1) == a and lists.list_of(3) is None
+    with pytest.raises(ValueError, match="not a folio of this machine"):
+        lists.add(a, 2**31)  # memory grows with the largest id: a made-up one is refused
+    with pytest.raises(TypeError):
+        lists.add(a, "x")
 
 
 def test_lists_iterate_sample_and_lowest_return_ids_and_skip_handed_over_folios():
@@ -93,9 +97,10 @@ def test_admit_folio_false_keeps_nothing_after_the_read():
 
 def test_get_scan_keeps_get_pages_over_scan_pages():
     get_scan = _get_scan_module()
-    # 6,000-page cgroup over a 24,000-page file: GETs at random (Zipf), a SCAN in order with
-    # readahead, from its own task.
-    text = one_file(6000, 24000, 30000, (("get", "random", "zipf:0.99"), ("scan", None, "loop")))
+    # A 20,000-page cgroup over an 80,000-page file (the paper's 1:10 is 1:4 here, so that
+    # the scan list's 5,000-folio threshold is a quarter of the cgroup): GETs at random
+    # (Zipf 0.99), a SCAN in order with readahead, from its own task.
+    text = one_file(20000, 80000, 100000, (("get", "random", "zipf:0.99"), ("scan", None, "loop")), memory="1G")
     classic = pagelab.run(text=text)
     r = pagelab.run(text=text, policies={"/c": get_scan.GetScan})
     st = r["policy_state"]["state"]["seam"]["/c"]["state"]

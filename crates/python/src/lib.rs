@@ -344,6 +344,7 @@ struct PyPolicy {
 
 impl PyPolicy {
     fn folio(&self, py: Python<'_>, f: &SeamFolio, how: Option<&'static str>) -> PyResult<Py<PyFolio>> {
+        MAX_FOLIO_ID.fetch_max(f.id, std::sync::atomic::Ordering::Relaxed);
         Py::new(
             py,
             PyFolio {
@@ -576,14 +577,28 @@ fn add_seam(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
 // ---- cache_ext's list helpers for Python policies -------------------------------------------
 
-/// A folio argument: a Folio (its `id`) or the id itself.
+/// The largest folio id handed to a Python policy so far: a list's memory grows with the
+/// largest id it holds, so ids far beyond the machine's frames are refused.
+static MAX_FOLIO_ID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// Ids below this are always accepted (lists used outside a run, in tests and notebooks).
+const FREE_IDS: u32 = 1 << 16;
+
+/// A folio argument: a Folio (its `id`) or the id itself, at most the largest folio id a
+/// run has given (or below 65,536).
 fn folio_id(f: &Bound<'_, PyAny>) -> PyResult<FolioId> {
-    if let Ok(id) = f.extract::<u32>() {
-        return Ok(id);
+    let id = match f.extract::<u32>() {
+        Ok(id) => id,
+        Err(_) => f
+            .getattr("id")
+            .and_then(|id| id.extract::<u32>())
+            .map_err(|_| pyo3::exceptions::PyTypeError::new_err(format!("expected a Folio or its id (an int from 0 to {}), got {f}", u32::MAX)))?,
+    };
+    let max = MAX_FOLIO_ID.load(std::sync::atomic::Ordering::Relaxed);
+    if id >= FREE_IDS && id > max {
+        return Err(PyValueError::new_err(format!("folio id {id} is not a folio of this machine (the largest id given to a policy is {max})")));
     }
-    f.getattr("id")
-        .and_then(|id| id.extract::<u32>())
-        .map_err(|_| pyo3::exceptions::PyTypeError::new_err(format!("expected a Folio or its id (an int), got {f}")))
+    Ok(id)
 }
 
 fn place(name: &str) -> PyResult<Place> {

@@ -196,7 +196,7 @@ fn hot_after_scan(policy: &str, limit: u64, scan: u64, rounds_between: u64) -> (
     }
     for (i, p) in (2000..2000 + scan).enumerate() {
         m.apply(0, read(0, p));
-        if rounds_between > 0 && i as u64 % rounds_between == 0 {
+        if rounds_between > 0 && (i as u64).is_multiple_of(rounds_between) {
             for h in hot.clone() {
                 m.apply(0, read(0, h));
             }
