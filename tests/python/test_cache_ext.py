@@ -108,3 +108,43 @@ def test_get_scan_keeps_get_pages_over_scan_pages():
     tasks = {t["name"]: t for t in r["tasks"]}
     base = {t["name"]: t for t in classic["tasks"]}
     assert tasks["get"]["io_wait_s"] < base["get"]["io_wait_s"], (tasks["get"], base["get"])
+
+
+def _docs_sampling_lfu():
+    """The line-by-line port of cache_ext's sampling LFU printed in docs/policies.md."""
+    doc = (ROOT / "docs" / "policies.md").read_text()
+    code = doc.split("**A port, line by line**")[1].split("```python")[1].split("```")[0]
+    ns = {}
+    exec(code, ns)
+    return ns["SamplingLfu"]
+
+
+class StoredScoreLfu:
+    """The same policy with the access counts kept in the lists (set_score / add_score):
+    sample() then makes no Python call per sampled folio."""
+
+    def init(self, cgroup):
+        self.lists = pagelab.Lists()
+        self.sampling_list = self.lists.create()
+
+    def folio_added(self, folio):
+        if self.lists.add_tail(self.sampling_list, folio):
+            self.lists.set_score(folio, 1)
+
+    def folio_accessed(self, folio):
+        self.lists.add_score(folio, 1)
+
+    def folio_removed(self, folio):
+        self.lists.delete(folio)
+
+    def evict_folios(self, cgroup, nr):
+        return self.lists.sample(self.sampling_list, 20, nr)
+
+
+def test_the_docs_python_port_of_sampling_lfu_evicts_as_the_built_in():
+    scenario = ROOT / "examples" / "policies" / "hot-and-scan.toml"
+    runs = [pagelab.run(scenario, set={"workload.hot.ops": 100000, "workload.scan.ops": 50000}, policies={"/app/scan": p})
+            for p in ("sampling-lfu", _docs_sampling_lfu(), StoredScoreLfu)]
+    seen = [(r["policy_state"]["state"]["seam"]["/app/scan"]["counts"], r["memcg"]["/app/scan"]["workingset_refault_file"]) for r in runs]
+    assert seen[0][0]["evicted"] > 1000
+    assert seen[1] == seen[0] and seen[2] == seen[0], seen

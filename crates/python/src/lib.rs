@@ -619,6 +619,39 @@ fn place(name: &str) -> PyResult<Place> {
 #[pyclass(name = "Lists", module = "pagelab")]
 struct PyLists {
     lists: Lists,
+    /// Scores kept here (`set_score` / `add_score`), used by `sample` and `lowest` when no
+    /// score function is given: no Python call per scored folio. Unset: i64::MAX.
+    scores: Vec<i64>,
+}
+
+impl PyLists {
+    /// The stored score of `id` (i64::MAX when unset, as cache_ext's score for a folio
+    /// without metadata).
+    fn stored(&self, id: FolioId) -> i64 {
+        self.scores.get(id as usize).copied().unwrap_or(i64::MAX)
+    }
+    fn score_slot(&mut self, id: FolioId) -> &mut i64 {
+        let i = id as usize;
+        if i >= self.scores.len() {
+            self.scores.resize((i + 1).max(self.scores.len() * 2), i64::MAX);
+        }
+        &mut self.scores[i]
+    }
+    /// Runs a batch-scoring walk with `score` (a function of the folio id) or, if None, the
+    /// stored scores.
+    fn scored(&mut self, score: Option<&Bound<'_, PyAny>>, walk: impl FnOnce(&mut Lists, &mut dyn FnMut(FolioId) -> i64)) -> PyResult<()> {
+        let mut lists = std::mem::take(&mut self.lists);
+        let mut err = None;
+        match score {
+            Some(f) => walk(&mut lists, &mut |id| score_of(f, id, &mut err)),
+            None => {
+                let scores = &self.scores;
+                walk(&mut lists, &mut |id| scores.get(id as usize).copied().unwrap_or(i64::MAX))
+            }
+        }
+        self.lists = lists;
+        err.map_or(Ok(()), Err)
+    }
 }
 
 /// A callback's answer: CONTINUE (0 or None), STOP (1) or EVICT (2), cache_ext's codes.
@@ -645,7 +678,7 @@ impl PyLists {
 
     #[new]
     fn new() -> Self {
-        PyLists { lists: Lists::new() }
+        PyLists { lists: Lists::new(), scores: Vec::new() }
     }
     /// A new empty list; returns its handle.
     fn create(&mut self) -> ListId {
@@ -666,7 +699,29 @@ impl PyLists {
     }
     /// Takes the folio off its list (cache_ext's list_del); False if it was on none.
     fn delete(&mut self, folio: &Bound<'_, PyAny>) -> PyResult<bool> {
-        Ok(self.lists.del(folio_id(folio)?))
+        let id = folio_id(folio)?;
+        if let Some(s) = self.scores.get_mut(id as usize) {
+            *s = i64::MAX;
+        }
+        Ok(self.lists.del(id))
+    }
+    /// Stores the folio's score, which `sample` and `lowest` use when called without a score
+    /// function (no Python call per scored folio); `delete` clears it.
+    fn set_score(&mut self, folio: &Bound<'_, PyAny>, score: i64) -> PyResult<()> {
+        *self.score_slot(folio_id(folio)?) = score;
+        Ok(())
+    }
+    /// Adds `delta` to the folio's stored score (an unset score counts as 0).
+    #[pyo3(signature = (folio, delta=1))]
+    fn add_score(&mut self, folio: &Bound<'_, PyAny>, delta: i64) -> PyResult<()> {
+        let slot = self.score_slot(folio_id(folio)?);
+        *slot = if *slot == i64::MAX { delta } else { slot.saturating_add(delta) };
+        Ok(())
+    }
+    /// The folio's stored score, None if unset.
+    fn score(&self, folio: &Bound<'_, PyAny>) -> PyResult<Option<i64>> {
+        let s = self.stored(folio_id(folio)?);
+        Ok((s != i64::MAX).then_some(s))
     }
     /// The list the folio is on, or None.
     fn list_of(&self, folio: &Bound<'_, PyAny>) -> PyResult<Option<ListId>> {
@@ -713,27 +768,25 @@ impl PyLists {
         }
     }
     /// cache_ext's list_sample: of the first `sample_size * nr` folios of `list` (moved to
-    /// its tail), the lowest `score(folio_id)` of each run of `sample_size`. Returns the
-    /// chosen ids.
-    fn sample(&mut self, list: ListId, sample_size: usize, nr: usize, score: &Bound<'_, PyAny>) -> PyResult<Vec<FolioId>> {
+    /// its tail), the lowest `score(folio_id)` of each run of `sample_size` (without `score`,
+    /// the stored scores). Returns the chosen ids.
+    #[pyo3(signature = (list, sample_size, nr, score=None))]
+    fn sample(&mut self, list: ListId, sample_size: usize, nr: usize, score: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<FolioId>> {
         let mut out = Vec::new();
-        let mut err = None;
-        self.lists.sample(list, sample_size, nr, &mut out, |id| score_of(score, id, &mut err));
-        match err {
-            Some(e) => Err(e),
-            None => Ok(out),
-        }
+        self.scored(score, |l, f| {
+            l.sample(list, sample_size, nr, &mut out, f);
+        })?;
+        Ok(out)
     }
     /// Batch scoring of a window: the `nr` lowest `score(folio_id)` of the first `scan`
     /// folios of `list`, lowest first. Returns the chosen ids.
-    fn lowest(&mut self, list: ListId, scan: usize, nr: usize, score: &Bound<'_, PyAny>) -> PyResult<Vec<FolioId>> {
+    #[pyo3(signature = (list, scan, nr, score=None))]
+    fn lowest(&mut self, list: ListId, scan: usize, nr: usize, score: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<FolioId>> {
         let mut out = Vec::new();
-        let mut err = None;
-        self.lists.lowest(list, scan, nr, &mut out, |id| score_of(score, id, &mut err));
-        match err {
-            Some(e) => Err(e),
-            None => Ok(out),
-        }
+        self.scored(score, |l, f| {
+            l.lowest(list, scan, nr, &mut out, f);
+        })?;
+        Ok(out)
     }
 }
 
