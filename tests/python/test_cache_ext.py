@@ -148,3 +148,34 @@ def test_the_docs_python_port_of_sampling_lfu_evicts_as_the_built_in():
     seen = [(r["policy_state"]["state"]["seam"]["/app/scan"]["counts"], r["memcg"]["/app/scan"]["workingset_refault_file"]) for r in runs]
     assert seen[0][0]["evicted"] > 1000
     assert seen[1] == seen[0] and seen[2] == seen[0], seen
+
+
+def test_an_exception_in_admit_folio_is_a_clear_error():
+    class Raises(RefuseAll):
+        def admit_folio(self, folio):
+            raise KeyError("no such folio")
+
+    with pytest.raises(RuntimeError, match=r"cgroup /c: Raises\.admit_folio\(\) raised"):
+        pagelab.run(text=one_file(1000, 200, 100), policies={"/c": Raises})
+
+
+def test_a_python_policy_sees_the_task_names_and_each_folios_task():
+    seen = {}
+
+    class Tasks(RefuseAll):
+        def init(self, cgroup):
+            super().init(cgroup)
+            seen["tasks"] = list(cgroup.tasks)
+            seen["added"] = set()
+
+        def admit_folio(self, folio):
+            return True
+
+        def folio_added(self, folio):
+            super().folio_added(folio)
+            seen["added"].add(folio.task)
+
+    text = one_file(1000, 200, 200, (("get", "random", "uniform"), ("scan", "random", "uniform")))
+    pagelab.run(text=text, policies={"/c": Tasks})
+    assert seen["tasks"] == ["get", "scan"]
+    assert seen["added"] == {0, 1}, "both tasks brought pages in"
