@@ -19,9 +19,12 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Union
 from . import _pagelab
 from .policy import Cgroup, Folio, Policy
 
+#: cache_ext's eviction lists for a Python policy (one per cgroup): see docs/policies.md.
+Lists = _pagelab.Lists
+
 __version__ = _pagelab.__version__
 
-__all__ = ["Policy", "Folio", "Cgroup", "run", "run_trace", "trace_stats", "sweep", "compare", "cluster_sweep", "policies", "curve", "series_frame"]
+__all__ = ["Policy", "Folio", "Cgroup", "Lists", "run", "run_trace", "trace_stats", "sweep", "compare", "cluster_sweep", "policies", "curve", "series_frame"]
 
 
 def _set_args(set):
@@ -135,7 +138,10 @@ def run(
     `folio_removed(self, folio)` and `evict_folios(self, cgroup, nr)`, which returns an
     iterable of up to `nr` folios or their ids. A folio has `id` (stable while resident),
     `key` (the page, stable across residencies), `file`/`anon`, `object` and `index`,
-    `cgroup`, `dirty`, `mapped`, `referenced`, `refault`, `workingset`, `putback` and `how`.
+    `cgroup`, `dirty`, `mapped`, `referenced`, `refault`, `workingset`, `putback`, `task`
+    (an index into the cgroup's `tasks`, the task names) and `how`. An optional sixth hook,
+    `admit_folio(self, folio)`, returning False drops a folio once a read has copied it
+    (cache_ext's admission); `pagelab.Lists` are cache_ext's eviction lists.
     Candidates are handed over: each then comes back through `folio_added` (`putback`) if
     the kernel keeps it, or leaves through `folio_removed`. An exception in a hook ends the
     run with a RuntimeError naming the cgroup, the method and the exception.

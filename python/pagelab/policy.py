@@ -17,6 +17,8 @@ class Cgroup(Protocol):
     #: The effective memory.max in pages: the smallest of the cgroup's and its ancestors',
     #: at most the machine's memory.
     max: int
+    #: The machine's task names by `Folio.task` (a workload's name, `name.N` for job N).
+    tasks: list
 
 
 class Folio(Protocol):
@@ -43,6 +45,10 @@ class Folio(Protocol):
     workingset: bool
     #: The folio comes back from reclaim (a candidate the kernel kept).
     putback: bool
+    #: The task that touched the folio (an index into `Cgroup.tasks`; None if unknown): in
+    #: folio_accessed("read"/"write") the reader or writer, elsewhere the task that brought
+    #: the page in (for a readahead page, the task whose read started the readahead).
+    task: Optional[int]
     #: "read", "write", "reclaim_referenced" in folio_accessed; "evicted", "freed" in
     #: folio_removed; else None.
     how: Optional[str]
@@ -52,6 +58,10 @@ class Policy(Protocol):
     """A page-cache eviction policy, one instance per cgroup (cache_ext's hooks)."""
 
     def init(self, cgroup: Cgroup) -> None: ...
+
+    # Optional, the sixth hook: `admit_folio(folio) -> bool`. Asked when a read inserts the
+    # folio in the page cache; False means it is dropped once a read has copied it (no
+    # shadow entry). A policy without it admits everything.
 
     def folio_added(self, folio: Folio) -> None: ...
 

@@ -281,7 +281,8 @@ fn _pagelab(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
 // ---- Python policies behind the eviction seam ----------------------------------------------
 
-use pagelab::policy::seam::{Access, Cgroup as SeamCgroup, EvictionPolicy, Folio as SeamFolio, FolioId, Removal};
+use pagelab::policy::seam::lists::{Iter as ListIter, IterEnd, IterateOpts, ListId, Lists, Place};
+use pagelab::policy::seam::{Access, Cgroup as SeamCgroup, EvictionPolicy, Folio as SeamFolio, FolioId, Removal, NO_TASK};
 
 /// A folio as a Python policy sees it. `id` is stable while the folio is resident (the
 /// candidate `evict_folios` returns); `key` names the page across residencies.
@@ -302,6 +303,10 @@ struct PyFolio {
     refault: bool,
     workingset: bool,
     putback: bool,
+    /// The task that touched the folio (an index into `Cgroup.tasks`), None if unknown: in
+    /// folio_accessed("read" / "write") the reader or writer, elsewhere the task that brought
+    /// the page in (the reader whose read or readahead inserted it).
+    task: Option<u32>,
     /// For folio_accessed: "read", "write" or "reclaim_referenced"; for folio_removed:
     /// "evicted" or "freed"; else None.
     how: Option<&'static str>,
@@ -322,6 +327,8 @@ struct PyCgroup {
     /// The effective memory.max in pages: the smallest of the cgroup's and its ancestors',
     /// at most the machine's memory.
     max: u64,
+    /// The machine's task names by `Folio.task` (a workload's name, `name.N` for its job N).
+    tasks: Vec<String>,
 }
 
 /// A Python object with the five hooks, behind the seam. The first exception a hook raises
@@ -331,10 +338,13 @@ struct PyPolicy {
     cgroup: Option<Py<PyCgroup>>,
     path: String,
     failure: Option<String>,
+    /// The object has `admit_folio` (the optional sixth hook); looked up once, at `init`.
+    admits: bool,
 }
 
 impl PyPolicy {
     fn folio(&self, py: Python<'_>, f: &SeamFolio, how: Option<&'static str>) -> PyResult<Py<PyFolio>> {
+        MAX_FOLIO_ID.fetch_max(f.id, std::sync::atomic::Ordering::Relaxed);
         Py::new(
             py,
             PyFolio {
@@ -351,6 +361,7 @@ impl PyPolicy {
                 refault: f.refault,
                 workingset: f.workingset,
                 putback: f.putback,
+                task: (f.task != NO_TASK).then_some(f.task),
                 how,
             },
         )
@@ -386,7 +397,8 @@ impl EvictionPolicy for PyPolicy {
     fn init(&mut self, cgroup: &SeamCgroup) {
         self.path = cgroup.path.clone();
         Python::with_gil(|py| {
-            let r = Py::new(py, PyCgroup { id: cgroup.id, path: cgroup.path.clone(), max: cgroup.max }).and_then(|c| {
+            self.admits = self.obj.bind(py).hasattr("admit_folio").unwrap_or(false);
+            let r = Py::new(py, PyCgroup { id: cgroup.id, path: cgroup.path.clone(), max: cgroup.max, tasks: cgroup.tasks.clone() }).and_then(|c| {
                 self.cgroup = Some(c.clone_ref(py));
                 self.obj.bind(py).call_method1("init", (c,)).map(|_| ())
             });
@@ -394,6 +406,20 @@ impl EvictionPolicy for PyPolicy {
                 self.fail(py, "init", e);
             }
         });
+    }
+    /// The optional `admit_folio(folio)`: a false result (any falsy value) means the folio
+    /// is not kept after its read.
+    fn admit_folio(&mut self, folio: &SeamFolio) -> bool {
+        if !self.admits || self.failure.is_some() {
+            return true;
+        }
+        Python::with_gil(|py| {
+            let r = self.folio(py, folio, None).and_then(|f| self.obj.bind(py).call_method1("admit_folio", (f,))?.is_truthy());
+            r.unwrap_or_else(|e| {
+                self.fail(py, "admit_folio", e);
+                true
+            })
+        })
     }
     fn folio_added(&mut self, folio: &SeamFolio) {
         self.call("folio_added", folio, None);
@@ -511,7 +537,7 @@ fn run_policies_json(
     let make = |cg: &str| -> Option<Box<dyn EvictionPolicy>> {
         let spec = policies.iter().find(|(p, _)| p == cg).map(|(_, o)| o).or(policy.as_ref())?;
         match instantiate(py, spec) {
-            Ok(obj) => Some(Box::new(PyPolicy { obj, cgroup: None, path: cg.to_string(), failure: None })),
+            Ok(obj) => Some(Box::new(PyPolicy { obj, cgroup: None, path: cg.to_string(), failure: None, admits: false })),
             Err(e) => {
                 made.borrow_mut().get_or_insert(e);
                 None
@@ -545,5 +571,238 @@ fn add_seam(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(policy_list, m)?)?;
     m.add_class::<PyFolio>()?;
     m.add_class::<PyCgroup>()?;
+    m.add_class::<PyLists>()?;
     Ok(())
+}
+
+// ---- cache_ext's list helpers for Python policies -------------------------------------------
+
+/// The largest folio id handed to a Python policy so far: a list's memory grows with the
+/// largest id it holds, so ids far beyond the machine's frames are refused.
+static MAX_FOLIO_ID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// Ids below this are always accepted (lists used outside a run, in tests and notebooks).
+const FREE_IDS: u32 = 1 << 16;
+
+/// A folio argument: a Folio (its `id`) or the id itself, at most the largest folio id a
+/// run has given (or below 65,536).
+fn folio_id(f: &Bound<'_, PyAny>) -> PyResult<FolioId> {
+    let id = match f.extract::<u32>() {
+        Ok(id) => id,
+        Err(_) => f
+            .getattr("id")
+            .and_then(|id| id.extract::<u32>())
+            .map_err(|_| pyo3::exceptions::PyTypeError::new_err(format!("expected a Folio or its id (an int from 0 to {}), got {f}", u32::MAX)))?,
+    };
+    let max = MAX_FOLIO_ID.load(std::sync::atomic::Ordering::Relaxed);
+    if id >= FREE_IDS && id > max {
+        return Err(PyValueError::new_err(format!("folio id {id} is not a folio of this machine (the largest id given to a policy is {max})")));
+    }
+    Ok(id)
+}
+
+fn place(name: &str) -> PyResult<Place> {
+    match name {
+        "stay" => Ok(Place::Stay),
+        "head" => Ok(Place::Head),
+        "tail" => Ok(Place::Tail),
+        _ => Err(PyValueError::new_err(format!("a place is \"stay\", \"head\" or \"tail\", not {name:?}"))),
+    }
+}
+
+/// cache_ext's eviction lists for one cgroup's policy (`pagelab.Lists`; the contract is
+/// `pagelab::policy::seam::lists`): `create()` a list, `add` / `add_tail` / `move` / `delete`
+/// folios (a Folio or its id), `iterate` with a callback, `sample` and `lowest` with a
+/// score. The walks return folio ids, ready to be `evict_folios`'s result. A folio is on
+/// at most one list; the calls that change a list return False where cache_ext's return an
+/// error.
+#[pyclass(name = "Lists", module = "pagelab")]
+struct PyLists {
+    lists: Lists,
+    /// Scores kept here (`set_score` / `add_score`), used by `sample` and `lowest` when no
+    /// score function is given: no Python call per scored folio. Unset: i64::MAX.
+    scores: Vec<i64>,
+}
+
+impl PyLists {
+    /// The stored score of `id` (i64::MAX when unset, as cache_ext's score for a folio
+    /// without metadata).
+    fn stored(&self, id: FolioId) -> i64 {
+        self.scores.get(id as usize).copied().unwrap_or(i64::MAX)
+    }
+    fn score_slot(&mut self, id: FolioId) -> &mut i64 {
+        let i = id as usize;
+        if i >= self.scores.len() {
+            self.scores.resize((i + 1).max(self.scores.len() * 2), i64::MAX);
+        }
+        &mut self.scores[i]
+    }
+    /// Runs a batch-scoring walk with `score` (a function of the folio id) or, if None, the
+    /// stored scores.
+    fn scored(&mut self, score: Option<&Bound<'_, PyAny>>, walk: impl FnOnce(&mut Lists, &mut dyn FnMut(FolioId) -> i64)) -> PyResult<()> {
+        let mut lists = std::mem::take(&mut self.lists);
+        let mut err = None;
+        match score {
+            Some(f) => walk(&mut lists, &mut |id| score_of(f, id, &mut err)),
+            None => {
+                let scores = &self.scores;
+                walk(&mut lists, &mut |id| scores.get(id as usize).copied().unwrap_or(i64::MAX))
+            }
+        }
+        self.lists = lists;
+        err.map_or(Ok(()), Err)
+    }
+}
+
+/// A callback's answer: CONTINUE (0 or None), STOP (1) or EVICT (2), cache_ext's codes.
+fn verdict(v: &Bound<'_, PyAny>) -> PyResult<ListIter> {
+    if v.is_none() {
+        return Ok(ListIter::Continue);
+    }
+    match v.extract::<i64>() {
+        Ok(0) => Ok(ListIter::Continue),
+        Ok(1) => Ok(ListIter::Stop),
+        Ok(2) => Ok(ListIter::Evict),
+        _ => Err(PyValueError::new_err(format!("an iterate callback returns Lists.CONTINUE (0), STOP (1) or EVICT (2), not {v}"))),
+    }
+}
+
+#[pymethods]
+impl PyLists {
+    #[classattr]
+    const CONTINUE: i64 = 0;
+    #[classattr]
+    const STOP: i64 = 1;
+    #[classattr]
+    const EVICT: i64 = 2;
+
+    #[new]
+    fn new() -> Self {
+        PyLists { lists: Lists::new(), scores: Vec::new() }
+    }
+    /// A new empty list; returns its handle.
+    fn create(&mut self) -> ListId {
+        self.lists.create()
+    }
+    /// Puts the folio at the head of `list`; False if it is on a list already.
+    fn add(&mut self, list: ListId, folio: &Bound<'_, PyAny>) -> PyResult<bool> {
+        Ok(self.lists.add(list, folio_id(folio)?))
+    }
+    /// Puts the folio at the tail of `list`; False if it is on a list already.
+    fn add_tail(&mut self, list: ListId, folio: &Bound<'_, PyAny>) -> PyResult<bool> {
+        Ok(self.lists.add_tail(list, folio_id(folio)?))
+    }
+    /// Moves a listed folio to the head (or the tail) of `list`; False if it is on no list.
+    #[pyo3(name = "move", signature = (list, folio, tail=false))]
+    fn move_to(&mut self, list: ListId, folio: &Bound<'_, PyAny>, tail: bool) -> PyResult<bool> {
+        Ok(self.lists.move_to(list, folio_id(folio)?, tail))
+    }
+    /// Takes the folio off its list (cache_ext's list_del); False if it was on none.
+    fn delete(&mut self, folio: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let id = folio_id(folio)?;
+        if let Some(s) = self.scores.get_mut(id as usize) {
+            *s = i64::MAX;
+        }
+        Ok(self.lists.del(id))
+    }
+    /// Stores the folio's score, which `sample` and `lowest` use when called without a score
+    /// function (no Python call per scored folio); `delete` clears it.
+    fn set_score(&mut self, folio: &Bound<'_, PyAny>, score: i64) -> PyResult<()> {
+        *self.score_slot(folio_id(folio)?) = score;
+        Ok(())
+    }
+    /// Adds `delta` to the folio's stored score (an unset score counts as 0).
+    #[pyo3(signature = (folio, delta=1))]
+    fn add_score(&mut self, folio: &Bound<'_, PyAny>, delta: i64) -> PyResult<()> {
+        let slot = self.score_slot(folio_id(folio)?);
+        *slot = if *slot == i64::MAX { delta } else { slot.saturating_add(delta) };
+        Ok(())
+    }
+    /// The folio's stored score, None if unset.
+    fn score(&self, folio: &Bound<'_, PyAny>) -> PyResult<Option<i64>> {
+        let s = self.stored(folio_id(folio)?);
+        Ok((s != i64::MAX).then_some(s))
+    }
+    /// The list the folio is on, or None.
+    fn list_of(&self, folio: &Bound<'_, PyAny>) -> PyResult<Option<ListId>> {
+        Ok(self.lists.list_of(folio_id(folio)?))
+    }
+    /// The folios on `list`.
+    fn len(&self, list: ListId) -> usize {
+        self.lists.len(list)
+    }
+    /// The folio ids of `list`, head first.
+    fn ids(&self, list: ListId) -> Vec<FolioId> {
+        self.lists.iter(list).collect()
+    }
+    /// Walks `list` from its head calling `fn(index, folio_id)` (cache_ext's
+    /// list_iterate / list_iterate_extended): EVICT takes the folio (at most `nr`), STOP
+    /// ends the walk; at most 513 folios are visited. `continue_to` / `evict_to` (a list,
+    /// default this one) with `continue_place` / `evict_place` ("stay", "head", "tail") move
+    /// each folio after its callback. Returns the chosen ids.
+    #[pyo3(signature = (list, nr, r#fn, continue_to=None, continue_place="stay", evict_to=None, evict_place="stay"))]
+    #[allow(clippy::too_many_arguments)] // cache_ext's iterate options, one keyword each
+    fn iterate(
+        &mut self,
+        list: ListId,
+        nr: usize,
+        r#fn: &Bound<'_, PyAny>,
+        continue_to: Option<ListId>,
+        continue_place: &str,
+        evict_to: Option<ListId>,
+        evict_place: &str,
+    ) -> PyResult<Vec<FolioId>> {
+        let opts = IterateOpts { continue_list: continue_to, continue_place: place(continue_place)?, evict_list: evict_to, evict_place: place(evict_place)? };
+        let mut out = Vec::new();
+        let mut err = None;
+        let _: IterEnd = self.lists.iterate_extended(list, opts, nr, &mut out, |i, id| match r#fn.call1((i, id)).and_then(|v| verdict(&v)) {
+            Ok(v) => v,
+            Err(e) => {
+                err.get_or_insert(e);
+                ListIter::Stop
+            }
+        });
+        match err {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+    /// cache_ext's list_sample: of the first `sample_size * nr` folios of `list` (moved to
+    /// its tail), the lowest `score(folio_id)` of each run of `sample_size` (without `score`,
+    /// the stored scores). Returns the chosen ids.
+    #[pyo3(signature = (list, sample_size, nr, score=None))]
+    fn sample(&mut self, list: ListId, sample_size: usize, nr: usize, score: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<FolioId>> {
+        let mut out = Vec::new();
+        self.scored(score, |l, f| {
+            l.sample(list, sample_size, nr, &mut out, f);
+        })?;
+        Ok(out)
+    }
+    /// Batch scoring of a window: the `nr` lowest `score(folio_id)` of the first `scan`
+    /// folios of `list`, lowest first. Returns the chosen ids.
+    #[pyo3(signature = (list, scan, nr, score=None))]
+    fn lowest(&mut self, list: ListId, scan: usize, nr: usize, score: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<FolioId>> {
+        let mut out = Vec::new();
+        self.scored(score, |l, f| {
+            l.lowest(list, scan, nr, &mut out, f);
+        })?;
+        Ok(out)
+    }
+}
+
+/// `score(id)` as an int (clamped to 64 bits), the first error kept and the rest skipped.
+fn score_of(score: &Bound<'_, PyAny>, id: FolioId, err: &mut Option<PyErr>) -> i64 {
+    if err.is_some() {
+        return i64::MAX;
+    }
+    let as_int = |v: Bound<'_, PyAny>| {
+        v.extract::<i64>().or_else(|_| v.extract::<f64>().map(|f| if f.is_nan() { i64::MAX } else { f.clamp(i64::MIN as f64, i64::MAX as f64) as i64 }))
+    };
+    match score.call1((id,)).and_then(as_int) {
+        Ok(s) => s,
+        Err(e) => {
+            *err = Some(e);
+            i64::MAX
+        }
+    }
 }

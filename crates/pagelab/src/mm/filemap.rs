@@ -62,8 +62,40 @@ pub fn filemap_add_folio<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, for_write:
             p.workingset_refault(mm, pfn, s);
         }
     }
+    if !p.admit_folio(mm, pfn, !for_write) {
+        mm.folios.set(pfn, pg::DROPBEHIND);
+    }
     folio_add_lru(mm, p, pfn);
     Some(pfn)
+}
+
+/// Models mm/filemap.c: filemap_end_dropbehind_read() (7.3; PG_dropbehind is 6.14+, the
+/// kernel cache_ext's `admit_folio` marks): after a buffered read copied a folio that was
+/// not admitted, the folio leaves the page cache if it is clean, not under writeback, not
+/// mapped and its lock can be taken (its read completed; reclaim does not hold it);
+/// otherwise it stays marked and a later read tries again. It leaves as
+/// folio_unmap_invalidate() removes a folio: no shadow entry (__filemap_remove_folio(folio,
+/// NULL)), so a later read of the page is a new miss, not a refault; the policy hears
+/// `folio_removed(Freed)`.
+#[inline(never)]
+pub fn filemap_end_dropbehind_read<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) {
+    let flags = mm.folios.get(pfn).flags;
+    if flags & (pg::DIRTY | pg::WRITEBACK | pg::MAPPED | pg::ISOLATED | pg::PINNED) != 0 || !folio_trylock(mm, pfn) {
+        return;
+    }
+    mm.folios.clear(pfn, pg::DROPBEHIND);
+    if flags & pg::IN_LRU_ADD != 0 {
+        // Still in this CPU's lru_add batch: the batch is drained first, so the folio leaves
+        // its LRU as any other does.
+        crate::mm::swap::lru_add_drain(mm, p);
+    }
+    if mm.folios.test(pfn, pg::LRU) {
+        p.lru_del(mm, pfn);
+    }
+    let vpn = mm.folios.get(pfn).vpn;
+    mm.space.set(vpn, Entry::Empty);
+    mm.file_nodes.page_removed(vpn);
+    crate::mm::page_alloc::free_folio(mm, pfn);
 }
 
 /// Models folio_trylock() for a page whose read may still be in flight: a read that has
@@ -164,6 +196,9 @@ fn filemap_read_slow<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaS
                     crate::mm::swap::folio_mark_accessed(mm, p, pfn);
                 }
                 mm.cpu_in(Func::CopyPage, copy_page_ns);
+                if mm.folios.test(pfn, pg::DROPBEHIND) {
+                    filemap_end_dropbehind_read(mm, p, pfn);
+                }
                 last = Some(i + 1);
                 if !at_end {
                     ra.prev_index = i + 1;
@@ -189,6 +224,9 @@ fn copy_one_page<P: Policy>(mm: &mut Mm, p: &mut P, ra: &mut RaState, pfn: Pfn, 
         crate::mm::swap::folio_mark_accessed(mm, p, pfn);
     }
     mm.cpu_in(Func::CopyPage, mm.cfg.costs.copy_page_ns);
+    if mm.folios.test(pfn, pg::DROPBEHIND) {
+        filemap_end_dropbehind_read(mm, p, pfn);
+    }
     ra.prev_index = index + 1;
     ra.prev_valid = true;
 }

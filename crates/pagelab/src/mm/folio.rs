@@ -54,6 +54,9 @@ pub mod pg {
     /// NORECENCY without it is a random one (VM_RAND_READ). 6.1's folio_referenced_one()
     /// tells them apart.
     pub const SEQ_READ: u32 = 1 << 23;
+    /// PG_dropbehind (include/linux/page-flags.h, 6.14+): the folio is not kept after the
+    /// read that copies it (a seam policy's `admit_folio` said no).
+    pub const DROPBEHIND: u32 = 1 << 24;
 }
 
 /// One page frame: 20 bytes.

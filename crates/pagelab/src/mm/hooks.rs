@@ -90,6 +90,15 @@ pub trait Policy: Inspect {
         None
     }
 
+    /// A new page-cache folio was inserted (filemap_add_folio(), before it waits in the
+    /// lru_add batch); `read` unless it is being written. Returns whether the folio is
+    /// admitted: false marks it dropbehind (PG_dropbehind, 6.14+; cache_ext's `admit_folio`),
+    /// and the buffered read that copies it drops it. The kernel's own LRUs admit everything.
+    #[inline(always)]
+    fn admit_folio(&mut self, _mm: &mut Mm, _pfn: Pfn, _read: bool) -> bool {
+        true
+    }
+
     /// A folio joins its lruvec (`lruvec_add_folio()`, at lru_add drain or putback).
     fn lru_add(&mut self, mm: &mut Mm, pfn: Pfn);
 

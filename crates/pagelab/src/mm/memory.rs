@@ -251,6 +251,9 @@ fn do_fault_around(mm: &mut Mm, f: FileRef, ra: &mut RaState, index: u64, advice
 fn filemap_fault<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, f: FileRef, ra: &mut RaState, index: u64, advice: Advice) -> (bool, bool) {
     let vpn = f.base + index as Vpn;
     if let Some(pfn) = mm.space.resident(vpn) {
+        // A fault's lookup (__filemap_get_folio() without FGP_DONTCACHE, 6.14+) keeps a page
+        // that was not admitted: it is about to be mapped.
+        mm.folios.clear(pfn, pg::DROPBEHIND);
         // The fault holds a reference on the page while readahead allocates.
         mm.folios.set(pfn, pg::PINNED);
         let io = do_async_mmap_readahead(mm, p, f, ra, index, advice);
@@ -265,12 +268,12 @@ fn filemap_fault<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, f: FileRef, ra: &m
         mm.wait_until(io.done);
     }
     if let Some(pfn) = mm.space.resident(vpn) {
+        mm.folios.clear(pfn, pg::DROPBEHIND);
         crate::mm::filemap::wait_on_folio_read(mm, pfn);
         return (true, true);
     }
-    if crate::mm::filemap::filemap_add_folio(mm, p, vpn, false, Gfp::User).is_none() {
-        return (false, false);
-    }
+    let Some(pfn) = crate::mm::filemap::filemap_add_folio(mm, p, vpn, false, Gfp::User) else { return (false, false) };
+    mm.folios.clear(pfn, pg::DROPBEHIND);
     mm.file_read_cpu(1);
     let done = mm.submit_file(1, false);
     mm.count(Ev::PgpgIn, 4);

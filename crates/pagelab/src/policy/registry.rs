@@ -12,7 +12,9 @@ use pagelab_cachesim::PolicyKind as Plain;
 use crate::mm::memcontrol::MemcgId;
 use crate::mm::Mm;
 use crate::policy::seam::adapters::PlainPolicy;
+use crate::policy::seam::lhd::Lhd;
 use crate::policy::seam::random::Random;
+use crate::policy::seam::sampling_lfu::SamplingLfu;
 use crate::policy::seam::{EvictionPolicy, Ext};
 use crate::policy::PolicyKind;
 
@@ -84,13 +86,29 @@ const KERNEL: [PolicyInfo; 2] = [
 ];
 
 /// The seam policies written for the kernel model: a new one is one file and one line here.
-const SEAM: [PolicyInfo; 1] = [PolicyInfo {
-    name: "random",
-    description: "evict a random folio of the cgroup (seeded)",
-    params: "",
-    runs: Runs::Machine,
-    build: Build::Seam(|_| Box::new(Random::new(42))),
-}];
+const SEAM: [PolicyInfo; 3] = [
+    PolicyInfo {
+        name: "random",
+        description: "evict a random folio of the cgroup (seeded)",
+        params: "",
+        runs: Runs::Machine,
+        build: Build::Seam(|_| Box::new(Random::new(42))),
+    },
+    PolicyInfo {
+        name: "sampling-lfu",
+        description: "cache_ext's sampling LFU: hand over the least-accessed folio of each run of 20 at the list's head",
+        params: "",
+        runs: Runs::Machine,
+        build: Build::Seam(|_| Box::new(SamplingLfu::new())),
+    },
+    PolicyInfo {
+        name: "lhd",
+        description: "LHD (NSDI'18) as cache_ext ports it: the lowest hit density of each run of 16 folios",
+        params: "",
+        runs: Runs::Machine,
+        build: Build::Seam(|_| Box::new(Lhd::new())),
+    },
+];
 
 /// A plain cache's row, from pagelab_cachesim's own table of names and descriptions: a
 /// plain cache runs on traces, and behind the seam unless it needs the future (OPT).

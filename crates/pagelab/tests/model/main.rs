@@ -6,8 +6,10 @@
 mod common;
 
 mod bounds;
+mod cache_ext;
 mod classic;
 mod layers;
+mod lists;
 mod memcg;
 mod mglru;
 mod miniature;

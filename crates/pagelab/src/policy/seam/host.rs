@@ -4,7 +4,7 @@
 //! `Ext::per_memcg`, which names what each kind of memcg does. Reclaim of a seam memcg runs
 //! the shared [`reclaim_batch`](crate::mm::vmscan::reclaim_batch) with the seam's epilogue.
 
-use super::{Access, Cgroup, EvictionPolicy, Folio, FolioId, Removal};
+use super::{Access, Cgroup, EvictionPolicy, Folio, FolioId, Removal, NO_TASK};
 use crate::kernel::SWAP_CLUSTER_MAX;
 use crate::mm::folio::{pg, Pfn};
 use crate::mm::hooks::{Inspect, Policy};
@@ -36,6 +36,13 @@ pub struct SeamStats {
     /// Of `kept`, those the kernel kept because their read was still in flight (PG_locked):
     /// the readahead pages a policy proposes before their IO completed.
     pub kept_locked: u64,
+    /// Folios `admit_folio` refused (marked dropbehind); shown only when not zero.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub not_admitted: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One memcg's seam policy.
@@ -56,6 +63,9 @@ pub struct Ext {
     /// those whose refault distance said workingset.
     refault: Vec<u64>,
     workingset: Vec<u64>,
+    /// Per pfn of a seam memcg's page-cache folio: the task that inserted it ([`NO_TASK`]
+    /// if none), for [`Folio::task`].
+    inserter: Vec<u32>,
     taken: Vec<Pfn>,
     infos: Vec<Folio>,
     candidates: Vec<FolioId>,
@@ -107,6 +117,7 @@ impl Ext {
     pub fn new(mm: &Mm, name: &'static str, mut policies: Vec<Option<Box<dyn EvictionPolicy>>>) -> Ext {
         let n = mm.memcgs.cg.len();
         policies.resize_with(n, || None);
+        let tasks: Vec<String> = mm.tasks.iter().map(|t| t.name.clone()).collect();
         let classic = policies.iter().any(|p| p.is_none()).then(|| {
             let mut c = Classic::new(n);
             c.set_foreign(policies.iter().map(|p| p.is_some()).collect());
@@ -118,7 +129,7 @@ impl Ext {
             .map(|(i, p)| {
                 p.map(|mut policy| {
                     let m = mm.memcgs.get(i as MemcgId);
-                    policy.init(&Cgroup { id: i as MemcgId, path: m.path.clone(), max: effective_max(mm, i as MemcgId) });
+                    policy.init(&Cgroup { id: i as MemcgId, path: m.path.clone(), max: effective_max(mm, i as MemcgId), tasks: tasks.clone() });
                     Slot { policy, stats: SeamStats::default() }
                 })
             })
@@ -129,6 +140,7 @@ impl Ext {
             classic,
             refault: Vec::new(),
             workingset: Vec::new(),
+            inserter: Vec::new(),
             taken: Vec::new(),
             infos: Vec::new(),
             candidates: Vec::new(),
@@ -192,10 +204,12 @@ impl Ext {
     pub fn folio_info(&self, mm: &Mm, pfn: Pfn) -> Folio {
         let f = mm.folios.get(pfn);
         let obj = mm.space.object_of(f.vpn);
+        let anon = f.test(pg::SWAPBACKED);
+        let task = if anon { mm.space.objects[obj].owner.map_or(NO_TASK, |t| t as u32) } else { self.inserter.get(pfn as usize).copied().unwrap_or(NO_TASK) };
         Folio {
             id: pfn,
             key: f.vpn,
-            anon: f.test(pg::SWAPBACKED),
+            anon,
             object: obj as u32,
             index: (f.vpn - mm.space.objects[obj].base) as u64,
             memcg: f.memcg,
@@ -205,13 +219,17 @@ impl Ext {
             refault: bit(&self.refault, pfn),
             workingset: bit(&self.workingset, pfn),
             putback: false,
+            task,
         }
     }
 
     /// A folio of a seam memcg was accessed: the policy hears of it if the folio is on the LRU.
     fn accessed(&mut self, mm: &Mm, pfn: Pfn, how: Access) {
         if mm.folios.test(pfn, pg::LRU) {
-            let info = self.folio_info(mm, pfn);
+            let mut info = self.folio_info(mm, pfn);
+            if let Some(t) = mm.current_task() {
+                info.task = t as u32;
+            }
             self.with_policy(info.memcg, |p| p.folio_accessed(&info, how));
         }
     }
@@ -400,6 +418,33 @@ impl Policy for Ext {
         self.name
     }
 
+    /// Models the call of cache_ext's `admit_folio` at a page-cache insertion (the
+    /// upstream proposal's include/linux/cache_ext.h; the drop is 7.3's PG_dropbehind, see
+    /// [`crate::mm::filemap::filemap_end_dropbehind_read`]): on a seam memcg the inserting
+    /// task is recorded for [`Folio::task`] and, for a read, the policy decides.
+    fn admit_folio(&mut self, mm: &mut Mm, pfn: Pfn, read: bool) -> bool {
+        let memcg = mm.folios.get(pfn).memcg;
+        if !self.seam(memcg) {
+            return true;
+        }
+        let task = mm.current_task().map_or(NO_TASK, |t| t as u32);
+        let i = pfn as usize;
+        if i >= self.inserter.len() {
+            self.inserter.resize((i + 1).max(self.inserter.len() * 2), NO_TASK);
+        }
+        self.inserter[i] = task;
+        if !read {
+            return true;
+        }
+        let info = self.folio_info(mm, pfn);
+        let mut admit = true;
+        self.with_policy(memcg, |p| admit = p.admit_folio(&info));
+        if !admit {
+            self.slots[memcg as usize].as_mut().expect("a seam memcg").stats.not_admitted += 1;
+        }
+        admit
+    }
+
     /// A folio joins its memcg's LRU (mm/swap.c: lru_add_fn(), 6.1/6.12): on a seam memcg,
     /// accounted on the inactive list of its type and told to the policy.
     fn lru_add(&mut self, mm: &mut Mm, pfn: Pfn) {
@@ -538,6 +583,7 @@ impl Inspect for Ext {
         self.slots.iter().flatten().map(|s| s.policy.state_bytes()).sum::<u64>()
             + self.classic.as_ref().map_or(0, |c| c.state_bytes())
             + (self.refault.capacity() + self.workingset.capacity()) as u64 * 8
+            + self.inserter.capacity() as u64 * 4
     }
 
     /// Per seam cgroup: the seam's counts and the policy's own state

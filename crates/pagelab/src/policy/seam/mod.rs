@@ -5,8 +5,10 @@
 //! policy written against five hooks: `policy_init(memcg)`, `folio_added`, `folio_accessed`,
 //! `folio_removed` and `evict_folios(ctx, memcg)`, which proposes up to 32 candidates; the
 //! kernel validates every candidate and does everything else (isolation, writeback,
-//! unmapping, accounting). [`EvictionPolicy`] is that interface; [`Ext`] is the kernel around
-//! it, written once for every seam policy:
+//! unmapping, accounting). Its upstream proposal (LSF/MM/BPF 2026) adds a sixth,
+//! `admit_folio(folio)`. [`EvictionPolicy`] is that interface; [`Ext`] is the kernel around
+//! it, written once for every seam policy; [`lists`] are cache_ext's list helpers for
+//! writing one:
 //!
 //! * on `shrink_lruvec()` for a memcg with a seam policy it asks for up to SWAP_CLUSTER_MAX
 //!   candidates at a time, validates each (a folio that is resident, on the LRU, not isolated
@@ -60,6 +62,32 @@
 //!   another reason (its task exited or was OOM-killed). `folio_removed` may name a folio the
 //!   policy already forgot.
 //!
+//! ## Admission (the sixth hook)
+//!
+//! cache_ext's upstream proposal (include/linux/cache_ext.h: `admit_folio`, "should this
+//! newly inserted folio be cached at all?") marks a folio the policy refuses dropbehind:
+//! it is read once and dropped instead of polluting the cache. pagelab models it so:
+//!
+//! * **`admit_folio` is asked once per folio, when a read inserts it in the page cache**
+//!   (filemap_add_folio() for a buffered read, its readahead and a fault's read; not for a
+//!   write), after the refault check ([`Folio::refault`] and [`Folio::workingset`] are
+//!   known) and before the folio waits in the lru_add batch. Readahead pages are asked one
+//!   by one as readahead inserts them; their reads are submitted as usual.
+//! * **A refused folio is inserted, read and charged as any other** (it is in the page cache
+//!   while its read is in flight, joins the LRU and is told to the policy by `folio_added`),
+//!   and marked PG_dropbehind.
+//! * **It leaves when a buffered read has copied it** (7.3's
+//!   mm/filemap.c: filemap_end_dropbehind_read(), after the copy): if it is clean, not under
+//!   writeback, not mapped, and its read is complete, it is removed as
+//!   folio_unmap_invalidate() removes a folio — **no shadow entry**, so reading it again is
+//!   a new miss, not a refault, and no `workingset_*` counter moves — and the policy hears
+//!   `folio_removed(Freed)`. A readahead page leaves when the read that reaches it has
+//!   copied it; until then it stays cached (and reclaim can evict it as any other).
+//! * **A fault keeps it**: a fault that finds or inserts the folio clears the mark (the
+//!   kernel's non-dontcache lookup does), since the page is about to be mapped.
+//! * The default admits everything, so a policy without the hook behaves as before; the
+//!   seam counts refusals (`not_admitted` in the policy state).
+//!
 //! ## Refaults and the workingset
 //!
 //! A seam cgroup keeps the kernel's shadow entries and refault detection of the classic LRU
@@ -75,7 +103,10 @@
 
 pub mod adapters;
 mod host;
+pub mod lhd;
+pub mod lists;
 pub mod random;
+pub mod sampling_lfu;
 
 pub use host::{effective_max, Ext, SeamStats};
 
@@ -110,7 +141,16 @@ pub struct Folio {
     pub workingset: bool,
     /// The folio comes back from reclaim (a candidate the kernel kept).
     pub putback: bool,
+    /// The task (an index into [`Cgroup::tasks`]; [`NO_TASK`] if none is known) that
+    /// touched the folio: in `folio_accessed(Read | Write)` the task that read or wrote
+    /// it; everywhere else the task that brought the page in (the reader whose read or
+    /// readahead inserted it — a readahead page names the task whose read started the
+    /// readahead —, the writer, the faulting task; an anonymous page's owner).
+    pub task: u32,
 }
+
+/// [`Folio::task`] when no task is known.
+pub const NO_TASK: u32 = u32::MAX;
 
 /// How a folio was accessed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,6 +180,9 @@ pub struct Cgroup {
     /// The effective memory.max in pages: the smallest of the cgroup's own and its
     /// ancestors', at most the machine's memory ([`host::effective_max`]).
     pub max: u64,
+    /// The machine's tasks by [`Folio::task`]: each job's name (the workload's name, with
+    /// `.N` for its job N when it has several jobs).
+    pub tasks: Vec<String>,
 }
 
 /// A page-cache eviction policy behind the seam, one instance per memcg (cache_ext's
@@ -147,6 +190,12 @@ pub struct Cgroup {
 pub trait EvictionPolicy {
     /// The policy is attached to a cgroup (cache_ext's `policy_init(memcg)`).
     fn init(&mut self, _cgroup: &Cgroup) {}
+    /// A folio the cgroup is reading was just inserted in the page cache: keep it after the
+    /// read (true, the default) or not (cache_ext's `admit_folio`). See the module's
+    /// "Admission".
+    fn admit_folio(&mut self, _folio: &Folio) -> bool {
+        true
+    }
     /// A folio joined the cgroup's LRU (or came back from reclaim: [`Folio::putback`]).
     fn folio_added(&mut self, folio: &Folio);
     /// A folio the policy holds was accessed.

@@ -1,0 +1,232 @@
+//! cache_ext's interface completed: the sixth hook (`admit_folio`), the task that touched a
+//! folio, and the built-in policies ported onto the eviction lists (sampling LFU, LHD). The
+//! tests are named after the clauses of policy/seam/mod.rs's "Admission" and of
+//! policy/seam/lists.rs.
+
+use crate::common;
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use common::{mmap_read, read, scenario};
+use pagelab::mm::memcontrol::MemcgId;
+use pagelab::mm::vmstat::Ev;
+use pagelab::policy::seam::lists::{ListId, Lists};
+use pagelab::policy::seam::{Access, Cgroup, EvictionPolicy, Ext, Folio, FolioId, Removal, NO_TASK};
+use pagelab::sim::Machine;
+use pagelab_workload::{Access as OpAccess, Advice, Op};
+
+/// What the test policy heard, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Heard {
+    Admit { index: u64, refault: bool, task: u32 },
+    Added { index: u64, task: u32 },
+    Accessed { index: u64, task: u32 },
+    Removed { index: u64, why: Removal },
+}
+
+type Log = Rc<RefCell<Vec<Heard>>>;
+
+/// A FIFO on one eviction list that refuses the pages `refuse` names, logging every hook.
+struct ListFifo {
+    lists: Lists,
+    list: ListId,
+    refuse: fn(&Folio) -> bool,
+    log: Log,
+    tasks: Rc<RefCell<Vec<String>>>,
+}
+
+impl EvictionPolicy for ListFifo {
+    fn init(&mut self, cgroup: &Cgroup) {
+        *self.tasks.borrow_mut() = cgroup.tasks.clone();
+    }
+    fn admit_folio(&mut self, folio: &Folio) -> bool {
+        self.log.borrow_mut().push(Heard::Admit { index: folio.index, refault: folio.refault, task: folio.task });
+        !(self.refuse)(folio)
+    }
+    fn folio_added(&mut self, folio: &Folio) {
+        if self.lists.add_tail(self.list, folio.id) {
+            self.log.borrow_mut().push(Heard::Added { index: folio.index, task: folio.task });
+        }
+    }
+    fn folio_accessed(&mut self, folio: &Folio, how: Access) {
+        if how != Access::ReclaimReferenced {
+            self.log.borrow_mut().push(Heard::Accessed { index: folio.index, task: folio.task });
+        }
+    }
+    fn folio_removed(&mut self, folio: &Folio, why: Removal) {
+        self.lists.del(folio.id);
+        self.log.borrow_mut().push(Heard::Removed { index: folio.index, why });
+    }
+    fn evict_folios(&mut self, _cgroup: MemcgId, nr: usize, out: &mut Vec<FolioId>) {
+        self.lists.iterate(self.list, nr, out, |_, _| pagelab::policy::seam::lists::Iter::Evict);
+    }
+}
+
+/// A machine whose cgroup `/c` runs a [`ListFifo`] refusing `refuse`.
+fn machine(text: &str, refuse: fn(&Folio) -> bool) -> (Machine<Ext>, Log, Rc<RefCell<Vec<String>>>) {
+    let s = scenario(text);
+    let log: Log = Rc::default();
+    let tasks = Rc::default();
+    let m = Machine::new(&s, |mm| {
+        let make = |path: &str| -> Option<Box<dyn EvictionPolicy>> {
+            (path == "/c").then(|| {
+                let mut lists = Lists::new();
+                let list = lists.create();
+                Box::new(ListFifo { lists, list, refuse, log: log.clone(), tasks: Rc::clone(&tasks) }) as Box<dyn EvictionPolicy>
+            })
+        };
+        s.machine.policy.seam_host(mm, Some((&make, "test")))
+    })
+    .unwrap();
+    (m, log, tasks)
+}
+
+/// `/c` of `limit` pages; workloads `(name, fadvise)` in it share the file "db" of `pages`.
+fn cgroup_text(limit: u64, pages: u64, workloads: &[(&str, &str)]) -> String {
+    let mut t = format!("[machine]\nmemory = \"256M\"\nkernel = \"6.12\"\npolicy = \"classic\"\n[[cgroup]]\npath = \"/c\"\nmax = \"{limit}p\"\n");
+    for (name, fadvise) in workloads {
+        t += &format!("[[workload]]\nname = \"{name}\"\ncgroup = \"/c\"\nkind = \"file-read\"\nfile = \"db\"\nfile_size = \"{pages}p\"\nfadvise = \"{fadvise}\"\nops = 0\n");
+    }
+    t
+}
+
+fn resident(m: &Machine<Ext>, page: u64) -> bool {
+    common::pfn_of(m, 0, 0, page).is_some()
+}
+
+fn ev(m: &Machine<Ext>, e: Ev) -> u64 {
+    m.mm.events.get(e)
+}
+
+#[test]
+fn a_refused_folio_is_dropped_after_its_read_without_a_shadow_entry() {
+    let (mut m, log, _) = machine(&cgroup_text(1000, 100, &[("r", "random")]), |f| f.index >= 50);
+    m.apply(0, read(0, 10));
+    m.apply(0, read(0, 60));
+    assert!(resident(&m, 10), "an admitted folio stays");
+    assert!(!resident(&m, 60), "a refused folio leaves after the read that copied it");
+    assert!(log.borrow().contains(&Heard::Removed { index: 60, why: Removal::Freed }), "the policy hears it leave: {:?}", log.borrow());
+    let pgpgin = ev(&m, Ev::PgpgIn);
+    m.apply(0, read(0, 60));
+    assert!(ev(&m, Ev::PgpgIn) > pgpgin, "reading it again reads the disk again");
+    assert_eq!(ev(&m, Ev::WorkingsetRefaultFile), 0, "no shadow entry: a new miss, not a refault");
+    let asked: Vec<_> = log.borrow().iter().filter(|h| matches!(h, Heard::Admit { index: 60, .. })).cloned().collect();
+    assert_eq!(asked.len(), 2, "asked once per insertion");
+    m.check().unwrap();
+}
+
+#[test]
+fn admit_folio_is_asked_at_each_read_insertion_after_the_refault_check() {
+    // 64 pages of memory.max, 200 pages read once: page 0 is evicted (a shadow entry stays)
+    // and its next read is a refault, which admit_folio already sees.
+    let (mut m, log, _) = machine(&cgroup_text(64, 200, &[("r", "random")]), |_| false);
+    for p in 0..200 {
+        m.apply(0, read(0, p));
+    }
+    assert!(!resident(&m, 0));
+    m.apply(0, read(0, 0));
+    assert!(ev(&m, Ev::WorkingsetRefaultFile) >= 1);
+    let admits: Vec<_> = log.borrow().iter().filter_map(|h| if let Heard::Admit { index: 0, refault, .. } = h { Some(*refault) } else { None }).collect();
+    assert_eq!(admits, [false, true], "the second insertion of page 0 is a refault when admit_folio is asked");
+}
+
+#[test]
+fn a_refused_readahead_page_leaves_when_the_read_that_reaches_it_has_copied_it() {
+    let (mut m, log, _) = machine(&cgroup_text(1000, 256, &[("r", "normal")]), |_| true);
+    let seq = |page| Op { object: 0, page, npages: 1, write: false, access: OpAccess::Buffered, advice: Advice::Normal, fill: false, think_ns: 0, due: None };
+    m.apply(0, seq(0));
+    assert!(!resident(&m, 0), "the page read is dropped");
+    assert!(resident(&m, 1), "the readahead pages not read yet stay cached");
+    let admitted: Vec<u64> = log.borrow().iter().filter_map(|h| if let Heard::Admit { index, .. } = h { Some(*index) } else { None }).collect();
+    assert!(admitted.len() > 1 && admitted.iter().all(|&i| i < 256), "each readahead page is asked as it is inserted: {admitted:?}");
+    m.apply(0, seq(1));
+    assert!(!resident(&m, 1), "and leaves once a read has copied it");
+    m.check().unwrap();
+}
+
+#[test]
+fn a_fault_keeps_a_folio_that_was_not_admitted() {
+    let text = "[machine]\nmemory = \"256M\"\nkernel = \"6.12\"\npolicy = \"classic\"\n[[cgroup]]\npath = \"/c\"\nmax = \"1000p\"\n\
+                [[workload]]\nname = \"m\"\ncgroup = \"/c\"\nkind = \"mmap-read\"\nfile_size = \"64p\"\nops = 0\n";
+    let (mut m, log, _) = machine(text, |_| true);
+    m.apply(0, mmap_read(0, 5, Advice::Random));
+    assert!(log.borrow().iter().any(|h| matches!(h, Heard::Admit { index: 5, .. })), "a fault's read is asked too");
+    let pfn = common::pfn_of(&m, 0, 0, 5).expect("the mapped page stays");
+    assert!(!m.mm.folios.test(pfn, pagelab::mm::folio::pg::DROPBEHIND), "the fault's lookup cleared the mark");
+    m.check().unwrap();
+}
+
+#[test]
+fn a_policy_sees_which_task_touched_a_folio() {
+    let (mut m, log, tasks) = machine(&cgroup_text(1000, 100, &[("get", "random"), ("scan", "random")]), |_| false);
+    assert_eq!(*tasks.borrow(), ["get", "scan"], "init names the machine's tasks by Folio::task");
+    m.apply(0, read(0, 1));
+    // Fill the lru_add batch so page 1 joins the LRU and the policy.
+    for p in 10..40 {
+        m.apply(0, read(0, p));
+    }
+    m.apply(1, read(0, 1));
+    let log = log.borrow();
+    assert!(log.contains(&Heard::Admit { index: 1, refault: false, task: 0 }), "the inserting task is asked");
+    assert!(log.contains(&Heard::Added { index: 1, task: 0 }), "added: the task that brought the page in");
+    assert!(log.contains(&Heard::Accessed { index: 1, task: 1 }), "accessed: the task that read it: {log:?}");
+    assert!(log.iter().all(|h| !matches!(h, Heard::Added { task: NO_TASK, .. })));
+}
+
+/// Reads 10 hot pages 6 times each, then scans `scan` other pages once (reading the hot
+/// pages again every `rounds_between` scan reads, if not 0), in a cgroup of `limit` pages run
+/// by `policy`; returns how many hot pages are still cached, and the refaults (only hot
+/// pages are read again).
+fn hot_after_scan(policy: &str, limit: u64, scan: u64, rounds_between: u64) -> (usize, u64) {
+    let text = cgroup_text(limit, 100_000, &[("r", "random")]).replace("path = \"/c\"\n", &format!("path = \"/c\"\npolicy = \"{policy}\"\n"));
+    let s = scenario(&text);
+    let mut m = Machine::new(&s, |mm| s.machine.policy.seam_host(mm, None)).unwrap();
+    let hot = 0..10u64;
+    for p in hot.clone() {
+        m.apply(0, read(0, p));
+    }
+    // Past the lru_add batch (31 folios on 6.12), so the re-reads below are seen.
+    for p in 1000..1040 {
+        m.apply(0, read(0, p));
+    }
+    for _ in 0..5 {
+        for p in hot.clone() {
+            m.apply(0, read(0, p));
+        }
+    }
+    for (i, p) in (2000..2000 + scan).enumerate() {
+        m.apply(0, read(0, p));
+        if rounds_between > 0 && (i as u64).is_multiple_of(rounds_between) {
+            for h in hot.clone() {
+                m.apply(0, read(0, h));
+            }
+        }
+    }
+    m.check().unwrap();
+    (hot.filter(|&p| common::pfn_of(&m, 0, 0, p).is_some()).count(), ev(&m, Ev::WorkingsetRefaultFile))
+}
+
+#[test]
+fn sampling_lfu_keeps_the_often_read_folios_through_a_scan() {
+    // Of each run of 20 folios at the head the least-accessed goes: a page read 6 times is
+    // never the least of a run that holds scan pages, read once. FIFO loses them all.
+    let (lfu, fifo) = (hot_after_scan("sampling-lfu", 200, 1000, 0).0, hot_after_scan("fifo", 200, 1000, 0).0);
+    assert_eq!((lfu, fifo), (10, 0), "hot pages kept: sampling-lfu {lfu}, fifo {fifo}");
+}
+
+#[test]
+fn lhd_keeps_the_folios_hit_recently_over_those_idle_longer() {
+    // Hot pages hit every 200 scan reads keep age 0 (the highest hit density of their class),
+    // scan pages age as requests pass: each sampled run of 16 gives up its oldest.
+    // The refaults are the hot pages' (nothing else is read twice).
+    let (_, lhd) = hot_after_scan("lhd", 4000, 20_000, 200);
+    let (_, fifo) = hot_after_scan("fifo", 4000, 20_000, 200);
+    assert!(lhd * 10 <= fifo && fifo >= 20, "hot-page refaults: lhd {lhd}, fifo {fifo}");
+}
+
+#[test]
+fn policies_lists_them() {
+    let names: Vec<_> = pagelab::policy::registry::POLICIES.iter().map(|p| p.name).collect();
+    assert!(names.contains(&"lhd") && names.contains(&"sampling-lfu"), "{names:?}");
+}
