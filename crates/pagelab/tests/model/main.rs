@@ -5,6 +5,7 @@
 
 mod common;
 
+mod apps;
 mod bounds;
 mod classic;
 mod layers;
