@@ -703,6 +703,13 @@ fn task(o: &Opts, p: &Plan, t: usize, stream: &mut JobStream, buf: &mut [u8], go
                     done += n as usize;
                 }
             }
+            Access::Truncate => {
+                let (off, len) = ((op.page * PAGE_SIZE) as libc::off_t, (op.npages as u64 * PAGE_SIZE) as libc::off_t);
+                // SAFETY: punching a range of our own descriptor; the size stays.
+                if unsafe { libc::fallocate(ob.fd, libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, off, len) } != 0 {
+                    return Err(format!("fallocate(PUNCH_HOLE) at page {} of object {}: {}", op.page, op.object, errno()));
+                }
+            }
             Access::Mmap | Access::Anon => {
                 if ob.map.is_null() {
                     ob.map = mmap(ob.len, ob.fd)?;

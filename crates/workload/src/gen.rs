@@ -207,9 +207,10 @@ impl JobStream {
                 let (files, anon) = declarations(&p.object, spec, &layout);
                 let mut ids = files.into_iter().map(|(n, pages)| declare_named(&mut objects, &mut filled, n, false, pages) as u32);
                 let tables = layout.tables.iter().map(|&n| ids.by_ref().take(n as usize).collect()).collect();
+                let l0 = ids.by_ref().take(crate::lsm::L0_TRIGGER).collect();
                 let wal = ids.next().expect("the log is declared last");
                 let [memtable, block_cache, table_cache] = anon.map(|(n, pages)| declare_named(&mut objects, &mut filled, n.to_string(), true, pages) as u32);
-                Box::new(LsmState::new(spec, layout, LsmObjects { tables, wal, memtable, block_cache, table_cache }, p.advice))
+                Box::new(LsmState::new(spec, layout, LsmObjects { tables, l0, wal, memtable, block_cache, table_cache }, p.advice))
             });
             let mut declare = |object: &str, pages: u64| {
                 let name = if anon { object.to_string() } else { job_file_name(w, object, job) };
@@ -271,10 +272,10 @@ impl JobStream {
             match (&ph.search, &ph.lsm) {
                 (Some(c), _) => c.files.iter().for_each(|&(o, _)| largest[o as usize] = largest[o as usize].max(ph.block_pages)),
                 (_, Some(l)) => {
-                    for &o in l.objects.tables.iter().flatten() {
+                    for &o in l.objects.tables.iter().flatten().chain(&l.objects.l0) {
                         largest[o as usize] = largest[o as usize].max(ph.block_pages);
                     }
-                    let meta = l.layout.filter_pages + l.layout.index_pages;
+                    let meta = l.layout.slot_pages();
                     let tc = l.objects.table_cache as usize;
                     largest[tc] = largest[tc].max(meta);
                 }

@@ -311,7 +311,7 @@ mod tests {
         let l = lsm::Layout::new(w.phases[0].lsm.as_ref().unwrap());
         let tables: u64 = l.tables.iter().sum();
         let files: Vec<&ObjectDecl> = s.objects().iter().filter(|o| !o.anon).collect();
-        assert_eq!(files.len() as u64, tables + 1, "every table and the log");
+        assert_eq!(files.len() as u64, tables + lsm::L0_TRIGGER as u64 + 1, "every table, L0's four and the log");
         assert!(files.iter().all(|o| o.name.starts_with("db/")));
         let anon: Vec<&str> = s.objects().iter().filter(|o| o.anon).map(|o| o.name.as_str()).collect();
         assert_eq!(anon, ["lsm_memtable", "lsm_block_cache", "lsm_table_cache"]);
@@ -319,6 +319,7 @@ mod tests {
         // YCSB-C: gets only; each reads at least the memtable and one data block.
         assert!(ops.len() >= 2 * 2000, "{} operations", ops.len());
         assert!(ops.iter().all(|o| !o.write || o.access == Access::Anon), "no file is written by reads");
+        assert!(ops.iter().all(|o| o.access != Access::Truncate), "nor deleted");
     }
 
     #[test]

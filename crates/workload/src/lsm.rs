@@ -33,12 +33,26 @@
 //! preads.
 //!
 //! **Writes** (update, insert, the write of read-modify-write): appended to the log (the
-//! `wal` file, 4 MiB, written page by page) and stored into the memtable (4 MiB of anonymous
-//! memory, LevelDB's `write_buffer_size`). **Left out**: flushes and compactions (the levels
-//! never change; the log and memtable are reused in a ring instead of being flushed and
-//! replaced), so a written key is still read from its level, and no file is deleted;
-//! compression (a block is one page); L0 files; the manifest; iterator pinning;
-//! LevelDB's `seek` compactions.
+//! `wal` file, written page by page) and stored into the memtable (anonymous memory). A
+//! memtable of `write_buffer_size` (4 MiB) is **flushed** (DBImpl::CompactMemTable()): written
+//! as an L0 table 64 KiB at a time (PosixWritableFile's buffer) and opened to verify it, and
+//! the log is replaced (the old one deleted). Four L0 tables (kL0_CompactionTrigger) are
+//! **compacted** into L1, and the same bytes are then pushed down every level, one table
+//! and the tables of the level below that overlap it at a time, round-robin over the level
+//! (the compaction pointer): the steady state of a store whose levels keep their sizes. A
+//! compaction reads its inputs in order through the table cache but not the block cache
+//! (`fill_cache = false`), **deletes** them (an `Access::Truncate` operation: their pages
+//! and shadow entries leave the page cache, the kernel's truncate_inode_pages_range()) and
+//! writes its outputs. Since the layout is fixed, an output reuses the file of the input
+//! it replaces; a generation per file keeps the caches from finding a deleted file's
+//! entries (LevelDB's new file numbers).
+//!
+//! **Left out**: the keys a write puts in the memtable and L0 (a get still finds every key
+//! at its level, looking at the L0 tables' filters on the way); compaction in a background
+//! thread (it runs in the writing task, in one burst when the memtable fills, where LevelDB
+//! overlaps it with the foreground and stalls writers only at 8 and 12 L0 tables);
+//! LevelDB's choice of the level with the highest score, seek compactions and trivial moves;
+//! compression (a block is one page); the manifest; iterator pinning.
 //!
 //! **YCSB mixes** (`ycsb`, YCSB's workloads/workload[a-f]): a 50% reads, 50% updates; b 95/5;
 //! c reads only; d 95% reads of the `latest` keys, 5% inserts; e 95% scans, 5% inserts;
@@ -227,6 +241,35 @@ pub struct Layout {
     cumulative: Vec<f64>,
     /// A filter's false-positive rate.
     pub false_positive: f64,
+    /// The shape of an L0 table: a flushed memtable (`write_buffer_size` of records).
+    pub l0: Shape,
+}
+
+/// A table file's parts, in file order: data blocks, filter block, index block, footer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub data_blocks: u64,
+    pub filter_pages: u64,
+    pub index_pages: u64,
+}
+
+impl Shape {
+    fn of(records: u64, records_per_block: u64, s: &LsmSpec) -> Shape {
+        let data_blocks = records.div_ceil(records_per_block).max(1);
+        let records = data_blocks * records_per_block;
+        Shape {
+            data_blocks,
+            filter_pages: (records * s.bloom_bits_per_key as u64).div_ceil(8 * PAGE_SIZE).max(1),
+            index_pages: (data_blocks * (s.key_bytes + INDEX_ENTRY_OVERHEAD)).div_ceil(PAGE_SIZE).max(1),
+        }
+    }
+    pub fn pages(&self) -> u64 {
+        self.data_blocks + self.filter_pages + self.index_pages + 1
+    }
+    /// The pages an open table keeps: its filter and index blocks.
+    pub fn meta_pages(&self) -> u64 {
+        self.filter_pages + self.index_pages
+    }
 }
 
 impl Layout {
@@ -236,11 +279,10 @@ impl Layout {
         // ⌈4096 / record⌉ records (a little over 4 KiB; here one page), and a table ends
         // once it reaches `max_file_size`.
         let records_per_block = PAGE_SIZE.div_ceil(s.record_bytes());
-        let per_table = (s.table_bytes / s.record_bytes()).max(1);
-        let data_blocks = per_table.div_ceil(records_per_block);
+        let shape = Shape::of((s.table_bytes / s.record_bytes()).max(1), records_per_block, s);
+        let Shape { data_blocks, filter_pages, index_pages } = shape;
         let per_table = data_blocks * records_per_block;
-        let filter_pages = (per_table * s.bloom_bits_per_key as u64).div_ceil(8 * PAGE_SIZE).max(1);
-        let index_pages = (data_blocks * (s.key_bytes + INDEX_ENTRY_OVERHEAD)).div_ceil(PAGE_SIZE).max(1);
+        let l0 = Shape::of((WRITE_BUFFER / s.record_bytes()).max(1), records_per_block, s);
         let mut tables = Vec::new();
         let mut left = records.div_ceil(per_table);
         let mut cap = L1_BYTES;
@@ -262,12 +304,28 @@ impl Layout {
         let b = s.bloom_bits_per_key as f64;
         let k = ((b * std::f64::consts::LN_2) as u64).clamp(1, 30) as f64;
         let false_positive = (1.0 - (-k / b).exp()).powf(k);
-        Layout { records, data_blocks, records_per_block, filter_pages, index_pages, tables, cumulative, false_positive }
+        Layout { records, data_blocks, records_per_block, filter_pages, index_pages, tables, cumulative, false_positive, l0 }
+    }
+
+    /// The shape of a table of L1 and below.
+    pub fn shape(&self) -> Shape {
+        Shape { data_blocks: self.data_blocks, filter_pages: self.filter_pages, index_pages: self.index_pages }
     }
 
     /// Pages of a table file: data blocks, filter block, index block, footer.
     pub fn table_pages(&self) -> u64 {
-        self.data_blocks + self.filter_pages + self.index_pages + 1
+        self.shape().pages()
+    }
+
+    /// The most pages one read or write of the store moves: a table's index block, or 64 KiB
+    /// of a table being written.
+    pub fn largest_io(&self) -> u64 {
+        [WRITE_PAGES, self.index_pages, self.filter_pages, self.l0.index_pages, self.l0.filter_pages].into_iter().max().unwrap_or(1)
+    }
+
+    /// Pages of a table cache slot: the largest open table's filter and index blocks.
+    pub fn slot_pages(&self) -> u64 {
+        self.shape().meta_pages().max(self.l0.meta_pages())
     }
 
     /// The level (0-based from L1) holding `key`.
@@ -303,6 +361,8 @@ fn mix64(key: u64) -> u64 {
 pub struct LsmObjects {
     /// Per level, the object index of each table.
     pub tables: Vec<Vec<u32>>,
+    /// The L0 tables' objects (kL0_CompactionTrigger of them, reused).
+    pub l0: Vec<u32>,
     pub wal: u32,
     pub memtable: u32,
     pub block_cache: u32,
@@ -310,23 +370,36 @@ pub struct LsmObjects {
 }
 
 /// Object names and sizes of an LSM phase, in declaration order: the tables (level by level),
-/// the log, then the anonymous regions (memtable, block cache, table cache).
+/// the L0 tables, the log, then the anonymous regions (memtable, block cache, table cache).
 pub fn declarations(root: &str, s: &LsmSpec, l: &Layout) -> (Vec<(String, u64)>, [(&'static str, u64); 3]) {
-    let mut files = Vec::with_capacity(l.tables.iter().sum::<u64>() as usize + 1);
+    let mut files = Vec::with_capacity(l.tables.iter().sum::<u64>() as usize + L0_TRIGGER + 1);
     for (level, &n) in l.tables.iter().enumerate() {
         for t in 0..n {
             files.push((format!("{root}/L{}/{t:06}.ldb", level + 1), l.table_pages()));
         }
     }
+    for t in 0..L0_TRIGGER {
+        files.push((format!("{root}/L0/{t:06}.ldb"), l.l0.pages()));
+    }
     files.push((format!("{root}/wal.log"), WRITE_BUFFER / PAGE_SIZE));
-    let open = s.max_open_files - NON_TABLE_FILES;
     let anon = [
         ("lsm_memtable", WRITE_BUFFER / PAGE_SIZE),
         ("lsm_block_cache", s.block_cache_bytes / PAGE_SIZE),
-        ("lsm_table_cache", open.min(l.tables.iter().sum()) * (l.filter_pages + l.index_pages)),
+        ("lsm_table_cache", table_cache_slots(s, l) * l.slot_pages()),
     ];
     (files, anon)
 }
+
+/// Open tables the table cache holds: `max_open_files` less LevelDB's ten, at most every table.
+fn table_cache_slots(s: &LsmSpec, l: &Layout) -> u64 {
+    (s.max_open_files - NON_TABLE_FILES).min(l.tables.iter().sum::<u64>() + L0_TRIGGER as u64).max(1)
+}
+
+/// LevelDB's kL0_CompactionTrigger: L0 is compacted into L1 once it holds this many tables.
+pub const L0_TRIGGER: usize = 4;
+/// LevelDB's PosixWritableFile buffer (kWritableFileBufferSize): tables are written 64 KiB
+/// at a time.
+const WRITE_PAGES: u64 = 16;
 
 /// An LSM phase's state: its layout, objects, caches and log position.
 #[derive(Clone, Debug)]
@@ -337,18 +410,52 @@ pub struct LsmState {
     pub block_cache: AppCache,
     pub table_cache: AppCache,
     advice: Advice,
-    /// Bytes written to the log and memtable (their ring position).
-    written: u64,
+    /// Bytes written to the log and the memtable since the last flush.
+    unflushed: u64,
     /// YCSB's insert counter: inserted keys go past the loaded ones (drawn only by `latest`).
     pub inserted: u64,
+    /// L0 tables holding data (the first `l0_live` of `objects.l0`, oldest first).
+    l0_live: usize,
+    /// Each table object's generation: bumped when the file is deleted, so that the caches'
+    /// entries of a deleted file are never found again (LevelDB's file numbers).
+    generation: Vec<u32>,
+    /// Each level's compaction pointer (VersionSet::compact_pointer_): the next table.
+    cursor: Vec<u64>,
+    pub flushes: u64,
+    pub compactions: u64,
 }
 
 impl LsmState {
     pub fn new(spec: &LsmSpec, layout: Layout, objects: LsmObjects, advice: Advice) -> LsmState {
         let block_cache = AppCache::new(&AppCacheSpec { slots: spec.block_cache_bytes / PAGE_SIZE, block_pages: 1, policy: AppPolicy::Lru });
-        let open = (spec.max_open_files - NON_TABLE_FILES).min(layout.tables.iter().sum());
-        let table_cache = AppCache::new(&AppCacheSpec { slots: open.max(1), block_pages: layout.filter_pages + layout.index_pages, policy: AppPolicy::Lru });
-        LsmState { spec: spec.clone(), layout, objects, block_cache, table_cache, advice, written: 0, inserted: 0 }
+        let table_cache = AppCache::new(&AppCacheSpec { slots: table_cache_slots(spec, &layout), block_pages: layout.slot_pages(), policy: AppPolicy::Lru });
+        let max_object = objects.tables.iter().flatten().chain(&objects.l0).copied().max().unwrap_or(0);
+        let cursor = vec![0; layout.tables.len()];
+        LsmState {
+            spec: spec.clone(),
+            layout,
+            objects,
+            block_cache,
+            table_cache,
+            advice,
+            unflushed: 0,
+            inserted: 0,
+            l0_live: 0,
+            generation: vec![0; max_object as usize + 1],
+            cursor,
+            flushes: 0,
+            compactions: 0,
+        }
+    }
+
+    /// The table cache's key of a table: its object and generation.
+    fn table_key(&self, object: u32) -> u64 {
+        ((self.generation[object as usize] as u64) << 32) | object as u64
+    }
+
+    /// The block cache's key of a data block: object (24 bits), generation (20), block (20).
+    fn block_key(&self, object: u32, block: u64) -> u64 {
+        ((object as u64) << 40) | (((self.generation[object as usize] & 0xF_FFFF) as u64) << 20) | (block & 0xF_FFFF)
     }
 
     fn read(&self, object: u32, page: u64, npages: u64) -> Op {
@@ -361,26 +468,23 @@ impl LsmState {
 
     /// The table's open entry: a load of its slot in the table cache, or (not open) its
     /// footer, index block and filter block read, then stored into a slot.
-    fn open_table(&mut self, object: u32, out: &mut VecDeque<Op>) {
-        let l = &self.layout;
-        let meta = l.filter_pages + l.index_pages;
-        match self.table_cache.lookup(object as u64) {
-            Lookup::Hit(slot) => out.push_back(Self::anon(self.objects.table_cache, slot as u64 * meta, meta, false)),
+    fn open_table(&mut self, object: u32, shape: Shape, out: &mut VecDeque<Op>) {
+        let slot_pages = self.layout.slot_pages();
+        let meta = shape.meta_pages();
+        match self.table_cache.lookup(self.table_key(object)) {
+            Lookup::Hit(slot) => out.push_back(Self::anon(self.objects.table_cache, slot as u64 * slot_pages, meta, false)),
             Lookup::Miss(slot) => {
-                let footer = l.table_pages() - 1;
-                let filter = l.data_blocks;
-                let index = l.data_blocks + l.filter_pages;
-                out.push_back(self.read(object, footer, 1));
-                out.push_back(self.read(object, index, l.index_pages));
-                out.push_back(self.read(object, filter, l.filter_pages));
-                out.push_back(Self::anon(self.objects.table_cache, slot as u64 * meta, meta, true));
+                out.push_back(self.read(object, shape.pages() - 1, 1));
+                out.push_back(self.read(object, shape.data_blocks + shape.filter_pages, shape.index_pages));
+                out.push_back(self.read(object, shape.data_blocks, shape.filter_pages));
+                out.push_back(Self::anon(self.objects.table_cache, slot as u64 * slot_pages, meta, true));
             }
         }
     }
 
     /// A data block through the block cache.
     fn data_block(&mut self, object: u32, block: u64, out: &mut VecDeque<Op>) {
-        match self.block_cache.lookup(((object as u64) << 32) | block) {
+        match self.block_cache.lookup(self.block_key(object, block)) {
             Lookup::Hit(slot) => out.push_back(Self::anon(self.objects.block_cache, slot as u64, 1, false)),
             Lookup::Miss(slot) => {
                 out.push_back(self.read(object, block, 1));
@@ -398,11 +502,28 @@ impl LsmState {
         out.push_back(Self::anon(self.objects.memtable, self.memtable_page(key), 1, false));
         let home = self.layout.level_of(key % self.layout.records);
         let key = key % self.layout.records;
+        self.seek_l0(key, true, out);
+        let shape = self.layout.shape();
         for level in 0..=home {
             let (table, block) = self.layout.table_and_block(key, level);
             let object = self.objects.tables[level][table as usize];
-            self.open_table(object, out);
+            self.open_table(object, shape, out);
             if level == home || self.layout.false_positive(key, level) {
+                self.data_block(object, block, out);
+            }
+        }
+    }
+
+    /// The L0 tables a get or a scan looks at, newest first: every one overlaps the key. A
+    /// get reads a data block only where the filter passes (the key is never in L0 here: a
+    /// false positive); a scan's iterator seeks every table's block.
+    fn seek_l0(&mut self, key: u64, get: bool, out: &mut VecDeque<Op>) {
+        let shape = self.layout.l0;
+        for i in (0..self.l0_live).rev() {
+            let object = self.objects.l0[i];
+            self.open_table(object, shape, out);
+            if !get || self.layout.false_positive(key, LEVELS + i) {
+                let block = (key as u128 * shape.data_blocks as u128 / self.layout.records as u128) as u64;
                 self.data_block(object, block, out);
             }
         }
@@ -412,6 +533,8 @@ impl LsmState {
     pub fn scan(&mut self, key: u64, len: u64, out: &mut VecDeque<Op>) {
         out.push_back(Self::anon(self.objects.memtable, self.memtable_page(key), 1, false));
         let key = key % self.layout.records;
+        self.seek_l0(key, false, out);
+        let shape = self.layout.shape();
         let records = self.layout.records as f64;
         for level in 0..self.layout.tables.len() {
             let share = self.layout.tables[level] as f64 * self.layout.data_blocks as f64 * self.layout.records_per_block as f64 / records;
@@ -419,7 +542,7 @@ impl LsmState {
             let blocks = in_level.div_ceil(self.layout.records_per_block).max(1);
             let (mut table, mut block) = self.layout.table_and_block(key, level);
             let mut object = self.objects.tables[level][table as usize];
-            self.open_table(object, out);
+            self.open_table(object, shape, out);
             for _ in 0..blocks {
                 self.data_block(object, block, out);
                 block += 1;
@@ -430,19 +553,107 @@ impl LsmState {
                     table += 1;
                     block = 0;
                     object = self.objects.tables[level][table as usize];
-                    self.open_table(object, out);
+                    self.open_table(object, shape, out);
                 }
             }
         }
     }
 
-    /// A write (update, insert): appended to the log, stored into the memtable.
+    /// A write (update, insert): appended to the log, stored into the memtable; a full
+    /// memtable is flushed (DBImpl::MakeRoomForWrite()).
     pub fn write(&mut self, out: &mut VecDeque<Op>) {
-        let ring = WRITE_BUFFER / PAGE_SIZE;
-        let page = (self.written / PAGE_SIZE) % ring;
-        self.written += self.spec.record_bytes();
+        let page = (self.unflushed / PAGE_SIZE) % (WRITE_BUFFER / PAGE_SIZE);
+        self.unflushed += self.spec.record_bytes();
         out.push_back(Op { write: true, ..self.read(self.objects.wal, page, 1) });
         out.push_back(Self::anon(self.objects.memtable, page, 1, true));
+        if self.unflushed >= WRITE_BUFFER {
+            self.flush(out);
+        }
+    }
+
+    fn truncate(object: u32, pages: u64) -> Op {
+        Op { object, page: 0, npages: pages as u32, write: false, access: Access::Truncate, advice: Advice::Normal, fill: false, think_ns: 0, due: None }
+    }
+
+    /// Writes a whole table, 64 KiB at a time, and opens it (LevelDB verifies every table it
+    /// builds through the table cache: BuildTable(), FinishCompactionOutputFile()).
+    fn write_table(&mut self, object: u32, shape: Shape, out: &mut VecDeque<Op>) {
+        let pages = shape.pages();
+        for page in (0..pages).step_by(WRITE_PAGES as usize) {
+            out.push_back(Op { write: true, ..self.read(object, page, WRITE_PAGES.min(pages - page)) });
+        }
+        self.open_table(object, shape, out);
+    }
+
+    /// Deletes a table: its pages leave the page cache, its cache entries are never found again.
+    fn delete_table(&mut self, object: u32, shape: Shape, out: &mut VecDeque<Op>) {
+        out.push_back(Self::truncate(object, shape.pages()));
+        self.generation[object as usize] = self.generation[object as usize].wrapping_add(1);
+    }
+
+    /// The memtable becomes an L0 table (DBImpl::CompactMemTable(), WriteLevel0Table()); the
+    /// log is replaced by a new one (the old deleted) and the memtable starts empty. Four L0
+    /// tables are compacted.
+    fn flush(&mut self, out: &mut VecDeque<Op>) {
+        let object = self.objects.l0[self.l0_live];
+        let shape = self.layout.l0;
+        self.write_table(object, shape, out);
+        out.push_back(Self::truncate(self.objects.wal, WRITE_BUFFER / PAGE_SIZE));
+        self.unflushed = 0;
+        self.l0_live += 1;
+        self.flushes += 1;
+        if self.l0_live == L0_TRIGGER {
+            self.compact(out);
+        }
+    }
+
+    /// One compaction (DBImpl::DoCompactionWork()): every input table read in order through
+    /// the table cache but not the block cache (`fill_cache = false`), the inputs deleted
+    /// (DeleteObsoleteFiles()), the outputs written. The model's outputs are the tables of
+    /// the fixed layout that the key range maps to, so an output reuses its input's file once
+    /// the input is deleted.
+    fn compaction(&mut self, inputs: &[(u32, Shape)], outputs: &[(u32, Shape)], out: &mut VecDeque<Op>) {
+        for &(object, shape) in inputs {
+            self.open_table(object, shape, out);
+            for block in 0..shape.data_blocks {
+                out.push_back(self.read(object, block, 1));
+            }
+        }
+        for &(object, shape) in inputs {
+            self.delete_table(object, shape, out);
+        }
+        for &(object, shape) in outputs {
+            self.write_table(object, shape, out);
+        }
+        self.compactions += 1;
+    }
+
+    /// L0 into L1 (every L1 table overlaps L0's range), then the same bytes pushed down each
+    /// level, one table and its overlapping tables of the level below at a time, round-robin
+    /// over the level (VersionSet::PickCompaction(), `compact_pointer_`): the steady state of
+    /// a store whose levels keep their sizes.
+    fn compact(&mut self, out: &mut VecDeque<Op>) {
+        let (l0, shape) = (self.layout.l0, self.layout.shape());
+        let l1: Vec<(u32, Shape)> = self.objects.tables[0].iter().map(|&o| (o, shape)).collect();
+        let inputs: Vec<(u32, Shape)> = self.objects.l0[..self.l0_live].iter().map(|&o| (o, l0)).chain(l1.iter().copied()).collect();
+        self.compaction(&inputs, &l1, out);
+        self.l0_live = 0;
+        let moved = (L0_TRIGGER as u64 * l0.data_blocks).div_ceil(shape.data_blocks);
+        let tables = self.layout.tables.clone();
+        for level in 0..tables.len().saturating_sub(1) {
+            let (here, below) = (tables[level], tables[level + 1]);
+            for _ in 0..moved {
+                let j = self.cursor[level];
+                self.cursor[level] = (j + 1) % here;
+                let lo = j * below / here;
+                let hi = ((j + 1) * below).div_ceil(here).clamp(lo + 1, below);
+                let group: Vec<(u32, Shape)> = std::iter::once(self.objects.tables[level][j as usize])
+                    .chain(self.objects.tables[level + 1][lo as usize..hi as usize].iter().copied())
+                    .map(|o| (o, shape))
+                    .collect();
+                self.compaction(&group, &group, out);
+            }
+        }
     }
 
     /// One YCSB operation on a key drawn by the caller; `u` picks the operation, `rng` the
@@ -490,7 +701,9 @@ mod tests {
                     .collect()
             })
             .collect();
-        let objects = LsmObjects { tables, wal: next, memtable: next + 1, block_cache: next + 2, table_cache: next + 3 };
+        let l0 = (next..next + L0_TRIGGER as u32).collect();
+        let next = next + L0_TRIGGER as u32;
+        let objects = LsmObjects { tables, l0, wal: next, memtable: next + 1, block_cache: next + 2, table_cache: next + 3 };
         LsmState::new(s, layout, objects, Advice::Normal)
     }
 
@@ -609,5 +822,66 @@ mod tests {
         assert_eq!(t(&|t| t.max_open_files = Some(10)), Err("max_open_files"));
         assert_eq!(t(&|t| t.db_size = Some("1k".into())), Err("db_size"));
         assert_eq!(t(&|t| t.table_size = Some("4k".into())), Err("table_size"));
+    }
+
+    #[test]
+    fn compaction_invalidates_its_input_files_pages() {
+        let s = spec("256M", "a");
+        let mut st = state(&s);
+        let mut ops = VecDeque::new();
+        while st.compactions == 0 {
+            st.write(&mut ops);
+        }
+        assert_eq!(st.flushes, L0_TRIGGER as u64, "four memtables flushed, then L0 compacted");
+        let ops: Vec<Op> = ops.into();
+        let truncated = |o: u32| ops.iter().position(|op| op.object == o && op.access == Access::Truncate);
+        let l0 = st.objects.l0.clone();
+        let l1 = st.objects.tables[0].clone();
+        for &o in l0.iter().chain(&l1) {
+            let shape = if l0.contains(&o) { st.layout.l0 } else { st.layout.shape() };
+            let t = truncated(o).unwrap_or_else(|| panic!("input {o} deleted"));
+            assert_eq!((ops[t].page, ops[t].npages as u64), (0, shape.pages()), "the whole file");
+            let read: Vec<u64> = ops[..t]
+                .iter()
+                .filter(|op| op.object == o && op.access == Access::Buffered && !op.write && op.page < shape.data_blocks)
+                .map(|op| op.page)
+                .collect();
+            assert!(read.ends_with(&(0..shape.data_blocks).collect::<Vec<_>>()), "input {o} read in order before its deletion");
+        }
+        // L0's files are gone until the next flush; L1's are written again after the deletion.
+        for &o in &l0 {
+            assert!(ops[truncated(o).unwrap()..].iter().all(|op| op.object != o || op.access == Access::Truncate));
+        }
+        for &o in &l1 {
+            assert!(ops[truncated(o).unwrap()..].iter().any(|op| op.object == o && op.write));
+        }
+        // A deleted table's cache entries are not found again: it is opened anew.
+        let key = (0..).find(|&k| st.layout.level_of(k) == 0).unwrap();
+        let mut get = VecDeque::new();
+        st.get(key, &mut get);
+        st.get(key, &mut get);
+        let (table, _) = st.layout.table_and_block(key, 0);
+        let object = st.objects.tables[0][table as usize];
+        let footer_reads = get.iter().filter(|op| op.object == object && op.access == Access::Buffered && op.page == st.layout.table_pages() - 1).count();
+        assert_eq!(footer_reads, 0, "the rewritten table was opened by its verification");
+        assert!(
+            get.iter().any(|op| op.object == object && op.access == Access::Buffered && op.page < st.layout.data_blocks),
+            "its data block is not in the block cache"
+        );
+    }
+
+    #[test]
+    fn compactions_push_the_flushed_bytes_down_every_level() {
+        let s = spec("1G", "a");
+        let mut st = state(&s);
+        let mut ops = VecDeque::new();
+        while st.compactions == 0 {
+            st.write(&mut ops);
+            ops.clear();
+        }
+        // L0 into L1, then 8 tables' worth (4 memtables of 4 MiB over 2 MiB tables) from each
+        // level but the last.
+        let moved = (L0_TRIGGER as u64 * st.layout.l0.data_blocks).div_ceil(st.layout.data_blocks);
+        assert_eq!(st.compactions, 1 + moved * (st.layout.tables.len() as u64 - 1));
     }
 }

@@ -71,6 +71,11 @@ pub enum Access {
     Mmap,
     /// Loads and stores to private anonymous memory.
     Anon,
+    /// Pages `[page, page + npages)` of a file leave the page cache, resident pages and
+    /// shadow entries alike: the file was deleted (or that range truncated or hole-punched).
+    /// The kernel's truncate_inode_pages_range(); the in-guest runner punches the range
+    /// (`fallocate(FALLOC_FL_PUNCH_HOLE)`), which keeps the file's size for later writes.
+    Truncate,
 }
 
 /// `posix_fadvise`/`madvise` access hints, which switch readahead and the page-table recency
@@ -454,7 +459,7 @@ fn resolve_phase(d: &PhaseToml, p: &PhaseToml, name: &str, prefix: &str, unbound
     }
     let advice = match (kind.access(), pick!(fadvise), pick!(madvise)) {
         (Access::Buffered, f, None) => f.unwrap_or_default(),
-        (Access::Mmap | Access::Anon, None, m) => m.unwrap_or_default(),
+        (Access::Mmap | Access::Anon | Access::Truncate, None, m) => m.unwrap_or_default(),
         (Access::Buffered, _, Some(_)) => return Err(err(key("madvise"), "applies to mmap and anon kinds; use fadvise")),
         (_, Some(_), _) => return Err(err(key("fadvise"), "applies to buffered file kinds; use madvise")),
     };
@@ -664,8 +669,8 @@ fn resolve_lsm(d: &PhaseToml, p: &PhaseToml, name: &str, prefix: &str, unbounded
         object,
         // Not an object's size: the tables are declared one by one (crate::gen).
         object_pages: 1,
-        // The largest read: an index or filter block.
-        block_pages: layout.index_pages.max(layout.filter_pages).max(1),
+        // The largest read or write: an index block, a 64 KiB write of a table.
+        block_pages: layout.largest_io(),
         distribution,
         ops,
         read_ratio: 1.0,

@@ -100,3 +100,78 @@ fn an_lsm_store_runs_its_gets_through_its_caches() {
     assert!(r.vmstat["pgpgin"] > 0 && cg["file"] > 0);
     assert!(r.tasks[0].ops > 2 * 20000, "each get is several accesses: {}", r.tasks[0].ops);
 }
+
+#[test]
+fn truncate_inode_pages_range_removes_a_files_pages_and_shadow_entries() {
+    // mm/truncate.c: truncate_inode_pages_range() (6.1, 6.12): a deleted file's pages leave
+    // the page cache (uncharged, freed) and its shadow entries go with them, so reading it
+    // again is not a refault.
+    use pagelab_workload::{Access, Advice, Op};
+    let truncate = |page: u64, npages: u32| Op {
+        object: 0,
+        page,
+        npages,
+        write: false,
+        access: Access::Truncate,
+        advice: Advice::Normal,
+        fill: false,
+        think_ns: 0,
+        due: None,
+    };
+    let mut m = classic(&one_file_scenario("64M", "6.12", "classic", 4096));
+    for p in 0..64 {
+        m.apply(0, read(0, p));
+    }
+    let file_pages = m.mm.nr_file_pages;
+    m.apply(0, truncate(0, 32));
+    assert!((0..32).all(|p| pfn_of(&m, 0, 0, p).is_none()), "the range left the page cache");
+    assert!((32..64).all(|p| pfn_of(&m, 0, 0, p).is_some()), "the rest stayed");
+    assert_eq!(m.mm.nr_file_pages, file_pages - 32);
+    // A dirty page goes too, and with it its dirty count.
+    m.apply(0, Op { write: true, ..read(0, 40) });
+    let dirty = m.mm.nr_dirty;
+    m.apply(0, truncate(40, 1));
+    assert_eq!(m.mm.nr_dirty, dirty - 1);
+
+    // Evicted pages leave shadows; truncation deletes them: a re-read is no refault.
+    let mut m = classic(&one_file_scenario("64M", "6.12", "classic", 40_000));
+    for p in 0..40_000 {
+        m.apply(0, read(0, p));
+    }
+    let evicted = (0..1000).filter(|&p| pfn_of(&m, 0, 0, p).is_none()).count();
+    assert!(evicted > 900, "the file's start was evicted: {evicted}");
+    let refaults = ev(&m, pagelab::mm::vmstat::Ev::WorkingsetRefaultFile);
+    m.apply(0, truncate(0, 1000));
+    for p in 0..1000 {
+        m.apply(0, read(0, p));
+    }
+    assert_eq!(ev(&m, pagelab::mm::vmstat::Ev::WorkingsetRefaultFile), refaults, "no shadow was left to refault on");
+}
+
+#[test]
+fn compaction_invalidates_its_input_files_pages() {
+    // YCSB-A updates on a 64M store: every 4 MiB of them is an L0 table, every four L0
+    // tables a compaction that reads its inputs and deletes them. The generator's stream,
+    // applied to the machine one operation at a time: each deleted L0 table had pages in the
+    // page cache just before its deletion and has none after it.
+    use pagelab_workload::Access;
+    let body = |ops: u64| format!("kind = \"lsm\"\nlsm = {{ db_size = \"64M\", ycsb = \"a\" }}\nops = {ops}");
+    let mut m = classic(&app_scenario(false, "1G", &body(0)));
+    let w = scenario(&app_scenario(false, "1G", &body(40_000))).workloads[0].clone();
+    let mut st = pagelab_workload::JobStream::new(&w, 0);
+    let l0: Vec<usize> = st.objects().iter().enumerate().filter(|(_, o)| o.name.starts_with("db/L0/")).map(|(i, _)| i).collect();
+    assert_eq!(l0.len(), 4);
+    let resident =
+        |m: &pagelab::sim::Machine<pagelab::policy::classic::Classic>, o: usize| (0..m.object(0, o).1).filter(|&p| pfn_of(m, 0, o, p).is_some()).count();
+    let mut deleted = 0;
+    for op in st.by_ref() {
+        let was = (op.access == Access::Truncate && l0.contains(&(op.object as usize))).then(|| resident(&m, op.object as usize));
+        m.apply(0, op);
+        if let Some(before) = was {
+            assert!(before > 1000, "the L0 table was in the page cache: {before} pages");
+            assert_eq!(resident(&m, op.object as usize), 0, "and left it with its deletion");
+            deleted += 1;
+        }
+    }
+    assert!(deleted >= 4, "{deleted} L0 tables deleted");
+}
