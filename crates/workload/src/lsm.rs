@@ -369,9 +369,12 @@ pub struct LsmObjects {
     pub table_cache: u32,
 }
 
+/// The files (name, pages) and the anonymous regions (name, pages) of an LSM phase.
+pub type Declarations = (Vec<(String, u64)>, [(&'static str, u64); 3]);
+
 /// Object names and sizes of an LSM phase, in declaration order: the tables (level by level),
 /// the L0 tables, the log, then the anonymous regions (memtable, block cache, table cache).
-pub fn declarations(root: &str, s: &LsmSpec, l: &Layout) -> (Vec<(String, u64)>, [(&'static str, u64); 3]) {
+pub fn declarations(root: &str, s: &LsmSpec, l: &Layout) -> Declarations {
     let mut files = Vec::with_capacity(l.tables.iter().sum::<u64>() as usize + L0_TRIGGER + 1);
     for (level, &n) in l.tables.iter().enumerate() {
         for t in 0..n {
@@ -715,7 +718,7 @@ mod tests {
         assert_eq!(&l.tables[..4], &[5, 50, 500, 5000]);
         assert_eq!(l.tables.len(), 5);
         let bytes: u64 = l.tables.iter().sum::<u64>() * (2 << 20);
-        assert!(bytes >= 100 << 30 && bytes < (100 << 30) + (4 << 20) * 10, "{bytes}");
+        assert!((100 << 30..(100 << 30) + (4 << 20) * 10).contains(&bytes), "{bytes}");
         // 1036-byte records: 4 a block, 506 blocks a table; a 10-bit Bloom filter per key.
         assert_eq!((l.records_per_block, l.data_blocks, l.filter_pages), (4, 506, 1));
         assert!((l.false_positive - 0.0084).abs() < 0.0005, "{}", l.false_positive);

@@ -40,7 +40,7 @@ use crate::size::{parse_size, PAGE_SIZE};
 pub const LINUX_FILES: u64 = 86_572;
 
 /// At most this many files in a tree (each becomes an object of the model's address space).
-pub const MAX_FILES: u64 = 4_000_000;
+pub const MAX_FILES: u64 = 1_000_000;
 
 /// The size quantiles (fraction of files, bytes) of the regular files of Debian's
 /// linux-source-6.12 (6.12.95) tarball, counted with `tar -tv`; the 0th is the smallest
