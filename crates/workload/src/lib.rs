@@ -348,4 +348,22 @@ mod tests {
         t.app_cache = Some(AppCacheToml { size: Some("1M".into()), ..Default::default() });
         assert_eq!(t.resolve(0).unwrap_err().key, "app_cache");
     }
+
+    #[test]
+    fn a_tree_or_store_too_large_for_its_jobs_is_refused_by_its_key() {
+        let mut t = WorkloadToml { cgroup: Some("/t".into()), jobs: Some(4096), ..Default::default() };
+        t.defaults.kind = Some(Kind::Search);
+        t.defaults.files = Some(1_000_000);
+        assert_eq!(t.resolve(0).unwrap_err().key, "files");
+        t.jobs = Some(4);
+        assert!(t.resolve(0).is_ok());
+        t.defaults.kind = Some(Kind::Lsm);
+        t.defaults.files = None;
+        t.defaults.ops = Some(1);
+        t.defaults.lsm = Some(lsm::LsmToml { db_size: Some("4T".into()), ..Default::default() });
+        assert_eq!(t.resolve(0).unwrap_err().key, "lsm.db_size", "two million tables");
+        t.defaults.lsm = Some(lsm::LsmToml { db_size: Some("1T".into()), ..Default::default() });
+        t.jobs = Some(64);
+        assert_eq!(t.resolve(0).unwrap_err().key, "lsm.db_size", "half a million tables for each of 64 jobs");
+    }
 }

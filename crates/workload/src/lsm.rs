@@ -87,6 +87,9 @@ const INDEX_ENTRY_OVERHEAD: u64 = 12;
 const L1_BYTES: u64 = 10 << 20;
 /// LevelDB's kNumLevels.
 const LEVELS: usize = 7;
+/// At most this many tables in a store: each is an object of the model (about 60 bytes in
+/// the generator, and its pages' entries in the model's address space).
+pub const MAX_TABLES: u64 = 1 << 20;
 
 /// The `lsm` table as written.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -201,6 +204,10 @@ impl LsmToml {
         let spec = LsmSpec { db_bytes, value_bytes, key_bytes: 24, mix, table_bytes, block_cache_bytes, max_open_files, bloom_bits_per_key, max_scan };
         if spec.records() == 0 {
             return Err(("db_size", "holds not one record".into()));
+        }
+        let tables: u64 = Layout::new(&spec).tables.iter().sum();
+        if tables > MAX_TABLES {
+            return Err(("db_size", format!("makes {tables} tables of table_size: at most {MAX_TABLES} (each is a file of the model)")));
         }
         Ok(spec)
     }

@@ -292,6 +292,10 @@ pub struct SpecError {
     pub message: String,
 }
 
+/// At most this many files (a search's tree, a store's tables) over a workload's jobs: each
+/// job lays them out.
+const MAX_JOB_FILES: u64 = 1 << 24;
+
 fn err(key: impl Into<String>, message: impl Into<String>) -> SpecError {
     SpecError { key: key.into(), message: message.into() }
 }
@@ -350,6 +354,21 @@ impl WorkloadToml {
                 .map(|(i, p)| resolve_phase(&self.defaults, p, &name, &format!("phase[{i}]."), unbounded))
                 .collect::<Result<Vec<_>, _>>()?
         };
+        // Each job lays out a search's whole tree and declares a store's every table.
+        for (i, p) in phases.iter().enumerate() {
+            let per_job = match (&p.search, &p.lsm) {
+                (Some(s), _) => s.files,
+                (_, Some(l)) => crate::lsm::Layout::new(l).tables.iter().sum(),
+                _ => 0,
+            };
+            if per_job.saturating_mul(jobs as u64) > MAX_JOB_FILES {
+                let at = if self.phase.is_empty() { String::new() } else { format!("phase[{i}].") };
+                return Err(err(
+                    format!("{at}{}", if p.search.is_some() { "files" } else { "lsm.db_size" }),
+                    format!("{per_job} files for each of {jobs} jobs: at most {MAX_JOB_FILES} in all (fewer jobs or files)"),
+                ));
+            }
+        }
         let app_cache = match &self.app_cache {
             None => None,
             Some(t) => Some(resolve_app_cache(t, &phases, lifetime_ops)?),
