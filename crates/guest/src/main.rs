@@ -423,7 +423,9 @@ fn run(o: &Opts) -> Result<(), String> {
 
     // The streams are built before the fork: their tables stay shared and charged to the root.
     let mut streams: Vec<JobStream> = (0..p.tasks.len()).map(|t| p.stream(t)).collect();
-    let max_block = p.workloads.iter().flat_map(|w| w.phases.iter().map(|ph| ph.block_pages)).max().unwrap_or(1) as usize;
+    // An application cache's misses read whole cache blocks.
+    let app_blocks = p.workloads.iter().filter_map(|w| w.app_cache.as_ref().map(|a| a.block_pages));
+    let max_block = p.workloads.iter().flat_map(|w| w.phases.iter().map(|ph| ph.block_pages)).chain(app_blocks).max().unwrap_or(1) as usize;
     let mut buf = vec![0x5au8; max_block * PAGE_SIZE as usize];
     let cg_paths: Vec<String> = std::iter::once("/".to_string()).chain(p.cgroups.iter().map(|c| c.path.clone())).collect();
 
@@ -699,6 +701,13 @@ fn task(o: &Opts, p: &Plan, t: usize, stream: &mut JobStream, buf: &mut [u8], go
                         ));
                     }
                     done += n as usize;
+                }
+            }
+            Access::Truncate => {
+                let (off, len) = ((op.page * PAGE_SIZE) as libc::off_t, (op.npages as u64 * PAGE_SIZE) as libc::off_t);
+                // SAFETY: punching a range of our own descriptor; the size stays.
+                if unsafe { libc::fallocate(ob.fd, libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, off, len) } != 0 {
+                    return Err(format!("fallocate(PUNCH_HOLE) at page {} of object {}: {}", op.page, op.object, errno()));
                 }
             }
             Access::Mmap | Access::Anon => {

@@ -1,11 +1,18 @@
 //! The access stream of one task: phases in order, each a sequence of operations drawn from
 //! its distribution. The simulator and the in-guest runner iterate the same [`JobStream`].
 
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
+use crate::app_cache::{AppCache, Lookup};
 use crate::dist::Sampler;
+use crate::lsm::{declarations, Layout, LsmObjects, LsmState};
 use crate::rng::Rng;
+use crate::search::{SearchCursor, SearchSpec};
 use crate::spec::{Access, Advice, Kind, TraceSpec, Workload};
+
+/// The name of a job's application cache region among its objects (crate::app_cache).
+pub const APP_CACHE_OBJECT: &str = "app_cache";
 
 /// What one access of a trace does (pagelab-trace's access kinds, which this crate does
 /// not depend on).
@@ -101,6 +108,12 @@ pub struct JobStream {
     phases: Vec<PhaseState>,
     current: usize,
     rng: Rng,
+    /// The largest block (pages) each object is read or written in ([`JobStream::largest_block`]).
+    largest: Vec<u64>,
+    /// The application cache and its region's object, if the workload has one.
+    app: Option<(AppCache, u32)>,
+    /// Operations an application cache made of the last one, still to come.
+    pending: VecDeque<Op>,
 }
 
 #[derive(Clone, Debug)]
@@ -129,6 +142,11 @@ struct PhaseState {
     pace: bool,
     pace_first: Option<u64>,
     pace_last: u64,
+    /// A search phase's files and place (crate::search).
+    search: Option<SearchCursor>,
+    /// An lsm phase's store, and the operations its last YCSB operation made, still to come.
+    lsm: Option<Box<LsmState>>,
+    lsm_queue: VecDeque<Op>,
 }
 
 /// The file name job `job` of workload `w` uses for `object`: fio names per-job files
@@ -161,29 +179,51 @@ impl JobStream {
 
     fn build(w: &Workload, job: u32, open: Option<&TraceOpener>) -> Result<Self, String> {
         let mut objects: Vec<ObjectDecl> = Vec::new();
+        // (name, anon) → index in `objects`: lookups only, never iterated.
+        let mut index: HashMap<(String, bool), usize> = HashMap::new();
         let mut filled: Vec<bool> = Vec::new();
         let mut phases = Vec::new();
+        let mut declare_named =
+            |objects: &mut Vec<ObjectDecl>, filled: &mut Vec<bool>, name: String, anon: bool, pages: u64| match index.get(&(name.clone(), anon)) {
+                Some(&idx) => {
+                    let o: &mut ObjectDecl = &mut objects[idx];
+                    o.pages = o.pages.max(pages);
+                    idx
+                }
+                None => {
+                    index.insert((name.clone(), anon), objects.len());
+                    objects.push(ObjectDecl { name, anon, pages });
+                    filled.push(false);
+                    objects.len() - 1
+                }
+            };
         for (i, p) in w.phases.iter().enumerate() {
             let anon = p.kind.is_anon();
+            let search = p.search.as_ref().map(|s| {
+                search_cursor(s, &p.object, p.block_pages, w.jobs, job, &mut |name, pages| declare_named(&mut objects, &mut filled, name, false, pages))
+            });
+            let lsm = p.lsm.as_ref().map(|spec| {
+                let layout = Layout::new(spec);
+                let (files, anon) = declarations(&p.object, spec, &layout);
+                let mut ids = files.into_iter().map(|(n, pages)| declare_named(&mut objects, &mut filled, n, false, pages) as u32);
+                let tables = layout.tables.iter().map(|&n| ids.by_ref().take(n as usize).collect()).collect();
+                let l0 = ids.by_ref().take(crate::lsm::L0_TRIGGER).collect();
+                let wal = ids.next().expect("the log is declared last");
+                let [memtable, block_cache, table_cache] = anon.map(|(n, pages)| declare_named(&mut objects, &mut filled, n.to_string(), true, pages) as u32);
+                Box::new(LsmState::new(spec, layout, LsmObjects { tables, l0, wal, memtable, block_cache, table_cache }, p.advice))
+            });
             let mut declare = |object: &str, pages: u64| {
                 let name = if anon { object.to_string() } else { job_file_name(w, object, job) };
-                match objects.iter().position(|o| o.name == name && o.anon == anon) {
-                    Some(idx) => {
-                        let o = &mut objects[idx];
-                        o.pages = o.pages.max(pages);
-                        idx
-                    }
-                    None => {
-                        objects.push(ObjectDecl { name, anon, pages });
-                        filled.push(false);
-                        objects.len() - 1
-                    }
-                }
+                declare_named(&mut objects, &mut filled, name, anon, pages)
             };
             // A trace that names its files (an iolog) touches those instead of the phase's
             // object.
-            let trace_objects: Vec<u32> = match &p.trace {
-                Some(t) if !t.files.is_empty() => t.files.iter().map(|(f, pages)| declare(f, *pages) as u32).collect(),
+            let trace_objects: Vec<u32> = match (&p.trace, &search) {
+                (Some(t), _) if !t.files.is_empty() => t.files.iter().map(|(f, pages)| declare(f, *pages) as u32).collect(),
+                // A search names no object of its own: its files were declared above.
+                (_, Some(c)) => vec![c.files.first().map_or(0, |f| f.0)],
+                // Nor does a store: its tables were.
+                _ if lsm.is_some() => vec![lsm.as_ref().map_or(0, |l| l.objects.wal)],
                 _ => vec![declare(&p.object, p.object_pages) as u32],
             };
             let idx = trace_objects[0] as usize;
@@ -191,6 +231,10 @@ impl JobStream {
             if anon && p.prefill {
                 filled[idx] = true;
             }
+            let ops = match &search {
+                Some(c) => p.ops.min(p.search.as_ref().map_or(0, |s| s.passes).saturating_mul(c.ops_per_pass())),
+                None => p.ops,
+            };
             phases.push(PhaseState {
                 object: idx as u32,
                 access: p.kind.access(),
@@ -202,7 +246,7 @@ impl JobStream {
                 think_ns: p.think_ns,
                 fill_left: fill,
                 fill_next: 0,
-                ops_left: p.ops,
+                ops_left: ops,
                 sampler: None,
                 spec_index: i,
                 trace: match (&p.trace, open) {
@@ -214,17 +258,45 @@ impl JobStream {
                 pace: p.trace.as_ref().is_some_and(|t| t.pace),
                 pace_first: None,
                 pace_last: 0,
+                search,
+                lsm,
+                lsm_queue: VecDeque::new(),
             });
         }
+        let app = w.app_cache.as_ref().map(|spec| {
+            let idx = declare_named(&mut objects, &mut filled, APP_CACHE_OBJECT.to_string(), true, spec.pages());
+            (AppCache::new(spec), idx as u32)
+        });
+        let mut largest = vec![1u64; objects.len()];
+        for ph in phases.iter().filter(|p| !p.is_trace) {
+            match (&ph.search, &ph.lsm) {
+                (Some(c), _) => c.files.iter().for_each(|&(o, _)| largest[o as usize] = largest[o as usize].max(ph.block_pages)),
+                (_, Some(l)) => {
+                    for &o in l.objects.tables.iter().flatten().chain(&l.objects.l0) {
+                        largest[o as usize] = largest[o as usize].max(ph.block_pages);
+                    }
+                    let meta = l.layout.slot_pages();
+                    let tc = l.objects.table_cache as usize;
+                    largest[tc] = largest[tc].max(meta);
+                }
+                (None, None) => largest[ph.object as usize] = largest[ph.object as usize].max(ph.block_pages),
+            }
+        }
+        if let Some((c, idx)) = &app {
+            largest[*idx as usize] = largest[*idx as usize].max(c.spec().block_pages);
+        }
         let rng = Rng::derive(w.seed, job as u64);
-        let mut s = JobStream { objects, phases, current: 0, rng };
+        let mut s = JobStream { objects, phases, current: 0, rng, largest, app, pending: VecDeque::new() };
         // Build the samplers now, in phase order, so the random stream does not depend on
         // when a consumer first asks for an operation.
         let dists: Vec<_> = s.phases.iter().map(|p| w.phases[p.spec_index].distribution.clone()).collect();
         for (ph, dist) in s.phases.iter_mut().zip(dists) {
-            let blocks = ph.object_pages / ph.block_pages;
+            let blocks = match &ph.lsm {
+                Some(l) => l.layout.records,
+                None => ph.object_pages / ph.block_pages,
+            };
             let scatter = w.phases[ph.spec_index].scatter;
-            if !ph.is_trace {
+            if !ph.is_trace && ph.search.is_none() {
                 ph.sampler = Some(Sampler::new(&dist, blocks.max(1), scatter, &mut s.rng));
             }
         }
@@ -238,7 +310,12 @@ impl JobStream {
     /// The largest block (pages) any phase of this job reads or writes object `object` in:
     /// 1 for an object only a trace or a prefill touches.
     pub fn largest_block(&self, object: usize) -> u64 {
-        self.phases.iter().filter(|p| p.object as usize == object && !p.is_trace).map(|p| p.block_pages).max().unwrap_or(1)
+        self.largest.get(object).copied().unwrap_or(1)
+    }
+
+    /// The job's application cache (its hits and misses so far), if the workload has one.
+    pub fn app_cache(&self) -> Option<&AppCache> {
+        self.app.as_ref().map(|a| &a.0)
     }
 
     /// Index of the phase the next operation belongs to.
@@ -248,7 +325,66 @@ impl JobStream {
 
     /// Operations still to come, fills included.
     pub fn remaining(&self) -> u64 {
-        self.phases[self.current.min(self.phases.len())..].iter().fold(0u64, |a, p| a.saturating_add(p.ops_left).saturating_add(p.fill_left))
+        self.phases[self.current.min(self.phases.len())..]
+            .iter()
+            .fold(self.pending.len() as u64, |a, p| a.saturating_add(p.ops_left).saturating_add(p.fill_left).saturating_add(p.lsm_queue.len() as u64))
+    }
+
+    /// The store of the job's current (or last) lsm phase: its caches' hits and misses.
+    pub fn lsm(&self) -> Option<&LsmState> {
+        self.phases.iter().rev().find_map(|p| p.lsm.as_deref())
+    }
+
+    /// The operations the application cache makes of `op`, a buffered access of a file
+    /// (crate::app_cache): the first is returned, the others queued.
+    #[cold]
+    fn through_app_cache(&mut self, op: Op) -> Op {
+        let (cache, region) = self.app.as_mut().expect("called with a cache");
+        let region = *region;
+        let cb = cache.spec().block_pages;
+        let file_pages = self.objects[op.object as usize].pages;
+        let first = op.page / cb;
+        let last = (op.page + (op.npages.max(1) as u64) - 1) / cb;
+        let anon = |slot: u32, write: bool| Op {
+            object: region,
+            page: slot as u64 * cb,
+            npages: cb as u32,
+            write,
+            access: Access::Anon,
+            advice: Advice::Normal,
+            fill: false,
+            think_ns: 0,
+            due: None,
+        };
+        if op.write {
+            // Write-through: the file is written as before; a cached block it covers is
+            // stored into as well, a block not cached is not allocated.
+            for b in first..=last {
+                let key = ((op.object as u64) << 32) | b;
+                if cache.slot_of(key).is_some() {
+                    if let Lookup::Hit(slot) = cache.lookup(key) {
+                        self.pending.push_back(anon(slot, true));
+                    }
+                }
+            }
+            return op;
+        }
+        for b in first..=last {
+            let key = ((op.object as u64) << 32) | b;
+            match cache.lookup(key) {
+                Lookup::Hit(slot) => self.pending.push_back(anon(slot, false)),
+                Lookup::Miss(slot) => {
+                    let page = b * cb;
+                    let npages = cb.min(file_pages.saturating_sub(page)).max(1) as u32;
+                    self.pending.push_back(Op { page, npages, think_ns: 0, due: None, ..op });
+                    self.pending.push_back(anon(slot, true));
+                }
+            }
+        }
+        let mut head = self.pending.pop_front().expect("at least one block");
+        head.think_ns = op.think_ns;
+        head.due = op.due;
+        head
     }
 }
 
@@ -257,6 +393,21 @@ impl Iterator for JobStream {
 
     #[inline]
     fn next(&mut self) -> Option<Op> {
+        if let Some(op) = self.pending.pop_front() {
+            return Some(op);
+        }
+        let op = self.next_op()?;
+        if self.app.is_some() && op.access == Access::Buffered && !op.fill {
+            return Some(self.through_app_cache(op));
+        }
+        Some(op)
+    }
+}
+
+impl JobStream {
+    /// The workload's next operation, before an application cache filters it.
+    #[inline]
+    fn next_op(&mut self) -> Option<Op> {
         loop {
             let ph = self.phases.get_mut(self.current)?;
             if ph.fill_left > 0 {
@@ -264,6 +415,9 @@ impl Iterator for JobStream {
                 let page = ph.fill_next;
                 ph.fill_next += 1;
                 return Some(Op { object: ph.object, page, npages: 1, write: true, access: ph.access, advice: ph.advice, fill: true, think_ns: 0, due: None });
+            }
+            if let Some(op) = ph.lsm_queue.pop_front() {
+                return Some(op);
             }
             if ph.ops_left == 0 {
                 self.current += 1;
@@ -310,7 +464,31 @@ impl Iterator for JobStream {
                 });
             }
             ph.ops_left -= 1;
+            if let Some(c) = ph.search.as_mut() {
+                let Some((object, page, npages)) = c.next_read() else {
+                    ph.ops_left = 0;
+                    continue;
+                };
+                return Some(Op {
+                    object,
+                    page,
+                    npages,
+                    write: false,
+                    access: Access::Buffered,
+                    advice: ph.advice,
+                    fill: false,
+                    think_ns: ph.think_ns,
+                    due: None,
+                });
+            }
             let block = ph.sampler.as_mut().expect("sampler built in new()").next(&mut self.rng);
+            if let Some(l) = ph.lsm.as_mut() {
+                let u = self.rng.unit();
+                l.operation(block, u, &mut self.rng, &mut ph.lsm_queue);
+                let mut op = ph.lsm_queue.pop_front().expect("an operation touches memory");
+                op.think_ns = ph.think_ns;
+                return Some(op);
+            }
             let write = match ph.kind {
                 Kind::FileRw | Kind::AnonRw => self.rng.unit() >= ph.read_ratio,
                 k => k.default_read_ratio() == 0.0,
@@ -328,4 +506,11 @@ impl Iterator for JobStream {
             });
         }
     }
+}
+
+/// The cursor of a search phase for job `job` of `jobs`, its files declared by `declare`
+/// (name, pages → object index).
+fn search_cursor(s: &SearchSpec, root: &str, block_pages: u64, jobs: u32, job: u32, declare: &mut dyn FnMut(String, u64) -> usize) -> SearchCursor {
+    let files = s.files_of(root, job, jobs).into_iter().map(|(i, pages)| (declare(SearchSpec::file_name(root, i), pages as u64) as u32, pages)).collect();
+    SearchCursor { files, block_pages, file: 0, page: 0 }
 }

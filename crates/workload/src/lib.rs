@@ -5,19 +5,24 @@
 //! that performs the accesses inside a real kernel, so both see the same pages in the same
 //! order.
 
+pub mod app_cache;
 pub mod dist;
 pub mod exact;
 pub mod gen;
+pub mod lsm;
 pub mod rng;
 pub mod schema;
+pub mod search;
 pub mod size;
 pub mod spec;
 pub mod ycsb;
 
+pub use app_cache::{AppCache, AppCacheSpec, AppCacheToml, AppPolicy};
 pub use dist::{Distribution, Sampler};
 pub use gen::{job_file_name, JobStream, ObjectDecl, Op};
 pub use gen::{Due, TraceAccess, TraceAccesses, TraceKind};
 pub use rng::Rng;
+pub use search::{FileSizes, SearchSpec};
 pub use size::{parse_duration_ns, parse_size, size_text, PAGE_SIZE};
 pub use spec::{Access, Advice, CpuList, Kind, Lockstep, LockstepToml, Phase, PhaseToml, SpecError, TraceSpec, Workload, WorkloadToml};
 
@@ -117,5 +122,248 @@ mod tests {
         let a: Vec<Op> = JobStream::new(&w, 0).collect();
         let b: Vec<Op> = JobStream::new(&w, 0).collect();
         assert_eq!(a, b);
+    }
+
+    fn app_cached(size: &str, block: &str, f: impl FnOnce(&mut WorkloadToml)) -> Workload {
+        workload(|t| {
+            t.app_cache = Some(AppCacheToml { size: Some(size.into()), policy: None, block: Some(block.into()) });
+            f(t)
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn the_app_cache_filters_re_reads() {
+        // Two sequential passes over a 64 KiB file through a cache that holds all of it: the
+        // first pass reads each block from the file and stores it into a slot, the second
+        // only loads the slots.
+        let w = app_cached("64k", "4k", |t| {
+            t.defaults.file_size = Some("64k".into());
+            t.defaults.distribution = Some("seq".into());
+            t.defaults.ops = Some(32);
+        });
+        let s = JobStream::new(&w, 0);
+        let region = s.objects().iter().position(|o| o.anon && o.name == gen::APP_CACHE_OBJECT).unwrap() as u32;
+        assert_eq!(s.objects()[region as usize].pages, 16);
+        let ops: Vec<Op> = s.collect();
+        let (first, second) = ops.split_at(32);
+        for (b, pair) in first.chunks(2).enumerate() {
+            assert_eq!((pair[0].access, pair[0].page, pair[0].write), (Access::Buffered, b as u64, false), "miss {b} reads the file");
+            assert_eq!((pair[1].access, pair[1].object, pair[1].write), (Access::Anon, region, true), "then stores a slot");
+        }
+        assert_eq!(second.len(), 16, "a hit is one operation");
+        assert!(second.iter().all(|o| o.access == Access::Anon && o.object == region && !o.write), "re-reads touch the cache, not the file");
+        let stored: Vec<u64> = first.iter().filter(|o| o.write).map(|o| o.page).collect();
+        let loaded: Vec<u64> = second.iter().map(|o| o.page).collect();
+        assert_eq!(stored, loaded, "a hit loads the slot its miss stored");
+    }
+
+    #[test]
+    fn an_app_cache_smaller_than_the_loop_rereads_the_file_under_lru_and_not_all_under_mru() {
+        let run = |policy: &str| {
+            let mut w = app_cached("32k", "4k", |t| {
+                t.defaults.file_size = Some("64k".into());
+                t.defaults.distribution = Some("seq".into());
+                t.defaults.ops = Some(160);
+            });
+            w.app_cache.as_mut().unwrap().policy = AppPolicy::parse(policy).unwrap();
+            let ops: Vec<Op> = JobStream::new(&w, 0).collect();
+            ops.iter().filter(|o| o.access == Access::Buffered).count()
+        };
+        // A loop over twice the cache: LRU misses every time, MRU keeps half the loop.
+        assert_eq!(run("lru"), 160);
+        assert!(run("mru") < 120, "mru read {} blocks from the file", run("mru"));
+    }
+
+    #[test]
+    fn a_read_larger_than_the_cache_block_is_cut_into_blocks_and_writes_go_through() {
+        let w = app_cached("1M", "4k", |t| {
+            t.defaults.kind = Some(Kind::FileRw);
+            t.defaults.file_size = Some("64k".into());
+            t.defaults.block_size = Some("16k".into());
+            t.defaults.ops = Some(200);
+        });
+        let s = JobStream::new(&w, 0);
+        let ops: Vec<Op> = s.collect();
+        let file_reads: Vec<&Op> = ops.iter().filter(|o| o.access == Access::Buffered && !o.write).collect();
+        assert!(file_reads.iter().all(|o| o.npages == 1), "misses read one cache block each");
+        assert!(file_reads.len() <= 16, "each block is read from the file at most once: {}", file_reads.len());
+        let writes = ops.iter().filter(|o| o.access == Access::Buffered && o.write).count();
+        assert!(writes > 50 && ops.iter().all(|o| !o.write || o.access != Access::Buffered || o.npages == 4), "writes go to the file whole");
+    }
+
+    #[test]
+    fn an_app_cache_needs_file_reads_and_a_process_that_lives() {
+        let mut t = WorkloadToml { cgroup: Some("/t".into()), ..Default::default() };
+        t.defaults.kind = Some(Kind::AnonWrite);
+        t.defaults.size = Some("1M".into());
+        t.app_cache = Some(AppCacheToml { size: Some("1M".into()), ..Default::default() });
+        assert_eq!(t.resolve(0).unwrap_err().key, "app_cache");
+        t.defaults.kind = Some(Kind::FileRead);
+        t.lifetime_ops = Some(10);
+        assert_eq!(t.resolve(0).unwrap_err().key, "lifetime_ops");
+        t.lifetime_ops = None;
+        t.app_cache.as_mut().unwrap().policy = Some("arc".into());
+        assert_eq!(t.resolve(0).unwrap_err().key, "app_cache.policy");
+    }
+
+    fn search(files: u64, sizes: &str, passes: u64, jobs: u32) -> Workload {
+        let mut t = WorkloadToml { cgroup: Some("/t".into()), name: Some("rg".into()), jobs: Some(jobs), ..Default::default() };
+        t.defaults.kind = Some(Kind::Search);
+        t.defaults.files = Some(files);
+        t.defaults.file_sizes = Some(sizes.into());
+        t.defaults.passes = Some(passes);
+        t.resolve(0).unwrap()
+    }
+
+    #[test]
+    fn a_search_pass_reads_every_file_once() {
+        let w = search(2000, "linux", 2, 1);
+        let s = JobStream::new(&w, 0);
+        let objects = s.objects().to_vec();
+        assert_eq!(objects.len(), 2000);
+        let total: u64 = objects.iter().map(|o| o.pages).sum();
+        let ops: Vec<Op> = s.collect();
+        // Each pass: every page of every file exactly once, each file whole and in order
+        // before the next, in 64 KiB reads, the files in the same order both passes.
+        let per_pass: u64 = objects.iter().map(|o| o.pages.div_ceil(16)).sum();
+        assert_eq!(ops.len() as u64, 2 * per_pass);
+        let mut order = Vec::new();
+        for pass in ops.chunks(per_pass as usize) {
+            let mut next_page = vec![0u64; objects.len()];
+            let mut files = Vec::new();
+            for o in pass {
+                assert!(o.access == Access::Buffered && !o.write && o.npages <= 16);
+                let f = o.object as usize;
+                assert_eq!(o.page, next_page[f], "file {f} read in order");
+                if o.page == 0 {
+                    assert!(files.last().is_none_or(|&l: &usize| next_page[l] == objects[l].pages), "the previous file was read whole");
+                    files.push(f);
+                }
+                next_page[f] += o.npages as u64;
+            }
+            assert_eq!(next_page.iter().sum::<u64>(), total);
+            assert!(next_page.iter().zip(&objects).all(|(n, o)| *n == o.pages), "every file read whole once");
+            order.push(files);
+        }
+        assert_eq!(order[0], order[1]);
+        assert_eq!(order[0].len(), 2000);
+    }
+
+    #[test]
+    fn search_threads_share_the_tree_and_read_each_file_once_between_them() {
+        let w = search(300, "12k", 1, 3);
+        let mut seen: Vec<String> = Vec::new();
+        for job in 0..3 {
+            let s = JobStream::new(&w, job);
+            let names: Vec<String> = s.objects().iter().map(|o| o.name.clone()).collect();
+            assert!(s.objects().iter().all(|o| !o.anon && o.pages == 3));
+            let ops: Vec<Op> = s.collect();
+            assert_eq!(ops.len(), names.len(), "one 64k read of each 12k file");
+            seen.extend(names);
+        }
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), 300);
+        assert!(seen.iter().all(|n| n.starts_with("rg/")), "files shared by name, not per job");
+    }
+
+    #[test]
+    fn a_search_through_an_app_cache_reads_each_file_once_in_ten_passes() {
+        let mut w = search(100, "8k", 10, 1);
+        w.app_cache = Some(AppCacheToml { size: Some("1M".into()), ..Default::default() }.resolve().unwrap());
+        let ops: Vec<Op> = JobStream::new(&w, 0).collect();
+        assert_eq!(ops.iter().filter(|o| o.access == Access::Buffered).count(), 200, "each 4k block of 100 files once");
+        assert_eq!(ops.iter().filter(|o| o.access == Access::Anon && !o.write).count(), 9 * 200);
+    }
+
+    #[test]
+    fn a_search_refuses_keys_that_do_not_apply() {
+        let mut t = WorkloadToml { cgroup: Some("/t".into()), ..Default::default() };
+        t.defaults.kind = Some(Kind::Search);
+        t.defaults.file_size = Some("1M".into());
+        assert_eq!(t.resolve(0).unwrap_err().key, "file_size");
+        t.defaults.file_size = None;
+        t.defaults.files = Some(0);
+        assert_eq!(t.resolve(0).unwrap_err().key, "files");
+        t.defaults.files = None;
+        t.defaults.file_sizes = Some("huge".into());
+        assert_eq!(t.resolve(0).unwrap_err().key, "file_sizes");
+        t.defaults.kind = Some(Kind::FileRead);
+        t.defaults.file_sizes = None;
+        t.defaults.file_size = Some("1M".into());
+        t.defaults.passes = Some(3);
+        assert_eq!(t.resolve(0).unwrap_err().key, "passes");
+    }
+
+    fn lsm(db: &str, ycsb: &str, ops: u64) -> Workload {
+        let mut t = WorkloadToml { cgroup: Some("/t".into()), name: Some("db".into()), ..Default::default() };
+        t.defaults.kind = Some(Kind::Lsm);
+        t.defaults.ops = Some(ops);
+        t.defaults.lsm = Some(lsm::LsmToml { db_size: Some(db.into()), ycsb: Some(ycsb.into()), ..Default::default() });
+        t.resolve(0).unwrap()
+    }
+
+    #[test]
+    fn an_lsm_workload_declares_its_tables_log_and_caches() {
+        let w = lsm("1G", "c", 2000);
+        let s = JobStream::new(&w, 0);
+        let l = lsm::Layout::new(w.phases[0].lsm.as_ref().unwrap());
+        let tables: u64 = l.tables.iter().sum();
+        let files: Vec<&ObjectDecl> = s.objects().iter().filter(|o| !o.anon).collect();
+        assert_eq!(files.len() as u64, tables + lsm::L0_TRIGGER as u64 + 1, "every table, L0's four and the log");
+        assert!(files.iter().all(|o| o.name.starts_with("db/")));
+        let anon: Vec<&str> = s.objects().iter().filter(|o| o.anon).map(|o| o.name.as_str()).collect();
+        assert_eq!(anon, ["lsm_memtable", "lsm_block_cache", "lsm_table_cache"]);
+        let ops: Vec<Op> = s.collect();
+        // YCSB-C: gets only; each reads at least the memtable and one data block.
+        assert!(ops.len() >= 2 * 2000, "{} operations", ops.len());
+        assert!(ops.iter().all(|o| !o.write || o.access == Access::Anon), "no file is written by reads");
+        assert!(ops.iter().all(|o| o.access != Access::Truncate), "nor deleted");
+    }
+
+    #[test]
+    fn an_lsm_workload_writes_its_log_on_updates() {
+        let w = lsm("256M", "a", 4000);
+        let s = JobStream::new(&w, 0);
+        let wal = s.objects().iter().position(|o| o.name == "db/wal.log").unwrap() as u32;
+        let ops: Vec<Op> = s.collect();
+        let appends = ops.iter().filter(|o| o.object == wal && o.write).count();
+        assert!((1700..2300).contains(&appends), "half the operations update: {appends}");
+    }
+
+    #[test]
+    fn an_lsm_workload_refuses_what_does_not_apply() {
+        let mut t = WorkloadToml { cgroup: Some("/t".into()), ..Default::default() };
+        t.defaults.kind = Some(Kind::Lsm);
+        t.defaults.ops = Some(10);
+        assert_eq!(t.resolve(0).unwrap_err().key, "lsm");
+        t.defaults.lsm = Some(lsm::LsmToml { db_size: Some("1G".into()), ..Default::default() });
+        t.defaults.file_size = Some("1G".into());
+        assert_eq!(t.resolve(0).unwrap_err().key, "file_size");
+        t.defaults.file_size = None;
+        t.defaults.lsm.as_mut().unwrap().ycsb = Some("z".into());
+        assert_eq!(t.resolve(0).unwrap_err().key, "lsm.ycsb");
+        t.defaults.lsm.as_mut().unwrap().ycsb = None;
+        t.app_cache = Some(AppCacheToml { size: Some("1M".into()), ..Default::default() });
+        assert_eq!(t.resolve(0).unwrap_err().key, "app_cache");
+    }
+
+    #[test]
+    fn a_tree_or_store_too_large_for_its_jobs_is_refused_by_its_key() {
+        let mut t = WorkloadToml { cgroup: Some("/t".into()), jobs: Some(4096), ..Default::default() };
+        t.defaults.kind = Some(Kind::Search);
+        t.defaults.files = Some(1_000_000);
+        assert_eq!(t.resolve(0).unwrap_err().key, "files");
+        t.jobs = Some(4);
+        assert!(t.resolve(0).is_ok());
+        t.defaults.kind = Some(Kind::Lsm);
+        t.defaults.files = None;
+        t.defaults.ops = Some(1);
+        t.defaults.lsm = Some(lsm::LsmToml { db_size: Some("4T".into()), ..Default::default() });
+        assert_eq!(t.resolve(0).unwrap_err().key, "lsm.db_size", "two million tables");
+        t.defaults.lsm = Some(lsm::LsmToml { db_size: Some("1T".into()), ..Default::default() });
+        t.jobs = Some(64);
+        assert_eq!(t.resolve(0).unwrap_err().key, "lsm.db_size", "half a million tables for each of 64 jobs");
     }
 }

@@ -3,7 +3,10 @@
 
 use serde::Deserialize;
 
+use crate::app_cache::{AppCacheSpec, AppCacheToml};
 use crate::dist::Distribution;
+use crate::lsm::{Layout, LsmSpec, LsmToml};
+use crate::search::{FileSizes, SearchSpec, LINUX_FILES, MAX_FILES};
 use crate::size::{parse_duration_ns, parse_size, PAGE_SIZE};
 
 /// How a phase reaches its pages.
@@ -26,6 +29,11 @@ pub enum Kind {
     AnonWrite,
     /// Loads and stores to anonymous memory mixed by `read_ratio`.
     AnonRw,
+    /// A ripgrep-like search: passes over a tree of files, each read whole and in order
+    /// (crate::search).
+    Search,
+    /// An LSM-tree key-value store (LevelDB's layout) under YCSB's mixes (crate::lsm).
+    Lsm,
 }
 
 impl Kind {
@@ -47,7 +55,7 @@ impl Kind {
     /// Fraction of operations that read, before `read_ratio` is applied.
     pub fn default_read_ratio(self) -> f64 {
         match self {
-            Kind::FileRead | Kind::MmapRead | Kind::AnonRead => 1.0,
+            Kind::FileRead | Kind::MmapRead | Kind::AnonRead | Kind::Search | Kind::Lsm => 1.0,
             Kind::FileWrite | Kind::MmapWrite | Kind::AnonWrite => 0.0,
             Kind::FileRw | Kind::AnonRw => 0.5,
         }
@@ -63,6 +71,11 @@ pub enum Access {
     Mmap,
     /// Loads and stores to private anonymous memory.
     Anon,
+    /// Pages `[page, page + npages)` of a file leave the page cache, resident pages and
+    /// shadow entries alike: the file was deleted (or that range truncated or hole-punched).
+    /// The kernel's truncate_inode_pages_range(); the in-guest runner punches the range
+    /// (`fallocate(FALLOC_FL_PUNCH_HOLE)`), which keeps the file's size for later writes.
+    Truncate,
 }
 
 /// `posix_fadvise`/`madvise` access hints, which switch readahead and the page-table recency
@@ -110,6 +123,15 @@ pub struct PhaseToml {
     /// `"trace"`: each access of the trace is issued no earlier than its time in the trace
     /// (from the phase's first access); `"none"` (the default): back to back.
     pub pace: Option<String>,
+    /// `kind = "search"`: the files of the tree (default 86,572, Linux 6.12's).
+    pub files: Option<u64>,
+    /// `kind = "search"`: the files' sizes, `"linux"` (the default) or one size for all.
+    #[serde(default, deserialize_with = "crate::size::size_text")]
+    pub file_sizes: Option<String>,
+    /// `kind = "search"`: passes over the tree (default 10).
+    pub passes: Option<u64>,
+    /// `kind = "lsm"`: the store and its YCSB mix (`{ db_size = "100G", ycsb = "c" }`).
+    pub lsm: Option<LsmToml>,
 }
 
 /// One `[[workload]]` table as written.
@@ -142,6 +164,9 @@ pub struct WorkloadToml {
     /// (`"0-35"`, `"0,2,4-7"`, as `taskset -c` and fio's `cpus_allowed` take one) or a count N
     /// (the first N CPUs). Every CPU by default.
     pub cpus: Option<CpuList>,
+    /// An application cache in anonymous memory in front of the file reads
+    /// (`{ size = "5G", policy = "lru", block = "4k" }`, crate::app_cache).
+    pub app_cache: Option<AppCacheToml>,
     #[serde(flatten)]
     pub defaults: PhaseToml,
     #[serde(default)]
@@ -211,6 +236,10 @@ pub struct Phase {
     pub think_ns: u64,
     /// The trace this phase replays instead of drawing from `distribution`.
     pub trace: Option<TraceSpec>,
+    /// `kind = "search"`: the tree and its passes (the phase's `object` names the tree).
+    pub search: Option<SearchSpec>,
+    /// `kind = "lsm"`: the store (the phase's `object` names its directory).
+    pub lsm: Option<LsmSpec>,
 }
 
 /// A trace a phase replays: its path (as written; the scenario resolves it against its own
@@ -249,6 +278,8 @@ pub struct Workload {
     pub lockstep: Option<Lockstep>,
     /// `cpus`, as written: the scenario resolves it against `machine.cpus`.
     pub cpus: Option<CpuList>,
+    /// The application cache each job keeps in front of its file reads.
+    pub app_cache: Option<AppCacheSpec>,
     pub phases: Vec<Phase>,
 }
 
@@ -260,6 +291,10 @@ pub struct SpecError {
     pub key: String,
     pub message: String,
 }
+
+/// At most this many files (a search's tree, a store's tables) over a workload's jobs: each
+/// job lays them out.
+const MAX_JOB_FILES: u64 = 1 << 24;
 
 fn err(key: impl Into<String>, message: impl Into<String>) -> SpecError {
     SpecError { key: key.into(), message: message.into() }
@@ -319,7 +354,27 @@ impl WorkloadToml {
                 .map(|(i, p)| resolve_phase(&self.defaults, p, &name, &format!("phase[{i}]."), unbounded))
                 .collect::<Result<Vec<_>, _>>()?
         };
+        // Each job lays out a search's whole tree and declares a store's every table.
+        for (i, p) in phases.iter().enumerate() {
+            let per_job = match (&p.search, &p.lsm) {
+                (Some(s), _) => s.files,
+                (_, Some(l)) => crate::lsm::Layout::new(l).tables.iter().sum(),
+                _ => 0,
+            };
+            if per_job.saturating_mul(jobs as u64) > MAX_JOB_FILES {
+                let at = if self.phase.is_empty() { String::new() } else { format!("phase[{i}].") };
+                return Err(err(
+                    format!("{at}{}", if p.search.is_some() { "files" } else { "lsm.db_size" }),
+                    format!("{per_job} files for each of {jobs} jobs: at most {MAX_JOB_FILES} in all (fewer jobs or files)"),
+                ));
+            }
+        }
+        let app_cache = match &self.app_cache {
+            None => None,
+            Some(t) => Some(resolve_app_cache(t, &phases, lifetime_ops)?),
+        };
         Ok(Workload {
+            app_cache,
             name,
             cgroup,
             seed: self.seed.unwrap_or(1),
@@ -337,6 +392,24 @@ impl WorkloadToml {
     }
 }
 
+/// The workload's `app_cache`, which needs file reads to filter and a process that lives.
+fn resolve_app_cache(t: &AppCacheToml, phases: &[Phase], lifetime_ops: u64) -> Result<AppCacheSpec, SpecError> {
+    let spec = t.resolve().map_err(|(k, m)| err(format!("app_cache.{k}"), m))?;
+    if !phases.iter().any(|p| p.kind.access() == Access::Buffered && p.kind != Kind::FileWrite) {
+        return Err(err("app_cache", "the workload reads no file: an application cache filters buffered file reads (file-read, file-rw, search)"));
+    }
+    if phases.iter().any(|p| p.kind == Kind::Lsm) {
+        return Err(err("app_cache", "an lsm workload keeps its own block cache (lsm.block_cache): leave out `app_cache`"));
+    }
+    if lifetime_ops > 0 {
+        return Err(err("lifetime_ops", "a process that is replaced loses its application cache: leave out `lifetime_ops` or `app_cache`"));
+    }
+    if phases.iter().any(|p| p.kind.is_anon() && p.object == crate::gen::APP_CACHE_OBJECT) {
+        return Err(err("file", format!("`{}` is the application cache's region: give the anonymous region another name", crate::gen::APP_CACHE_OBJECT)));
+    }
+    Ok(spec)
+}
+
 /// `unbounded`: the workload runs for a time, so a phase without `ops` repeats until then.
 fn resolve_phase(d: &PhaseToml, p: &PhaseToml, name: &str, prefix: &str, unbounded: bool) -> Result<Phase, SpecError> {
     macro_rules! pick {
@@ -345,8 +418,23 @@ fn resolve_phase(d: &PhaseToml, p: &PhaseToml, name: &str, prefix: &str, unbound
         };
     }
     let key = |k: &str| format!("{prefix}{k}");
-    let kind = pick!(kind)
-        .ok_or_else(|| err(key("kind"), "missing (one of file-read, file-write, file-rw, mmap-read, mmap-write, anon-read, anon-write, anon-rw)"))?;
+    let kind = pick!(kind).ok_or_else(|| {
+        err(key("kind"), "missing (one of file-read, file-write, file-rw, mmap-read, mmap-write, anon-read, anon-write, anon-rw, search, lsm)")
+    })?;
+    if kind == Kind::Search {
+        return resolve_search(d, p, name, prefix, unbounded);
+    }
+    if kind == Kind::Lsm {
+        return resolve_lsm(d, p, name, prefix, unbounded);
+    }
+    for (k, set) in [("files", pick!(files).is_some()), ("file_sizes", pick!(file_sizes).is_some()), ("passes", pick!(passes).is_some())] {
+        if set {
+            return Err(err(key(k), "applies to kind = \"search\""));
+        }
+    }
+    if pick!(lsm).is_some() {
+        return Err(err(key("lsm"), "applies to kind = \"lsm\""));
+    }
     let trace_path = pick!(trace);
     let size_text = match (pick!(file_size), pick!(size)) {
         (Some(_), Some(_)) if p.file_size.is_some() && p.size.is_some() => return Err(err(key("size"), "give either file_size or size, not both")),
@@ -390,7 +478,7 @@ fn resolve_phase(d: &PhaseToml, p: &PhaseToml, name: &str, prefix: &str, unbound
     }
     let advice = match (kind.access(), pick!(fadvise), pick!(madvise)) {
         (Access::Buffered, f, None) => f.unwrap_or_default(),
-        (Access::Mmap | Access::Anon, None, m) => m.unwrap_or_default(),
+        (Access::Mmap | Access::Anon | Access::Truncate, None, m) => m.unwrap_or_default(),
         (Access::Buffered, _, Some(_)) => return Err(err(key("madvise"), "applies to mmap and anon kinds; use fadvise")),
         (_, Some(_), _) => return Err(err(key("fadvise"), "applies to buffered file kinds; use madvise")),
     };
@@ -448,5 +536,169 @@ fn resolve_phase(d: &PhaseToml, p: &PhaseToml, name: &str, prefix: &str, unbound
         scatter: pick!(scatter).unwrap_or(true),
         prefill,
         think_ns,
+        search: None,
+        lsm: None,
+    })
+}
+
+/// A `kind = "search"` phase (crate::search): a tree of files, read whole in passes.
+fn resolve_search(d: &PhaseToml, p: &PhaseToml, name: &str, prefix: &str, unbounded: bool) -> Result<Phase, SpecError> {
+    macro_rules! pick {
+        ($f:ident) => {
+            p.$f.clone().or_else(|| d.$f.clone())
+        };
+    }
+    let key = |k: &str| format!("{prefix}{k}");
+    if pick!(lsm).is_some() {
+        return Err(err(key("lsm"), "applies to kind = \"lsm\""));
+    }
+    for (k, set) in [
+        ("file_size", pick!(file_size).is_some() || pick!(size).is_some()),
+        ("distribution", pick!(distribution).is_some()),
+        ("read_ratio", pick!(read_ratio).is_some()),
+        ("madvise", pick!(madvise).is_some()),
+        ("trace", pick!(trace).is_some()),
+        ("trace_format", pick!(trace_format).is_some()),
+        ("pace", pick!(pace).is_some()),
+        ("prefill", pick!(prefill).is_some()),
+        ("scatter", pick!(scatter).is_some()),
+    ] {
+        if set {
+            let why = if k == "file_size" { "a search's files take their sizes from `files` and `file_sizes`" } else { "does not apply to kind = \"search\"" };
+            return Err(err(key(k), why));
+        }
+    }
+    let files = pick!(files).unwrap_or(LINUX_FILES);
+    if files == 0 || files > MAX_FILES {
+        return Err(err(key("files"), format!("must be between 1 and {MAX_FILES}")));
+    }
+    let sizes = match pick!(file_sizes) {
+        Some(t) => FileSizes::parse(&t).map_err(|m| err(key("file_sizes"), m))?,
+        None => FileSizes::Linux,
+    };
+    if let FileSizes::Fixed(b) = sizes {
+        if b.div_ceil(PAGE_SIZE) > u32::MAX as u64 / 2 {
+            return Err(err(key("file_sizes"), "is larger than pagelab's 8 TiB limit per object"));
+        }
+    }
+    let passes = match pick!(passes) {
+        Some(0) => return Err(err(key("passes"), "must be at least 1")),
+        Some(n) => n,
+        None if unbounded => u64::MAX,
+        None => 10,
+    };
+    let block = match pick!(block_size) {
+        Some(b) => parse_size(&b).map_err(|m| err(key("block_size"), m))?,
+        None => 64 << 10,
+    };
+    if block == 0 || block % PAGE_SIZE != 0 {
+        return Err(err(key("block_size"), "must be a positive multiple of 4k"));
+    }
+    if block > 1 << 30 {
+        return Err(err(key("block_size"), "is larger than 1G"));
+    }
+    let think_ns = match pick!(think) {
+        Some(t) => parse_duration_ns(&t).map_err(|m| err(key("think"), m))?,
+        None => 0,
+    };
+    let object = pick!(file).unwrap_or_else(|| name.to_string());
+    if object.is_empty() {
+        return Err(err(key("file"), "the tree's name is empty"));
+    }
+    Ok(Phase {
+        kind: Kind::Search,
+        object,
+        // Not an object's size: the tree's files are declared one by one (crate::gen).
+        object_pages: 1,
+        block_pages: block / PAGE_SIZE,
+        distribution: Distribution::Sequential,
+        // Bounded by the passes (crate::gen counts them); `ops` stops sooner.
+        ops: pick!(ops).unwrap_or(u64::MAX),
+        read_ratio: 1.0,
+        advice: pick!(fadvise).unwrap_or_default(),
+        scatter: false,
+        prefill: false,
+        think_ns,
+        trace: None,
+        search: Some(SearchSpec { files, sizes, passes }),
+        lsm: None,
+    })
+}
+
+/// The keys a phase of `kind` takes none of, set in `p` or `d`: the first such key.
+fn first_inapplicable(d: &PhaseToml, p: &PhaseToml, keys: &[&'static str]) -> Option<&'static str> {
+    let set = |k: &str| -> bool {
+        let f = |t: &PhaseToml| match k {
+            "file_size" => t.file_size.is_some() || t.size.is_some(),
+            "read_ratio" => t.read_ratio.is_some(),
+            "madvise" => t.madvise.is_some(),
+            "trace" => t.trace.is_some(),
+            "trace_format" => t.trace_format.is_some(),
+            "pace" => t.pace.is_some(),
+            "prefill" => t.prefill.is_some(),
+            "scatter" => t.scatter.is_some(),
+            "block_size" => t.block_size.is_some(),
+            "files" => t.files.is_some(),
+            "file_sizes" => t.file_sizes.is_some(),
+            "passes" => t.passes.is_some(),
+            _ => false,
+        };
+        f(p) || f(d)
+    };
+    keys.iter().copied().find(|k| set(k))
+}
+
+/// A `kind = "lsm"` phase (crate::lsm): a LevelDB-like store under a YCSB mix.
+fn resolve_lsm(d: &PhaseToml, p: &PhaseToml, name: &str, prefix: &str, unbounded: bool) -> Result<Phase, SpecError> {
+    macro_rules! pick {
+        ($f:ident) => {
+            p.$f.clone().or_else(|| d.$f.clone())
+        };
+    }
+    let key = |k: &str| format!("{prefix}{k}");
+    let keys = ["file_size", "read_ratio", "madvise", "trace", "trace_format", "pace", "prefill", "scatter", "block_size", "files", "file_sizes", "passes"];
+    if let Some(k) = first_inapplicable(d, p, &keys) {
+        let why = match k {
+            "file_size" => "an lsm store's files take their sizes from `lsm.db_size` and `lsm.table_size`",
+            "read_ratio" => "an lsm store's mix is `lsm.ycsb`",
+            _ => "does not apply to kind = \"lsm\"",
+        };
+        return Err(err(key(k), why));
+    }
+    let t = pick!(lsm).ok_or_else(|| err(key("lsm"), "missing: the store, e.g. lsm = { db_size = \"100G\", ycsb = \"c\" }"))?;
+    let spec = t.resolve().map_err(|(k, m)| err(key(&format!("lsm.{k}")), m))?;
+    let layout = Layout::new(&spec);
+    let text = pick!(distribution).unwrap_or_else(|| spec.default_distribution().to_string());
+    let distribution = Distribution::parse(&text).map_err(|m| err(key("distribution"), m))?;
+    let ops = match pick!(ops) {
+        Some(n) => n,
+        None if unbounded => u64::MAX,
+        None => return Err(err(key("ops"), "missing: how many YCSB operations? (or give the workload a `runtime`)")),
+    };
+    let think_ns = match pick!(think) {
+        Some(t) => parse_duration_ns(&t).map_err(|m| err(key("think"), m))?,
+        None => 0,
+    };
+    let object = pick!(file).unwrap_or_else(|| name.to_string());
+    if object.is_empty() {
+        return Err(err(key("file"), "the store's name is empty"));
+    }
+    Ok(Phase {
+        kind: Kind::Lsm,
+        object,
+        // Not an object's size: the tables are declared one by one (crate::gen).
+        object_pages: 1,
+        // The largest read or write: an index block, a 64 KiB write of a table.
+        block_pages: layout.largest_io(),
+        distribution,
+        ops,
+        read_ratio: 1.0,
+        advice: pick!(fadvise).unwrap_or_default(),
+        scatter: false,
+        prefill: false,
+        think_ns,
+        trace: None,
+        search: None,
+        lsm: Some(spec),
     })
 }

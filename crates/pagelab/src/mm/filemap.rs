@@ -305,3 +305,56 @@ pub fn filemap_write<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, index: u64, 
     balance_dirty_pages_ratelimited(mm, p);
     true
 }
+
+/// Models mm/truncate.c: truncate_inode_pages_range() (6.1, 6.12) over pages [`start`,
+/// `end`) of file `f`: what deleting a file (its last link and opener gone:
+/// truncate_inode_pages_final()) or truncating it does to its page cache. Each page leaves
+/// the page cache (truncate_cleanup_folio(): its dirty state cancelled, folio_cancel_dirty();
+/// then delete_from_page_cache_batch()/filemap_remove_folio(): off its LRU, uncharged,
+/// freed) and each shadow entry of the range is deleted (truncate_folio_batch_exceptionals():
+/// a deleted file's pages never refault). Returns the pages removed.
+///
+/// The kernel's first pass skips what it cannot lock and its second pass waits for it: a
+/// page whose read is in flight is waited for here too; a page under writeback is removed
+/// without the wait (folio_wait_writeback(): the model ends its writeback accounting now,
+/// and the write's completion finds the page gone). Left out: a page isolated by reclaim at
+/// that moment stays for reclaim to free (the kernel would wait for its lock), and a page
+/// mapped into a task stays resident (the kernel unmaps it first: unmap_mapping_folio()).
+pub fn truncate_inode_pages_range<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, start: u64, end: u64) -> u64 {
+    let costs = mm.cfg.costs.clone();
+    mm.cpu_in(Func::FilemapRead, costs.syscall_ns);
+    crate::mm::swap::lru_add_drain(mm, p);
+    let (mut next, stop) = (f.base as u64 + start.min(f.pages), f.base as u64 + end.min(f.pages));
+    let mut removed = 0;
+    while let Some(vpn) = mm.space.next_touched(next, stop) {
+        next = vpn as u64 + 1;
+        match mm.space.get(vpn) {
+            Entry::Resident(pfn) => {
+                if mm.folios.test(pfn, pg::ISOLATED) || mm.folios.test(pfn, pg::MAPPED) {
+                    continue;
+                }
+                wait_on_folio_read(mm, pfn);
+                if mm.folios.test(pfn, pg::WRITEBACK) {
+                    mm.folios.clear(pfn, pg::WRITEBACK);
+                    mm.nr_writeback -= 1;
+                    let memcg = mm.folio_memcg(pfn);
+                    mm.memcgs.stat_updated(memcg, FedStat::Writeback, 1);
+                }
+                if mm.folios.test(pfn, pg::LRU) {
+                    p.lru_del(mm, pfn);
+                }
+                mm.space.set(vpn, Entry::Empty);
+                mm.file_nodes.page_removed(vpn);
+                // Uncharges it and drops its file (and dirty) counts.
+                crate::mm::page_alloc::free_folio(mm, pfn);
+                removed += 1;
+            }
+            Entry::Shadow(_) => {
+                mm.space.set(vpn, Entry::Empty);
+                mm.file_nodes.shadow_removed(vpn);
+            }
+            _ => {}
+        }
+    }
+    removed
+}

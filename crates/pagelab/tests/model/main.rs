@@ -5,6 +5,7 @@
 
 mod common;
 
+mod apps;
 mod bounds;
 mod cache_ext;
 mod classic;

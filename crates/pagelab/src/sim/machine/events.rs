@@ -504,6 +504,10 @@ impl<P: Policy> Machine<P> {
                 }
                 ok
             }
+            Access::Truncate => {
+                crate::mm::filemap::truncate_inode_pages_range(&mut self.mm, &mut self.policy, obj.file, op.page, op.page + op.npages as u64);
+                true
+            }
         };
         if !self.end_op(t, ok) {
             return self.finish_task(t);

@@ -427,7 +427,8 @@ fn report_interval(interval: Option<String>, err: Err) -> Result<u64, ScenarioEr
 fn check_shared_files(workloads: &[Workload], err: &dyn Fn(&str, String) -> ScenarioError) -> Result<(), ScenarioError> {
     let mut sizes: BTreeMap<&str, (usize, u64)> = BTreeMap::new();
     for (i, w) in workloads.iter().enumerate() {
-        for p in w.phases.iter().filter(|p| !p.kind.is_anon() && p.trace.is_none()) {
+        // A search's tree and a store are not one file: their files are sized by themselves.
+        for p in w.phases.iter().filter(|p| !p.kind.is_anon() && p.trace.is_none() && p.search.is_none() && p.lsm.is_none()) {
             match sizes.get(p.object.as_str()) {
                 Some(&(j, pages)) if j != i && pages != p.object_pages => {
                     let other = &workloads[j];

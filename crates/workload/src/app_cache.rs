@@ -1,0 +1,387 @@
+//! An application's own cache in anonymous memory in front of its file reads: a database's
+//! buffer pool (WiredTiger's cache, InnoDB's buffer pool, PostgreSQL's shared_buffers).
+//!
+//! `app_cache = { size = "5G", policy = "lru", block = "4k" }` on a workload puts one in
+//! front of every buffered file read of each of its jobs. A read is cut into cache blocks;
+//! for each block in turn:
+//!
+//! * a **hit** is a load of the block's slot in the cache's anonymous region (no file read);
+//! * a **miss** reads that block from the file (the pread the workload would have done,
+//!   widened to the whole cache block, as a buffer pool reads whole pages), then stores it
+//!   into a slot: a free one while the cache fills, else the slot of the policy's victim.
+//!
+//! The kernel sees only the resulting operations: the file reads of the misses and the loads
+//! and stores of the region, which is charged, reclaimed and swapped as any anonymous memory
+//! of the task (a swapped-out slot is swapped back in by its next hit, as a buffer pool's page
+//! would be).
+//!
+//! What it keeps: the hit/miss decisions of the policy, per block, deterministic from the
+//! stream; the slot a block lives in, so that a hit touches the same anonymous page as the
+//! store that filled it. What it leaves out: the cache's own metadata and hash tables (a few
+//! bytes per block, not pages the kernel would reclaim apart), eviction of dirty pages
+//! (writes go through to the file, as `O_DIRECT`-less write-through: a cached block a write
+//! covers is stored into, a block not cached is not allocated), read-ahead inside the
+//! application (InnoDB's linear read-ahead), and pinned pages. Mmap and anonymous phases
+//! pass by it.
+//!
+//! **Per process.** A buffer pool belongs to a process: each job of the workload (a process
+//! of its own in pagelab, with its own anonymous regions) gets its own cache of `size`. A
+//! multi-threaded server whose threads share one pool is one job.
+//!
+//! **Policies**: `lru` (InnoDB's and shared_buffers' goal; WiredTiger approximates it), `fifo`,
+//! `clock` (PostgreSQL's clock sweep, with one reference bit rather than its usage count up
+//! to 5) and `mru`. They decide over the cache's slots exactly as crates/cachesim's `Lru`,
+//! `Fifo`, `Clock` and `Mru` decide over pages (a test replays the same keys through both).
+//! They are written here, over slot numbers, rather than taken from crates/cachesim: this
+//! crate is also built into the oracle's static in-guest runner, which must not link
+//! cachesim's trace readers (zstd's C library, rayon).
+//!
+//! **Memory**: the tables grow with the slots filled, never with the declared size or the
+//! files: per slot filled, its key (8 bytes), its list links (8 bytes for lru/mru, 1 for
+//! clock, none for fifo) and its entry in the key → slot map (about 12 bytes at the map's
+//! load); a 5 GiB cache of 4 KiB blocks costs at most about 37 MiB of the generator's memory,
+//! a cache never filled costs what was filled.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use serde::Deserialize;
+
+use crate::size::{parse_size, PAGE_SIZE};
+
+/// The `app_cache` table as written.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppCacheToml {
+    #[serde(default, deserialize_with = "crate::size::size_text")]
+    pub size: Option<String>,
+    pub policy: Option<String>,
+    #[serde(default, deserialize_with = "crate::size::size_text")]
+    pub block: Option<String>,
+}
+
+/// The policy choosing a victim slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AppPolicy {
+    Lru,
+    Fifo,
+    Clock,
+    Mru,
+}
+
+impl AppPolicy {
+    pub const NAMES: &'static str = "lru, fifo, clock, mru";
+
+    pub fn parse(text: &str) -> Option<AppPolicy> {
+        Some(match text {
+            "lru" => AppPolicy::Lru,
+            "fifo" => AppPolicy::Fifo,
+            "clock" => AppPolicy::Clock,
+            "mru" => AppPolicy::Mru,
+            _ => return None,
+        })
+    }
+}
+
+/// A validated application cache.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AppCacheSpec {
+    /// Blocks the cache holds.
+    pub slots: u64,
+    /// Pages per block.
+    pub block_pages: u64,
+    pub policy: AppPolicy,
+}
+
+impl AppCacheSpec {
+    /// Pages of the cache's anonymous region.
+    pub fn pages(&self) -> u64 {
+        self.slots * self.block_pages
+    }
+}
+
+impl AppCacheToml {
+    /// Validates the table; errors are (key under `app_cache`, message).
+    pub fn resolve(&self) -> Result<AppCacheSpec, (&'static str, String)> {
+        let size = self.size.as_deref().ok_or(("size", "missing: how large is the application's cache? (\"5G\")".to_string()))?;
+        let bytes = parse_size(size).map_err(|m| ("size", m))?;
+        let block = match &self.block {
+            Some(b) => parse_size(b).map_err(|m| ("block", m))?,
+            None => PAGE_SIZE,
+        };
+        if block == 0 || block % PAGE_SIZE != 0 {
+            return Err(("block", "must be a positive multiple of 4k".into()));
+        }
+        if block > 64 << 20 {
+            return Err(("block", "is larger than 64M, more than any buffer pool's page".into()));
+        }
+        let slots = bytes / block;
+        if slots == 0 {
+            return Err(("size", format!("{size} holds no block of {} bytes", block)));
+        }
+        let block_pages = block / PAGE_SIZE;
+        if slots * block_pages > u32::MAX as u64 / 2 {
+            return Err(("size", "is larger than pagelab's 8 TiB limit per object".into()));
+        }
+        let policy = match self.policy.as_deref() {
+            None => AppPolicy::Lru,
+            Some(p) => AppPolicy::parse(p).ok_or(("policy", format!("`{p}`: use one of {}", AppPolicy::NAMES)))?,
+        };
+        Ok(AppCacheSpec { slots, block_pages, policy })
+    }
+}
+
+/// FxHash's multiply for the key → slot map: keys are (object, block) pairs, already well
+/// spread in their low bits; the map is never iterated, so its order reaches nothing.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+const NONE: u32 = u32::MAX;
+
+/// The recency list of the slots: `link[slot + 1] = [prev, next]` (node 0 the sentinel,
+/// `link[0] = [least recent, most recent]`), as crates/cachesim's `Lru` threads its pages.
+#[derive(Clone, Debug)]
+struct Recency {
+    link: Vec<[u32; 2]>,
+}
+
+impl Recency {
+    fn new() -> Recency {
+        Recency { link: vec![[0, 0]] }
+    }
+    fn unlink(&mut self, node: u32) {
+        let [prev, next] = self.link[node as usize];
+        self.link[prev as usize][1] = next;
+        self.link[next as usize][0] = prev;
+    }
+    fn push_most_recent(&mut self, node: u32) {
+        let head = self.link[0][1];
+        self.link[node as usize] = [0, head];
+        self.link[head as usize][0] = node;
+        self.link[0][1] = node;
+    }
+    fn touch(&mut self, slot: u32) {
+        self.unlink(slot + 1);
+        self.push_most_recent(slot + 1);
+    }
+    fn insert(&mut self, slot: u32) {
+        if slot as usize + 1 >= self.link.len() {
+            self.link.resize(slot as usize + 2, [NONE, NONE]);
+        }
+        self.push_most_recent(slot + 1);
+    }
+    /// Removes and returns the least (`end` 0) or most (`end` 1) recent slot.
+    fn pop(&mut self, end: usize) -> u32 {
+        let node = self.link[0][end];
+        self.unlink(node);
+        node - 1
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Victims {
+    Lru(Recency),
+    Mru(Recency),
+    /// Slots fill in order and a refilled slot goes to the back: first in is slot `hand`.
+    Fifo {
+        hand: u32,
+    },
+    /// One reference bit per slot, the hand sweeping them in slot order.
+    Clock {
+        referenced: Vec<bool>,
+        hand: u32,
+    },
+}
+
+/// What a block's lookup found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lookup {
+    /// Cached in this slot.
+    Hit(u32),
+    /// Not cached: read it and store it into this slot.
+    Miss(u32),
+}
+
+/// One job's application cache: which block each slot holds, and the policy's state.
+#[derive(Clone, Debug)]
+pub struct AppCache {
+    spec: AppCacheSpec,
+    map: HashMap<u64, u32, BuildHasherDefault<KeyHasher>>,
+    /// The key each filled slot holds.
+    keys: Vec<u64>,
+    victims: Victims,
+    pub hits: u64,
+    pub misses: u64,
+}
+
+impl AppCache {
+    pub fn new(spec: &AppCacheSpec) -> AppCache {
+        let victims = match spec.policy {
+            AppPolicy::Lru => Victims::Lru(Recency::new()),
+            AppPolicy::Mru => Victims::Mru(Recency::new()),
+            AppPolicy::Fifo => Victims::Fifo { hand: 0 },
+            AppPolicy::Clock => Victims::Clock { referenced: Vec::new(), hand: 0 },
+        };
+        AppCache { spec: spec.clone(), map: HashMap::default(), keys: Vec::new(), victims, hits: 0, misses: 0 }
+    }
+
+    pub fn spec(&self) -> &AppCacheSpec {
+        &self.spec
+    }
+
+    /// Looks `key` up; a miss makes room and gives the slot the block is to be stored into.
+    pub fn lookup(&mut self, key: u64) -> Lookup {
+        if let Some(&slot) = self.map.get(&key) {
+            self.hits += 1;
+            match &mut self.victims {
+                Victims::Lru(r) | Victims::Mru(r) => r.touch(slot),
+                Victims::Fifo { .. } => {}
+                Victims::Clock { referenced, .. } => referenced[slot as usize] = true,
+            }
+            return Lookup::Hit(slot);
+        }
+        self.misses += 1;
+        let slot = if (self.keys.len() as u64) < self.spec.slots {
+            self.keys.push(key);
+            (self.keys.len() - 1) as u32
+        } else {
+            let victim = self.evict();
+            self.map.remove(&self.keys[victim as usize]);
+            self.keys[victim as usize] = key;
+            victim
+        };
+        self.map.insert(key, slot);
+        match &mut self.victims {
+            Victims::Lru(r) | Victims::Mru(r) => r.insert(slot),
+            Victims::Fifo { .. } => {}
+            Victims::Clock { referenced, .. } => {
+                if slot as usize >= referenced.len() {
+                    referenced.push(false);
+                } else {
+                    referenced[slot as usize] = false;
+                }
+            }
+        }
+        Lookup::Miss(slot)
+    }
+
+    /// Whether `key` is cached, its slot (no policy update).
+    pub fn slot_of(&self, key: u64) -> Option<u32> {
+        self.map.get(&key).copied()
+    }
+
+    /// The policy's victim in a full cache, taken off its list.
+    fn evict(&mut self) -> u32 {
+        let n = self.spec.slots as u32;
+        match &mut self.victims {
+            Victims::Lru(r) => r.pop(0),
+            Victims::Mru(r) => r.pop(1),
+            Victims::Fifo { hand } => {
+                let v = *hand;
+                *hand = if v + 1 == n { 0 } else { v + 1 };
+                v
+            }
+            Victims::Clock { referenced, hand } => loop {
+                let h = *hand as usize;
+                *hand = if *hand + 1 == n { 0 } else { *hand + 1 };
+                if !std::mem::take(&mut referenced[h]) {
+                    break h as u32;
+                }
+            },
+        }
+    }
+
+    /// Bytes of the cache's tables now (grows with the slots filled).
+    pub fn state_bytes(&self) -> u64 {
+        let lists = match &self.victims {
+            Victims::Lru(r) | Victims::Mru(r) => r.link.capacity() * 8,
+            Victims::Fifo { .. } => 0,
+            Victims::Clock { referenced, .. } => referenced.capacity(),
+        };
+        (self.keys.capacity() * 8 + lists + self.map.capacity() * 12) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+    use pagelab_cachesim::Online;
+
+    fn spec(slots: u64, policy: AppPolicy) -> AppCacheSpec {
+        AppCacheSpec { slots, block_pages: 1, policy }
+    }
+
+    /// The same hits and misses as crates/cachesim's cache of the same policy, key for key
+    /// (cachesim's over dense page ids: here the keys are spread over 64 bits).
+    fn agrees_with_cachesim(policy: AppPolicy, mut reference: Box<dyn Online>) {
+        let capacity = 50;
+        let mut c = AppCache::new(&spec(capacity, policy));
+        let mut rng = Rng::new(7);
+        for i in 0..20_000 {
+            // A hot set of 40 ids and a cold range of 400, so that every policy both hits and evicts.
+            let id = if rng.unit() < 0.6 { rng.below(40) } else { 40 + rng.below(400) };
+            let key = id.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (3 << 32);
+            let hit = matches!(c.lookup(key), Lookup::Hit(_));
+            let want = pagelab_cachesim::access_online(reference.as_mut(), id as u32, capacity);
+            assert_eq!(hit, want, "{policy:?}: access {i} to id {id}");
+        }
+        assert!(c.hits > 1000 && c.misses > 1000, "{policy:?}: {} hits, {} misses", c.hits, c.misses);
+    }
+
+    #[test]
+    fn each_policy_decides_as_cachesims_cache_of_that_name() {
+        agrees_with_cachesim(AppPolicy::Lru, Box::new(pagelab_cachesim::Lru::new(50, 0)));
+        agrees_with_cachesim(AppPolicy::Fifo, Box::new(pagelab_cachesim::Fifo::new(50, 0)));
+        agrees_with_cachesim(AppPolicy::Clock, Box::new(pagelab_cachesim::Clock::new(50, 0)));
+        agrees_with_cachesim(AppPolicy::Mru, Box::new(pagelab_cachesim::Mru::new(50, 0)));
+    }
+
+    #[test]
+    fn a_hit_gives_the_slot_its_miss_filled() {
+        let mut c = AppCache::new(&spec(2, AppPolicy::Lru));
+        assert_eq!(c.lookup(10), Lookup::Miss(0));
+        assert_eq!(c.lookup(20), Lookup::Miss(1));
+        assert_eq!(c.lookup(10), Lookup::Hit(0));
+        // 20 is the least recent: 30 takes its slot.
+        assert_eq!(c.lookup(30), Lookup::Miss(1));
+        assert_eq!(c.slot_of(20), None);
+        assert_eq!(c.lookup(30), Lookup::Hit(1));
+    }
+
+    #[test]
+    fn the_tables_grow_with_the_slots_filled_not_the_size() {
+        let mut c = AppCache::new(&spec(1 << 30, AppPolicy::Lru));
+        for k in 0..1000 {
+            c.lookup(k);
+        }
+        assert!(c.state_bytes() < 100_000, "{} bytes for 1000 blocks", c.state_bytes());
+    }
+
+    #[test]
+    fn a_bad_app_cache_is_refused_by_its_key() {
+        let t = |size: Option<&str>, policy: Option<&str>, block: Option<&str>| {
+            AppCacheToml { size: size.map(Into::into), policy: policy.map(Into::into), block: block.map(Into::into) }.resolve()
+        };
+        assert_eq!(t(None, None, None).unwrap_err().0, "size");
+        assert_eq!(t(Some("4k"), None, Some("8k")).unwrap_err().0, "size");
+        assert_eq!(t(Some("1M"), None, Some("3k")).unwrap_err().0, "block");
+        assert_eq!(t(Some("1M"), Some("lfu2"), None).unwrap_err().0, "policy");
+        let s = t(Some("1M"), Some("clock"), Some("16k")).unwrap();
+        assert_eq!((s.slots, s.block_pages, s.policy, s.pages()), (64, 4, AppPolicy::Clock, 256));
+    }
+}

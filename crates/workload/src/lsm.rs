@@ -1,0 +1,897 @@
+//! `kind = "lsm"`: an LSM-tree key-value store over files, as LevelDB lays one out and reads
+//! it, driven by YCSB's operation mixes.
+//!
+//! **The store.** `lsm = { db_size = "100G", ycsb = "c" }` describes a database of
+//! `db_size` bytes of records (`value_size` 1000 bytes, YCSB's 10 fields of 100, and a
+//! 24-byte key, `user` and YCSB's hashed number) in SST files of `table_size` (2 MiB,
+//! LevelDB's `max_file_size`, include/leveldb/options.h), each of 4 KiB data blocks
+//! (`block_size`), a Bloom filter block (`bloom_bits_per_key` = 10: LevelDB ships no
+//! filter by default, `NewBloomFilterPolicy(10)` is what its documentation and benchmarks
+//! use), an index block (one entry per data block) and a footer page. The levels are
+//! LevelDB's steady state after a load: L1 holds 10 MiB, each level below ten times more
+//! (db/version_set.cc: MaxBytesForLevel()), and the last level the rest; L0 and the memtable
+//! are empty of the loaded keys. Each key lives in one level, chosen by a hash of the key in
+//! proportion to the levels' sizes, and each level's tables split the key range evenly.
+//!
+//! **A get** (LevelDB's DBImpl::Get, Version::Get): the memtable (a load of one page of its
+//! anonymous region), then each level from L1 down to the key's own: the table whose range
+//! holds the key is looked up in the **table cache** (`max_open_files` 1000, less LevelDB's
+//! 10 for other files: 990 open tables, LRU), whose entries hold each open table's index and
+//! filter in anonymous memory; a table not open is opened, reading its footer, index block
+//! and filter block with pread (Table::Open, ReadMeta) and storing them in its slot. The
+//! filter answers (deterministically per key and table: a Bloom filter's false positives,
+//! at its rate for `bloom_bits_per_key`, `(1 − e^{−k/b})^k` with LevelDB's `k = ⌊b·ln 2⌋`
+//! probes). On a positive, the data block the index names goes through the **block cache**
+//! (`block_cache` 8 MiB, LevelDB's default when none is given, LRU of 4 KiB blocks in
+//! anonymous memory: crate::app_cache) and is read with pread on a miss. The get stops at
+//! the key's level; a false positive reads a data block and goes on.
+//!
+//! **A scan** (YCSB's SCAN, a DBIter over a merging iterator): seeks every level, then reads
+//! forward `1..=max_scan` records (uniform, YCSB's `maxscanlength` 100): in each level the
+//! data blocks that hold its share of them, in order, through the table and block caches,
+//! crossing into the next table where a table ends. The kernel's readahead sees consecutive
+//! preads.
+//!
+//! **Writes** (update, insert, the write of read-modify-write): appended to the log (the
+//! `wal` file, written page by page) and stored into the memtable (anonymous memory). A
+//! memtable of `write_buffer_size` (4 MiB) is **flushed** (DBImpl::CompactMemTable()): written
+//! as an L0 table 64 KiB at a time (PosixWritableFile's buffer) and opened to verify it, and
+//! the log is replaced (the old one deleted). Four L0 tables (kL0_CompactionTrigger) are
+//! **compacted** into L1, and the same bytes are then pushed down every level, one table
+//! and the tables of the level below that overlap it at a time, round-robin over the level
+//! (the compaction pointer): the steady state of a store whose levels keep their sizes. A
+//! compaction reads its inputs in order through the table cache but not the block cache
+//! (`fill_cache = false`), **deletes** them (an `Access::Truncate` operation: their pages
+//! and shadow entries leave the page cache, the kernel's truncate_inode_pages_range()) and
+//! writes its outputs. Since the layout is fixed, an output reuses the file of the input
+//! it replaces; a generation per file keeps the caches from finding a deleted file's
+//! entries (LevelDB's new file numbers).
+//!
+//! **Left out**: the keys a write puts in the memtable and L0 (a get still finds every key
+//! at its level, looking at the L0 tables' filters on the way); compaction in a background
+//! thread (it runs in the writing task, in one burst when the memtable fills, where LevelDB
+//! overlaps it with the foreground and stalls writers only at 8 and 12 L0 tables);
+//! LevelDB's choice of the level with the highest score, seek compactions and trivial moves;
+//! compression (a block is one page); the manifest; iterator pinning.
+//!
+//! **YCSB mixes** (`ycsb`, YCSB's workloads/workload[a-f]): a 50% reads, 50% updates; b 95/5;
+//! c reads only; d 95% reads of the `latest` keys, 5% inserts; e 95% scans, 5% inserts;
+//! f 50% reads, 50% read-modify-writes. Keys are drawn by the phase's `distribution`,
+//! default YCSB's `scrambled-zipfian` (`latest` for d); `distribution = "uniform"` gives the
+//! uniform mixes. Key k is the k-th in sorted order.
+//!
+//! **Memory**: no state per key or per declared page. Per table, one object of the task (a
+//! name and size, about 50 bytes: 51,200 tables for 100 GiB) and one slot entry; the caches'
+//! tables grow with the blocks and tables they hold (crate::app_cache).
+
+use std::collections::VecDeque;
+
+use serde::Deserialize;
+
+use crate::app_cache::{AppCache, AppCacheSpec, AppPolicy, Lookup};
+use crate::gen::Op;
+use crate::rng::Rng;
+use crate::size::{parse_size, PAGE_SIZE};
+use crate::spec::{Access, Advice};
+
+/// LevelDB's `max_open_files` default less the ten it keeps for other files
+/// (`kNumNonTableCacheFiles`, db/db_impl.cc).
+const NON_TABLE_FILES: u64 = 10;
+/// The memtable's and the log's size: LevelDB's `write_buffer_size` (4 MiB).
+const WRITE_BUFFER: u64 = 4 << 20;
+/// A record's bytes in a block besides key and value (varint lengths, sequence and type).
+const RECORD_OVERHEAD: u64 = 12;
+/// An index entry's bytes besides the separator key (the block handle, lengths).
+const INDEX_ENTRY_OVERHEAD: u64 = 12;
+/// L1's size; each level below holds ten times more (MaxBytesForLevel()).
+const L1_BYTES: u64 = 10 << 20;
+/// LevelDB's kNumLevels.
+const LEVELS: usize = 7;
+/// At most this many tables in a store: each is an object of the model (about 60 bytes in
+/// the generator, and its pages' entries in the model's address space).
+pub const MAX_TABLES: u64 = 1 << 20;
+
+/// The `lsm` table as written.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LsmToml {
+    #[serde(default, deserialize_with = "crate::size::size_text")]
+    pub db_size: Option<String>,
+    #[serde(default, deserialize_with = "crate::size::size_text")]
+    pub value_size: Option<String>,
+    pub ycsb: Option<String>,
+    #[serde(default, deserialize_with = "crate::size::size_text")]
+    pub table_size: Option<String>,
+    #[serde(default, deserialize_with = "crate::size::size_text")]
+    pub block_cache: Option<String>,
+    pub max_open_files: Option<u64>,
+    pub bloom_bits_per_key: Option<u32>,
+    pub max_scan: Option<u64>,
+}
+
+/// YCSB's operation mix: fractions of reads, updates, inserts, scans and read-modify-writes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Mix {
+    pub letter: char,
+    pub read: f64,
+    pub update: f64,
+    pub insert: f64,
+    pub scan: f64,
+    pub rmw: f64,
+}
+
+impl Mix {
+    pub fn of(letter: char) -> Option<Mix> {
+        let m = |read, update, insert, scan, rmw| Some(Mix { letter, read, update, insert, scan, rmw });
+        match letter {
+            'a' => m(0.5, 0.5, 0.0, 0.0, 0.0),
+            'b' => m(0.95, 0.05, 0.0, 0.0, 0.0),
+            'c' => m(1.0, 0.0, 0.0, 0.0, 0.0),
+            'd' => m(0.95, 0.0, 0.05, 0.0, 0.0),
+            'e' => m(0.0, 0.0, 0.05, 0.95, 0.0),
+            'f' => m(0.5, 0.0, 0.0, 0.0, 0.5),
+            _ => None,
+        }
+    }
+}
+
+/// A validated `lsm` table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LsmSpec {
+    pub db_bytes: u64,
+    pub value_bytes: u64,
+    pub key_bytes: u64,
+    pub mix: Mix,
+    pub table_bytes: u64,
+    pub block_cache_bytes: u64,
+    pub max_open_files: u64,
+    pub bloom_bits_per_key: u32,
+    pub max_scan: u64,
+}
+
+impl LsmToml {
+    /// Validates the table; errors are (key under `lsm`, message).
+    pub fn resolve(&self) -> Result<LsmSpec, (&'static str, String)> {
+        let size = |k: &'static str, v: &Option<String>, default: u64| -> Result<u64, (&'static str, String)> {
+            match v {
+                Some(t) => parse_size(t).map_err(|m| (k, m)),
+                None => Ok(default),
+            }
+        };
+        let db_bytes = size("db_size", &self.db_size, 0)?;
+        if self.db_size.is_none() {
+            return Err(("db_size", "missing: how large is the database? (\"100G\")".into()));
+        }
+        if db_bytes > 1 << 44 {
+            return Err(("db_size", "is larger than 16T, pagelab's address space".into()));
+        }
+        let value_bytes = size("value_size", &self.value_size, 1000)?;
+        if value_bytes == 0 || value_bytes > 64 << 20 {
+            return Err(("value_size", "must be between 1 byte and 64M".into()));
+        }
+        let letter = self.ycsb.as_deref().unwrap_or("c").to_ascii_lowercase();
+        let mix = letter
+            .strip_prefix("workload")
+            .unwrap_or(&letter)
+            .chars()
+            .next()
+            .filter(|_| letter.trim_start_matches("workload").len() == 1)
+            .and_then(Mix::of)
+            .ok_or(("ycsb", format!("`{letter}`: use one of YCSB's workloads a, b, c, d, e, f")))?;
+        let table_bytes = size("table_size", &self.table_size, 2 << 20)?;
+        if !(64 << 10..=1 << 30).contains(&table_bytes) {
+            return Err(("table_size", "must be between 64k and 1G".into()));
+        }
+        let block_cache_bytes = size("block_cache", &self.block_cache, 8 << 20)?;
+        if block_cache_bytes < PAGE_SIZE {
+            return Err(("block_cache", "must hold at least one 4 KiB block".into()));
+        }
+        if block_cache_bytes / PAGE_SIZE > u32::MAX as u64 / 2 {
+            return Err(("block_cache", "is larger than pagelab's 8 TiB limit per object".into()));
+        }
+        let max_open_files = self.max_open_files.unwrap_or(1000);
+        if max_open_files <= NON_TABLE_FILES || max_open_files > 1 << 24 {
+            return Err(("max_open_files", format!("must be between {} and 16777216 (LevelDB keeps {NON_TABLE_FILES} for other files)", NON_TABLE_FILES + 1)));
+        }
+        let bloom_bits_per_key = self.bloom_bits_per_key.unwrap_or(10);
+        if !(1..=64).contains(&bloom_bits_per_key) {
+            return Err(("bloom_bits_per_key", "must be between 1 and 64".into()));
+        }
+        let max_scan = self.max_scan.unwrap_or(100);
+        if max_scan == 0 || max_scan > 1 << 20 {
+            return Err(("max_scan", "must be between 1 and 1048576".into()));
+        }
+        let spec = LsmSpec { db_bytes, value_bytes, key_bytes: 24, mix, table_bytes, block_cache_bytes, max_open_files, bloom_bits_per_key, max_scan };
+        if spec.records() == 0 {
+            return Err(("db_size", "holds not one record".into()));
+        }
+        let tables: u64 = Layout::new(&spec).tables.iter().sum();
+        if tables > MAX_TABLES {
+            return Err(("db_size", format!("makes {tables} tables of table_size: at most {MAX_TABLES} (each is a file of the model)")));
+        }
+        Ok(spec)
+    }
+}
+
+impl LsmSpec {
+    fn record_bytes(&self) -> u64 {
+        self.key_bytes + self.value_bytes + RECORD_OVERHEAD
+    }
+
+    /// The records of the database.
+    pub fn records(&self) -> u64 {
+        self.db_bytes / self.record_bytes()
+    }
+
+    /// The default key distribution of the mix (YCSB's `requestdistribution`).
+    pub fn default_distribution(&self) -> &'static str {
+        if self.mix.letter == 'd' {
+            "latest"
+        } else {
+            "scrambled-zipfian"
+        }
+    }
+}
+
+/// The tables' layout: levels, tables per level, pages of each part of a table.
+#[derive(Clone, Debug)]
+pub struct Layout {
+    pub records: u64,
+    /// Data blocks per table, records per data block.
+    pub data_blocks: u64,
+    pub records_per_block: u64,
+    pub filter_pages: u64,
+    pub index_pages: u64,
+    /// Tables per level, from L1 (levels without tables left out at the end).
+    pub tables: Vec<u64>,
+    /// Each level's share of the keys, cumulated, from L1 (the last is 1).
+    cumulative: Vec<f64>,
+    /// A filter's false-positive rate.
+    pub false_positive: f64,
+    /// The shape of an L0 table: a flushed memtable (`write_buffer_size` of records).
+    pub l0: Shape,
+}
+
+/// A table file's parts, in file order: data blocks, filter block, index block, footer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub data_blocks: u64,
+    pub filter_pages: u64,
+    pub index_pages: u64,
+}
+
+impl Shape {
+    fn of(records: u64, records_per_block: u64, s: &LsmSpec) -> Shape {
+        let data_blocks = records.div_ceil(records_per_block).max(1);
+        let records = data_blocks * records_per_block;
+        Shape {
+            data_blocks,
+            filter_pages: (records * s.bloom_bits_per_key as u64).div_ceil(8 * PAGE_SIZE).max(1),
+            index_pages: (data_blocks * (s.key_bytes + INDEX_ENTRY_OVERHEAD)).div_ceil(PAGE_SIZE).max(1),
+        }
+    }
+    pub fn pages(&self) -> u64 {
+        self.data_blocks + self.filter_pages + self.index_pages + 1
+    }
+    /// The pages an open table keeps: its filter and index blocks.
+    pub fn meta_pages(&self) -> u64 {
+        self.filter_pages + self.index_pages
+    }
+}
+
+impl Layout {
+    pub fn new(s: &LsmSpec) -> Layout {
+        let records = s.records();
+        // LevelDB's BlockBuilder ends a block once it reaches `block_size`: a block holds
+        // ⌈4096 / record⌉ records (a little over 4 KiB; here one page), and a table ends
+        // once it reaches `max_file_size`.
+        let records_per_block = PAGE_SIZE.div_ceil(s.record_bytes());
+        let shape = Shape::of((s.table_bytes / s.record_bytes()).max(1), records_per_block, s);
+        let Shape { data_blocks, filter_pages, index_pages } = shape;
+        let per_table = data_blocks * records_per_block;
+        let l0 = Shape::of((WRITE_BUFFER / s.record_bytes()).max(1), records_per_block, s);
+        let mut tables = Vec::new();
+        let mut left = records.div_ceil(per_table);
+        let mut cap = L1_BYTES;
+        while left > 0 {
+            let t = if tables.len() + 1 == LEVELS - 1 { left } else { (cap / s.table_bytes).max(1).min(left) };
+            tables.push(t);
+            left -= t;
+            cap = cap.saturating_mul(10);
+        }
+        let total: u64 = tables.iter().sum();
+        let mut acc = 0.0;
+        let cumulative = tables
+            .iter()
+            .map(|&t| {
+                acc += t as f64 / total as f64;
+                acc
+            })
+            .collect::<Vec<_>>();
+        let b = s.bloom_bits_per_key as f64;
+        let k = ((b * std::f64::consts::LN_2) as u64).clamp(1, 30) as f64;
+        let false_positive = (1.0 - (-k / b).exp()).powf(k);
+        Layout { records, data_blocks, records_per_block, filter_pages, index_pages, tables, cumulative, false_positive, l0 }
+    }
+
+    /// The shape of a table of L1 and below.
+    pub fn shape(&self) -> Shape {
+        Shape { data_blocks: self.data_blocks, filter_pages: self.filter_pages, index_pages: self.index_pages }
+    }
+
+    /// Pages of a table file: data blocks, filter block, index block, footer.
+    pub fn table_pages(&self) -> u64 {
+        self.shape().pages()
+    }
+
+    /// The most pages one read or write of the store moves: a table's index block, or 64 KiB
+    /// of a table being written.
+    pub fn largest_io(&self) -> u64 {
+        [WRITE_PAGES, self.index_pages, self.filter_pages, self.l0.index_pages, self.l0.filter_pages].into_iter().max().unwrap_or(1)
+    }
+
+    /// Pages of a table cache slot: the largest open table's filter and index blocks.
+    pub fn slot_pages(&self) -> u64 {
+        self.shape().meta_pages().max(self.l0.meta_pages())
+    }
+
+    /// The level (0-based from L1) holding `key`.
+    pub fn level_of(&self, key: u64) -> usize {
+        let h = (mix64(key ^ 0x4C53_4D00) >> 11) as f64 / (1u64 << 53) as f64;
+        self.cumulative.iter().position(|&c| h < c).unwrap_or(self.cumulative.len() - 1)
+    }
+
+    /// The table of `level` whose key range holds `key`, and the data block of it.
+    pub fn table_and_block(&self, key: u64, level: usize) -> (u64, u64) {
+        let t = self.tables[level] as u128;
+        let scaled = key as u128 * t;
+        let table = (scaled / self.records as u128) as u64;
+        let within = scaled % self.records as u128;
+        let block = (within * self.data_blocks as u128 / self.records as u128) as u64;
+        (table, block)
+    }
+
+    /// Whether the filter of `level`'s table passes `key`, which another level holds: a
+    /// Bloom filter's false positive, the same every time for the key and table.
+    fn false_positive(&self, key: u64, level: usize) -> bool {
+        ((mix64(key.wrapping_add((level as u64 + 1) << 56)) >> 11) as f64 / (1u64 << 53) as f64) < self.false_positive
+    }
+}
+
+fn mix64(key: u64) -> u64 {
+    let h = key.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    (h ^ (h >> 31)).wrapping_mul(0x94D0_49BB_1331_11EB)
+}
+
+/// The objects an LSM phase touches, as its job declared them.
+#[derive(Clone, Debug)]
+pub struct LsmObjects {
+    /// Per level, the object index of each table.
+    pub tables: Vec<Vec<u32>>,
+    /// The L0 tables' objects (kL0_CompactionTrigger of them, reused).
+    pub l0: Vec<u32>,
+    pub wal: u32,
+    pub memtable: u32,
+    pub block_cache: u32,
+    pub table_cache: u32,
+}
+
+/// The files (name, pages) and the anonymous regions (name, pages) of an LSM phase.
+pub type Declarations = (Vec<(String, u64)>, [(&'static str, u64); 3]);
+
+/// Object names and sizes of an LSM phase, in declaration order: the tables (level by level),
+/// the L0 tables, the log, then the anonymous regions (memtable, block cache, table cache).
+pub fn declarations(root: &str, s: &LsmSpec, l: &Layout) -> Declarations {
+    let mut files = Vec::with_capacity(l.tables.iter().sum::<u64>() as usize + L0_TRIGGER + 1);
+    for (level, &n) in l.tables.iter().enumerate() {
+        for t in 0..n {
+            files.push((format!("{root}/L{}/{t:06}.ldb", level + 1), l.table_pages()));
+        }
+    }
+    for t in 0..L0_TRIGGER {
+        files.push((format!("{root}/L0/{t:06}.ldb"), l.l0.pages()));
+    }
+    files.push((format!("{root}/wal.log"), WRITE_BUFFER / PAGE_SIZE));
+    let anon = [
+        ("lsm_memtable", WRITE_BUFFER / PAGE_SIZE),
+        ("lsm_block_cache", s.block_cache_bytes / PAGE_SIZE),
+        ("lsm_table_cache", table_cache_slots(s, l) * l.slot_pages()),
+    ];
+    (files, anon)
+}
+
+/// Open tables the table cache holds: `max_open_files` less LevelDB's ten, at most every table.
+fn table_cache_slots(s: &LsmSpec, l: &Layout) -> u64 {
+    (s.max_open_files - NON_TABLE_FILES).min(l.tables.iter().sum::<u64>() + L0_TRIGGER as u64).max(1)
+}
+
+/// LevelDB's kL0_CompactionTrigger: L0 is compacted into L1 once it holds this many tables.
+pub const L0_TRIGGER: usize = 4;
+/// LevelDB's PosixWritableFile buffer (kWritableFileBufferSize): tables are written 64 KiB
+/// at a time.
+const WRITE_PAGES: u64 = 16;
+
+/// An LSM phase's state: its layout, objects, caches and log position.
+#[derive(Clone, Debug)]
+pub struct LsmState {
+    pub spec: LsmSpec,
+    pub layout: Layout,
+    pub objects: LsmObjects,
+    pub block_cache: AppCache,
+    pub table_cache: AppCache,
+    advice: Advice,
+    /// Bytes written to the log and the memtable since the last flush.
+    unflushed: u64,
+    /// YCSB's insert counter: inserted keys go past the loaded ones (drawn only by `latest`).
+    pub inserted: u64,
+    /// L0 tables holding data (the first `l0_live` of `objects.l0`, oldest first).
+    l0_live: usize,
+    /// Each table object's generation: bumped when the file is deleted, so that the caches'
+    /// entries of a deleted file are never found again (LevelDB's file numbers).
+    generation: Vec<u32>,
+    /// Each level's compaction pointer (VersionSet::compact_pointer_): the next table.
+    cursor: Vec<u64>,
+    pub flushes: u64,
+    pub compactions: u64,
+}
+
+impl LsmState {
+    pub fn new(spec: &LsmSpec, layout: Layout, objects: LsmObjects, advice: Advice) -> LsmState {
+        let block_cache = AppCache::new(&AppCacheSpec { slots: spec.block_cache_bytes / PAGE_SIZE, block_pages: 1, policy: AppPolicy::Lru });
+        let table_cache = AppCache::new(&AppCacheSpec { slots: table_cache_slots(spec, &layout), block_pages: layout.slot_pages(), policy: AppPolicy::Lru });
+        let max_object = objects.tables.iter().flatten().chain(&objects.l0).copied().max().unwrap_or(0);
+        let cursor = vec![0; layout.tables.len()];
+        LsmState {
+            spec: spec.clone(),
+            layout,
+            objects,
+            block_cache,
+            table_cache,
+            advice,
+            unflushed: 0,
+            inserted: 0,
+            l0_live: 0,
+            generation: vec![0; max_object as usize + 1],
+            cursor,
+            flushes: 0,
+            compactions: 0,
+        }
+    }
+
+    /// The table cache's key of a table: its object and generation.
+    fn table_key(&self, object: u32) -> u64 {
+        ((self.generation[object as usize] as u64) << 32) | object as u64
+    }
+
+    /// The block cache's key of a data block: object (24 bits), generation (20), block (20).
+    fn block_key(&self, object: u32, block: u64) -> u64 {
+        ((object as u64) << 40) | (((self.generation[object as usize] & 0xF_FFFF) as u64) << 20) | (block & 0xF_FFFF)
+    }
+
+    fn read(&self, object: u32, page: u64, npages: u64) -> Op {
+        Op { object, page, npages: npages as u32, write: false, access: Access::Buffered, advice: self.advice, fill: false, think_ns: 0, due: None }
+    }
+
+    fn anon(object: u32, page: u64, npages: u64, write: bool) -> Op {
+        Op { object, page, npages: npages as u32, write, access: Access::Anon, advice: Advice::Normal, fill: false, think_ns: 0, due: None }
+    }
+
+    /// The table's open entry: a load of its slot in the table cache, or (not open) its
+    /// footer, index block and filter block read, then stored into a slot.
+    fn open_table(&mut self, object: u32, shape: Shape, out: &mut VecDeque<Op>) {
+        let slot_pages = self.layout.slot_pages();
+        let meta = shape.meta_pages();
+        match self.table_cache.lookup(self.table_key(object)) {
+            Lookup::Hit(slot) => out.push_back(Self::anon(self.objects.table_cache, slot as u64 * slot_pages, meta, false)),
+            Lookup::Miss(slot) => {
+                out.push_back(self.read(object, shape.pages() - 1, 1));
+                out.push_back(self.read(object, shape.data_blocks + shape.filter_pages, shape.index_pages));
+                out.push_back(self.read(object, shape.data_blocks, shape.filter_pages));
+                out.push_back(Self::anon(self.objects.table_cache, slot as u64 * slot_pages, meta, true));
+            }
+        }
+    }
+
+    /// A data block through the block cache.
+    fn data_block(&mut self, object: u32, block: u64, out: &mut VecDeque<Op>) {
+        match self.block_cache.lookup(self.block_key(object, block)) {
+            Lookup::Hit(slot) => out.push_back(Self::anon(self.objects.block_cache, slot as u64, 1, false)),
+            Lookup::Miss(slot) => {
+                out.push_back(self.read(object, block, 1));
+                out.push_back(Self::anon(self.objects.block_cache, slot as u64, 1, true));
+            }
+        }
+    }
+
+    fn memtable_page(&self, key: u64) -> u64 {
+        mix64(key) % (WRITE_BUFFER / PAGE_SIZE)
+    }
+
+    /// A point get of `key` (DBImpl::Get): memtable, then each level down to the key's.
+    pub fn get(&mut self, key: u64, out: &mut VecDeque<Op>) {
+        out.push_back(Self::anon(self.objects.memtable, self.memtable_page(key), 1, false));
+        let home = self.layout.level_of(key % self.layout.records);
+        let key = key % self.layout.records;
+        self.seek_l0(key, true, out);
+        let shape = self.layout.shape();
+        for level in 0..=home {
+            let (table, block) = self.layout.table_and_block(key, level);
+            let object = self.objects.tables[level][table as usize];
+            self.open_table(object, shape, out);
+            if level == home || self.layout.false_positive(key, level) {
+                self.data_block(object, block, out);
+            }
+        }
+    }
+
+    /// The L0 tables a get or a scan looks at, newest first: every one overlaps the key. A
+    /// get reads a data block only where the filter passes (the key is never in L0 here: a
+    /// false positive); a scan's iterator seeks every table's block.
+    fn seek_l0(&mut self, key: u64, get: bool, out: &mut VecDeque<Op>) {
+        let shape = self.layout.l0;
+        for i in (0..self.l0_live).rev() {
+            let object = self.objects.l0[i];
+            self.open_table(object, shape, out);
+            if !get || self.layout.false_positive(key, LEVELS + i) {
+                let block = (key as u128 * shape.data_blocks as u128 / self.layout.records as u128) as u64;
+                self.data_block(object, block, out);
+            }
+        }
+    }
+
+    /// A scan of `len` records from `key`: every level seeked, then read forward.
+    pub fn scan(&mut self, key: u64, len: u64, out: &mut VecDeque<Op>) {
+        out.push_back(Self::anon(self.objects.memtable, self.memtable_page(key), 1, false));
+        let key = key % self.layout.records;
+        self.seek_l0(key, false, out);
+        let shape = self.layout.shape();
+        let records = self.layout.records as f64;
+        for level in 0..self.layout.tables.len() {
+            let share = self.layout.tables[level] as f64 * self.layout.data_blocks as f64 * self.layout.records_per_block as f64 / records;
+            let in_level = (len as f64 * share.min(1.0)).ceil() as u64;
+            let blocks = in_level.div_ceil(self.layout.records_per_block).max(1);
+            let (mut table, mut block) = self.layout.table_and_block(key, level);
+            let mut object = self.objects.tables[level][table as usize];
+            self.open_table(object, shape, out);
+            for _ in 0..blocks {
+                self.data_block(object, block, out);
+                block += 1;
+                if block == self.layout.data_blocks {
+                    if table + 1 == self.layout.tables[level] {
+                        break;
+                    }
+                    table += 1;
+                    block = 0;
+                    object = self.objects.tables[level][table as usize];
+                    self.open_table(object, shape, out);
+                }
+            }
+        }
+    }
+
+    /// A write (update, insert): appended to the log, stored into the memtable; a full
+    /// memtable is flushed (DBImpl::MakeRoomForWrite()).
+    pub fn write(&mut self, out: &mut VecDeque<Op>) {
+        let page = (self.unflushed / PAGE_SIZE) % (WRITE_BUFFER / PAGE_SIZE);
+        self.unflushed += self.spec.record_bytes();
+        out.push_back(Op { write: true, ..self.read(self.objects.wal, page, 1) });
+        out.push_back(Self::anon(self.objects.memtable, page, 1, true));
+        if self.unflushed >= WRITE_BUFFER {
+            self.flush(out);
+        }
+    }
+
+    fn truncate(object: u32, pages: u64) -> Op {
+        Op { object, page: 0, npages: pages as u32, write: false, access: Access::Truncate, advice: Advice::Normal, fill: false, think_ns: 0, due: None }
+    }
+
+    /// Writes a whole table, 64 KiB at a time, and opens it (LevelDB verifies every table it
+    /// builds through the table cache: BuildTable(), FinishCompactionOutputFile()).
+    fn write_table(&mut self, object: u32, shape: Shape, out: &mut VecDeque<Op>) {
+        let pages = shape.pages();
+        for page in (0..pages).step_by(WRITE_PAGES as usize) {
+            out.push_back(Op { write: true, ..self.read(object, page, WRITE_PAGES.min(pages - page)) });
+        }
+        self.open_table(object, shape, out);
+    }
+
+    /// Deletes a table: its pages leave the page cache, its cache entries are never found again.
+    fn delete_table(&mut self, object: u32, shape: Shape, out: &mut VecDeque<Op>) {
+        out.push_back(Self::truncate(object, shape.pages()));
+        self.generation[object as usize] = self.generation[object as usize].wrapping_add(1);
+    }
+
+    /// The memtable becomes an L0 table (DBImpl::CompactMemTable(), WriteLevel0Table()); the
+    /// log is replaced by a new one (the old deleted) and the memtable starts empty. Four L0
+    /// tables are compacted.
+    fn flush(&mut self, out: &mut VecDeque<Op>) {
+        let object = self.objects.l0[self.l0_live];
+        let shape = self.layout.l0;
+        self.write_table(object, shape, out);
+        out.push_back(Self::truncate(self.objects.wal, WRITE_BUFFER / PAGE_SIZE));
+        self.unflushed = 0;
+        self.l0_live += 1;
+        self.flushes += 1;
+        if self.l0_live == L0_TRIGGER {
+            self.compact(out);
+        }
+    }
+
+    /// One compaction (DBImpl::DoCompactionWork()): every input table read in order through
+    /// the table cache but not the block cache (`fill_cache = false`), the inputs deleted
+    /// (DeleteObsoleteFiles()), the outputs written. The model's outputs are the tables of
+    /// the fixed layout that the key range maps to, so an output reuses its input's file once
+    /// the input is deleted.
+    fn compaction(&mut self, inputs: &[(u32, Shape)], outputs: &[(u32, Shape)], out: &mut VecDeque<Op>) {
+        for &(object, shape) in inputs {
+            self.open_table(object, shape, out);
+            for block in 0..shape.data_blocks {
+                out.push_back(self.read(object, block, 1));
+            }
+        }
+        for &(object, shape) in inputs {
+            self.delete_table(object, shape, out);
+        }
+        for &(object, shape) in outputs {
+            self.write_table(object, shape, out);
+        }
+        self.compactions += 1;
+    }
+
+    /// L0 into L1 (every L1 table overlaps L0's range), then the same bytes pushed down each
+    /// level, one table and its overlapping tables of the level below at a time, round-robin
+    /// over the level (VersionSet::PickCompaction(), `compact_pointer_`): the steady state of
+    /// a store whose levels keep their sizes.
+    fn compact(&mut self, out: &mut VecDeque<Op>) {
+        let (l0, shape) = (self.layout.l0, self.layout.shape());
+        let l1: Vec<(u32, Shape)> = self.objects.tables[0].iter().map(|&o| (o, shape)).collect();
+        let inputs: Vec<(u32, Shape)> = self.objects.l0[..self.l0_live].iter().map(|&o| (o, l0)).chain(l1.iter().copied()).collect();
+        self.compaction(&inputs, &l1, out);
+        self.l0_live = 0;
+        let moved = (L0_TRIGGER as u64 * l0.data_blocks).div_ceil(shape.data_blocks);
+        let tables = self.layout.tables.clone();
+        for level in 0..tables.len().saturating_sub(1) {
+            let (here, below) = (tables[level], tables[level + 1]);
+            for _ in 0..moved {
+                let j = self.cursor[level];
+                self.cursor[level] = (j + 1) % here;
+                let lo = j * below / here;
+                let hi = ((j + 1) * below).div_ceil(here).clamp(lo + 1, below);
+                let group: Vec<(u32, Shape)> = std::iter::once(self.objects.tables[level][j as usize])
+                    .chain(self.objects.tables[level + 1][lo as usize..hi as usize].iter().copied())
+                    .map(|o| (o, shape))
+                    .collect();
+                self.compaction(&group, &group, out);
+            }
+        }
+    }
+
+    /// One YCSB operation on a key drawn by the caller; `u` picks the operation, `rng` the
+    /// scan's length.
+    pub fn operation(&mut self, key: u64, u: f64, rng: &mut Rng, out: &mut VecDeque<Op>) {
+        let m = self.spec.mix;
+        if u < m.read {
+            self.get(key, out);
+        } else if u < m.read + m.update {
+            self.write(out);
+        } else if u < m.read + m.update + m.insert {
+            self.inserted += 1;
+            self.write(out);
+        } else if u < m.read + m.update + m.insert + m.scan {
+            let len = 1 + rng.below(self.spec.max_scan);
+            self.scan(key, len, out);
+        } else {
+            self.get(key, out);
+            self.write(out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(db: &str, ycsb: &str) -> LsmSpec {
+        LsmToml { db_size: Some(db.into()), ycsb: Some(ycsb.into()), ..Default::default() }.resolve().unwrap()
+    }
+
+    /// A state whose objects are numbered as `declarations` gives them.
+    fn state(s: &LsmSpec) -> LsmState {
+        let layout = Layout::new(s);
+        let mut next = 0u32;
+        let tables = layout
+            .tables
+            .iter()
+            .map(|&n| {
+                (0..n)
+                    .map(|_| {
+                        next += 1;
+                        next - 1
+                    })
+                    .collect()
+            })
+            .collect();
+        let l0 = (next..next + L0_TRIGGER as u32).collect();
+        let next = next + L0_TRIGGER as u32;
+        let objects = LsmObjects { tables, l0, wal: next, memtable: next + 1, block_cache: next + 2, table_cache: next + 3 };
+        LsmState::new(s, layout, objects, Advice::Normal)
+    }
+
+    #[test]
+    fn the_levels_follow_leveldbs_sizes() {
+        let s = spec("100G", "c");
+        let l = Layout::new(&s);
+        // 10 MiB, 100 MiB, 1000 MiB, 10000 MiB of 2 MiB tables, the rest in L5.
+        assert_eq!(&l.tables[..4], &[5, 50, 500, 5000]);
+        assert_eq!(l.tables.len(), 5);
+        let bytes: u64 = l.tables.iter().sum::<u64>() * (2 << 20);
+        assert!((100 << 30..(100 << 30) + (4 << 20) * 10).contains(&bytes), "{bytes}");
+        // 1036-byte records: 4 a block, 506 blocks a table; a 10-bit Bloom filter per key.
+        assert_eq!((l.records_per_block, l.data_blocks, l.filter_pages), (4, 506, 1));
+        assert!((l.false_positive - 0.0084).abs() < 0.0005, "{}", l.false_positive);
+        // The levels' shares of the keys follow their tables.
+        let n = 200_000u64;
+        let in_l5 = (0..n).filter(|&k| l.level_of(k * 7919) == 4).count() as f64 / n as f64;
+        let want = l.tables[4] as f64 / l.tables.iter().sum::<u64>() as f64;
+        assert!((in_l5 - want).abs() < 0.01, "{in_l5} vs {want}");
+    }
+
+    #[test]
+    fn a_get_reads_the_filter_index_and_data_block_of_the_right_table() {
+        let s = spec("1G", "c");
+        let mut st = state(&s);
+        let l = st.layout.clone();
+        // A key of the last level: every level above is looked at, the last read.
+        let key = (0..).find(|&k| l.level_of(k) == l.tables.len() - 1 && (0..l.tables.len() - 1).all(|lv| !l.false_positive(k, lv))).unwrap();
+        let mut ops = VecDeque::new();
+        st.get(key, &mut ops);
+        let ops: Vec<Op> = ops.into();
+        assert_eq!((ops[0].object, ops[0].access), (st.objects.memtable, Access::Anon), "the memtable first");
+        let mut i = 1;
+        for level in 0..l.tables.len() {
+            // The table whose key range holds the key: [t·N/T, (t+1)·N/T).
+            let t = l.tables[level];
+            let table = (0..t)
+                .find(|&j| (j as u128 * l.records as u128).div_ceil(t as u128) <= key as u128 && key as u128 * t as u128 / l.records as u128 == j as u128)
+                .unwrap();
+            let object = st.objects.tables[level][table as usize];
+            let reads: Vec<(u32, u64, u32)> = ops[i..i + 3].iter().map(|o| (o.object, o.page, o.npages)).collect();
+            let footer = l.table_pages() - 1;
+            assert_eq!(
+                reads,
+                vec![(object, footer, 1), (object, l.data_blocks + l.filter_pages, l.index_pages as u32), (object, l.data_blocks, l.filter_pages as u32)],
+                "level {level}: footer, index and filter of table {table}"
+            );
+            assert!(ops[i..i + 3].iter().all(|o| o.access == Access::Buffered && !o.write));
+            assert_eq!((ops[i + 3].object, ops[i + 3].write), (st.objects.table_cache, true), "the open table is kept");
+            i += 4;
+        }
+        // Then the data block of the key's table at its level.
+        let last = l.tables.len() - 1;
+        let (table, block) = l.table_and_block(key, last);
+        assert!(block < l.data_blocks);
+        let object = st.objects.tables[last][table as usize];
+        assert_eq!((ops[i].object, ops[i].page, ops[i].access), (object, block, Access::Buffered));
+        assert_eq!((ops[i + 1].object, ops[i + 1].write), (st.objects.block_cache, true));
+        assert_eq!(ops.len(), i + 2);
+
+        // The same get again: the tables are open, the block cached: no file is read.
+        let mut again = VecDeque::new();
+        st.get(key, &mut again);
+        assert!(again.iter().all(|o| o.access == Access::Anon && !o.write), "{again:?}");
+        assert_eq!(again.len(), 1 + l.tables.len() + 1);
+    }
+
+    #[test]
+    fn the_block_cache_filters_re_reads() {
+        let s = spec("1G", "c");
+        let mut st = state(&s);
+        let mut rng = Rng::new(1);
+        let mut ops = VecDeque::new();
+        let keys: Vec<u64> = (0..500).map(|_| rng.below(st.layout.records)).collect();
+        for &k in &keys {
+            st.get(k, &mut ops);
+        }
+        let first = ops.iter().filter(|o| o.access == Access::Buffered && o.page < st.layout.data_blocks).count();
+        ops.clear();
+        for &k in &keys {
+            st.get(k, &mut ops);
+        }
+        // 500 blocks fit the 8 MiB cache: the second round reads no data block.
+        assert!(first >= 500);
+        assert_eq!(ops.iter().filter(|o| o.access == Access::Buffered).count(), 0);
+    }
+
+    #[test]
+    fn a_scan_reads_consecutive_blocks_of_each_level() {
+        let s = spec("1G", "e");
+        let mut st = state(&s);
+        let mut ops = VecDeque::new();
+        st.scan(12_345, 100, &mut ops);
+        // The largest level holds most of the 100 records, 4 a block.
+        let t = &st.layout.tables;
+        let big = (0..t.len()).max_by_key(|&l| t[l]).unwrap();
+        let (table, block) = st.layout.table_and_block(12_345, big);
+        let object = st.objects.tables[big][table as usize];
+        let pages: Vec<u64> = ops.iter().filter(|o| o.object == object && o.page < st.layout.data_blocks).map(|o| o.page).collect();
+        let share = t[big] as f64 / t.iter().sum::<u64>() as f64;
+        assert!(pages.len() as f64 >= (100.0 * share / 4.0).floor(), "{share}: {pages:?}");
+        assert_eq!(pages, (block..block + pages.len() as u64).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_bad_lsm_table_is_refused_by_its_key() {
+        let t = |f: &dyn Fn(&mut LsmToml)| {
+            let mut t = LsmToml { db_size: Some("1G".into()), ..Default::default() };
+            f(&mut t);
+            t.resolve().map(|_| ()).map_err(|e| e.0)
+        };
+        assert_eq!(t(&|t| t.db_size = None), Err("db_size"));
+        assert_eq!(t(&|t| t.ycsb = Some("g".into())), Err("ycsb"));
+        assert_eq!(t(&|t| t.ycsb = Some("workloadb".into())), Ok(()));
+        assert_eq!(t(&|t| t.max_open_files = Some(10)), Err("max_open_files"));
+        assert_eq!(t(&|t| t.db_size = Some("1k".into())), Err("db_size"));
+        assert_eq!(t(&|t| t.table_size = Some("4k".into())), Err("table_size"));
+    }
+
+    #[test]
+    fn compaction_invalidates_its_input_files_pages() {
+        let s = spec("256M", "a");
+        let mut st = state(&s);
+        let mut ops = VecDeque::new();
+        while st.compactions == 0 {
+            st.write(&mut ops);
+        }
+        assert_eq!(st.flushes, L0_TRIGGER as u64, "four memtables flushed, then L0 compacted");
+        let ops: Vec<Op> = ops.into();
+        let truncated = |o: u32| ops.iter().position(|op| op.object == o && op.access == Access::Truncate);
+        let l0 = st.objects.l0.clone();
+        let l1 = st.objects.tables[0].clone();
+        for &o in l0.iter().chain(&l1) {
+            let shape = if l0.contains(&o) { st.layout.l0 } else { st.layout.shape() };
+            let t = truncated(o).unwrap_or_else(|| panic!("input {o} deleted"));
+            assert_eq!((ops[t].page, ops[t].npages as u64), (0, shape.pages()), "the whole file");
+            let read: Vec<u64> = ops[..t]
+                .iter()
+                .filter(|op| op.object == o && op.access == Access::Buffered && !op.write && op.page < shape.data_blocks)
+                .map(|op| op.page)
+                .collect();
+            assert!(read.ends_with(&(0..shape.data_blocks).collect::<Vec<_>>()), "input {o} read in order before its deletion");
+        }
+        // L0's files are gone until the next flush; L1's are written again after the deletion.
+        for &o in &l0 {
+            assert!(ops[truncated(o).unwrap()..].iter().all(|op| op.object != o || op.access == Access::Truncate));
+        }
+        for &o in &l1 {
+            assert!(ops[truncated(o).unwrap()..].iter().any(|op| op.object == o && op.write));
+        }
+        // A deleted table's cache entries are not found again: it is opened anew.
+        let key = (0..).find(|&k| st.layout.level_of(k) == 0).unwrap();
+        let mut get = VecDeque::new();
+        st.get(key, &mut get);
+        st.get(key, &mut get);
+        let (table, _) = st.layout.table_and_block(key, 0);
+        let object = st.objects.tables[0][table as usize];
+        let footer_reads = get.iter().filter(|op| op.object == object && op.access == Access::Buffered && op.page == st.layout.table_pages() - 1).count();
+        assert_eq!(footer_reads, 0, "the rewritten table was opened by its verification");
+        assert!(
+            get.iter().any(|op| op.object == object && op.access == Access::Buffered && op.page < st.layout.data_blocks),
+            "its data block is not in the block cache"
+        );
+    }
+
+    #[test]
+    fn compactions_push_the_flushed_bytes_down_every_level() {
+        let s = spec("1G", "a");
+        let mut st = state(&s);
+        let mut ops = VecDeque::new();
+        while st.compactions == 0 {
+            st.write(&mut ops);
+            ops.clear();
+        }
+        // L0 into L1, then 8 tables' worth (4 memtables of 4 MiB over 2 MiB tables) from each
+        // level but the last.
+        let moved = (L0_TRIGGER as u64 * st.layout.l0.data_blocks).div_ceil(st.layout.data_blocks);
+        assert_eq!(st.compactions, 1 + moved * (st.layout.tables.len() as u64 - 1));
+    }
+}
