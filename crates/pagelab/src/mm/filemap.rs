@@ -323,7 +323,9 @@ pub fn filemap_write<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, index: u64, 
 pub fn truncate_inode_pages_range<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, start: u64, end: u64) -> u64 {
     let costs = mm.cfg.costs.clone();
     mm.cpu_in(Func::FilemapRead, costs.syscall_ns);
-    crate::mm::swap::lru_add_drain(mm, p);
+    // Every CPU's batches (lru_add_drain_all()): a batched folio would otherwise be freed
+    // while its batch still names it (the kernel frees it when that CPU drains).
+    crate::mm::swap::lru_add_drain_all(mm, p);
     let (mut next, stop) = (f.base as u64 + start.min(f.pages), f.base as u64 + end.min(f.pages));
     let mut removed = 0;
     while let Some(vpn) = mm.space.next_touched(next, stop) {
