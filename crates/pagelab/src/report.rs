@@ -187,6 +187,10 @@ pub struct Report {
     pub throughput_ops_s: f64,
     pub tasks: Vec<TaskReport>,
     pub oom_kills: Vec<OomKill>,
+    /// `[[event]]`: each write to a cgroup's memory.reclaim, memory.high or memory.max, in
+    /// time order, with what it asked for, reclaimed and took; absent without events.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cgroup_events: Vec<CgroupEventReport>,
     pub zone: ZoneReport,
     pub zones: Vec<ZoneInfo>,
     pub kswapd_cpu_s: f64,
@@ -224,6 +228,64 @@ pub struct Report {
     /// could not take, with the seam's counts); absent when there is nothing to say.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+}
+
+/// One `[[event]]` in a [`Report`]: the write, the bytes it asked reclaim for (memory.reclaim:
+/// the request; memory.high and memory.max: the usage above the new value when written),
+/// the bytes reclaimed, the modeled time the write took, and its result: `ok`, `EAGAIN`
+/// (memory.reclaim reclaimed less than asked: the kernel's write fails with it) or `not_run`
+/// (due after the run's end).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CgroupEventReport {
+    pub at_s: f64,
+    pub cgroup: String,
+    pub file: &'static str,
+    /// What was written, in bytes (memory.high/memory.max: `null` for "max").
+    pub value_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swappiness: Option<u32>,
+    pub asked_bytes: u64,
+    pub reclaimed_bytes: u64,
+    pub taken_s: f64,
+    pub result: &'static str,
+}
+
+impl CgroupEventReport {
+    fn of(s: &Scenario, outcomes: &[crate::sim::WriteOutcome], mm: &Mm) -> Vec<CgroupEventReport> {
+        use crate::mm::memcontrol::{WriteKind, PAGE_COUNTER_MAX};
+        const PAGE: u64 = pagelab_workload::PAGE_SIZE;
+        let value = |kind: WriteKind| match kind {
+            WriteKind::Reclaim { pages, .. } => Some(pages * PAGE),
+            WriteKind::High(p) | WriteKind::Max(p) => (p != PAGE_COUNTER_MAX).then_some(p * PAGE),
+        };
+        let swappiness = |kind: WriteKind| match kind {
+            WriteKind::Reclaim { swappiness, .. } => swappiness,
+            _ => None,
+        };
+        let ran = outcomes.iter().map(|o| CgroupEventReport {
+            at_s: o.at_ns as f64 / 1e9,
+            cgroup: mm.memcgs.get(o.memcg).path.clone(),
+            file: o.kind.file(),
+            value_bytes: value(o.kind),
+            swappiness: swappiness(o.kind),
+            asked_bytes: o.result.asked_pages * PAGE,
+            reclaimed_bytes: o.result.reclaimed_pages * PAGE,
+            taken_s: o.taken_ns as f64 / 1e9,
+            result: if o.result.eagain { "EAGAIN" } else { "ok" },
+        });
+        let not_run = s.events.iter().skip(outcomes.len()).map(|e| CgroupEventReport {
+            at_s: e.at_ns as f64 / 1e9,
+            cgroup: e.cgroup.clone(),
+            file: e.kind.file(),
+            value_bytes: value(e.kind),
+            swappiness: swappiness(e.kind),
+            asked_bytes: 0,
+            reclaimed_bytes: 0,
+            taken_s: 0.0,
+            result: "not_run",
+        });
+        ran.chain(not_run).collect()
+    }
 }
 
 /// The report's `sched` section (`machine.cpus` ≥ 2).
@@ -553,6 +615,7 @@ impl Report {
             throughput_ops_s: if elapsed_s > 0.0 { ops as f64 / elapsed_s } else { 0.0 },
             tasks,
             oom_kills: mm.oom_kills.clone(),
+            cgroup_events: CgroupEventReport::of(s, &m.write_outcomes, mm),
             zone: ZoneReport {
                 managed: mm.zones.managed(),
                 min_free_kbytes: mm.zones.min_free_kbytes,
@@ -611,6 +674,15 @@ impl Report {
         );
         for k in &self.oom_kills {
             let _ = writeln!(out, "OOM kill at {:.3} s: {} (constraint {}, {} pages freed)", k.time_s, k.task, k.constraint, k.freed_pages);
+        }
+        for e in &self.cgroup_events {
+            let value = e.value_bytes.map_or("max".to_string(), |b| format!("{b}"));
+            let swappiness = e.swappiness.map_or(String::new(), |s| format!(" swappiness={s}"));
+            let _ = writeln!(
+                out,
+                "{} at {:.3} s: {} <- {value}{swappiness}: asked {} B, reclaimed {} B in {:.6} s ({})",
+                e.cgroup, e.at_s, e.file, e.asked_bytes, e.reclaimed_bytes, e.taken_s, e.result
+            );
         }
         for t in &self.tasks {
             if let Some(p) = &t.pace {

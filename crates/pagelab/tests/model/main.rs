@@ -6,6 +6,7 @@
 mod common;
 
 mod bounds;
+mod cgroup_events;
 mod classic;
 mod layers;
 mod memcg;
