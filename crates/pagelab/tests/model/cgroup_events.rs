@@ -91,7 +91,10 @@ fn memory_reclaim_returns_eagain_when_the_cgroup_cannot_give_the_amount() {
 #[test]
 fn memory_reclaim_swappiness_chooses_between_anon_and_file_on_6_12() {
     // A 1M file beside the 8M heap: 4M can come only from anon.
-    let with = |s: &str| run(&app("6.12", true, &format!("[[event]]\nat = \"3s\"\ncgroup = \"/app\"\nreclaim = \"4M\"\n{s}\n")).replace("file_size = \"8M\"", "file_size = \"1M\""));
+    let with = |s: &str| {
+        run(&app("6.12", true, &format!("[[event]]\nat = \"3s\"\ncgroup = \"/app\"\nreclaim = \"4M\"\n{s}\n"))
+            .replace("file_size = \"8M\"", "file_size = \"1M\""))
+    };
     let (file_only, default, anon_only) = (with("swappiness = 0"), with(""), with("swappiness = 200"));
     assert_eq!(only_event(&file_only).swappiness, Some(0));
     // sc_swappiness(): 0 keeps cgroup reclaim off anon, so the write fails with EAGAIN.

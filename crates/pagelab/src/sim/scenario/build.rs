@@ -447,18 +447,30 @@ fn events(raw: &[EventToml], cgroups: &[MemcgSpec], kernel: Kernel, err: Err) ->
                     Some(_) if !kernel.memory_reclaim_takes_swappiness() => {
                         return Err(err(
                             &key("swappiness"),
-                            format!("kernel {}'s memory.reclaim takes a byte count only (its memory_reclaim() refuses `swappiness=` with EINVAL; 6.12's parses it)", kernel.name()),
+                            format!(
+                                "kernel {}'s memory.reclaim takes a byte count only (its memory_reclaim() refuses `swappiness=` with EINVAL; 6.12's parses it)",
+                                kernel.name()
+                            ),
                         ))
                     }
                     Some(s @ 0..=200) => Some(s as u32),
-                    Some(s) => return Err(err(&key("swappiness"), format!("{s}: memory.reclaim takes swappiness=0..200 (the kernel refuses the rest with EINVAL)"))),
+                    Some(s) => {
+                        return Err(err(&key("swappiness"), format!("{s}: memory.reclaim takes swappiness=0..200 (the kernel refuses the rest with EINVAL)")))
+                    }
                 };
                 WriteKind::Reclaim { pages, swappiness }
             }
             (None, Some(h), None) => WriteKind::High(limit("high", h)?),
             (None, None, Some(m)) => WriteKind::Max(limit("max", m)?),
-            (None, None, None) => return Err(err(&format!("event[{i}]"), "writes nothing: give one of reclaim = \"256M\", high = \"2G\" or max = \"3G\"".into())),
-            _ => return Err(err(&format!("event[{i}]"), "one write an event: give only one of `reclaim`, `high` and `max` (two writes are two [[event]]s)".into())),
+            (None, None, None) => {
+                return Err(err(&format!("event[{i}]"), "writes nothing: give one of reclaim = \"256M\", high = \"2G\" or max = \"3G\"".into()))
+            }
+            _ => {
+                return Err(err(
+                    &format!("event[{i}]"),
+                    "one write an event: give only one of `reclaim`, `high` and `max` (two writes are two [[event]]s)".into(),
+                ))
+            }
         };
         if e.swappiness.is_some() && !matches!(kind, WriteKind::Reclaim { .. }) {
             return Err(err(&key("swappiness"), format!("goes with `reclaim` (memory.reclaim's swappiness=); {} takes a size only", kind.file())));
