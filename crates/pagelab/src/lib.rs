@@ -20,6 +20,7 @@
 
 pub mod block;
 pub mod error;
+pub mod hist;
 pub mod kernel;
 pub mod lab;
 pub mod locking;

@@ -28,6 +28,8 @@
 
 use serde::Serialize;
 
+use crate::hist::Histogram;
+
 /// The sections a lock remembers for requests that arrive out of order.
 pub const CALENDAR: usize = 32;
 
@@ -83,9 +85,6 @@ impl SpinLock {
     }
 }
 
-/// Buckets of the wait histogram: 8 per power of two.
-const SUB: u32 = 8;
-
 /// What one lock (or a class of locks, summed) saw.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LockStat {
@@ -93,8 +92,8 @@ pub struct LockStat {
     pub contended: u64,
     pub wait_ns: u64,
     pub hold_ns: u64,
-    /// Waits by log-linear bucket (index from [`bucket`]).
-    hist: Vec<u64>,
+    /// The waits ([`crate::hist`]).
+    waits: Histogram,
 }
 
 impl LockStat {
@@ -103,11 +102,7 @@ impl LockStat {
         self.contended += contended as u64;
         self.wait_ns += wait;
         self.hold_ns += hold;
-        let b = bucket(wait);
-        if self.hist.len() <= b {
-            self.hist.resize(b + 1, 0);
-        }
-        self.hist[b] += 1;
+        self.waits.record(wait);
     }
 
     /// Adds another lock's counts (a class of locks: every lruvec's lru_lock).
@@ -116,29 +111,12 @@ impl LockStat {
         self.contended += o.contended;
         self.wait_ns += o.wait_ns;
         self.hold_ns += o.hold_ns;
-        if self.hist.len() < o.hist.len() {
-            self.hist.resize(o.hist.len(), 0);
-        }
-        for (a, b) in self.hist.iter_mut().zip(&o.hist) {
-            *a += b;
-        }
+        self.waits.merge(&o.waits);
     }
 
     /// The wait at quantile `q` (0..1): the upper bound of its bucket (within 1/8 of it).
     pub fn wait_quantile(&self, q: f64) -> u64 {
-        let n = self.acquisitions;
-        if n == 0 {
-            return 0;
-        }
-        let rank = ((q * n as f64).ceil() as u64).clamp(1, n);
-        let mut seen = 0;
-        for (b, &c) in self.hist.iter().enumerate() {
-            seen += c;
-            if seen >= rank {
-                return bucket_top(b);
-            }
-        }
-        bucket_top(self.hist.len().saturating_sub(1))
+        self.waits.quantile(q)
     }
 
     /// The report's figures.
@@ -163,27 +141,6 @@ pub struct LockSummary {
     pub wait_p50_ns: u64,
     pub wait_p99_ns: u64,
     pub hold_ns: u64,
-}
-
-/// The log-linear bucket of `v`: exact below 8, then 8 buckets per power of two.
-fn bucket(v: u64) -> usize {
-    if v < SUB as u64 {
-        return v as usize;
-    }
-    let log = 63 - v.leading_zeros();
-    let shift = log - 3;
-    ((shift + 1) * SUB + ((v >> shift) as u32 - SUB)) as usize
-}
-
-/// The largest value of bucket `b`.
-fn bucket_top(b: usize) -> u64 {
-    let b = b as u32;
-    if b < SUB {
-        return b as u64;
-    }
-    let shift = b / SUB - 1;
-    let low = ((SUB + b % SUB) as u64) << shift;
-    low + (1u64 << shift) - 1
 }
 
 #[cfg(test)]
@@ -254,8 +211,5 @@ mod tests {
         let p99 = s.wait_quantile(0.99);
         assert!((50_000..=50_000 * 9 / 8).contains(&p50), "{p50}");
         assert!((99_000..=99_000 * 9 / 8).contains(&p99), "{p99}");
-        for v in [0, 1, 7, 8, 9, 15, 16, 1000, u64::MAX / 2] {
-            assert!(bucket_top(bucket(v)) >= v && bucket_top(bucket(v)) <= v + v / 8, "{v}");
-        }
     }
 }

@@ -8,6 +8,7 @@ mod common;
 mod bounds;
 mod cgroup_events;
 mod classic;
+mod latency;
 mod layers;
 mod memcg;
 mod mglru;

@@ -287,6 +287,8 @@ fn tasks(s: &Scenario, memcgs: &Memcgs, space: &mut AddressSpace, streams: Strea
             start_ns: w.start_ns,
             end_ns: w.start_ns,
             pacing: None,
+            op_start: 0,
+            latency: crate::hist::Histogram::default(),
         });
     }
     Ok((tasks, task_mms))
@@ -451,6 +453,7 @@ impl<P: Policy> Machine<P> {
             next_write: 0,
             next_write_at,
             write_outcomes: Vec::new(),
+            latency: crate::hist::Histogram::default(),
             total_ops,
             done_ops: 0,
             sampled_pages,

@@ -445,6 +445,7 @@ impl<P: Policy> Machine<P> {
             cpu.task_waits(task.clock, task.clock + think_ns);
         }
         task.clock += think_ns;
+        self.tasks[t].op_start = task.clock;
         if self.mm.sched.is_some() {
             self.take_cpu(t);
         }
@@ -490,6 +491,9 @@ impl<P: Policy> Machine<P> {
         if let Some(sched) = self.mm.sched.as_mut() {
             sched.end(usage);
         }
+        let latency = self.mm.tasks[t].clock.saturating_sub(self.tasks[t].op_start);
+        self.tasks[t].latency.record(latency);
+        self.latency.record(latency);
         self.done_ops += 1;
         ok && !self.mm.tasks[t].killed
     }

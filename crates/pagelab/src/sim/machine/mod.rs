@@ -71,6 +71,11 @@ pub struct Task {
     pub end_ns: u64,
     /// `pace = "trace"`: how the task kept to its trace's times.
     pub pacing: Option<Box<Pacing>>,
+    /// When the operation under way began: the task's clock after its think time.
+    op_start: u64,
+    /// Its operations' modeled latencies (fills included): from the end of the think time
+    /// to the return to user space, so waits for a CPU, IO and memory.high throttling count.
+    pub latency: crate::hist::Histogram,
 }
 
 /// The model of one scenario under one policy.
@@ -100,6 +105,9 @@ pub struct Machine<P: Policy> {
     next_write_at: u64,
     /// What each cgroup write that ran did, in the order they ran.
     pub write_outcomes: Vec<WriteOutcome>,
+    /// Every task's operation latencies together: the series' per-interval percentiles are
+    /// the differences of its snapshots.
+    pub latency: crate::hist::Histogram,
     total_ops: u64,
     done_ops: u64,
     /// A miniature scenario's sampled pages, all objects together (0 for a full machine).
