@@ -169,3 +169,41 @@ fn bad_events_are_refused_by_key_and_line() {
         assert!(e.contains(want) && e.starts_with("events.toml:"), "{event:?}: {e}");
     }
 }
+
+/// A 64M file read once at 1,000 reads a second; `reclaim` written to /app at 14 s.
+fn streaming(kernel: &str, reclaim: &str) -> CgroupEventReport {
+    let r = run(&format!(
+        r#"
+[machine]
+memory = "256M"
+kernel = "{kernel}"
+[[cgroup]]
+path = "/app"
+[[workload]]
+name = "reader"
+cgroup = "/app"
+kind = "file-read"
+file_size = "64M"
+distribution = "seq"
+ops = 16384
+rate_iops = 1000
+[[event]]
+at = "14s"
+cgroup = "/app"
+reclaim = "{reclaim}"
+"#
+    ));
+    only_event(&r).clone()
+}
+
+#[test]
+fn memory_reclaim_on_6_12_asks_a_quarter_of_what_is_left_and_overshoots_less() {
+    for amount in ["1M", "4M"] {
+        let (old, new) = (streaming("6.1", amount), streaming("6.12", amount));
+        let over = |e: &CgroupEventReport| e.reclaimed_bytes - e.asked_bytes;
+        // 6.1 asks for all that is left, and the priority loop's last pass overshoots by
+        // whole list fractions; 6.12 asks for a quarter at a time (at least a batch).
+        assert!(over(&new) < over(&old), "{amount}: 6.12 {new:?}, 6.1 {old:?}");
+        assert!(over(&new) <= 64 * 4096, "{amount}: {new:?}");
+    }
+}
