@@ -207,3 +207,24 @@ fn memory_reclaim_on_6_12_asks_a_quarter_of_what_is_left_and_overshoots_less() {
         assert!(over(&new) <= 64 * 4096, "{amount}: {new:?}");
     }
 }
+
+#[test]
+fn the_lists_and_counts_stay_consistent_through_every_write() {
+    let events = "[[event]]\nat = \"1s\"\ncgroup = \"/app\"\nreclaim = \"6M\"\n[[event]]\nat = \"2s\"\ncgroup = \"/app\"\nhigh = \"6M\"\n\
+                  [[event]]\nat = \"3s\"\ncgroup = \"/app\"\nmax = \"10M\"\n[[event]]\nat = \"3500ms\"\ncgroup = \"/app\"\nhigh = \"max\"\n";
+    for kernel in ["6.1", "6.12"] {
+        let text = app(kernel, true, events);
+        let mut classic = crate::common::classic(&text);
+        while classic.step() {
+            classic.check().unwrap_or_else(|e| panic!("classic {kernel}: {e}"));
+        }
+        assert_eq!(classic.write_outcomes.len(), 4, "classic {kernel}");
+        let mut mglru = crate::common::mglru(&text);
+        while mglru.step() {
+            mglru.check().unwrap_or_else(|e| panic!("mglru {kernel}: {e}"));
+        }
+        assert_eq!(mglru.write_outcomes.len(), 4, "mglru {kernel}");
+        let app = mglru.mm.memcgs.find("/app").unwrap();
+        assert_eq!(mglru.mm.memcgs.get(app).max, 2560, "memory.max stays as written (10M)");
+    }
+}
