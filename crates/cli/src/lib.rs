@@ -111,6 +111,50 @@ enum Cmd {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// The smallest memory.max of a cgroup at which a scenario meets every target, by
+    /// bisection over full runs (docs/curve.md, "The smallest memory that meets targets").
+    Size {
+        /// The scenario file (TOML).
+        scenario: PathBuf,
+        /// The cgroup whose memory.max is searched (a [[cgroup]] path of the scenario).
+        #[arg(long)]
+        cgroup: String,
+        /// METRIC OP BOUND, repeatable (every one must hold): METRIC a key of the run's
+        /// report (a vmstat name, throughput, elapsed_s, ops, oom_kills, unfinished_tasks, or
+        /// a dotted path such as memcg./app.memory.events.high), OP <, <=, >, >=, BOUND a
+        /// number, N% (of a ratio or a pressure average), or F*max / F*min (of the best value
+        /// over the runs): --target 'workingset_refault_file<=1000' --target 'throughput>=0.95*max'.
+        #[arg(long = "target", value_name = "METRIC<BOUND", required = true)]
+        targets: Vec<String>,
+        /// The smallest size searched (default 1M).
+        #[arg(long)]
+        lo: Option<String>,
+        /// The largest size searched (default 1.25 times the pages the cgroup's workloads
+        /// declare); the targets must hold there.
+        #[arg(long)]
+        hi: Option<String>,
+        /// How close to the smallest size the answer must be: a size (1M) or a percentage of
+        /// the range (1%).
+        #[arg(long, default_value = "1%")]
+        tolerance: String,
+        /// Overrides applied to every run, as for `run`.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Runs at a time, and so sizes a round (default: one a core); the answer does not
+        /// depend on the machine's speed, but it may on the threads: more sizes a round.
+        #[arg(long, default_value_t = 0)]
+        threads: usize,
+        /// Write the answer as JSON ("-" for standard output): `provenance` (versions, --set,
+        /// the scenario as resolved, and the search: cgroup, targets, lo, hi, tolerance) and
+        /// `size` (the answer, the targets' bounds and margins, every point run).
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Draw one PNG a target's metric against the size, PREFIX-<metric>.png (default
+        /// PREFIX: the scenario's name, then "-size"); needs Python with matplotlib and the
+        /// pagelab package.
+        #[arg(long, value_name = "PREFIX", num_args = 0..=1, default_missing_value = "")]
+        plot: Option<String>,
+    },
     /// Run the seeds' experiments (a manifest of scenarios and before/after settings) and
     /// print a comparison table for each.
     #[command(after_help = seeds_help())]
@@ -462,6 +506,46 @@ fn real_main(cli: Cli) -> Result<()> {
         Cmd::Compare { reports, labels } => compare(&reports, &labels),
         Cmd::Oracle(a) => pagelab_oracle::main(&a),
         Cmd::Seeds { manifest, only, threads, json_dir } => seeds(&seeds_manifest(manifest)?, &only, threads, json_dir.as_deref()),
+        Cmd::Size { scenario, cgroup, targets, lo, hi, tolerance, set, threads, json, plot } => {
+            let mut files = output::Files::inputs([("the scenario", scenario.as_path())]);
+            let out = json.as_deref().map(|p| files.output("--json", p, true)).transpose()?;
+            let prefix = plot.map(|p| plot_prefix(&scenario, &p, "-size")).transpose()?;
+            if prefix.is_some() {
+                check_python_plot()?;
+            }
+            let c = pagelab::size::Size {
+                path: &scenario,
+                set: &set,
+                cgroup: &cgroup,
+                targets: &targets,
+                lo: lo.as_deref(),
+                hi: hi.as_deref(),
+                tolerance: &tolerance,
+                threads,
+            };
+            let sizing = pagelab::size::run(&c)?;
+            for w in &sizing.warnings {
+                eprintln!("pagelab: warning: {w}");
+            }
+            if !out.as_ref().is_some_and(output::Output::is_stdout) {
+                out!("{}", size_table(&sizing))?;
+            }
+            if let Some(out) = out {
+                let mut provenance = serde_json::to_value(pagelab::report::Provenance::of(&pagelab::Scenario::load(&scenario, &set)?))?;
+                provenance["size"] = serde_json::json!({"cgroup": cgroup, "targets": targets, "lo": lo, "hi": hi, "tolerance": tolerance});
+                let v = serde_json::json!({"provenance": provenance, "size": sizing.to_json()});
+                out.write((serde_json::to_string_pretty(&v)? + "\n").as_bytes())?;
+            }
+            if let Some(prefix) = prefix {
+                let points: Vec<serde_json::Value> = sizing.to_json()["points"].as_array().cloned().unwrap_or_default();
+                let counters: Vec<&String> = sizing.targets.iter().map(|t| &t.metric).collect();
+                let name = scenario.file_stem().map_or("scenario".into(), |n| n.to_string_lossy().into_owned());
+                let title = format!("{name}: {} (answer {})", sizing.key, pagelab::size::mib(sizing.answer));
+                let data = serde_json::json!({"curves": [{"label": null, "points": points}], "counters": counters, "title": title, "xlabel": format!("{} (MiB)", sizing.key)});
+                draw_with_python("curve_png", &data, &prefix)?;
+            }
+            Ok(())
+        }
         Cmd::Sweep { scenario, vary, set, threads, json, csv, parquet, quiet } => {
             sweep(&scenario, &vary, &set, threads, Outputs { json: json.as_deref(), csv: csv.as_deref(), parquet: parquet.as_deref() }, quiet)
         }
@@ -859,6 +943,52 @@ fn write_curves(curves: &[(String, pagelab::curve::Points)], o: CurveOutputs, pr
         draw_with_python("curve_png", &data, &prefix)?;
     }
     Ok(())
+}
+
+/// `pagelab size`'s answer: the size, every point run with each target's metric, and the
+/// margin (each target's room at the answer, and the largest failing size below it).
+fn size_table(s: &pagelab::size::Sizing) -> String {
+    use pagelab::size::mib;
+    let mut out = format!("smallest {} meeting every target: {} ({} bytes), to within {}\n", s.key, mib(s.answer), s.answer, mib(s.tolerance));
+    let w = s.targets.iter().map(|t| t.metric.len()).max().unwrap_or(0).max(12);
+    out += &format!("\n{:>12}  {:<4}", "size (MiB)", "pass");
+    for t in &s.targets {
+        out += &format!("  {:>w$}", t.metric);
+    }
+    out += "\n";
+    for r in &s.runs {
+        out += &format!("{:>12.2}  {:<4}", r.memory as f64 / (1 << 20) as f64, if r.pass { "yes" } else { "no" });
+        for x in &r.metrics {
+            out += &format!("  {:>w$}", format_metric(*x));
+        }
+        out += "\n";
+    }
+    let at = s.at_answer();
+    out += &format!("\nmargin at {}:\n", mib(s.answer));
+    for (i, t) in s.targets.iter().enumerate() {
+        out += &format!(
+            "  {}: {} {} {} (room {})\n",
+            t.text,
+            format_metric(at.metrics[i]),
+            t.op(),
+            format_metric(s.bounds[i]),
+            format_metric(t.margin(at.metrics[i], s.bounds[i]))
+        );
+    }
+    match s.below {
+        Some(b) => out += &format!("  the largest size that fails: {} ({} below)\n", mib(b), mib(s.answer - b)),
+        None => out += &format!("  the targets hold at --lo {} already: the smallest size may be lower\n", mib(s.lo)),
+    }
+    out
+}
+
+/// A metric for a table: integers as such, others to four significant places.
+fn format_metric(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x:.4}")
+    }
 }
 
 fn curve_table(points: &pagelab::curve::Points) -> String {

@@ -204,6 +204,21 @@ impl Kernel {
         self >= Kernel::V6_12
     }
 
+    /// mm/memcontrol.c: memory_reclaim(): 6.12 parses `swappiness=` (MIN_SWAPPINESS to
+    /// MAX_SWAPPINESS, 0..=200) after the byte count and hands it to reclaim through
+    /// scan_control's proactive_swappiness; 6.1.192 parses the byte count alone and refuses
+    /// anything after it (page_counter_memparse(): -EINVAL).
+    pub fn memory_reclaim_takes_swappiness(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
+    /// mm/memcontrol.c: memory_reclaim(): 6.12 asks try_to_free_mem_cgroup_pages() for a
+    /// quarter of what is left each round (reclaim's own minimum is SWAP_CLUSTER_MAX), so a
+    /// request is not overshot by whole priority passes; 6.1.192 asks for all that is left.
+    pub fn memory_reclaim_asks_a_quarter(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
     /// mm/rmap.c: folio_referenced(): 6.12 skips VMAs without recency (sequential, random,
     /// noreuse) entirely; 6.1's folio_referenced_one() clears their young bits, counts a
     /// young PTE of a VM_RAND_READ mapping as a reference and ignores a VM_SEQ_READ one's.

@@ -20,6 +20,7 @@
 
 pub mod block;
 pub mod error;
+pub mod hist;
 pub mod kernel;
 pub mod lab;
 pub mod locking;
@@ -31,7 +32,7 @@ pub mod sim;
 
 pub use error::RunError;
 pub use kernel::Kernel;
-pub use lab::{compare, curve, experiments, replay, replay_access, sweep, tables, trace_stats};
+pub use lab::{compare, curve, experiments, replay, replay_access, size, sweep, tables, trace_stats};
 pub use pagelab_host::interrupt;
 pub use pagelab_workload::Advice;
 pub use report::Report;

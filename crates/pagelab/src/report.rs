@@ -27,6 +27,10 @@ pub struct SeriesPoint {
     /// generations of every memcg).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub policy_state: Option<serde_json::Value>,
+    /// The modeled latency of the operations that ended in the interval, all tasks together
+    /// (`max_ns` to within 1/8); absent when none did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency: Option<crate::hist::Latency>,
 }
 
 /// What a miniature scenario's report adds: its rate and seed, and the operations the tasks
@@ -72,6 +76,10 @@ pub struct TaskReport {
     /// `lockstep`: how long the task waited for its partner.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lockstep: Option<LockstepReport>,
+    /// Its operations' modeled latency (fills included), from the end of the think time to
+    /// the return to user space; absent when it did none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency: Option<crate::hist::Latency>,
 }
 
 /// How a paced task kept to its trace's times: how many accesses were issued after their
@@ -186,7 +194,13 @@ pub struct Report {
     pub fill_ops: u64,
     pub throughput_ops_s: f64,
     pub tasks: Vec<TaskReport>,
+    /// Each workload's operations' modeled latency, its tasks (jobs) together, by name.
+    pub workload_latency: BTreeMap<String, crate::hist::Latency>,
     pub oom_kills: Vec<OomKill>,
+    /// `[[event]]`: each write to a cgroup's memory.reclaim, memory.high or memory.max, in
+    /// time order, with what it asked for, reclaimed and took; absent without events.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cgroup_events: Vec<CgroupEventReport>,
     pub zone: ZoneReport,
     pub zones: Vec<ZoneInfo>,
     pub kswapd_cpu_s: f64,
@@ -224,6 +238,76 @@ pub struct Report {
     /// could not take, with the seam's counts); absent when there is nothing to say.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+}
+
+/// Each workload's tasks' latency histograms merged, by workload name (workloads whose tasks
+/// did no operation are left out).
+fn workload_latency<P: Policy>(s: &Scenario, m: &Machine<P>) -> BTreeMap<String, crate::hist::Latency> {
+    let mut by = vec![crate::hist::Histogram::default(); s.workloads.len()];
+    for t in &m.tasks {
+        if let Some(h) = by.get_mut(t.workload) {
+            h.merge(&t.latency);
+        }
+    }
+    s.workloads.iter().zip(&by).filter_map(|(w, h)| Some((w.name.clone(), h.latency()?))).collect()
+}
+
+/// One `[[event]]` in a [`Report`]: the write, the bytes it asked reclaim for (memory.reclaim:
+/// the request; memory.high and memory.max: the usage above the new value when written),
+/// the bytes reclaimed, the modeled time the write took, and its result: `ok`, `EAGAIN`
+/// (memory.reclaim reclaimed less than asked: the kernel's write fails with it) or `not_run`
+/// (due after the run's end).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CgroupEventReport {
+    pub at_s: f64,
+    pub cgroup: String,
+    pub file: &'static str,
+    /// What was written, in bytes (memory.high/memory.max: `null` for "max").
+    pub value_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swappiness: Option<u32>,
+    pub asked_bytes: u64,
+    pub reclaimed_bytes: u64,
+    pub taken_s: f64,
+    pub result: &'static str,
+}
+
+impl CgroupEventReport {
+    fn of(s: &Scenario, outcomes: &[crate::sim::WriteOutcome], mm: &Mm) -> Vec<CgroupEventReport> {
+        use crate::mm::memcontrol::{WriteKind, PAGE_COUNTER_MAX};
+        const PAGE: u64 = pagelab_workload::PAGE_SIZE;
+        let value = |kind: WriteKind| match kind {
+            WriteKind::Reclaim { pages, .. } => Some(pages * PAGE),
+            WriteKind::High(p) | WriteKind::Max(p) => (p != PAGE_COUNTER_MAX).then_some(p * PAGE),
+        };
+        let swappiness = |kind: WriteKind| match kind {
+            WriteKind::Reclaim { swappiness, .. } => swappiness,
+            _ => None,
+        };
+        let ran = outcomes.iter().map(|o| CgroupEventReport {
+            at_s: o.at_ns as f64 / 1e9,
+            cgroup: mm.memcgs.get(o.memcg).path.clone(),
+            file: o.kind.file(),
+            value_bytes: value(o.kind),
+            swappiness: swappiness(o.kind),
+            asked_bytes: o.result.asked_pages * PAGE,
+            reclaimed_bytes: o.result.reclaimed_pages * PAGE,
+            taken_s: o.taken_ns as f64 / 1e9,
+            result: if o.result.eagain { "EAGAIN" } else { "ok" },
+        });
+        let not_run = s.events.iter().skip(outcomes.len()).map(|e| CgroupEventReport {
+            at_s: e.at_ns as f64 / 1e9,
+            cgroup: e.cgroup.clone(),
+            file: e.kind.file(),
+            value_bytes: value(e.kind),
+            swappiness: swappiness(e.kind),
+            asked_bytes: 0,
+            reclaimed_bytes: 0,
+            taken_s: 0.0,
+            result: "not_run",
+        });
+        ran.chain(not_run).collect()
+    }
 }
 
 /// The report's `sched` section (`machine.cpus` ≥ 2).
@@ -480,6 +564,7 @@ impl Report {
         let mut prev = Events::default();
         let mut prev_ops = 0;
         let mut prev_task_ops = vec![0; m.tasks.len()];
+        let mut prev_latency = crate::hist::Histogram::default();
         for smp in &m.samples {
             let mut delta = Events::default();
             for (i, d) in delta.0.iter_mut().enumerate() {
@@ -490,7 +575,9 @@ impl Report {
                 v.insert(k.to_string(), *val);
             }
             let task_ops = smp.task_ops.iter().zip(&prev_task_ops).enumerate().map(|(i, (now, before))| (mm.tasks[i].name.clone(), now - before)).collect();
-            series.push(SeriesPoint { t_s: smp.t_ns as f64 / 1e9, ops: smp.ops - prev_ops, task_ops, vmstat: v, policy_state: smp.policy.clone() });
+            let latency = smp.latency.since(&prev_latency).latency();
+            series.push(SeriesPoint { t_s: smp.t_ns as f64 / 1e9, ops: smp.ops - prev_ops, task_ops, vmstat: v, policy_state: smp.policy.clone(), latency });
+            prev_latency = smp.latency.clone();
             prev_task_ops.clone_from(&smp.task_ops);
             prev = smp.events.clone();
             prev_ops = smp.ops;
@@ -536,6 +623,7 @@ impl Report {
                         waits: l.waits,
                         wait_s: l.wait_ns as f64 / 1e9,
                     }),
+                    latency: t.latency.latency(),
                 }
             })
             .collect();
@@ -552,7 +640,9 @@ impl Report {
             fill_ops,
             throughput_ops_s: if elapsed_s > 0.0 { ops as f64 / elapsed_s } else { 0.0 },
             tasks,
+            workload_latency: workload_latency(s, m),
             oom_kills: mm.oom_kills.clone(),
+            cgroup_events: CgroupEventReport::of(s, &m.write_outcomes, mm),
             zone: ZoneReport {
                 managed: mm.zones.managed(),
                 min_free_kbytes: mm.zones.min_free_kbytes,
@@ -611,6 +701,15 @@ impl Report {
         );
         for k in &self.oom_kills {
             let _ = writeln!(out, "OOM kill at {:.3} s: {} (constraint {}, {} pages freed)", k.time_s, k.task, k.constraint, k.freed_pages);
+        }
+        for e in &self.cgroup_events {
+            let value = e.value_bytes.map_or("max".to_string(), |b| format!("{b}"));
+            let swappiness = e.swappiness.map_or(String::new(), |s| format!(" swappiness={s}"));
+            let _ = writeln!(
+                out,
+                "{} at {:.3} s: {} <- {value}{swappiness}: asked {} B, reclaimed {} B in {:.6} s ({})",
+                e.cgroup, e.at_s, e.file, e.asked_bytes, e.reclaimed_bytes, e.taken_s, e.result
+            );
         }
         for t in &self.tasks {
             if let Some(p) = &t.pace {
@@ -677,6 +776,15 @@ impl Report {
             let _ = writeln!(out, "\nmemory.stat {path}");
             for k in MEMORY_STAT_TEXT {
                 line(&mut out, k, s.get(k).copied().unwrap_or(0), memcg_unit(k));
+            }
+        }
+        if self.tasks.iter().any(|t| t.latency.is_some()) {
+            let _ = writeln!(out, "\noperation latency (modeled){:<6} {:>12} {:>12} {:>12} {:>12}", "", "p50 µs", "p99 µs", "p99.9 µs", "max µs");
+            let us = |ns: u64| format!("{:.1}", ns as f64 / 1e3);
+            for t in &self.tasks {
+                if let Some(l) = &t.latency {
+                    let _ = writeln!(out, "{:<33} {:>12} {:>12} {:>12} {:>12}", t.name, us(l.p50_ns), us(l.p99_ns), us(l.p999_ns), us(l.max_ns));
+                }
             }
         }
         if !self.tasks.is_empty() {

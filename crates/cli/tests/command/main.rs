@@ -7,6 +7,7 @@ mod cli;
 mod hardening;
 mod results;
 mod seeds_help;
+mod size;
 mod tables;
 mod trace;
 mod trace_formats;

@@ -198,15 +198,17 @@ fn run_parquet_is_the_series_one_row_an_interval() {
     assert_eq!(&names[..2], ["t_s", "ops"]);
     assert!(names.iter().any(|n| n == "ops.r"), "a column of each task's operations: {names:?}");
     assert!(names.iter().any(|n| n == "workingset_refault_file") && names.iter().any(|n| n == "nr_free_pages"));
+    assert!(names.iter().any(|n| n == "latency.p99_ns"), "the intervals' operation latency: {names:?}");
     assert!(series.len() > 2, "{} intervals", series.len());
     assert_eq!(rows.len(), series.len());
     for (row, p) in rows.iter().zip(series) {
         assert_eq!(row[0], p["t_s"]);
         assert_eq!(row[1], p["ops"]);
         for (n, v) in names.iter().zip(row).skip(2) {
-            let want = match n.strip_prefix("ops.") {
-                Some(task) => &p["task_ops"][task],
-                None => &p["vmstat"][n.as_str()],
+            let want = match (n.strip_prefix("ops."), n.strip_prefix("latency.")) {
+                (Some(task), _) => &p["task_ops"][task],
+                (_, Some(k)) => &p["latency"][k],
+                _ => &p["vmstat"][n.as_str()],
             };
             assert_eq!(v, want, "{n}");
         }

@@ -600,7 +600,7 @@ fn sample_kept(reports: &[Value], sizes: usize) -> [u64; 2] {
 /// of the pages it kept (about R; its tasks do that fraction of the operations in that
 /// fraction of the time), `ops` is the operations the tasks drew (kept and dropped:
 /// the full scenario's, exactly), and the throughput is those over the scaled time.
-fn scenario_counters(v: &Value, names: &[String]) -> Result<Vec<f64>> {
+pub(crate) fn scenario_counters(v: &Value, names: &[String]) -> Result<Vec<f64>> {
     let inv = v["sample"]["scale"].as_f64().map_or(1.0, |r| 1.0 / r);
     let ops = v["ops"].as_f64().unwrap_or(0.0) + v["sample"]["dropped_ops"].as_f64().unwrap_or(0.0);
     let elapsed = v["elapsed_s"].as_f64().unwrap_or(0.0) * inv;

@@ -7,6 +7,7 @@ pub mod curve;
 pub mod experiments;
 pub mod replay;
 pub mod replay_access;
+pub mod size;
 pub mod sweep;
 pub mod tables;
 pub mod trace_stats;

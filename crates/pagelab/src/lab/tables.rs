@@ -171,6 +171,12 @@ impl Table {
             let values: Vec<Option<&Value>> = points.iter().map(|p| p["vmstat"].get(&n)).collect();
             t.push(n, Column::of_json(&values));
         }
+        // The interval's operation latency (null where no operation ended in it).
+        if points.iter().any(|p| p.get("latency").is_some()) {
+            for k in ["p50_ns", "p99_ns", "p999_ns", "max_ns"] {
+                t.push(format!("latency.{k}"), Column::Int(points.iter().map(|p| p.get("latency").and_then(|l| l[k].as_i64())).collect()));
+            }
+        }
         Ok(t)
     }
 

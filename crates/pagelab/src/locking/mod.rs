@@ -32,6 +32,8 @@
 
 use serde::Serialize;
 
+use crate::hist::Histogram;
+
 /// The most sections a lock remembers after the horizon (a bound on its memory: 1 MiB).
 pub const CALENDAR: usize = 65536;
 
@@ -91,9 +93,6 @@ impl SpinLock {
     }
 }
 
-/// Buckets of the wait histogram: 8 per power of two.
-const SUB: u32 = 8;
-
 /// What one lock (or a class of locks, summed) saw.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LockStat {
@@ -103,8 +102,8 @@ pub struct LockStat {
     pub hold_ns: u64,
     /// Sections dropped from a full calendar before the horizon passed them.
     pub forgotten: u64,
-    /// Waits by log-linear bucket (index from [`bucket`]).
-    hist: Vec<u64>,
+    /// The waits ([`crate::hist`]).
+    waits: Histogram,
 }
 
 impl LockStat {
@@ -113,11 +112,7 @@ impl LockStat {
         self.contended += contended as u64;
         self.wait_ns += wait;
         self.hold_ns += hold;
-        let b = bucket(wait);
-        if self.hist.len() <= b {
-            self.hist.resize(b + 1, 0);
-        }
-        self.hist[b] += 1;
+        self.waits.record(wait);
     }
 
     /// Adds another lock's counts (a class of locks: every lruvec's lru_lock).
@@ -127,29 +122,12 @@ impl LockStat {
         self.wait_ns += o.wait_ns;
         self.hold_ns += o.hold_ns;
         self.forgotten += o.forgotten;
-        if self.hist.len() < o.hist.len() {
-            self.hist.resize(o.hist.len(), 0);
-        }
-        for (a, b) in self.hist.iter_mut().zip(&o.hist) {
-            *a += b;
-        }
+        self.waits.merge(&o.waits);
     }
 
     /// The wait at quantile `q` (0..1): the upper bound of its bucket (within 1/8 of it).
     pub fn wait_quantile(&self, q: f64) -> u64 {
-        let n = self.acquisitions;
-        if n == 0 {
-            return 0;
-        }
-        let rank = ((q * n as f64).ceil() as u64).clamp(1, n);
-        let mut seen = 0;
-        for (b, &c) in self.hist.iter().enumerate() {
-            seen += c;
-            if seen >= rank {
-                return bucket_top(b);
-            }
-        }
-        bucket_top(self.hist.len().saturating_sub(1))
+        self.waits.quantile(q)
     }
 
     /// The report's figures.
@@ -178,27 +156,6 @@ pub struct LockSummary {
     /// Sections a full calendar dropped (see the contract's "Order"): 0 unless the actors'
     /// clocks drift apart by more than [`CALENDAR`] sections.
     pub forgotten: u64,
-}
-
-/// The log-linear bucket of `v`: exact below 8, then 8 buckets per power of two.
-fn bucket(v: u64) -> usize {
-    if v < SUB as u64 {
-        return v as usize;
-    }
-    let log = 63 - v.leading_zeros();
-    let shift = log - 3;
-    ((shift + 1) * SUB + ((v >> shift) as u32 - SUB)) as usize
-}
-
-/// The largest value of bucket `b`.
-fn bucket_top(b: usize) -> u64 {
-    let b = b as u32;
-    if b < SUB {
-        return b as u64;
-    }
-    let shift = b / SUB - 1;
-    let low = ((SUB + b % SUB) as u64) << shift;
-    low + (1u64 << shift) - 1
 }
 
 #[cfg(test)]
@@ -283,8 +240,5 @@ mod tests {
         let p99 = s.wait_quantile(0.99);
         assert!((50_000..=50_000 * 9 / 8).contains(&p50), "{p50}");
         assert!((99_000..=99_000 * 9 / 8).contains(&p99), "{p99}");
-        for v in [0, 1, 7, 8, 9, 15, 16, 1000, u64::MAX / 2] {
-            assert!(bucket_top(bucket(v)) >= v && bucket_top(bucket(v)) <= v + v / 8, "{v}");
-        }
     }
 }

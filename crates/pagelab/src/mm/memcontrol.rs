@@ -935,6 +935,157 @@ fn reclaim_high<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, nr_pages: u64
     reclaimed
 }
 
+/// A write to a cgroup's control file at a moment of the run: a scenario's `[[event]]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CgroupWrite {
+    pub at_ns: u64,
+    /// The cgroup's path, as `[[cgroup]] path` declares it.
+    pub cgroup: String,
+    pub kind: WriteKind,
+}
+
+/// Which file a [`CgroupWrite`] writes, and what.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteKind {
+    /// memory.reclaim: pages to reclaim and 6.12's `swappiness=`.
+    Reclaim { pages: u64, swappiness: Option<u32> },
+    /// memory.high, pages (PAGE_COUNTER_MAX: "max").
+    High(u64),
+    /// memory.max, pages (PAGE_COUNTER_MAX: "max").
+    Max(u64),
+}
+
+impl WriteKind {
+    /// The control file written.
+    pub fn file(self) -> &'static str {
+        match self {
+            WriteKind::Reclaim { .. } => "memory.reclaim",
+            WriteKind::High(_) => "memory.high",
+            WriteKind::Max(_) => "memory.max",
+        }
+    }
+}
+
+/// What a write did: pages it asked reclaim for (memory.reclaim: the request; memory.high
+/// and memory.max: the usage above the new limit) and pages reclaimed, and whether the
+/// kernel's write returned an error (`EAGAIN`: memory.reclaim could not reclaim the amount).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct WriteResult {
+    pub asked_pages: u64,
+    pub reclaimed_pages: u64,
+    pub eagain: bool,
+}
+
+/// Performs a [`WriteKind`] on `memcg` as the writing process would (the caller sets the
+/// actor and its clock).
+pub fn cgroup_write<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, kind: WriteKind) -> WriteResult {
+    match kind {
+        WriteKind::Reclaim { pages, swappiness } => memory_reclaim(mm, p, memcg, pages, swappiness),
+        WriteKind::High(high) => memory_high_write(mm, p, memcg, high),
+        WriteKind::Max(max) => memory_max_write(mm, p, memcg, max),
+    }
+}
+
+/// Models mm/memcontrol.c: memory_reclaim() (6.1.192, 6.12.95): proactive reclaim of
+/// `nr_to_reclaim` pages from `memcg`'s subtree, in rounds of
+/// try_to_free_mem_cgroup_pages() with MEMCG_RECLAIM_MAY_SWAP | MEMCG_RECLAIM_PROACTIVE
+/// (6.12: a quarter of what is left a round, [`crate::kernel::Kernel::memory_reclaim_asks_a_quarter`],
+/// and its `swappiness=`). A round that reclaims nothing spends one of MAX_RECLAIM_RETRIES;
+/// before the last one the per-CPU LRU batches are drained (lru_add_drain_all()); a round
+/// that reclaims nothing with no retry left ends the write with -EAGAIN, whatever earlier
+/// rounds reclaimed.
+pub fn memory_reclaim<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, nr_to_reclaim: u64, swappiness: Option<u32>) -> WriteResult {
+    let quarter = mm.cfg.kernel.memory_reclaim_asks_a_quarter();
+    let mut retries = crate::kernel::MAX_RECLAIM_RETRIES;
+    let mut out = WriteResult { asked_pages: nr_to_reclaim, ..WriteResult::default() };
+    while out.reclaimed_pages < nr_to_reclaim {
+        // The final attempt: whatever sits in the per-CPU batches may become reclaimable.
+        if retries == 0 {
+            crate::mm::swap::lru_add_drain(mm, p);
+        }
+        let left = nr_to_reclaim - out.reclaimed_pages;
+        let ask = if quarter { left / 4 } else { left };
+        let reclaimed = crate::mm::vmscan::try_to_free_mem_cgroup_pages_proactive(mm, p, memcg, ask, swappiness);
+        if reclaimed == 0 {
+            if retries == 0 {
+                out.eagain = true;
+                return out;
+            }
+            retries -= 1;
+        }
+        out.reclaimed_pages += reclaimed;
+    }
+    out
+}
+
+/// Models mm/memcontrol.c: memory_high_write() (6.1.192, 6.12.95): memory.high takes the
+/// new value at once; then, while the usage is above it, the per-CPU charge stock is drained
+/// once and reclaim (may swap, not proactive) is asked for the excess, until a round
+/// reclaims nothing with MAX_RECLAIM_RETRIES spent. The write never fails and never OOMs:
+/// the task's own return to user space throttles it later.
+pub fn memory_high_write<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, high: u64) -> WriteResult {
+    mm.memcgs.get_mut(memcg).high = high;
+    let mut retries = crate::kernel::MAX_RECLAIM_RETRIES;
+    let mut drained = false;
+    let mut out = WriteResult { asked_pages: mm.memcgs.get(memcg).usage.saturating_sub(high), ..WriteResult::default() };
+    loop {
+        let usage = mm.memcgs.get(memcg).usage;
+        if usage <= high {
+            return out;
+        }
+        if !drained {
+            mm.memcgs.drain_stock();
+            drained = true;
+            continue;
+        }
+        let reclaimed = crate::mm::vmscan::try_to_free_mem_cgroup_pages(mm, p, memcg, usage - high, true);
+        out.reclaimed_pages += reclaimed;
+        if reclaimed == 0 {
+            if retries == 0 {
+                return out;
+            }
+            retries -= 1;
+        }
+    }
+}
+
+/// Models mm/memcontrol.c: memory_max_write() (6.1.192, 6.12.95): memory.max takes the new
+/// value at once; then, while the usage is above it, the stock is drained once, reclaim is
+/// asked for the excess (MAX_RECLAIM_RETRIES rounds that reclaim nothing are allowed), and
+/// after those the cgroup OOMs (memory.events `oom`) and the OOM killer picks a victim in it
+/// (mem_cgroup_out_of_memory()) until none is left to kill.
+pub fn memory_max_write<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, max: u64) -> WriteResult {
+    mm.memcgs.get_mut(memcg).max = max;
+    let mut reclaims = crate::kernel::MAX_RECLAIM_RETRIES;
+    let mut drained = false;
+    let mut out = WriteResult { asked_pages: mm.memcgs.get(memcg).usage.saturating_sub(max), ..WriteResult::default() };
+    loop {
+        let usage = mm.memcgs.get(memcg).usage;
+        if usage <= max {
+            return out;
+        }
+        if !drained {
+            mm.memcgs.drain_stock();
+            drained = true;
+            continue;
+        }
+        if reclaims > 0 {
+            let reclaimed = crate::mm::vmscan::try_to_free_mem_cgroup_pages(mm, p, memcg, usage - max, true);
+            out.reclaimed_pages += reclaimed;
+            if reclaimed == 0 {
+                reclaims -= 1;
+            }
+            continue;
+        }
+        // out_of_memory() counts the cgroup's `oom` event with the kill it makes; the write
+        // counts it itself when there is no one left to kill.
+        if !crate::mm::oom_kill::out_of_memory(mm, p, Some(memcg)) {
+            mm.memcgs.get_mut(memcg).memory_events.oom += 1;
+            return out;
+        }
+    }
+}
+
 #[cfg(test)]
 mod high_tests {
     use super::*;

@@ -85,6 +85,9 @@ pub struct ScanControl {
     /// `sc->reclaim_idx`: the highest zone whose folios may be reclaimed; folios of zones
     /// above it are skipped (`ALL_ZONES`: every zone, user pages' and memcg reclaim's).
     pub reclaim_idx: usize,
+    /// 6.12: the `swappiness=` of a memory.reclaim write (`sc->proactive_swappiness`),
+    /// which this reclaim uses instead of vm.swappiness ([`ScanControl::swappiness`]).
+    pub proactive_swappiness: Option<u32>,
 }
 
 /// [`ScanControl::reclaim_idx`] of reclaim for user pages (gfp_zone() of GFP_HIGHUSER_MOVABLE)
@@ -120,7 +123,16 @@ impl ScanControl {
             last_reclaimed: 0,
             memcgs_need_aging: false,
             reclaim_idx: ALL_ZONES,
+            proactive_swappiness: None,
         }
+    }
+
+    /// Models mm/vmscan.c: sc_swappiness() (6.12; 6.1.192 reads mem_cgroup_swappiness()
+    /// alone, which on cgroup v2 is vm.swappiness): a memory.reclaim write's
+    /// `swappiness=` when it gave one, vm.swappiness otherwise.
+    #[inline]
+    pub fn swappiness(&self, mm: &Mm) -> u32 {
+        self.proactive_swappiness.unwrap_or(mm.cfg.tunables.swappiness)
     }
 
     /// `cgroup_reclaim()`: reclaim on behalf of a memcg limit rather than the node.
@@ -192,6 +204,18 @@ pub fn try_to_free_pages<P: Policy>(mm: &mut Mm, p: &mut P) -> u64 {
 pub fn try_to_free_mem_cgroup_pages<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, nr_pages: u64, may_swap: bool) -> u64 {
     let mut sc = ScanControl::new(memcg, Reclaimer::Direct, nr_pages.max(SWAP_CLUSTER_MAX));
     sc.may_swap = may_swap;
+    do_try_to_free_pages(mm, p, &mut sc)
+}
+
+/// Models mm/vmscan.c: try_to_free_mem_cgroup_pages() (6.1/6.12) called with
+/// MEMCG_RECLAIM_MAY_SWAP | MEMCG_RECLAIM_PROACTIVE, as memory.reclaim does: reclaim rooted
+/// at `memcg` that may swap, with 6.12's `swappiness=` in place of vm.swappiness. The
+/// proactive flag's other effect, leaving vmpressure() out, has nothing to act on here.
+/// pgscan/pgsteal count as direct reclaim's (the writer's): 6.1 and 6.12 have no
+/// pgscan_proactive (7.3 has it, split from direct reclaim's; the model follows 6.1/6.12).
+pub fn try_to_free_mem_cgroup_pages_proactive<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, nr_pages: u64, swappiness: Option<u32>) -> u64 {
+    let mut sc = ScanControl::new(memcg, Reclaimer::Direct, nr_pages.max(SWAP_CLUSTER_MAX));
+    sc.proactive_swappiness = swappiness;
     do_try_to_free_pages(mm, p, &mut sc)
 }
 

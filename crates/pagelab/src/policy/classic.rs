@@ -291,7 +291,7 @@ impl Classic {
     // reach the same balance.
     #[allow(clippy::if_same_then_else)]
     pub fn get_scan_count(mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) -> ([u64; 4], ScanBalance) {
-        let swappiness = mm.cfg.tunables.swappiness as u64;
+        let swappiness = sc.swappiness(mm) as u64;
         let balance = if !sc.may_swap || !mm.can_swap() {
             ScanBalance::File
         } else if sc.cgroup_reclaim() && swappiness == 0 {

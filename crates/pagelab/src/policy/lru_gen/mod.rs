@@ -165,7 +165,7 @@ impl LruGen {
         if mm.swap_pages_free() < MIN_LRU_BATCH {
             return 0;
         }
-        mm.cfg.tunables.swappiness as u64
+        sc.swappiness(mm) as u64
     }
 
     /// The folios of a generation's lists, the highest zone's first, each head first (for

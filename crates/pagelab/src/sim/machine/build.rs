@@ -129,6 +129,17 @@ fn zones(m: &MachineSpec, sizes: &[(&'static str, u64)]) -> Result<Zones, String
     Ok(zones)
 }
 
+/// The scenario's `[[event]]` writes with their cgroups looked up, in time order.
+fn cgroup_writes(s: &Scenario, mm: &Mm) -> Result<Vec<super::Write>, String> {
+    s.events
+        .iter()
+        .map(|e| match mm.memcgs.find(&e.cgroup) {
+            Some(memcg) => Ok(super::Write { at_ns: e.at_ns, memcg, kind: e.kind }),
+            None => Err(format!("[[event]] at {} ns writes to `{}`, which is not a cgroup of the scenario", e.at_ns, e.cgroup)),
+        })
+        .collect()
+}
+
 /// The memcg tree of the scenario's cgroups, flushed as the machine's rstat keys say.
 fn memcgs(s: &Scenario) -> Result<Memcgs, String> {
     let m = &s.machine;
@@ -276,6 +287,8 @@ fn tasks(s: &Scenario, memcgs: &Memcgs, space: &mut AddressSpace, streams: Strea
             start_ns: w.start_ns,
             end_ns: w.start_ns,
             pacing: None,
+            op_start: 0,
+            latency: crate::hist::Histogram::default(),
         });
     }
     Ok((tasks, task_mms))
@@ -415,6 +428,8 @@ impl<P: Policy> Machine<P> {
         let interval = s.report_interval_ns;
         let next_vmstat = if m.kernel.pcp_high_autotuned() { vmstat_interval(s) } else { u64::MAX };
         let next_kcompactd = if m.nonmovable.is_empty() { u64::MAX } else { kcompactd_interval(m.rstat_flush_ns) };
+        let writes = cgroup_writes(s, &mm)?;
+        let next_write_at = writes.first().map_or(u64::MAX, |w| w.at_ns);
         Ok(Machine {
             queue: (tasks.len() > TASK_SCAN_MAX).then(|| TaskQueue::new(&mm)),
             locks: lock_tasks(s, &tasks),
@@ -435,7 +450,12 @@ impl<P: Policy> Machine<P> {
             next_wb: m.tunables.dirty_writeback_ns,
             next_vmstat,
             next_kcompactd,
-            next_timer: next_vmstat.min(next_kcompactd),
+            next_timer: next_vmstat.min(next_kcompactd).min(next_write_at),
+            writes,
+            next_write: 0,
+            next_write_at,
+            write_outcomes: Vec::new(),
+            latency: crate::hist::Histogram::default(),
             total_ops,
             done_ops: 0,
             sampled_pages,

@@ -36,6 +36,10 @@ enum Event {
     /// that found no zone suitable left it work to do then (machines with non-movable
     /// pageblocks only).
     Kcompactd,
+    /// A scenario's `[[event]]`: a write to a cgroup's memory.reclaim, memory.high or
+    /// memory.max (mm/memcontrol.c: memory_reclaim(), memory_high_write(),
+    /// memory_max_write()), by a process outside the workloads.
+    CgroupWrite,
     /// A sample of the counters for the run's series.
     Sample,
 }
@@ -289,12 +293,16 @@ impl<P: Policy> Machine<P> {
                 Event::VmstatUpdate => {
                     crate::mm::page_alloc::decay_pcp_high(&mut self.mm);
                     self.next_vmstat += self.mm.memcgs.flush_period_ns / 2;
-                    self.next_timer = self.next_vmstat.min(self.next_kcompactd);
+                    self.next_timer = self.next_vmstat.min(self.next_kcompactd).min(self.next_write_at);
                 }
                 Event::Kcompactd => {
                     self.with_kernel_clock(at, |m| crate::mm::compaction::kcompactd_timeout(&mut m.mm));
                     self.next_kcompactd += kcompactd_interval(self.mm.memcgs.flush_period_ns);
-                    self.next_timer = self.next_vmstat.min(self.next_kcompactd);
+                    self.next_timer = self.next_vmstat.min(self.next_kcompactd).min(self.next_write_at);
+                }
+                Event::CgroupWrite => {
+                    self.cgroup_write(at);
+                    self.next_timer = self.next_vmstat.min(self.next_kcompactd).min(self.next_write_at);
                 }
                 Event::Sample => {
                     self.sample(at, false);
@@ -327,6 +335,7 @@ impl<P: Policy> Machine<P> {
         }
         consider(self.next_vmstat, Event::VmstatUpdate);
         consider(self.next_kcompactd, Event::Kcompactd);
+        consider(self.next_write_at, Event::CgroupWrite);
         consider(self.next_sample, Event::Sample);
         best
     }
@@ -362,6 +371,26 @@ impl<P: Policy> Machine<P> {
                 }
             }
         }
+    }
+
+    /// The `[[event]]` due at `at`: the write runs on a clock of its own from `at` (the
+    /// writer is a process outside the workloads: its reclaim counts as direct reclaim's, its
+    /// CPU as no task's and not kswapd's), and its outcome is kept for the report.
+    #[cold]
+    fn cgroup_write(&mut self, at: u64) {
+        let w = self.writes[self.next_write];
+        self.next_write += 1;
+        self.next_write_at = self.writes.get(self.next_write).map_or(u64::MAX, |n| n.at_ns);
+        let (cpu_before, profile_before) = (self.mm.kswapd_cpu_ns, self.mm.profile.kswapd);
+        let mut result = crate::mm::memcontrol::WriteResult::default();
+        let mut end = at;
+        self.with_kernel_clock(at, |m| {
+            result = crate::mm::memcontrol::cgroup_write(&mut m.mm, &mut m.policy, w.memcg, w.kind);
+            end = m.mm.kswapd_clock;
+        });
+        self.mm.kswapd_cpu_ns = cpu_before;
+        self.mm.profile.kswapd = profile_before;
+        self.write_outcomes.push(super::WriteOutcome { at_ns: w.at_ns, memcg: w.memcg, kind: w.kind, result, taken_ns: end - at });
     }
 
     /// Runs `f` as a kernel thread at time `at` (the flusher).
@@ -419,6 +448,7 @@ impl<P: Policy> Machine<P> {
             cpu.task_waits(task.clock, task.clock + think_ns);
         }
         task.clock += think_ns;
+        self.tasks[t].op_start = task.clock;
         if self.mm.sched.is_some() {
             self.take_cpu(t);
         }
@@ -465,6 +495,9 @@ impl<P: Policy> Machine<P> {
         if let Some(sched) = self.mm.sched.as_mut() {
             sched.end(usage);
         }
+        let latency = self.mm.tasks[t].clock.saturating_sub(self.tasks[t].op_start);
+        self.tasks[t].latency.record(latency);
+        self.latency.record(latency);
         self.done_ops += 1;
         ok && !self.mm.tasks[t].killed
     }

@@ -71,6 +71,11 @@ pub struct Task {
     pub end_ns: u64,
     /// `pace = "trace"`: how the task kept to its trace's times.
     pub pacing: Option<Box<Pacing>>,
+    /// When the operation under way began: the task's clock after its think time.
+    op_start: u64,
+    /// Its operations' modeled latencies (fills included): from the end of the think time
+    /// to the return to user space, so waits for a CPU, IO and memory.high throttling count.
+    pub latency: crate::hist::Histogram,
 }
 
 /// The model of one scenario under one policy.
@@ -90,8 +95,19 @@ pub struct Machine<P: Policy> {
     /// The next vmstat_update(); `u64::MAX` on kernels where it does nothing the model has.
     next_vmstat: u64,
     next_kcompactd: u64,
-    /// The earlier of `next_vmstat` and `next_kcompactd`: one comparison per operation.
+    /// The earliest of `next_vmstat`, `next_kcompactd` and `next_write_at`: one comparison
+    /// per operation.
     next_timer: u64,
+    /// `[[event]]`: the cgroup writes, in time order; the next to run and its time
+    /// (`u64::MAX` when none is left).
+    writes: Vec<Write>,
+    next_write: usize,
+    next_write_at: u64,
+    /// What each cgroup write that ran did, in the order they ran.
+    pub write_outcomes: Vec<WriteOutcome>,
+    /// Every task's operation latencies together: the series' per-interval percentiles are
+    /// the differences of its snapshots.
+    pub latency: crate::hist::Histogram,
     total_ops: u64,
     done_ops: u64,
     /// A miniature scenario's sampled pages, all objects together (0 for a full machine).
@@ -104,6 +120,25 @@ pub struct Machine<P: Policy> {
     pub locks: Vec<LockTask>,
     /// With many tasks, the runnable ones by clock ([`Machine::next_task`]).
     queue: Option<TaskQueue>,
+}
+
+/// A scenario's `[[event]]`, its cgroup looked up.
+#[derive(Clone, Copy, Debug)]
+struct Write {
+    at_ns: u64,
+    memcg: MemcgId,
+    kind: crate::mm::memcontrol::WriteKind,
+}
+
+/// A cgroup write that ran: when, where, what, what it did and the modeled time the write
+/// took (the writer's clock from `at_ns` to its return).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriteOutcome {
+    pub at_ns: u64,
+    pub memcg: MemcgId,
+    pub kind: crate::mm::memcontrol::WriteKind,
+    pub result: crate::mm::memcontrol::WriteResult,
+    pub taken_ns: u64,
 }
 
 /// A workload's runtime, rate limit and process lifetime.

@@ -18,6 +18,9 @@ pub struct Sample {
     pub task_ops: Vec<u64>,
     /// The policy's own state (MGLRU: the generations).
     pub policy: Option<serde_json::Value>,
+    /// Every operation's latency so far (the machine's histogram): unchanged when the
+    /// operations are, so it takes no part in telling an idle interval.
+    pub latency: crate::hist::Histogram,
 }
 
 /// The most points a run's series keeps before neighbours merge ([`Machine::sample`]): an
@@ -55,7 +58,7 @@ impl<P: Policy> Machine<P> {
             self.push_sample(gap_end);
         }
         let ops = task_ops.iter().sum();
-        self.push_sample(Sample { t_ns: at, events: self.mm.events.clone(), gauges, ops, task_ops, policy });
+        self.push_sample(Sample { t_ns: at, events: self.mm.events.clone(), gauges, ops, task_ops, policy, latency: self.latency.clone() });
     }
 
     fn push_sample(&mut self, s: Sample) {

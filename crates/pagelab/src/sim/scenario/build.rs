@@ -5,9 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{MachineSpec, Scenario, ScenarioError, ScenarioToml, TimeToml, WorkingsetToml};
+use super::{EventToml, MachineSpec, Scenario, ScenarioError, ScenarioToml, TimeToml, WorkingsetToml};
 use crate::kernel::Kernel;
-use crate::mm::memcontrol::{MemcgSpec, RstatMode, PAGE_COUNTER_MAX};
+use crate::mm::memcontrol::{CgroupWrite, MemcgSpec, RstatMode, WriteKind, PAGE_COUNTER_MAX};
 use crate::mm::swapfile::DeviceKind;
 use crate::mm::time::DeviceCost;
 use crate::mm::workingset::{MglruActivate, MglruPid, MglruPlacement, MglruRefs, RefaultModel, RefaultSpec};
@@ -26,6 +26,10 @@ pub(super) fn build(raw: ScenarioToml, name: &str, err: Err) -> Result<Scenario,
     let cgroups = cgroups(&raw.cgroup, &mut machine, err)?;
     let workloads = workloads(&raw.workload, &cgroups, err)?;
     let workload_cpus = cpu_sets(&workloads, machine.cpus, err)?;
+    let events = events(&raw.event, &cgroups, machine.kernel, err)?;
+    if !events.is_empty() && raw.sample.is_some() {
+        return Err(err("event", "a miniature ([sample]) does not scale [[event]] sizes yet: run the full scenario".into()));
+    }
     let time = raw.time.unwrap_or_default();
     check_costs(&time, err)?;
     let report_profile = raw.report.as_ref().and_then(|r| r.profile).unwrap_or(false);
@@ -45,6 +49,7 @@ pub(super) fn build(raw: ScenarioToml, name: &str, err: Err) -> Result<Scenario,
         cgroups,
         workloads,
         workload_cpus,
+        events,
         sample: None,
         overrides: Vec::new(),
         resolved_toml: String::new(),
@@ -408,6 +413,72 @@ fn workloads(raw: &[WorkloadToml], cgroups: &[MemcgSpec], err: Err) -> Result<Ve
     check_lockstep(&workloads, &names, err)?;
     check_shared_files(&workloads, err)?;
     Ok(workloads)
+}
+
+/// `[[event]]`: each at a time (`at`), in a declared cgroup (not the root, whose
+/// memory.high and memory.max do not exist), writing one of `reclaim`, `high`, `max`;
+/// `swappiness` goes with `reclaim` on kernels whose memory_reclaim() parses it. Sorted by
+/// time, ties kept in the file's order.
+fn events(raw: &[EventToml], cgroups: &[MemcgSpec], kernel: Kernel, err: Err) -> Result<Vec<CgroupWrite>, ScenarioError> {
+    let mut events = Vec::with_capacity(raw.len());
+    for (i, e) in raw.iter().enumerate() {
+        let key = |k: &str| format!("event[{i}].{k}");
+        let at = e.at.as_deref().ok_or_else(|| err(&key("at"), "missing: when the write happens, e.g. at = \"30s\"".into()))?;
+        let at_ns = parse_duration_ns(at).map_err(|m| err(&key("at"), m))?;
+        let cgroup = e.cgroup.clone().ok_or_else(|| err(&key("cgroup"), "missing: the path of a declared [[cgroup]], e.g. cgroup = \"/app\"".into()))?;
+        if !cgroups.iter().any(|c| c.path == cgroup) {
+            let why = if cgroup == "/" { "the root cgroup has no memory.reclaim/high/max to write in the model" } else { "no [[cgroup]] has this path" };
+            return Err(err(&key("cgroup"), format!("`{cgroup}`: {why}")));
+        }
+        let limit = |k: &str, v: &str| -> Result<u64, ScenarioError> {
+            match v {
+                "max" => Ok(PAGE_COUNTER_MAX),
+                s => pages(s).map_err(|m| err(&key(k), m)),
+            }
+        };
+        let kind = match (&e.reclaim, &e.high, &e.max) {
+            (Some(r), None, None) => {
+                let pages = pages(r).map_err(|m| err(&key("reclaim"), m))?;
+                if pages == 0 {
+                    return Err(err(&key("reclaim"), format!("`{r}` is less than a page: memory.reclaim takes a byte count of at least 4K")));
+                }
+                let swappiness = match e.swappiness {
+                    None => None,
+                    Some(_) if !kernel.memory_reclaim_takes_swappiness() => {
+                        return Err(err(
+                            &key("swappiness"),
+                            format!(
+                                "kernel {}'s memory.reclaim takes a byte count only (its memory_reclaim() refuses `swappiness=` with EINVAL; 6.12's parses it)",
+                                kernel.name()
+                            ),
+                        ))
+                    }
+                    Some(s @ 0..=200) => Some(s as u32),
+                    Some(s) => {
+                        return Err(err(&key("swappiness"), format!("{s}: memory.reclaim takes swappiness=0..200 (the kernel refuses the rest with EINVAL)")))
+                    }
+                };
+                WriteKind::Reclaim { pages, swappiness }
+            }
+            (None, Some(h), None) => WriteKind::High(limit("high", h)?),
+            (None, None, Some(m)) => WriteKind::Max(limit("max", m)?),
+            (None, None, None) => {
+                return Err(err(&format!("event[{i}]"), "writes nothing: give one of reclaim = \"256M\", high = \"2G\" or max = \"3G\"".into()))
+            }
+            _ => {
+                return Err(err(
+                    &format!("event[{i}]"),
+                    "one write an event: give only one of `reclaim`, `high` and `max` (two writes are two [[event]]s)".into(),
+                ))
+            }
+        };
+        if e.swappiness.is_some() && !matches!(kind, WriteKind::Reclaim { .. }) {
+            return Err(err(&key("swappiness"), format!("goes with `reclaim` (memory.reclaim's swappiness=); {} takes a size only", kind.file())));
+        }
+        events.push(CgroupWrite { at_ns, cgroup, kind });
+    }
+    events.sort_by_key(|e| e.at_ns);
+    Ok(events)
 }
 
 /// `report.interval`: 1 s unless given, at least 1 ms.

@@ -95,6 +95,19 @@ struct SampleToml {
     seed: Option<u64>,
 }
 
+/// `[[event]]`: a write to a cgroup's control file at a time: `reclaim` (memory.reclaim,
+/// with 6.12's `swappiness`), `high` (memory.high) or `max` (memory.max), one per event.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EventToml {
+    at: Option<String>,
+    cgroup: Option<String>,
+    reclaim: Option<String>,
+    swappiness: Option<i64>,
+    high: Option<String>,
+    max: Option<String>,
+}
+
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ScenarioToml {
@@ -108,6 +121,8 @@ struct ScenarioToml {
     mglru: Option<MglruToml>,
     sample: Option<SampleToml>,
     workingset: Option<WorkingsetToml>,
+    #[serde(default)]
+    event: Vec<EventToml>,
 }
 
 /// The validated machine.
@@ -178,6 +193,9 @@ pub struct Scenario {
     pub sample: Option<crate::sim::sample::SampleSpec>,
     /// Each workload's CPU set with `machine.cpus` ≥ 2 (`None` otherwise).
     pub workload_cpus: Vec<Option<crate::sched::CpuSet>>,
+    /// `[[event]]`: writes to cgroups' control files at given times, in time order (ties in
+    /// the file's order).
+    pub events: Vec<crate::mm::memcontrol::CgroupWrite>,
     /// The `--set` overrides applied to the file, in order (a report's `provenance.set`).
     pub overrides: Vec<String>,
     /// The scenario document with the overrides applied, as TOML (a report's
