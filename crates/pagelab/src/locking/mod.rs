@@ -34,8 +34,10 @@ use serde::Serialize;
 
 use crate::hist::Histogram;
 
-/// The most sections a lock remembers after the horizon (a bound on its memory: 1 MiB).
-pub const CALENDAR: usize = 65536;
+/// The most sections a lock remembers after the horizon (a bound on its memory: about
+/// 40 MiB). An operation runs whole, so one long direct reclaim adds all its sections
+/// before the other tasks' requests of the same span are placed among them.
+pub const CALENDAR: usize = 1 << 20;
 
 /// A section granted: it waited from the request until `start` (spinning), and holds the
 /// lock until `end`.
@@ -50,8 +52,8 @@ pub struct Section {
 /// A queued spinlock with the time it is held.
 #[derive(Clone, Debug, Default)]
 pub struct SpinLock {
-    /// Recent sections (start, end), in time order, not overlapping.
-    busy: std::collections::VecDeque<(u64, u64)>,
+    /// The sections after the horizon, start → end, in time order and not overlapping.
+    busy: std::collections::BTreeMap<u64, u64>,
     /// No section can start before this: the end of the sections forgotten.
     floor: u64,
     pub stat: LockStat,
@@ -62,19 +64,20 @@ impl SpinLock {
     /// before its hold. Models queued_spin_lock() and queued_spin_unlock() as the contract
     /// above states them.
     pub fn lock(&mut self, at: u64, hold: u64, handoff: u64, horizon: u64) -> Section {
-        while self.busy.front().is_some_and(|&(_, e)| e <= horizon) {
-            self.busy.pop_front();
+        while self.busy.first_key_value().is_some_and(|(_, &e)| e <= horizon) {
+            self.busy.pop_first();
         }
         let mut t = at.max(self.floor);
         let mut contended = t > at;
-        let mut pos = self.busy.len();
-        // The sections are in time order and do not overlap, so their ends are sorted too:
-        // the first that ends after `t` is found by bisection.
-        let first = self.busy.partition_point(|&(_, e)| e <= t);
-        for (i, &(s, e)) in self.busy.iter().enumerate().skip(first) {
+        // The section that may hold the lock at `t` (the last to start by then), then the
+        // later ones in order, until a gap fits the hold.
+        let before = self.busy.range(..=t).next_back().map(|(&s, &e)| (s, e));
+        for (s, e) in before.into_iter().chain(self.busy.range(t + 1..).map(|(&s, &e)| (s, e))) {
+            if e <= t {
+                continue;
+            }
             let need = hold + if contended { handoff } else { 0 };
             if t + need <= s {
-                pos = i;
                 break;
             }
             t = t.max(e);
@@ -82,9 +85,9 @@ impl SpinLock {
         }
         let begin = t + if contended { handoff } else { 0 };
         let end = begin + hold;
-        self.busy.insert(pos, (t, end));
+        self.busy.insert(t, end);
         if self.busy.len() > CALENDAR {
-            let (_, e) = self.busy.pop_front().expect("the calendar is not empty");
+            let (_, e) = self.busy.pop_first().expect("the calendar is not empty");
             self.floor = self.floor.max(e);
             self.stat.forgotten += 1;
         }
