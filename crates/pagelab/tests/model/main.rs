@@ -13,6 +13,7 @@ mod mglru;
 mod miniature;
 mod pace_lockstep;
 mod properties;
+mod psi;
 mod reclaim_batch;
 mod refault_models;
 mod report_text;

@@ -18,6 +18,9 @@ pub struct Sample {
     pub task_ops: Vec<u64>,
     /// The policy's own state (MGLRU: the generations).
     pub policy: Option<serde_json::Value>,
+    /// Memory pressure of every cgroup at the sample (index = memcg id, 0 the system). Not
+    /// compared when an interval is tested for change: the averages decay in idle time.
+    pub pressure: Vec<crate::sched::psi::Pressure>,
 }
 
 /// The most points a run's series keeps before neighbours merge ([`Machine::sample`]): an
@@ -55,7 +58,8 @@ impl<P: Policy> Machine<P> {
             self.push_sample(gap_end);
         }
         let ops = task_ops.iter().sum();
-        self.push_sample(Sample { t_ns: at, events: self.mm.events.clone(), gauges, ops, task_ops, policy });
+        let pressure = self.mm.psi.read_all(at);
+        self.push_sample(Sample { t_ns: at, events: self.mm.events.clone(), gauges, ops, task_ops, policy, pressure });
     }
 
     fn push_sample(&mut self, s: Sample) {
