@@ -715,9 +715,9 @@ impl Report {
                 line(&mut out, k, s.get(k).copied().unwrap_or(0), memcg_unit(k));
             }
             if let Some(p) = self.memory_pressure.get(path).filter(|_| path != "/") {
-                let _ = writeln!(out, "  memory.pressure");
+                let _ = writeln!(out, "\nmemory.pressure {path}");
                 for l in p.text().lines() {
-                    let _ = writeln!(out, "    {l}");
+                    let _ = writeln!(out, "  {l}");
                 }
             }
         }
