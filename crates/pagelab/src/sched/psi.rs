@@ -25,7 +25,8 @@
 //!   the kernel's fixed-point arithmetic (FSHIFT 11; the decay factors are computed as the
 //!   kernel derived them, `FIXED_1 / e^(2 s / window)`).
 //! - **Order and memory.** Reports of different actors arrive out of time order (tasks
-//!   interleave by their clocks). Each CPU of a group keeps the changes not yet counted,
+//!   interleave by their clocks). A CPU of one actor counts its changes as they come
+//!   (they come in order). A shared CPU keeps the changes not yet counted,
 //!   sorted by time, and counts them up to the *frontier* ([`Psi::advance`]): the time the
 //!   machine guarantees no later report will precede (the clock of the task it is about to
 //!   run, after the events due by then). The result is exact and the same on every host;
@@ -113,6 +114,8 @@ fn percent(avg: u64) -> f64 {
 struct Slot {
     counts: [u32; 3],
     at: u64,
+    /// The end of the period `at` is in (kept to spare a division per change).
+    end: u64,
     /// some, full and non-idle time (ns) in the period of `at`.
     acc: [u64; 3],
     pending: VecDeque<(u64, [i8; 3])>,
@@ -133,18 +136,46 @@ struct Clock {
     jiffy: u64,
 }
 
+/// Adds a CPU's times of period `w` (some, full, non-idle ns) to a group's sums, whose first
+/// entry is period `first`: get_recent_times() + collect_percpu_times() weigh each CPU by
+/// its non-idle time in whole jiffies.
+fn add_period(sums: &mut VecDeque<PeriodSum>, first: u64, w: u64, acc: [u64; 3], jiffy: u64) {
+    let nonidle = acc[2] / jiffy;
+    if nonidle == 0 && acc[0] == 0 {
+        return;
+    }
+    let i = (w - first) as usize;
+    if sums.len() <= i {
+        sums.resize(i + 1, PeriodSum::default());
+    }
+    let s = &mut sums[i];
+    s.some += acc[0] as u128 * nonidle as u128;
+    s.full += acc[1] as u128 * nonidle as u128;
+    s.nonidle += nonidle;
+}
+
 impl Slot {
-    /// Counts the state from `at` up to `to` (the periods it closes go to `sums`, whose
-    /// first entry is period `first`).
-    fn integrate(&mut self, to: u64, c: Clock, sums: &mut VecDeque<PeriodSum>, first: u64) {
+    fn new(at: u64) -> Slot {
+        Slot { counts: [0; 3], at, end: 0, acc: [0; 3], pending: VecDeque::new() }
+    }
+
+    /// Counts the state from `at` up to `to`; each period it closes goes to `sink` (its
+    /// index and times).
+    #[inline]
+    fn integrate(&mut self, to: u64, period: u64, sink: &mut impl FnMut(u64, [u64; 3])) {
+        if to <= self.at {
+            return;
+        }
+        if self.counts == [0; 3] && self.acc == [0; 3] {
+            // Idle and nothing to close: jump.
+            self.at = to;
+            return;
+        }
+        if self.end <= self.at {
+            self.end = (self.at / period + 1) * period;
+        }
         while self.at < to {
-            let w = self.at / c.period;
-            let end = (w + 1) * c.period;
-            if self.counts == [0; 3] && self.acc == [0; 3] {
-                // Idle and nothing to close: jump.
-                self.at = to;
-                return;
-            }
+            let end = self.end;
             let upto = to.min(end);
             let d = upto - self.at;
             if self.counts[NONIDLE] > 0 {
@@ -158,42 +189,35 @@ impl Slot {
             }
             self.at = upto;
             if upto == end {
-                self.close_period(w, c, sums, first);
+                sink(end / period - 1, std::mem::take(&mut self.acc));
+                self.end += period;
+                if self.counts == [0; 3] {
+                    self.at = to;
+                    return;
+                }
             }
         }
     }
 
-    /// get_recent_times() + collect_percpu_times() for this CPU: its times of period `w`,
-    /// weighted by its non-idle time in whole jiffies.
-    fn close_period(&mut self, w: u64, c: Clock, sums: &mut VecDeque<PeriodSum>, first: u64) {
-        let acc = std::mem::take(&mut self.acc);
-        let nonidle = acc[2] / c.jiffy;
-        if nonidle == 0 && acc[0] == 0 {
-            return;
+    /// Counts the state up to `t`, then applies the change `d`.
+    #[inline]
+    fn apply(&mut self, t: u64, d: [i8; 3], period: u64, sink: &mut impl FnMut(u64, [u64; 3])) {
+        self.integrate(t, period, sink);
+        for (n, d) in self.counts.iter_mut().zip(d) {
+            *n = n.wrapping_add_signed(d as i32);
         }
-        let i = (w - first) as usize;
-        if sums.len() <= i {
-            sums.resize(i + 1, PeriodSum::default());
-        }
-        let s = &mut sums[i];
-        s.some += acc[0] as u128 * nonidle as u128;
-        s.full += acc[1] as u128 * nonidle as u128;
-        s.nonidle += nonidle;
     }
 
     /// Counts the pending changes up to `to`, then the state up to `to`.
-    fn process(&mut self, to: u64, c: Clock, sums: &mut VecDeque<PeriodSum>, first: u64) {
+    fn process(&mut self, to: u64, period: u64, sink: &mut impl FnMut(u64, [u64; 3])) {
         while let Some(&(t, d)) = self.pending.front() {
             if t > to {
                 break;
             }
             self.pending.pop_front();
-            self.integrate(t, c, sums, first);
-            for (n, d) in self.counts.iter_mut().zip(d) {
-                *n = n.wrapping_add_signed(d as i32);
-            }
+            self.apply(t, d, period, sink);
         }
-        self.integrate(to, c, sums, first);
+        self.integrate(to, period, sink);
     }
 
     /// Adds a change at `t`, after the changes at or before `t` already pending.
@@ -224,16 +248,14 @@ impl Group {
             return s;
         }
         let s = self.slots.len() as u32;
-        self.slots.push(Slot { counts: [0; 3], at, acc: [0; 3], pending: VecDeque::new() });
+        self.slots.push(Slot::new(at));
         self.slot_of.insert(cpu, s);
         s
     }
 
     /// collect_percpu_times() over the period ending at `end` and update_averages() at `end`.
     fn close(&mut self, end: u64, c: Clock, exp: &[u64; 3]) {
-        for slot in &mut self.slots {
-            slot.process(end, c, &mut self.sums, self.first);
-        }
+        self.process(end, c);
         let s = self.sums.pop_front().unwrap_or_default();
         self.first += 1;
         let nonidle = s.nonidle.max(1) as u128;
@@ -249,11 +271,28 @@ impl Group {
         }
     }
 
-    /// The group as a read at `at` shows it (its CPUs counted up to `at`): the totals with
-    /// the open period's share, the averages of the periods closed.
-    fn read(&self, c: Clock) -> Pressure {
+    /// Counts its shared CPUs up to `to`.
+    fn process(&mut self, to: u64, c: Clock) {
+        let (sums, first) = (&mut self.sums, self.first);
+        for slot in &mut self.slots {
+            slot.process(to, c.period, &mut |w, acc| add_period(sums, first, w, acc, c.jiffy));
+        }
+    }
+
+    /// The group as a read shows it (its CPUs counted up to the read, those of a CPU of its
+    /// own actor's in `own`): the totals with the open period's share, the averages of the
+    /// periods closed.
+    fn read(&self, c: Clock, own: &[&Slot]) -> Pressure {
+        // Periods some CPUs have closed and the group has not (a CPU of its own counts its
+        // changes at once, and may be ahead of the others).
+        let mut closed = [0u64; 2];
+        for s in &self.sums {
+            let n = s.nonidle.max(1) as u128;
+            closed[0] += (s.some / n) as u64;
+            closed[1] += (s.full / n) as u64;
+        }
         let mut s = PeriodSum::default();
-        for slot in &self.slots {
+        for slot in self.slots.iter().chain(own.iter().copied()) {
             let nonidle = slot.acc[2] / c.jiffy;
             s.some += slot.acc[0] as u128 * nonidle as u128;
             s.full += slot.acc[1] as u128 * nonidle as u128;
@@ -264,7 +303,7 @@ impl Group {
             avg10: percent(self.avg[k][0]),
             avg60: percent(self.avg[k][1]),
             avg300: percent(self.avg[k][2]),
-            total_us: (self.total[k] + (part / n) as u64) / 1000,
+            total_us: (self.total[k] + closed[k] + (part / n) as u64) / 1000,
         };
         Pressure { some: line(0, s.some), full: line(1, s.full) }
     }
@@ -305,6 +344,8 @@ pub struct Psi {
     next_close: u64,
     /// Whether actors share CPUs (sleeps inside an operation matter only then).
     shared: bool,
+    /// Unshared: each actor's CPU, counted once for all its groups.
+    own: Vec<Slot>,
 }
 
 impl Psi {
@@ -313,15 +354,16 @@ impl Psi {
     /// the model's time, `jiffy` the model's jiffy.
     pub fn new(nr_groups: usize, actors: Vec<(Vec<u16>, u32)>, shared: bool, period: u64, jiffy: u64) -> Psi {
         let mut groups: Vec<Group> = (0..nr_groups).map(|_| Group::default()).collect();
-        let actors = actors
+        let actors: Vec<ActorState> = actors
             .into_iter()
             .map(|(chain, cpu)| {
-                let slots = chain.iter().map(|&g| groups[g as usize].slot(cpu, 0)).collect();
+                let slots = if shared { chain.iter().map(|&g| groups[g as usize].slot(cpu, 0)).collect() } else { Box::default() };
                 ActorState { idle: true, sleeping: false, memstall: false, cpu, ran_until: 0, stalled_ns: 0, stall_since: 0, groups: chain.into(), slots }
             })
             .collect();
         let clock = Clock { period: period.max(1), jiffy: jiffy.max(1) };
-        Psi { actors, groups, clock, exp: WINDOWS_S.map(decay_factor), frontier: 0, next_close: clock.period, shared }
+        let own = if shared { Vec::new() } else { (0..actors.len()).map(|_| Slot::new(0)).collect() };
+        Psi { actors, groups, clock, exp: WINDOWS_S.map(decay_factor), frontier: 0, next_close: clock.period, shared, own }
     }
 
     /// The PSI period for a model whose rstat flush period (FLUSH_TIME, 2·HZ jiffies) is
@@ -343,12 +385,26 @@ impl Psi {
     fn post_delta(&mut self, a: usize, at: u64, d: [i8; 3]) {
         let (frontier, c) = (self.frontier, self.clock);
         let actor = &self.actors[a];
+        if !self.shared {
+            // A CPU of its own: its changes come in order and are counted at once, and what
+            // it counts goes to each of the actor's groups.
+            let groups = &mut self.groups;
+            let slot = &mut self.own[a];
+            slot.apply(at.max(slot.at), d, c.period, &mut |w, acc| {
+                for &g in actor.groups.iter() {
+                    let g = &mut groups[g as usize];
+                    add_period(&mut g.sums, g.first, w, acc, c.jiffy);
+                }
+            });
+            return;
+        }
         for (&g, &s) in actor.groups.iter().zip(actor.slots.iter()) {
             let group = &mut self.groups[g as usize];
             let slot = &mut group.slots[s as usize];
             slot.push(at.max(slot.at), d);
             if slot.pending.len() > PENDING_MAX {
-                slot.process(frontier, c, &mut group.sums, group.first);
+                let (sums, first) = (&mut group.sums, group.first);
+                slot.process(frontier, c.period, &mut |w, acc| add_period(sums, first, w, acc, c.jiffy));
             }
         }
     }
@@ -450,7 +506,7 @@ impl Psi {
 
     /// Actor `a` is on `cpu` from `at` (a migration moves its counts).
     pub fn set_cpu(&mut self, a: usize, at: u64, cpu: u32) {
-        if self.actors[a].cpu == cpu {
+        if !self.shared || self.actors[a].cpu == cpu {
             return;
         }
         let counts = self.actors[a].counts();
@@ -476,6 +532,7 @@ impl Psi {
         self.frontier = now;
         while self.next_close <= self.frontier {
             let end = self.next_close;
+            self.process_own(end);
             for g in &mut self.groups {
                 g.close(end, self.clock, &self.exp);
             }
@@ -483,22 +540,40 @@ impl Psi {
         }
     }
 
+    /// Counts the actors' own CPUs up to `to`.
+    fn process_own(&mut self, to: u64) {
+        let c = self.clock;
+        for (slot, actor) in self.own.iter_mut().zip(&self.actors) {
+            let groups = &mut self.groups;
+            slot.integrate(to, c.period, &mut |w, acc| {
+                for &g in actor.groups.iter() {
+                    let g = &mut groups[g as usize];
+                    add_period(&mut g.sums, g.first, w, acc, c.jiffy);
+                }
+            });
+        }
+    }
+
     /// Every group's pressure as a read at `at` shows it (`at` becomes the frontier).
     pub fn read_all(&mut self, at: u64) -> Vec<Pressure> {
         self.advance(at);
-        let c = self.clock;
+        let (c, frontier) = (self.clock, self.frontier);
+        self.process_own(frontier);
         for g in &mut self.groups {
-            for slot in &mut g.slots {
-                slot.process(self.frontier, c, &mut g.sums, g.first);
-            }
+            g.process(frontier, c);
         }
-        self.groups.iter().map(|g| g.read(c)).collect()
+        (0..self.groups.len())
+            .map(|g| {
+                let own: Vec<&Slot> = self.own.iter().zip(&self.actors).filter(|(_, a)| a.groups.contains(&(g as u16))).map(|(s, _)| s).collect();
+                self.groups[g].read(c, &own)
+            })
+            .collect()
     }
 
     /// Bytes held: the actors, the groups' CPUs and their pending changes.
     pub fn state_bytes(&self) -> usize {
         let slots: usize = self.groups.iter().map(|g| g.slots.iter().map(|s| std::mem::size_of::<Slot>() + s.pending.capacity() * 32).sum::<usize>()).sum();
-        slots + self.actors.len() * std::mem::size_of::<ActorState>()
+        slots + self.actors.len() * std::mem::size_of::<ActorState>() + self.own.len() * std::mem::size_of::<Slot>()
     }
 }
 
