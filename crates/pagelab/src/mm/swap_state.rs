@@ -171,7 +171,7 @@ pub fn swapin<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, slot: u32) 
         if let Some(stall) = stall {
             mm.memstall_leave(stall);
         }
-                                                                 // The page never entered the swap cache: the slot goes at once.
+        // The page never entered the swap cache: the slot goes at once.
         mm.swap_nodes.page_removed(slot);
         mm.nr_swapcached -= 1;
         let f = mm.folios.get_mut(pfn);

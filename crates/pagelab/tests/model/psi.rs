@@ -118,7 +118,7 @@ ops = 2048
 "#
         ));
         while m.step() {}
-    m.finish();
+        m.finish();
         let h = m.mm.memcgs.find("/h").unwrap();
         assert!(m.mm.memcgs.get(h).memory_events.high > 0, "{kernel}");
         let (stalled, reclaim, slept) = times(&m);
