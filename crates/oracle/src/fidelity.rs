@@ -635,6 +635,35 @@ pub fn rows(k: &KernelSide, model: &Report) -> Vec<Row> {
             });
         }
     }
+    out.extend(pressure_rows(k, model, &range));
+    out
+}
+
+/// The goal for memory pressure totals (issue 45): ±25%, or 5 points when small.
+const PRESSURE: f64 = 25.0;
+
+/// Memory pressure, `some` and `full` µs stalled over the run: the system's
+/// (`/proc/pressure/memory`, kept as the root's) and each cgroup's `memory.pressure`,
+/// beside the model's. Kernel runs saved before the guest read them have no rows.
+fn pressure_rows(k: &KernelSide, model: &Report, range: &dyn Fn(&dyn Fn(&Deltas) -> i64) -> Option<(i64, i64)>) -> Vec<Row> {
+    let mut out = Vec::new();
+    for (path, km) in &k.memcg {
+        let mp = if path == "/" { model.pressure.get("memory") } else { model.memory_pressure.get(path) };
+        let Some(mp) = mp else { continue };
+        for (line, mv) in [("some", mp.some.total_us), ("full", mp.full.total_us)] {
+            let key = format!("memory.pressure.{line}_total_us");
+            let Some(&kv) = km.get(&key) else { continue };
+            let mv = mv as i64;
+            out.push(Row {
+                counter: if path == "/" { format!("pressure.memory.{line}_total_us") } else { format!("memcg[{path}].{key}") },
+                kernel: kv,
+                model: mv,
+                error_pct: error_pct(kv, mv),
+                goal_pct: Some(PRESSURE),
+                kernel_range: range(&|d: &Deltas| d.memcg.get(path).and_then(|m| m.get(&key)).copied().unwrap_or(0)),
+            });
+        }
+    }
     out
 }
 
