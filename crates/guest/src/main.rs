@@ -22,7 +22,9 @@ use std::os::fd::{FromRawFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use pagelab_guest::report::{parse_cpu_line, parse_key_values, parse_meminfo, parse_nonmovable_free, parse_zones, Sample, SchedStat, SAMPLED_VMSTAT};
+use pagelab_guest::report::{
+    parse_cpu_line, parse_key_values, parse_meminfo, parse_nonmovable_free, parse_pressure, parse_zones, Sample, SchedStat, SAMPLED_VMSTAT,
+};
 use pagelab_guest::{GuestReport, OpChecksum, Plan, PolicyChoice, Snapshot, SwapKind, TaskResult, REPORT_BEGIN, REPORT_END};
 use pagelab_workload::{Access, Advice, JobStream, PAGE_SIZE};
 
@@ -143,6 +145,10 @@ fn snapshot(root: &Path, cgroups: &[String]) -> Snapshot {
         for (k, v) in parse_key_values(&fs::read_to_string(dir.join("memory.events")).unwrap_or_default()) {
             m.insert(format!("memory.events.{k}"), v);
         }
+        // The root's pressure is the system's (/proc/pressure/memory); each cgroup has its
+        // memory.pressure.
+        let pressure = if path == "/" { PathBuf::from("/proc/pressure/memory") } else { dir.join("memory.pressure") };
+        m.extend(parse_pressure(&fs::read_to_string(pressure).unwrap_or_default()));
         s.memcg.insert(path.clone(), m);
     }
     s.lru_gen = fs::read_to_string("/sys/kernel/debug/lru_gen").ok();

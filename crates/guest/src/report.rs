@@ -245,6 +245,21 @@ pub fn parse_key_values(text: &str) -> BTreeMap<String, i64> {
         .collect()
 }
 
+/// Parses a pressure file (`/proc/pressure/memory`, a cgroup's `memory.pressure`: lines
+/// `some avg10=0.00 avg60=0.00 avg300=0.00 total=123`) into its totals, µs stalled, as
+/// `memory.pressure.some_total_us` and `memory.pressure.full_total_us`: running totals, so a
+/// run's stall is the difference of two snapshots. Lines without a total are left out.
+pub fn parse_pressure(text: &str) -> BTreeMap<String, i64> {
+    text.lines()
+        .filter_map(|l| {
+            let mut it = l.split_whitespace();
+            let line = it.next().filter(|w| *w == "some" || *w == "full")?;
+            let total = it.find_map(|w| w.strip_prefix("total="))?.parse().ok()?;
+            Some((format!("memory.pressure.{line}_total_us"), total))
+        })
+        .collect()
+}
+
 /// Parses `/proc/meminfo` (`Key:   123 kB`).
 pub fn parse_meminfo(text: &str) -> BTreeMap<String, u64> {
     text.lines()
@@ -309,6 +324,18 @@ mod tests {
         let m = parse_meminfo("MemTotal:         208708 kB\nHugePages_Total:       0\n");
         assert_eq!(m["MemTotal"], 208708);
         assert_eq!(m["HugePages_Total"], 0);
+    }
+
+    #[test]
+    fn pressure_files_give_their_totals_in_microseconds() {
+        let text = "some avg10=1.52 avg60=0.31 avg300=0.07 total=4066126\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=1234\n";
+        let p = parse_pressure(text);
+        assert_eq!(p["memory.pressure.some_total_us"], 4066126);
+        assert_eq!(p["memory.pressure.full_total_us"], 1234);
+        assert_eq!(p.len(), 2);
+        // A kernel without PSI (psi=0) refuses the read: nothing, not zeros.
+        assert!(parse_pressure("").is_empty());
+        assert!(parse_pressure("some avg10=x\n").is_empty());
     }
     #[test]
     fn pagetypeinfo_gives_each_zones_free_pages_off_the_movable_lists() {

@@ -635,6 +635,45 @@ pub fn rows(k: &KernelSide, model: &Report) -> Vec<Row> {
             });
         }
     }
+    out.extend(pressure_rows(k, model));
+    out
+}
+
+/// The goal for memory pressure (issue 45): within 25% of the kernel.
+const PRESSURE: f64 = 25.0;
+
+/// Memory pressure, `some` and `full`, as a share of the run in hundredths of a percent
+/// (the stall µs over the run's µs: the guest's workload wall time, the model's modeled
+/// time, since the model's clock is a scaled copy of the guest's): the system's
+/// (`/proc/pressure/memory`, kept as the root's) and each cgroup's `memory.pressure`,
+/// beside the model's. Kernel runs saved before the guest read them have no rows.
+fn pressure_rows(k: &KernelSide, model: &Report) -> Vec<Row> {
+    let mut out = Vec::new();
+    let mut walls: Vec<f64> = k.wall_s.iter().copied().filter(|w| *w > 0.0).collect();
+    walls.sort_by(f64::total_cmp);
+    let (Some(&guest_s), model_s) = (walls.get(walls.len() / 2), model.elapsed_s) else { return out };
+    if model_s <= 0.0 {
+        return out;
+    }
+    let share = |us: f64, s: f64| (us / (s * 1e6) * 10_000.0).round() as i64;
+    for (path, km) in &k.memcg {
+        let mp = if path == "/" { model.pressure.get("memory") } else { model.memory_pressure.get(path) };
+        let Some(mp) = mp else { continue };
+        for (line, mv) in [("some", mp.some.total_us), ("full", mp.full.total_us)] {
+            let key = format!("memory.pressure.{line}_total_us");
+            let Some(&kv) = km.get(&key) else { continue };
+            let (kv, mv) = (share(kv as f64, guest_s), share(mv as f64, model_s));
+            let name = format!("{line}_pct_x100");
+            out.push(Row {
+                counter: if path == "/" { format!("pressure.memory.{name}") } else { format!("memcg[{path}].memory.pressure.{name}") },
+                kernel: kv,
+                model: mv,
+                error_pct: error_pct(kv, mv),
+                goal_pct: Some(PRESSURE),
+                kernel_range: None,
+            });
+        }
+    }
     out
 }
 

@@ -31,6 +31,13 @@ pub struct SeriesPoint {
     /// (`max_ns` to within 1/8); absent when none did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency: Option<crate::hist::Latency>,
+    /// The system's memory pressure at the end of the interval (`/proc/pressure/memory`:
+    /// `total_us` in µs, the averages in percent; [`crate::sched::psi`]).
+    pub pressure: crate::sched::psi::Pressure,
+    /// Each cgroup's `memory.pressure` at the end of the interval, by path (the root's is the
+    /// system's and left out); absent without cgroups.
+    #[serde(rename = "memory.pressure", skip_serializing_if = "BTreeMap::is_empty")]
+    pub memory_pressure: BTreeMap<String, crate::sched::psi::Pressure>,
 }
 
 /// What a miniature scenario's report adds: its rate and seed, and the operations the tasks
@@ -188,6 +195,14 @@ pub struct Report {
     pub policy: String,
     pub vmstat: BTreeMap<String, u64>,
     pub memcg: BTreeMap<String, BTreeMap<String, u64>>,
+    /// Pressure stall information at the end of the run: `{"memory": {"some": .., "full":
+    /// ..}}`, each line `total_us` (µs stalled) and `avg10`/`avg60`/`avg300` (percent), as
+    /// `/proc/pressure/memory` ([`crate::sched::psi`]).
+    pub pressure: BTreeMap<String, crate::sched::psi::Pressure>,
+    /// Each cgroup's `memory.pressure` at the end of the run, by path (the root's is the
+    /// system's).
+    #[serde(rename = "memory.pressure")]
+    pub memory_pressure: BTreeMap<String, crate::sched::psi::Pressure>,
     pub series: Vec<SeriesPoint>,
     pub elapsed_s: f64,
     pub ops: u64,
@@ -475,6 +490,11 @@ fn memcg_stats(mm: &Mm) -> BTreeMap<String, BTreeMap<String, u64>> {
     out
 }
 
+/// Pressure by cgroup path, from a list indexed by memcg id.
+fn by_cgroup(mm: &Mm, p: &[crate::sched::psi::Pressure]) -> BTreeMap<String, crate::sched::psi::Pressure> {
+    mm.memcgs.cg.iter().zip(p).map(|(c, &p)| (c.path.clone(), p)).collect()
+}
+
 fn vmstat_now(mm: &Mm) -> BTreeMap<String, u64> {
     let mut v = events_map(&mm.events);
     for (k, val) in crate::mm::vmstat::gauges(mm) {
@@ -576,7 +596,16 @@ impl Report {
             }
             let task_ops = smp.task_ops.iter().zip(&prev_task_ops).enumerate().map(|(i, (now, before))| (mm.tasks[i].name.clone(), now - before)).collect();
             let latency = smp.latency.since(&prev_latency).latency();
-            series.push(SeriesPoint { t_s: smp.t_ns as f64 / 1e9, ops: smp.ops - prev_ops, task_ops, vmstat: v, policy_state: smp.policy.clone(), latency });
+            series.push(SeriesPoint {
+                t_s: smp.t_ns as f64 / 1e9,
+                ops: smp.ops - prev_ops,
+                task_ops,
+                vmstat: v,
+                policy_state: smp.policy.clone(),
+                latency,
+                pressure: smp.pressure.first().copied().unwrap_or_default(),
+                memory_pressure: by_cgroup(mm, &smp.pressure).into_iter().filter(|(path, _)| path != "/").collect(),
+            });
             prev_latency = smp.latency.clone();
             prev_task_ops.clone_from(&smp.task_ops);
             prev = smp.events.clone();
@@ -634,6 +663,8 @@ impl Report {
             policy: m.policy.name().to_string(),
             vmstat: vmstat_now(mm),
             memcg: memcg_stats(mm),
+            pressure: BTreeMap::from([("memory".to_string(), m.pressure.first().copied().unwrap_or_default())]),
+            memory_pressure: by_cgroup(mm, &m.pressure),
             series,
             elapsed_s,
             ops,
@@ -769,6 +800,12 @@ impl Report {
         for k in keys {
             line(&mut out, k, self.vmstat.get(k).copied().unwrap_or(0), vmstat_unit(k));
         }
+        if let Some(p) = self.pressure.get("memory") {
+            let _ = writeln!(out, "\n/proc/pressure/memory");
+            for l in p.text().lines() {
+                let _ = writeln!(out, "  {l}");
+            }
+        }
         for (path, s) in &self.memcg {
             if path == "/" && self.memcg.len() > 1 {
                 continue;
@@ -776,6 +813,12 @@ impl Report {
             let _ = writeln!(out, "\nmemory.stat {path}");
             for k in MEMORY_STAT_TEXT {
                 line(&mut out, k, s.get(k).copied().unwrap_or(0), memcg_unit(k));
+            }
+            if let Some(p) = self.memory_pressure.get(path).filter(|_| path != "/") {
+                let _ = writeln!(out, "\nmemory.pressure {path}");
+                for l in p.text().lines() {
+                    let _ = writeln!(out, "  {l}");
+                }
             }
         }
         if self.tasks.iter().any(|t| t.latency.is_some()) {

@@ -205,13 +205,19 @@ fn run_parquet_is_the_series_one_row_an_interval() {
         assert_eq!(row[0], p["t_s"]);
         assert_eq!(row[1], p["ops"]);
         for (n, v) in names.iter().zip(row).skip(2) {
-            let want = match (n.strip_prefix("ops."), n.strip_prefix("latency.")) {
-                (Some(task), _) => &p["task_ops"][task],
-                (_, Some(k)) => &p["latency"][k],
+            let want = match (n.strip_prefix("ops."), n.strip_prefix("latency."), n.strip_prefix("pressure.memory.")) {
+                (Some(task), _, _) => &p["task_ops"][task],
+                (_, Some(k), _) => &p["latency"][k],
+                // pressure.memory.some.total_us, pressure.memory.full.avg10_pct, ...
+                (_, _, Some(rest)) => {
+                    let (line, key) = rest.split_once('.').unwrap();
+                    &p["pressure"][line][key.trim_end_matches("_pct")]
+                }
                 _ => &p["vmstat"][n.as_str()],
             };
             assert_eq!(v, want, "{n}");
         }
+        assert!(names.iter().any(|n| n == "pressure.memory.some.total_us"), "the pressure columns: {names:?}");
     }
     // A kernel model's trace replay has a series too; a plain cache's has none.
     let t = trace("run-series");

@@ -115,6 +115,40 @@ pub fn outcome(report: &Value) -> (u64, u64) {
     (kills, unfinished)
 }
 
+/// The series' pressure columns, after the counters: the system's
+/// `pressure.memory.{some,full}.{total_us,avg10_pct,avg60_pct,avg300_pct}` (µs stalled so
+/// far, and the running averages in percent), then each cgroup's as
+/// `memory.pressure.<path>.{some,full}.*`.
+fn push_pressure(t: &mut Table, points: &[Value]) {
+    let mut cgroups = std::collections::BTreeSet::new();
+    for p in points {
+        if let Some(v) = p.get("memory.pressure").and_then(Value::as_object) {
+            cgroups.extend(v.keys().cloned());
+        }
+    }
+    fn get<'a>(p: &'a Value, cgroup: Option<&str>) -> Option<&'a Value> {
+        match cgroup {
+            None => p.get("pressure"),
+            Some(c) => p.get("memory.pressure").and_then(|m| m.get(c)),
+        }
+    }
+    let sources = std::iter::once(None).chain(cgroups.into_iter().map(Some));
+    for cgroup in sources {
+        let prefix = cgroup.as_ref().map_or_else(|| "pressure.memory".to_string(), |c| format!("memory.pressure.{c}"));
+        let get = |p| get(p, cgroup.as_deref());
+        if !points.iter().any(|p| get(p).is_some()) {
+            continue;
+        }
+        for line in ["some", "full"] {
+            let ints: Vec<Option<i64>> = points.iter().map(|p| get(p).and_then(|v| v[line]["total_us"].as_i64())).collect();
+            t.push(format!("{prefix}.{line}.total_us"), Column::Int(ints));
+            for avg in ["avg10", "avg60", "avg300"] {
+                t.push(format!("{prefix}.{line}.{avg}_pct"), Column::Float(points.iter().map(|p| get(p).and_then(|v| v[line][avg].as_f64())).collect()));
+            }
+        }
+    }
+}
+
 impl Table {
     pub fn rows(&self) -> usize {
         self.columns.first().map_or(0, |(_, c)| c.len())
@@ -177,6 +211,7 @@ impl Table {
                 t.push(format!("latency.{k}"), Column::Int(points.iter().map(|p| p.get("latency").and_then(|l| l[k].as_i64())).collect()));
             }
         }
+        push_pressure(&mut t, points);
         Ok(t)
     }
 
@@ -237,6 +272,21 @@ mod tests {
         assert_eq!(t.column("pswpin"), Some(&Column::Int(vec![None, Some(1)])));
         assert_eq!(t.column("t_s"), Some(&Column::Float(vec![Some(0.5), Some(1.0)])));
         assert!(Table::series(&json!({"misses": 3})).unwrap_err().contains("no series"));
+    }
+
+    #[test]
+    fn a_series_has_the_pressure_columns_with_their_units() {
+        let line = |t: u64, a: f64| json!({"total_us": t, "avg10": a, "avg60": 0.0, "avg300": 0.0});
+        let p = |t: u64| json!({"some": line(t, 1.5), "full": line(t / 2, 0.5)});
+        let r = json!({"series": [
+            {"t_s": 1.0, "ops": 1, "vmstat": {}, "pressure": p(100), "memory.pressure": {"/a": p(40)}},
+            {"t_s": 2.0, "ops": 1, "vmstat": {}, "pressure": p(300), "memory.pressure": {"/a": p(50)}},
+        ]});
+        let t = Table::series(&r).unwrap();
+        assert_eq!(t.column("pressure.memory.some.total_us"), Some(&Column::Int(vec![Some(100), Some(300)])));
+        assert_eq!(t.column("pressure.memory.full.avg10_pct"), Some(&Column::Float(vec![Some(0.5), Some(0.5)])));
+        assert_eq!(t.column("memory.pressure./a.full.total_us"), Some(&Column::Int(vec![Some(20), Some(25)])));
+        assert_eq!(t.columns.len(), 2 + 16);
     }
 
     #[test]

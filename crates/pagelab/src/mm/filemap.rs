@@ -115,9 +115,30 @@ pub fn folio_trylock(mm: &mut Mm, pfn: Pfn) -> bool {
 pub fn wait_on_folio_read(mm: &mut Mm, pfn: Pfn) {
     if mm.folios.test(pfn, pg::LOCKED) {
         let done = mm.folios.read_done(pfn);
-        mm.wait_until(done);
+        wait_for_read(mm, pfn, done);
         mm.folios.clear(pfn, pg::LOCKED);
     }
+}
+
+/// Models mm/filemap.c: folio_wait_bit_common()'s thrashing test (6.1, 6.12): a task that
+/// waits for the read of a page with PG_workingset (a refault of a page that was in the
+/// workingset when it was evicted: the shadow's workingset bit) is in a memstall while it
+/// waits; the wait for a first read, or a refault of a page evicted inactive, is not.
+/// filemap_read_folio() and swap_read_folio() (mm/page_io.c) make the same test for the
+/// reads they issue. `pfn`'s read completes at `done`.
+pub fn wait_for_read(mm: &mut Mm, pfn: Pfn, done: u64) {
+    if mm.folios.test(pfn, pg::WORKINGSET) {
+        let stall = mm.memstall_enter();
+        mm.wait_until(done);
+        mm.memstall_leave(stall);
+    } else {
+        mm.wait_until(done);
+    }
+}
+
+/// The page at `index` of `f` if it is cached.
+fn cached(mm: &Mm, f: FileRef, index: u64) -> Option<Pfn> {
+    mm.space.resident(f.base + index as Vpn)
 }
 
 /// Models mm/filemap.c: filemap_read() for `npages` pages at `index` (one pread call):
@@ -165,18 +186,19 @@ fn filemap_read_slow<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaS
             if batch_end == idx {
                 let io = page_cache_sync_ra(mm, p, f, ra, idx, end - idx);
                 if io.pages > 0 {
-                    mm.wait_until(io.done);
+                    // filemap_update_page() waits on the first page of the batch.
+                    match cached(mm, f, idx) {
+                        Some(pfn) => wait_for_read(mm, pfn, io.done),
+                        None => mm.wait_until(io.done),
+                    }
                 }
                 batch_end = read_batch_end(mm, f, idx, end);
                 if batch_end == idx {
                     // filemap_create_folio(): read just this page.
-                    if filemap_add_folio(mm, p, f.base + idx as Vpn, false, Gfp::User).is_none() {
+                    let Some(pfn) = filemap_add_folio(mm, p, f.base + idx as Vpn, false, Gfp::User) else {
                         break 'read false;
-                    }
-                    mm.file_read_cpu(1);
-                    let done = mm.submit_file(1, false);
-                    mm.count(Ev::PgpgIn, 4);
-                    mm.wait_until(done);
+                    };
+                    read_folio(mm, pfn);
                     batch_end = idx + 1;
                 }
             }
@@ -245,12 +267,23 @@ fn read_one_missing_page<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut
             None => return false,
         },
     };
+    read_folio(mm, pfn);
+    copy_one_page(mm, p, ra, pfn, index);
+    true
+}
+
+/// Models mm/filemap.c: filemap_read_folio() (6.1, 6.12) of a page just inserted: one read
+/// request and the wait for it, a memstall from the submission to the end of the wait when
+/// the page is a workingset refault.
+pub fn read_folio(mm: &mut Mm, pfn: Pfn) {
+    let stall = mm.folios.test(pfn, pg::WORKINGSET).then(|| mm.memstall_enter());
     mm.file_read_cpu(1);
     let done = mm.submit_file(1, false);
     mm.count(Ev::PgpgIn, 4);
     mm.wait_until(done);
-    copy_one_page(mm, p, ra, pfn, index);
-    true
+    if let Some(stall) = stall {
+        mm.memstall_leave(stall);
+    }
 }
 
 fn set_pinned(mm: &mut Mm, f: FileRef, from: u64, to: u64, pinned: bool) {

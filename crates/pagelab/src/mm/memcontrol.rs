@@ -818,7 +818,10 @@ fn try_charge_memcg_limited<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, n
             continue;
         }
         mm.memcgs.get_mut(over).memory_events.max += 1;
+        // A memstall for the limit reclaim (psi_memstall_enter() around it, 6.1/6.12).
+        let stall = mm.memstall_enter();
         let reclaimed = crate::mm::vmscan::try_to_free_mem_cgroup_pages(mm, p, over, nr, true);
+        mm.memstall_leave(stall);
         if mm.memcgs.margin(over) >= nr {
             continue;
         }
@@ -914,8 +917,12 @@ pub fn mem_cgroup_handle_over_high<P: Policy>(mm: &mut Mm, p: &mut P, t: usize) 
             in_retry = true;
             continue;
         }
+        // The penalty sleep is a memstall (psi_memstall_enter() around
+        // schedule_timeout_killable(), 6.1/6.12).
         let now = mm.now();
+        let stall = mm.memstall_enter();
         mm.wait_until(now + penalty * (1_000_000_000 / HZ));
+        mm.memstall_leave(stall);
         return;
     }
 }
@@ -930,7 +937,10 @@ fn reclaim_high<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, nr_pages: u64
             continue;
         }
         mm.memcgs.get_mut(c).memory_events.high += 1;
+        // Each level's reclaim is a memstall (6.1/6.12).
+        let stall = mm.memstall_enter();
         reclaimed += crate::mm::vmscan::try_to_free_mem_cgroup_pages(mm, p, c, nr_pages, true);
+        mm.memstall_leave(stall);
     }
     reclaimed
 }

@@ -265,19 +265,22 @@ fn filemap_fault<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, f: FileRef, ra: &m
     count_major(mm, t);
     let io = do_sync_mmap_readahead(mm, p, f, ra, index, advice);
     if io.pages > 0 {
-        mm.wait_until(io.done);
+        // The fault waits for its own page's read (__folio_lock_or_retry()).
+        match mm.space.resident(vpn) {
+            Some(pfn) => crate::mm::filemap::wait_for_read(mm, pfn, io.done),
+            None => mm.wait_until(io.done),
+        }
     }
     if let Some(pfn) = mm.space.resident(vpn) {
         mm.folios.clear(pfn, pg::DROPBEHIND);
         crate::mm::filemap::wait_on_folio_read(mm, pfn);
         return (true, true);
     }
-    let Some(pfn) = crate::mm::filemap::filemap_add_folio(mm, p, vpn, false, Gfp::User) else { return (false, false) };
+    let Some(pfn) = crate::mm::filemap::filemap_add_folio(mm, p, vpn, false, Gfp::User) else {
+        return (false, false);
+    };
     mm.folios.clear(pfn, pg::DROPBEHIND);
-    mm.file_read_cpu(1);
-    let done = mm.submit_file(1, false);
-    mm.count(Ev::PgpgIn, 4);
-    mm.wait_until(done);
+    crate::mm::filemap::read_folio(mm, pfn);
     (!mm.tasks[t].killed, true)
 }
 

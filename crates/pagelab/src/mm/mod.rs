@@ -215,6 +215,9 @@ pub struct Mm {
     /// `machine.cpus` ≥ 2: the CPUs the tasks and kswapd share ([`crate::sched`]), and with
     /// them contended locks; `None`: every actor has a CPU of its own and no lock waits.
     pub sched: Option<Box<crate::sched::Sched>>,
+    /// Memory pressure stall information of the system and every cgroup
+    /// ([`crate::sched::psi`]): the tasks are actors `0..n`, kswapd is actor `n`.
+    pub psi: crate::sched::psi::Psi,
     /// `machine.nonmovable`: the pageblocks that are not movable and the watermark boosts;
     /// `None`: every pageblock is movable.
     pub pageblocks: Option<Box<crate::mm::pageblock::Pageblocks>>,
@@ -325,6 +328,7 @@ impl Mm {
             Actor::Task(i) => {
                 let task = &mut self.tasks[i];
                 if t > task.clock {
+                    self.psi.sleep(i, task.clock, t);
                     task.io_wait_ns += t - task.clock;
                     if let Some(cpu) = self.one_cpu.as_mut() {
                         cpu.task_waits(task.clock, t);
@@ -351,6 +355,44 @@ impl Mm {
         sched.spun(section.spin);
         self.cpu_in(Func::QueuedSpinLockSlowpath, section.spin);
         self.cpu_in(Func::LruMove, hold);
+    }
+
+    /// Models kernel/sched/psi.c: psi_memstall_enter() (6.1, 6.12) for the current task: it
+    /// is stalled on memory from now until [`Mm::memstall_leave`]. Returns the flag to hand
+    /// back (set when the task was already in a stall: the inner section counts nothing).
+    /// kswapd's stall is its whole balance_pgdat() run ([`Mm::kswapd_memstall`]), so a
+    /// section inside it changes nothing either.
+    #[inline]
+    pub fn memstall_enter(&mut self) -> bool {
+        match self.actor {
+            Actor::Task(t) => self.psi.memstall_enter(t, self.tasks[t].clock),
+            Actor::Kswapd => true,
+        }
+    }
+
+    /// Models kernel/sched/psi.c: psi_memstall_leave() (6.1, 6.12) with the flag
+    /// [`Mm::memstall_enter`] returned.
+    #[inline]
+    pub fn memstall_leave(&mut self, nested: bool) {
+        if let (Actor::Task(t), false) = (self.actor, nested) {
+            self.psi.memstall_leave(t, self.tasks[t].clock, false);
+        }
+    }
+
+    /// Models mm/vmscan.c: balance_pgdat()'s psi_memstall_enter()/leave() (6.1, 6.12):
+    /// kswapd is stalled on memory (`on`) from the start of a balancing run to its end, at
+    /// its clock. kswapd is a kernel thread of the root cgroup: its stall counts in the
+    /// system's pressure only.
+    pub fn kswapd_memstall(&mut self, on: bool) {
+        let k = self.tasks.len();
+        let at = self.kswapd_clock;
+        if on {
+            self.psi.set_idle(k, at, false);
+            self.psi.memstall_enter(k, at);
+        } else {
+            self.psi.memstall_leave(k, at, false);
+            self.psi.set_idle(k, at, true);
+        }
     }
 
     pub fn current_task(&self) -> Option<usize> {

@@ -54,7 +54,11 @@ fn alloc_pages_slowpath<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<P
         if let Some(pfn) = get_page_from_freelist(mm, Wmark::Min) {
             return Some(pfn);
         }
+        // __alloc_pages_direct_reclaim(): the task is stalled on memory for
+        // __perform_reclaim(), not for the retry of the free lists after it.
+        let stall = mm.memstall_enter();
         let reclaimed = try_to_free_pages(mm, p);
+        mm.memstall_leave(stall);
         if reclaimed > 0 {
             if let Some(pfn) = get_page_from_freelist(mm, Wmark::Min) {
                 return Some(pfn);

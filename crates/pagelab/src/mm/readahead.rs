@@ -294,8 +294,15 @@ pub fn do_page_cache_ra<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, index: u6
         mm.ra_scratch = inserted;
         return RaIo::default();
     }
+    // read_pages() (6.1, 6.12): submitting a batch that holds a workingset refault is a
+    // memstall (ractl->_workingset, set as page_cache_ra_unbounded() inserts the pages).
+    let workingset = inserted.iter().any(|&pfn| mm.folios.test(pfn, pg::WORKINGSET));
+    let stall = workingset.then(|| mm.memstall_enter());
     mm.file_read_cpu(pages);
     let done = mm.submit_file(pages, false);
+    if let Some(stall) = stall {
+        mm.memstall_leave(stall);
+    }
     mm.count(crate::mm::vmstat::Ev::PgpgIn, 4 * pages);
     // The pages stay locked (not uptodate) until the read completes.
     for &pfn in &inserted {

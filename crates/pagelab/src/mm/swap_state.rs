@@ -163,9 +163,15 @@ pub fn swapin<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, slot: u32) 
     let now = mm.now();
     if mm.swap.kind.synchronous_io() {
         let pfn = read_swap_page(mm, p, vpn, slot, false)?;
+        // swap_read_folio() (mm/page_io.c, 6.1/6.12): the read of a workingset refault,
+        // done on the CPU here, is a memstall.
+        let stall = mm.folios.test(pfn, pg::WORKINGSET).then(|| mm.memstall_enter());
         let done = if mm.swap_on_cpu() { now + mm.swap_dev.on_cpu(1, false) } else { mm.swap_dev.submit(now, 1, false) };
         mm.cpu_in(Func::SyncDeviceIo, done.saturating_sub(now)); // zram decompresses on the faulting CPU
-                                                                 // The page never entered the swap cache: the slot goes at once.
+        if let Some(stall) = stall {
+            mm.memstall_leave(stall);
+        }
+        // The page never entered the swap cache: the slot goes at once.
         mm.swap_nodes.page_removed(slot);
         mm.nr_swapcached -= 1;
         let f = mm.folios.get_mut(pfn);
@@ -197,9 +203,15 @@ pub fn swapin<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, slot: u32) 
             }
         }
     }
+    // swap_read_folio() submits a workingset refault in a memstall, and do_swap_page()
+    // waits for it in one (folio_wait_bit_common()).
+    let stall = pfn.is_some_and(|got| mm.folios.test(got, pg::WORKINGSET)).then(|| mm.memstall_enter());
     mm.swap_read_cpu(nr.max(1));
     let done = mm.swap_dev.submit(now, nr.max(1), false);
     mm.wait_until(done);
+    if let Some(stall) = stall {
+        mm.memstall_leave(stall);
+    }
     if let Some(got) = pfn {
         mm.folios.clear(got, pg::PINNED);
     }

@@ -1032,6 +1032,7 @@ fn nap_ends(mm: &mut Mm, end: u64) {
 /// those zones added up).
 fn start_balance(mm: &mut Mm) {
     mm.count(Ev::PageOutRun, 1);
+    mm.kswapd_memstall(true);
     let classzone = kswapd_next_classzone(mm);
     mm.node.kswapd_wake_classzone = None;
     mm.node.kswapd_classzone = Some(classzone);
@@ -1174,6 +1175,7 @@ fn finish_balance<P: Policy>(mm: &mut Mm, p: &mut P, bal: &mut Balance) {
         mm.node.writeback = false;
         mm.node.set_congested(ROOT_MEMCG, false);
         mm.node.kswapd = None;
+        mm.kswapd_memstall(false);
         mm.node.nap_until = Some(mm.kswapd_clock + kswapd_nap_ns(mm));
     } else {
         // kswapd_try_to_sleep() declines to sleep at all.

@@ -30,6 +30,8 @@
 //! What a CPU did is counted per CPU ([`CpuStat`]): busy time, and of it reclaim (direct
 //! reclaim by tasks, and kswapd) and the time spent spinning on locks.
 
+pub mod psi;
+
 use serde::Serialize;
 
 /// The most CPUs a machine can have (`machine.cpus`).

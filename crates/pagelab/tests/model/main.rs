@@ -18,6 +18,7 @@ mod mglru;
 mod miniature;
 mod pace_lockstep;
 mod properties;
+mod psi;
 mod reclaim_batch;
 mod refault_models;
 mod report_text;

@@ -102,3 +102,21 @@ fn memcg_reclaim_events_add_up_to_the_global_ones() {
         }
     }
 }
+
+/// The table prints /proc/pressure/memory and each cgroup's memory.pressure as the kernel's
+/// psi_show() does: `some avg10=0.00 avg60=0.00 avg300=0.00 total=N`, then `full ...`,
+/// with the report's values.
+#[test]
+fn the_text_table_prints_pressure_as_the_kernel_files() {
+    let s = Scenario::parse(SCENARIO, "test.toml", "test", &[]).unwrap();
+    let r = pagelab::run(&s, |_, _| {}).unwrap();
+    let t = r.table();
+    for (head, p) in [("/proc/pressure/memory", r.pressure["memory"]), ("memory.pressure /a", r.memory_pressure["/a"])] {
+        let lines: Vec<&str> = t.lines().skip_while(|l| *l != head).skip(1).take(2).collect();
+        let want = |name: &str, l: &pagelab::sched::psi::Line| {
+            format!("  {name} avg10={:.2} avg60={:.2} avg300={:.2} total={}", l.avg10, l.avg60, l.avg300, l.total_us)
+        };
+        assert_eq!(lines, [want("some", &p.some), want("full", &p.full)], "{head}:\n{t}");
+    }
+    assert!(r.memory_pressure["/a"].some.total_us > 0, "limit reclaim stalls /a");
+}

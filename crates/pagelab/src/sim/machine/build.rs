@@ -324,6 +324,19 @@ fn sched(s: &Scenario, tasks: &[Task]) -> Option<Box<crate::sched::Sched>> {
     Some(Box::new(Sched::new(n, tasks.iter().map(|t| Entity::new(set(t))).collect())))
 }
 
+/// The pressure accounting ([`crate::sched::psi`]): each task in its cgroup and those above,
+/// kswapd in the root's; on CPUs of their own without `machine.cpus`, else on CPU 0 until
+/// the scheduler grants another.
+fn psi(m: &MachineSpec, chains: &[Vec<u16>], nr_groups: usize) -> crate::sched::psi::Psi {
+    let nr_tasks = chains.len();
+    let shared = m.cpus.is_some();
+    let cpu = |a: usize| if shared { 0 } else { a as u32 };
+    let mut actors: Vec<(Vec<u16>, u32)> = chains.iter().enumerate().map(|(t, c)| (c.clone(), cpu(t))).collect();
+    actors.push((vec![crate::mm::memcontrol::ROOT_MEMCG], cpu(nr_tasks)));
+    let (period, jiffy) = crate::sched::psi::Psi::period_for(m.rstat_flush_ns);
+    crate::sched::psi::Psi::new(nr_groups, actors, shared, period, jiffy)
+}
+
 /// The model's state at boot: `space` laid out, the tasks' processes `tasks`, the frames of
 /// the zones with the kernel's pages taken, nothing else allocated.
 fn boot_mm(s: &Scenario, sizes: &[(&'static str, u64)], zones: Zones, memcgs: Memcgs, space: AddressSpace, tasks: Vec<TaskMm>) -> Result<Mm, String> {
@@ -335,6 +348,7 @@ fn boot_mm(s: &Scenario, sizes: &[(&'static str, u64)], zones: Zones, memcgs: Me
     let file_nodes = ShadowNodes::new(space.nodes(), nr_memcgs);
     let cfg = config(s);
     let (folios, pageblocks, kernel_pages) = frames(m, sizes, &zones)?;
+    let memcgs_chains: Vec<Vec<u16>> = tasks.iter().map(|t| memcgs.ancestors(t.memcg).collect()).collect();
     let mut mm = Mm {
         cfg,
         folios,
@@ -355,6 +369,7 @@ fn boot_mm(s: &Scenario, sizes: &[(&'static str, u64)], zones: Zones, memcgs: Me
             crate::mm::time::OneCpu::new(eevdf)
         }),
         sched: None,
+        psi: psi(m, &memcgs_chains, nr_memcgs),
         profile: Default::default(),
         lru_add_batch: Vec::with_capacity(32),
         activate_batch: Vec::with_capacity(32),
@@ -443,6 +458,7 @@ impl<P: Policy> Machine<P> {
             policy,
             tasks,
             samples: Vec::new(),
+            pressure: Vec::new(),
             interval,
             next_sample: interval,
             idle_until: None,

@@ -199,6 +199,7 @@ impl<P: Policy> Machine<P> {
         let end = self.elapsed_ns();
         self.run_events_until(end);
         self.sample(end, true);
+        self.pressure = self.mm.psi.read_all(end);
     }
 
     /// The runnable task with the earliest clock (ties: the first).
@@ -350,6 +351,7 @@ impl<P: Policy> Machine<P> {
         let usage = self.mm.usage(Who::Kswapd);
         let Some(sched) = self.mm.sched.as_mut() else { return };
         let g = sched.acquire(Who::Kswapd, self.mm.kswapd_clock);
+        self.mm.psi.set_cpu(self.mm.tasks.len(), self.mm.kswapd_clock, g.cpu);
         self.mm.kswapd_clock = g.start;
         sched.begin(Who::Kswapd, g, usage);
         crate::mm::swap::this_cpu(&mut self.mm, g.cpu);
@@ -368,6 +370,8 @@ impl<P: Policy> Machine<P> {
                 if !task.done && self.mm.tasks[t].clock <= end {
                     self.mm.tasks[t].clock += lost;
                     self.mm.tasks[t].cpu_wait_ns += lost;
+                    // Runnable, waiting for the CPU: not idle.
+                    self.mm.psi.runnable_for(t, lost);
                 }
             }
         }
@@ -421,7 +425,9 @@ impl<P: Policy> Machine<P> {
             _ => return self.finish_task(t),
         };
         if !self.locks.is_empty() && !op.fill && !self.lockstep_admits(t) {
-            // It waits (or ended with its leader): the access stays next.
+            // It waits (or ended with its leader): the access stays next. A wait for the
+            // leader is a sleep outside an operation.
+            self.mm.psi.op_ends_idle(t);
             self.tasks[t].ahead.push_front(op);
             return;
         }
@@ -441,7 +447,12 @@ impl<P: Policy> Machine<P> {
     #[inline(always)]
     pub(super) fn begin_op(&mut self, t: usize, think_ns: u64) {
         let now = self.mm.tasks[t].clock;
+        // The task was idle since its last operation if time passed (its think time, a rate
+        // or pace slot): said before the events due run, so a sample among them sees it.
+        self.mm.psi.op_begins(t, now + think_ns);
         self.run_events_until(now);
+        // Nothing reported from now on precedes the clock of the task with the earliest.
+        self.mm.psi.advance(now);
         self.mm.actor = Actor::Task(t);
         let task = &mut self.mm.tasks[t];
         if let Some(cpu) = self.mm.one_cpu.as_mut() {
@@ -473,6 +484,7 @@ impl<P: Policy> Machine<P> {
                 self.mm.sched.as_mut().expect("several CPUs").tasks[t].runq_wait_ns += g.wait;
                 continue;
             }
+            self.mm.psi.set_cpu(t, at, g.cpu);
             let usage = self.mm.usage(Who::Task(t));
             self.mm.sched.as_mut().expect("several CPUs").begin(Who::Task(t), g, usage);
             crate::mm::swap::this_cpu(&mut self.mm, g.cpu);
@@ -499,6 +511,7 @@ impl<P: Policy> Machine<P> {
         self.tasks[t].latency.record(latency);
         self.latency.record(latency);
         self.done_ops += 1;
+        self.mm.psi.op_ends(t, self.mm.tasks[t].clock);
         ok && !self.mm.tasks[t].killed
     }
 
@@ -571,6 +584,7 @@ impl<P: Policy> Machine<P> {
         let task = &mut self.tasks[t];
         task.done = true;
         task.end_ns = self.mm.tasks[t].clock;
+        self.mm.psi.op_ends_idle(t);
         self.mm.actor = Actor::Task(t);
         if !self.mm.tasks[t].killed && !self.hold[t] {
             crate::mm::oom_kill::exit_mmap(&mut self.mm, &mut self.policy, t);

@@ -85,6 +85,9 @@ pub struct Machine<P: Policy> {
     pub tasks: Vec<Task>,
     /// The series: at most [`SERIES_POINTS`] samples, see [`Machine::sample`].
     pub samples: Vec<Sample>,
+    /// Memory pressure at the end of the run, by cgroup (index = memcg id, 0 the system):
+    /// what `/proc/pressure/memory` and each `memory.pressure` read then.
+    pub pressure: Vec<crate::sched::psi::Pressure>,
     /// The report interval; it doubles each time the series is coarsened.
     interval: u64,
     next_sample: u64,

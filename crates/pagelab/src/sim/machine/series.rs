@@ -21,6 +21,9 @@ pub struct Sample {
     /// Every operation's latency so far (the machine's histogram): unchanged when the
     /// operations are, so it takes no part in telling an idle interval.
     pub latency: crate::hist::Histogram,
+    /// Memory pressure of every cgroup at the sample (index = memcg id, 0 the system). Not
+    /// compared when an interval is tested for change: the averages decay in idle time.
+    pub pressure: Vec<crate::sched::psi::Pressure>,
 }
 
 /// The most points a run's series keeps before neighbours merge ([`Machine::sample`]): an
@@ -58,7 +61,8 @@ impl<P: Policy> Machine<P> {
             self.push_sample(gap_end);
         }
         let ops = task_ops.iter().sum();
-        self.push_sample(Sample { t_ns: at, events: self.mm.events.clone(), gauges, ops, task_ops, policy, latency: self.latency.clone() });
+        let pressure = self.mm.psi.read_all(at);
+        self.push_sample(Sample { t_ns: at, events: self.mm.events.clone(), gauges, ops, task_ops, policy, latency: self.latency.clone(), pressure });
     }
 
     fn push_sample(&mut self, s: Sample) {
