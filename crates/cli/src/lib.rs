@@ -57,7 +57,7 @@ enum Cmd {
         /// scenario: the same as --set machine.memory=SIZE.
         #[arg(long)]
         memory: Option<String>,
-        /// The kernel version (6.1, 6.12, 5.7; default 6.1 with --trace). With a scenario:
+        /// The kernel version (6.1, 6.12, 7.3, 5.7; default 6.1 with --trace). With a scenario:
         /// the same as --set machine.kernel=VERSION.
         #[arg(long)]
         kernel: Option<String>,

@@ -167,6 +167,7 @@ pub fn kernel_pkg(k: Kernel) -> Result<KernelPkg> {
     match k {
         Kernel::V6_1 => Ok(KernelPkg { version: k, package: "linux-image-6.1.0-56-amd64-unsigned", suite: "bookworm-security" }),
         Kernel::V6_12 => Ok(KernelPkg { version: k, package: "linux-image-6.12.95+deb12-amd64-unsigned", suite: "bookworm-backports" }),
+        Kernel::V7_3 => bail!("kernel 7.3 has no Debian package the oracle boots yet (trixie-backports' 7.3.4 comes in a later change); use 6.1 or 6.12"),
         Kernel::V5_7 => bail!("kernel 5.7 has no Debian package the oracle can boot; use 6.1 or 6.12"),
     }
 }

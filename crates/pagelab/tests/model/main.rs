@@ -7,6 +7,7 @@ mod common;
 
 mod bounds;
 mod classic;
+mod kernel_7_3;
 mod layers;
 mod memcg;
 mod mglru;
