@@ -336,6 +336,15 @@ impl Kernel {
         self >= Kernel::V7_3
     }
 
+    /// mm/memcontrol.c: memcg_rstat_updated(): 6.12.95 adds a stat update to the pending
+    /// count of the memcg and of every ancestor (skipping only the atomic add of one already
+    /// past its flush threshold, MEMCG_CHARGE_BATCH x CPUs); 7.3.4 stops the walk at the
+    /// first memcg past its threshold, so its ancestors count no more of that subtree's
+    /// updates until it is flushed, and a flush asked of an ancestor comes later.
+    pub fn memcg_rstat_update_stops_at_flushable(self) -> bool {
+        self >= Kernel::V7_3
+    }
+
     /// mm/vmscan.c: try_to_shrink_lruvec() (MGLRU, Kairui Song's 7.2 series "improve reclaim
     /// loop and dirty folio handling"): 6.12.95 calls get_nr_to_scan() before every batch,
     /// which ages (try_to_inc_max_seq()) when should_run_aging() asks and then ends the
@@ -391,6 +400,7 @@ pub const PREDICATES: &[(&str, fn(Kernel) -> bool)] = &[
     ("reclaim_counters_are_node_stats", Kernel::reclaim_counters_are_node_stats),
     ("swap_shadows_in_swap_table", Kernel::swap_shadows_in_swap_table),
     ("sync_swapin_through_swap_cache", Kernel::sync_swapin_through_swap_cache),
+    ("memcg_rstat_update_stops_at_flushable", Kernel::memcg_rstat_update_stops_at_flushable),
     ("lru_gen_scan_budget_up_front", Kernel::lru_gen_scan_budget_up_front),
 ];
 
@@ -438,7 +448,16 @@ mod tests {
     #[test]
     fn differing_rules_between_6_12_and_7_3_are_the_7_3_predicates() {
         let d: Vec<&str> = Kernel::V6_12.differing_rules(Kernel::V7_3).into_iter().map(|x| x.0).collect();
-        assert_eq!(d, ["reclaim_counters_are_node_stats", "swap_shadows_in_swap_table", "sync_swapin_through_swap_cache", "lru_gen_scan_budget_up_front"]);
+        assert_eq!(
+            d,
+            [
+                "reclaim_counters_are_node_stats",
+                "swap_shadows_in_swap_table",
+                "sync_swapin_through_swap_cache",
+                "memcg_rstat_update_stops_at_flushable",
+                "lru_gen_scan_budget_up_front"
+            ]
+        );
         assert!(Kernel::V6_1.differing_rules(Kernel::V6_1).is_empty());
         assert_eq!(Kernel::parse("7.3"), Ok(Kernel::V7_3));
         assert_eq!(Kernel::V7_3.name(), "7.3");

@@ -290,7 +290,7 @@ mod tests {
     fn differing_rules_names_the_predicates_of_each_pair() {
         use crate::kernel::Kernel;
         let t = differing_rules(&[Kernel::V6_12, Kernel::V7_3]);
-        assert!(t.starts_with("6.12 -> 7.3: 4 rules differ\n"), "{t}");
+        assert!(t.starts_with("6.12 -> 7.3: 5 rules differ\n"), "{t}");
         assert!(t.contains("sync_swapin_through_swap_cache") && t.contains("false -> true"), "{t}");
         assert!(!t.contains("partial_memcg_walk"), "{t}");
         let t = differing_rules(&[Kernel::V6_1, Kernel::V6_12, Kernel::V7_3]);

@@ -7,7 +7,7 @@ use common::*;
 
 use pagelab::kernel::{Kernel, DEF_PRIORITY};
 use pagelab::mm::mapping::Entry;
-use pagelab::mm::memcontrol::ROOT_MEMCG;
+use pagelab::mm::memcontrol::{FedStat, ROOT_MEMCG};
 use pagelab::mm::vmscan::ScanControl;
 use pagelab::mm::vmstat::{Ev, Reclaimer};
 
@@ -166,4 +166,25 @@ fn lru_gen_scan_budget_up_front() {
     assert!(budget > 0 && budget < 64, "{scanned:?}");
     assert!(old >= 64, "6.12 scans a whole batch: {scanned:?}");
     assert!(new > 0 && new <= budget, "7.3 scans within its budget: {scanned:?}");
+}
+
+#[test]
+fn memcg_rstat_update_stops_at_flushable() {
+    // /a passes its flush threshold (64 updates on one CPU); 50 more updates of /a: 6.12
+    // still adds them to the root's pending count, 7.3 stops at /a.
+    let mut root_gain = Vec::new();
+    for kernel in ["6.12", "7.3"] {
+        let mut m = classic(&format!(
+            "[machine]\nmemory = \"64M\"\nkernel = \"{kernel}\"\n[[cgroup]]\npath = \"/a\"\nmax = \"8M\"\n\
+             [[workload]]\nname = \"r\"\ncgroup = \"/a\"\nkind = \"file-read\"\nfile_size = \"1M\"\nops = 0\n"
+        ));
+        let a = m.mm.memcgs.find("/a").unwrap();
+        m.mm.memcgs.stat_updated(a, FedStat::SwapCache, 100);
+        assert!(m.mm.memcgs.rstat_pending(a) >= 100, "{kernel}: /a is flushable");
+        let (a_before, root_before) = (m.mm.memcgs.rstat_pending(a), m.mm.memcgs.rstat_pending(ROOT_MEMCG));
+        m.mm.memcgs.stat_updated(a, FedStat::SwapCache, 50);
+        root_gain.push((m.mm.memcgs.rstat_pending(a) - a_before, m.mm.memcgs.rstat_pending(ROOT_MEMCG) - root_before));
+    }
+    assert_eq!(root_gain[0], (50, 50), "6.12: /a and the root count the updates");
+    assert_eq!(root_gain[1], (0, 0), "7.3: the walk stops at the flushable /a");
 }
