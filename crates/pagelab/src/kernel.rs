@@ -357,11 +357,14 @@ impl Kernel {
     }
 }
 
+/// A version predicate of [`Kernel`].
+pub type Predicate = fn(Kernel) -> bool;
+
 /// Every version predicate of [`Kernel`], by name, in the order they are declared: what a
 /// comparison of kernels (`pagelab run S --kernel 6.1,6.12,7.3`) lists as the rules that
 /// differ between two kernels. A test checks that every `pub fn … (self) -> bool` of the
 /// `impl Kernel` block is here.
-pub const PREDICATES: &[(&str, fn(Kernel) -> bool)] = &[
+pub const PREDICATES: &[(&str, Predicate)] = &[
     ("cost_counts_rotations", Kernel::cost_counts_rotations),
     ("anon_workingset", Kernel::anon_workingset),
     ("io_cost_balance", Kernel::io_cost_balance),
@@ -436,10 +439,7 @@ mod tests {
     #[test]
     fn predicates_lists_every_boolean_predicate() {
         let src = include_str!("kernel.rs");
-        let declared: Vec<&str> = src
-            .lines()
-            .filter_map(|l| l.trim().strip_prefix("pub fn ")?.strip_suffix("(self) -> bool {"))
-            .collect();
+        let declared: Vec<&str> = src.lines().filter_map(|l| l.trim().strip_prefix("pub fn ")?.strip_suffix("(self) -> bool {")).collect();
         let listed: Vec<&str> = PREDICATES.iter().map(|p| p.0).collect();
         assert_eq!(declared, listed);
         assert!(declared.len() > 30);

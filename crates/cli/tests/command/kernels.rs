@@ -29,7 +29,8 @@ fn run_on_several_kernels_prints_changed_counters_and_the_rules_that_differ() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("on kernels 6.1, 6.12, 7.3"), "{text}");
     // The mmtests-style table, one column a kernel.
-    let header = text.lines().find(|l| l.contains("6.1 classic") && l.contains("6.12 classic") && l.contains("7.3 classic")).unwrap_or_else(|| panic!("{text}"));
+    let header =
+        text.lines().find(|l| l.contains("6.1 classic") && l.contains("6.12 classic") && l.contains("7.3 classic")).unwrap_or_else(|| panic!("{text}"));
     assert!(!header.is_empty());
     // Counter by counter: limit reclaim appears in 7.3's /proc/vmstat only.
     let changed = text.split("vmstat counters that changed:").nth(1).unwrap_or_else(|| panic!("{text}"));

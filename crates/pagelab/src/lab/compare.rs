@@ -225,7 +225,15 @@ pub fn differing_rules(kernels: &[crate::kernel::Kernel]) -> String {
     for gap in 1..kernels.len() {
         for (&a, &b) in kernels.iter().zip(&kernels[gap..]) {
             let d = a.differing_rules(b);
-            let _ = writeln!(out, "{} -> {}: {} rule{} differ{}", a.name(), b.name(), d.len(), if d.len() == 1 { "" } else { "s" }, if d.len() == 1 { "s" } else { "" });
+            let _ = writeln!(
+                out,
+                "{} -> {}: {} rule{} differ{}",
+                a.name(),
+                b.name(),
+                d.len(),
+                if d.len() == 1 { "" } else { "s" },
+                if d.len() == 1 { "s" } else { "" }
+            );
             for (name, x, y) in d {
                 let _ = writeln!(out, "  {name:<48} {x:>5} -> {y}");
             }
