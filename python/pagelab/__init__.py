@@ -126,7 +126,7 @@ def run(
     """Runs a scenario (a path, a dict of its TOML tables, or TOML `text`) and returns its
     report as a dict.
 
-    `kernel` ("6.1", "6.12", "5.7") and `memory` ("512M", or bytes) are `pagelab run`'s
+    `kernel` ("6.1", "6.12", "7.3", "5.7") and `memory` ("512M", or bytes) are `pagelab run`'s
     --kernel and --memory: the same as set={"machine.kernel": ..., "machine.memory": ...}.
     `policy` may be a name from `pagelab.policies()` ("mglru", "s3fifo"; the command line's
     --policy), and so may the values of `policies` ({"/db": "mru"}).

@@ -141,3 +141,15 @@ def test_the_policy_protocol_spells_out_the_hooks_and_fields():
     pagelab.run(text=SMALL.replace("ops = 20000", "ops = 10"), policies={"/c": Spy})
     for field in typing.get_type_hints(pagelab.Folio):
         getattr(seen[0], field)
+
+
+def test_kernel_7_3_by_name_counts_limit_reclaim_in_vmstat():
+    # Issue 44: kernel="7.3" is accepted as the command line's --kernel 7.3 is; its
+    # reclaim counters are node statistics, so /proc/vmstat counts the /c limit's reclaim.
+    new = pagelab.run(text=SMALL, kernel="7.3")
+    old = pagelab.run(text=SMALL, kernel="6.12")
+    assert (new["kernel"], old["kernel"]) == ("7.3", "6.12")
+    assert old["vmstat"]["pgscan_direct"] == 0
+    assert new["vmstat"]["pgscan_direct"] > 0
+    with pytest.raises(ValueError, match="7.4"):
+        pagelab.run(text=SMALL, kernel="7.4")

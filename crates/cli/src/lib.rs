@@ -57,8 +57,10 @@ enum Cmd {
         /// scenario: the same as --set machine.memory=SIZE.
         #[arg(long)]
         memory: Option<String>,
-        /// The kernel version (6.1, 6.12, 5.7; default 6.1 with --trace). With a scenario:
-        /// the same as --set machine.kernel=VERSION.
+        /// The kernel version (6.1, 6.12, 7.3, 5.7; default 6.1 with --trace). With a scenario:
+        /// the same as --set machine.kernel=VERSION; several, comma-separated (6.1,6.12,7.3):
+        /// the scenario runs on each and pagelab prints what changed, counter by counter, and
+        /// the kernel.rs rules that differ between each pair of kernels.
         #[arg(long)]
         kernel: Option<String>,
         /// Write the full report as JSON to this file ("-" for standard output).
@@ -461,6 +463,15 @@ fn real_main(cli: Cli) -> Result<()> {
             if profile {
                 set.push("report.profile=true".into());
             }
+            if let Some(kernels) = kernel.as_deref().filter(|k| k.contains(',')) {
+                if parquet.is_some() {
+                    anyhow::bail!("--parquet writes one run's series: give one --kernel, not `{kernels}`");
+                }
+                if table {
+                    anyhow::bail!("--table prints one run's report: with several kernels pagelab prints their comparison");
+                }
+                return run_kernels(&scenario, kernels, json.as_deref(), &set, policy, memory, quiet);
+            }
             let set = machine_shorthands(set, [("kernel", kernel), ("policy", policy), ("memory", memory)])?;
             run(&scenario, json.as_deref(), parquet.as_deref(), &set, quiet, table)
         }
@@ -772,6 +783,59 @@ fn compare(paths: &[PathBuf], labels: &[String]) -> Result<()> {
         r.label = l.clone();
     }
     out!("{}", pagelab::compare::table(&runs, &pagelab::compare::default_rows()))?;
+    Ok(())
+}
+
+/// `run S --kernel A,B,...`: the scenario on each kernel (in the order given), then the
+/// comparison table, every vmstat counter that changed, and the rules that differ between
+/// each pair of kernels (kernel.rs's predicates). `--json` writes the reports as an array.
+fn run_kernels(
+    path: &std::path::Path,
+    kernels: &str,
+    json: Option<&std::path::Path>,
+    set: &[String],
+    policy: Option<String>,
+    memory: Option<String>,
+    quiet: bool,
+) -> Result<()> {
+    let mut parsed = Vec::new();
+    for k in kernels.split(',') {
+        let kernel = pagelab::kernel::Kernel::parse(k).map_err(|e| anyhow::anyhow!("--kernel {kernels}: {e}"))?;
+        if parsed.contains(&kernel) {
+            anyhow::bail!("--kernel {kernels}: {} is given twice", kernel.name());
+        }
+        parsed.push(kernel);
+    }
+    let mut files = output::Files::inputs([("the scenario", path)]);
+    let json_out = json.map(|p| files.output("--json", p, true)).transpose()?;
+    let mut reports = Vec::new();
+    let mut runs = Vec::new();
+    for &k in &parsed {
+        let set = machine_shorthands(set.to_vec(), [("kernel", Some(k.name().to_string())), ("policy", policy.clone()), ("memory", memory.clone())])?;
+        let s = pagelab::Scenario::load(path, &set)?;
+        let report = pagelab::run(&s, |_, _| {}).map_err(|e| anyhow::anyhow!("kernel {}: {e}", k.name()))?;
+        for w in &report.warnings {
+            eprintln!("pagelab: warning: kernel {}: {w}", k.name());
+        }
+        runs.push(pagelab::compare::Run::from_report(&format!("{} {}", k.name(), s.machine.policy.name()), &report));
+        reports.push(report);
+    }
+    let json_to_stdout = json_out.as_ref().is_some_and(output::Output::is_stdout);
+    if let Some(out) = json_out {
+        out.write((serde_json::to_string_pretty(&reports)? + "\n").as_bytes())?;
+    }
+    if quiet || json_to_stdout {
+        return Ok(());
+    }
+    outln!("{} on kernels {}", path.display(), parsed.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "))?;
+    outln!("")?;
+    out!("{}", pagelab::compare::table(&runs, &pagelab::compare::default_rows()))?;
+    outln!("")?;
+    outln!("vmstat counters that changed:")?;
+    out!("{}", pagelab::compare::changed_counters(&runs))?;
+    outln!("")?;
+    outln!("Rules that differ (crates/pagelab/src/kernel.rs; docs/kernel-7.3.md):")?;
+    out!("{}", pagelab::compare::differing_rules(&parsed))?;
     Ok(())
 }
 

@@ -39,7 +39,8 @@ use setup::note;
 pub struct OracleArgs {
     /// The scenario file (TOML).
     pub scenario: PathBuf,
-    /// The kernel: 6.1 (Debian 6.1.192) or 6.12 (Debian backports 6.12.95); default: the
+    /// The kernel: 6.1 (Debian 6.1.192), 6.12 (Debian backports 6.12.95) or 7.3 (Debian
+    /// trixie-backports 7.3.4); default: the
     /// scenario's machine.kernel.
     #[arg(long)]
     pub kernel: Option<String>,
@@ -190,7 +191,7 @@ pub fn oracle(a: &OracleArgs) -> Result<OracleOutput> {
     let (name, effective, overrides, scenario) = prepare(a)?;
     let m = &scenario.machine;
     if m.kernel == Kernel::V5_7 {
-        bail!("{}: kernel 5.7 cannot be booted by the oracle; use --kernel 6.1 or 6.12", a.scenario.display());
+        bail!("{}: kernel 5.7 cannot be booted by the oracle; use --kernel 6.1, 6.12 or 7.3", a.scenario.display());
     }
     let plan = Plan::parse(&effective, &a.scenario.display().to_string())?;
     let policy = m.policy.name();

@@ -155,20 +155,44 @@ pub fn ensure_host_tools() -> Result<()> {
     Ok(())
 }
 
-/// The Debian kernel package of a pinned kernel version.
+/// The Debian kernel package of a pinned kernel version: `package` holds the kernel image
+/// (and, up to 6.12, its modules); `extra` the packages unpacked beside it (7.3.4's modules).
 #[derive(Clone, Debug)]
 pub struct KernelPkg {
     pub version: Kernel,
     pub package: &'static str,
+    pub extra: &'static [&'static str],
     pub suite: &'static str,
+    /// The modules the guest loads (with their dependencies).
+    pub modules: &'static [&'static str],
 }
 
 pub fn kernel_pkg(k: Kernel) -> Result<KernelPkg> {
     match k {
-        Kernel::V6_1 => Ok(KernelPkg { version: k, package: "linux-image-6.1.0-56-amd64-unsigned", suite: "bookworm-security" }),
-        Kernel::V6_12 => Ok(KernelPkg { version: k, package: "linux-image-6.12.95+deb12-amd64-unsigned", suite: "bookworm-backports" }),
-        Kernel::V5_7 => bail!("kernel 5.7 has no Debian package the oracle can boot; use 6.1 or 6.12"),
+        Kernel::V6_1 => {
+            Ok(KernelPkg { version: k, package: "linux-image-6.1.0-56-amd64-unsigned", extra: &[], suite: "bookworm-security", modules: WANT_MODULES })
+        }
+        Kernel::V6_12 => {
+            Ok(KernelPkg { version: k, package: "linux-image-6.12.95+deb12-amd64-unsigned", extra: &[], suite: "bookworm-backports", modules: WANT_MODULES })
+        }
+        // trixie-backports splits 7.3.4: the image in linux-binary-*, the modules in
+        // linux-modules-*, modules.builtin and the config in linux-base-* (there is no
+        // linux-image-*-unsigned for it).
+        Kernel::V7_3 => Ok(KernelPkg {
+            version: k,
+            package: "linux-binary-7.3.4+deb13-amd64",
+            extra: &["linux-modules-7.3.4+deb13-amd64", "linux-base-7.3.4+deb13-amd64"],
+            suite: "trixie-backports",
+            modules: WANT_MODULES_LIB_CRC32C,
+        }),
+        Kernel::V5_7 => bail!("kernel 5.7 has no Debian package the oracle can boot; use 6.1, 6.12 or 7.3"),
     }
+}
+
+/// A package to fetch and the suite it comes from.
+struct KernelPkgName<'a> {
+    package: &'a str,
+    suite: &'a str,
 }
 
 fn find_deb(dir: &Path, package: &str) -> Option<PathBuf> {
@@ -184,6 +208,13 @@ fn find_deb(dir: &Path, package: &str) -> Option<PathBuf> {
 /// The kernel's .deb: from the cache, from `$PAGELAB_ORACLE_DEB_DIR`, or downloaded with
 /// `apt-get download` through private package lists (the host's apt sources stay untouched).
 fn fetch_deb(cache: &Cache, pkg: &KernelPkg) -> Result<PathBuf> {
+    fetch_one_deb(cache, pkg.package, pkg.suite)
+}
+
+/// One .deb of a kernel: from the cache (`deb/`, kept across archive updates), from
+/// `$PAGELAB_ORACLE_DEB_DIR`, or downloaded.
+fn fetch_one_deb(cache: &Cache, package: &str, suite: &str) -> Result<PathBuf> {
+    let pkg = KernelPkgName { package, suite };
     let dir = cache.dir("deb")?;
     if let Some(p) = find_deb(&dir, pkg.package) {
         return Ok(p);
@@ -205,7 +236,9 @@ fn fetch_deb(cache: &Cache, pkg: &KernelPkg) -> Result<PathBuf> {
     let signed = if keyring.exists() { format!("[signed-by={}] ", keyring.display()) } else { String::new() };
     fs::write(
         apt.join("sources.list"),
-        format!("deb {signed}http://deb.debian.org/debian-security bookworm-security main\ndeb {signed}http://deb.debian.org/debian bookworm-backports main\n"),
+        format!(
+            "deb {signed}http://deb.debian.org/debian-security bookworm-security main\ndeb {signed}http://deb.debian.org/debian bookworm-backports main\ndeb {signed}http://deb.debian.org/debian trixie-backports main\n"
+        ),
     )?;
     let opts = [
         format!("-oDir::Etc::SourceList={}", apt.join("sources.list").display()),
@@ -233,6 +266,9 @@ pub struct KernelImage {
 
 /// The modules the guest loads (with their dependencies): the virtio disks, ext4 and zram.
 const WANT_MODULES: &[&str] = &["virtio_pci", "virtio_blk", "crc32c_generic", "crc32c-intel", "ext4", "zram"];
+/// The same for 7.3.4, where crc32c is a library (lib/crc, no crc32c_generic or
+/// crc32c-intel module): ext4's dependencies bring what it needs.
+const WANT_MODULES_LIB_CRC32C: &[&str] = &["virtio_pci", "virtio_blk", "ext4", "zram"];
 
 /// The guest's /init: mounts the pseudo file systems, loads the modules, mounts the data
 /// disk (vda, read-write over qemu's snapshot) and the tools disk (vdb), runs
@@ -270,7 +306,12 @@ pub fn kernel_image(cache: &Cache, pkg: &KernelPkg) -> Result<KernelImage> {
     let dir = cache.dir(&format!("kernel-{}", pkg.version.name()))?;
     let _l = cache.lock(&format!("kernel-{}", pkg.version.name()))?;
     let deb = fetch_deb(cache, pkg)?;
-    let deb_name = deb.file_name().expect("a file").to_string_lossy().into_owned();
+    let extras = pkg.extra.iter().map(|p| fetch_one_deb(cache, p, pkg.suite)).collect::<Result<Vec<_>>>()?;
+    let mut deb_name = deb.file_name().expect("a file").to_string_lossy().into_owned();
+    for e in &extras {
+        deb_name.push('+');
+        deb_name.push_str(&e.file_name().expect("a file").to_string_lossy());
+    }
     let busybox = static_busybox().ok_or_else(|| anyhow!("no static busybox (install busybox-static)"))?;
     let stamp = format!("{BASE_FORMAT}\n{deb_name}\n{}\n", fs::metadata(&busybox).map(|m| m.len()).unwrap_or(0));
     let (vmlinuz, initrd, rel) = (dir.join("vmlinuz"), dir.join("base.cpio"), dir.join("release"));
@@ -280,7 +321,14 @@ pub fn kernel_image(cache: &Cache, pkg: &KernelPkg) -> Result<KernelImage> {
     note(format!("unpacking {deb_name} and building the initramfs"));
     let root = dir.join("root");
     let _ = fs::remove_dir_all(&root);
-    run(Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&root), "dpkg-deb -x")?;
+    for d in std::iter::once(&deb).chain(&extras) {
+        run(Command::new("dpkg-deb").arg("-x").arg(d).arg(&root), "dpkg-deb -x")?;
+    }
+    // trixie's packages (7.3.4) install under /usr (merged /usr): lib/modules is usr/lib/modules.
+    if !root.join("lib/modules").exists() && root.join("usr/lib/modules").exists() {
+        fs::create_dir_all(root.join("lib"))?;
+        fs::rename(root.join("usr/lib/modules"), root.join("lib/modules"))?;
+    }
     let release = fs::read_dir(root.join("lib/modules"))
         .context("the kernel package has no lib/modules")?
         .filter_map(|e| e.ok())
@@ -292,7 +340,7 @@ pub fn kernel_image(cache: &Cache, pkg: &KernelPkg) -> Result<KernelImage> {
     let mdir = root.join("lib/modules").join(&release);
     let dep = fs::read_to_string(mdir.join("modules.dep")).context("modules.dep")?;
     let builtin = fs::read_to_string(mdir.join("modules.builtin")).unwrap_or_default();
-    let order = module_closure(&dep, &builtin, WANT_MODULES)?;
+    let order = module_closure(&dep, &builtin, pkg.modules)?;
 
     let mut c = Cpio::new(std::io::BufWriter::new(fs::File::create(initrd.with_extension("tmp"))?));
     for d in ["bin", "dev", "proc", "sys", "mnt", "mnt/data", "mnt/tools", "tmp", "etc", "lib", "lib/modules"] {
@@ -320,7 +368,12 @@ pub fn kernel_image(cache: &Cache, pkg: &KernelPkg) -> Result<KernelImage> {
     c.file("etc/modules.order", 0o644, names.as_bytes())?;
     c.finish()?.into_inner().map_err(|e| anyhow!("writing the initramfs: {e}"))?.sync_all()?;
     fs::rename(initrd.with_extension("tmp"), &initrd)?;
-    fs::copy(root.join("boot").join(format!("vmlinuz-{release}")), &vmlinuz).context("the kernel package has no boot/vmlinuz")?;
+    // 6.1/6.12: boot/vmlinuz-RELEASE; 7.3.4 (trixie): usr/lib/modules/RELEASE/vmlinuz.
+    let mut image = root.join("boot").join(format!("vmlinuz-{release}"));
+    if !image.exists() {
+        image = mdir.join("vmlinuz");
+    }
+    fs::copy(&image, &vmlinuz).context("the kernel package has no boot/vmlinuz nor lib/modules/RELEASE/vmlinuz")?;
     fs::write(&rel, format!("{release}\n"))?;
     let _ = fs::remove_dir_all(&root);
     fs::write(dir.join("stamp"), &stamp)?;
@@ -459,6 +512,23 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kernel_7_3_comes_from_trixie_backports_three_packages_and_no_crc32c_module() {
+        // 7.3.4's modules.dep has no crc32c_generic or crc32c-intel (crc32c is in lib/):
+        // asking for them failed with "kernel module crc32c_generic is neither a module nor
+        // built in" on the first boot.
+        let dep = "kernel/fs/ext4/ext4.ko.xz: kernel/fs/jbd2/jbd2.ko.xz\nkernel/fs/jbd2/jbd2.ko.xz:\n\
+                   kernel/drivers/block/zram/zram.ko.xz:\n";
+        let builtin = "kernel/drivers/virtio/virtio_pci.ko\nkernel/drivers/block/virtio_blk.ko\n";
+        assert!(module_closure(dep, builtin, WANT_MODULES).is_err());
+        let p = kernel_pkg(Kernel::V7_3).unwrap();
+        assert_eq!((p.package, p.suite), ("linux-binary-7.3.4+deb13-amd64", "trixie-backports"));
+        assert_eq!(p.extra, ["linux-modules-7.3.4+deb13-amd64", "linux-base-7.3.4+deb13-amd64"]);
+        let o = module_closure(dep, builtin, p.modules).unwrap();
+        assert_eq!(o, ["kernel/fs/jbd2/jbd2.ko.xz", "kernel/fs/ext4/ext4.ko.xz", "kernel/drivers/block/zram/zram.ko.xz"]);
+        assert!(kernel_pkg(Kernel::V6_12).unwrap().extra.is_empty());
+    }
 
     #[test]
     fn module_closure_puts_dependencies_first_and_skips_builtins() {

@@ -3,7 +3,10 @@
 //! A rule that differs between versions asks [`Kernel`] rather than testing the version
 //! itself, so every difference has one name and its history is written down once, here.
 //! Each predicate states what 6.1.192 and 6.12.95 (and 5.7 where it differs) do, read from
-//! the Debian sources of those kernels.
+//! the Debian sources of those kernels; the 7.3 predicates (at the end) what 6.12.95 and
+//! Debian's 7.3.4 do. 7.3 starts from 6.12's rules: every `>= V6_12` predicate holds for it.
+//! [`PREDICATES`] lists every predicate by name, so a comparison of kernels can say which
+//! rules differ between them (docs/kernel-7.3.md).
 
 use serde::{Deserialize, Serialize};
 
@@ -20,6 +23,9 @@ pub enum Kernel {
     /// Debian 6.12.95 (bookworm-backports).
     #[serde(rename = "6.12")]
     V6_12,
+    /// Debian 7.3.4 (trixie-backports).
+    #[serde(rename = "7.3")]
+    V7_3,
 }
 
 impl Kernel {
@@ -28,7 +34,8 @@ impl Kernel {
             "5.7" => Ok(Kernel::V5_7),
             "6.1" => Ok(Kernel::V6_1),
             "6.12" => Ok(Kernel::V6_12),
-            other => Err(format!("`{other}` is not a pinned kernel (use \"6.1\", \"6.12\" or \"5.7\")")),
+            "7.3" => Ok(Kernel::V7_3),
+            other => Err(format!("`{other}` is not a pinned kernel (use \"6.1\", \"6.12\", \"7.3\" or \"5.7\")")),
         }
     }
 
@@ -37,14 +44,17 @@ impl Kernel {
             Kernel::V5_7 => "5.7",
             Kernel::V6_1 => "6.1",
             Kernel::V6_12 => "6.12",
+            Kernel::V7_3 => "7.3",
         }
     }
 
-    /// `PAGEVEC_SIZE`: per-CPU folio batches drain on their 15th (6.1) or 31st (6.12) entry.
+    /// `PAGEVEC_SIZE`: per-CPU folio batches drain on their 15th (6.1) or 31st (6.12, 7.3)
+    /// entry.
     pub fn pagevec_size(self) -> usize {
-        match self {
-            Kernel::V6_12 => 31,
-            _ => 15,
+        if self >= Kernel::V6_12 {
+            31
+        } else {
+            15
         }
     }
 
@@ -309,6 +319,118 @@ impl Kernel {
     pub fn kswapd_preempts_its_waker(self) -> bool {
         self < Kernel::V6_12
     }
+
+    // ---- 6.12.95 -> 7.3.4 (docs/kernel-7.3.md) ----------------------------------------------
+
+    /// mm/vmscan.c: shrink_inactive_list(), shrink_active_list(), scan_folios() and
+    /// evict_folios(): 6.12.95 counts pgscan_*/pgsteal_*/pgrefill with __count_vm_events()
+    /// only for node reclaim (`!cgroup_reclaim(sc)`) and with __count_memcg_events() for the
+    /// memcg, so memory.limit reclaim shows in memory.stat only; 7.3.4 counts them with
+    /// mod_lruvec_state() as node statistics of the lruvec, so /proc/vmstat (the node's sum)
+    /// counts memcg-limit reclaim as well.
+    pub fn reclaim_counters_are_node_stats(self) -> bool {
+        self >= Kernel::V7_3
+    }
+
+    /// mm/swap_state.c and mm/swap_table.h (swap table phase I, 6.18): 6.12.95 keeps a
+    /// swapped page's shadow in the swap cache's xarray, whose nodes workingset_update_node()
+    /// puts on the shadow-node LRU, so mm/workingset.c: scan_shadow_nodes() frees them (and
+    /// they count in workingset_nodes); 7.3.4 keeps the shadow in the slot's entry of the
+    /// cluster's swap table (__swap_cache_del_folio()), which no shrinker walks: a swap
+    /// shadow lives until its slot is freed.
+    pub fn swap_shadows_in_swap_table(self) -> bool {
+        self >= Kernel::V7_3
+    }
+
+    /// mm/memory.c: do_swap_page() (swap table phase II, 7.0): 6.12.95 reads a page of a
+    /// SWP_SYNCHRONOUS_IO device (zram) past the swap cache (`skip_swapcache`, the folio never
+    /// in it, no NR_SWAPCACHE update); 7.3.4's swapin_sync() adds the folio to the swap cache
+    /// like any swap-in (NR_SWAPCACHE +1, an rstat update of the memcg) and
+    /// should_try_to_free_swap() frees the slot at once after mapping it (NR_SWAPCACHE -1).
+    pub fn sync_swapin_through_swap_cache(self) -> bool {
+        self >= Kernel::V7_3
+    }
+
+    /// mm/memcontrol.c: memcg_rstat_updated(): 6.12.95 adds a stat update to the pending
+    /// count of the memcg and of every ancestor (skipping only the atomic add of one already
+    /// past its flush threshold, MEMCG_CHARGE_BATCH x CPUs); 7.3.4 stops the walk at the
+    /// first memcg past its threshold, so its ancestors count no more of that subtree's
+    /// updates until it is flushed, and a flush asked of an ancestor comes later.
+    pub fn memcg_rstat_update_stops_at_flushable(self) -> bool {
+        self >= Kernel::V7_3
+    }
+
+    /// mm/vmscan.c: try_to_shrink_lruvec() (MGLRU, Kairui Song's 7.2 series "improve reclaim
+    /// loop and dirty folio handling"): 6.12.95 calls get_nr_to_scan() before every batch,
+    /// which ages (try_to_inc_max_seq()) when should_run_aging() asks and then ends the
+    /// lruvec's turn, and each evict_folios() scans up to MAX_LRU_BATCH folios; 7.3.4
+    /// computes the budget once (evictable >> priority), ages inside the loop without leaving
+    /// it (root reclaim leaves after the batch that followed aging), and scans the budget in
+    /// batches of at most MIN_LRU_BATCH folios (scan_folios()'s `nr_to_scan`).
+    pub fn lru_gen_scan_budget_up_front(self) -> bool {
+        self >= Kernel::V7_3
+    }
+}
+
+/// A version predicate of [`Kernel`].
+pub type Predicate = fn(Kernel) -> bool;
+
+/// Every version predicate of [`Kernel`], by name, in the order they are declared: what a
+/// comparison of kernels (`pagelab run S --kernel 6.1,6.12,7.3`) lists as the rules that
+/// differ between two kernels. A test checks that every `pub fn … (self) -> bool` of the
+/// `impl Kernel` block is here.
+pub const PREDICATES: &[(&str, Predicate)] = &[
+    ("cost_counts_rotations", Kernel::cost_counts_rotations),
+    ("anon_workingset", Kernel::anon_workingset),
+    ("io_cost_balance", Kernel::io_cost_balance),
+    ("sync_swap_skips_bio", Kernel::sync_swap_skips_bio),
+    ("refault_counted_before_memcg_lookup", Kernel::refault_counted_before_memcg_lookup),
+    ("has_lru_gen", Kernel::has_lru_gen),
+    ("scan_rotate_ratios", Kernel::scan_rotate_ratios),
+    ("anon_starts_active", Kernel::anon_starts_active),
+    ("memcg_stats_flush_per_subtree", Kernel::memcg_stats_flush_per_subtree),
+    ("memcg_counts_pgpgin", Kernel::memcg_counts_pgpgin),
+    ("prepare_scan_flush_ratelimited", Kernel::prepare_scan_flush_ratelimited),
+    ("lru_gen_memcg_lru", Kernel::lru_gen_memcg_lru),
+    ("lru_gen_ages_in_get_nr_to_scan", Kernel::lru_gen_ages_in_get_nr_to_scan),
+    ("lru_gen_aging_test_first", Kernel::lru_gen_aging_test_first),
+    ("lru_gen_walk_skips_small_mms", Kernel::lru_gen_walk_skips_small_mms),
+    ("lru_gen_look_around_always_activates", Kernel::lru_gen_look_around_always_activates),
+    ("lru_gen_counts_every_refault", Kernel::lru_gen_counts_every_refault),
+    ("lru_gen_isolate_needs_io_only", Kernel::lru_gen_isolate_needs_io_only),
+    ("lru_gen_swappiness_honours_may_swap", Kernel::lru_gen_swappiness_honours_may_swap),
+    ("pgfault_counted_on_completion", Kernel::pgfault_counted_on_completion),
+    ("sync_readahead_initial_or_context", Kernel::sync_readahead_initial_or_context),
+    ("async_readahead_expected_index_only", Kernel::async_readahead_expected_index_only),
+    ("partial_memcg_walk", Kernel::partial_memcg_walk),
+    ("rmap_skips_vmas_without_recency", Kernel::rmap_skips_vmas_without_recency),
+    ("reclaim_target_is_unprotected", Kernel::reclaim_target_is_unprotected),
+    ("read_sets_prev_pos_at_end", Kernel::read_sets_prev_pos_at_end),
+    ("next_miss_past_the_scan", Kernel::next_miss_past_the_scan),
+    ("lru_gen_look_around_clears_its_trigger_first", Kernel::lru_gen_look_around_clears_its_trigger_first),
+    ("kswapd_progress_counts_reclaimed", Kernel::kswapd_progress_counts_reclaimed),
+    ("balance_pgdat_retries_without_cache_trim", Kernel::balance_pgdat_retries_without_cache_trim),
+    ("lru_gen_debugfs_four_walk_stats", Kernel::lru_gen_debugfs_four_walk_stats),
+    ("pcp_high_autotuned", Kernel::pcp_high_autotuned),
+    ("steals_single_pages_without_boost", Kernel::steals_single_pages_without_boost),
+    ("pcp_limited_during_reclaim", Kernel::pcp_limited_during_reclaim),
+    ("kswapd_preempts_its_waker", Kernel::kswapd_preempts_its_waker),
+    ("reclaim_counters_are_node_stats", Kernel::reclaim_counters_are_node_stats),
+    ("swap_shadows_in_swap_table", Kernel::swap_shadows_in_swap_table),
+    ("sync_swapin_through_swap_cache", Kernel::sync_swapin_through_swap_cache),
+    ("memcg_rstat_update_stops_at_flushable", Kernel::memcg_rstat_update_stops_at_flushable),
+    ("lru_gen_scan_budget_up_front", Kernel::lru_gen_scan_budget_up_front),
+];
+
+impl Kernel {
+    /// Every pinned kernel, oldest first.
+    pub const ALL: [Kernel; 4] = [Kernel::V5_7, Kernel::V6_1, Kernel::V6_12, Kernel::V7_3];
+
+    /// The predicates whose answer differs between `self` and `other`, with each kernel's
+    /// answer, in [`PREDICATES`]' order.
+    pub fn differing_rules(self, other: Kernel) -> Vec<(&'static str, bool, bool)> {
+        PREDICATES.iter().filter_map(|&(name, f)| (f(self) != f(other)).then_some((name, f(self), f(other)))).collect()
+    }
 }
 
 /// `SWAP_CLUSTER_MAX`: the reclaim batch.
@@ -321,3 +443,38 @@ pub const MAX_RECLAIM_RETRIES: u32 = 16;
 pub const MEMCG_CHARGE_BATCH: u64 = 64;
 /// `FLUSH_TIME` (2·HZ): the periodic rstat flush.
 pub const RSTAT_FLUSH_NS: u64 = 2_000_000_000;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The table is generated from nothing but this file's text: every boolean predicate
+    /// declared in `impl Kernel` must be listed, so a new rule cannot be left out of the
+    /// comparison of kernels.
+    #[test]
+    fn predicates_lists_every_boolean_predicate() {
+        let src = include_str!("kernel.rs");
+        let declared: Vec<&str> = src.lines().filter_map(|l| l.trim().strip_prefix("pub fn ")?.strip_suffix("(self) -> bool {")).collect();
+        let listed: Vec<&str> = PREDICATES.iter().map(|p| p.0).collect();
+        assert_eq!(declared, listed);
+        assert!(declared.len() > 30);
+    }
+
+    #[test]
+    fn differing_rules_between_6_12_and_7_3_are_the_7_3_predicates() {
+        let d: Vec<&str> = Kernel::V6_12.differing_rules(Kernel::V7_3).into_iter().map(|x| x.0).collect();
+        assert_eq!(
+            d,
+            [
+                "reclaim_counters_are_node_stats",
+                "swap_shadows_in_swap_table",
+                "sync_swapin_through_swap_cache",
+                "memcg_rstat_update_stops_at_flushable",
+                "lru_gen_scan_budget_up_front"
+            ]
+        );
+        assert!(Kernel::V6_1.differing_rules(Kernel::V6_1).is_empty());
+        assert_eq!(Kernel::parse("7.3"), Ok(Kernel::V7_3));
+        assert_eq!(Kernel::V7_3.name(), "7.3");
+    }
+}

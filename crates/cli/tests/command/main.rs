@@ -5,6 +5,7 @@ mod bad_input;
 mod calibrate;
 mod cli;
 mod hardening;
+mod kernels;
 mod results;
 mod seeds_help;
 mod size;

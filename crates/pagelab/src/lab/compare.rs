@@ -184,6 +184,64 @@ pub fn table(runs: &[Run], rows: &[Row]) -> String {
     out
 }
 
+/// Every vmstat counter whose value is not the same in all `runs`, one row each in the
+/// table's format (the first run the baseline): what changed, counter by counter.
+pub fn changed_counters(runs: &[Run]) -> String {
+    if runs.is_empty() {
+        return String::new();
+    }
+    let keys: std::collections::BTreeSet<&String> = runs.iter().flat_map(|r| r.vmstat.keys()).collect();
+    let changed: Vec<&String> = keys.into_iter().filter(|k| runs.iter().any(|r| r.get(k) != runs[0].get(k))).collect();
+    if changed.is_empty() {
+        return "every vmstat counter is the same in all runs\n".into();
+    }
+    let label_w = changed.iter().map(|k| k.len()).max().unwrap_or(10).max(10);
+    let col_w = runs.iter().map(|r| r.label.len()).max().unwrap_or(10).max(25);
+    let mut out = String::new();
+    let _ = write!(out, "{:label_w$}", "");
+    for r in runs {
+        let _ = write!(out, " {:>col_w$}", r.label);
+    }
+    out.push('\n');
+    for k in changed {
+        let base = runs[0].get(k);
+        let _ = write!(out, "{k:<label_w$}");
+        for r in runs {
+            let v = r.get(k);
+            let cell = format!("{} {:>10}", crate::report::thousands_f64(v, 0), change(base, v));
+            let _ = write!(out, " {cell:>col_w$}");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The rules (kernel.rs predicates, [`crate::kernel::PREDICATES`]) that differ between each
+/// pair of `kernels`, with each one's answer: the list is generated from the predicates, so
+/// a new version rule appears here without being written twice.
+pub fn differing_rules(kernels: &[crate::kernel::Kernel]) -> String {
+    let mut out = String::new();
+    // Neighbours first (6.1 -> 6.12, 6.12 -> 7.3), then the wider steps (6.1 -> 7.3).
+    for gap in 1..kernels.len() {
+        for (&a, &b) in kernels.iter().zip(&kernels[gap..]) {
+            let d = a.differing_rules(b);
+            let _ = writeln!(
+                out,
+                "{} -> {}: {} rule{} differ{}",
+                a.name(),
+                b.name(),
+                d.len(),
+                if d.len() == 1 { "" } else { "s" },
+                if d.len() == 1 { "s" } else { "" }
+            );
+            for (name, x, y) in d {
+                let _ = writeln!(out, "  {name:<48} {x:>5} -> {y}");
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,5 +282,26 @@ mod tests {
         assert_eq!(decimals("Reclaim efficiency %"), 2);
         assert_eq!(decimals("Throughput ops/s"), 2);
         assert_eq!(get("Pages read (pgpgin/4)"), 0.0);
+    }
+
+    #[test]
+    fn changed_counters_lists_only_what_differs() {
+        let a = run("6.12", &[("pgscan_kswapd", 100.0), ("pswpin", 5.0)]);
+        let b = run("7.3", &[("pgscan_kswapd", 150.0), ("pswpin", 5.0)]);
+        let t = changed_counters(&[a.clone(), b]);
+        assert!(t.contains("pgscan_kswapd") && t.contains("( +50.00%)"), "{t}");
+        assert!(!t.contains("pswpin"), "{t}");
+        assert!(changed_counters(&[a.clone(), a]).starts_with("every vmstat counter is the same"));
+    }
+
+    #[test]
+    fn differing_rules_names_the_predicates_of_each_pair() {
+        use crate::kernel::Kernel;
+        let t = differing_rules(&[Kernel::V6_12, Kernel::V7_3]);
+        assert!(t.starts_with("6.12 -> 7.3: 5 rules differ\n"), "{t}");
+        assert!(t.contains("sync_swapin_through_swap_cache") && t.contains("false -> true"), "{t}");
+        assert!(!t.contains("partial_memcg_walk"), "{t}");
+        let t = differing_rules(&[Kernel::V6_1, Kernel::V6_12, Kernel::V7_3]);
+        assert!(t.contains("6.1 -> 6.12:") && t.contains("6.1 -> 7.3:") && t.contains("partial_memcg_walk"), "{t}");
     }
 }

@@ -511,14 +511,27 @@ impl Memcgs {
     }
 
     /// memcg_rstat_updated() on 6.12: per-memcg counts, propagated to every ancestor in
-    /// batches of 64.
+    /// batches of 64. On 7.3 the walk up stops at the first memcg already past its flush
+    /// threshold ([`Kernel::memcg_rstat_update_stops_at_flushable`]).
     #[inline]
     fn rstat_pending_updated(&mut self, memcg: MemcgId, n: u64) {
+        let stop = self.kernel.memcg_rstat_update_stops_at_flushable();
+        let limit = MEMCG_CHARGE_BATCH * self.nr_cpus;
         let mut cur = Some(memcg);
         while let Some(c) = cur {
-            self.cg[c as usize].rstat_pending += n;
-            cur = self.cg[c as usize].parent;
+            let cg = &mut self.cg[c as usize];
+            if stop && cg.rstat_pending > limit {
+                break;
+            }
+            cg.rstat_pending += n;
+            cur = cg.parent;
         }
+    }
+
+    /// The stat updates `memcg` has pending since its last flush (`vmstats->stats_updates`;
+    /// 6.12 and 7.3, where each memcg keeps its own).
+    pub fn rstat_pending(&self, memcg: MemcgId) -> u64 {
+        self.cg[memcg as usize].rstat_pending
     }
 
     /// memcg_rstat_updated() on 6.1 when the per-CPU count passes its batch: it goes to the

@@ -131,8 +131,9 @@ fn read_swap_page<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, slot: u32, readah
         f.flags |= pg::SWAPCACHE;
     }
     mm.nr_swapcached += 1;
-    if !mm.swap.kind.synchronous_io() {
-        // A synchronous device's swap-in bypasses the swap cache (pagelab passes through it).
+    if !mm.swap.kind.synchronous_io() || mm.cfg.kernel.sync_swapin_through_swap_cache() {
+        // A synchronous device's swap-in bypasses the swap cache up to 6.12 (pagelab passes
+        // through it without the NR_SWAPCACHE update); 7.3's swapin_sync() adds it.
         mm.memcgs.stat_updated(memcg, FedStat::SwapCache, 1);
     }
     mm.space.set(vpn, Entry::Resident(pfn));
@@ -156,7 +157,10 @@ fn read_swap_page<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, slot: u32, readah
 }
 
 /// Models mm/memory.c: do_swap_page() for a page not in the swap cache: synchronous devices
-/// read the one page past the swap cache and free the slot; others go through
+/// read the one page past the swap cache and free the slot (6.1/6.12; 7.3 reads it through
+/// the swap cache and frees the slot after mapping it: should_try_to_free_swap() ->
+/// folio_free_swap(),
+/// [`Kernel::sync_swapin_through_swap_cache`](crate::kernel::Kernel::sync_swapin_through_swap_cache)); others go through
 /// swapin_readahead() (cluster readahead around the slot on rotational devices, VMA readahead
 /// around the address otherwise) and keep the slot in the swap cache. Returns the frame.
 pub fn swapin<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, slot: u32) -> Option<Pfn> {
@@ -178,6 +182,11 @@ pub fn swapin<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, slot: u32) 
         f.flags &= !pg::SWAPCACHE;
         f.flags |= pg::DIRTY;
         f.swap = crate::mm::folio::NIL;
+        let memcg = f.memcg;
+        if mm.cfg.kernel.sync_swapin_through_swap_cache() {
+            // folio_free_swap() takes the folio out of the swap cache: NR_SWAPCACHE -1.
+            mm.memcgs.stat_updated(memcg, FedStat::SwapCache, 1);
+        }
         release_slot(mm, slot);
         return Some(pfn);
     }

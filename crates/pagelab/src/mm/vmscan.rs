@@ -411,10 +411,13 @@ pub fn shrink_slab(mm: &mut Mm, memcg: MemcgId, priority: u32) {
 }
 
 /// Counts a pgscan/pgsteal/pgrefill event: always for the memcg, globally only for node
-/// reclaim (cgroup reclaim is left out of /proc/vmstat's copy in 6.1-6.12).
+/// reclaim (cgroup reclaim is left out of /proc/vmstat's copy in 6.1-6.12), or for both
+/// when they are node statistics (7.3: [`Kernel::reclaim_counters_are_node_stats`]).
+///
+/// [`Kernel::reclaim_counters_are_node_stats`]: crate::kernel::Kernel::reclaim_counters_are_node_stats
 #[inline]
 pub fn count_reclaim(mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, e: Ev, n: u64) {
-    if !sc.cgroup_reclaim() {
+    if !sc.cgroup_reclaim() || mm.cfg.kernel.reclaim_counters_are_node_stats() {
         mm.count(e, n);
     }
     mm.count_memcg(memcg, e, n);

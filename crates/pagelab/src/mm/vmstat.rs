@@ -224,7 +224,9 @@ pub fn gauges(mm: &crate::mm::Mm) -> std::collections::BTreeMap<&'static str, u6
     g.insert("nr_dirty", mm.nr_dirty);
     g.insert("nr_writeback", mm.nr_writeback);
     g.insert("nr_swapcached", mm.nr_swapcached);
-    g.insert("workingset_nodes", mm.file_nodes.nr_shadow_nodes() + mm.swap_nodes.nr_shadow_nodes());
+    // 7.3's swap shadows sit in the swap table, not in xarray nodes the shadow LRU counts.
+    let swap_nodes = if mm.cfg.kernel.swap_shadows_in_swap_table() { 0 } else { mm.swap_nodes.nr_shadow_nodes() };
+    g.insert("workingset_nodes", mm.file_nodes.nr_shadow_nodes() + swap_nodes);
     if let Some(pb) = mm.pageblocks.as_ref() {
         // With non-movable pageblocks, what the guest's sampler reads from /proc/zoneinfo and
         // /proc/pagetypeinfo (oracle/samples.py): each zone's free pages, its high watermark

@@ -608,12 +608,15 @@ pub enum Space {
 const SHRINK_BATCH: u64 = 128;
 
 /// Models mm/workingset.c: count_shadow_nodes() + scan_shadow_nodes() driven by
-/// mm/vmscan.c: do_shrink_slab() with seeks = 0 (6.1/6.12): when a memcg's shadow-only
-/// nodes exceed 1/8 of its LRU pages, free the oldest nodes with all their shadows.
+/// mm/vmscan.c: do_shrink_slab() with seeks = 0 (6.1/6.12/7.3): when a memcg's shadow-only
+/// nodes exceed 1/8 of its LRU pages, free the oldest nodes with all their shadows. 7.3
+/// keeps swap shadows in the swap table, out of the shrinker's reach
+/// ([`Kernel::swap_shadows_in_swap_table`](crate::kernel::Kernel::swap_shadows_in_swap_table)).
 pub fn shrink_shadow_nodes(mm: &mut Mm, memcg: MemcgId, priority: u32) {
     let lru_pages: u64 = mm.memcgs.get(memcg).lruvec.lru_size.iter().sum();
     let max_nodes = lru_pages >> (XA_CHUNK_SHIFT - 3);
-    for space in [Space::File, Space::Swap] {
+    let spaces: &[Space] = if mm.cfg.kernel.swap_shadows_in_swap_table() { &[Space::File] } else { &[Space::File, Space::Swap] };
+    for &space in spaces {
         let nodes = match space {
             Space::File => &mm.file_nodes,
             Space::Swap => &mm.swap_nodes,

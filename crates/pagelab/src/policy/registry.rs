@@ -71,14 +71,14 @@ pub struct PolicyInfo {
 const KERNEL: [PolicyInfo; 2] = [
     PolicyInfo {
         name: "classic",
-        description: "the kernel's active/inactive LRU (mm/vmscan.c with MGLRU off; 5.7, 6.1, 6.12)",
+        description: "the kernel's active/inactive LRU (mm/vmscan.c with MGLRU off; 5.7, 6.1, 6.12, 7.3)",
         params: "machine.swappiness",
         runs: Runs::Both,
         build: Build::Kernel(PolicyKind::Classic),
     },
     PolicyInfo {
         name: "mglru",
-        description: "the kernel's multi-generational LRU (6.1, 6.12)",
+        description: "the kernel's multi-generational LRU (6.1, 6.12, 7.3)",
         params: "[mglru] walks, pmd_young, min_ttl_ms, refault_distance, prefetch",
         runs: Runs::Both,
         build: Build::Kernel(PolicyKind::Mglru),

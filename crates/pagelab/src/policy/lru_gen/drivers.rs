@@ -5,7 +5,7 @@
 //! lru_gen_rotate_memcg()), set_initial_priority(), try_to_shrink_lruvec(), and memcg limit
 //! reclaim through lru_gen_shrink_lruvec().
 
-use super::{LruGen, MIN_LRU_BATCH, MIN_NR_GENS};
+use super::{LruGen, MAX_LRU_BATCH, MIN_LRU_BATCH, MIN_NR_GENS};
 use crate::kernel::DEF_PRIORITY;
 use crate::mm::memcontrol::{MemcgId, ROOT_MEMCG};
 use crate::mm::vmscan::ScanControl;
@@ -111,7 +111,7 @@ impl LruGen {
             if nr_to_scan == 0 {
                 return;
             }
-            let delta = self.evict_folios(mm, memcg, sc, swappiness);
+            let delta = self.evict_folios(mm, memcg, sc, swappiness, MAX_LRU_BATCH);
             if delta == 0 {
                 return;
             }
@@ -327,6 +327,9 @@ impl LruGen {
 
     /// Models mm/vmscan.c: try_to_shrink_lruvec() (6.12). Returns whether aging succeeded.
     fn try_to_shrink_lruvec(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) -> bool {
+        if self.kernel.lru_gen_scan_budget_up_front() {
+            return self.try_to_shrink_lruvec_7_3(mm, memcg, sc);
+        }
         let swappiness = self.get_swappiness(mm, sc);
         let mut scanned = 0;
         loop {
@@ -334,7 +337,7 @@ impl LruGen {
             if nr_to_scan <= 0 {
                 return nr_to_scan < 0;
             }
-            let delta = self.evict_folios(mm, memcg, sc, swappiness);
+            let delta = self.evict_folios(mm, memcg, sc, swappiness, MAX_LRU_BATCH);
             if delta == 0 {
                 return false;
             }
@@ -343,6 +346,80 @@ impl LruGen {
                 return false;
             }
         }
+    }
+
+    /// Models mm/vmscan.c: get_nr_to_scan() of 7.3.4: the lruvec's evictable pages
+    /// (lruvec_evictable_size(): every generation of the types reclaim may take), scaled by
+    /// memory.min/low as the classic LRU scales (apply_proportional_protection()), shifted by
+    /// the priority. No aging here (7.2).
+    fn get_nr_to_scan_7_3(&self, mm: &Mm, memcg: MemcgId, sc: &mut ScanControl, can_swap: bool) -> u64 {
+        let lv = &self.lv[memcg as usize];
+        let mut evictable = 0u64;
+        for ty in (!can_swap) as usize..2 {
+            for seq in lv.min_seq[ty]..=lv.max_seq {
+                evictable += lv.nr_pages[super::gen_of(seq)][ty].max(0) as u64;
+            }
+        }
+        let (min, low) = mm.memcgs.protection(sc.target, memcg);
+        if min > 0 || low > 0 {
+            let protection = if !sc.memcg_low_reclaim && low > min {
+                sc.memcg_low_skipped = true;
+                low
+            } else {
+                min
+            };
+            let cgroup_size = mm.memcgs.get(memcg).usage.max(protection);
+            let scan = evictable - (evictable as u128 * protection as u128 / (cgroup_size as u128 + 1)) as u64;
+            evictable = scan.max(crate::kernel::SWAP_CLUSTER_MAX);
+        }
+        evictable >> sc.priority
+    }
+
+    /// Models mm/vmscan.c: should_run_aging() of 7.3.4: age when fewer than MIN_NR_GENS
+    /// generations are evictable; at the default priority never otherwise; below it, when
+    /// exactly MIN_NR_GENS are.
+    fn should_run_aging_7_3(&self, memcg: MemcgId, can_swap: bool, priority: u32) -> bool {
+        let lv = &self.lv[memcg as usize];
+        let min_seq = lv.min_seq[(!can_swap) as usize..].iter().copied().min().unwrap_or(lv.max_seq);
+        if min_seq + MIN_NR_GENS as u64 > lv.max_seq {
+            return true;
+        }
+        priority != DEF_PRIORITY && min_seq + MIN_NR_GENS as u64 == lv.max_seq
+    }
+
+    /// Models mm/vmscan.c: try_to_shrink_lruvec() of 7.3.4 ([`Kernel::lru_gen_scan_budget_up_front`]):
+    /// the budget computed once; each turn checks memory.min, ages when should_run_aging()
+    /// asks (without leaving), evicts at most MIN_LRU_BATCH folios, and stops when nothing
+    /// was scanned, when should_abort_scan() says so, or, for root reclaim, after the batch
+    /// that followed aging. Returns whether the memcg should rotate (below min, or aging
+    /// created a generation).
+    ///
+    /// [`Kernel::lru_gen_scan_budget_up_front`]: crate::kernel::Kernel::lru_gen_scan_budget_up_front
+    fn try_to_shrink_lruvec_7_3(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) -> bool {
+        let swappiness = self.get_swappiness(mm, sc);
+        let can_swap = swappiness != 0;
+        let (mut need_rotate, mut should_age) = (false, false);
+        mm.memcgs.calculate_protection(sc.target, memcg, mm.cfg.tunables.memory_recursiveprot);
+        let mut nr_to_scan = self.get_nr_to_scan_7_3(mm, memcg, sc, can_swap);
+        while nr_to_scan > 0 {
+            if mm.memcgs.below_min(Some(sc.target), memcg) {
+                need_rotate = true;
+                break;
+            }
+            if self.should_run_aging_7_3(memcg, can_swap, sc.priority) {
+                let max_seq = self.lv[memcg as usize].max_seq;
+                if self.try_to_inc_max_seq(mm, memcg, max_seq, can_swap) {
+                    need_rotate = true;
+                }
+                should_age = true;
+            }
+            let delta = self.evict_folios(mm, memcg, sc, swappiness, nr_to_scan.min(MIN_LRU_BATCH));
+            if delta == 0 || self.should_abort_scan_6_12(mm, sc) || (!sc.cgroup_reclaim() && should_age) {
+                break;
+            }
+            nr_to_scan = nr_to_scan.saturating_sub(delta);
+        }
+        need_rotate
     }
 
     /// Models mm/vmscan.c: shrink_one() (6.12).

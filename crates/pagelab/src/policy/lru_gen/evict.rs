@@ -162,13 +162,20 @@ impl LruGen {
     /// sort_folio() moves the higher zones' folios on to the next generation. Counts pgscan
     /// (isolated) and pgrefill (sorted). Returns the folios scanned, or 0 if none could be
     /// isolated with budget left.
-    fn scan_folios(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, ty: usize, tier: usize, out: &mut Vec<Pfn>) -> u64 {
+    ///
+    /// `nr_to_scan` bounds the folios looked at: MAX_LRU_BATCH up to 6.12, the loop's batch
+    /// (at most MIN_LRU_BATCH) in 7.3, whose scan_folios() also returns what it scanned
+    /// whether or not it isolated anything ([`Kernel::lru_gen_scan_budget_up_front`]).
+    ///
+    /// [`Kernel::lru_gen_scan_budget_up_front`]: crate::kernel::Kernel::lru_gen_scan_budget_up_front
+    #[allow(clippy::too_many_arguments)]
+    fn scan_folios(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, ty: usize, tier: usize, out: &mut Vec<Pfn>, nr_to_scan: u64) -> u64 {
         if self.nr_gens(memcg, ty) == MIN_NR_GENS as u64 {
             return 0;
         }
         let gen = gen_of(self.lv[memcg as usize].min_seq[ty]);
         let (mut scanned, mut sorted, mut isolated) = (0u64, 0u64, 0u64);
-        let mut remaining = MAX_LRU_BATCH;
+        let mut remaining = nr_to_scan.min(MAX_LRU_BATCH);
         let mut parked = Vec::new();
         let first = sc.reclaim_idx.min(MAX_ZONES - 1);
         for zone in (0..=first).rev().chain((first + 1..MAX_ZONES).rev()) {
@@ -211,7 +218,7 @@ impl LruGen {
         by_type[ty] = isolated;
         count_pgscan(mm, memcg, sc, by_type);
         count_reclaim(mm, memcg, sc, Ev::PgRefill, sorted);
-        if isolated > 0 || remaining == 0 {
+        if isolated > 0 || remaining == 0 || self.kernel.lru_gen_scan_budget_up_front() {
             scanned
         } else {
             0
@@ -230,7 +237,13 @@ impl LruGen {
     /// Models mm/vmscan.c: isolate_folios(): pick the type (file when swappiness is 0 or 1,
     /// anon when it is 200 or anon's oldest generation is older, else the PID controller)
     /// and fall back to the other type when nothing could be scanned. Returns (scanned, type).
-    fn isolate_folios(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, swappiness: u64, out: &mut Vec<Pfn>) -> (u64, usize) {
+    ///
+    /// 7.3 ([`Kernel::lru_gen_scan_budget_up_front`]) stops once a type isolated something,
+    /// and falls back to the other type only when nothing was scanned: a type scanned without
+    /// isolation is scanned again. Returns the total scanned.
+    ///
+    /// [`Kernel::lru_gen_scan_budget_up_front`]: crate::kernel::Kernel::lru_gen_scan_budget_up_front
+    fn isolate_folios(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, swappiness: u64, out: &mut Vec<Pfn>, nr_to_scan: u64) -> (u64, usize) {
         let min_seq = self.lv[memcg as usize].min_seq;
         let mut tier = None;
         let mut ty = if swappiness == 0 {
@@ -247,9 +260,23 @@ impl LruGen {
             t
         };
         let mut scanned = 0;
+        let budget_up_front = self.kernel.lru_gen_scan_budget_up_front();
         for _ in (swappiness == 0) as usize..2 {
             let t = tier.unwrap_or_else(|| self.get_tier_idx(memcg, ty));
-            scanned = self.scan_folios(mm, memcg, sc, ty, t, out);
+            let before = out.len();
+            let this = self.scan_folios(mm, memcg, sc, ty, t, out, nr_to_scan);
+            if budget_up_front {
+                scanned += this;
+                if out.len() > before {
+                    break;
+                }
+                if this == 0 {
+                    ty = 1 - ty;
+                }
+                tier = None;
+                continue;
+            }
+            scanned = this;
             if scanned > 0 {
                 break;
             }
@@ -264,13 +291,30 @@ impl LruGen {
     /// [`MglruEpilogue`]: survivors that are active, referenced, mapped, locked, dirty or
     /// under writeback go to the youngest generation, clean ones get one more try. Returns
     /// the folios scanned (0: nothing more to do here).
-    pub fn evict_folios(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl, swappiness: u64) -> u64 {
+    ///
+    /// 7.3 ([`Kernel::lru_gen_scan_budget_up_front`]) scans at most `nr_to_scan` folios, drops
+    /// empty generations before isolating and again after a scan, and returns what it
+    /// scanned even with only MIN_NR_GENS generations left.
+    ///
+    /// [`Kernel::lru_gen_scan_budget_up_front`]: crate::kernel::Kernel::lru_gen_scan_budget_up_front
+    pub fn evict_folios(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl, swappiness: u64, nr_to_scan: u64) -> u64 {
         let mut list = std::mem::take(&mut self.scratch);
         list.clear();
-        let (mut scanned, ty) = self.isolate_folios(mm, memcg, sc, swappiness, &mut list);
-        scanned += self.try_to_inc_min_seq(memcg, swappiness != 0) as u64;
-        if self.nr_gens(memcg, (swappiness == 0) as usize) == MIN_NR_GENS as u64 {
-            scanned = 0;
+        let scanned;
+        let ty;
+        if self.kernel.lru_gen_scan_budget_up_front() {
+            self.try_to_inc_min_seq(memcg, swappiness != 0);
+            (scanned, ty) = self.isolate_folios(mm, memcg, sc, swappiness, &mut list, nr_to_scan);
+            if scanned > 0 {
+                self.try_to_inc_min_seq(memcg, swappiness != 0);
+            }
+        } else {
+            let (mut s, t) = self.isolate_folios(mm, memcg, sc, swappiness, &mut list, nr_to_scan);
+            s += self.try_to_inc_min_seq(memcg, swappiness != 0) as u64;
+            if self.nr_gens(memcg, (swappiness == 0) as usize) == MIN_NR_GENS as u64 {
+                s = 0;
+            }
+            (scanned, ty) = (s, t);
         }
         if list.is_empty() {
             self.scratch = list;

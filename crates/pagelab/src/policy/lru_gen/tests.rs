@@ -162,7 +162,7 @@ fn isolate_folio_needs_may_writepage_for_unswapped_anon_only_in_6_1() {
         let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 32);
         sc.may_writepage = false;
         m.mm.actor = Actor::Kswapd;
-        m.policy.evict_folios(&mut m.mm, ROOT_MEMCG, &mut sc, 60);
+        m.policy.evict_folios(&mut m.mm, ROOT_MEMCG, &mut sc, 60, super::MAX_LRU_BATCH);
         let scanned = m.mm.events.get(Ev::PgScanAnon);
         assert_eq!(scanned > 0, isolates, "{kernel}: pgscan_anon {scanned}");
         m.check().unwrap();
