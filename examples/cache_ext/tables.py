@@ -2,7 +2,7 @@
 """Prints the tables of examples/cache_ext/README.md: cache_ext's evaluation (SOSP '25,
 Zussman et al.) beside pagelab's runs of the same setups, scaled.
 
-    python3 examples/cache_ext/tables.py fig9|fig6|fig11|zipf-check [--pagelab PATH] [--keep DIR]
+    python3 examples/cache_ext/tables.py fig9|fig6|fig10|fig11|zipf-check [--pagelab PATH] [--keep DIR]
 
 Each cell compares the paper's ratio to the default policy (classic) with pagelab's:
 direction agrees when both are above 1, both below, or both within 5% of 1 ("="); the
@@ -244,6 +244,37 @@ def fig11(a, tmp):
     print(t.line("Fig. 11"))
 
 
+def fig10(a, tmp):
+    """Fig. 10: GET-SCAN, on examples/policies/get-scan.toml (a miniature: GETs of a Zipf
+    0.99 file and a task scanning it, one cgroup holding a quarter of it), built-ins only."""
+    runs = {
+        "default": [],
+        "MGLRU": ["machine.policy=\"mglru\""],
+        "scan FADV_SEQUENTIAL": ["workload.scan.fadvise=\"sequential\""],
+    }
+    r = {c: run(a.pagelab, "../policies/get-scan.toml", s, f"{tmp}/g-{i}.json")
+         for i, (c, s) in enumerate(runs.items())}
+
+    def task(x, name):
+        return next(t for t in x["tasks"] if t["name"] == name)
+
+    print("| setup | GET ops/s | vs default | GET p99 (µs) | SCAN ops/s |")
+    print("|---|---|---|---|---|")
+    d = task(r["default"], "get")["ops_per_s"]
+    for c, x in r.items():
+        g = task(x, "get")
+        print(f"| {c} | {g['ops_per_s']:,.0f} | {g['ops_per_s'] / d:.3f}x | "
+              f"{g['latency']['p99_ns'] / 1000:.0f} | {task(x, 'scan')['ops_per_s']:,.0f} |")
+    print()
+    print(HEAD)
+    t = Tally()
+    row("MGLRU, GET", 0.5, task(r["MGLRU"], "get")["ops_per_s"] / d, r["MGLRU"], r["default"], "/db", t, True)
+    row("scan FADV_SEQUENTIAL, GET", 1.0, task(r["scan FADV_SEQUENTIAL"], "get")["ops_per_s"] / d,
+        r["scan FADV_SEQUENTIAL"], r["default"], "/db", t)
+    print()
+    print(t.line("Fig. 10"))
+
+
 def zipf_check(a, tmp):
     """The key distribution alone: does a frequency policy beat the default on it?"""
     pols = ["classic", "lru", "lfu", "sampling-lfu", "lhd"]
@@ -257,14 +288,14 @@ def zipf_check(a, tmp):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("figure", choices=["fig9", "fig6", "fig11", "zipf-check"])
+    ap.add_argument("figure", choices=["fig9", "fig6", "fig10", "fig11", "zipf-check"])
     ap.add_argument("--pagelab", default=os.path.join(ROOT, "target/release/pagelab"))
     ap.add_argument("--quick", action="store_true", help="fig6: YCSB-C only")
     ap.add_argument("--cpus", type=int, default=0, help="fig11: machine.cpus (default: none)")
     ap.add_argument("--keep", metavar="DIR", help="keep the runs' JSON reports in DIR and reuse "
                     "the ones already there (to reprint a table without running again)")
     a = ap.parse_args()
-    fig = {"fig9": fig9, "fig6": fig6, "fig11": fig11, "zipf-check": zipf_check}[a.figure]
+    fig = {"fig9": fig9, "fig6": fig6, "fig10": fig10, "fig11": fig11, "zipf-check": zipf_check}[a.figure]
     if a.keep:
         global REUSE
         REUSE = True
