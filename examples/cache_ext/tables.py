@@ -245,14 +245,14 @@ def fig11(a, tmp):
 
 
 def fig10(a, tmp):
-    """Fig. 10: GET-SCAN, on examples/policies/get-scan.toml (a miniature: GETs of a Zipf
-    0.99 file and a task scanning it, one cgroup holding a quarter of it), built-ins only."""
+    """Fig. 10: GET-SCAN on get-scan.toml (GETs of a Zipf 0.99 file and a task scanning it,
+    side by side for 4 s, in a cgroup holding a quarter of it)."""
     runs = {
         "default": [],
         "MGLRU": ["machine.policy=\"mglru\""],
         "scan FADV_SEQUENTIAL": ["workload.scan.fadvise=\"sequential\""],
     }
-    r = {c: run(a.pagelab, "../policies/get-scan.toml", s, f"{tmp}/g-{i}.json")
+    r = {c: run(a.pagelab, "get-scan.toml", s, f"{tmp}/g10-{i}.json")
          for i, (c, s) in enumerate(runs.items())}
 
     def task(x, name):
@@ -280,7 +280,7 @@ def fig10(a, tmp):
     except ImportError as e:
         print(f"| GET-SCAN, GET | 1.70x | not run ({e}) | | | | |")
     else:
-        g = get_scan.pagelab.run(os.path.join(ROOT, "examples/policies/get-scan.toml"),
+        g = get_scan.pagelab.run(os.path.join(HERE, "get-scan.toml"),
                                  policies={"/db": get_scan.GetScan})
         row("GET-SCAN, GET", 1.70, task(g, "get")["ops_per_s"] / d, g, r["default"], "/db", t)
         row("GET-SCAN, SCAN", 0.82, task(g, "scan")["ops_per_s"] / task(r["default"], "scan")["ops_per_s"],
