@@ -403,6 +403,8 @@ pub const PREDICATES: &[(&str, Predicate)] = &[
     ("sync_readahead_initial_or_context", Kernel::sync_readahead_initial_or_context),
     ("async_readahead_expected_index_only", Kernel::async_readahead_expected_index_only),
     ("partial_memcg_walk", Kernel::partial_memcg_walk),
+    ("memory_reclaim_takes_swappiness", Kernel::memory_reclaim_takes_swappiness),
+    ("memory_reclaim_asks_a_quarter", Kernel::memory_reclaim_asks_a_quarter),
     ("rmap_skips_vmas_without_recency", Kernel::rmap_skips_vmas_without_recency),
     ("reclaim_target_is_unprotected", Kernel::reclaim_target_is_unprotected),
     ("read_sets_prev_pos_at_end", Kernel::read_sets_prev_pos_at_end),

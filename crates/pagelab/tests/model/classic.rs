@@ -895,3 +895,20 @@ fn nonmovable_pageblocks_of_a_lower_zone_are_refused_under_a_policy_that_does_no
         assert!(pagelab::run(&scenario(&text(policy)), |_, _| {}).is_ok(), "{policy} reclaims by zone");
     }
 }
+
+#[test]
+fn posix_fadv_sequential_doubles_the_files_readahead_window() {
+    // mm/fadvise.c: generic_fadvise() (6.1, 6.12): POSIX_FADV_SEQUENTIAL sets the file's
+    // ra_pages to twice the device's, so a sequential reader's window grows to 64 pages
+    // (read_ahead_kb = 128) instead of 32: more pages are cached ahead of the reader.
+    let ahead = |advice: pagelab_workload::Advice| {
+        let mut m = one_file("64M", "6.12", 1000);
+        for p in 0..300 {
+            m.apply(0, pagelab_workload::Op { advice, ..read(0, p) });
+        }
+        (300..1000).filter(|&p| pfn_of(&m, 0, 0, p).is_some()).count()
+    };
+    let (normal, sequential) = (ahead(pagelab_workload::Advice::Normal), ahead(pagelab_workload::Advice::Sequential));
+    assert!(normal > 0 && normal <= 64, "{normal}");
+    assert!(sequential > normal && sequential <= 128, "normal {normal}, sequential {sequential}");
+}

@@ -525,9 +525,9 @@ impl<P: Policy> Machine<P> {
         }
         let ok = match op.access {
             Access::Buffered => {
+                let bdi_ra_pages = self.mm.cfg.tunables.ra_pages;
                 let ra = &mut self.tasks[t].ra[op.object as usize];
-                // posix_fadvise(POSIX_FADV_RANDOM) sets FMODE_RANDOM on the file.
-                ra.random = op.advice == pagelab_workload::Advice::Random;
+                fadvise(ra, op.advice, bdi_ra_pages);
                 if op.write {
                     crate::mm::filemap::filemap_write(&mut self.mm, &mut self.policy, obj.file, op.page, op.npages as u64)
                 } else {
@@ -591,6 +591,25 @@ impl<P: Policy> Machine<P> {
         }
         if !self.locks.is_empty() {
             self.lockstep_ended(t);
+        }
+    }
+}
+
+/// Models mm/fadvise.c: generic_fadvise() (6.1, 6.12) on the file a buffered access reads:
+/// POSIX_FADV_RANDOM sets FMODE_RANDOM (no readahead); POSIX_FADV_SEQUENTIAL clears it and
+/// sets the file's window to twice the device's (`bdi->ra_pages * 2`); POSIX_FADV_NORMAL
+/// clears it and restores the device's window.
+fn fadvise(ra: &mut crate::mm::readahead::RaState, advice: pagelab_workload::Advice, bdi_ra_pages: u64) {
+    use pagelab_workload::Advice;
+    match advice {
+        Advice::Random => ra.random = true,
+        Advice::Sequential => {
+            ra.random = false;
+            ra.ra_pages = 2 * bdi_ra_pages;
+        }
+        Advice::Normal => {
+            ra.random = false;
+            ra.ra_pages = bdi_ra_pages;
         }
     }
 }
