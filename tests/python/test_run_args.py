@@ -128,7 +128,7 @@ def test_the_policy_protocol_spells_out_the_hooks_and_fields():
 
     assert (pathlib.Path(pagelab.__file__).parent / "py.typed").exists()
     assert set(typing.get_type_hints(pagelab.Folio)) >= {"id", "key", "anon", "file", "object", "index", "cgroup", "dirty", "mapped", "referenced", "refault", "workingset", "putback", "how"}
-    assert set(typing.get_type_hints(pagelab.Cgroup)) == {"id", "path", "max"}
+    assert set(typing.get_type_hints(pagelab.Cgroup)) == {"id", "path", "max", "tasks"}
     for hook in ["init", "folio_added", "folio_accessed", "folio_removed", "evict_folios"]:
         assert callable(getattr(pagelab.Policy, hook))
     # The fields the Protocol names are those the seam's Folio has.
