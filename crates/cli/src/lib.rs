@@ -142,8 +142,8 @@ enum Cmd {
         /// Overrides applied to every run, as for `run`.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
-        /// Runs at a time, and so sizes a round (default: one a core); the answer does not
-        /// depend on the machine's speed, but it may on the threads: more sizes a round.
+        /// Runs at a time (default: one a core). Each round tries 4 sizes whatever the
+        /// threads, so the answer is the same on any machine.
         #[arg(long, default_value_t = 0)]
         threads: usize,
         /// Write the answer as JSON ("-" for standard output): `provenance` (versions, --set,

@@ -92,3 +92,15 @@ fn size_refuses_bad_targets_and_ranges_clearly() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn size_tries_the_same_sizes_whatever_the_threads() {
+    // Determinism: the sizes of a round do not follow the cores, so the answer and every
+    // point run are the same on any machine.
+    let p = scratch_file("size", "loop-threads.toml", &looping(2500));
+    let args = |t: &'static str| ["--target", "workingset_refault_file<=100", "--lo", "4M", "--hi", "64M", "--tolerance", "256K", "--threads", t];
+    let points = |v: &serde_json::Value| v["size"]["points"].as_array().unwrap().iter().map(|p| p["memory"].as_u64().unwrap()).collect::<Vec<_>>();
+    let (one, three) = (size_json(&p, &args("1")), size_json(&p, &args("3")));
+    assert_eq!(one["size"]["answer"], three["size"]["answer"]);
+    assert_eq!(points(&one), points(&three));
+}

@@ -1,7 +1,8 @@
 //! `pagelab size`: the smallest memory.max of one cgroup at which a scenario meets every
 //! target (`workingset_refault_file<=1000`, `throughput>=0.95*max`), found by bisection over
-//! full runs. Each round runs as many sizes as there are threads, evenly spaced inside the
-//! interval still open (two threads: a trisection), through the sweep's runner
+//! full runs. Each round runs [`SIZES_PER_ROUND`] sizes, evenly spaced inside the interval
+//! still open, whatever the threads (so the answer is the same on any machine), through the
+//! sweep's runner
 //! ([`crate::sweep::run`]): the same overrides, the same parallel, deterministic runs as
 //! `pagelab sweep` and `pagelab curve --vary`.
 //!
@@ -25,6 +26,10 @@ use serde_json::Value;
 
 use crate::error::{bail, Error, Result};
 use pagelab_workload::{parse_size, PAGE_SIZE};
+
+/// The sizes a round of the search runs (in parallel as the threads allow): fixed, so the
+/// sizes tried and the answer do not depend on the number of cores.
+pub const SIZES_PER_ROUND: usize = 4;
 
 /// How a target compares its metric with its bound.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -359,11 +364,6 @@ pub fn run(c: &Size) -> Result<Sizing> {
     let key = format!("cgroup.{}.max", c.cgroup);
     let text = crate::Scenario::read_text(c.path)?;
     let name = c.path.file_stem().map_or("scenario".into(), |n| n.to_string_lossy().into_owned());
-    let per_round = match c.threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        t => t,
-    }
-    .clamp(1, 8);
     let mut runs: Vec<SizeRun> = Vec::new();
     let run_sizes = |sizes: &[u64], runs: &mut Vec<SizeRun>| -> Result<()> {
         let axes = [crate::sweep::Axis { key: key.clone(), values: sizes.iter().map(u64::to_string).collect() }];
@@ -391,8 +391,8 @@ pub fn run(c: &Size) -> Result<Sizing> {
         pass = lo;
     }
     while pass > lo && pass - fail > tolerance {
-        let step = (pass - fail) / (per_round as u64 + 1);
-        let mut sizes: Vec<u64> = (1..=per_round as u64).map(|i| (fail + step * i) / PAGE_SIZE * PAGE_SIZE).filter(|&m| m > fail && m < pass).collect();
+        let step = (pass - fail) / (SIZES_PER_ROUND as u64 + 1);
+        let mut sizes: Vec<u64> = (1..=SIZES_PER_ROUND as u64).map(|i| (fail + step * i) / PAGE_SIZE * PAGE_SIZE).filter(|&m| m > fail && m < pass).collect();
         sizes.dedup();
         if sizes.is_empty() {
             break;
