@@ -482,10 +482,7 @@ fn resolve_phase(d: &PhaseToml, p: &PhaseToml, name: &str, prefix: &str, unbound
         (Access::Buffered, _, Some(_)) => return Err(err(key("madvise"), "applies to mmap and anon kinds; use fadvise")),
         (_, Some(_), _) => return Err(err(key("fadvise"), "applies to buffered file kinds; use madvise")),
     };
-    let think_ns = match pick!(think) {
-        Some(t) => parse_duration_ns(&t).map_err(|m| err(key("think"), m))?,
-        None => 0,
-    };
+    let think_ns = think_ns(pick!(think), &key)?;
     let object = pick!(file).unwrap_or_else(|| name.to_string());
     let trace = match trace_path {
         None if pick!(trace_format).is_some() => return Err(err(key("trace_format"), "applies to a `trace`; this phase has none")),
@@ -597,10 +594,7 @@ fn resolve_search(d: &PhaseToml, p: &PhaseToml, name: &str, prefix: &str, unboun
     if block > 1 << 30 {
         return Err(err(key("block_size"), "is larger than 1G"));
     }
-    let think_ns = match pick!(think) {
-        Some(t) => parse_duration_ns(&t).map_err(|m| err(key("think"), m))?,
-        None => 0,
-    };
+    let think_ns = think_ns(pick!(think), &key)?;
     let object = pick!(file).unwrap_or_else(|| name.to_string());
     if object.is_empty() {
         return Err(err(key("file"), "the tree's name is empty"));
@@ -623,6 +617,11 @@ fn resolve_search(d: &PhaseToml, p: &PhaseToml, name: &str, prefix: &str, unboun
         search: Some(SearchSpec { files, sizes, passes }),
         lsm: None,
     })
+}
+
+/// A phase's `think` (CPU time between operations), 0 when absent.
+fn think_ns(think: Option<String>, key: &impl Fn(&str) -> String) -> Result<u64, SpecError> {
+    think.map_or(Ok(0), |t| parse_duration_ns(&t).map_err(|m| err(key("think"), m)))
 }
 
 /// The keys a phase of `kind` takes none of, set in `p` or `d`: the first such key.
@@ -675,10 +674,7 @@ fn resolve_lsm(d: &PhaseToml, p: &PhaseToml, name: &str, prefix: &str, unbounded
         None if unbounded => u64::MAX,
         None => return Err(err(key("ops"), "missing: how many YCSB operations? (or give the workload a `runtime`)")),
     };
-    let think_ns = match pick!(think) {
-        Some(t) => parse_duration_ns(&t).map_err(|m| err(key("think"), m))?,
-        None => 0,
-    };
+    let think_ns = think_ns(pick!(think), &key)?;
     let object = pick!(file).unwrap_or_else(|| name.to_string());
     if object.is_empty() {
         return Err(err(key("file"), "the store's name is empty"));

@@ -160,28 +160,8 @@ fn decimals(label: &str) -> usize {
 
 /// The comparison table of `runs` (the first is the baseline; no runs, no table).
 pub fn table(runs: &[Run], rows: &[Row]) -> String {
-    if runs.is_empty() {
-        return String::new();
-    }
-    let label_w = rows.iter().map(|r| r.label.len()).max().unwrap_or(10).max(10);
-    let col_w = runs.iter().map(|r| r.label.len()).max().unwrap_or(10).max(25);
-    let mut out = String::new();
-    let _ = write!(out, "{:label_w$}", "");
-    for r in runs {
-        let _ = write!(out, " {:>col_w$}", r.label);
-    }
-    out.push('\n');
-    for row in rows {
-        let base = (row.value)(&runs[0]);
-        let _ = write!(out, "{:<label_w$}", row.label);
-        for r in runs {
-            let v = (row.value)(r);
-            let cell = format!("{} {:>10}", crate::report::thousands_f64(v, decimals(row.label)), change(base, v));
-            let _ = write!(out, " {cell:>col_w$}");
-        }
-        out.push('\n');
-    }
-    out
+    let lines: Vec<(&str, Vec<f64>, usize)> = rows.iter().map(|row| (row.label, runs.iter().map(|r| (row.value)(r)).collect(), decimals(row.label))).collect();
+    grid(runs, &lines)
 }
 
 /// Every vmstat counter whose value is not the same in all `runs`, one row each in the
@@ -195,7 +175,17 @@ pub fn changed_counters(runs: &[Run]) -> String {
     if changed.is_empty() {
         return "every vmstat counter is the same in all runs\n".into();
     }
-    let label_w = changed.iter().map(|k| k.len()).max().unwrap_or(10).max(10);
+    let lines: Vec<(&str, Vec<f64>, usize)> = changed.iter().map(|k| (k.as_str(), runs.iter().map(|r| r.get(k)).collect(), 0)).collect();
+    grid(runs, &lines)
+}
+
+/// The table's text: a header of the runs' labels, then a line per (label, a value per run,
+/// decimals), each cell the value and its change against the first run's.
+fn grid(runs: &[Run], lines: &[(&str, Vec<f64>, usize)]) -> String {
+    if runs.is_empty() {
+        return String::new();
+    }
+    let label_w = lines.iter().map(|l| l.0.len()).max().unwrap_or(10).max(10);
     let col_w = runs.iter().map(|r| r.label.len()).max().unwrap_or(10).max(25);
     let mut out = String::new();
     let _ = write!(out, "{:label_w$}", "");
@@ -203,12 +193,10 @@ pub fn changed_counters(runs: &[Run]) -> String {
         let _ = write!(out, " {:>col_w$}", r.label);
     }
     out.push('\n');
-    for k in changed {
-        let base = runs[0].get(k);
-        let _ = write!(out, "{k:<label_w$}");
-        for r in runs {
-            let v = r.get(k);
-            let cell = format!("{} {:>10}", crate::report::thousands_f64(v, 0), change(base, v));
+    for (label, values, decimals) in lines {
+        let _ = write!(out, "{label:<label_w$}");
+        for &v in values {
+            let cell = format!("{} {:>10}", crate::report::thousands_f64(v, *decimals), change(values[0], v));
             let _ = write!(out, " {cell:>col_w$}");
         }
         out.push('\n');
