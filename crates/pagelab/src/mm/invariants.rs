@@ -26,7 +26,7 @@ pub fn check(mm: &Mm) -> Result<(), String> {
         if f.test(pg::ISOLATED) {
             return Err(format!("pfn {pfn} is still isolated between operations"));
         }
-        let in_activate_batch = mm.activate_batch.contains(&(pfn as u32)) || mm.percpu.as_ref().is_some_and(|pc| pc.in_other_activate_batch(pfn as u32));
+        let in_activate_batch = crate::mm::swap::in_activate_batch(mm, pfn as u32);
         if !(f.test(pg::LRU) || f.test(pg::IN_LRU_ADD) || in_activate_batch) {
             return Err(format!("pfn {pfn} is on no LRU list and in no batch"));
         }

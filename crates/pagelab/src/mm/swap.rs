@@ -35,6 +35,12 @@ impl PerCpuBatches {
     }
 }
 
+/// Whether `pfn` waits in any CPU's activation batch (which holds a reference to it).
+#[inline]
+pub fn in_activate_batch(mm: &Mm, pfn: Pfn) -> bool {
+    (!mm.activate_batch.is_empty() && mm.activate_batch.contains(&pfn)) || mm.percpu.as_ref().is_some_and(|pc| pc.in_other_activate_batch(pfn))
+}
+
 /// The running actor is now on `cpu`: its batches become `Mm`'s and the previous CPU's are
 /// parked.
 pub fn this_cpu(mm: &mut Mm, cpu: u32) {

@@ -823,7 +823,7 @@ fn shrink_one_folio<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, sc: &mut ScanCo
 /// folio_activate() in the middle of an eviction pass).
 #[inline]
 fn in_cpu_batch(mm: &Mm, pfn: Pfn) -> bool {
-    (!mm.activate_batch.is_empty() && mm.activate_batch.contains(&pfn)) || mm.percpu.as_ref().is_some_and(|pc| pc.in_other_activate_batch(pfn))
+    crate::mm::swap::in_activate_batch(mm, pfn)
 }
 
 /// Models mm/rmap.c: try_to_unmap(): the page leaves the page table (an anon PTE becomes a
