@@ -675,19 +675,19 @@ impl Report {
             oom_kills: mm.oom_kills.clone(),
             cgroup_events: CgroupEventReport::of(s, &m.write_outcomes, mm),
             zone: ZoneReport {
-                managed: mm.zones.managed(),
-                min_free_kbytes: mm.zones.min_free_kbytes,
-                min: mm.zones.z.iter().map(|z| z.wmark_min).sum(),
-                low: mm.zones.z.iter().map(|z| z.wmark_low).sum(),
-                high: mm.zones.high_wmarks(),
+                managed: mm.nodes[0].zones.managed(),
+                min_free_kbytes: mm.nodes[0].zones.min_free_kbytes,
+                min: mm.nodes[0].zones.z.iter().map(|z| z.wmark_min).sum(),
+                low: mm.nodes[0].zones.z.iter().map(|z| z.wmark_low).sum(),
+                high: mm.nodes[0].zones.high_wmarks(),
             },
-            zones: mm
+            zones: mm.nodes[0]
                 .zones
                 .z
                 .iter()
                 .map(|z| ZoneInfo { name: z.name, managed: z.managed, min: z.wmark_min, low: z.wmark_low, high: z.wmark_high, protection: z.lowmem_reserve })
                 .collect(),
-            kswapd_cpu_s: mm.kswapd_cpu_ns as f64 / 1e9,
+            kswapd_cpu_s: mm.nodes[0].kswapd_cpu_ns as f64 / 1e9,
             rstat_flushes: mm.memcgs.nr_flushes,
             rstat_flushed_memcgs: mm.memcgs.flushed_memcgs,
             stale_refault_decisions: mm.memcgs.stale_refault_decisions,

@@ -104,6 +104,20 @@ pub struct MachineToml {
     /// managed pages give: the kernel computes them at boot, before the memory it frees
     /// later (initramfs, init sections) is managed, and keeps them.
     pub zone_watermarks: Option<std::collections::BTreeMap<String, ZoneWatermarksToml>>,
+    /// The NUMA nodes (`[[machine.node]]`), each with its `memory` and `cpus`; none: one
+    /// node of all the memory and CPUs.
+    #[serde(default)]
+    pub node: Vec<NodeToml>,
+}
+
+/// One NUMA node (`[[machine.node]]`): its memory (the nodes' add up to `machine.memory`)
+/// and its CPUs (a list such as `"0-35"`, or a count: the next CPUs after the nodes before).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NodeToml {
+    #[serde(default, deserialize_with = "crate::size::size_text")]
+    pub memory: Option<String>,
+    pub cpus: Option<crate::spec::CpuList>,
 }
 
 /// One zone's watermarks and lowmem reserves (`machine.zone_watermarks`).

@@ -153,7 +153,7 @@ fn kcompactd_do_work(mm: &mut Mm) {
         match outcome {
             Outcome::Success => compaction_defer_reset(zone_state(mm, z), order),
             Outcome::Complete | Outcome::PartialSkipped => {
-                mm.zones.z[z].pcp.count = 0;
+                mm.nodes[0].zones.z[z].pcp.count = 0;
                 defer_compaction(zone_state(mm, z), order);
             }
             Outcome::Contended => {}
@@ -213,8 +213,8 @@ fn compaction_restarting(st: &ZoneCompaction, order: u32) -> bool {
 fn compaction_suit_allocation_order(mm: &Mm, z: usize, order: u32, classzone: usize) -> Suit {
     let map = ZoneMap::of(mm, z);
     let free = mm.zone_free(z);
-    let zone = &mm.zones.z[z];
-    let reserve = mm.zones.lowmem_reserve(z, classzone);
+    let zone = &mm.nodes[0].zones.z[z];
+    let reserve = mm.nodes[0].zones.lowmem_reserve(z, classzone);
     // __zone_watermark_ok() for a high order: the free pages less the request's, above the
     // mark and reserve, and a free chunk of the order.
     let need = 1u64 << order;
@@ -255,7 +255,7 @@ impl ZoneMap {
         let blocks = (end - base).div_ceil(PAGEBLOCK_PAGES as Pfn) as usize;
         let mut map = ZoneMap { start, end, base, words: vec![0; blocks * WORDS_PER_BLOCK] };
         let list = mm.folios.free_list(z);
-        let on_buddy = list.len().saturating_sub(mm.zones.z[z].pcp.count.max(0) as usize);
+        let on_buddy = list.len().saturating_sub(mm.nodes[0].zones.z[z].pcp.count.max(0) as usize);
         for &pfn in &list[..on_buddy] {
             map.set(pb.phys_of(pfn));
         }

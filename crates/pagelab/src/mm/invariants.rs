@@ -43,7 +43,7 @@ pub fn check(mm: &Mm) -> Result<(), String> {
             return Err(format!("pfn {pfn}: swap slot {} does not belong to it", f.swap));
         }
     }
-    let nonmovable_free: u64 = mm.pageblocks.as_ref().map_or(0, |p| (0..mm.zones.z.len()).map(|z| p.nr_free(z)).sum());
+    let nonmovable_free: u64 = mm.pageblocks.as_ref().map_or(0, |p| (0..mm.nodes[0].zones.z.len()).map(|z| p.nr_free(z)).sum());
     if let Some(Err(e)) = mm.pageblocks.as_ref().map(|p| p.check()) {
         return Err(e);
     }
@@ -54,7 +54,7 @@ pub fn check(mm: &Mm) -> Result<(), String> {
             mm.kernel_pages
         ));
     }
-    for (z, zone) in mm.zones.z.iter().enumerate() {
+    for (z, zone) in mm.nodes[0].zones.z.iter().enumerate() {
         if zone.pcp.count < 0 || zone.pcp.count as u64 > mm.folios.nr_free_in(z) {
             return Err(format!("zone {}: {} pages on the per-CPU lists, {} free frames", zone.name, zone.pcp.count, mm.folios.nr_free_in(z)));
         }

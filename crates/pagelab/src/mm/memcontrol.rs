@@ -110,7 +110,11 @@ pub struct Memcg {
     /// Effective protection computed by mem_cgroup_calculate_protection().
     pub emin: u64,
     pub elow: u64,
+    /// Node 0's lruvec (`memcg->nodeinfo[0]->lruvec`), kept inline: a one-node machine's
+    /// only one, on every hot path.
     pub lruvec: Lruvec,
+    /// The lruvecs of nodes 1 and up (`memcg->nodeinfo[nid]->lruvec`); empty on one node.
+    pub node_lruvecs: Vec<Lruvec>,
     /// Local (non-hierarchical) event counters; memory.stat shows the subtree sums.
     pub events: Events,
     pub memory_events: MemcgEvents,
@@ -244,6 +248,14 @@ impl Memcgs {
         m.subtrees = (0..m.cg.len()).map(|c| m.walk_subtree(c as MemcgId)).collect();
         m.preorder = m.subtrees[ROOT_MEMCG as usize].clone();
         Ok(m)
+    }
+
+    /// Gives every memcg one lruvec per node of a machine of `nr_nodes` nodes (6.1, 6.12
+    /// mem_cgroup_alloc(): alloc_mem_cgroup_per_node_info() for each node).
+    pub fn set_nodes(&mut self, nr_nodes: usize) {
+        for c in &mut self.cg {
+            c.node_lruvecs = vec![Lruvec::default(); nr_nodes.saturating_sub(1)];
+        }
     }
 
     pub fn find(&self, path: &str) -> Option<MemcgId> {
@@ -671,11 +683,35 @@ impl Memcg {
             emin: 0,
             elow: 0,
             lruvec: Lruvec::default(),
+            node_lruvecs: Vec::new(),
             events: Events::default(),
             memory_events: MemcgEvents::default(),
             rstat_local: [0; NR_RSTAT],
             rstat_flushed: [0; NR_RSTAT],
             rstat_pending: 0,
+        }
+    }
+}
+
+impl Memcg {
+    /// Models include/linux/memcontrol.h: mem_cgroup_lruvec() (6.1, 6.12), this memcg's lruvec
+    /// on node `nid`.
+    #[inline]
+    pub fn lruvec_of(&self, nid: usize) -> &Lruvec {
+        if nid == 0 {
+            &self.lruvec
+        } else {
+            &self.node_lruvecs[nid - 1]
+        }
+    }
+
+    /// [`Memcg::lruvec_of`], to change.
+    #[inline]
+    pub fn lruvec_of_mut(&mut self, nid: usize) -> &mut Lruvec {
+        if nid == 0 {
+            &mut self.lruvec
+        } else {
+            &mut self.node_lruvecs[nid - 1]
         }
     }
 }

@@ -73,6 +73,30 @@ pub struct Zones {
     pub min_free_kbytes: u64,
 }
 
+/// A NUMA node (`struct pglist_data`, include/linux/mmzone.h, 6.1 and 6.12): its zones
+/// (`node_zones`), its reclaim state (the `PGDAT_*` flags, kswapd's run) and its kswapd thread's
+/// clock and CPU time. A machine without `[[machine.node]]` is one node, node 0, which is all
+/// of today's one-node state; each memcg has one lruvec per node
+/// ([`crate::mm::memcontrol::Memcg::lruvec_of`], `mem_cgroup_lruvec(memcg, pgdat)`).
+#[derive(Clone, Debug)]
+pub struct Node {
+    /// The node's zones, lowest first, each with its per-CPU free lists.
+    pub zones: Zones,
+    /// vmscan's per-node state (`pgdat->flags`, `kswapd_failures`, kswapd's balance).
+    pub reclaim: crate::mm::vmscan::NodeState,
+    /// The node's kswapd thread (`pgdat->kswapd`): its virtual clock and the CPU time it
+    /// charged.
+    pub kswapd_clock: u64,
+    pub kswapd_cpu_ns: u64,
+}
+
+impl Node {
+    /// A node of `zones` whose kswapd has not run.
+    pub fn new(zones: Zones) -> Node {
+        Node { zones, reclaim: crate::mm::vmscan::NodeState::default(), kswapd_clock: 0, kswapd_cpu_ns: 0 }
+    }
+}
+
 /// The classzones /proc/zoneinfo's `protection` lists at least: ZONE_DMA, ZONE_DMA32,
 /// ZONE_NORMAL and ZONE_MOVABLE.
 pub const CLASSZONES: usize = 4;

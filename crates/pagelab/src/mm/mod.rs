@@ -164,8 +164,9 @@ pub struct Mm {
     pub cfg: Config,
     pub folios: Folios,
     pub space: AddressSpace,
-    /// The node's zones, lowest first, each with its per-CPU free lists.
-    pub zones: crate::mm::mmzone::Zones,
+    /// The NUMA nodes (`NODE_DATA(nid)`), each with its zones, reclaim state and kswapd; a
+    /// machine without `[[machine.node]]` has one, node 0.
+    pub nodes: Vec<crate::mm::mmzone::Node>,
     pub memcgs: Memcgs,
     pub swap: Swap,
     pub swap_dev: Device,
@@ -174,8 +175,6 @@ pub struct Mm {
     pub events: Events,
     pub actor: Actor,
     pub tasks: Vec<TaskMm>,
-    pub kswapd_clock: u64,
-    pub kswapd_cpu_ns: u64,
     /// The per-CPU lru_add and activate folio batches (mm/swap.c cpu_fbatches), one CPU.
     pub lru_add_batch: Vec<Pfn>,
     pub activate_batch: Vec<Pfn>,
@@ -193,7 +192,6 @@ pub struct Mm {
     pub oom_kills: Vec<OomKill>,
     /// Pages the kernel itself holds (never reclaimable in the model).
     pub kernel_pages: u64,
-    pub node: crate::mm::vmscan::NodeState,
     /// swapin_nr_pages()'s global state for cluster readahead.
     pub swap_ra_global: crate::mm::swap_state::SwapRaState,
     /// A reusable buffer for the pages one readahead inserts.
@@ -236,7 +234,7 @@ impl Mm {
     pub fn now(&self) -> u64 {
         match self.actor {
             Actor::Task(t) => self.tasks[t].clock,
-            Actor::Kswapd => self.kswapd_clock,
+            Actor::Kswapd => self.nodes[0].kswapd_clock,
         }
     }
 
@@ -257,8 +255,8 @@ impl Mm {
                 self.profile.tasks[f as usize] += ns;
             }
             Actor::Kswapd => {
-                self.kswapd_clock += ns;
-                self.kswapd_cpu_ns += ns;
+                self.nodes[0].kswapd_clock += ns;
+                self.nodes[0].kswapd_cpu_ns += ns;
                 self.profile.kswapd[f as usize] += ns;
             }
         }
@@ -297,7 +295,7 @@ impl Mm {
     pub fn usage(&self, who: crate::sched::Who) -> crate::sched::Usage {
         match who {
             crate::sched::Who::Task(t) => crate::sched::Usage { cpu_ns: self.tasks[t].cpu_ns, reclaim_ns: self.tasks[t].reclaim_ns },
-            crate::sched::Who::Kswapd => crate::sched::Usage { cpu_ns: self.kswapd_cpu_ns, reclaim_ns: self.kswapd_cpu_ns },
+            crate::sched::Who::Kswapd => crate::sched::Usage { cpu_ns: self.nodes[0].kswapd_cpu_ns, reclaim_ns: self.nodes[0].kswapd_cpu_ns },
         }
     }
 
@@ -336,7 +334,7 @@ impl Mm {
                     task.clock = t;
                 }
             }
-            Actor::Kswapd => self.kswapd_clock = self.kswapd_clock.max(t),
+            Actor::Kswapd => self.nodes[0].kswapd_clock = self.nodes[0].kswapd_clock.max(t),
         }
     }
 
@@ -385,7 +383,7 @@ impl Mm {
     /// system's pressure only.
     pub fn kswapd_memstall(&mut self, on: bool) {
         let k = self.tasks.len();
-        let at = self.kswapd_clock;
+        let at = self.nodes[0].kswapd_clock;
         if on {
             self.psi.set_idle(k, at, false);
             self.psi.memstall_enter(k, at);
@@ -405,7 +403,7 @@ impl Mm {
     /// NR_FREE_PAGES of the node: free frames, less those on the per-CPU lists.
     #[inline]
     pub fn nr_free(&self) -> u64 {
-        (0..self.zones.z.len()).map(|z| self.zone_free(z)).sum()
+        (0..self.nodes[0].zones.z.len()).map(|z| self.zone_free(z)).sum()
     }
 
     /// NR_FREE_PAGES of zone `z`.
@@ -417,7 +415,7 @@ impl Mm {
     /// Free pages of zone `z` on the movable buddy lists (not on the per-CPU lists).
     #[inline]
     pub fn movable_free(&self, z: usize) -> u64 {
-        self.folios.nr_free_in(z) - self.zones.z[z].pcp.count as u64
+        self.folios.nr_free_in(z) - self.nodes[0].zones.z[z].pcp.count as u64
     }
 
     /// Counts a global event (/proc/vmstat).

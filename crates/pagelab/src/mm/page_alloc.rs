@@ -44,9 +44,9 @@ pub fn alloc_page<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<Pfn> {
 /// __alloc_pages_slowpath(), as [`alloc_page`] describes it.
 #[inline(never)]
 fn alloc_pages_slowpath<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<Pfn> {
-    let kswapd_was_asleep = mm.node.kswapd.is_none();
+    let kswapd_was_asleep = mm.nodes[0].reclaim.kswapd.is_none();
     wakeup_kswapd(mm, crate::mm::vmscan::ALL_ZONES);
-    if kswapd_was_asleep && mm.node.kswapd.is_some() {
+    if kswapd_was_asleep && mm.nodes[0].reclaim.kswapd.is_some() {
         kswapd_preempts_its_waker(mm, p);
     }
     let mut no_progress = 0;
@@ -86,7 +86,7 @@ fn alloc_pages_slowpath<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<P
             // Nothing left to kill: dip below the watermark rather than spin (the kernel's
             // OOM reserves).
             if mm.tasks.iter().all(|t| t.killed || t.rss_anon + t.swapents == 0) {
-                return (0..mm.zones.z.len()).rev().find_map(|z| rmqueue(mm, z));
+                return (0..mm.nodes[0].zones.z.len()).rev().find_map(|z| rmqueue(mm, z));
             }
         }
     }
@@ -115,23 +115,23 @@ fn kswapd_preempts_its_waker<P: Policy>(mm: &mut Mm, p: &mut P) {
     } else {
         return;
     };
-    let cpu_start = mm.kswapd_cpu_ns;
-    mm.kswapd_clock = mm.kswapd_clock.max(mm.tasks[t].clock);
-    while mm.node.kswapd.is_some() && mm.kswapd_cpu_ns - cpu_start < slice {
-        let before = mm.kswapd_clock;
+    let cpu_start = mm.nodes[0].kswapd_cpu_ns;
+    mm.nodes[0].kswapd_clock = mm.nodes[0].kswapd_clock.max(mm.tasks[t].clock);
+    while mm.nodes[0].reclaim.kswapd.is_some() && mm.nodes[0].kswapd_cpu_ns - cpu_start < slice {
+        let before = mm.nodes[0].kswapd_clock;
         crate::mm::vmscan::kswapd_step(mm, p);
         // Every step costs at least a microsecond, as in the event loop.
-        if mm.kswapd_clock == before {
-            mm.kswapd_clock += 1_000;
+        if mm.nodes[0].kswapd_clock == before {
+            mm.nodes[0].kswapd_clock += 1_000;
         }
     }
-    let ran = mm.kswapd_cpu_ns - cpu_start;
+    let ran = mm.nodes[0].kswapd_cpu_ns - cpu_start;
     let task = &mut mm.tasks[t];
     task.clock += ran;
     task.cpu_wait_ns += ran;
     if let Some(e) = mm.one_cpu.as_mut().and_then(|c| c.eevdf()) {
         e.preempted_for(ran);
-        if mm.node.kswapd.is_none() {
+        if mm.nodes[0].reclaim.kswapd.is_none() {
             e.kswapd_sleeps();
         }
     }
@@ -145,7 +145,7 @@ fn kswapd_preempts_its_waker<P: Policy>(mm: &mut Mm, p: &mut P) {
 #[inline(always)]
 fn get_page_from_freelist(mm: &mut Mm, mark: Wmark) -> Option<Pfn> {
     // The highest zone serves nearly every allocation: try it before the loop.
-    let top = mm.zones.z.len() - 1;
+    let top = mm.nodes[0].zones.z.len() - 1;
     if zone_allows(mm, top, mark) {
         if let Some(pfn) = rmqueue(mm, top) {
             return Some(pfn);
@@ -173,7 +173,7 @@ fn lower_zones(mm: &mut Mm, top: usize, mark: Wmark) -> Option<Pfn> {
 #[inline(always)]
 fn zone_allows(mm: &mut Mm, z: usize, mark: Wmark) -> bool {
     let free = mm.zone_free(z);
-    let zone = &mut mm.zones.z[z];
+    let zone = &mut mm.nodes[0].zones.z[z];
     if mm.cfg.kernel.pcp_high_autotuned() && !zone.below_high {
         if free > zone.wmark_high + zone.lowmem_reserve {
             return true;
@@ -197,7 +197,7 @@ fn rmqueue(mm: &mut Mm, z: usize) -> Option<Pfn> {
     }
     let kernel = mm.cfg.kernel;
     let buddy = mm.movable_free(z);
-    let zone = &mut mm.zones.z[z];
+    let zone = &mut mm.nodes[0].zones.z[z];
     if !zone.pcp.take_one(kernel, zone.below_high, buddy) {
         return None;
     }
@@ -216,7 +216,8 @@ fn rmqueue_with_fallback(mm: &mut Mm, z: usize) -> Option<Pfn> {
     use crate::mm::pageblock::RmqueueMode;
     let kernel = mm.cfg.kernel;
     let buddy = mm.movable_free(z);
-    let Mm { zones, pageblocks, folios, .. } = mm;
+    let Mm { nodes, pageblocks, folios, .. } = mm;
+    let zones = &mut nodes[0].zones;
     let pb = pageblocks.as_mut().expect("called with pageblocks");
     let zone = &mut zones.z[z];
     let mut boosted = false;
@@ -259,7 +260,7 @@ pub fn apply_boost(zones: &mut crate::mm::mmzone::Zones, pb: &crate::mm::pageblo
 /// Models mm/page_alloc.c: drain_all_pages(): every page on the per-CPU lists goes back to
 /// the buddy lists.
 pub fn drain_all_pages(mm: &mut Mm) {
-    for zone in &mut mm.zones.z {
+    for zone in &mut mm.nodes[0].zones.z {
         zone.pcp.count = 0;
     }
 }
@@ -282,12 +283,12 @@ pub fn free_unref_page(mm: &mut Mm, pfn: Pfn) {
     }
     let z = mm.folios.free(pfn);
     let kernel = mm.cfg.kernel;
-    let zone = &mut mm.zones.z[z];
+    let zone = &mut mm.nodes[0].zones.z[z];
     let (reclaim_active, below_high) = (zone.reclaim_active, zone.below_high);
     if zone.pcp.commit_free(kernel, reclaim_active, below_high) && below_high {
         let mark = zone.wmark_high + zone.lowmem_reserve;
         if mm.zone_free(z) > mark {
-            mm.zones.z[z].below_high = false;
+            mm.nodes[0].zones.z[z].below_high = false;
         }
     }
 }
@@ -297,7 +298,7 @@ pub fn free_unref_page(mm: &mut Mm, pfn: Pfn) {
 /// gives back what it holds above it. 6.1 and 5.7 drain nothing there on a single node.
 pub fn decay_pcp_high(mm: &mut Mm) {
     if mm.cfg.kernel.pcp_high_autotuned() {
-        for zone in &mut mm.zones.z {
+        for zone in &mut mm.nodes[0].zones.z {
             zone.pcp.decay_high();
         }
     }

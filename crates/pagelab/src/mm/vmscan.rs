@@ -257,7 +257,7 @@ pub fn do_try_to_free_pages<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanCont
         }
         p.snapshot_refaults(mm, sc.target);
         if sc.cgroup_reclaim() {
-            mm.node.set_congested(sc.target, false);
+            mm.nodes[0].reclaim.set_congested(sc.target, false);
         }
         if sc.nr_reclaimed > 0 {
             break;
@@ -303,10 +303,10 @@ pub fn shrink_node<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanControl) {
     p.shrink_node(mm, sc);
     if sc.is_kswapd() {
         if sc.nr.nr_writeback > 0 && sc.nr.nr_writeback == sc.nr.nr_taken {
-            mm.node.writeback = true;
+            mm.nodes[0].reclaim.writeback = true;
         }
         if sc.nr.nr_unqueued_dirty == sc.nr.nr_file_taken {
-            mm.node.dirty = true;
+            mm.nodes[0].reclaim.dirty = true;
         }
         // Pages cycle through the LRU faster than they are written: stall.
         if sc.nr.nr_immediate > 0 {
@@ -315,16 +315,16 @@ pub fn shrink_node<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanControl) {
     }
     // All dirty pages seen were already queued for writeback: the target is congested.
     if (sc.is_kswapd() || sc.cgroup_reclaim()) && sc.nr.nr_dirty > 0 && sc.nr.nr_dirty == sc.nr.nr_congested {
-        mm.node.set_congested(sc.target, true);
+        mm.nodes[0].reclaim.set_congested(sc.target, true);
     }
-    if !sc.is_kswapd() && mm.node.congested(sc.target) {
+    if !sc.is_kswapd() && mm.nodes[0].reclaim.congested(sc.target) {
         reclaim_throttle(mm, p, Throttle::Congested);
     }
     if sc.cache_trim_mode && sc.nr_reclaimed == reclaimed_before {
         sc.cache_trim_mode_failed = true;
     }
     if sc.nr_reclaimed > reclaimed_before {
-        mm.node.kswapd_failures = 0;
+        mm.nodes[0].reclaim.kswapd_failures = 0;
     }
 }
 
@@ -361,13 +361,13 @@ pub fn shrink_node_memcgs<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanContro
 }
 
 fn memcg_cursor(mm: &Mm, root: MemcgId) -> usize {
-    mm.node.memcg_cursor.iter().find(|(r, _)| *r == root).map_or(0, |&(_, c)| c)
+    mm.nodes[0].reclaim.memcg_cursor.iter().find(|(r, _)| *r == root).map_or(0, |&(_, c)| c)
 }
 
 fn set_memcg_cursor(mm: &mut Mm, root: MemcgId, at: usize) {
-    match mm.node.memcg_cursor.iter_mut().find(|(r, _)| *r == root) {
+    match mm.nodes[0].reclaim.memcg_cursor.iter_mut().find(|(r, _)| *r == root) {
         Some(e) => e.1 = at,
-        None => mm.node.memcg_cursor.push((root, at)),
+        None => mm.nodes[0].reclaim.memcg_cursor.push((root, at)),
     }
 }
 
@@ -766,7 +766,7 @@ fn shrink_one_folio<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, sc: &mut ScanCo
         stat.nr_congested += 1;
     }
     if f.test(pg::WRITEBACK) {
-        if sc.is_kswapd() && f.test(pg::RECLAIM) && mm.node.writeback {
+        if sc.is_kswapd() && f.test(pg::RECLAIM) && mm.nodes[0].reclaim.writeback {
             stat.nr_immediate += 1;
         } else {
             mm.folios.set(pfn, pg::RECLAIM);
@@ -791,7 +791,7 @@ fn shrink_one_folio<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, sc: &mut ScanCo
         try_to_unmap(mm, pfn);
     }
     if mm.folios.test(pfn, pg::DIRTY) {
-        if !anon && (!sc.is_kswapd() || !mm.folios.test(pfn, pg::RECLAIM) || !mm.node.dirty) {
+        if !anon && (!sc.is_kswapd() || !mm.folios.test(pfn, pg::RECLAIM) || !mm.nodes[0].reclaim.dirty) {
             mm.count(Ev::NrVmscanImmediateReclaim, 1);
             mm.folios.set(pfn, pg::RECLAIM);
             crate::mm::page_writeback::wakeup_flusher_threads(mm);
@@ -962,24 +962,24 @@ pub fn pgdat_watermark_boosted(mm: &Mm, classzone: usize) -> bool {
 /// to `classzone` keeps more than its high watermark plus its lowmem reserve against that
 /// classzone free (zone_watermark_ok_safe()).
 pub fn pgdat_balanced(mm: &Mm, classzone: usize) -> bool {
-    let top = mm.zones.top();
+    let top = mm.nodes[0].zones.top();
     if classzone >= top {
-        return mm.zones.z.iter().enumerate().any(|(i, z)| mm.zone_free(i) > z.wmark_high + z.lowmem_reserve);
+        return mm.nodes[0].zones.z.iter().enumerate().any(|(i, z)| mm.zone_free(i) > z.wmark_high + z.lowmem_reserve);
     }
-    (0..=classzone).any(|i| mm.zone_free(i) > mm.zones.z[i].wmark_high + mm.zones.lowmem_reserve(i, classzone))
+    (0..=classzone).any(|i| mm.zone_free(i) > mm.nodes[0].zones.z[i].wmark_high + mm.nodes[0].zones.lowmem_reserve(i, classzone))
 }
 
 /// The classzone kswapd's next run (or its sleep) goes by: the highest a wake-up asked for
 /// since it last looked, else its last run's (kswapd_highest_zoneidx(), 6.1/6.12).
 fn kswapd_next_classzone(mm: &Mm) -> usize {
-    mm.node.kswapd_wake_classzone.or(mm.node.kswapd_classzone).unwrap_or(ALL_ZONES).min(mm.zones.top())
+    mm.nodes[0].reclaim.kswapd_wake_classzone.or(mm.nodes[0].reclaim.kswapd_classzone).unwrap_or(ALL_ZONES).min(mm.nodes[0].zones.top())
 }
 
 /// Models set_reclaim_active()/clear_reclaim_active() (mm/vmscan.c, 6.1/6.12): kswapd flags
 /// every zone it balances (up to its classzone) with ZONE_RECLAIM_ACTIVE while
 /// balance_pgdat() runs.
 fn set_reclaim_active(mm: &mut Mm, classzone: usize, active: bool) {
-    for zone in mm.zones.z.iter_mut().take(classzone.saturating_add(1)) {
+    for zone in mm.nodes[0].zones.z.iter_mut().take(classzone.saturating_add(1)) {
         zone.reclaim_active = active;
     }
 }
@@ -991,11 +991,11 @@ fn set_reclaim_active(mm: &mut Mm, classzone: usize, active: bool) {
 /// hopeless. A wake-up during kswapd's short sleep cuts it short (kswapd_try_to_sleep():
 /// KSWAPD_LOW_WMARK_HIT_QUICKLY).
 pub fn wakeup_kswapd(mm: &mut Mm, classzone: usize) {
-    let classzone = classzone.min(mm.zones.top());
-    if mm.node.kswapd_wake_classzone.is_none_or(|c| c < classzone) {
-        mm.node.kswapd_wake_classzone = Some(classzone);
+    let classzone = classzone.min(mm.nodes[0].zones.top());
+    if mm.nodes[0].reclaim.kswapd_wake_classzone.is_none_or(|c| c < classzone) {
+        mm.nodes[0].reclaim.kswapd_wake_classzone = Some(classzone);
     }
-    if mm.node.kswapd.is_some() || mm.node.kswapd_failures >= KSWAPD_FAILURES_HOPELESS {
+    if mm.nodes[0].reclaim.kswapd.is_some() || mm.nodes[0].reclaim.kswapd_failures >= KSWAPD_FAILURES_HOPELESS {
         return;
     }
     // A balanced node is woken all the same while its watermarks are boosted.
@@ -1003,10 +1003,10 @@ pub fn wakeup_kswapd(mm: &mut Mm, classzone: usize) {
         return;
     }
     let now = mm.now();
-    if mm.node.nap_until.take().is_some_and(|end| now < end) {
+    if mm.nodes[0].reclaim.nap_until.take().is_some_and(|end| now < end) {
         mm.count(Ev::KswapdLowWmarkHitQuickly, 1);
     }
-    mm.kswapd_clock = mm.kswapd_clock.max(now);
+    mm.nodes[0].kswapd_clock = mm.nodes[0].kswapd_clock.max(now);
     start_balance(mm);
 }
 
@@ -1021,9 +1021,9 @@ fn kswapd_nap_ns(mm: &Mm) -> u64 {
 /// wake-up cut it short: a node still balanced lets kswapd sleep until woken; one that is
 /// not sends it back to balance_pgdat() (KSWAPD_HIGH_WMARK_HIT_QUICKLY).
 fn nap_ends(mm: &mut Mm, end: u64) {
-    mm.node.nap_until = None;
-    mm.kswapd_clock = mm.kswapd_clock.max(end);
-    if !pgdat_balanced(mm, mm.node.nap_classzone) && mm.node.kswapd_failures < KSWAPD_FAILURES_HOPELESS {
+    mm.nodes[0].reclaim.nap_until = None;
+    mm.nodes[0].kswapd_clock = mm.nodes[0].kswapd_clock.max(end);
+    if !pgdat_balanced(mm, mm.nodes[0].reclaim.nap_classzone) && mm.nodes[0].reclaim.kswapd_failures < KSWAPD_FAILURES_HOPELESS {
         mm.count(Ev::KswapdHighWmarkHitQuickly, 1);
         start_balance(mm);
     }
@@ -1037,11 +1037,11 @@ fn start_balance(mm: &mut Mm) {
     mm.count(Ev::PageOutRun, 1);
     mm.kswapd_memstall(true);
     let classzone = kswapd_next_classzone(mm);
-    mm.node.kswapd_wake_classzone = None;
-    mm.node.kswapd_classzone = Some(classzone);
+    mm.nodes[0].reclaim.kswapd_wake_classzone = None;
+    mm.nodes[0].reclaim.kswapd_classzone = Some(classzone);
     let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 0);
     sc.may_writepage = true;
-    if classzone < mm.zones.top() {
+    if classzone < mm.nodes[0].zones.top() {
         sc.reclaim_idx = classzone;
     }
     let mut zone_boosts = mm.pageblocks.as_ref().map(|p| p.watermark_boost.clone()).unwrap_or_default();
@@ -1049,16 +1049,16 @@ fn start_balance(mm: &mut Mm) {
         *b = 0;
     }
     let nr_boost_reclaim = zone_boosts.iter().sum();
-    mm.node.kswapd = Some(Box::new(Balance { sc, classzone, nr_boost_reclaim, zone_boosts }));
+    mm.nodes[0].reclaim.kswapd = Some(Box::new(Balance { sc, classzone, nr_boost_reclaim, zone_boosts }));
 }
 
 /// Whether kswapd has work and when it can run next: a step of its run, or the end of its
 /// short sleep.
 #[inline]
 pub fn kswapd_next(mm: &Mm) -> Option<u64> {
-    match mm.node.kswapd {
-        Some(_) => Some(mm.kswapd_clock),
-        None => mm.node.nap_until,
+    match mm.nodes[0].reclaim.kswapd {
+        Some(_) => Some(mm.nodes[0].kswapd_clock),
+        None => mm.nodes[0].reclaim.nap_until,
     }
 }
 
@@ -1067,8 +1067,8 @@ pub fn kswapd_next(mm: &Mm) -> Option<u64> {
 /// priority 1 is done, and starts another run if the node is still unbalanced then
 /// (kswapd_try_to_sleep() declines to sleep).
 pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
-    let Some(mut bal) = mm.node.kswapd.take() else {
-        if let Some(end) = mm.node.nap_until {
+    let Some(mut bal) = mm.nodes[0].reclaim.kswapd.take() else {
+        if let Some(end) = mm.nodes[0].reclaim.nap_until {
             nap_ends(mm, end);
         }
         return;
@@ -1104,7 +1104,7 @@ pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
     sc.nr_scanned = 0;
     // kswapd_shrink_node(): reclaim up to the high watermarks of the zones up to the
     // classzone at this priority, each counted as at least SWAP_CLUSTER_MAX.
-    sc.nr_to_reclaim = mm.zones.z.iter().take(bal.classzone + 1).map(|z| z.wmark_high.max(SWAP_CLUSTER_MAX)).sum();
+    sc.nr_to_reclaim = mm.nodes[0].zones.z.iter().take(bal.classzone + 1).map(|z| z.wmark_high.max(SWAP_CLUSTER_MAX)).sum();
     let scanned_target = sc.nr_to_reclaim;
     let reclaimed_in_call = sc.nr_reclaimed;
     shrink_node(mm, p, sc);
@@ -1119,7 +1119,7 @@ pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
     if bal.nr_boost_reclaim > 0 && reclaimed == 0 {
         // Boosted reclaim that found nothing to reclaim gives up.
         if bal.sc.nr_reclaimed == 0 {
-            mm.node.kswapd_failures += 1;
+            mm.nodes[0].reclaim.kswapd_failures += 1;
         }
         finish_balance(mm, p, &mut bal);
         mm.actor = prev_actor;
@@ -1134,11 +1134,11 @@ pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
                 if mm.cfg.kernel.balance_pgdat_retries_without_cache_trim() && sc.cache_trim_mode_failed && !sc.no_cache_trim_mode {
                     sc.no_cache_trim_mode = true;
                     sc.priority = DEF_PRIORITY;
-                    mm.node.kswapd = Some(bal);
+                    mm.nodes[0].reclaim.kswapd = Some(bal);
                     mm.actor = prev_actor;
                     return;
                 }
-                mm.node.kswapd_failures += 1;
+                mm.nodes[0].reclaim.kswapd_failures += 1;
             }
             finish_balance(mm, p, &mut bal);
             mm.actor = prev_actor;
@@ -1146,7 +1146,7 @@ pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
         }
         sc.priority -= 1;
     }
-    mm.node.kswapd = Some(bal);
+    mm.nodes[0].reclaim.kswapd = Some(bal);
     mm.actor = prev_actor;
 }
 
@@ -1159,7 +1159,7 @@ fn finish_balance<P: Policy>(mm: &mut Mm, p: &mut P, bal: &mut Balance) {
         for (z, &b) in bal.zone_boosts.iter().enumerate() {
             if b > 0 {
                 pb.watermark_boost[z] -= pb.watermark_boost[z].min(b);
-                crate::mm::page_alloc::apply_boost(&mut mm.zones, pb, z);
+                crate::mm::page_alloc::apply_boost(&mut mm.nodes[0].zones, pb, z);
             }
         }
         if bal.zone_boosts.iter().any(|&b| b > 0) {
@@ -1170,16 +1170,16 @@ fn finish_balance<P: Policy>(mm: &mut Mm, p: &mut P, bal: &mut Balance) {
     // kswapd_try_to_sleep() judges the node for the classzone of the next run: a wake-up's
     // during this one, else this run's.
     let classzone = kswapd_next_classzone(mm);
-    mm.node.nap_classzone = classzone;
-    if pgdat_balanced(mm, classzone) || mm.node.kswapd_failures >= KSWAPD_FAILURES_HOPELESS {
+    mm.nodes[0].reclaim.nap_classzone = classzone;
+    if pgdat_balanced(mm, classzone) || mm.nodes[0].reclaim.kswapd_failures >= KSWAPD_FAILURES_HOPELESS {
         // prepare_kswapd_sleep(): balanced, so clear the congestion flags and take the
         // short sleep.
-        mm.node.dirty = false;
-        mm.node.writeback = false;
-        mm.node.set_congested(ROOT_MEMCG, false);
-        mm.node.kswapd = None;
+        mm.nodes[0].reclaim.dirty = false;
+        mm.nodes[0].reclaim.writeback = false;
+        mm.nodes[0].reclaim.set_congested(ROOT_MEMCG, false);
+        mm.nodes[0].reclaim.kswapd = None;
         mm.kswapd_memstall(false);
-        mm.node.nap_until = Some(mm.kswapd_clock + kswapd_nap_ns(mm));
+        mm.nodes[0].reclaim.nap_until = Some(mm.nodes[0].kswapd_clock + kswapd_nap_ns(mm));
     } else {
         // kswapd_try_to_sleep() declines to sleep at all.
         mm.count(Ev::KswapdHighWmarkHitQuickly, 1);

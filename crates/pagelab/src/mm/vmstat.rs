@@ -231,7 +231,7 @@ pub fn gauges(mm: &crate::mm::Mm) -> std::collections::BTreeMap<&'static str, u6
         // With non-movable pageblocks, what the guest's sampler reads from /proc/zoneinfo and
         // /proc/pagetypeinfo (oracle/samples.py): each zone's free pages, its high watermark
         // with the boost, and the free pages on its unmovable and reclaimable lists.
-        for (z, zone) in mm.zones.z.iter().enumerate() {
+        for (z, zone) in mm.nodes[0].zones.z.iter().enumerate() {
             let [free, high, nonmovable] = match zone.name {
                 "DMA" => ["zone_free_dma", "zone_high_dma", "nonmovable_free_dma"],
                 "DMA32" => ["zone_free_dma32", "zone_high_dma32", "nonmovable_free_dma32"],

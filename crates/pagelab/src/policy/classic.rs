@@ -214,7 +214,7 @@ impl Classic {
         }
         for (z, &n) in pgskip.iter().enumerate() {
             if n > 0 {
-                let ev = mm.zones.z[z].pgskip;
+                let ev = mm.nodes[0].zones.z[z].pgskip;
                 mm.count(ev, n);
             }
         }
@@ -228,7 +228,7 @@ impl Classic {
     #[inline]
     fn lruvec_lru_size(mm: &Mm, memcg: MemcgId, lru: Lru, reclaim_idx: usize) -> u64 {
         let lv = &mm.memcgs.get(memcg).lruvec;
-        if reclaim_idx >= mm.zones.top() {
+        if reclaim_idx >= mm.nodes[0].zones.top() {
             return lv.lru_size[lru as usize];
         }
         lv.lower_zone_lru_size[lru as usize][..=reclaim_idx].iter().sum()
@@ -279,7 +279,7 @@ impl Classic {
             let anon = mm.node_lru_size(Lru::InactiveAnon);
             sc.file_is_tiny = sc.may_deactivate & DEACTIVATE_ANON == 0 && (mm.unscaled(anon) >> sc.priority) != 0 && {
                 let file = mm.node_lru_size(Lru::ActiveFile) + mm.node_lru_size(Lru::InactiveFile);
-                file + mm.nr_free() <= mm.zones.high_wmarks()
+                file + mm.nr_free() <= mm.nodes[0].zones.high_wmarks()
             };
         }
     }

@@ -307,7 +307,7 @@ pub type Factory<'a> = &'a dyn Fn(&str) -> Option<Box<dyn EvictionPolicy>>;
 /// The seam host for a machine: each memcg gets `extra`'s policy (a caller's own), else its
 /// cgroup's, else the machine's seam policy, else the classic LRU.
 fn build_ext(mm: &Mm, seam: &SeamSpec, extra: Option<Factory>, name: &'static str) -> Ext {
-    let pages = mm.zones.managed();
+    let pages = mm.nodes[0].zones.managed();
     let policies = (0..mm.memcgs.cg.len())
         .map(|i| {
             let path = &mm.memcgs.get(i as MemcgId).path;

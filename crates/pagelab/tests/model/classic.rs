@@ -469,7 +469,7 @@ fn rmqueue_pcplist_refills_in_batches_the_watermarks_do_not_see_growing_on_6_12_
         for page in 0..500 {
             m.apply(0, read(0, page));
         }
-        assert_eq!(m.mm.zones.z.last().unwrap().pcp.count, held as i64, "{kernel}: ZONE_DMA32's list");
+        assert_eq!(m.mm.nodes[0].zones.z.last().unwrap().pcp.count, held as i64, "{kernel}: ZONE_DMA32's list");
         assert_eq!(m.mm.folios.nr_free(), before - 500, "{kernel}: 500 pages in use");
         assert_eq!(m.mm.nr_free(), before - 500 - held as u64, "{kernel}: NR_FREE_PAGES leaves the list out");
         m.check().unwrap();
@@ -485,20 +485,20 @@ fn user_pages_fall_back_to_zone_dma_down_to_low_plus_lowmem_reserve_before_kswap
     for kernel in ["6.1", "6.12"] {
         let mut m = one_file("256M", kernel, 80_000);
         let (dma, dma32) = (0, 1);
-        assert_eq!(m.mm.zones.z.iter().map(|z| z.name).collect::<Vec<_>>(), ["DMA", "DMA32"]);
+        assert_eq!(m.mm.nodes[0].zones.z.iter().map(|z| z.name).collect::<Vec<_>>(), ["DMA", "DMA32"]);
         let mut page = 0;
         while m.mm.events.get(Ev::PgallocDma) == 0 {
             m.apply(0, read(0, page));
             page += 1;
         }
-        let z = &m.mm.zones.z[dma32];
+        let z = &m.mm.nodes[0].zones.z[dma32];
         assert!(m.mm.zone_free(dma32) <= z.wmark_low, "{kernel}: ZONE_DMA used with {} free in ZONE_DMA32", m.mm.zone_free(dma32));
         while m.mm.events.get(Ev::PageOutRun) == 0 {
             m.apply(0, read(0, page));
             page += 1;
         }
         // Near that floor: the read that woke kswapd may have let it reclaim a few pages.
-        let z = &m.mm.zones.z[dma];
+        let z = &m.mm.nodes[0].zones.z[dma];
         let (free, floor) = (m.mm.zone_free(dma), z.wmark_low + z.lowmem_reserve);
         assert!(free + 64 > floor && free < floor + 64, "{kernel}: kswapd woken with {free} free in ZONE_DMA, floor {floor}");
         assert!(m.mm.events.get(Ev::PgallocDma) > 3000, "{kernel}: ZONE_DMA gave its pages down to the floor");
@@ -517,7 +517,7 @@ fn pgdat_balanced_needs_one_zone_above_its_high_watermark_plus_lowmem_reserve() 
             m.mm.folios.alloc_from(z).unwrap();
         }
     };
-    let high = |m: &pagelab::sim::Machine<Classic>, z: usize| m.mm.zones.z[z].wmark_high + m.mm.zones.z[z].lowmem_reserve;
+    let high = |m: &pagelab::sim::Machine<Classic>, z: usize| m.mm.nodes[0].zones.z[z].wmark_high + m.mm.nodes[0].zones.z[z].lowmem_reserve;
     let h32 = high(&m, dma32);
     take(&mut m, dma32, h32);
     assert!(pagelab::mm::vmscan::pgdat_balanced(&m.mm, pagelab::mm::vmscan::ALL_ZONES), "ZONE_DMA alone balances the node");
@@ -532,18 +532,18 @@ fn pgdat_balanced_needs_one_zone_above_its_high_watermark_plus_lowmem_reserve() 
 fn kswapd_napping() -> pagelab::sim::Machine<Classic> {
     let mut m = one_file("256M", "6.1", 80_000);
     let mut page = 0;
-    while m.mm.node.nap_until.is_none() {
+    while m.mm.nodes[0].reclaim.nap_until.is_none() {
         m.apply(0, read(0, page));
         page += 1;
     }
-    assert!(m.mm.node.kswapd.is_none() && pagelab::mm::vmscan::pgdat_balanced(&m.mm, pagelab::mm::vmscan::ALL_ZONES));
+    assert!(m.mm.nodes[0].reclaim.kswapd.is_none() && pagelab::mm::vmscan::pgdat_balanced(&m.mm, pagelab::mm::vmscan::ALL_ZONES));
     m
 }
 
 /// Takes free frames until no zone is above its high watermark plus reserve.
 fn unbalance(m: &mut pagelab::sim::Machine<Classic>) {
-    for z in 0..m.mm.zones.z.len() {
-        let mark = m.mm.zones.z[z].wmark_high + m.mm.zones.z[z].lowmem_reserve;
+    for z in 0..m.mm.nodes[0].zones.z.len() {
+        let mark = m.mm.nodes[0].zones.z[z].wmark_high + m.mm.nodes[0].zones.z[z].lowmem_reserve;
         while m.mm.zone_free(z) > mark {
             m.mm.folios.alloc_from(z).unwrap();
         }
@@ -555,12 +555,12 @@ fn kswapd_try_to_sleep_naps_and_counts_who_ends_the_nap() {
     // mm/vmscan.c: kswapd_try_to_sleep() (6.1/6.12): after a balanced run kswapd sleeps HZ/10;
     // a wake-up during it counts KSWAPD_LOW_WMARK_HIT_QUICKLY and starts a run at once.
     let mut m = kswapd_napping();
-    let end = m.mm.node.nap_until.unwrap();
+    let end = m.mm.nodes[0].reclaim.nap_until.unwrap();
     assert!(m.mm.now() < end, "the task runs on during the nap");
     unbalance(&mut m);
     pagelab::mm::vmscan::wakeup_kswapd(&mut m.mm, pagelab::mm::vmscan::ALL_ZONES);
     assert_eq!(m.mm.events.get(Ev::KswapdLowWmarkHitQuickly), 1);
-    assert!(m.mm.node.kswapd.is_some() && m.mm.node.nap_until.is_none());
+    assert!(m.mm.nodes[0].reclaim.kswapd.is_some() && m.mm.nodes[0].reclaim.nap_until.is_none());
     // A nap that ends with the node unbalanced and no wake-up sends kswapd back to work
     // (KSWAPD_HIGH_WMARK_HIT_QUICKLY); one that ends balanced lets it sleep until woken.
     for (unbalanced, runs) in [(true, 1), (false, 0)] {
@@ -570,10 +570,10 @@ fn kswapd_try_to_sleep_naps_and_counts_who_ends_the_nap() {
             unbalance(&mut m);
         }
         pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy);
-        assert!(m.mm.node.nap_until.is_none());
+        assert!(m.mm.nodes[0].reclaim.nap_until.is_none());
         assert_eq!(m.mm.events.get(Ev::PageOutRun) - before, runs, "unbalanced: {unbalanced}");
         assert_eq!(m.mm.events.get(Ev::KswapdHighWmarkHitQuickly) - high_before, runs);
-        assert_eq!(m.mm.node.kswapd.is_some(), unbalanced);
+        assert_eq!(m.mm.nodes[0].reclaim.kswapd.is_some(), unbalanced);
     }
 }
 
@@ -654,21 +654,21 @@ fn a_boosted_zone_wakes_kswapd_on_a_balanced_node_whose_run_reclaims_the_boost_t
         for page in 0..11_000 {
             m.apply(0, read(0, page));
         }
-        while m.mm.node.kswapd.is_some() {
+        while m.mm.nodes[0].reclaim.kswapd.is_some() {
             pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy);
         }
         assert!(pagelab::mm::vmscan::pgdat_balanced(&m.mm, pagelab::mm::vmscan::ALL_ZONES), "{kernel}: the node is balanced");
         pagelab::mm::vmscan::wakeup_kswapd(&mut m.mm, pagelab::mm::vmscan::ALL_ZONES);
-        assert!(m.mm.node.kswapd.is_none(), "{kernel}: a balanced node without a boost is not woken");
-        let top = m.mm.zones.z.len() - 1;
+        assert!(m.mm.nodes[0].reclaim.kswapd.is_none(), "{kernel}: a balanced node without a boost is not woken");
+        let top = m.mm.nodes[0].zones.z.len() - 1;
         let pb = m.mm.pageblocks.as_mut().unwrap();
         assert!(pb.boost_watermark(top));
         let boost = pb.watermark_boost[top];
-        pagelab::mm::page_alloc::apply_boost(&mut m.mm.zones, m.mm.pageblocks.as_ref().unwrap(), top);
+        pagelab::mm::page_alloc::apply_boost(&mut m.mm.nodes[0].zones, m.mm.pageblocks.as_ref().unwrap(), top);
         let stolen = m.mm.events.get(Ev::PgStealKswapd);
         pagelab::mm::vmscan::wakeup_kswapd(&mut m.mm, pagelab::mm::vmscan::ALL_ZONES);
-        assert!(m.mm.node.kswapd.is_some(), "{kernel}: the boost wakes kswapd");
-        while m.mm.node.kswapd.is_some() {
+        assert!(m.mm.nodes[0].reclaim.kswapd.is_some(), "{kernel}: the boost wakes kswapd");
+        while m.mm.nodes[0].reclaim.kswapd.is_some() {
             pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy);
         }
         let reclaimed = m.mm.events.get(Ev::PgStealKswapd) - stolen;
@@ -692,7 +692,7 @@ fn movable_allocations_fall_back_to_the_nonmovable_pageblocks_once_their_lists_r
         let mut m = classic(&text);
         for page in 0..80_000 {
             m.apply(0, read(0, page));
-            while m.mm.node.kswapd.is_some() {
+            while m.mm.nodes[0].reclaim.kswapd.is_some() {
                 pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy);
             }
         }
@@ -724,20 +724,20 @@ fn a_boost_of_zone_dma_wakes_kswapd_for_zone_dma_alone_whose_isolation_skips_dma
         for page in 0..60_000 {
             m.apply(0, read(0, page));
         }
-        while m.mm.node.kswapd.is_some() {
+        while m.mm.nodes[0].reclaim.kswapd.is_some() {
             pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy);
         }
         let pb = m.mm.pageblocks.as_mut().unwrap();
         assert!(pb.boost_watermark(0), "{kernel}: ZONE_DMA (3,840 pages) is large enough to boost");
         let boost = pb.watermark_boost[0];
-        pagelab::mm::page_alloc::apply_boost(&mut m.mm.zones, m.mm.pageblocks.as_ref().unwrap(), 0);
+        pagelab::mm::page_alloc::apply_boost(&mut m.mm.nodes[0].zones, m.mm.pageblocks.as_ref().unwrap(), 0);
         let inactive = |m: &pagelab::sim::Machine<Classic>| m.policy.list_pages(&m.mm, ROOT_MEMCG, Lru::InactiveFile);
         // The oldest DMA32 folio, which a DMA-only isolation meets first.
         let oldest_dma32 = *inactive(&m).iter().rev().find(|&&pfn| m.mm.folios.zone_of(pfn) == 1).expect("DMA32 folios on the list");
         let (stolen, scanned, dma_free) = (ev(&m, Ev::PgStealKswapd), ev(&m, Ev::PgScanKswapd), m.mm.zone_free(0));
         pagelab::mm::vmscan::wakeup_kswapd(&mut m.mm, 0);
-        assert_eq!(m.mm.node.kswapd.as_ref().map(|b| b.classzone), Some(0), "{kernel}: the boost wakes kswapd for ZONE_DMA");
-        while m.mm.node.kswapd.is_some() {
+        assert_eq!(m.mm.nodes[0].reclaim.kswapd.as_ref().map(|b| b.classzone), Some(0), "{kernel}: the boost wakes kswapd for ZONE_DMA");
+        while m.mm.nodes[0].reclaim.kswapd.is_some() {
             pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy);
         }
         let (reclaimed, skipped) = (ev(&m, Ev::PgStealKswapd) - stolen, ev(&m, Ev::PgskipDma32));
@@ -766,7 +766,7 @@ fn with_nonmovable_blocks(memory: &str, kernel: &str, layout: &str) -> pagelab::
 fn read_with_kswapd(m: &mut pagelab::sim::Machine<Classic>, pages: u64) {
     for page in 0..pages {
         m.apply(0, read(0, page));
-        while m.mm.node.kswapd.is_some() {
+        while m.mm.nodes[0].reclaim.kswapd.is_some() {
             pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy);
         }
     }
@@ -797,7 +797,7 @@ fn compaction_moves_the_lru_pages_that_fallbacks_left_in_nonmovable_pageblocks_o
         // (6.12) without claiming the blocks.
         let mut m = with_nonmovable_blocks("64M", kernel, "{ DMA32 = { blocks = 4, free = [0, 0, 0, 0, 0, 0, 0, 4] } }");
         read_with_kswapd(&mut m, 40_000);
-        let top = m.mm.zones.top();
+        let top = m.mm.nodes[0].zones.top();
         let stranded = lru_pages_in_nonmovable_blocks(&m);
         assert!(stranded > 0, "{kernel}: the fallbacks left movable pages in the non-movable blocks");
         // Room for the migrations: reclaim (memory.reclaim of the root) and drain the per-CPU
@@ -831,8 +831,8 @@ fn kcompactd_runs_at_once_when_a_zone_is_suitable_and_otherwise_at_its_timeout_w
     for kernel in ["6.1", "6.12"] {
         let mut m = with_nonmovable_blocks("64M", kernel, "{ DMA32 = { blocks = 2, free = [8, 8, 8, 8] } }");
         read_with_kswapd(&mut m, 40_000);
-        let top = m.mm.zones.top();
-        let zone = &m.mm.zones.z[top];
+        let top = m.mm.nodes[0].zones.top();
+        let zone = &m.mm.nodes[0].zones.z[top];
         assert!(m.mm.zone_free(top) < zone.wmark_low + 1024, "{kernel}: a balanced zone is below low + compact_gap()");
         pagelab::mm::compaction::wakeup_kcompactd(&mut m.mm, 9, top);
         assert_eq!(ev(&m, Ev::CompactDaemonWake), 0, "{kernel}: no zone suitable, kcompactd sleeps on");
@@ -846,9 +846,9 @@ fn kcompactd_runs_at_once_when_a_zone_is_suitable_and_otherwise_at_its_timeout_w
     // above order 0, so a fragmentation index near 1000): suitable, kcompactd runs at once.
     for kernel in ["6.1", "6.12"] {
         let mut m = with_nonmovable_blocks("128M", kernel, "{ DMA32 = { blocks = 2, free = [8, 8, 8, 8] } }");
-        let top = m.mm.zones.top();
+        let top = m.mm.nodes[0].zones.top();
         let even = hold_every_other_free_frame(&mut m, top);
-        assert!(m.mm.zone_free(top) > m.mm.zones.z[top].wmark_low + 1024);
+        assert!(m.mm.zone_free(top) > m.mm.nodes[0].zones.z[top].wmark_low + 1024);
         pagelab::mm::compaction::wakeup_kcompactd(&mut m.mm, 9, top);
         assert_eq!(ev(&m, Ev::CompactDaemonWake), 1, "{kernel}: a suitable zone wakes kcompactd at once");
         assert!(ev(&m, Ev::CompactMigrateScanned) > 0, "{kernel}: and it compacts the zone");
@@ -867,7 +867,7 @@ fn a_pageblock_compaction_finished_without_isolating_is_skipped_by_the_next_run_
     // met, passes over them all.
     for kernel in ["6.1", "6.12"] {
         let mut m = with_nonmovable_blocks("128M", kernel, "{ DMA32 = { blocks = 2, free = [8, 8, 8, 8] } }");
-        let top = m.mm.zones.top();
+        let top = m.mm.nodes[0].zones.top();
         let even = hold_every_other_free_frame(&mut m, top);
         let first = pagelab::mm::compaction::compact_zone(&mut m.mm, top);
         let scanned_1 = ev(&m, Ev::CompactMigrateScanned);

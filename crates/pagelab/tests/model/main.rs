@@ -17,6 +17,7 @@ mod lists;
 mod memcg;
 mod mglru;
 mod miniature;
+mod numa;
 mod pace_lockstep;
 mod properties;
 mod psi;

@@ -445,9 +445,9 @@ fn six_twelve_mglru_root_reclaim_skips_shrink_node_kswapd_bookkeeping() {
         m.drain();
         let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 32);
         assert_eq!(m.policy.shrink_node_is_all(&sc), kernel == "6.12", "{kernel}: root reclaim");
-        m.mm.node.dirty = false;
+        m.mm.nodes[0].reclaim.dirty = false;
         shrink_node(&mut m.mm, &mut m.policy, &mut sc);
-        assert_eq!(m.mm.node.dirty, kernel == "6.1", "{kernel}: PGDAT_DIRTY after a kswapd pass");
+        assert_eq!(m.mm.nodes[0].reclaim.dirty, kernel == "6.1", "{kernel}: PGDAT_DIRTY after a kswapd pass");
         m.check().unwrap();
     }
 }

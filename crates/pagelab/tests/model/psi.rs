@@ -26,7 +26,7 @@ fn direct_reclaim_is_a_memstall_in_try_to_free_pages() {
     // the task's stall is exactly its time in try_to_free_pages().
     for kernel in ["6.1", "6.12"] {
         let mut m = reader(kernel);
-        for zone in &mut m.mm.zones.z {
+        for zone in &mut m.mm.nodes[0].zones.z {
             zone.wmark_min = zone.managed;
             zone.wmark_low = zone.managed;
             zone.wmark_high = zone.managed;

@@ -194,7 +194,7 @@ fn starved_file_zipf(ops: u64, tweak: impl FnOnce(&mut pagelab::mm::Mm)) -> Stri
     let s = pagelab::Scenario::parse(text, "file-zipf", "file-zipf", &overrides).unwrap();
     let make = |mm: &pagelab::mm::Mm| pagelab::policy::classic::Classic::new(mm.memcgs.cg.len());
     run_tweaked(&s, make, |mm| {
-        for zone in &mut mm.zones.z {
+        for zone in &mut mm.nodes[0].zones.z {
             zone.wmark_min = zone.managed;
             zone.wmark_low = zone.managed;
             zone.wmark_high = zone.managed;

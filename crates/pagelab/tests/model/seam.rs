@@ -532,7 +532,7 @@ ops = 0
         s.machine.policy.seam_host(mm, Some((&make, "test")))
     })
     .unwrap();
-    let machine = m.mm.zones.managed();
+    let machine = m.mm.nodes[0].zones.managed();
     let max = |path: &str| seen.borrow().iter().find(|(p, _)| p == path).unwrap_or_else(|| panic!("{path} initialised")).1;
     assert_eq!(max("/p"), 400);
     assert_eq!(max("/p/child"), 400, "the nearest ancestor's limit");

@@ -179,7 +179,7 @@ impl LruGen {
             return false;
         }
         let kswapd = sc.is_kswapd();
-        let unsafe_zone = mm.zones.z.iter().enumerate().any(|(i, z)| {
+        let unsafe_zone = mm.nodes[0].zones.z.iter().enumerate().any(|(i, z)| {
             let mark = if kswapd { z.wmark_high } else { z.wmark_low };
             mark > mm.zone_free(i)
         });
@@ -322,7 +322,7 @@ impl LruGen {
         if sc.nr_reclaimed >= sc.nr_to_reclaim {
             return true;
         }
-        sc.is_kswapd() && mm.zones.z.iter().enumerate().all(|(i, z)| mm.zone_free(i) > z.wmark_high + MIN_LRU_BATCH + z.lowmem_reserve)
+        sc.is_kswapd() && mm.nodes[0].zones.z.iter().enumerate().all(|(i, z)| mm.zone_free(i) > z.wmark_high + MIN_LRU_BATCH + z.lowmem_reserve)
     }
 
     /// Models mm/vmscan.c: try_to_shrink_lruvec() (6.12). Returns whether aging succeeded.
@@ -488,7 +488,7 @@ impl LruGen {
             }
         }
         if sc.nr_reclaimed > reclaimed {
-            mm.node.kswapd_failures = 0;
+            mm.nodes[0].reclaim.kswapd_failures = 0;
         }
     }
 }

@@ -284,11 +284,11 @@ fn kswapd_pass(kernel: &str, zones: &str) -> (u64, u64, u64) {
     // balance_pgdat() holds the per-CPU lists to four batches (ZONE_RECLAIM_ACTIVE); start
     // with them empty so the free pages are all where the watermark checks see them.
     crate::mm::page_alloc::drain_all_pages(&mut m.mm);
-    for zone in &mut m.mm.zones.z {
+    for zone in &mut m.mm.nodes[0].zones.z {
         zone.reclaim_active = true;
     }
     let free = m.mm.nr_free();
-    let high = m.mm.zones.high_wmarks();
+    let high = m.mm.nodes[0].zones.high_wmarks();
     assert!(free + 1000 > high + 64 + 2 * 64, "the target lies past high + 64: {free} free");
     let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 1000);
     sc.may_writepage = true;
@@ -338,7 +338,7 @@ fn min_ttl_ms_ooms_when_every_oldest_generation_is_younger_than_it() {
             let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 0);
             sc.priority = DEF_PRIORITY - 1;
             m.mm.actor = Actor::Kswapd;
-            m.mm.kswapd_clock = now_ns; // every generation was born at 0
+            m.mm.nodes[0].kswapd_clock = now_ns; // every generation was born at 0
             for _ in 0..2 {
                 m.policy.kswapd_age_node(&mut m.mm, &mut sc);
             }

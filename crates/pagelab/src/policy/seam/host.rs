@@ -101,7 +101,7 @@ fn set_bit(v: &mut Vec<u64>, pfn: Pfn, on: bool) {
 /// limits it; 6.1/6.12), and at most the machine's memory (totalram_pages()). A child
 /// without a limit of its own gets its parent's, never PAGE_COUNTER_MAX.
 pub fn effective_max(mm: &Mm, memcg: MemcgId) -> u64 {
-    let mut max = mm.zones.managed();
+    let mut max = mm.nodes[0].zones.managed();
     let mut at = Some(memcg);
     while let Some(id) = at {
         let m = mm.memcgs.get(id);

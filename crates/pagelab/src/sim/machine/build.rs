@@ -21,7 +21,6 @@ use crate::mm::readahead::{FileRef, RaState};
 use crate::mm::swap_state::SwapRaState;
 use crate::mm::swapfile::Swap;
 use crate::mm::time::Device;
-use crate::mm::vmscan::NodeState;
 use crate::mm::vmstat::Events;
 use crate::mm::workingset::ShadowNodes;
 use crate::mm::{Actor, Config, Mm, TaskMm};
@@ -148,6 +147,7 @@ fn memcgs(s: &Scenario) -> Result<Memcgs, String> {
     memcgs.set_update_path_flush(m.update_path_flush);
     memcgs.flush_period_ns = m.rstat_flush_ns;
     memcgs.target_unprotected = m.kernel.reclaim_target_is_unprotected();
+    memcgs.set_nodes(m.nodes.len().max(1));
     Ok(memcgs)
 }
 
@@ -353,7 +353,7 @@ fn boot_mm(s: &Scenario, sizes: &[(&'static str, u64)], zones: Zones, memcgs: Me
         cfg,
         folios,
         space,
-        zones,
+        nodes: vec![crate::mm::mmzone::Node::new(zones)],
         memcgs,
         swap,
         swap_dev: Device::new(m.swap_device, s.swap_cost.clone()),
@@ -361,8 +361,6 @@ fn boot_mm(s: &Scenario, sizes: &[(&'static str, u64)], zones: Zones, memcgs: Me
         events: Events::default(),
         actor: Actor::Kswapd,
         tasks,
-        kswapd_clock: 0,
-        kswapd_cpu_ns: 0,
         one_cpu: (m.cpus == Some(1)).then(|| {
             let eevdf =
                 (m.eevdf_turns && !m.kernel.kswapd_preempts_its_waker()).then(|| crate::mm::time::Eevdf::new(m.rstat_flush_ns, crate::kernel::RSTAT_FLUSH_NS));
@@ -386,7 +384,6 @@ fn boot_mm(s: &Scenario, sizes: &[(&'static str, u64)], zones: Zones, memcgs: Me
         oom_kills: Vec::new(),
         kernel_pages,
         pageblocks,
-        node: NodeState::default(),
         swap_ra_global: SwapRaState::default(),
         ra_scratch: Vec::with_capacity(64),
         dirty_fifo: VecDeque::new(),
@@ -406,12 +403,12 @@ fn check_policy_reclaims_zones<P: Policy>(mm: &Mm, policy: &P) -> Result<(), Str
     if policy.caps().reclaims_by_zone {
         return Ok(());
     }
-    match (0..mm.zones.top()).find(|&z| pb.has_blocks_in(z)) {
+    match (0..mm.nodes[0].zones.top()).find(|&z| pb.has_blocks_in(z)) {
         Some(z) => Err(format!(
             "machine.nonmovable.{}: a lower zone's non-movable pageblocks need kswapd reclaiming that zone alone, which the {} policy does not model (its lists are not per zone); only the highest zone ({}) may have them",
-            mm.zones.z[z].name,
+            mm.nodes[0].zones.z[z].name,
             policy.name(),
-            mm.zones.z[mm.zones.top()].name
+            mm.nodes[0].zones.z[mm.nodes[0].zones.top()].name
         )),
         None => Ok(()),
     }

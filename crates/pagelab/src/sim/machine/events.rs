@@ -273,22 +273,22 @@ impl<P: Policy> Machine<P> {
                 }
                 Event::Kswapd => {
                     self.kswapd_takes_cpu();
-                    let before = self.mm.kswapd_clock;
-                    let cpu_before = self.mm.kswapd_cpu_ns;
+                    let before = self.mm.nodes[0].kswapd_clock;
+                    let cpu_before = self.mm.nodes[0].kswapd_cpu_ns;
                     kswapd_step(&mut self.mm, &mut self.policy);
                     let usage = self.mm.usage(crate::sched::Who::Kswapd);
                     if let Some(sched) = self.mm.sched.as_mut() {
                         sched.end(usage);
                     }
                     self.share_the_cpu(before, cpu_before, now);
-                    if self.mm.node.kswapd.is_none() {
+                    if self.mm.nodes[0].reclaim.kswapd.is_none() {
                         if let Some(e) = self.mm.one_cpu.as_mut().and_then(|c| c.eevdf()) {
                             e.kswapd_sleeps();
                         }
                     }
                     // Every step costs at least a microsecond, so kswapd cannot stall time.
-                    if self.mm.kswapd_clock == before {
-                        self.mm.kswapd_clock += 1_000;
+                    if self.mm.nodes[0].kswapd_clock == before {
+                        self.mm.nodes[0].kswapd_clock += 1_000;
                     }
                 }
                 Event::VmstatUpdate => {
@@ -345,14 +345,14 @@ impl<P: Policy> Machine<P> {
     fn kswapd_takes_cpu(&mut self) {
         use crate::sched::Who;
         // Not balancing (`kswapd` is `None`): the nap's end is a timer, not CPU work.
-        if self.mm.node.kswapd.is_none() {
+        if self.mm.nodes[0].reclaim.kswapd.is_none() {
             return;
         }
         let usage = self.mm.usage(Who::Kswapd);
         let Some(sched) = self.mm.sched.as_mut() else { return };
-        let g = sched.acquire(Who::Kswapd, self.mm.kswapd_clock);
-        self.mm.psi.set_cpu(self.mm.tasks.len(), self.mm.kswapd_clock, g.cpu);
-        self.mm.kswapd_clock = g.start;
+        let g = sched.acquire(Who::Kswapd, self.mm.nodes[0].kswapd_clock);
+        self.mm.psi.set_cpu(self.mm.tasks.len(), self.mm.nodes[0].kswapd_clock, g.cpu);
+        self.mm.nodes[0].kswapd_clock = g.start;
         sched.begin(Who::Kswapd, g, usage);
         crate::mm::swap::this_cpu(&mut self.mm, g.cpu);
     }
@@ -361,10 +361,10 @@ impl<P: Policy> Machine<P> {
     /// task's waits first, then half of the CPU from the task's present `now` on.
     fn share_the_cpu(&mut self, start: u64, cpu_before: u64, now: u64) {
         let Some(cpu) = self.mm.one_cpu.as_mut() else { return };
-        let cpu_ns = self.mm.kswapd_cpu_ns - cpu_before;
-        let waited = (self.mm.kswapd_clock - start).saturating_sub(cpu_ns);
+        let cpu_ns = self.mm.nodes[0].kswapd_cpu_ns - cpu_before;
+        let waited = (self.mm.nodes[0].kswapd_clock - start).saturating_sub(cpu_ns);
         let (end, lost) = cpu.kswapd_step(start, cpu_ns, now);
-        self.mm.kswapd_clock = self.mm.kswapd_clock.max(end + waited);
+        self.mm.nodes[0].kswapd_clock = self.mm.nodes[0].kswapd_clock.max(end + waited);
         if lost > 0 {
             for (t, task) in self.tasks.iter().enumerate() {
                 if !task.done && self.mm.tasks[t].clock <= end {
@@ -385,26 +385,26 @@ impl<P: Policy> Machine<P> {
         let w = self.writes[self.next_write];
         self.next_write += 1;
         self.next_write_at = self.writes.get(self.next_write).map_or(u64::MAX, |n| n.at_ns);
-        let (cpu_before, profile_before) = (self.mm.kswapd_cpu_ns, self.mm.profile.kswapd);
+        let (cpu_before, profile_before) = (self.mm.nodes[0].kswapd_cpu_ns, self.mm.profile.kswapd);
         let mut result = crate::mm::memcontrol::WriteResult::default();
         let mut end = at;
         self.with_kernel_clock(at, |m| {
             result = crate::mm::memcontrol::cgroup_write(&mut m.mm, &mut m.policy, w.memcg, w.kind);
-            end = m.mm.kswapd_clock;
+            end = m.mm.nodes[0].kswapd_clock;
         });
-        self.mm.kswapd_cpu_ns = cpu_before;
+        self.mm.nodes[0].kswapd_cpu_ns = cpu_before;
         self.mm.profile.kswapd = profile_before;
         self.write_outcomes.push(super::WriteOutcome { at_ns: w.at_ns, memcg: w.memcg, kind: w.kind, result, taken_ns: end - at });
     }
 
     /// Runs `f` as a kernel thread at time `at` (the flusher).
     fn with_kernel_clock(&mut self, at: u64, f: impl FnOnce(&mut Self)) {
-        let saved = (self.mm.actor, self.mm.kswapd_clock);
+        let saved = (self.mm.actor, self.mm.nodes[0].kswapd_clock);
         self.mm.actor = Actor::Kswapd;
-        self.mm.kswapd_clock = at;
+        self.mm.nodes[0].kswapd_clock = at;
         f(self);
         self.mm.actor = saved.0;
-        self.mm.kswapd_clock = saved.1;
+        self.mm.nodes[0].kswapd_clock = saved.1;
     }
 
     /// Performs the next operation of task `t`.

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{EventToml, MachineSpec, Scenario, ScenarioError, ScenarioToml, TimeToml, WorkingsetToml};
+use super::{EventToml, MachineSpec, NodeSpec, Scenario, ScenarioError, ScenarioToml, TimeToml, WorkingsetToml};
 use crate::kernel::Kernel;
 use crate::mm::memcontrol::{CgroupWrite, MemcgSpec, RstatMode, WriteKind, PAGE_COUNTER_MAX};
 use crate::mm::swapfile::DeviceKind;
@@ -115,6 +115,7 @@ fn machine(m: &MachineToml, err: Err) -> Result<MachineSpec, ScenarioError> {
         min_free_kbytes: m.min_free_kbytes,
         watermark_scale_factor: watermark_scale_factor(m.watermark_scale_factor).map_err(|e| err("machine.watermark_scale_factor", e))?,
         cpus: cpus(m, err)?,
+        nodes: nodes(m, memory_pages, cpus(m, err)?, err)?,
         eevdf_turns: eevdf_turns(m, err)?,
         zones: zones(m, err)?,
         nonmovable: nonmovable(m.nonmovable.as_ref(), memory_pages).map_err(|(k, e)| err(&k, e))?,
@@ -300,6 +301,75 @@ fn cpus(m: &MachineToml, err: Err) -> Result<Option<u32>, ScenarioError> {
             format!("{n}: a machine has 1 to {} CPUs (leave it unset for a CPU of its own for every task and kswapd)", crate::sched::MAX_CPUS),
         )),
     }
+}
+
+/// `[[machine.node]]`: each node's `memory` (required; the nodes' add up to `machine.memory`,
+/// which stays the machine's one total that the other keys are checked against) and `cpus`
+/// (with `machine.cpus` set: a list, or a count taking the next CPUs after the nodes before;
+/// every CPU in exactly one node; a lone node's default is every CPU). Only one node is
+/// modeled so far: more are refused by name rather than run as one.
+fn nodes(m: &MachineToml, memory_pages: u64, cpus: Option<u32>, err: Err) -> Result<Vec<NodeSpec>, ScenarioError> {
+    use crate::sched::CpuSet;
+    use pagelab_workload::CpuList;
+    let mut nodes = Vec::with_capacity(m.node.len());
+    let mut owner: Vec<Option<usize>> = vec![None; cpus.unwrap_or(0) as usize];
+    let mut next_cpu = 0u32;
+    for (i, n) in m.node.iter().enumerate() {
+        let key = |k: &str| format!("machine.node[{i}].{k}");
+        let text = n.memory.as_deref().ok_or_else(|| err(&key("memory"), "missing: how much of machine.memory is on this node?".into()))?;
+        let node_pages = pages(text).map_err(|e| err(&key("memory"), e))?;
+        if node_pages < 256 {
+            return Err(err(&key("memory"), "must be at least 1M".into()));
+        }
+        let set = match (cpus, &n.cpus) {
+            (None, Some(_)) => return Err(err(&key("cpus"), "needs machine.cpus: without it every task has a CPU of its own".into())),
+            (None, None) => None,
+            (Some(total), None) if m.node.len() == 1 => Some(CpuSet::all(total)),
+            (Some(_), None) => return Err(err(&key("cpus"), "missing: a machine of several nodes gives each node its CPUs (\"0-35\" or a count)".into())),
+            (Some(total), Some(CpuList::Count(c))) => {
+                let last = next_cpu.checked_add(*c).filter(|&e| *c > 0 && e <= total).ok_or_else(|| {
+                    err(
+                        &key("cpus"),
+                        format!("{c} CPUs from CPU {next_cpu}: the machine has {total} (machine.cpus); a count takes the CPUs after the nodes before"),
+                    )
+                })?;
+                Some(CpuSet::parse(&format!("{next_cpu}-{}", last - 1), total).map_err(|e| err(&key("cpus"), e))?)
+            }
+            (Some(total), Some(CpuList::List(l))) => Some(CpuSet::parse(l, total).map_err(|e| err(&key("cpus"), e))?),
+        };
+        if let Some(set) = &set {
+            for c in set.iter() {
+                if let Some(j) = owner[c as usize].replace(i) {
+                    return Err(err(&key("cpus"), format!("CPU {c} is node {j}'s already: a CPU belongs to one node")));
+                }
+                next_cpu = next_cpu.max(c + 1);
+            }
+        }
+        nodes.push(NodeSpec { memory_pages: node_pages, cpus: set });
+    }
+    if nodes.is_empty() {
+        return Ok(nodes);
+    }
+    if let Some(c) = owner.iter().position(Option::is_none) {
+        return Err(err("machine.node", format!("CPU {c} of machine.cpus is on no node: give every CPU to one node")));
+    }
+    let sum: u64 = nodes.iter().map(|n| n.memory_pages).sum();
+    if sum != memory_pages {
+        return Err(err(
+            "machine.node",
+            format!("the nodes' memory adds up to {}, machine.memory is {}: they must be equal", size_text(sum), size_text(memory_pages)),
+        ));
+    }
+    if nodes.len() > 1 {
+        return Err(err(
+            "machine.node",
+            format!(
+                "{} nodes: pagelab models one node so far (a node's own allocation, kswapd and reclaim are not built yet, issue 42); give one [[machine.node]] or none",
+                nodes.len()
+            ),
+        ));
+    }
+    Ok(nodes)
 }
 
 /// Each workload's `cpus` as a CPU set of the machine's `machine.cpus` (every CPU when
@@ -670,6 +740,9 @@ fn miniaturize(
         }
     }
     m.memory_pages = memory_pages;
+    if let [node] = &mut m.nodes[..] {
+        node.memory_pages = memory_pages;
+    }
     m.reserved_pages = scale(m.reserved_pages);
     m.kernel_used_pages = scale(m.kernel_used_pages);
     m.shmem_pages = scale(m.shmem_pages);

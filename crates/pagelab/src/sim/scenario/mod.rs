@@ -169,6 +169,17 @@ pub struct MachineSpec {
     pub update_path_flush: bool,
     /// `machine.miniature`: the sampling rate of a miniature simulation (1: a full machine).
     pub miniature: f64,
+    /// `[[machine.node]]`, validated (empty: no node table, one node of everything).
+    pub nodes: Vec<NodeSpec>,
+}
+
+/// One NUMA node of `[[machine.node]]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeSpec {
+    /// Its memory, pages (the nodes' add up to `MachineSpec::memory_pages`).
+    pub memory_pages: u64,
+    /// Its CPUs with `machine.cpus` set (`None` without a CPU model).
+    pub cpus: Option<crate::sched::CpuSet>,
 }
 
 /// A validated scenario.
