@@ -54,3 +54,36 @@ fn too_many_isolated_compares_the_nodes_isolated_folios_with_an_eighth_of_its_in
     unset.mm.node.isolated.record(true, now, now + 1_000_000, 100 * limit, 0);
     assert!(!too_many_isolated(&unset.mm, true, &direct));
 }
+
+/// Two cgroups reading their own files from one SSD of queue depth `depth` (0: unlimited) on
+/// a machine of 4 CPUs; `with_b`: whether the second one runs.
+fn two_cgroups_on_one_ssd(depth: u32, with_b: bool) -> pagelab::report::Report {
+    let workload = |name: &str| {
+        format!(
+            "[[workload]]\nname = \"{name}\"\ncgroup = \"/{name}\"\nkind = \"file-read\"\nfile_size = \"64M\"\ndistribution = \"uniform\"\nfadvise = \"random\"\nops = 4000\nseed = 5\n"
+        )
+    };
+    let b = if with_b { workload("b") } else { String::new() };
+    let text = format!(
+        "[machine]\nmemory = \"512M\"\nkernel = \"6.1\"\npolicy = \"classic\"\nstorage = \"ssd\"\ncpus = 4\n\n[time.storage]\nread_latency_ns = 80000\nwrite_latency_ns = 30000\npage_transfer_ns = 2000\nqueue_depth = {depth}\n\n[[cgroup]]\npath = \"/a\"\nmax = \"16M\"\n\n[[cgroup]]\npath = \"/b\"\nmax = \"16M\"\n\n{}\n{b}",
+        workload("a")
+    );
+    pagelab::run(&common::scenario(&text), |_, _| {}).unwrap()
+}
+
+#[test]
+fn a_second_cgroup_on_the_same_device_raises_the_firsts_io_wait() {
+    // Each cgroup has CPUs enough; what they share is the device's one tag (blk-mq's
+    // blk_mq_get_tag() sleeps while every tag is taken, 6.1 and 6.12).
+    let alone = two_cgroups_on_one_ssd(1, false);
+    let shared = two_cgroups_on_one_ssd(1, true);
+    let (a0, a1) = (alone.tasks[0].io_wait_s, shared.tasks[0].io_wait_s);
+    assert!(a0 > 0.0 && a1 > 1.5 * a0, "b's reads queue ahead of a's: {a1} vs {a0}");
+    let q = &shared.devices.as_ref().expect("a machine of several CPUs reports its devices")["storage"];
+    let q0 = &alone.devices.as_ref().unwrap()["storage"];
+    assert!(q.waited > 0 && q.wait_ns > q0.wait_ns, "{q:?} vs {q0:?}");
+    assert!(q.busy_ns > q0.busy_ns, "two cgroups keep the device busy longer: {q:?} vs {q0:?}");
+    // With tags enough for both, their latencies overlap and only the transfers queue.
+    let roomy = two_cgroups_on_one_ssd(0, true).tasks[0].io_wait_s;
+    assert!(roomy < 1.2 * two_cgroups_on_one_ssd(0, false).tasks[0].io_wait_s, "{roomy}");
+}
