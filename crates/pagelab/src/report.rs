@@ -340,6 +340,19 @@ pub struct SchedReport {
     pub kswapd_waits: u64,
     /// Each lock class, summed over its instances (`lru_lock`: every lruvec's).
     pub locks: BTreeMap<String, crate::locking::LockSummary>,
+    /// Direct reclaimers that too_many_isolated() made sleep (reclaim_throttle()'s
+    /// VMSCAN_THROTTLE_ISOLATED, which the kernel traces as mm_vmscan_throttled).
+    pub isolated_throttle: IsolatedThrottle,
+}
+
+/// The report's `sched.isolated_throttle` ([`crate::mm::vmscan::too_many_isolated`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IsolatedThrottle {
+    /// Sleeps, and their time in seconds.
+    pub sleeps: u64,
+    pub sleep_s: f64,
+    /// Sleeps after which the node still had too many isolated, so the list was skipped.
+    pub gave_up: u64,
 }
 
 /// One CPU's time in a [`SchedReport`].
@@ -378,6 +391,11 @@ impl SchedReport {
             kswapd_runq_wait_s: sched.kswapd.runq_wait_ns as f64 / 1e9,
             kswapd_waits: sched.kswapd.waits,
             locks: BTreeMap::from([("lru_lock".to_string(), lru.summary())]),
+            isolated_throttle: IsolatedThrottle {
+                sleeps: mm.node.isolated.throttled,
+                sleep_s: mm.node.isolated.throttled_ns as f64 / 1e9,
+                gave_up: mm.node.isolated.gave_up,
+            },
         })
     }
 }
@@ -901,6 +919,16 @@ impl SchedReport {
             if l.forgotten > 0 {
                 let _ = writeln!(out, "  (warning: {} sections dropped from a full calendar; waits after them are approximate)", thousands(l.forgotten));
             }
+        }
+        let t = &self.isolated_throttle;
+        if t.sleeps > 0 {
+            let _ = writeln!(
+                out,
+                "too_many_isolated: {} direct-reclaim sleeps, {:.6} s, {} gave the list up",
+                thousands(t.sleeps),
+                t.sleep_s,
+                thousands(t.gave_up)
+            );
         }
     }
 }

@@ -172,6 +172,55 @@ pub struct NodeState {
     pub kswapd_classzone: Option<usize>,
     /// The classzone kswapd's short sleep checks the node's balance for.
     pub nap_classzone: usize,
+    /// NR_ISOLATED_ANON / NR_ISOLATED_FILE over time, with several CPUs ([`Isolated`]).
+    pub isolated: Isolated,
+}
+
+/// The node's isolated folios over time (`NR_ISOLATED_ANON`, `NR_ISOLATED_FILE`), on a
+/// machine of several CPUs: each batch the classic LRU takes off a list (shrink_inactive_list(),
+/// shrink_active_list(); MGLRU does not count its isolations here, 6.1 and 6.12 alike) is a
+/// span from its isolation to its putback. An operation runs whole, so a batch of another
+/// actor that began earlier and ends later is already on the list when a direct reclaimer
+/// looks ([`too_many_isolated`]); spans that end before the scheduler's horizon are dropped.
+#[derive(Clone, Debug, Default)]
+pub struct Isolated {
+    /// `[anon, file]`: (isolated at, put back at, folios).
+    spans: [Vec<(u64, u64, u64)>; 2],
+    /// The length of a list after its last pruning (prune again at twice that).
+    kept: [usize; 2],
+    /// Direct reclaimers throttled by [`too_many_isolated`], and their sleep.
+    pub throttled: u64,
+    pub throttled_ns: u64,
+    /// Of them, those still over the limit when they woke, which gave the list up.
+    pub gave_up: u64,
+}
+
+impl Isolated {
+    /// `folios` of the anon or `file` lists isolated from `from` to `to`.
+    pub fn record(&mut self, file: bool, from: u64, to: u64, folios: u64, horizon: u64) {
+        let f = file as usize;
+        if folios == 0 || to <= from {
+            return;
+        }
+        self.spans[f].push((from, to, folios));
+        if self.spans[f].len() > 2 * self.kept[f].max(16) {
+            self.spans[f].retain(|s| s.1 > horizon);
+            self.kept[f] = self.spans[f].len();
+        }
+    }
+
+    /// The folios isolated at `t`.
+    pub fn at(&self, file: bool, t: u64) -> u64 {
+        self.spans[file as usize].iter().filter(|s| s.0 <= t && t < s.1).map(|s| s.2).sum()
+    }
+
+    /// The first time after `t`, up to `until`, at which a putback brings the isolated folios
+    /// to `limit` or fewer (`until` if none does).
+    pub fn at_most_by(&self, file: bool, t: u64, limit: u64, until: u64) -> u64 {
+        let mut ends: Vec<u64> = self.spans[file as usize].iter().map(|s| s.1).filter(|&e| e > t && e <= until).collect();
+        ends.sort_unstable();
+        ends.into_iter().find(|&e| self.at(file, e) <= limit).unwrap_or(until)
+    }
 }
 
 impl NodeState {
@@ -380,6 +429,9 @@ pub enum Throttle {
     Congested,
     /// One jiffy (direct reclaim that freed nothing by priority 1).
     NoProgress,
+    /// HZ/50, or until the isolated folios of the anon or `file` lists fall to the limit
+    /// ([`too_many_isolated`]).
+    Isolated { file: bool },
 }
 
 /// Models mm/vmscan.c: reclaim_throttle() (6.1/6.12) for the current actor: sleep until the
@@ -389,6 +441,12 @@ pub fn reclaim_throttle<P: Policy>(mm: &mut Mm, p: &mut P, why: Throttle) {
     let now = mm.now();
     let until = match why {
         Throttle::Congested | Throttle::NoProgress => now + JIFFY,
+        Throttle::Isolated { file } => {
+            let until = mm.node.isolated.at_most_by(file, now, isolated_limit(mm, file), now + 5 * JIFFY);
+            mm.node.isolated.throttled += 1;
+            mm.node.isolated.throttled_ns += until - now;
+            until
+        }
         Throttle::Writeback => {
             let timeout = now + 25 * JIFFY;
             let mut ends: Vec<u64> = mm.writeback.iter().map(|r| r.0.at).collect();
@@ -403,6 +461,56 @@ pub fn reclaim_throttle<P: Policy>(mm: &mut Mm, p: &mut P, why: Throttle) {
     };
     mm.wait_until(until);
     crate::mm::page_writeback::complete_writeback(mm, p, until);
+}
+
+/// The most folios of the anon or `file` lists the node may have isolated before a direct
+/// reclaimer waits: its inactive folios, an eighth of them for reclaim that may do IO and
+/// enter the filesystem (every reclaim in pagelab: user pages' and page cache's allocations
+/// are GFP_HIGHUSER_MOVABLE, which has __GFP_IO and __GFP_FS; only GFP_NOIO/GFP_NOFS callers
+/// get the whole inactive list).
+fn isolated_limit(mm: &Mm, file: bool) -> u64 {
+    let lru = if file { crate::mm::vmstat::Lru::InactiveFile } else { crate::mm::vmstat::Lru::InactiveAnon };
+    mm.node_lru_size(lru) >> 3
+}
+
+/// Models mm/vmscan.c: too_many_isolated() (6.1, 6.12): whether the node has more folios of
+/// the anon or `file` lists isolated than [`isolated_limit`] allows. kswapd never waits;
+/// cgroup reclaim does as well, since writeback_throttling_sane() exempts it only on cgroup
+/// v1 and pagelab's memcgs are cgroup v2's. Only a machine of several CPUs has other
+/// reclaimers' isolations at the same time ([`Isolated`]); without `machine.cpus` ≥ 2 this
+/// is never true.
+pub fn too_many_isolated(mm: &Mm, file: bool, sc: &ScanControl) -> bool {
+    if sc.is_kswapd() || mm.sched.is_none() {
+        return false;
+    }
+    mm.node.isolated.at(file, mm.now()) > isolated_limit(mm, file)
+}
+
+/// Models the start of mm/vmscan.c: shrink_inactive_list() (6.1, 6.12): while too many folios
+/// are isolated ([`too_many_isolated`]), a direct reclaimer sleeps once
+/// (reclaim_throttle(VMSCAN_THROTTLE_ISOLATED)); still too many after it, it gives the list up
+/// and reclaims nothing from it this time. Returns whether to go on. The sleep is inside the
+/// caller's memstall (__perform_reclaim(), the memcg charge's reclaim), so PSI counts it.
+pub fn throttle_isolated<P: Policy>(mm: &mut Mm, p: &mut P, file: bool, sc: &ScanControl) -> bool {
+    if !too_many_isolated(mm, file, sc) {
+        return true;
+    }
+    reclaim_throttle(mm, p, Throttle::Isolated { file });
+    if too_many_isolated(mm, file, sc) {
+        mm.node.isolated.gave_up += 1;
+        return false;
+    }
+    true
+}
+
+/// Records `folios` of the anon or `file` lists isolated from `from` until now ([`Isolated`]),
+/// with several CPUs: the classic LRU's NR_ISOLATED_* add at isolation and subtract at
+/// putback.
+pub fn note_isolated(mm: &mut Mm, file: bool, from: u64, folios: u64) {
+    let Some(sched) = mm.sched.as_ref() else { return };
+    let horizon = sched.horizon;
+    let to = mm.now();
+    mm.node.isolated.record(file, from, to, folios, horizon);
 }
 
 /// Models mm/vmscan.c: shrink_slab(): pagelab's only shrinker is the shadow-node one.

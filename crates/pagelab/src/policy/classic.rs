@@ -13,8 +13,8 @@ use crate::mm::mapping::Shadow;
 use crate::mm::memcontrol::{MemcgId, StatItem};
 use crate::mm::swap::{folio_activate, lru_add_drain, lru_cache_activate_folio, lru_note_cost};
 use crate::mm::vmscan::{
-    count_reclaim, folio_referenced, move_folios_to_lru, reclaim_batch, shrink_node_memcgs, BatchRules, Epilogue, ReclaimStat, ScanControl, ALL_ZONES,
-    DEACTIVATE_ANON, DEACTIVATE_FILE,
+    count_reclaim, folio_referenced, move_folios_to_lru, note_isolated, reclaim_batch, shrink_node_memcgs, throttle_isolated, BatchRules, Epilogue,
+    ReclaimStat, ScanControl, ALL_ZONES, DEACTIVATE_ANON, DEACTIVATE_FILE,
 };
 use crate::mm::vmstat::{Ev, Lru};
 use crate::mm::workingset::{classic_eviction, classic_refault, workingset_activation};
@@ -379,12 +379,18 @@ impl Classic {
     /// ([`ClassicEpilogue`]).
     fn shrink_inactive_list(&mut self, mm: &mut Mm, memcg: MemcgId, lru: Lru, nr_to_scan: u64, sc: &mut ScanControl) -> u64 {
         let file = lru.is_file();
+        if !throttle_isolated(mm, self, file, sc) {
+            return 0;
+        }
         lru_add_drain(mm, self);
+        let isolated_at = mm.now();
         let (mut list, nr_scanned) = self.isolate_lru_folios(mm, memcg, lru, nr_to_scan, sc);
+        let nr_taken = list.len() as u64;
         let mut scanned = [0; 2];
         scanned[file as usize] = nr_scanned;
         let mut epilogue = ClassicEpilogue { memcg, file, nr_scanned };
         let reclaimed = reclaim_batch(mm, self, memcg, sc, &mut list, BatchRules::shrink_inactive_list(scanned), &mut epilogue);
+        note_isolated(mm, file, isolated_at, nr_taken);
         self.scratch = list;
         reclaimed
     }
@@ -394,6 +400,7 @@ impl Classic {
     fn shrink_active_list(&mut self, mm: &mut Mm, memcg: MemcgId, lru: Lru, nr_to_scan: u64, sc: &mut ScanControl) {
         let file = lru.is_file();
         lru_add_drain(mm, self);
+        let isolated_at = mm.now();
         let (list, nr_scanned) = self.isolate_lru_folios(mm, memcg, lru, nr_to_scan, sc);
         // isolate_lru_folios() runs under the lruvec's lock, in proportion to what it scanned.
         mm.lru_lock(memcg, nr_scanned);
@@ -412,6 +419,7 @@ impl Classic {
         mm.lru_lock(memcg, list.len() as u64);
         move_folios_to_lru(mm, self, &list);
         let nr_deactivated = list.len() as u64;
+        note_isolated(mm, file, isolated_at, nr_deactivated);
         mm.count_both(memcg, Ev::PgDeactivate, nr_deactivated);
         if mm.cfg.kernel.scan_rotate_ratios() {
             let rs = &mut mm.memcgs.get_mut(memcg).lruvec;
