@@ -378,6 +378,10 @@ pub struct KernelSide {
     pub kswapd: Option<pagelab_guest::report::SchedStat>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub cpu_ms: BTreeMap<String, u64>,
+    /// The guest's CPUs (`-smp`, from the scenario's `machine.cpus`); runs saved before
+    /// 2026-11-29 have none and had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<u32>,
 }
 
 /// What happened to the CPU between two snapshots: kswapd0's scheduling and `/proc/stat`'s
@@ -450,6 +454,7 @@ impl KernelSide {
             alloc_hists: last.alloc_hists.clone(),
             kswapd: cpu_deltas(&last.before, &last.after).0,
             cpu_ms: cpu_deltas(&last.before, &last.after).1,
+            cpus: None,
         }
     }
 }
