@@ -94,6 +94,83 @@ def spread_tally(runs):
     return out
 
 
+# Memory pressure (issue 45): `some` and `full` stall as a share of the run's wall time, in
+# hundredths of a percent (rows pressure.memory.* for the system, memcg[PATH].memory.pressure.*
+# for a cgroup). The goal (fidelity.rs PRESSURE, PRESSURE_ABS): within 25 % of the kernel, or
+# within 5 points of the run (500) where that is wider, i.e. when the kernel stalled under 20 %.
+PSI_REL, PSI_ABS = 0.25, 500
+PSI_COLS = [("pressure.memory.some_pct_x100", "system some"), ("pressure.memory.full_pct_x100", "system full"),
+            ("memory.pressure.some_pct_x100", "cgroup some"), ("memory.pressure.full_pct_x100", "cgroup full")]
+
+
+def psi_tol(r, k):
+    return max(PSI_REL * abs(k), r.get("goal_abs") or PSI_ABS)
+
+
+def psi_rows(rows):
+    """{column: [rows]}: the system's row, and every cgroup's (the scenario's own; a
+    scenario with a parent and a child gives two)."""
+    out = {}
+    for c, r in rows.items():
+        for key, name in PSI_COLS:
+            if c == key or (key.startswith("memory.") and c.startswith("memcg[") and c.endswith("]." + key)):
+                out.setdefault(name, []).append(r)
+    return out
+
+
+def psi_judge(r):
+    """(met at the median, model within the boots' range widened by the goal or None with
+    one boot, the boots within the goal of their median or None)."""
+    k, m = r["kernel"], r["model"]
+    met = abs(m - k) <= psi_tol(r, k)
+    rng = r.get("kernel_range")
+    if not rng or rng[0] == rng[1]:
+        return met, None, None
+    lo, hi = rng
+    within = lo - psi_tol(r, lo) <= m <= hi + psi_tol(r, hi)
+    agree = k != 0 and hi - k <= psi_tol(r, k) and k - lo <= psi_tol(r, k)
+    return met, within, agree
+
+
+def psi_section(runs):
+    tally, table = {}, []
+    for s, k, p, rows, o in runs:
+        cols = psi_rows(rows)
+        if not cols:
+            continue
+        cells = []
+        for _, name in PSI_COLS:
+            texts = []
+            for r in cols.get(name, []):
+                met, within, agree = psi_judge(r)
+                t = tally.setdefault((k, p), [0, 0, 0, 0, 0])
+                t[0] += 1
+                t[1] += met
+                if within is not None:
+                    t[2] += 1
+                    t[3] += within
+                    t[4] += agree
+                rng = r.get("kernel_range")
+                krange = f" [{rng[0] / 100:.1f}–{rng[1] / 100:.1f}]" if rng and rng[0] != rng[1] else ""
+                texts.append(f"{r['kernel'] / 100:.1f}{krange} / {r['model'] / 100:.1f}{'' if met else ' ✗'}")
+            cells.append("; ".join(texts))
+        table.append(f"| {s} | {k} | {p} | " + " | ".join(cells) + " |")
+    if not tally:
+        return []
+    lines = ["", "Memory pressure (PSI), `some` and `full` stall as % of the run's wall time, system "
+             "(/proc/pressure/memory) and the scenario's cgroups (memory.pressure); a cell is met within 25 % of "
+             "the kernel or 5 points of the run where that is wider (the kernel under 20 %):", "",
+             "| kernel | policy | PSI cells | met at the median | % | cells with several boots | model within the boots' range (widened) | boots within goal of their median | model as good as the boots |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for (k, p) in sorted(tally, key=lambda kp: (tuple(int(x) for x in kp[0].split(".")), kp[1])):
+        n, met, nb, w, a = tally[(k, p)]
+        par = "" if nb == 0 else ("yes" if w >= a else f"no ({w - a} cells)")
+        lines.append(f"| {k} | {p} | {n} | {met} | {100 * met / n:.0f}% | {nb} | {w} | {a} | {par} |")
+    lines += ["", "Per point: kernel % [range over the boots] / pagelab %; ✗ outside the goal at the median:", "",
+              "| scenario | kernel | policy | " + " | ".join(n for _, n in PSI_COLS) + " |", "|---|---|---|---|---|---|---|"]
+    return lines + table
+
+
 def counter_table(runs, counters, tally):
     """One row per suite run, one column per counter; adds each judged cell to
     tally[(kernel, policy)] = [met, judged]."""
@@ -158,6 +235,7 @@ def main():
     lines += ["", "The eight counters judged since the first suite:", ""] + t1
     lines += ["", "The counters a kernel developer also reads (act: workingset_activate, rst: workingset_restore, "
               "stall: allocstall, majflt: pgmajfault):", ""] + t2
+    lines += psi_section(runs)
     lines.append("")
     lines.append(f"Error % = (pagelab − kernel) / kernel; ✗ outside ±10 % (±25 % for pgscan and pgrefill); "
                  f"(k/m): both below {SMALL}, not judged; ·: both zero; new (m): the kernel counted none.")

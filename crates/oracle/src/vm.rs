@@ -146,6 +146,8 @@ pub struct Boot<'a> {
     pub tools: &'a Path,
     /// Bytes of a fresh swap disk, if the scenario swaps to one.
     pub swap_disk: Option<u64>,
+    /// The guest's CPUs (`-smp`): the scenario's `machine.cpus`, 1 when it sets none.
+    pub cpus: u32,
     pub run_dir: &'a Path,
     pub timeout: Duration,
 }
@@ -190,7 +192,7 @@ impl Boot<'_> {
             "-cpu".into(),
             if accel == "kvm" { "host".into() } else { "max".into() },
             "-smp".into(),
-            "1".into(),
+            self.cpus.to_string(),
             "-m".into(),
             format!("{}M", self.memory_mib),
             "-kernel".into(),
