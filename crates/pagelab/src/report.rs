@@ -392,9 +392,9 @@ impl SchedReport {
             kswapd_waits: sched.kswapd.waits,
             locks: BTreeMap::from([("lru_lock".to_string(), lru.summary())]),
             isolated_throttle: IsolatedThrottle {
-                sleeps: mm.node.isolated.throttled,
-                sleep_s: mm.node.isolated.throttled_ns as f64 / 1e9,
-                gave_up: mm.node.isolated.gave_up,
+                sleeps: mm.nodes[0].reclaim.isolated.throttled,
+                sleep_s: mm.nodes[0].reclaim.isolated.throttled_ns as f64 / 1e9,
+                gave_up: mm.nodes[0].reclaim.isolated.gave_up,
             },
         })
     }

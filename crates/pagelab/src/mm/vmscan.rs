@@ -442,9 +442,9 @@ pub fn reclaim_throttle<P: Policy>(mm: &mut Mm, p: &mut P, why: Throttle) {
     let until = match why {
         Throttle::Congested | Throttle::NoProgress => now + JIFFY,
         Throttle::Isolated { file } => {
-            let until = mm.node.isolated.at_most_by(file, now, isolated_limit(mm, file), now + 5 * JIFFY);
-            mm.node.isolated.throttled += 1;
-            mm.node.isolated.throttled_ns += until - now;
+            let until = mm.nodes[0].reclaim.isolated.at_most_by(file, now, isolated_limit(mm, file), now + 5 * JIFFY);
+            mm.nodes[0].reclaim.isolated.throttled += 1;
+            mm.nodes[0].reclaim.isolated.throttled_ns += until - now;
             until
         }
         Throttle::Writeback => {
@@ -483,7 +483,7 @@ pub fn too_many_isolated(mm: &Mm, file: bool, sc: &ScanControl) -> bool {
     if sc.is_kswapd() || mm.sched.is_none() {
         return false;
     }
-    mm.node.isolated.at(file, mm.now()) > isolated_limit(mm, file)
+    mm.nodes[0].reclaim.isolated.at(file, mm.now()) > isolated_limit(mm, file)
 }
 
 /// Models the start of mm/vmscan.c: shrink_inactive_list() (6.1, 6.12): while too many folios
@@ -497,7 +497,7 @@ pub fn throttle_isolated<P: Policy>(mm: &mut Mm, p: &mut P, file: bool, sc: &Sca
     }
     reclaim_throttle(mm, p, Throttle::Isolated { file });
     if too_many_isolated(mm, file, sc) {
-        mm.node.isolated.gave_up += 1;
+        mm.nodes[0].reclaim.isolated.gave_up += 1;
         return false;
     }
     true
@@ -510,7 +510,7 @@ pub fn note_isolated(mm: &mut Mm, file: bool, from: u64, folios: u64) {
     let Some(sched) = mm.sched.as_ref() else { return };
     let horizon = sched.horizon;
     let to = mm.now();
-    mm.node.isolated.record(file, from, to, folios, horizon);
+    mm.nodes[0].reclaim.isolated.record(file, from, to, folios, horizon);
 }
 
 /// Models mm/vmscan.c: shrink_slab(): pagelab's only shrinker is the shadow-node one.

@@ -29,9 +29,9 @@ fn too_many_isolated_compares_the_nodes_isolated_folios_with_an_eighth_of_its_in
     assert!(limit >= 100, "{limit}");
     let direct = ScanControl::new(pagelab::mm::memcontrol::ROOT_MEMCG, Reclaimer::Direct, 32);
     let now = m.mm.now();
-    m.mm.node.isolated.record(true, now, now + 1_000_000, limit, 0);
+    m.mm.nodes[0].reclaim.isolated.record(true, now, now + 1_000_000, limit, 0);
     assert!(!too_many_isolated(&m.mm, true, &direct), "as many as an eighth of the inactive folios is not too many");
-    m.mm.node.isolated.record(true, now, now + 300_000, 1, 0);
+    m.mm.nodes[0].reclaim.isolated.record(true, now, now + 300_000, 1, 0);
     assert!(too_many_isolated(&m.mm, true, &direct), "one more is");
     assert!(!too_many_isolated(&m.mm, false, &direct), "the anon lists are counted apart");
     let kswapd = ScanControl::new(pagelab::mm::memcontrol::ROOT_MEMCG, Reclaimer::Kswapd, 32);
@@ -42,16 +42,16 @@ fn too_many_isolated_compares_the_nodes_isolated_folios_with_an_eighth_of_its_in
     assert_eq!(m.mm.now(), now + 300_000);
     // Still too many when HZ/50 (20 ms at HZ = 250) has passed: it gives the list up.
     let now = m.mm.now();
-    m.mm.node.isolated.record(true, now, now + 100_000_000, 2 * limit, 0);
+    m.mm.nodes[0].reclaim.isolated.record(true, now, now + 100_000_000, 2 * limit, 0);
     assert!(!throttle_isolated(&mut m.mm, &mut m.policy, true, &direct));
     assert_eq!(m.mm.now(), now + 20_000_000);
-    let n = &m.mm.node.isolated;
+    let n = &m.mm.nodes[0].reclaim.isolated;
     assert_eq!((n.throttled, n.throttled_ns, n.gave_up), (2, 300_000 + 20_000_000, 1));
     // The same record on a machine without `machine.cpus` (every task on a CPU of its own,
     // and the one-CPU model) is never consulted.
     let mut unset = cached_file(0);
     let now = unset.mm.now();
-    unset.mm.node.isolated.record(true, now, now + 1_000_000, 100 * limit, 0);
+    unset.mm.nodes[0].reclaim.isolated.record(true, now, now + 1_000_000, 100 * limit, 0);
     assert!(!too_many_isolated(&unset.mm, true, &direct));
 }
 
