@@ -284,10 +284,8 @@ impl LruGen {
     fn walk_update_folio(&mut self, mm: &mut Mm, pfn: Pfn, new_gen: usize, walk: bool) {
         if walk {
             self.promote(mm, pfn, new_gen);
-        } else if super::gen::lru_gen_set_refs(mm, pfn) {
-            if folio_gen(mm.folios.get(pfn).flags).is_some_and(|g| g != new_gen) {
-                crate::mm::swap::folio_activate(mm, self, pfn);
-            }
+        } else if super::gen::lru_gen_set_refs(mm, pfn) && folio_gen(mm.folios.get(pfn).flags).is_some_and(|g| g != new_gen) {
+            crate::mm::swap::folio_activate(mm, self, pfn);
         }
     }
 
