@@ -370,6 +370,71 @@ impl Kernel {
     pub fn lru_gen_scan_budget_up_front(self) -> bool {
         self >= Kernel::V7_3
     }
+
+    /// MGLRU's workingset protection (Yu Zhao's 6.14 rework, as 7.3.4 runs it):
+    /// include/linux/mm_inline.h: folio_lru_refs() counts nothing without PG_referenced and
+    /// otherwise the LRU_REFS field plus one (6.12.95: the field plus PG_workingset, whatever
+    /// PG_referenced says); lru_tier_from_refs(refs, workingset) puts a PG_workingset folio in
+    /// the top tier and others in order_base_2(refs) (6.12.95: order_base_2(refs + 1));
+    /// lru_gen_folio_seq() places a folio by PG_active, PG_workingset and PG_referenced
+    /// (6.12.95's lru_gen_add_folio(): by PG_active and the number of generations).
+    /// mm/folio.c: lru_gen_inc_refs() (6.12.95's folio_inc_refs()) counts the field up after
+    /// PG_referenced and sets PG_workingset last (6.12.95: PG_workingset second, then the field);
+    /// folio_add_lru() in a fault activates only a PG_workingset folio and marks the others
+    /// accessed (6.12.95: activates every folio). mm/vmscan.c: folio_inc_gen() keeps
+    /// PG_workingset and sets no PG_reclaim; sort_folio() and inc_min_seq() count protected
+    /// folios in their own tier, not those lazily promoted; isolate_folio() keeps PG_referenced
+    /// and PG_reclaim; folio_update_gen() and lru_gen_set_refs() promote a mapped folio only on
+    /// its second access (the first sets PG_referenced); folio_check_references() asks
+    /// lru_gen_set_refs() (6.12.95: the classic two-touch rule, and shrink_folio_list() keeps a
+    /// mapped PG_referenced folio).
+    pub fn lru_gen_workingset_top_tier(self) -> bool {
+        self >= Kernel::V7_3
+    }
+
+    /// MGLRU's type choice (6.14 rework, 7.3.4): mm/vmscan.c: get_type_to_scan() takes file
+    /// below swappiness 2 and anon at 200, and otherwise compares the refault rates summed
+    /// over all tiers (read_ctrl_pos() with MAX_NR_TIERS), each tier's total counting its
+    /// protected folios; isolate_folios() always asks it, and get_tier_idx() per type with
+    /// gains 2:3. 6.12.95 compares tier 0 only (gains swappiness : 200 - swappiness, and 1:2
+    /// for the tiers), and isolate_folios() scans anon first whenever its min_seq is older.
+    pub fn lru_gen_type_by_all_tiers(self) -> bool {
+        self >= Kernel::V7_3
+    }
+
+    /// MGLRU's min_seq (6.14 rework, 7.3.4): mm/vmscan.c: try_to_inc_min_seq() lets anon and
+    /// file min_seq move independently, pulling one back only when it would pass
+    /// max_seq - MIN_NR_GENS while the other lags behind it (seq_is_valid(): each type keeps
+    /// MIN_NR_GENS..MAX_NR_GENS generations); evictable_min_seq() is the older of the
+    /// evictable types'. 6.12.95 keeps anon's min_seq no younger than file's and file's no
+    /// older than anon's new one.
+    pub fn lru_gen_min_seq_independent(self) -> bool {
+        self >= Kernel::V7_3
+    }
+
+    /// mm/workingset.c: lru_gen_refault() and lru_gen_test_recent() (7.3.4): a shadow is
+    /// recent when its min_seq lies within MAX_NR_GENS of the lruvec's max_seq (6.12.95: equal
+    /// to the current min_seq); lru_gen_eviction() stores refs - 1 and PG_workingset (6.12.95:
+    /// refs != 0). A recent refault of a PG_workingset folio sets PG_workingset and counts
+    /// workingset_restore, and workingset_activate only in a page fault; any other recent one
+    /// gets refs - 1 back in the LRU_REFS field. 6.12.95 counts workingset_activate for every
+    /// recent refault and restores (refs and PG_workingset) only in a fault or from refs >= 3.
+    pub fn lru_gen_refault_workingset(self) -> bool {
+        self >= Kernel::V7_3
+    }
+
+    /// 7.2's MGLRU dirty handling (Kairui Song, "improve reclaim loop and dirty folio
+    /// handling", in 7.3.4): mm/vmscan.c: sort_folio() no longer moves locked, dirty or
+    /// writeback folios to the next generation with PG_reclaim, so shrink_folio_list() meets
+    /// them; evict_folios() calls handle_reclaim_writeback() after each isolating pass (wake the
+    /// flushers when every taken folio was dirty and unqueued, add the batch to sc->nr), and
+    /// its putback retries every inactive, unmapped, clean folio once and gives PG_active only
+    /// to a rejected folio lru_gen_folio_seq() would put in the oldest generation. 6.12.95
+    /// feeds nothing back, keeps dirty/writeback PG_reclaim folios in place and activates
+    /// every referenced, mapped, locked, dirty or writeback survivor.
+    pub fn lru_gen_evict_handles_writeback(self) -> bool {
+        self >= Kernel::V7_3
+    }
 }
 
 /// A version predicate of [`Kernel`].
@@ -422,6 +487,11 @@ pub const PREDICATES: &[(&str, Predicate)] = &[
     ("sync_swapin_through_swap_cache", Kernel::sync_swapin_through_swap_cache),
     ("memcg_rstat_update_stops_at_flushable", Kernel::memcg_rstat_update_stops_at_flushable),
     ("lru_gen_scan_budget_up_front", Kernel::lru_gen_scan_budget_up_front),
+    ("lru_gen_workingset_top_tier", Kernel::lru_gen_workingset_top_tier),
+    ("lru_gen_type_by_all_tiers", Kernel::lru_gen_type_by_all_tiers),
+    ("lru_gen_min_seq_independent", Kernel::lru_gen_min_seq_independent),
+    ("lru_gen_refault_workingset", Kernel::lru_gen_refault_workingset),
+    ("lru_gen_evict_handles_writeback", Kernel::lru_gen_evict_handles_writeback),
 ];
 
 impl Kernel {
@@ -472,7 +542,12 @@ mod tests {
                 "swap_shadows_in_swap_table",
                 "sync_swapin_through_swap_cache",
                 "memcg_rstat_update_stops_at_flushable",
-                "lru_gen_scan_budget_up_front"
+                "lru_gen_scan_budget_up_front",
+                "lru_gen_workingset_top_tier",
+                "lru_gen_type_by_all_tiers",
+                "lru_gen_min_seq_independent",
+                "lru_gen_refault_workingset",
+                "lru_gen_evict_handles_writeback"
             ]
         );
         assert!(Kernel::V6_1.differing_rules(Kernel::V6_1).is_empty());

@@ -75,11 +75,22 @@ pub fn lru_add_drain_all<P: Policy>(mm: &mut Mm, p: &mut P) {
 /// invisible to reclaim, until the batch fills (PAGEVEC_SIZE entries) or is drained. With
 /// MGLRU on, a folio added while the task faults on a VMA with recency is marked active, so
 /// it lands in the youngest generation.
+///
+/// 7.3 (6.14 on, [`Kernel::lru_gen_workingset_top_tier`]) activates only a PG_workingset folio
+/// added in a fault and marks the others accessed (folio_mark_accessed()) unless already
+/// PG_referenced, so lru_gen_folio_seq() puts them in the second oldest generation.
+///
+/// [`Kernel::lru_gen_workingset_top_tier`]: crate::kernel::Kernel::lru_gen_workingset_top_tier
 pub fn folio_add_lru<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) {
     if p.caps().activates_folios_added_in_fault {
         if let Some(t) = mm.current_task() {
             if mm.tasks[t].in_lru_fault {
-                mm.folios.set(pfn, pg::ACTIVE);
+                let v7_3 = mm.cfg.kernel.lru_gen_workingset_top_tier();
+                if !v7_3 || (mm.folios.test(pfn, pg::WORKINGSET) && !mm.folios.test(pfn, pg::UNEVICTABLE)) {
+                    mm.folios.set(pfn, pg::ACTIVE);
+                } else if !mm.folios.test(pfn, pg::UNEVICTABLE) && !mm.folios.test(pfn, pg::REFERENCED) {
+                    folio_mark_accessed(mm, p, pfn);
+                }
             }
         }
     }
@@ -222,4 +233,53 @@ pub fn lru_note_cost(mm: &mut Mm, memcg: MemcgId, file: bool, nr_io: u64, nr_rot
 /// lru_note_cost_refault() counts one IO (32 units), 6.1 lru_note_cost_folio() one page.
 pub fn lru_note_cost_refault(mm: &mut Mm, memcg: MemcgId, file: bool) {
     lru_note_cost(mm, memcg, file, 1, 0);
+}
+
+// ---- MGLRU access bits of 7.3 (the 6.14 rework), for mm/vmscan.rs and policy/lru_gen ----
+
+/// `LRU_REFS_FLAGS` of 7.3 (6.14 on): the LRU_REFS field and PG_referenced; PG_workingset
+/// stays when they are cleared.
+pub const REFS_FLAGS_6_14: u32 = pg::REFS_MASK | pg::REFERENCED;
+
+/// Models include/linux/mm_inline.h: folio_lru_refs() of 7.3.4 (6.14 on): no access counted
+/// without PG_referenced; otherwise PG_referenced's one plus the LRU_REFS field (1..4).
+#[inline]
+pub fn folio_lru_refs_6_14(flags: u32) -> u32 {
+    if flags & pg::REFERENCED == 0 {
+        return 0;
+    }
+    ((flags & pg::REFS_MASK) >> pg::REFS_SHIFT) + 1
+}
+
+/// Models mm/folio.c: lru_gen_inc_refs() of 7.3.4 (6.14 on) on a folio's flags: the first
+/// access sets PG_referenced (clearing the LRU_REFS field), the next ones count the field up
+/// to its maximum, and the one after sets PG_workingset.
+#[inline]
+pub fn lru_gen_inc_refs(flags: u32) -> u32 {
+    if flags & pg::REFERENCED == 0 {
+        (flags & !pg::REFS_MASK) | pg::REFERENCED
+    } else if flags & pg::REFS_MASK == pg::REFS_MASK {
+        flags | pg::WORKINGSET
+    } else {
+        flags + (1 << pg::REFS_SHIFT)
+    }
+}
+
+/// Models mm/vmscan.c: lru_gen_set_refs() of 7.3.4 (6.14 on; no VM_EXEC mappings in pagelab):
+/// reclaim's rmap walk found a young PTE. A folio with neither PG_referenced nor
+/// PG_workingset gets PG_referenced (false: keep it where it is); one accessed before is
+/// promoted: PG_workingset (and LRU_REFS_FLAGS cleared) once it has more than one access,
+/// else one more access counted (folio_mark_accessed()). True: activate it.
+pub fn lru_gen_set_refs(mm: &mut Mm, pfn: Pfn) -> bool {
+    let f = mm.folios.get_mut(pfn);
+    if f.flags & (pg::REFERENCED | pg::WORKINGSET) == 0 {
+        f.flags = (f.flags & !pg::REFS_MASK) | pg::REFERENCED;
+        return false;
+    }
+    if folio_lru_refs_6_14(f.flags) > 1 {
+        f.flags = (f.flags & !REFS_FLAGS_6_14) | pg::WORKINGSET;
+    } else if f.flags & pg::UNEVICTABLE == 0 {
+        f.flags = lru_gen_inc_refs(f.flags);
+    }
+    true
 }

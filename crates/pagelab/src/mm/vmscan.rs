@@ -343,7 +343,11 @@ pub fn shrink_node<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanControl) {
     if p.shrink_node_is_all(sc) {
         // 6.12.95: MGLRU's root reclaim is lru_gen_shrink_node() alone (which resets
         // kswapd_failures itself): it neither clears sc->nr nor sets or reads the node's
-        // dirty, writeback and congestion flags, and never throttles here.
+        // dirty, writeback and congestion flags, and never throttles here. 7.3.4 clears
+        // sc->nr first, which its evict_folios() now fills.
+        if mm.cfg.kernel.lru_gen_evict_handles_writeback() {
+            sc.nr = ReclaimStat::default();
+        }
         p.shrink_node(mm, sc);
         return;
     }
@@ -584,8 +588,15 @@ pub enum DirtyFeedback {
     /// writeback.
     WakeFlusherAndAccount,
     /// Models mm/vmscan.c: evict_folios() (6.1.192, 6.12.95): neither (later 6.12 stable
-    /// releases add both; pagelab follows 6.12.95).
+    /// releases add both; pagelab follows 6.12.95); and 7.3.4's retry of clean folios.
     Ignore,
+    /// Models mm/vmscan.c: handle_reclaim_writeback() as 7.3.4's evict_folios() calls it
+    /// after its isolating pass (7.2, [`Kernel::lru_gen_evict_handles_writeback`]): the
+    /// flushers woken as above and the batch added to `sc->nr`, with `taken` but no
+    /// `file_taken` (7.3 keeps no such sum).
+    ///
+    /// [`Kernel::lru_gen_evict_handles_writeback`]: crate::kernel::Kernel::lru_gen_evict_handles_writeback
+    HandleReclaimWriteback,
 }
 
 /// The named differences between the callers of [`reclaim_batch`].
@@ -605,6 +616,12 @@ impl BatchRules {
     /// MGLRU's evict_folios(): pgscan counted by scan_folios(), dirty state not fed back.
     pub fn evict_folios() -> BatchRules {
         BatchRules { pgscan: Pgscan::AtIsolation, dirty: DirtyFeedback::Ignore }
+    }
+
+    /// 7.3's evict_folios() on its isolating pass: pgscan counted by scan_folios(), the dirty
+    /// state fed back by handle_reclaim_writeback().
+    pub fn evict_folios_7_2() -> BatchRules {
+        BatchRules { pgscan: Pgscan::AtIsolation, dirty: DirtyFeedback::HandleReclaimWriteback }
     }
 }
 
@@ -688,10 +705,11 @@ pub fn reclaim_batch<P: Policy, E: Epilogue<P>>(
     epilogue.putback(mm, p, list);
     count_pgsteal(mm, memcg, sc, [reclaimed - file_freed, file_freed]);
     epilogue.note_cost(mm, reclaimed, &stat);
-    if rules.dirty == DirtyFeedback::WakeFlusherAndAccount {
+    if rules.dirty != DirtyFeedback::Ignore {
         if stat.nr_unqueued_dirty == nr_taken {
             crate::mm::page_writeback::wakeup_flusher_threads(mm);
         }
+        let file_taken = if rules.dirty == DirtyFeedback::WakeFlusherAndAccount { file_taken } else { 0 };
         sc.nr.add_cycle(&stat, nr_taken, file_taken);
     }
     reclaimed
@@ -750,8 +768,20 @@ pub fn folio_referenced<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) -> u32 {
 }
 
 /// Models mm/vmscan.c: folio_check_references() (6.1/6.12; MGLRU uses it too before 6.14).
+///
+/// 7.3 (6.14 on, [`Kernel::lru_gen_workingset_top_tier`]): with MGLRU an unreferenced folio is
+/// reclaimed (PG_referenced is neither tested nor cleared) and a referenced one is activated
+/// when [`lru_gen_set_refs`](crate::mm::swap::lru_gen_set_refs) promotes it, else kept.
+///
+/// [`Kernel::lru_gen_workingset_top_tier`]: crate::kernel::Kernel::lru_gen_workingset_top_tier
 pub fn folio_check_references<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) -> FolioRef {
     let referenced_ptes = folio_referenced(mm, p, pfn);
+    if p.caps().uses_lru_gen_lookaround && mm.cfg.kernel.lru_gen_workingset_top_tier() {
+        if referenced_ptes == 0 {
+            return FolioRef::Reclaim;
+        }
+        return if crate::mm::swap::lru_gen_set_refs(mm, pfn) { FolioRef::Activate } else { FolioRef::Keep };
+    }
     let referenced_folio = mm.folios.test_clear(pfn, pg::REFERENCED);
     let f = *mm.folios.get(pfn);
     if referenced_ptes > 0 {
@@ -860,7 +890,13 @@ fn shrink_one_folio<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, sc: &mut ScanCo
     if !sc.may_unmap && f.test(pg::MAPPED) {
         return Verdict::Keep;
     }
-    if p.caps().keeps_promoted_mapped_folios && !ignore_references && f.test(pg::MAPPED) && f.test(pg::REFERENCED) {
+    // "folio_update_gen() tried to promote this page?": gone in 7.3 (6.14's rework).
+    if p.caps().keeps_promoted_mapped_folios
+        && !mm.cfg.kernel.lru_gen_workingset_top_tier()
+        && !ignore_references
+        && f.test(pg::MAPPED)
+        && f.test(pg::REFERENCED)
+    {
         return Verdict::Keep;
     }
     let (dirty, writeback) = folio_check_dirty_writeback(&f);

@@ -188,3 +188,153 @@ fn memcg_rstat_update_stops_at_flushable() {
     assert_eq!(root_gain[0], (50, 50), "6.12: /a and the root count the updates");
     assert_eq!(root_gain[1], (0, 0), "7.3: the walk stops at the flushable /a");
 }
+
+/// A buffered write of one page of object `object`.
+fn write(object: u32, page: u64) -> pagelab_workload::Op {
+    pagelab_workload::Op { write: true, ..read(object, page) }
+}
+
+#[test]
+fn lru_gen_workingset_top_tier() {
+    // Buffered reads of one cached page: 6.12's folio_inc_refs() sets PG_workingset on the
+    // second access (refs 1, tier 1); 7.3's lru_gen_inc_refs() counts the LRU_REFS field after
+    // PG_referenced and sets PG_workingset only once the field is full, which puts the folio
+    // in the top tier. A folio_inc_gen() (protection) then keeps PG_workingset on 7.3.
+    use pagelab::mm::folio::pg;
+    let mut got = Vec::new();
+    for kernel in ["6.12", "7.3"] {
+        let mut m = mglru(&one_file_scenario("64M", kernel, "mglru", 64));
+        m.apply(0, read(0, 7));
+        m.drain();
+        let pfn = pfn_of(&m, 0, 0, 7).expect("cached");
+        let mut history = Vec::new();
+        for _ in 0..6 {
+            // A read of another page between, so each read of page 7 counts as an access.
+            m.apply(0, read(0, 9));
+            m.apply(0, read(0, 7));
+            let flags = m.mm.folios.get(pfn).flags;
+            history.push((flags & pg::WORKINGSET != 0, m.policy.refs_tier(flags).1));
+        }
+        let first_ws = history.iter().position(|h| h.0).expect("PG_workingset at last");
+        got.push((first_ws, history));
+        m.check().unwrap();
+    }
+    let ((old_ws, old), (new_ws, new)) = (&got[0], &got[1]);
+    assert!(new_ws >= &(old_ws + 3), "7.3 sets PG_workingset three accesses later: 6.12 {old:?}, 7.3 {new:?}");
+    assert_eq!(new[*new_ws].1, 3, "7.3: a PG_workingset folio is in the top tier: {new:?}");
+    assert!(new[..*new_ws].iter().all(|h| h.1 < 3), "{new:?}");
+    assert!(Kernel::V7_3.lru_gen_workingset_top_tier() && !Kernel::V6_12.lru_gen_workingset_top_tier());
+}
+
+#[test]
+fn lru_gen_type_by_all_tiers() {
+    // File refaults only from its top tier (500 of 1000), none from tier 0; anon refaults 10%
+    // from tier 0. 6.12 compares tier 0 alone (file: fewer than MIN_LRU_BATCH refaults, so
+    // evict file); 7.3 sums every tier (file 25% against anon's 10% at swappiness 60: evict
+    // anon) and takes file below swappiness 2.
+    let mut got = Vec::new();
+    for kernel in ["6.12", "7.3"] {
+        let mut m = mglru(&one_file_scenario("64M", kernel, "mglru", 64));
+        let lv = &mut m.policy.lv[ROOT_MEMCG as usize];
+        lv.avg_total[1][0] = 1000;
+        lv.avg_refaulted[1][3] = 500;
+        lv.avg_total[1][3] = 1000;
+        lv.avg_refaulted[0][0] = 100;
+        lv.avg_total[0][0] = 1000;
+        got.push((m.policy.get_type_to_scan(ROOT_MEMCG, 60).0, m.policy.get_type_to_scan(ROOT_MEMCG, 1).0));
+    }
+    assert_eq!(got[0].0, 1, "6.12: tier 0 alone says file");
+    assert_eq!(got[1], (0, 1), "7.3: all tiers say anon; swappiness 1 says file");
+}
+
+#[test]
+fn lru_gen_min_seq_independent() {
+    // 300 cached file pages, no anon: try_to_inc_min_seq() finds anon's oldest generations
+    // empty. 6.12 keeps anon's min_seq no younger than file's; 7.3 lets anon's move past it.
+    let mut got = Vec::new();
+    for kernel in ["6.12", "7.3"] {
+        let mut m = mglru(&one_file_scenario("64M", kernel, "mglru", 300));
+        for p in 0..300 {
+            m.apply(0, read(0, p));
+        }
+        m.drain();
+        let before = m.policy.lv[ROOT_MEMCG as usize].min_seq;
+        m.policy.try_to_inc_min_seq(ROOT_MEMCG, true);
+        let after = m.policy.lv[ROOT_MEMCG as usize].min_seq;
+        m.check().unwrap();
+        got.push((before, after));
+    }
+    let (old, new) = (got[0].1, got[1].1);
+    assert!(old[0] <= old[1], "6.12: anon's min_seq never passes file's: {got:?}");
+    assert!(new[0] > new[1], "7.3: anon's min_seq moves on its own: {got:?}");
+}
+
+/// A Zipf reader of a file four times the size of a 32M machine (read(2) only, no page faults).
+fn zipf_reader(kernel: &str) -> String {
+    format!(
+        r#"
+[machine]
+memory = "32M"
+kernel = "{kernel}"
+policy = "mglru"
+[[workload]]
+name = "zipf"
+cgroup = "/"
+kind = "file-read"
+file_size = "128M"
+distribution = "zipf:0.9"
+fadvise = "random"
+ops = 150000
+seed = 12
+"#
+    )
+}
+
+#[test]
+fn lru_gen_refault_workingset() {
+    // read(2) refaults are never in a fault: 7.3 counts no workingset_activate_file, only
+    // restores of PG_workingset shadows; 6.12 counts an activation for every recent refault.
+    let mut got = Vec::new();
+    for kernel in ["6.12", "7.3"] {
+        let mut m = mglru(&zipf_reader(kernel));
+        while m.step() {}
+        m.check().unwrap();
+        got.push((ev(&m, Ev::WorkingsetRefaultFile), ev(&m, Ev::WorkingsetActivateFile), ev(&m, Ev::WorkingsetRestoreFile)));
+    }
+    let (old, new) = (got[0], got[1]);
+    assert!(old.0 > 1000 && new.0 > 1000, "both refault: {got:?}");
+    assert!(old.1 > 0, "6.12 activates recent refaults: {old:?}");
+    assert_eq!(new.1, 0, "7.3 activates only in a fault: {new:?}");
+    assert!(new.2 > 0, "7.3 restores workingset refaults: {new:?}");
+}
+
+#[test]
+fn lru_gen_evict_handles_writeback() {
+    // 256 dirty file pages (buffered writes, below the flushers' background threshold), then
+    // eviction passes. 6.12's sort_folio() moves them on with PG_reclaim (pgrefill) and
+    // evict_folios() reports nothing to sc->nr; 7.3 lets them through to shrink_folio_list(),
+    // which marks them for immediate reclaim, and handle_reclaim_writeback() adds them to
+    // sc->nr and wakes the flushers.
+    let mut got = Vec::new();
+    for kernel in ["6.12", "7.3"] {
+        let mut m = mglru(&one_file_scenario("64M", kernel, "mglru", 256));
+        for p in 0..256 {
+            m.apply(0, write(0, p));
+        }
+        m.drain();
+        let dirty = (0..256).filter(|&p| pfn_of(&m, 0, 0, p).is_some_and(|f| m.mm.folios.test(f, pagelab::mm::folio::pg::DIRTY))).count();
+        assert!(dirty > 200, "{kernel}: the pages are dirty ({dirty})");
+        let immediate = ev(&m, Ev::NrVmscanImmediateReclaim);
+        let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 32);
+        sc.priority = 4;
+        for _ in 0..4 {
+            m.policy.evict_folios(&mut m.mm, ROOT_MEMCG, &mut sc, 0, 64);
+        }
+        m.check().unwrap();
+        got.push((ev(&m, Ev::NrVmscanImmediateReclaim) - immediate, sc.nr.nr_dirty, sc.nr.nr_unqueued_dirty, sc.nr.nr_taken));
+    }
+    let (old, new) = (got[0], got[1]);
+    assert_eq!(old, (0, 0, 0, 0), "6.12: dirty folios sorted aside, nothing fed back: {got:?}");
+    assert!(new.0 > 0, "7.3: shrink_folio_list() met the dirty folios: {new:?}");
+    assert!(new.1 > 0 && new.2 == new.1 && new.3 >= new.1, "7.3: sc->nr counts them: {new:?}");
+}

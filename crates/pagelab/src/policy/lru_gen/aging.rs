@@ -236,6 +236,7 @@ impl LruGen {
         let first = self.kernel.lru_gen_look_around_clears_its_trigger_first() as u32;
         let (mut total, mut young) = (0u32, first);
         let mut marked: Vec<Pfn> = Vec::new();
+        let v7_3 = self.kernel.lru_gen_workingset_top_tier();
         for v in start..end {
             total += 1;
             let Entry::Resident(p) = mm.space.get(v) else { continue };
@@ -245,6 +246,11 @@ impl LruGen {
             }
             mm.folios.clear(p, pg::YOUNG);
             young += 1;
+            if v7_3 {
+                // walk_update_folio() decides each young folio after the window.
+                marked.push(p);
+                continue;
+            }
             match folio_gen(nf.flags) {
                 None => mm.folios.set(p, pg::REFERENCED),
                 Some(g) if g != new_gen => marked.push(p),
@@ -255,6 +261,12 @@ impl LruGen {
             self.bloom_add(memcg, max_seq, pmd);
         }
         let walk = mm.actor == Actor::Kswapd;
+        if v7_3 {
+            for p in marked {
+                self.walk_update_folio(mm, p, new_gen, walk);
+            }
+            return;
+        }
         let activate = !walk && (self.kernel.lru_gen_look_around_always_activates() || marked.len() < LOOK_AROUND_BATCH_6_1);
         for p in marked {
             if activate {
@@ -262,6 +274,18 @@ impl LruGen {
             } else {
                 self.promote(mm, p, new_gen);
             }
+        }
+    }
+
+    /// Models mm/vmscan.c: walk_update_folio() of 7.3.4 (6.14 on) for a young folio the
+    /// look-around found: with a walk context (kswapd) folio_update_gen(); without,
+    /// lru_gen_set_refs() and, when it promotes a folio on the lists outside the youngest
+    /// generation, folio_activate().
+    fn walk_update_folio(&mut self, mm: &mut Mm, pfn: Pfn, new_gen: usize, walk: bool) {
+        if walk {
+            self.promote(mm, pfn, new_gen);
+        } else if super::gen::lru_gen_set_refs(mm, pfn) && folio_gen(mm.folios.get(pfn).flags).is_some_and(|g| g != new_gen) {
+            crate::mm::swap::folio_activate(mm, self, pfn);
         }
     }
 

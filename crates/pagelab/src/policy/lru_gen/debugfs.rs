@@ -61,7 +61,7 @@ impl LruGen {
                 let (s, n): (&[u8; 3], [u64; 3]) = if seq == lv.max_seq {
                     (averages, [lv.avg_refaulted[ty][tier], lv.avg_total[ty][tier], 0])
                 } else if seq == lv.min_seq[ty] {
-                    let p = if tier > 0 { lv.protected[ty][tier - 1] } else { 0 };
+                    let p = lv.protected_in(ty, tier);
                     (b"rep", [lv.refaulted[ty][tier], lv.evicted[ty][tier], p])
                 } else {
                     (blank, [0, 0, 0])

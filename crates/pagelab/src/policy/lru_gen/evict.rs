@@ -2,7 +2,7 @@
 //! sort_folio()/isolate_folio()/scan_folios() over the oldest generation, and evict_folios()
 //! with its retry of clean folios.
 
-use super::gen::{folio_gen, folio_lru_refs, gen_of, lru_tier_from_refs, PREFETCH_AHEAD, REFS_ALL};
+use super::gen::{folio_gen, gen_of, PREFETCH_AHEAD, REFS_ALL, REFS_FLAGS_6_14};
 use super::{LruGen, MAX_LRU_BATCH, MAX_NR_TIERS, MIN_LRU_BATCH, MIN_NR_GENS};
 use crate::mm::folio::{pg, Pfn, MAX_ZONES};
 use crate::mm::memcontrol::MemcgId;
@@ -30,22 +30,30 @@ pub fn positive_ctrl_err(sp: CtrlPos, pv: CtrlPos) -> bool {
 impl LruGen {
     /// Models mm/vmscan.c: read_ctrl_pos() (6.1/6.12, one history slot): averages plus the
     /// current generation's counters; tiers above 0 count protected folios in the total.
+    ///
+    /// 7.3 (6.14 on) also counts tier 0's protected folios, and `tier == MAX_NR_TIERS` sums
+    /// every tier (get_type_to_scan()).
     pub fn read_ctrl_pos(&self, memcg: MemcgId, ty: usize, tier: usize, gain: u64) -> CtrlPos {
         let lv = &self.lv[memcg as usize];
-        let mut total = lv.avg_total[ty][tier] + lv.evicted[ty][tier];
-        if tier > 0 {
-            total += lv.protected[ty][tier - 1];
+        let (mut refaulted, mut total) = (0, 0);
+        for t in tier % MAX_NR_TIERS..=tier.min(MAX_NR_TIERS - 1) {
+            refaulted += lv.avg_refaulted[ty][t] + lv.refaulted[ty][t];
+            total += lv.avg_total[ty][t] + lv.evicted[ty][t] + lv.protected_in(ty, t);
         }
-        CtrlPos { refaulted: lv.avg_refaulted[ty][tier] + lv.refaulted[ty][tier], total, gain }
+        CtrlPos { refaulted, total, gain }
     }
 
     /// Models mm/vmscan.c: get_tier_idx(): protect the tiers whose refault rate (gain 2)
     /// exceeds tier 0's (gain 1); returns the highest tier to evict.
+    /// 7.3 (6.14 on, [`Kernel::lru_gen_type_by_all_tiers`]) uses gains 2:3.
+    ///
+    /// [`Kernel::lru_gen_type_by_all_tiers`]: crate::kernel::Kernel::lru_gen_type_by_all_tiers
     pub fn get_tier_idx(&self, memcg: MemcgId, ty: usize) -> usize {
-        let sp = self.read_ctrl_pos(memcg, ty, 0, 1);
+        let (sp_gain, pv_gain) = if self.kernel.lru_gen_type_by_all_tiers() { (2, 3) } else { (1, 2) };
+        let sp = self.read_ctrl_pos(memcg, ty, 0, sp_gain);
         let mut tier = 1;
         while tier < MAX_NR_TIERS {
-            let pv = self.read_ctrl_pos(memcg, ty, tier, 2);
+            let pv = self.read_ctrl_pos(memcg, ty, tier, pv_gain);
             if !positive_ctrl_err(sp, pv) {
                 break;
             }
@@ -58,6 +66,9 @@ impl LruGen {
     /// weighted by 200 - swappiness against anon's swappiness, is the higher; also picks
     /// the tier against the other type's tier 0.
     pub fn get_type_to_scan(&self, memcg: MemcgId, swappiness: u64) -> (usize, usize) {
+        if self.kernel.lru_gen_type_by_all_tiers() {
+            return (self.get_type_to_scan_6_14(memcg, swappiness), self.get_tier_idx(memcg, 0));
+        }
         let gain = [swappiness, 200 - swappiness];
         let sp = self.read_ctrl_pos(memcg, 0, 0, gain[0]);
         let pv = self.read_ctrl_pos(memcg, 1, 0, gain[1]);
@@ -72,6 +83,24 @@ impl LruGen {
             tier += 1;
         }
         (ty, tier - 1)
+    }
+
+    /// Models mm/vmscan.c: get_type_to_scan() of 7.3.4 (6.14 on,
+    /// [`Kernel::lru_gen_type_by_all_tiers`]): file below swappiness 2, anon at 200, else
+    /// anon unless its refault rate summed over all tiers (gain swappiness) is above file's
+    /// (gain 200 - swappiness).
+    ///
+    /// [`Kernel::lru_gen_type_by_all_tiers`]: crate::kernel::Kernel::lru_gen_type_by_all_tiers
+    pub fn get_type_to_scan_6_14(&self, memcg: MemcgId, swappiness: u64) -> usize {
+        if swappiness <= 1 {
+            return 1;
+        }
+        if swappiness >= 200 {
+            return 0;
+        }
+        let sp = self.read_ctrl_pos(memcg, 0, MAX_NR_TIERS, swappiness);
+        let pv = self.read_ctrl_pos(memcg, 1, MAX_NR_TIERS, 200 - swappiness);
+        positive_ctrl_err(sp, pv) as usize
     }
 
     /// Models mm/vmscan.c: sort_folio() (6.1/6.12 with the Dec-2023 fix): a folio the walk
@@ -90,12 +119,15 @@ impl LruGen {
             self.relink(mm, pfn, gen, false);
             return true;
         }
-        let refs = folio_lru_refs(f.flags);
-        let tier = lru_tier_from_refs(refs);
-        if tier > tier_idx || refs == 4 {
+        let (_, tier, lazy) = self.refs_tier(f.flags);
+        if tier > tier_idx || lazy {
+            let v7_3 = self.kernel.lru_gen_workingset_top_tier();
             let new_gen = self.folio_inc_gen(mm, pfn, false);
-            self.relink(mm, pfn, new_gen, true);
-            self.lv[memcg as usize].protected[ty][tier - 1] += 1;
+            // 7.3 moves it to the head of the next generation (list_move), 6.12 to the tail.
+            self.relink(mm, pfn, new_gen, !v7_3);
+            if !(v7_3 && lazy) {
+                *self.lv[memcg as usize].protected_mut(ty, tier) += 1;
+            }
             if !self.kernel.lru_gen_counts_every_refault() {
                 let e = if ty == 1 { Ev::WorkingsetActivateFile } else { Ev::WorkingsetActivateAnon };
                 crate::mm::workingset::count_workingset(mm, memcg, e, 1);
@@ -108,6 +140,10 @@ impl LruGen {
             let new_gen = self.folio_inc_gen(mm, pfn, false);
             self.relink(mm, pfn, new_gen, true);
             return true;
+        }
+        // 7.3 (7.2's dirty handling) lets such folios through to shrink_folio_list().
+        if self.kernel.lru_gen_evict_handles_writeback() {
+            return false;
         }
         let locked = f.test(pg::LOCKED) && !crate::mm::filemap::folio_trylock(mm, pfn);
         if locked || f.test(pg::WRITEBACK) || (ty == 1 && f.test(pg::DIRTY)) {
@@ -138,11 +174,21 @@ impl LruGen {
             }
         }
         {
+            // 7.3 (6.14 on) clears only the LRU_REFS field of an unreferenced folio and keeps
+            // PG_reclaim and PG_referenced for shrink_folio_list().
+            let v7_3 = self.kernel.lru_gen_workingset_top_tier();
             let fm = mm.folios.get_mut(pfn);
-            if fm.flags & pg::REFERENCED == 0 {
-                fm.flags &= !REFS_ALL;
+            if v7_3 {
+                if fm.flags & pg::REFERENCED == 0 {
+                    fm.flags &= !pg::REFS_MASK;
+                }
+                fm.flags &= !pg::LRU;
+            } else {
+                if fm.flags & pg::REFERENCED == 0 {
+                    fm.flags &= !REFS_ALL;
+                }
+                fm.flags &= !(pg::RECLAIM | pg::REFERENCED | pg::LRU);
             }
-            fm.flags &= !(pg::RECLAIM | pg::REFERENCED | pg::LRU);
             fm.flags |= pg::ISOLATED;
         }
         self.del_folio(mm, pfn, true);
@@ -246,7 +292,10 @@ impl LruGen {
     fn isolate_folios(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, swappiness: u64, out: &mut Vec<Pfn>, nr_to_scan: u64) -> (u64, usize) {
         let min_seq = self.lv[memcg as usize].min_seq;
         let mut tier = None;
-        let mut ty = if swappiness == 0 {
+        let mut ty = if self.kernel.lru_gen_type_by_all_tiers() {
+            // 7.3: get_type_to_scan() always; the tier per type (get_tier_idx()).
+            self.get_type_to_scan_6_14(memcg, swappiness)
+        } else if swappiness == 0 {
             1
         } else if min_seq[0] < min_seq[1] {
             0
@@ -320,9 +369,12 @@ impl LruGen {
             self.scratch = list;
             return scanned;
         }
-        let mut epilogue = MglruEpilogue { skip_retry: false };
+        let handles_writeback = self.kernel.lru_gen_evict_handles_writeback();
+        let mut epilogue = MglruEpilogue { skip_retry: false, handles_writeback };
         loop {
-            let reclaimed = reclaim_batch(mm, self, memcg, sc, &mut list, BatchRules::evict_folios(), &mut epilogue);
+            // 7.3 feeds the dirty state back after the isolating pass, not after the retry.
+            let rules = if handles_writeback && !epilogue.skip_retry { BatchRules::evict_folios_7_2() } else { BatchRules::evict_folios() };
+            let reclaimed = reclaim_batch(mm, self, memcg, sc, &mut list, rules, &mut epilogue);
             sc.nr_reclaimed += reclaimed;
             if list.is_empty() {
                 break;
@@ -341,6 +393,37 @@ impl LruGen {
 pub struct MglruEpilogue {
     /// The one retry of clean survivors is running: every survivor now goes back.
     pub skip_retry: bool,
+    /// 7.3's putback ([`Kernel::lru_gen_evict_handles_writeback`]).
+    ///
+    /// [`Kernel::lru_gen_evict_handles_writeback`]: crate::kernel::Kernel::lru_gen_evict_handles_writeback
+    pub handles_writeback: bool,
+}
+
+impl MglruEpilogue {
+    /// The survivors of evict_folios() in 7.3.4 (7.2's rework): any survivor that is not
+    /// active, mapped, dirty or under writeback gets one retry (none on the retry); the others
+    /// go back through move_folios_to_lru(), PG_active (and LRU_REFS_FLAGS cleared) only for
+    /// those lru_gen_folio_seq() would put in the oldest generation.
+    fn putback_7_2(&mut self, mm: &mut Mm, p: &mut LruGen, list: &mut Vec<Pfn>) {
+        let mut clean = Vec::new();
+        let mut kept = Vec::with_capacity(list.len());
+        for &pfn in list.iter() {
+            let f = *mm.folios.get(pfn);
+            if !self.skip_retry && !f.test(pg::ACTIVE) && !f.test(pg::MAPPED) && !f.test(pg::DIRTY) && !f.test(pg::WRITEBACK) {
+                clean.push(pfn);
+                continue;
+            }
+            let ty = f.lru_type();
+            if p.folio_seq_6_14(f.flags, ty, f.memcg, false) == p.lv[f.memcg as usize].min_seq[ty] {
+                let fm = mm.folios.get_mut(pfn);
+                fm.flags = (fm.flags & !REFS_FLAGS_6_14) | pg::ACTIVE;
+            }
+            kept.push(pfn);
+        }
+        move_folios_to_lru(mm, p, &kept);
+        list.clear();
+        list.extend_from_slice(&clean);
+    }
 }
 
 impl Epilogue<LruGen> for MglruEpilogue {
@@ -354,6 +437,9 @@ impl Epilogue<LruGen> for MglruEpilogue {
     /// generation (PG_active, tier bits cleared); a clean one stays in `list` for one retry.
     /// The others go back through move_folios_to_lru().
     fn putback(&mut self, mm: &mut Mm, p: &mut LruGen, list: &mut Vec<Pfn>) {
+        if self.handles_writeback {
+            return self.putback_7_2(mm, p, list);
+        }
         let mut clean = Vec::new();
         let mut kept = Vec::with_capacity(list.len());
         for &pfn in list.iter() {

@@ -2,7 +2,9 @@
 //! lru_gen_del_folio(), lru_gen_update_size()), moving folios between generations
 //! (mm/vmscan.c: folio_update_gen(), folio_inc_gen()) and advancing the sequence numbers
 //! (inc_min_seq(), try_to_inc_min_seq(), inc_max_seq()). 6.1.192 and 6.12.95 agree on all of
-//! these (both carry the December 2023 "underprotected page cache" fix).
+//! these (both carry the December 2023 "underprotected page cache" fix); 7.3.4 follows Yu
+//! Zhao's 6.14 rework of tiers, placement and min_seq (`Kernel::lru_gen_workingset_top_tier`,
+//! `Kernel::lru_gen_min_seq_independent`).
 
 use super::{LruGen, MAX_NR_GENS, MAX_NR_TIERS, MIN_NR_GENS};
 use crate::mm::folio::{pg, Pfn, MAX_ZONES};
@@ -45,6 +47,21 @@ pub fn lru_tier_from_refs(refs: u32) -> usize {
     (if n <= 1 { 0 } else { 32 - (n - 1).leading_zeros() }) as usize
 }
 
+pub use crate::mm::swap::{folio_lru_refs_6_14, lru_gen_inc_refs, lru_gen_set_refs, REFS_FLAGS_6_14};
+
+/// Models include/linux/mm_inline.h: lru_tier_from_refs(refs, workingset) of 7.3.4 (6.14 on):
+/// a PG_workingset folio is in the top tier, the others in order_base_2(refs).
+#[inline]
+pub fn lru_tier_from_refs_6_14(refs: u32, workingset: bool) -> usize {
+    if workingset {
+        MAX_NR_TIERS - 1
+    } else if refs == 0 {
+        0
+    } else {
+        lru_tier_from_refs(refs - 1)
+    }
+}
+
 /// The physical list a folio sits on: generation and type, plus one (0: none).
 #[inline]
 fn slot(gen: usize, ty: usize) -> u16 {
@@ -52,6 +69,44 @@ fn slot(gen: usize, ty: usize) -> u16 {
 }
 
 impl LruGen {
+    /// A folio's refs and tier, and whether it is being lazily promoted (all its access
+    /// bits set: sort_folio() protects it whatever the tier, and 7.3 does not count it as
+    /// protected): 6.12's folio_lru_refs()/lru_tier_from_refs(refs) (lazy: refs == 4) or 7.3's
+    /// ([`Kernel::lru_gen_workingset_top_tier`]; lazy: refs + workingset == 5).
+    ///
+    /// [`Kernel::lru_gen_workingset_top_tier`]: crate::kernel::Kernel::lru_gen_workingset_top_tier
+    #[inline]
+    pub fn refs_tier(&self, flags: u32) -> (u32, usize, bool) {
+        if self.kernel.lru_gen_workingset_top_tier() {
+            let refs = folio_lru_refs_6_14(flags);
+            let ws = flags & pg::WORKINGSET != 0;
+            (refs, lru_tier_from_refs_6_14(refs, ws), refs + ws as u32 == (1 << 2) + 1)
+        } else {
+            let refs = folio_lru_refs(flags);
+            (refs, lru_tier_from_refs(refs), refs == 4)
+        }
+    }
+
+    /// Models include/linux/mm_inline.h: lru_gen_folio_seq() of 7.3.4 (6.14 on): PG_active
+    /// goes to max_seq (with PG_workingset) or max_seq - 1; reclaim's putback of a rotated folio
+    /// to the oldest generation; anon not in the swap cache and dirty/writeback folios marked
+    /// for reclaim to max_seq - 1; the rest to the second oldest of four generations when
+    /// PG_workingset or PG_referenced, else the oldest; never below min_seq.
+    pub(super) fn folio_seq_6_14(&self, flags: u32, ty: usize, memcg: MemcgId, reclaiming: bool) -> u64 {
+        let lv = &self.lv[memcg as usize];
+        let t = |b: u32| flags & b != 0;
+        let gen = if t(pg::ACTIVE) {
+            MIN_NR_GENS as u64 - t(pg::WORKINGSET) as u64
+        } else if reclaiming {
+            MAX_NR_GENS as u64
+        } else if (ty == 0 && !t(pg::SWAPCACHE)) || (t(pg::RECLAIM) && (t(pg::DIRTY) || t(pg::WRITEBACK))) {
+            MIN_NR_GENS as u64
+        } else {
+            MAX_NR_GENS as u64 - (t(pg::WORKINGSET) || t(pg::REFERENCED)) as u64
+        };
+        (lv.max_seq + 1 - gen).max(lv.min_seq[ty])
+    }
+
     /// Models include/linux/mm_inline.h: lru_gen_is_active(): the two youngest generations
     /// count as active in the LRU size statistics.
     #[inline]
@@ -98,7 +153,9 @@ impl LruGen {
         let ty = f.lru_type();
         let memcg = f.memcg;
         let lv = &self.lv[memcg as usize];
-        let seq = if f.test(pg::ACTIVE) {
+        let seq = if self.kernel.lru_gen_workingset_top_tier() {
+            self.folio_seq_6_14(f.flags, ty, memcg, reclaiming)
+        } else if f.test(pg::ACTIVE) {
             lv.max_seq
         } else if (ty == 0 && !f.test(pg::SWAPCACHE)) || (f.test(pg::RECLAIM) && (f.test(pg::DIRTY) || f.test(pg::WRITEBACK))) {
             lv.max_seq - 1
@@ -174,8 +231,24 @@ impl LruGen {
     /// folio young: give it generation `gen` (the list move waits for sort_folio()) and wipe
     /// its access history; a folio off the lists (isolated) gets PG_referenced instead.
     /// Returns the old generation.
+    ///
+    /// 7.3 ([`Kernel::lru_gen_workingset_top_tier`]) promotes only on the second access: a
+    /// folio with neither PG_referenced nor PG_workingset gets PG_referenced and stays; the
+    /// others get the generation, PG_workingset, and LRU_REFS_FLAGS cleared. An isolated
+    /// folio is left alone.
+    ///
+    /// [`Kernel::lru_gen_workingset_top_tier`]: crate::kernel::Kernel::lru_gen_workingset_top_tier
     pub fn folio_update_gen(&mut self, mm: &mut Mm, pfn: Pfn, gen: usize) -> Option<usize> {
         let f = mm.folios.get_mut(pfn);
+        if self.kernel.lru_gen_workingset_top_tier() {
+            if f.flags & (pg::REFERENCED | pg::WORKINGSET) == 0 {
+                f.flags = (f.flags & !pg::REFS_MASK) | pg::REFERENCED;
+                return None;
+            }
+            let old = folio_gen(f.flags)?;
+            f.flags = with_gen(f.flags & !REFS_FLAGS_6_14, gen) | pg::WORKINGSET;
+            return Some(old);
+        }
         let Some(old) = folio_gen(f.flags) else {
             f.flags |= pg::REFERENCED;
             return None;
@@ -199,8 +272,12 @@ impl LruGen {
         }
         let new_gen = (old_gen + 1) % MAX_NR_GENS;
         {
+            // 7.3 keeps PG_workingset and has no PG_reclaim case (its sort_folio() sends no
+            // folio waiting for writeback here).
+            let v7_3 = self.kernel.lru_gen_workingset_top_tier();
             let fm = mm.folios.get_mut(pfn);
-            fm.flags = with_gen(fm.flags & !REFS_ALL, new_gen) | if reclaiming { pg::RECLAIM } else { 0 };
+            let (clear, reclaim) = if v7_3 { (REFS_FLAGS_6_14, false) } else { (REFS_ALL, reclaiming) };
+            fm.flags = with_gen(fm.flags & !clear, new_gen) | if reclaim { pg::RECLAIM } else { 0 };
         }
         self.update_size(mm, memcg, ty, Some(old_gen), Some(new_gen));
         new_gen
@@ -221,13 +298,11 @@ impl LruGen {
         let lv = &mut self.lv[memcg as usize];
         for tier in 0..MAX_NR_TIERS {
             lv.avg_refaulted[ty][tier] = (lv.avg_refaulted[ty][tier] + lv.refaulted[ty][tier]) / 2;
-            let protected = if tier > 0 { lv.protected[ty][tier - 1] } else { 0 };
+            let protected = lv.protected_in(ty, tier);
             lv.avg_total[ty][tier] = (lv.avg_total[ty][tier] + lv.evicted[ty][tier] + protected) / 2;
             lv.refaulted[ty][tier] = 0;
             lv.evicted[ty][tier] = 0;
-            if tier > 0 {
-                lv.protected[ty][tier - 1] = 0;
-            }
+            *lv.protected_mut(ty, tier) = 0;
         }
     }
 
@@ -241,6 +316,14 @@ impl LruGen {
                 while let Some(pfn) = self.lv[memcg as usize].lists[old_gen][ty][zone].tail() {
                     if self.prefetch {
                         mm.folios.prefetch_from_tail(&self.lv[memcg as usize].lists[old_gen][ty][zone], PREFETCH_AHEAD);
+                    }
+                    if self.kernel.lru_gen_workingset_top_tier() {
+                        // 7.3: the folios moved count as protected in their tier, except
+                        // the workingset being lazily promoted.
+                        let (_, tier, lazy) = self.refs_tier(mm.folios.get(pfn).flags);
+                        if !lazy {
+                            *self.lv[memcg as usize].protected_mut(ty, tier) += 1;
+                        }
                     }
                     let new_gen = self.folio_inc_gen(mm, pfn, false);
                     self.relink(mm, pfn, new_gen, true);
@@ -257,7 +340,16 @@ impl LruGen {
     // The loops run over the LRU types from the first one reclaim may touch (file only when
     // it cannot swap), as the kernel's own loops do; an iterator would hide that start.
     #[allow(clippy::needless_range_loop)]
+    ///
+    /// 7.3 ([`Kernel::lru_gen_min_seq_independent`]) moves each type's min_seq on its own:
+    /// when one would pass max_seq - MIN_NR_GENS while the other is behind that, it stops
+    /// there; nothing is done when no type advanced.
+    ///
+    /// [`Kernel::lru_gen_min_seq_independent`]: crate::kernel::Kernel::lru_gen_min_seq_independent
     pub fn try_to_inc_min_seq(&mut self, memcg: MemcgId, can_swap: bool) -> bool {
+        if self.kernel.lru_gen_min_seq_independent() {
+            return self.try_to_inc_min_seq_6_14(memcg, can_swap);
+        }
         let lv = &self.lv[memcg as usize];
         let mut min_seq = lv.min_seq;
         for ty in (!can_swap) as usize..2 {
@@ -275,6 +367,44 @@ impl LruGen {
         let mut success = false;
         for ty in (!can_swap) as usize..2 {
             if min_seq[ty] == self.lv[memcg as usize].min_seq[ty] {
+                continue;
+            }
+            self.reset_ctrl_pos(memcg, ty, true);
+            self.lv[memcg as usize].min_seq[ty] = min_seq[ty];
+            success = true;
+        }
+        success
+    }
+
+    /// 7.3.4's try_to_inc_min_seq() (see [`LruGen::try_to_inc_min_seq`]).
+    #[allow(clippy::needless_range_loop)]
+    fn try_to_inc_min_seq_6_14(&mut self, memcg: MemcgId, can_swap: bool) -> bool {
+        let lv = &self.lv[memcg as usize];
+        let mut min_seq = lv.min_seq;
+        let mut moved = false;
+        for ty in (!can_swap) as usize..2 {
+            while min_seq[ty] + MIN_NR_GENS as u64 <= lv.max_seq {
+                if lv.lists[gen_of(min_seq[ty])][ty].iter().any(|l| !l.is_empty()) {
+                    break;
+                }
+                min_seq[ty] += 1;
+                moved = true;
+            }
+        }
+        if !moved {
+            return false;
+        }
+        if can_swap {
+            let seq = lv.max_seq - MIN_NR_GENS as u64;
+            if min_seq[0] > seq && min_seq[1] < seq {
+                min_seq[0] = seq;
+            } else if min_seq[1] > seq && min_seq[0] < seq {
+                min_seq[1] = seq;
+            }
+        }
+        let mut success = false;
+        for ty in (!can_swap) as usize..2 {
+            if min_seq[ty] <= self.lv[memcg as usize].min_seq[ty] {
                 continue;
             }
             self.reset_ctrl_pos(memcg, ty, true);

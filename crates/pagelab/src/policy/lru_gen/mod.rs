@@ -1,5 +1,5 @@
 //! The multi-generational LRU (mm/vmscan.c CONFIG_LRU_GEN, mm/workingset.c, mm/swap.c,
-//! include/linux/mm_inline.h) as Debian's 6.1.192 and 6.12.95 run it: per-lruvec
+//! include/linux/mm_inline.h) as Debian's 6.1.192, 6.12.95 and 7.3.4 run it: per-lruvec
 //! generations with tiers of fd accesses, a PID controller choosing what to evict, aging by
 //! page-table walks and look-around, and the two kernels' reclaim drivers (6.1 reclaims each
 //! memcg in turn; 6.12's root reclaim walks the memcg LRU).
@@ -19,7 +19,7 @@ mod tests;
 mod workingset;
 
 pub use evict::{positive_ctrl_err, CtrlPos};
-pub use gen::{folio_gen, folio_lru_refs, gen_of, lru_tier_from_refs};
+pub use gen::{folio_gen, folio_lru_refs, folio_lru_refs_6_14, gen_of, lru_gen_inc_refs, lru_gen_set_refs, lru_tier_from_refs, lru_tier_from_refs_6_14};
 
 use crate::kernel::Kernel;
 use crate::mm::folio::{pg, List, Pfn, MAX_ZONES};
@@ -76,6 +76,9 @@ pub struct GenLruvec {
     pub refaulted: [[u64; MAX_NR_TIERS]; 2],
     pub evicted: [[u64; MAX_NR_TIERS]; 2],
     pub protected: [[u64; MAX_NR_TIERS - 1]; 2],
+    /// `protected[type][0]` of 7.3 (6.14's rework counts tier 0's protected folios too;
+    /// 6.1/6.12 have no slot for it). Read through [`GenLruvec::protected_in`].
+    pub protected_tier0: [u64; 2],
     /// `mm_state.seq`: the last max_seq a page-table walk finished for.
     mm_seq: u64,
     /// The two Bloom filters (None until a walk first creates one).
@@ -90,6 +93,25 @@ pub struct GenLruvec {
 }
 
 impl GenLruvec {
+    /// The folios of `tier` protected in the current generation (`protected[hist][type][tier]`).
+    #[inline]
+    pub fn protected_in(&self, ty: usize, tier: usize) -> u64 {
+        if tier == 0 {
+            self.protected_tier0[ty]
+        } else {
+            self.protected[ty][tier - 1]
+        }
+    }
+
+    #[inline]
+    fn protected_mut(&mut self, ty: usize, tier: usize) -> &mut u64 {
+        if tier == 0 {
+            &mut self.protected_tier0[ty]
+        } else {
+            &mut self.protected[ty][tier - 1]
+        }
+    }
+
     /// Models mm/vmscan.c: lru_gen_init_lruvec(): max_seq 3, min_seq 0 (four generations),
     /// mm_state.seq 2.
     fn new(now: u64) -> GenLruvec {
@@ -104,6 +126,7 @@ impl GenLruvec {
             refaulted: [[0; MAX_NR_TIERS]; 2],
             evicted: [[0; MAX_NR_TIERS]; 2],
             protected: [[0; MAX_NR_TIERS - 1]; 2],
+            protected_tier0: [0; 2],
             mm_seq: MIN_NR_GENS as u64,
             bloom: [None, None],
             mm_stats: [0; aging::MM_STATS],
@@ -176,9 +199,15 @@ impl LruGen {
 
     /// Models mm/swap.c: folio_inc_refs() (6.1/6.12): the first fd access sets
     /// PG_referenced, the second PG_workingset, later ones count up the LRU_REFS field to 3.
-    fn folio_inc_refs(mm: &mut Mm, pfn: Pfn) {
+    /// 7.3 counts the field first and sets PG_workingset last ([`lru_gen_inc_refs`],
+    /// [`Kernel::lru_gen_workingset_top_tier`]).
+    fn folio_inc_refs(&self, mm: &mut Mm, pfn: Pfn) {
         let f = mm.folios.get_mut(pfn);
         if f.flags & pg::UNEVICTABLE != 0 {
+            return;
+        }
+        if self.kernel.lru_gen_workingset_top_tier() {
+            f.flags = lru_gen_inc_refs(f.flags);
             return;
         }
         if f.flags & pg::REFERENCED == 0 {
@@ -211,7 +240,7 @@ impl Policy for LruGen {
     }
 
     fn mark_accessed(&mut self, mm: &mut Mm, pfn: Pfn) {
-        Self::folio_inc_refs(mm, pfn);
+        self.folio_inc_refs(mm, pfn);
     }
 
     /// Models mm/swap.c: folio_activate_fn() with MGLRU: off the generation list, PG_active,
@@ -282,8 +311,14 @@ impl Inspect for LruGen {
             let memcg = m as MemcgId;
             // seq_is_valid() (6.1-6.13): 2 <= file gens <= anon gens <= 4, i.e. anon's oldest
             // generation is never younger than file's.
+            // 7.3 (6.14 on): each type keeps MIN_NR_GENS..=MAX_NR_GENS, in either order.
             let gens = [lv.max_seq - lv.min_seq[0] + 1, lv.max_seq - lv.min_seq[1] + 1];
-            if gens[1] < MIN_NR_GENS as u64 || gens[1] > gens[0] || gens[0] > MAX_NR_GENS as u64 {
+            let valid = if self.kernel.lru_gen_min_seq_independent() {
+                gens.iter().all(|&n| (MIN_NR_GENS as u64..=MAX_NR_GENS as u64).contains(&n))
+            } else {
+                gens[1] >= MIN_NR_GENS as u64 && gens[1] <= gens[0] && gens[0] <= MAX_NR_GENS as u64
+            };
+            if !valid {
                 return Err(format!("memcg {m}: {} anon and {} file generations", gens[0], gens[1]));
             }
             let mut counted = [[0i64; 2]; MAX_NR_GENS];

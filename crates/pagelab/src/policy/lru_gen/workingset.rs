@@ -2,8 +2,8 @@
 //! lru_gen_refault(), lru_gen_test_recent()), and the Kairui refault-distance models applied
 //! to MGLRU (`[workingset] refault_model`; Kairui Song's refault-distance rework).
 
-use super::gen::{folio_lru_refs, lru_tier_from_refs, REFS_ALL};
-use super::{LruGen, MIN_NR_GENS};
+use super::gen::{lru_tier_from_refs, lru_tier_from_refs_6_14, REFS_ALL};
+use super::{LruGen, MAX_NR_GENS, MIN_NR_GENS};
 use crate::mm::folio::{pg, Pfn};
 use crate::mm::mapping::Shadow;
 use crate::mm::memcontrol::MemcgId;
@@ -43,13 +43,14 @@ impl LruGen {
         let f = *mm.folios.get(pfn);
         let ty = f.lru_type();
         let memcg = f.memcg;
-        let refs = folio_lru_refs(f.flags);
-        let tier = lru_tier_from_refs(refs);
+        let (refs, tier, _) = self.refs_tier(f.flags);
         self.lv[memcg as usize].evicted[ty][tier] += 1;
         match self.refault.model {
             RefaultModel::Mainline => {
                 let low = refs.saturating_sub(1) as u64;
-                Shadow::pack((self.lv[memcg as usize].min_seq[ty] << REFS_WIDTH) | low, memcg, refs != 0)
+                // 7.3: the shadow's workingset bit is PG_workingset; 6.1/6.12: refs != 0.
+                let w = if self.kernel.lru_gen_refault_workingset() { f.test(pg::WORKINGSET) } else { refs != 0 };
+                Shadow::pack((self.lv[memcg as usize].min_seq[ty] << REFS_WIDTH) | low, memcg, w)
             }
             RefaultModel::KairuiV3 => self.kairui_v3_token(mm, memcg, ty, refs),
             RefaultModel::Kairui2026 => self.kairui_2026_token(mm, memcg, ty, refs),
@@ -118,6 +119,9 @@ impl LruGen {
         if shadow.memcg() != memcg {
             return;
         }
+        if self.kernel.lru_gen_refault_workingset() {
+            return self.refault_7_3(mm, pfn, shadow);
+        }
         let token = shadow.eviction();
         let recent = (token >> REFS_WIDTH) == self.lv[memcg as usize].min_seq[ty] & STAMP_MASK;
         let refault_ev = by_type(ty == 1, Ev::WorkingsetRefaultAnon, Ev::WorkingsetRefaultFile);
@@ -137,6 +141,42 @@ impl LruGen {
             count_workingset(mm, memcg, refault_ev, 1);
         }
         self.restore_if_hot(mm, pfn, memcg, ty, refs);
+    }
+
+    /// Models mm/workingset.c: lru_gen_refault() and lru_gen_test_recent() of 7.3.4
+    /// ([`Kernel::lru_gen_refault_workingset`]): every refault of the shadow's own lruvec counts
+    /// workingset_refault; a recent one (its min_seq within MAX_NR_GENS of max_seq) feeds the
+    /// refault statistics of its tier (refs from the shadow plus one, the top tier for a
+    /// workingset shadow). A workingset one gets PG_workingset and counts workingset_restore,
+    /// and workingset_activate only in a page fault (where folio_add_lru() activates it); any
+    /// other recent one gets refs - 1 in its LRU_REFS field.
+    ///
+    /// [`Kernel::lru_gen_refault_workingset`]: crate::kernel::Kernel::lru_gen_refault_workingset
+    fn refault_7_3(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow) {
+        let f = *mm.folios.get(pfn);
+        let ty = f.lru_type();
+        let memcg = f.memcg;
+        count_workingset(mm, memcg, by_type(ty == 1, Ev::WorkingsetRefaultAnon, Ev::WorkingsetRefaultFile), 1);
+        let token = shadow.eviction();
+        let max_seq = self.lv[memcg as usize].max_seq & STAMP_MASK;
+        if max_seq.abs_diff(token >> REFS_WIDTH) >= MAX_NR_GENS as u64 {
+            return;
+        }
+        let refs = (token & ((1 << REFS_WIDTH) - 1)) as u32 + 1;
+        let workingset = shadow.workingset();
+        let tier = lru_tier_from_refs_6_14(refs, workingset);
+        self.lv[memcg as usize].refaulted[ty][tier] += 1;
+        if workingset {
+            let in_fault = mm.current_task().is_some_and(|t| mm.tasks[t].in_lru_fault);
+            if in_fault {
+                count_workingset(mm, memcg, by_type(ty == 1, Ev::WorkingsetActivateAnon, Ev::WorkingsetActivateFile), 1);
+            }
+            mm.folios.set(pfn, pg::WORKINGSET);
+            count_workingset(mm, memcg, by_type(ty == 1, Ev::WorkingsetRestoreAnon, Ev::WorkingsetRestoreFile), 1);
+        } else {
+            let fm = mm.folios.get_mut(pfn);
+            fm.flags = (fm.flags & !pg::REFS_MASK) | ((refs - 1) << pg::REFS_SHIFT);
+        }
     }
 
     /// The end of lru_gen_refault(): a refault in a page fault (a page pushed out while hot)
