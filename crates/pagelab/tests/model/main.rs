@@ -10,6 +10,7 @@ mod bounds;
 mod cache_ext;
 mod cgroup_events;
 mod classic;
+mod controllers;
 mod kernel_7_3;
 mod latency;
 mod layers;
