@@ -205,7 +205,7 @@ impl PyController {
             pagelab::sim::controller::parse_duration_ns(&s).map_err(|e| PyValueError::new_err(format!("controller {name}: interval: {e}")))?
         } else {
             match interval.extract::<f64>() {
-                Ok(s) if s.is_finite() && s >= 0.0 && s <= 1e10 => (s * 1e9).round() as u64,
+                Ok(s) if (0.0..=1e10).contains(&s) => (s * 1e9).round() as u64,
                 _ => {
                     return Err(PyValueError::new_err(format!(
                         "controller {name}: interval = {interval}: modeled seconds, a number or a duration such as \"1s\""
@@ -264,8 +264,7 @@ impl Controller for PyController {
         if self.failure.is_some() {
             return Vec::new();
         }
-        let acts = std::mem::take(&mut *queue.lock().expect("one thread"));
-        acts
+        std::mem::take(&mut *queue.lock().expect("one thread"))
     }
     fn failure(&self) -> Option<String> {
         self.failure.clone()

@@ -296,7 +296,7 @@ impl Controller for Senpai {
         if seen > target {
             let err = seen as f64 / target as f64 / self.spec.coeff_backoff;
             let factor = (err * err * self.spec.max_backoff).min(self.spec.max_backoff);
-            let note = format!("backoff {:.4}: some stall {seen} us > target {target} us", factor);
+            let note = format!("backoff {factor:.4}: some stall {seen} us > target {target} us");
             return vec![self.adjust(cg, factor, note)];
         }
         if self.grace > 0 {
@@ -305,7 +305,7 @@ impl Controller for Senpai {
         }
         let err = target as f64 / seen.max(1) as f64 / self.spec.coeff_probe;
         let factor = (err * err * self.spec.max_probe).min(self.spec.max_probe);
-        let note = format!("probe {:.4}: some stall {seen} us <= target {target} us", factor);
+        let note = format!("probe {factor:.4}: some stall {seen} us <= target {target} us");
         vec![self.adjust(cg, -factor, note)]
     }
 }

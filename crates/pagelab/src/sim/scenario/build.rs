@@ -582,7 +582,7 @@ fn senpai(
     let tick_ns = duration("tick", &c.tick, 1_000_000_000)?;
     let interval_ns = duration("interval", &c.interval, 6_000_000_000)?;
     if interval_ns < tick_ns {
-        return Err(err(&key("interval"), format!("{} ns is shorter than the tick ({tick_ns} ns): senpai probes at most once a tick", interval_ns)));
+        return Err(err(&key("interval"), format!("{interval_ns} ns is shorter than the tick ({tick_ns} ns): senpai probes at most once a tick")));
     }
     let pressure_us = match &c.pressure {
         None => 10_000,
