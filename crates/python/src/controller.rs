@@ -264,7 +264,8 @@ impl Controller for PyController {
         if self.failure.is_some() {
             return Vec::new();
         }
-        std::mem::take(&mut *queue.lock().expect("one thread"))
+        let mut queued = queue.lock().expect("one thread");
+        std::mem::take(&mut *queued)
     }
     fn failure(&self) -> Option<String> {
         self.failure.clone()

@@ -20,6 +20,9 @@ use pagelab_workload::{parse_duration_ns, parse_size, Workload, WorkloadToml, PA
 /// How a check blames a key: (key, message) to the located error.
 type Err<'a> = &'a dyn Fn(&str, String) -> ScenarioError;
 
+/// How a `[[controller]]` key holding a duration is read: (key, value, default) to ns.
+type DurationKey<'a> = &'a dyn Fn(&str, &Option<String>, u64) -> Result<u64, ScenarioError>;
+
 /// The validated scenario of the file's tables `raw`.
 pub(super) fn build(raw: ScenarioToml, name: &str, err: Err) -> Result<Scenario, ScenarioError> {
     let m = raw.machine.ok_or_else(|| err("machine", "missing the [machine] table".into()))?;
@@ -543,13 +546,7 @@ fn controllers(raw: &[ControllerToml], cgroups: &[MemcgSpec], kernel: Kernel, er
 }
 
 /// `kind = "oomd"`'s keys, defaulting to systemd-oomd's (crate::sim::controller::OomdSpec).
-fn oomd(
-    c: &ControllerToml,
-    cgroup: String,
-    key: &dyn Fn(&str) -> String,
-    duration: &dyn Fn(&str, &Option<String>, u64) -> Result<u64, ScenarioError>,
-    err: Err,
-) -> Result<OomdSpec, ScenarioError> {
+fn oomd(c: &ControllerToml, cgroup: String, key: &dyn Fn(&str) -> String, duration: DurationKey, err: Err) -> Result<OomdSpec, ScenarioError> {
     let limit_pct_x100 = match c.limit.as_deref() {
         None => 6000,
         Some(v) => match v.trim().strip_suffix('%').map(|n| n.trim().parse::<f64>()) {
@@ -571,7 +568,7 @@ fn senpai(
     cgroup: &str,
     kernel: Kernel,
     key: &dyn Fn(&str) -> String,
-    duration: &dyn Fn(&str, &Option<String>, u64) -> Result<u64, ScenarioError>,
+    duration: DurationKey,
     err: Err,
 ) -> Result<SenpaiSpec, ScenarioError> {
     let mode = match c.mode.as_deref() {
