@@ -224,6 +224,10 @@ pub struct Report {
     /// absent without controllers.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub controller_actions: Vec<ControllerActionReport>,
+    /// Controller actions past the first [`crate::sim::MAX_CONTROL_RECORDS`], counted and
+    /// not kept (absent when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub controller_actions_left_out: u64,
     pub zone: ZoneReport,
     pub zones: Vec<ZoneInfo>,
     pub kswapd_cpu_s: f64,
@@ -331,6 +335,10 @@ impl CgroupEventReport {
         });
         ran.chain(not_run).collect()
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One action of a controller (crate::sim::controller): when, who, on which cgroup, what
@@ -782,6 +790,7 @@ impl Report {
             oom_kills: mm.oom_kills.clone(),
             cgroup_events: CgroupEventReport::of(s, &m.write_outcomes, mm),
             controller_actions: ControllerActionReport::of(&m.control_outcomes, mm),
+            controller_actions_left_out: m.control_left_out,
             zone: ZoneReport {
                 managed: mm.zones.managed(),
                 min_free_kbytes: mm.zones.min_free_kbytes,
@@ -851,6 +860,14 @@ impl Report {
             );
         }
         out.push_str(&ControllerActionReport::summary(&self.controller_actions));
+        if self.controller_actions_left_out > 0 {
+            let _ = writeln!(
+                out,
+                "controllers: {} more actions, not kept (the report keeps the first {})",
+                self.controller_actions_left_out,
+                crate::sim::MAX_CONTROL_RECORDS
+            );
+        }
         for t in &self.tasks {
             if let Some(p) = &t.pace {
                 let _ = writeln!(

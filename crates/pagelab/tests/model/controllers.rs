@@ -184,3 +184,16 @@ fn controller_keys_are_checked_naming_file_and_key() {
         assert!(e.starts_with("controllers.toml:") && e.contains(want), "{table}: {e}");
     }
 }
+
+#[test]
+fn controller_actions_past_the_cap_are_counted_not_kept() {
+    // A memory.high write every modeled millisecond for 20 s: the report keeps the first
+    // MAX_CONTROL_RECORDS and counts the rest, so a run's memory does not grow with time.
+    let r = run(&cold_cache(&senpai("mode = \"high\"\ntick = \"1ms\"\ninterval = \"1ms\"")));
+    assert_eq!(r.controller_actions.len(), pagelab::sim::MAX_CONTROL_RECORDS);
+    let ticks = (r.elapsed_s * 1000.0) as u64;
+    // The first tick spends the grace; every later one writes.
+    assert!(r.controller_actions_left_out + pagelab::sim::MAX_CONTROL_RECORDS as u64 + 2 >= ticks, "{} of {ticks}", r.controller_actions_left_out);
+    assert!(r.controller_actions_left_out > 10_000, "{}", r.controller_actions_left_out);
+    assert!(r.table().contains("more actions, not kept"));
+}

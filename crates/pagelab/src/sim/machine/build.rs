@@ -491,6 +491,7 @@ impl<P: Policy> Machine<P> {
             controllers,
             next_control_at,
             control_outcomes: Vec::new(),
+            control_left_out: 0,
             latency: crate::hist::Histogram::default(),
             total_ops,
             done_ops: 0,

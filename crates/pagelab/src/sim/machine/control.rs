@@ -9,6 +9,10 @@ use crate::mm::memcontrol::{MemcgId, WriteResult};
 use crate::policy::Policy;
 use crate::sim::controller::{cgroup_stats, Act, ActOutcome, Action, CgroupStats, Controller};
 
+/// The most controller actions a report keeps (a controller ticking for days of modeled
+/// time must not grow the run's memory with it): later ones are counted, not kept.
+pub const MAX_CONTROL_RECORDS: usize = 4096;
+
 /// A controller and the time of its next tick.
 pub(super) struct Slot {
     pub(super) ctl: Box<dyn Controller>,
@@ -49,7 +53,11 @@ impl<P: Policy> Machine<P> {
             let name = if acts.is_empty() { String::new() } else { self.controllers[i].ctl.name() };
             for act in acts {
                 let outcome = self.perform(at, &name, act);
-                self.control_outcomes.push(outcome);
+                if self.control_outcomes.len() < MAX_CONTROL_RECORDS {
+                    self.control_outcomes.push(outcome);
+                } else {
+                    self.control_left_out += 1;
+                }
             }
         }
         self.next_control_at = self.controllers.iter().map(|s| s.next_at).min().unwrap_or(u64::MAX);

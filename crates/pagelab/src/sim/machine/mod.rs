@@ -34,6 +34,7 @@ mod series;
 use events::TaskQueue;
 
 pub use build::anon_object_name;
+pub use control::MAX_CONTROL_RECORDS;
 pub use lockstep::{LockTask, Pacing};
 pub use ops::{OpSource, OpStream, PageOps, TraceStatus};
 pub use series::{Sample, SERIES_POINTS};
@@ -113,8 +114,10 @@ pub struct Machine<P: Policy> {
     /// (`u64::MAX` when there is none).
     controllers: Vec<control::Slot>,
     next_control_at: u64,
-    /// What the controllers' actions did, in the order they ran.
+    /// What the controllers' actions did, in the order they ran: the first
+    /// [`MAX_CONTROL_RECORDS`] of them; the rest are counted in `control_left_out`.
     pub control_outcomes: Vec<crate::sim::controller::ActOutcome>,
+    pub control_left_out: u64,
     /// Every task's operation latencies together: the series' per-interval percentiles are
     /// the differences of its snapshots.
     pub latency: crate::hist::Histogram,
