@@ -17,6 +17,7 @@ import os
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Union
 
 from . import _pagelab
+from .controller import ControlCgroup, Controller
 from .policy import Cgroup, Folio, Policy
 
 #: cache_ext's eviction lists for a Python policy (one per cgroup): see docs/policies.md.
@@ -24,7 +25,7 @@ Lists = _pagelab.Lists
 
 __version__ = _pagelab.__version__
 
-__all__ = ["Policy", "Folio", "Cgroup", "Lists", "run", "run_trace", "trace_stats", "sweep", "compare", "cluster_sweep", "policies", "curve", "series_frame"]
+__all__ = ["Policy", "Folio", "Cgroup", "Lists", "Controller", "ControlCgroup", "run", "run_trace", "trace_stats", "sweep", "compare", "cluster_sweep", "policies", "curve", "series_frame"]
 
 
 def _set_args(set):
@@ -122,6 +123,7 @@ def run(
     policies: Optional[Mapping[str, Union[str, Policy, type]]] = None,
     kernel: Optional[str] = None,
     memory: Optional[Union[str, int]] = None,
+    controllers: Optional[Iterable[Union[Controller, type]]] = None,
 ) -> Dict[str, Any]:
     """Runs a scenario (a path, a dict of its TOML tables, or TOML `text`) and returns its
     report as a dict.
@@ -147,7 +149,15 @@ def run(
     run with a RuntimeError naming the cgroup, the method and the exception.
     Cgroups without a policy keep the classic LRU (the machine policy must be classic).
     The report's `warnings` (a policy whose candidates the kernel mostly could not take)
-    are also raised as RuntimeWarning."""
+    are also raised as RuntimeWarning.
+
+    `controllers` run your own controllers beside the scenario's `[[controller]]`s: each a
+    class (instantiated once) or an object with `interval` (modeled seconds between ticks)
+    and `tick(self, now, cgroups)`, which reads every cgroup's `current`, `high`, `max`,
+    `stat`, `events` and `pressure` at modeled time `now` and acts with `reclaim(bytes,
+    swappiness=None)`, `set_high(bytes)`, `set_max(bytes)` and `kill()`; the actions run
+    when `tick` returns and are in the report's `controller_actions`
+    (pagelab/controller.py has the contract)."""
     path, text = _scenario_source(scenario, text)
     args = _set_args(set)
     if kernel is not None:
@@ -163,9 +173,10 @@ def run(
             args.append(f"cgroup.{cg}.policy={json.dumps(p)}")
         else:
             per_cgroup.append((cg, p))
-    if policy is None and not per_cgroup:
+    controllers = list(controllers or [])
+    if policy is None and not per_cgroup and not controllers:
         return _warn(json.loads(_pagelab.run_json(path, text, args)))
-    return _warn(json.loads(_pagelab.run_policies_json(path, text, args, policy, per_cgroup)))
+    return _warn(json.loads(_pagelab.run_policies_json(path, text, args, policy, per_cgroup, controllers)))
 
 
 def policies():

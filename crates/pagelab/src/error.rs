@@ -38,6 +38,10 @@ pub enum RunError {
     /// of its cgroup, or the caller's policies do not fit the machine's.
     #[error("{0}")]
     Policy(String),
+    /// A controller failed: a Python controller raised, or asked for what its cgroup
+    /// cannot take ([`crate::sim::controller`]).
+    #[error("{0}")]
+    Controller(String),
     /// The host could not hold what the run touched (the frame table's
     /// [`failure`](crate::mm::folio::Folios::failure)).
     #[error("scenario {scenario}: {message}")]

@@ -38,6 +38,10 @@ pub struct SeriesPoint {
     /// system's and left out); absent without cgroups.
     #[serde(rename = "memory.pressure", skip_serializing_if = "BTreeMap::is_empty")]
     pub memory_pressure: BTreeMap<String, crate::sched::psi::Pressure>,
+    /// Each cgroup's memory.current at the end of the interval in bytes, by path (the root
+    /// left out); absent without cgroups.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub memory_current: BTreeMap<String, u64>,
 }
 
 /// What a miniature scenario's report adds: its rate and seed, and the operations the tasks
@@ -216,6 +220,14 @@ pub struct Report {
     /// time order, with what it asked for, reclaimed and took; absent without events.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cgroup_events: Vec<CgroupEventReport>,
+    /// What the controllers did (`[[controller]]`, Python's), in the order they did it;
+    /// absent without controllers.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub controller_actions: Vec<ControllerActionReport>,
+    /// Controller actions past the first [`crate::sim::MAX_CONTROL_RECORDS`], counted and
+    /// not kept (absent when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub controller_actions_left_out: u64,
     pub zone: ZoneReport,
     pub zones: Vec<ZoneInfo>,
     pub kswapd_cpu_s: f64,
@@ -322,6 +334,108 @@ impl CgroupEventReport {
             result: "not_run",
         });
         ran.chain(not_run).collect()
+    }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// One action of a controller (crate::sim::controller): when, who, on which cgroup, what
+/// (`memory.reclaim`, `memory.high`, `memory.max`, `kill` or `hold`), and what it did.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ControllerActionReport {
+    pub at_s: f64,
+    pub controller: String,
+    pub cgroup: String,
+    pub action: &'static str,
+    /// What was written, in bytes (memory.high/memory.max: `null` for "max"; kill and hold:
+    /// `null`).
+    pub value_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swappiness: Option<u32>,
+    pub asked_bytes: u64,
+    pub reclaimed_bytes: u64,
+    pub killed_tasks: u64,
+    pub freed_bytes: u64,
+    pub taken_s: f64,
+    /// `ok`, or `EAGAIN` (memory.reclaim could not reclaim the amount).
+    pub result: &'static str,
+    /// The controller's reason (senpai: the stall it saw against its target).
+    pub note: String,
+}
+
+impl ControllerActionReport {
+    fn of(outcomes: &[crate::sim::controller::ActOutcome], mm: &Mm) -> Vec<ControllerActionReport> {
+        use crate::mm::memcontrol::{WriteKind, PAGE_COUNTER_MAX};
+        use crate::sim::controller::Action;
+        const PAGE: u64 = pagelab_workload::PAGE_SIZE;
+        outcomes
+            .iter()
+            .map(|o| {
+                let (value_bytes, swappiness) = match o.act.action {
+                    Action::Write(WriteKind::Reclaim { pages, swappiness }) => (Some(pages * PAGE), swappiness),
+                    Action::Write(WriteKind::High(p) | WriteKind::Max(p)) => ((p != PAGE_COUNTER_MAX).then_some(p * PAGE), None),
+                    Action::Kill | Action::Hold => (None, None),
+                };
+                ControllerActionReport {
+                    at_s: o.at_ns as f64 / 1e9,
+                    controller: o.controller.clone(),
+                    cgroup: mm.memcgs.get(o.act.memcg).path.clone(),
+                    action: o.act.action.name(),
+                    value_bytes,
+                    swappiness,
+                    asked_bytes: o.result.asked_pages * PAGE,
+                    reclaimed_bytes: o.result.reclaimed_pages * PAGE,
+                    killed_tasks: o.killed_tasks,
+                    freed_bytes: o.freed_pages * PAGE,
+                    taken_s: o.taken_ns as f64 / 1e9,
+                    result: if o.result.eagain { "EAGAIN" } else { "ok" },
+                    note: o.act.note.clone(),
+                }
+            })
+            .collect()
+    }
+
+    /// The text report's lines: per controller and action, the count, the bytes reclaimed
+    /// and the tasks killed, then every kill.
+    fn summary(actions: &[ControllerActionReport]) -> String {
+        use std::fmt::Write;
+        let mut by: BTreeMap<(&str, &str), (u64, u64, u64, u64)> = BTreeMap::new();
+        for a in actions {
+            let e = by.entry((&a.controller, a.action)).or_default();
+            e.0 += 1;
+            e.1 += a.reclaimed_bytes;
+            e.2 += a.killed_tasks;
+            e.3 += (a.result == "EAGAIN") as u64;
+        }
+        let mut out = String::new();
+        for ((c, action), (n, reclaimed, killed, eagain)) in by {
+            let _ = write!(out, "controller {c}: {n} x {action}");
+            if reclaimed > 0 || action == "memory.reclaim" {
+                let _ = write!(out, ", reclaimed {} B", thousands(reclaimed));
+            }
+            if eagain > 0 {
+                let _ = write!(out, ", {eagain} EAGAIN");
+            }
+            if killed > 0 {
+                let _ = write!(out, ", {killed} tasks killed");
+            }
+            out.push('\n');
+        }
+        for a in actions.iter().filter(|a| a.action == "kill") {
+            let _ = writeln!(
+                out,
+                "controller {} killed {} at {:.3} s: {} tasks, {} B freed ({})",
+                a.controller,
+                a.cgroup,
+                a.at_s,
+                a.killed_tasks,
+                thousands(a.freed_bytes),
+                a.note
+            );
+        }
+        out
     }
 }
 
@@ -623,6 +737,7 @@ impl Report {
                 latency,
                 pressure: smp.pressure.first().copied().unwrap_or_default(),
                 memory_pressure: by_cgroup(mm, &smp.pressure).into_iter().filter(|(path, _)| path != "/").collect(),
+                memory_current: mm.memcgs.cg.iter().zip(&smp.current).filter(|(c, _)| c.path != "/").map(|(c, &p)| (c.path.clone(), p * 4096)).collect(),
             });
             prev_latency = smp.latency.clone();
             prev_task_ops.clone_from(&smp.task_ops);
@@ -692,6 +807,8 @@ impl Report {
             workload_latency: workload_latency(s, m),
             oom_kills: mm.oom_kills.clone(),
             cgroup_events: CgroupEventReport::of(s, &m.write_outcomes, mm),
+            controller_actions: ControllerActionReport::of(&m.control_outcomes, mm),
+            controller_actions_left_out: m.control_left_out,
             zone: ZoneReport {
                 managed: mm.nodes[0].zones.managed(),
                 min_free_kbytes: mm.nodes[0].zones.min_free_kbytes,
@@ -758,6 +875,15 @@ impl Report {
                 out,
                 "{} at {:.3} s: {} <- {value}{swappiness}: asked {} B, reclaimed {} B in {:.6} s ({})",
                 e.cgroup, e.at_s, e.file, e.asked_bytes, e.reclaimed_bytes, e.taken_s, e.result
+            );
+        }
+        out.push_str(&ControllerActionReport::summary(&self.controller_actions));
+        if self.controller_actions_left_out > 0 {
+            let _ = writeln!(
+                out,
+                "controllers: {} more actions, not kept (the report keeps the first {})",
+                self.controller_actions_left_out,
+                crate::sim::MAX_CONTROL_RECORDS
             );
         }
         for t in &self.tasks {

@@ -9,6 +9,8 @@
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
+mod controller;
+
 /// Runs `work` on a thread of its own while this (the interpreter's) thread waits without
 /// the GIL, looking for signals every 50 ms: Ctrl-C stops the simulation (through its own
 /// [`pagelab::interrupt::StopToken`], so runs of other Python threads go on) and raises
@@ -516,9 +518,10 @@ fn instantiate(py: Python<'_>, spec: &Py<PyAny>) -> PyResult<Py<PyAny>> {
 
 /// Runs a scenario with Python eviction policies: `policy` for every cgroup (the root too),
 /// `policies` [(cgroup path, policy)] for single cgroups; a class is instantiated once per
-/// cgroup. The GIL is held throughout: the hooks are Python calls.
+/// cgroup; and with Python `controllers` (crate::controller). The GIL is held throughout:
+/// the hooks and ticks are Python calls.
 #[pyfunction]
-#[pyo3(signature = (path=None, text=None, set=Vec::new(), policy=None, policies=Vec::new()))]
+#[pyo3(signature = (path=None, text=None, set=Vec::new(), policy=None, policies=Vec::new(), controllers=Vec::new()))]
 fn run_policies_json(
     py: Python<'_>,
     path: Option<&str>,
@@ -526,8 +529,15 @@ fn run_policies_json(
     set: Vec<String>,
     policy: Option<Py<PyAny>>,
     policies: Vec<(String, Py<PyAny>)>,
+    controllers: Vec<Py<PyAny>>,
 ) -> PyResult<String> {
     let s = scenario(path, text, set)?;
+    let takes_swappiness = s.machine.kernel.memory_reclaim_takes_swappiness();
+    let mut ctls: Vec<Box<dyn pagelab::sim::controller::Controller>> = Vec::new();
+    for c in &controllers {
+        ctls.push(Box::new(controller::PyController::new(py, c, takes_swappiness)?));
+    }
+    let with_policies = policy.is_some() || !policies.is_empty();
     for (p, _) in &policies {
         if p != "/" && !s.cgroups.iter().any(|c| &c.path == p) {
             return Err(PyValueError::new_err(format!("policies: cgroup `{p}` is not declared in the scenario")));
@@ -547,7 +557,9 @@ fn run_policies_json(
     // This run's own stop token: a hook that sees Ctrl-C stops this run only.
     let token = pagelab::interrupt::StopToken::new();
     let report = pagelab::interrupt::scope(Some(token.clone()), || {
-        pagelab::run_with(&s, pagelab::RunOptions { policies: Some((&make, "python")), ..Default::default() })
+        let factory: pagelab::policy::registry::Factory = &make;
+        let policies = with_policies.then_some((factory, "python"));
+        pagelab::run_with(&s, pagelab::RunOptions { policies, controllers: ctls, ..Default::default() })
     });
     if let Some(e) = made.into_inner() {
         return Err(e);
@@ -572,6 +584,7 @@ fn add_seam(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyFolio>()?;
     m.add_class::<PyCgroup>()?;
     m.add_class::<PyLists>()?;
+    m.add_class::<controller::PyControlCgroup>()?;
     Ok(())
 }
 

@@ -70,7 +70,11 @@ fn zap_file_mappings<P: Policy>(mm: &mut Mm, p: &mut P, t: usize) {
     }
 }
 
-fn kill_task<P: Policy>(mm: &mut Mm, p: &mut P, t: usize) -> u64 {
+/// Models a task's end by SIGKILL (kernel/exit.c: do_exit() → exit_mm() → mmput() →
+/// exit_mmap(); 6.1, 6.12), whoever sends it: the OOM killer, or a userspace killer such as
+/// systemd-oomd, which signals every process of a cgroup as cgroup.kill does
+/// (kernel/cgroup/cgroup.c: cgroup_kill()). Returns the resident pages freed.
+pub fn kill_task<P: Policy>(mm: &mut Mm, p: &mut P, t: usize) -> u64 {
     mm.tasks[t].killed = true;
     exit_mmap(mm, p, t)
 }

@@ -3,6 +3,7 @@
 //! its event loop ([`machine`]), a miniature scenario's sampled objects ([`sample`]), and running
 //! a scenario to its report ([`run`]).
 
+pub mod controller;
 pub mod machine;
 pub mod run;
 pub mod sample;

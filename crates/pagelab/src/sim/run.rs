@@ -22,6 +22,9 @@ pub struct RunOptions<'a> {
     pub policies: Option<(Factory<'a>, &'static str)>,
     /// Called now and then with (operations done, operations in total).
     pub progress: Option<&'a mut dyn FnMut(u64, u64)>,
+    /// The caller's own controllers (Python's), ticking beside the scenario's
+    /// `[[controller]]`s ([`crate::sim::controller`]).
+    pub controllers: Vec<Box<dyn crate::sim::controller::Controller>>,
 }
 
 /// What a run produced.
@@ -42,20 +45,29 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(u64, u64)) -> Result<Report, R
 /// Runs a scenario as `o` asks: the machine's policy is the one the scenario resolved
 /// ([`MachinePolicy`]), or a seam host of the caller's policies.
 pub fn run_with(s: &Scenario, o: RunOptions) -> Result<Outcome, RunError> {
-    let RunOptions { ops, policies, progress } = o;
+    let RunOptions { ops, policies, progress, controllers } = o;
     let mut none = |_, _| {};
     let progress = progress.unwrap_or(&mut none);
     match (&s.machine.policy, policies) {
         (MachinePolicy::Mglru, Some(_)) => Err(RunError::Policy("seam policies run under the classic LRU as the machine policy, not MGLRU".into())),
-        (MachinePolicy::Mglru, None) => finish(s, |mm| LruGen::new(mm, &s.mglru), ops, progress),
-        (MachinePolicy::Classic, None) => finish(s, |mm| Classic::new(mm.memcgs.cg.len()), ops, progress),
-        (policy @ MachinePolicy::Seam(_), None) => finish(s, |mm| policy.seam_host(mm, None), ops, progress),
-        (policy, extra @ Some(_)) => finish(s, |mm| policy.seam_host(mm, extra), ops, progress),
+        (MachinePolicy::Mglru, None) => finish(s, |mm| LruGen::new(mm, &s.mglru), ops, controllers, progress),
+        (MachinePolicy::Classic, None) => finish(s, |mm| Classic::new(mm.memcgs.cg.len()), ops, controllers, progress),
+        (policy @ MachinePolicy::Seam(_), None) => finish(s, |mm| policy.seam_host(mm, None), ops, controllers, progress),
+        (policy, extra @ Some(_)) => finish(s, |mm| policy.seam_host(mm, extra), ops, controllers, progress),
     }
 }
 
-fn finish<P: Policy>(s: &Scenario, make: impl FnOnce(&Mm) -> P, ops: Option<OpSource>, progress: &mut dyn FnMut(u64, u64)) -> Result<Outcome, RunError> {
+fn finish<P: Policy>(
+    s: &Scenario,
+    make: impl FnOnce(&Mm) -> P,
+    ops: Option<OpSource>,
+    controllers: Vec<Box<dyn crate::sim::controller::Controller>>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Outcome, RunError> {
     let mut m = Machine::new(s, make).map_err(RunError::Scenario)?;
+    if !controllers.is_empty() {
+        m.add_controllers(controllers);
+    }
     let replays = ops.is_some();
     if let Some(ops) = ops {
         if m.tasks.is_empty() {
@@ -70,6 +82,9 @@ fn finish<P: Policy>(s: &Scenario, make: impl FnOnce(&Mm) -> P, ops: Option<OpSo
     }
     if let Some(e) = m.policy.failure() {
         return Err(RunError::Policy(e));
+    }
+    if let Some(e) = m.controller_failure() {
+        return Err(RunError::Controller(e));
     }
     if let Some(e) = m.mm.folios.failure() {
         return Err(RunError::HostLimit { scenario: s.name.clone(), message: e.to_string() });

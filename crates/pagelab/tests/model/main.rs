@@ -11,6 +11,7 @@ mod cache_ext;
 mod cgroup_events;
 mod classic;
 mod contention;
+mod controllers;
 mod kernel_7_3;
 mod latency;
 mod layers;

@@ -139,6 +139,21 @@ fn cgroup_writes(s: &Scenario, mm: &Mm) -> Result<Vec<super::Write>, String> {
         .collect()
 }
 
+/// The scenario's `[[controller]]`s with their cgroups looked up, each due first one
+/// interval into the run.
+fn scenario_controllers(s: &Scenario, mm: &Mm) -> Result<Vec<super::control::Slot>, String> {
+    s.controllers
+        .iter()
+        .map(|c| match mm.memcgs.find(c.cgroup()) {
+            Some(memcg) => {
+                let ctl = c.build(memcg);
+                Ok(super::control::Slot { next_at: ctl.interval_ns().max(1_000_000), ctl })
+            }
+            None => Err(format!("[[controller]] watches `{}`, which is not a cgroup of the scenario", c.cgroup())),
+        })
+        .collect()
+}
+
 /// The memcg tree of the scenario's cgroups, flushed as the machine's rstat keys say.
 fn memcgs(s: &Scenario) -> Result<Memcgs, String> {
     let m = &s.machine;
@@ -442,6 +457,8 @@ impl<P: Policy> Machine<P> {
         let next_kcompactd = if m.nonmovable.is_empty() { u64::MAX } else { kcompactd_interval(m.rstat_flush_ns) };
         let writes = cgroup_writes(s, &mm)?;
         let next_write_at = writes.first().map_or(u64::MAX, |w| w.at_ns);
+        let controllers = scenario_controllers(s, &mm)?;
+        let next_control_at = controllers.iter().map(|c| c.next_at).min().unwrap_or(u64::MAX);
         Ok(Machine {
             queue: (tasks.len() > TASK_SCAN_MAX).then(|| TaskQueue::new(&mm)),
             locks: lock_tasks(s, &tasks),
@@ -463,11 +480,15 @@ impl<P: Policy> Machine<P> {
             next_wb: m.tunables.dirty_writeback_ns,
             next_vmstat,
             next_kcompactd,
-            next_timer: next_vmstat.min(next_kcompactd).min(next_write_at),
+            next_timer: next_vmstat.min(next_kcompactd).min(next_write_at).min(next_control_at),
             writes,
             next_write: 0,
             next_write_at,
             write_outcomes: Vec::new(),
+            controllers,
+            next_control_at,
+            control_outcomes: Vec::new(),
+            control_left_out: 0,
             latency: crate::hist::Histogram::default(),
             total_ops,
             done_ops: 0,

@@ -40,6 +40,9 @@ enum Event {
     /// memory.max (mm/memcontrol.c: memory_reclaim(), memory_high_write(),
     /// memory_max_write()), by a process outside the workloads.
     CgroupWrite,
+    /// A controller's tick (`[[controller]]`, or the caller's): it reads the cgroups and
+    /// acts on them as a process outside the workloads (`machine/control.rs`).
+    Control,
     /// A sample of the counters for the run's series.
     Sample,
 }
@@ -153,6 +156,10 @@ impl<P: Policy> Machine<P> {
                 break;
             }
             self.begin_op(T, read.think_ns);
+            if self.mm.tasks[T].killed {
+                self.end_op(T, false);
+                break;
+            }
             let OpSource::Pages(pages) = &mut self.tasks[T].stream else { unreachable!("a trace of reads") };
             pages.note_read(&self.mm.space, file.base + page as crate::mm::mapping::Vpn);
             let ok = crate::mm::filemap::filemap_read(&mut self.mm, &mut self.policy, file, &mut ra, page, 1);
@@ -294,16 +301,20 @@ impl<P: Policy> Machine<P> {
                 Event::VmstatUpdate => {
                     crate::mm::page_alloc::decay_pcp_high(&mut self.mm);
                     self.next_vmstat += self.mm.memcgs.flush_period_ns / 2;
-                    self.next_timer = self.next_vmstat.min(self.next_kcompactd).min(self.next_write_at);
+                    self.next_timer = self.timers_min();
                 }
                 Event::Kcompactd => {
                     self.with_kernel_clock(at, |m| crate::mm::compaction::kcompactd_timeout(&mut m.mm));
                     self.next_kcompactd += kcompactd_interval(self.mm.memcgs.flush_period_ns);
-                    self.next_timer = self.next_vmstat.min(self.next_kcompactd).min(self.next_write_at);
+                    self.next_timer = self.timers_min();
                 }
                 Event::CgroupWrite => {
                     self.cgroup_write(at);
-                    self.next_timer = self.next_vmstat.min(self.next_kcompactd).min(self.next_write_at);
+                    self.next_timer = self.timers_min();
+                }
+                Event::Control => {
+                    self.control(at);
+                    self.next_timer = self.timers_min();
                 }
                 Event::Sample => {
                     self.sample(at, false);
@@ -337,8 +348,14 @@ impl<P: Policy> Machine<P> {
         consider(self.next_vmstat, Event::VmstatUpdate);
         consider(self.next_kcompactd, Event::Kcompactd);
         consider(self.next_write_at, Event::CgroupWrite);
+        consider(self.next_control_at, Event::Control);
         consider(self.next_sample, Event::Sample);
         best
+    }
+
+    /// The earliest of the timers `next_timer` stands for.
+    fn timers_min(&self) -> u64 {
+        self.next_vmstat.min(self.next_kcompactd).min(self.next_write_at).min(self.next_control_at)
     }
 
     /// Several CPUs: kswapd, due to run a step of balancing, waits for a CPU of its node.
@@ -398,7 +415,7 @@ impl<P: Policy> Machine<P> {
     }
 
     /// Runs `f` as a kernel thread at time `at` (the flusher).
-    fn with_kernel_clock(&mut self, at: u64, f: impl FnOnce(&mut Self)) {
+    pub(super) fn with_kernel_clock(&mut self, at: u64, f: impl FnOnce(&mut Self)) {
         let saved = (self.mm.actor, self.mm.nodes[0].kswapd_clock);
         self.mm.actor = Actor::Kswapd;
         self.mm.nodes[0].kswapd_clock = at;
@@ -519,6 +536,12 @@ impl<P: Policy> Machine<P> {
     /// events due by the task's clock run first.
     pub fn apply(&mut self, t: usize, op: Op) {
         self.begin_op(t, op.think_ns);
+        if self.mm.tasks[t].killed {
+            // An event due before the operation began killed the task: the operation never
+            // runs, and the task's exit already freed its memory.
+            self.end_op(t, false);
+            return self.finish_task(t);
+        }
         let obj = self.tasks[t].objects[op.object as usize];
         if let (OpSource::Pages(pages), Access::Buffered, false) = (&mut self.tasks[t].stream, op.access, op.write) {
             pages.note_read(&self.mm.space, obj.file.base + op.page as crate::mm::mapping::Vpn);

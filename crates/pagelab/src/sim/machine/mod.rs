@@ -25,6 +25,7 @@ use crate::policy::Policy;
 use crate::sim::sample::SampledObject;
 
 mod build;
+mod control;
 mod events;
 mod lockstep;
 mod ops;
@@ -33,6 +34,7 @@ mod series;
 use events::TaskQueue;
 
 pub use build::anon_object_name;
+pub use control::MAX_CONTROL_RECORDS;
 pub use lockstep::{LockTask, Pacing};
 pub use ops::{OpSource, OpStream, PageOps, TraceStatus};
 pub use series::{Sample, SERIES_POINTS};
@@ -98,8 +100,8 @@ pub struct Machine<P: Policy> {
     /// The next vmstat_update(); `u64::MAX` on kernels where it does nothing the model has.
     next_vmstat: u64,
     next_kcompactd: u64,
-    /// The earliest of `next_vmstat`, `next_kcompactd` and `next_write_at`: one comparison
-    /// per operation.
+    /// The earliest of `next_vmstat`, `next_kcompactd`, `next_write_at` and
+    /// `next_control_at`: one comparison per operation.
     next_timer: u64,
     /// `[[event]]`: the cgroup writes, in time order; the next to run and its time
     /// (`u64::MAX` when none is left).
@@ -108,6 +110,14 @@ pub struct Machine<P: Policy> {
     next_write_at: u64,
     /// What each cgroup write that ran did, in the order they ran.
     pub write_outcomes: Vec<WriteOutcome>,
+    /// `[[controller]]`s and the caller's: each with its next tick; the earliest of those
+    /// (`u64::MAX` when there is none).
+    controllers: Vec<control::Slot>,
+    next_control_at: u64,
+    /// What the controllers' actions did, in the order they ran: the first
+    /// [`MAX_CONTROL_RECORDS`] of them; the rest are counted in `control_left_out`.
+    pub control_outcomes: Vec<crate::sim::controller::ActOutcome>,
+    pub control_left_out: u64,
     /// Every task's operation latencies together: the series' per-interval percentiles are
     /// the differences of its snapshots.
     pub latency: crate::hist::Histogram,

@@ -24,6 +24,8 @@ pub struct Sample {
     /// Memory pressure of every cgroup at the sample (index = memcg id, 0 the system). Not
     /// compared when an interval is tested for change: the averages decay in idle time.
     pub pressure: Vec<crate::sched::psi::Pressure>,
+    /// Every cgroup's memory.current at the sample, pages (index = memcg id).
+    pub current: Vec<u64>,
 }
 
 /// The most points a run's series keeps before neighbours merge ([`Machine::sample`]): an
@@ -62,7 +64,8 @@ impl<P: Policy> Machine<P> {
         }
         let ops = task_ops.iter().sum();
         let pressure = self.mm.psi.read_all(at);
-        self.push_sample(Sample { t_ns: at, events: self.mm.events.clone(), gauges, ops, task_ops, policy, latency: self.latency.clone(), pressure });
+        let current = self.mm.memcgs.cg.iter().map(|c| c.usage).collect();
+        self.push_sample(Sample { t_ns: at, events: self.mm.events.clone(), gauges, ops, task_ops, policy, latency: self.latency.clone(), pressure, current });
     }
 
     fn push_sample(&mut self, s: Sample) {

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{EventToml, MachineSpec, NodeSpec, Scenario, ScenarioError, ScenarioToml, TimeToml, WorkingsetToml};
+use super::{ControllerToml, EventToml, MachineSpec, NodeSpec, Scenario, ScenarioError, ScenarioToml, TimeToml, WorkingsetToml};
 use crate::kernel::Kernel;
 use crate::mm::memcontrol::{CgroupWrite, MemcgSpec, RstatMode, WriteKind, PAGE_COUNTER_MAX};
 use crate::mm::swapfile::DeviceKind;
@@ -13,11 +13,15 @@ use crate::mm::time::DeviceCost;
 use crate::mm::workingset::{MglruActivate, MglruPid, MglruPlacement, MglruRefs, RefaultModel, RefaultSpec};
 use crate::policy::lru_gen::MglruToml;
 use crate::policy::registry::MachinePolicy;
+use crate::sim::controller::{ControllerSpec, OomdSpec, SenpaiMode, SenpaiSpec};
 use pagelab_workload::schema::{CgroupToml, MachineToml, Text};
 use pagelab_workload::{parse_duration_ns, parse_size, Workload, WorkloadToml, PAGE_SIZE};
 
 /// How a check blames a key: (key, message) to the located error.
 type Err<'a> = &'a dyn Fn(&str, String) -> ScenarioError;
+
+/// How a `[[controller]]` key holding a duration is read: (key, value, default) to ns.
+type DurationKey<'a> = &'a dyn Fn(&str, &Option<String>, u64) -> Result<u64, ScenarioError>;
 
 /// The validated scenario of the file's tables `raw`.
 pub(super) fn build(raw: ScenarioToml, name: &str, err: Err) -> Result<Scenario, ScenarioError> {
@@ -29,6 +33,10 @@ pub(super) fn build(raw: ScenarioToml, name: &str, err: Err) -> Result<Scenario,
     let events = events(&raw.event, &cgroups, machine.kernel, err)?;
     if !events.is_empty() && raw.sample.is_some() {
         return Err(err("event", "a miniature ([sample]) does not scale [[event]] sizes yet: run the full scenario".into()));
+    }
+    let controllers = controllers(&raw.controller, &cgroups, machine.kernel, err)?;
+    if !controllers.is_empty() && raw.sample.is_some() {
+        return Err(err("controller", "a miniature ([sample]) does not scale [[controller]] sizes yet: run the full scenario".into()));
     }
     let time = raw.time.unwrap_or_default();
     check_costs(&time, err)?;
@@ -50,6 +58,7 @@ pub(super) fn build(raw: ScenarioToml, name: &str, err: Err) -> Result<Scenario,
         workloads,
         workload_cpus,
         events,
+        controllers,
         sample: None,
         overrides: Vec::new(),
         resolved_toml: String::new(),
@@ -549,6 +558,159 @@ fn events(raw: &[EventToml], cgroups: &[MemcgSpec], kernel: Kernel, err: Err) ->
     }
     events.sort_by_key(|e| e.at_ns);
     Ok(events)
+}
+
+/// `[[controller]]` tables: `kind` and `cgroup` (a declared one, not the root), then the
+/// kind's own keys, each checked; a key of the other kind is refused by name.
+fn controllers(raw: &[ControllerToml], cgroups: &[MemcgSpec], kernel: Kernel, err: Err) -> Result<Vec<ControllerSpec>, ScenarioError> {
+    let mut out = Vec::with_capacity(raw.len());
+    for (i, c) in raw.iter().enumerate() {
+        let key = |k: &str| format!("controller[{i}].{k}");
+        let kind = c.kind.as_deref().ok_or_else(|| err(&key("kind"), "missing: `senpai` (proactive reclaim on PSI) or `oomd` (kill on PSI)".into()))?;
+        let cgroup = c.cgroup.clone().ok_or_else(|| err(&key("cgroup"), "missing: the path of a declared [[cgroup]], e.g. cgroup = \"/app\"".into()))?;
+        if !cgroups.iter().any(|m| m.path == cgroup) {
+            let why = if cgroup == "/" { "the root cgroup has no memory.reclaim/high to write in the model" } else { "no [[cgroup]] has this path" };
+            return Err(err(&key("cgroup"), format!("`{cgroup}`: {why}")));
+        }
+        let duration = |k: &str, v: &Option<String>, default: u64| -> Result<u64, ScenarioError> {
+            let Some(v) = v else { return Ok(default) };
+            let ns = parse_duration_ns(v).map_err(|m| err(&key(k), m))?;
+            if ns < 1_000_000 {
+                return Err(err(&key(k), format!("`{v}`: at least 1ms")));
+            }
+            Ok(ns)
+        };
+        let senpai_keys = [
+            ("mode", c.mode.is_some()),
+            ("tick", c.tick.is_some()),
+            ("pressure", c.pressure.is_some()),
+            ("max_probe", c.max_probe.is_some()),
+            ("max_backoff", c.max_backoff.is_some()),
+            ("coeff_probe", c.coeff_probe.is_some()),
+            ("coeff_backoff", c.coeff_backoff.is_some()),
+            ("min_size", c.min_size.is_some()),
+            ("max_size", c.max_size.is_some()),
+            ("swappiness", c.swappiness.is_some()),
+        ];
+        let oomd_keys = [("limit", c.limit.is_some()), ("duration", c.duration.is_some())];
+        let refuse = |keys: &[(&str, bool)], other: &str| -> Result<(), ScenarioError> {
+            match keys.iter().find(|(_, given)| *given) {
+                Some((k, _)) => Err(err(&key(k), format!("is a key of kind = \"{other}\", not of kind = \"{kind}\""))),
+                None => Ok(()),
+            }
+        };
+        let spec = match kind {
+            "senpai" => {
+                refuse(&oomd_keys, "oomd")?;
+                ControllerSpec::Senpai(senpai(c, &cgroup, kernel, &key, &duration, err)?)
+            }
+            "oomd" => {
+                refuse(&senpai_keys, "senpai")?;
+                ControllerSpec::Oomd(oomd(c, cgroup, &key, &duration, err)?)
+            }
+            other => return Err(err(&key("kind"), format!("`{other}`: a controller is kind = \"senpai\" or kind = \"oomd\""))),
+        };
+        out.push(spec);
+    }
+    Ok(out)
+}
+
+/// `kind = "oomd"`'s keys, defaulting to systemd-oomd's (crate::sim::controller::OomdSpec).
+fn oomd(c: &ControllerToml, cgroup: String, key: &dyn Fn(&str) -> String, duration: DurationKey, err: Err) -> Result<OomdSpec, ScenarioError> {
+    let limit_pct_x100 = match c.limit.as_deref() {
+        None => 6000,
+        Some(v) => match v.trim().strip_suffix('%').map(|n| n.trim().parse::<f64>()) {
+            Some(Ok(p)) if (0.0..=100.0).contains(&p) => (p * 100.0).round() as u64,
+            _ => return Err(err(&key("limit"), format!("`{v}`: a percentage of time from 0% to 100%, e.g. limit = \"60%\""))),
+        },
+    };
+    let interval_ns = duration("interval", &c.interval, 1_000_000_000)?;
+    let duration_ns = match &c.duration {
+        None => 30_000_000_000,
+        Some(v) => parse_duration_ns(v).map_err(|m| err(&key("duration"), m))?,
+    };
+    Ok(OomdSpec { cgroup, interval_ns, limit_pct_x100, duration_ns })
+}
+
+/// `kind = "senpai"`'s keys, defaulting to senpai.py's (crate::sim::controller::SenpaiSpec).
+fn senpai(
+    c: &ControllerToml,
+    cgroup: &str,
+    kernel: Kernel,
+    key: &dyn Fn(&str) -> String,
+    duration: DurationKey,
+    err: Err,
+) -> Result<SenpaiSpec, ScenarioError> {
+    let mode = match c.mode.as_deref() {
+        None | Some("reclaim") => SenpaiMode::Reclaim,
+        Some("high") => SenpaiMode::High,
+        Some(other) => return Err(err(&key("mode"), format!("`{other}`: `reclaim` (memory.reclaim, TMO's) or `high` (memory.high, senpai.py's)"))),
+    };
+    let tick_ns = duration("tick", &c.tick, 1_000_000_000)?;
+    let interval_ns = duration("interval", &c.interval, 6_000_000_000)?;
+    if interval_ns < tick_ns {
+        return Err(err(&key("interval"), format!("{interval_ns} ns is shorter than the tick ({tick_ns} ns): senpai probes at most once a tick")));
+    }
+    let pressure_us = match &c.pressure {
+        None => 10_000,
+        Some(v) => match parse_duration_ns(v).map_err(|m| err(&key("pressure"), m))? / 1000 {
+            0 => return Err(err(&key("pressure"), format!("`{v}`: the stall target is at least 1us"))),
+            us => us,
+        },
+    };
+    let fraction = |k: &str, v: Option<f64>, default: f64| -> Result<f64, ScenarioError> {
+        match v {
+            None => Ok(default),
+            Some(f) if f > 0.0 && f <= 1.0 => Ok(f),
+            Some(f) => Err(err(&key(k), format!("{f}: a fraction of the cgroup's memory in (0, 1]"))),
+        }
+    };
+    let coeff = |k: &str, v: Option<f64>, default: f64| -> Result<f64, ScenarioError> {
+        match v {
+            None => Ok(default),
+            Some(f) if f.is_finite() && f > 0.0 => Ok(f),
+            Some(f) => Err(err(&key(k), format!("{f}: a coefficient greater than 0"))),
+        }
+    };
+    let size = |k: &str, v: &Option<String>, default: u64| -> Result<u64, ScenarioError> {
+        match v {
+            None => Ok(default),
+            Some(v) => parse_size(v).map_err(|m| err(&key(k), m)),
+        }
+    };
+    let (min_size, max_size) = (size("min_size", &c.min_size, 100 << 20)?, size("max_size", &c.max_size, 100 << 30)?);
+    if min_size > max_size {
+        return Err(err(&key("min_size"), format!("{min_size} bytes is above max_size ({max_size} bytes)")));
+    }
+    if mode == SenpaiMode::Reclaim && (c.min_size.is_some() || c.max_size.is_some()) {
+        let k = if c.min_size.is_some() { "min_size" } else { "max_size" };
+        return Err(err(&key(k), "bounds memory.high: it goes with mode = \"high\" (mode \"reclaim\" writes memory.reclaim, which has no limit)".into()));
+    }
+    let swappiness = match c.swappiness {
+        None => None,
+        Some(_) if mode == SenpaiMode::High => {
+            return Err(err(&key("swappiness"), "goes with mode = \"reclaim\" (memory.reclaim's swappiness=); memory.high takes a size only".into()))
+        }
+        Some(_) if !kernel.memory_reclaim_takes_swappiness() => {
+            return Err(err(&key("swappiness"), format!("kernel {}'s memory.reclaim takes a byte count only (6.12's parses swappiness=)", kernel.name())))
+        }
+        Some(s @ 0..=200) => Some(s as u32),
+        Some(s) => return Err(err(&key("swappiness"), format!("{s}: memory.reclaim takes swappiness=0..200"))),
+    };
+    Ok(SenpaiSpec {
+        cgroup: cgroup.to_string(),
+        mode,
+        tick_ns,
+        interval_ticks: (interval_ns / tick_ns).max(1),
+        pressure_us,
+        max_probe: fraction("max_probe", c.max_probe, 0.01)?,
+        max_backoff: coeff("max_backoff", c.max_backoff, 1.0)?,
+        coeff_probe: coeff("coeff_probe", c.coeff_probe, 10.0)?,
+        coeff_backoff: coeff("coeff_backoff", c.coeff_backoff, 20.0)?,
+        min_size,
+        max_size,
+        swappiness,
+    })
 }
 
 /// `report.interval`: 1 s unless given, at least 1 ms.

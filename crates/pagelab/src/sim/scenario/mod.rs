@@ -108,6 +108,31 @@ struct EventToml {
     max: Option<String>,
 }
 
+/// `[[controller]]`: a controller of a cgroup (`kind = "senpai"` or `"oomd"`), one schema for
+/// both kinds; a key of the other kind is refused by name (crate::sim::controller has the
+/// defaults and their sources).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ControllerToml {
+    kind: Option<String>,
+    cgroup: Option<String>,
+    interval: Option<String>,
+    // senpai
+    mode: Option<String>,
+    tick: Option<String>,
+    pressure: Option<String>,
+    max_probe: Option<f64>,
+    max_backoff: Option<f64>,
+    coeff_probe: Option<f64>,
+    coeff_backoff: Option<f64>,
+    min_size: Option<String>,
+    max_size: Option<String>,
+    swappiness: Option<i64>,
+    // oomd
+    limit: Option<String>,
+    duration: Option<String>,
+}
+
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ScenarioToml {
@@ -123,6 +148,8 @@ struct ScenarioToml {
     workingset: Option<WorkingsetToml>,
     #[serde(default)]
     event: Vec<EventToml>,
+    #[serde(default)]
+    controller: Vec<ControllerToml>,
 }
 
 /// The validated machine.
@@ -207,6 +234,9 @@ pub struct Scenario {
     /// `[[event]]`: writes to cgroups' control files at given times, in time order (ties in
     /// the file's order).
     pub events: Vec<crate::mm::memcontrol::CgroupWrite>,
+    /// `[[controller]]`: the controllers that watch cgroups and act on them, in the file's
+    /// order (crate::sim::controller).
+    pub controllers: Vec<crate::sim::controller::ControllerSpec>,
     /// The `--set` overrides applied to the file, in order (a report's `provenance.set`).
     pub overrides: Vec<String>,
     /// The scenario document with the overrides applied, as TOML (a report's
