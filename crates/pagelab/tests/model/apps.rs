@@ -246,10 +246,10 @@ fn a_shared_app_cache_is_one_pool_and_one_region_for_all_its_threads() {
 fn the_threads_of_a_shared_app_cache_must_agree_on_cgroup_and_size() {
     let text = two_readers(true, 1);
     let resized = text.replacen(r#"size = "8M", block = "4k", shared"#, r#"size = "4M", block = "4k", shared"#, 1);
-    let e = pagelab::run(&scenario(&resized), |_, _| {}).err().expect("refused");
+    let e = pagelab::run(&scenario(&resized), |_, _| {}).expect_err("refused");
     assert!(e.to_string().contains("app_cache.shared `wt` differs"), "{e}");
     let moved = text.replacen("cgroup = \"/db\"\nkind", "cgroup = \"/\"\nkind", 1);
-    let e = pagelab::run(&scenario(&moved), |_, _| {}).err().expect("refused");
+    let e = pagelab::run(&scenario(&moved), |_, _| {}).expect_err("refused");
     assert!(e.to_string().contains("one cgroup"), "{e}");
 }
 
@@ -309,6 +309,6 @@ ops = 100
 app_cache = { size = "3200k", block = "24k", memory_block = "32k" }"#;
     let r = run(&app_scenario(false, "64M", body));
     assert_eq!(r.vmstat["pgpgin"], 2400, "KiB read: each leaf's 24k once");
-    assert_eq!(r.memcg["/db"]["anon"], 100 * 32 << 10, "100 leaves of 32k held");
+    assert_eq!(r.memcg["/db"]["anon"], (100 * 32) << 10, "100 leaves of 32k held");
     assert_eq!(r.app_cache["db"].misses, 100);
 }
