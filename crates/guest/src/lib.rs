@@ -70,7 +70,7 @@ mod tests {
     use pagelab_workload::{Access, Advice};
 
     fn op(page: u64, write: bool) -> Op {
-        Op { object: 0, page, npages: 1, write, access: Access::Buffered, advice: Advice::Normal, fill: false, think_ns: 0, due: None }
+        Op { object: 0, page, npages: 1, write, access: Access::Buffered, advice: Advice::Normal, fill: false, think_ns: 0, due: None, more: false }
     }
 
     #[test]

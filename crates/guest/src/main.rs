@@ -430,7 +430,7 @@ fn run(o: &Opts) -> Result<(), String> {
     // The streams are built before the fork: their tables stay shared and charged to the root.
     let mut streams: Vec<JobStream> = (0..p.tasks.len()).map(|t| p.stream(t)).collect();
     // An application cache's misses read whole cache blocks.
-    let app_blocks = p.workloads.iter().filter_map(|w| w.app_cache.as_ref().map(|a| a.block_pages));
+    let app_blocks = p.workloads.iter().filter_map(|w| w.app_cache.as_ref().map(|a| a.block_pages.max(a.slot_pages)));
     let max_block = p.workloads.iter().flat_map(|w| w.phases.iter().map(|ph| ph.block_pages)).chain(app_blocks).max().unwrap_or(1) as usize;
     let mut buf = vec![0x5au8; max_block * PAGE_SIZE as usize];
     let cg_paths: Vec<String> = std::iter::once("/".to_string()).chain(p.cgroups.iter().map(|c| c.path.clone())).collect();

@@ -250,6 +250,12 @@ impl Plan {
             if wl.phases.iter().any(|p| p.trace.is_some()) {
                 return Err(err(&format!("workload[{i}].trace"), "the oracle's guest does not replay traces yet (run the scenario in the model)".into()));
             }
+            if wl.app_cache.as_ref().is_some_and(|a| a.shared.is_some()) {
+                return Err(err(
+                    &format!("workload[{i}].app_cache.shared"),
+                    "the oracle's guest runs each job as a process of its own and cannot share an application cache between them (run the scenario in the model)".into(),
+                ));
+            }
             if wl.lockstep.is_some() {
                 return Err(err(
                     &format!("workload[{i}].lockstep"),

@@ -64,6 +64,10 @@ pub struct TaskReport {
     pub cgroup: String,
     pub ops: u64,
     pub fill_ops: u64,
+    /// With an application cache, whose hits and misses are operations of their own in
+    /// `ops`: the workload's operations (a read of several cache blocks counts once).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workload_ops: Option<u64>,
     /// Processes that replaced an exited one (`lifetime_ops`).
     pub respawns: u64,
     pub elapsed_s: f64,
@@ -215,6 +219,10 @@ pub struct Report {
     pub tasks: Vec<TaskReport>,
     /// Each workload's operations' modeled latency, its tasks (jobs) together, by name.
     pub workload_latency: BTreeMap<String, crate::hist::Latency>,
+    /// Each workload's application cache (`app_cache`), its jobs together, by name: the
+    /// blocks its lookups hit and missed; absent without one.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub app_cache: BTreeMap<String, AppCacheReport>,
     pub oom_kills: Vec<OomKill>,
     /// `[[event]]`: each write to a cgroup's memory.reclaim, memory.high or memory.max, in
     /// time order, with what it asked for, reclaimed and took; absent without events.
@@ -277,6 +285,38 @@ fn workload_latency<P: Policy>(s: &Scenario, m: &Machine<P>) -> BTreeMap<String,
         }
     }
     s.workloads.iter().zip(&by).filter_map(|(w, h)| Some((w.name.clone(), h.latency()?))).collect()
+}
+
+/// A workload's application cache in a [`Report`]: the cache blocks its jobs' reads found
+/// (a load of the cache's anonymous region) and missed (a read of the file), counted as the
+/// generator decides them, which is up to the simulator's lookahead (4 operations a task)
+/// before the operations run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct AppCacheReport {
+    pub hits: u64,
+    pub misses: u64,
+    /// hits / (hits + misses), 0 without lookups.
+    pub hit_ratio: f64,
+}
+
+/// Each workload's application cache's hits and misses, its jobs summed, by name.
+fn app_cache<P: Policy>(s: &Scenario, m: &Machine<P>) -> BTreeMap<String, AppCacheReport> {
+    let mut by: Vec<Option<AppCacheReport>> = vec![None; s.workloads.len()];
+    for t in &m.tasks {
+        let (Some((hits, misses)), Some(r)) = (t.app_cache_counts(), by.get_mut(t.workload)) else { continue };
+        let r = r.get_or_insert_with(AppCacheReport::default);
+        r.hits += hits;
+        r.misses += misses;
+    }
+    s.workloads
+        .iter()
+        .zip(by)
+        .filter_map(|(w, r)| {
+            let mut r = r?;
+            r.hit_ratio = if r.hits + r.misses > 0 { r.hits as f64 / (r.hits + r.misses) as f64 } else { 0.0 };
+            Some((w.name.clone(), r))
+        })
+        .collect()
 }
 
 /// One `[[event]]` in a [`Report`]: the write, the bytes it asked reclaim for (memory.reclaim:
@@ -758,6 +798,7 @@ impl Report {
                     cgroup: mm.memcgs.get(tm.memcg).path.clone(),
                     ops: t.ops,
                     fill_ops: t.fill_ops,
+                    workload_ops: t.app_cache_counts().map(|_| t.steps),
                     respawns: t.respawns,
                     elapsed_s: el,
                     ops_per_s: if el > 0.0 { t.ops as f64 / el } else { 0.0 },
@@ -805,6 +846,7 @@ impl Report {
             throughput_ops_s: if elapsed_s > 0.0 { ops as f64 / elapsed_s } else { 0.0 },
             tasks,
             workload_latency: workload_latency(s, m),
+            app_cache: app_cache(s, m),
             oom_kills: mm.oom_kills.clone(),
             cgroup_events: CgroupEventReport::of(s, &m.write_outcomes, mm),
             controller_actions: ControllerActionReport::of(&m.control_outcomes, mm),

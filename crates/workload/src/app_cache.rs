@@ -25,8 +25,21 @@
 //! pass by it.
 //!
 //! **Per process.** A buffer pool belongs to a process: each job of the workload (a process
-//! of its own in pagelab, with its own anonymous regions) gets its own cache of `size`. A
-//! multi-threaded server whose threads share one pool is one job.
+//! of its own in pagelab, with its own anonymous regions) gets its own cache of `size`.
+//!
+//! **Shared.** `shared = "NAME"`: every job of every workload naming the same cache uses one
+//! cache and one region, as the client threads of one server (mongod) share its WiredTiger
+//! cache. The jobs are then threads of one process (crates/pagelab: `TaskMm::process`); the
+//! cache's keys are the files' names, so workloads reading one file share its blocks. The
+//! decisions are made in the order the simulator draws the jobs' operations, which is
+//! deterministic.
+//!
+//! **Sizes.** `block` is what a miss reads from the file, `memory_block` (default `block`)
+//! what the block takes in the cache: WiredTiger reads a leaf as written (24k of a 32k leaf
+//! once its field names are compressed away, examples/seeds/README.md "000") and holds it
+//! decompressed, so `size` counts blocks of `memory_block`. `miss_think` is the CPU time a
+//! miss costs beyond its read (the leaf's decompression), spent after the read and before
+//! the store; a hit costs the workload's `think` only.
 //!
 //! **Policies**: `lru` (InnoDB's and shared_buffers' goal; WiredTiger approximates it), `fifo`,
 //! `clock` (PostgreSQL's clock sweep, with one reference bit rather than its usage count up
@@ -58,6 +71,15 @@ pub struct AppCacheToml {
     pub policy: Option<String>,
     #[serde(default, deserialize_with = "crate::size::size_text")]
     pub block: Option<String>,
+    /// A block's size in the cache when it differs from its size in the file (default
+    /// `block`): WiredTiger reads a leaf as it is on disk and holds it decompressed.
+    #[serde(default, deserialize_with = "crate::size::size_text")]
+    pub memory_block: Option<String>,
+    /// One cache shared by every job of every workload that names it (the threads of one
+    /// server process): see the module's "Shared".
+    pub shared: Option<String>,
+    /// CPU time a miss costs after its read, before the block is stored (decompression).
+    pub miss_think: Option<String>,
 }
 
 /// The policy choosing a victim slot.
@@ -88,15 +110,21 @@ impl AppPolicy {
 pub struct AppCacheSpec {
     /// Blocks the cache holds.
     pub slots: u64,
-    /// Pages per block.
+    /// Pages per block in the file (what a miss reads).
     pub block_pages: u64,
+    /// Pages per block in the cache (a slot of its region).
+    pub slot_pages: u64,
     pub policy: AppPolicy,
+    /// The name of the cache the jobs naming it share; `None`: one cache per job.
+    pub shared: Option<String>,
+    /// Modeled CPU time (ns) before a miss's store: the block's decompression.
+    pub miss_think_ns: u64,
 }
 
 impl AppCacheSpec {
     /// Pages of the cache's anonymous region.
     pub fn pages(&self) -> u64 {
-        self.slots * self.block_pages
+        self.slots * self.slot_pages
     }
 }
 
@@ -115,19 +143,41 @@ impl AppCacheToml {
         if block > 64 << 20 {
             return Err(("block", "is larger than 64M, more than any buffer pool's page".into()));
         }
-        let slots = bytes / block;
+        let slot = match &self.memory_block {
+            Some(b) => parse_size(b).map_err(|m| ("memory_block", m))?,
+            None => block,
+        };
+        if slot == 0 || slot % PAGE_SIZE != 0 {
+            return Err(("memory_block", "must be a positive multiple of 4k".into()));
+        }
+        if slot > 64 << 20 {
+            return Err(("memory_block", "is larger than 64M, more than any buffer pool's page".into()));
+        }
+        let slots = bytes / slot;
         if slots == 0 {
-            return Err(("size", format!("{size} holds no block of {} bytes", block)));
+            return Err(("size", format!("{size} holds no block of {} bytes", slot)));
         }
         let block_pages = block / PAGE_SIZE;
-        if slots * block_pages > u32::MAX as u64 / 2 {
+        let slot_pages = slot / PAGE_SIZE;
+        if slots * slot_pages > u32::MAX as u64 / 2 {
             return Err(("size", "is larger than pagelab's 8 TiB limit per object".into()));
         }
         let policy = match self.policy.as_deref() {
             None => AppPolicy::Lru,
             Some(p) => AppPolicy::parse(p).ok_or(("policy", format!("`{p}`: use one of {}", AppPolicy::NAMES)))?,
         };
-        Ok(AppCacheSpec { slots, block_pages, policy })
+        let shared = match &self.shared {
+            None => None,
+            Some(n) if n.is_empty() || !n.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) => {
+                return Err(("shared", format!("`{n}`: name the shared cache with letters, digits, `-`, `_` or `.`")))
+            }
+            Some(n) => Some(n.clone()),
+        };
+        let miss_think_ns = match &self.miss_think {
+            None => 0,
+            Some(t) => crate::size::parse_duration_ns(t).map_err(|m| ("miss_think", m))?,
+        };
+        Ok(AppCacheSpec { slots, block_pages, slot_pages, policy, shared, miss_think_ns })
     }
 }
 
@@ -323,7 +373,7 @@ mod tests {
     use pagelab_cachesim::Online;
 
     fn spec(slots: u64, policy: AppPolicy) -> AppCacheSpec {
-        AppCacheSpec { slots, block_pages: 1, policy }
+        AppCacheSpec { slots, block_pages: 1, slot_pages: 1, policy, shared: None, miss_think_ns: 0 }
     }
 
     /// The same hits and misses as crates/cachesim's cache of the same policy, key for key
@@ -375,7 +425,15 @@ mod tests {
     #[test]
     fn a_bad_app_cache_is_refused_by_its_key() {
         let t = |size: Option<&str>, policy: Option<&str>, block: Option<&str>| {
-            AppCacheToml { size: size.map(Into::into), policy: policy.map(Into::into), block: block.map(Into::into) }.resolve()
+            AppCacheToml {
+                size: size.map(Into::into),
+                policy: policy.map(Into::into),
+                block: block.map(Into::into),
+                memory_block: None,
+                shared: None,
+                miss_think: None,
+            }
+            .resolve()
         };
         assert_eq!(t(None, None, None).unwrap_err().0, "size");
         assert_eq!(t(Some("4k"), None, Some("8k")).unwrap_err().0, "size");
@@ -383,5 +441,22 @@ mod tests {
         assert_eq!(t(Some("1M"), Some("lfu2"), None).unwrap_err().0, "policy");
         let s = t(Some("1M"), Some("clock"), Some("16k")).unwrap();
         assert_eq!((s.slots, s.block_pages, s.policy, s.pages()), (64, 4, AppPolicy::Clock, 256));
+        let wt = |memory_block: &str, shared: &str| {
+            AppCacheToml {
+                size: Some("1M".into()),
+                block: Some("24k".into()),
+                memory_block: Some(memory_block.into()),
+                shared: Some(shared.into()),
+                policy: None,
+                miss_think: Some("64us".into()),
+            }
+            .resolve()
+        };
+        // WiredTiger's leaves: 24k read, 32k held: 1M holds 32 of them.
+        let s = wt("32k", "wt1").unwrap();
+        assert_eq!((s.slots, s.block_pages, s.slot_pages, s.pages(), s.shared.as_deref(), s.miss_think_ns), (32, 6, 8, 256, Some("wt1"), 64_000));
+        assert_eq!(wt("5k", "wt1").unwrap_err().0, "memory_block");
+        assert_eq!(wt("32k", "a b").unwrap_err().0, "shared");
+        assert_eq!(wt("32k", "").unwrap_err().0, "shared");
     }
 }

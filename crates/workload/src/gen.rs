@@ -81,6 +81,9 @@ pub struct ObjectDecl {
     pub name: String,
     pub anon: bool,
     pub pages: u64,
+    /// An anonymous region shared by every task that declares it under the same name (a
+    /// shared application cache's region: the tasks are threads of one process).
+    pub shared: bool,
 }
 
 /// One operation: a read or write of `npages` consecutive pages of an object.
@@ -99,6 +102,36 @@ pub struct Op {
     pub think_ns: u64,
     /// A paced trace's access: not issued before it is due.
     pub due: Option<Due>,
+    /// More operations of the same workload operation follow this one (an application
+    /// cache's blocks after the first: crate::app_cache). A `lockstep` counts the workload's
+    /// operations, each ending with its last part.
+    pub more: bool,
+}
+
+/// A job's application cache: its own, or one shared with other jobs (crate::app_cache,
+/// "Shared").
+#[derive(Clone, Debug)]
+enum AppHandle {
+    Own(AppCache),
+    Shared(SharedAppCache),
+}
+
+/// An application cache the jobs naming it share, and the ids of the files they read
+/// through it (by name, in the order the jobs registered them). Built by the consumer
+/// ([`SharedAppCache::new`]) and given to each sharing job ([`JobStream::share_app_cache`]).
+#[derive(Clone, Debug)]
+pub struct SharedAppCache(Arc<Mutex<(AppCache, HashMap<String, u32>)>>);
+
+impl SharedAppCache {
+    pub fn new(spec: &crate::app_cache::AppCacheSpec) -> SharedAppCache {
+        SharedAppCache(Arc::new(Mutex::new((AppCache::new(spec), HashMap::new()))))
+    }
+
+    /// The cache's hits and misses so far, all its jobs together.
+    pub fn counts(&self) -> (u64, u64) {
+        let g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        (g.0.hits, g.0.misses)
+    }
 }
 
 /// The operations of one job (task) of a workload.
@@ -111,7 +144,13 @@ pub struct JobStream {
     /// The largest block (pages) each object is read or written in ([`JobStream::largest_block`]).
     largest: Vec<u64>,
     /// The application cache and its region's object, if the workload has one.
-    app: Option<(AppCache, u32)>,
+    app: Option<(AppHandle, u32)>,
+    /// The id each object has in the application cache's keys: its index for a job's own
+    /// cache, the file's id among the sharers' files for a shared one.
+    app_keys: Vec<u32>,
+    /// This job's hits and misses in its application cache (blocks).
+    app_hits: u64,
+    app_misses: u64,
     /// Operations an application cache made of the last one, still to come.
     pending: VecDeque<Op>,
 }
@@ -192,7 +231,7 @@ impl JobStream {
                 }
                 None => {
                     index.insert((name.clone(), anon), objects.len());
-                    objects.push(ObjectDecl { name, anon, pages });
+                    objects.push(ObjectDecl { name, anon, pages, shared: false });
                     filled.push(false);
                     objects.len() - 1
                 }
@@ -264,9 +303,15 @@ impl JobStream {
             });
         }
         let app = w.app_cache.as_ref().map(|spec| {
-            let idx = declare_named(&mut objects, &mut filled, APP_CACHE_OBJECT.to_string(), true, spec.pages());
-            (AppCache::new(spec), idx as u32)
+            let name = match &spec.shared {
+                Some(n) => format!("{APP_CACHE_OBJECT}.{n}"),
+                None => APP_CACHE_OBJECT.to_string(),
+            };
+            let idx = declare_named(&mut objects, &mut filled, name, true, spec.pages());
+            objects[idx].shared = spec.shared.is_some();
+            (AppHandle::Own(AppCache::new(spec)), idx as u32)
         });
+        let app_keys = (0..objects.len() as u32).collect();
         let mut largest = vec![1u64; objects.len()];
         for ph in phases.iter().filter(|p| !p.is_trace) {
             match (&ph.search, &ph.lsm) {
@@ -282,11 +327,11 @@ impl JobStream {
                 (None, None) => largest[ph.object as usize] = largest[ph.object as usize].max(ph.block_pages),
             }
         }
-        if let Some((c, idx)) = &app {
-            largest[*idx as usize] = largest[*idx as usize].max(c.spec().block_pages);
+        if let (Some((_, idx)), Some(spec)) = (&app, &w.app_cache) {
+            largest[*idx as usize] = largest[*idx as usize].max(spec.slot_pages);
         }
         let rng = Rng::derive(w.seed, job as u64);
-        let mut s = JobStream { objects, phases, current: 0, rng, largest, app, pending: VecDeque::new() };
+        let mut s = JobStream { objects, phases, current: 0, rng, largest, app, app_keys, app_hits: 0, app_misses: 0, pending: VecDeque::new() };
         // Build the samplers now, in phase order, so the random stream does not depend on
         // when a consumer first asks for an operation.
         let dists: Vec<_> = s.phases.iter().map(|p| w.phases[p.spec_index].distribution.clone()).collect();
@@ -313,9 +358,23 @@ impl JobStream {
         self.largest.get(object).copied().unwrap_or(1)
     }
 
-    /// The job's application cache (its hits and misses so far), if the workload has one.
-    pub fn app_cache(&self) -> Option<&AppCache> {
-        self.app.as_ref().map(|a| &a.0)
+    /// This job's hits and misses (blocks) in its application cache so far, if the workload
+    /// has one (of a shared cache: the lookups this job made).
+    pub fn app_cache_counts(&self) -> Option<(u64, u64)> {
+        self.app.as_ref().map(|_| (self.app_hits, self.app_misses))
+    }
+
+    /// Makes the job use `cache`, shared with the other jobs given it, in place of a cache of
+    /// its own: its files get their ids among the sharers' by name. For a workload whose
+    /// `app_cache` names `shared`, before the first operation.
+    pub fn share_app_cache(&mut self, cache: &SharedAppCache) {
+        let Some((handle, _)) = self.app.as_mut() else { return };
+        let mut g = cache.0.lock().unwrap_or_else(|e| e.into_inner());
+        for (i, o) in self.objects.iter().enumerate().filter(|(_, o)| !o.anon) {
+            let next = g.1.len() as u32;
+            self.app_keys[i] = *g.1.entry(o.name.clone()).or_insert(next);
+        }
+        *handle = AppHandle::Shared(cache.clone());
     }
 
     /// Index of the phase the next operation belongs to.
@@ -339,47 +398,72 @@ impl JobStream {
     /// (crate::app_cache): the first is returned, the others queued.
     #[cold]
     fn through_app_cache(&mut self, op: Op) -> Op {
-        let (cache, region) = self.app.as_mut().expect("called with a cache");
+        let (handle, region) = self.app.as_mut().expect("called with a cache");
         let region = *region;
+        let mut guard;
+        let cache = match handle {
+            AppHandle::Own(c) => c,
+            AppHandle::Shared(s) => {
+                guard = s.0.lock().unwrap_or_else(|e| e.into_inner());
+                &mut guard.0
+            }
+        };
+        let file_id = self.app_keys[op.object as usize] as u64;
         let cb = cache.spec().block_pages;
+        let sp = cache.spec().slot_pages;
+        let miss_think = cache.spec().miss_think_ns;
         let file_pages = self.objects[op.object as usize].pages;
         let first = op.page / cb;
         let last = (op.page + (op.npages.max(1) as u64) - 1) / cb;
         let anon = |slot: u32, write: bool| Op {
             object: region,
-            page: slot as u64 * cb,
-            npages: cb as u32,
+            page: slot as u64 * sp,
+            npages: sp as u32,
             write,
             access: Access::Anon,
             advice: Advice::Normal,
             fill: false,
             think_ns: 0,
             due: None,
+            more: false,
         };
         if op.write {
             // Write-through: the file is written as before; a cached block it covers is
             // stored into as well, a block not cached is not allocated.
             for b in first..=last {
-                let key = ((op.object as u64) << 32) | b;
+                let key = (file_id << 32) | b;
                 if cache.slot_of(key).is_some() {
                     if let Lookup::Hit(slot) = cache.lookup(key) {
+                        self.app_hits += 1;
                         self.pending.push_back(anon(slot, true));
                     }
                 }
             }
-            return op;
+            let n = self.pending.len();
+            for (i, o) in self.pending.iter_mut().enumerate() {
+                o.more = i + 1 < n;
+            }
+            return Op { more: n > 0, ..op };
         }
         for b in first..=last {
-            let key = ((op.object as u64) << 32) | b;
+            let key = (file_id << 32) | b;
             match cache.lookup(key) {
-                Lookup::Hit(slot) => self.pending.push_back(anon(slot, false)),
+                Lookup::Hit(slot) => {
+                    self.app_hits += 1;
+                    self.pending.push_back(anon(slot, false))
+                }
                 Lookup::Miss(slot) => {
+                    self.app_misses += 1;
                     let page = b * cb;
                     let npages = cb.min(file_pages.saturating_sub(page)).max(1) as u32;
                     self.pending.push_back(Op { page, npages, think_ns: 0, due: None, ..op });
-                    self.pending.push_back(anon(slot, true));
+                    self.pending.push_back(Op { think_ns: miss_think, ..anon(slot, true) });
                 }
             }
+        }
+        let n = self.pending.len();
+        for (i, o) in self.pending.iter_mut().enumerate() {
+            o.more = i + 1 < n;
         }
         let mut head = self.pending.pop_front().expect("at least one block");
         head.think_ns = op.think_ns;
@@ -414,7 +498,18 @@ impl JobStream {
                 ph.fill_left -= 1;
                 let page = ph.fill_next;
                 ph.fill_next += 1;
-                return Some(Op { object: ph.object, page, npages: 1, write: true, access: ph.access, advice: ph.advice, fill: true, think_ns: 0, due: None });
+                return Some(Op {
+                    object: ph.object,
+                    page,
+                    npages: 1,
+                    write: true,
+                    access: ph.access,
+                    advice: ph.advice,
+                    fill: true,
+                    think_ns: 0,
+                    due: None,
+                    more: false,
+                });
             }
             if let Some(op) = ph.lsm_queue.pop_front() {
                 return Some(op);
@@ -461,6 +556,7 @@ impl JobStream {
                     fill,
                     think_ns: if fill { 0 } else { ph.think_ns },
                     due,
+                    more: false,
                 });
             }
             ph.ops_left -= 1;
@@ -479,6 +575,7 @@ impl JobStream {
                     fill: false,
                     think_ns: ph.think_ns,
                     due: None,
+                    more: false,
                 });
             }
             let block = ph.sampler.as_mut().expect("sampler built in new()").next(&mut self.rng);
@@ -503,6 +600,7 @@ impl JobStream {
                 fill: false,
                 think_ns: ph.think_ns,
                 due: None,
+                more: false,
             });
         }
     }

@@ -19,7 +19,7 @@ pub mod ycsb;
 
 pub use app_cache::{AppCache, AppCacheSpec, AppCacheToml, AppPolicy};
 pub use dist::{Distribution, Sampler};
-pub use gen::{job_file_name, JobStream, ObjectDecl, Op};
+pub use gen::{job_file_name, JobStream, ObjectDecl, Op, SharedAppCache};
 pub use gen::{Due, TraceAccess, TraceAccesses, TraceKind};
 pub use rng::Rng;
 pub use search::{FileSizes, SearchSpec};
@@ -126,7 +126,8 @@ mod tests {
 
     fn app_cached(size: &str, block: &str, f: impl FnOnce(&mut WorkloadToml)) -> Workload {
         workload(|t| {
-            t.app_cache = Some(AppCacheToml { size: Some(size.into()), policy: None, block: Some(block.into()) });
+            t.app_cache =
+                Some(AppCacheToml { size: Some(size.into()), policy: None, block: Some(block.into()), memory_block: None, shared: None, miss_think: None });
             f(t)
         })
         .unwrap()
@@ -156,6 +157,32 @@ mod tests {
         let stored: Vec<u64> = first.iter().filter(|o| o.write).map(|o| o.page).collect();
         let loaded: Vec<u64> = second.iter().map(|o| o.page).collect();
         assert_eq!(stored, loaded, "a hit loads the slot its miss stored");
+    }
+
+    #[test]
+    fn a_miss_pays_its_miss_think_before_its_store_and_marks_its_parts() {
+        // 16k reads through 4k blocks with a 64us decompression a miss: the first pass misses
+        // every block (its read, then its store after the decompression), the second hits;
+        // every part but an operation's last says more follow.
+        let w = app_cached("64k", "4k", |t| {
+            t.defaults.file_size = Some("64k".into());
+            t.defaults.block_size = Some("16k".into());
+            t.defaults.distribution = Some("seq".into());
+            t.defaults.think = Some("5us".into());
+            t.defaults.ops = Some(8);
+            t.app_cache.as_mut().unwrap().miss_think = Some("64us".into());
+        });
+        let ops: Vec<Op> = JobStream::new(&w, 0).collect();
+        assert_eq!(ops.len(), 4 * 8 + 4 * 4, "4 reads of 4 misses, then 4 of 4 hits");
+        for (i, part) in ops[..32].chunks(8).enumerate() {
+            let thinks: Vec<u64> = part.iter().map(|o| o.think_ns).collect();
+            assert_eq!(thinks, [5_000, 64_000, 0, 64_000, 0, 64_000, 0, 64_000], "read {i}: the workload's think, then each store's");
+            assert!(part[..7].iter().all(|o| o.more) && !part[7].more, "read {i}");
+        }
+        for part in ops[32..].chunks(4) {
+            assert_eq!(part.iter().map(|o| o.think_ns).collect::<Vec<_>>(), [5_000, 0, 0, 0], "a hit costs the workload's think only");
+            assert!(part[..3].iter().all(|o| o.more) && !part[3].more);
+        }
     }
 
     #[test]

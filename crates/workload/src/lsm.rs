@@ -437,8 +437,22 @@ pub struct LsmState {
 
 impl LsmState {
     pub fn new(spec: &LsmSpec, layout: Layout, objects: LsmObjects, advice: Advice) -> LsmState {
-        let block_cache = AppCache::new(&AppCacheSpec { slots: spec.block_cache_bytes / PAGE_SIZE, block_pages: 1, policy: AppPolicy::Lru });
-        let table_cache = AppCache::new(&AppCacheSpec { slots: table_cache_slots(spec, &layout), block_pages: layout.slot_pages(), policy: AppPolicy::Lru });
+        let block_cache = AppCache::new(&AppCacheSpec {
+            slots: spec.block_cache_bytes / PAGE_SIZE,
+            block_pages: 1,
+            slot_pages: 1,
+            policy: AppPolicy::Lru,
+            shared: None,
+            miss_think_ns: 0,
+        });
+        let table_cache = AppCache::new(&AppCacheSpec {
+            slots: table_cache_slots(spec, &layout),
+            block_pages: layout.slot_pages(),
+            slot_pages: layout.slot_pages(),
+            policy: AppPolicy::Lru,
+            shared: None,
+            miss_think_ns: 0,
+        });
         let max_object = objects.tables.iter().flatten().chain(&objects.l0).copied().max().unwrap_or(0);
         let cursor = vec![0; layout.tables.len()];
         LsmState {
@@ -469,11 +483,22 @@ impl LsmState {
     }
 
     fn read(&self, object: u32, page: u64, npages: u64) -> Op {
-        Op { object, page, npages: npages as u32, write: false, access: Access::Buffered, advice: self.advice, fill: false, think_ns: 0, due: None }
+        Op {
+            object,
+            page,
+            npages: npages as u32,
+            write: false,
+            access: Access::Buffered,
+            advice: self.advice,
+            fill: false,
+            think_ns: 0,
+            due: None,
+            more: false,
+        }
     }
 
     fn anon(object: u32, page: u64, npages: u64, write: bool) -> Op {
-        Op { object, page, npages: npages as u32, write, access: Access::Anon, advice: Advice::Normal, fill: false, think_ns: 0, due: None }
+        Op { object, page, npages: npages as u32, write, access: Access::Anon, advice: Advice::Normal, fill: false, think_ns: 0, due: None, more: false }
     }
 
     /// The table's open entry: a load of its slot in the table cache, or (not open) its
@@ -582,7 +607,18 @@ impl LsmState {
     }
 
     fn truncate(object: u32, pages: u64) -> Op {
-        Op { object, page: 0, npages: pages as u32, write: false, access: Access::Truncate, advice: Advice::Normal, fill: false, think_ns: 0, due: None }
+        Op {
+            object,
+            page: 0,
+            npages: pages as u32,
+            write: false,
+            access: Access::Truncate,
+            advice: Advice::Normal,
+            fill: false,
+            think_ns: 0,
+            due: None,
+            more: false,
+        }
     }
 
     /// Writes a whole table, 64 KiB at a time, and opens it (LevelDB verifies every table it

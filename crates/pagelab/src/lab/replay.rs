@@ -197,7 +197,8 @@ fn run_one(o: &TraceRun, input: &Input) -> Result<(Value, String)> {
         s = scenario(src.pages().expect("known after the first pass"))?;
     }
     // Every access a buffered single-page read of object 0, the trace's file.
-    let read = Op { object: 0, page: 0, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0, due: None };
+    let read =
+        Op { object: 0, page: 0, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0, due: None, more: false };
     let ops = crate::sim::OpSource::Pages(crate::sim::PageOps::new(src, read, o.path));
     let start = Instant::now();
     let crate::Outcome { report, trace: status } = crate::run_with(&s, crate::RunOptions { ops: Some(ops), ..Default::default() })?;
@@ -269,6 +270,7 @@ fn run_iolog(o: &TraceRun, log: &pagelab_trace::iolog::Iolog) -> Result<(Value, 
             fill: false,
             think_ns: 0,
             due: None,
+            more: false,
         })
         .collect();
     let start = Instant::now();

@@ -136,7 +136,8 @@ fn run_kernel(o: &TraceRun, spec: &Spec, (counts, pages): (StreamCounts, u64)) -
     w.insert("fadvise".into(), "random".into());
     let s = crate::Scenario::from_table(crate::lab::replay::trace_scenario(o, w), &format!("{} (trace scenario)", o.path.display()), &name, o.set)
         .map_err(Error::from)?;
-    let template = Op { object: 0, page: 0, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0, due: None };
+    let template =
+        Op { object: 0, page: 0, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0, due: None, more: false };
     let ops = AccessOps::new(AccessStream::open(o.path, spec)?, template, false, false, counts.accesses);
     let (error, seen) = (ops.error.clone(), ops.counts.clone());
     let start = Instant::now();

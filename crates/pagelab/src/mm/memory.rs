@@ -153,7 +153,9 @@ fn new_anon_page<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, advice: 
         return false;
     }
     mm.space.set(vpn, Entry::Resident(pfn));
-    mm.tasks[t].rss_anon += 1;
+    // MM_ANONPAGES of the process that owns the region (a thread's store counts there).
+    let owner = crate::mm::vmscan::owner_task(mm, vpn).unwrap_or(t);
+    mm.tasks[owner].rss_anon += 1;
     map_page(mm, pfn, advice);
     if mm.cfg.kernel.anon_starts_active() {
         mm.folios.set(pfn, pg::ACTIVE);
@@ -317,7 +319,18 @@ mod tests {
             );
             let s = Scenario::parse(&text, "t.toml", "t", &[]).unwrap();
             let mut m = Machine::new(&s, |mm| Classic::new(mm.memcgs.cg.len())).unwrap();
-            let op = Op { object: 0, page: 8, npages: 1, write: false, access: Access::Mmap, advice: Advice::Normal, fill: false, think_ns: 0, due: None };
+            let op = Op {
+                object: 0,
+                page: 8,
+                npages: 1,
+                write: false,
+                access: Access::Mmap,
+                advice: Advice::Normal,
+                fill: false,
+                think_ns: 0,
+                due: None,
+                more: false,
+            };
             m.apply(0, op); // reads 0..24 around page 8
             let (base, pages) = m.object(0, 0);
             for i in 0..16 {

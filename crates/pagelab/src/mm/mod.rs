@@ -110,6 +110,10 @@ pub enum Actor {
 #[derive(Clone, Debug)]
 pub struct TaskMm {
     pub name: String,
+    /// The task whose process this one is a thread of: itself, or the task that owns the
+    /// anonymous region it shares (a shared application cache). The threads of a process
+    /// share its `mm`: its page-table walks, its OOM kill, its exit after the last thread.
+    pub process: usize,
     pub memcg: MemcgId,
     /// The task's virtual clock.
     pub clock: u64,

@@ -28,7 +28,17 @@ pub fn out_of_memory<P: Policy>(mm: &mut Mm, p: &mut P, memcg: Option<MemcgId>) 
     }
     let task_memcg = mm.tasks[victim].memcg;
     mm.count_both(task_memcg, Ev::OomKill, 1);
-    let freed = kill_task(mm, p, victim);
+    // The kill takes the whole process, as __oom_kill_process() (6.1, 6.12) kills every task
+    // that shares the victim's mm: its other threads (tasks that share an application
+    // cache's region) die with it, and the process's memory is freed with its owner's.
+    let process = mm.tasks[victim].process;
+    let mut freed = 0;
+    for u in 0..mm.tasks.len() {
+        if u != victim && mm.tasks[u].process == process && !mm.tasks[u].killed {
+            freed += kill_task(mm, p, u);
+        }
+    }
+    freed += kill_task(mm, p, victim);
     let constraint = memcg.map_or("/".to_string(), |m| mm.memcgs.get(m).path.clone());
     let time_s = mm.now() as f64 / 1e9;
     mm.oom_kills.push(OomKill { time_s, task: mm.tasks[victim].name.clone(), constraint, freed_pages: freed });

@@ -377,7 +377,18 @@ mod tests {
             let mut m = crate::sim::Machine::new(&s, |mm| Classic::new(mm.memcgs.cg.len())).unwrap();
             // Random advice: no readahead, so exactly pages 0..64 are cached.
             for page in 0..64 {
-                let op = Op { object: 0, page, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0, due: None };
+                let op = Op {
+                    object: 0,
+                    page,
+                    npages: 1,
+                    write: false,
+                    access: Access::Buffered,
+                    advice: Advice::Random,
+                    fill: false,
+                    think_ns: 0,
+                    due: None,
+                    more: false,
+                };
                 m.apply(0, op);
             }
             let (base, pages) = m.object(0, 0);

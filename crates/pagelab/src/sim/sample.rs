@@ -143,7 +143,7 @@ mod tests {
     use pagelab_workload::{Access, Advice};
 
     fn op(page: u64, npages: u32) -> Op {
-        Op { object: 0, page, npages, write: false, access: Access::Buffered, advice: Advice::Normal, fill: false, think_ns: 0, due: None }
+        Op { object: 0, page, npages, write: false, access: Access::Buffered, advice: Advice::Normal, fill: false, think_ns: 0, due: None, more: false }
     }
 
     #[test]

@@ -117,6 +117,7 @@ fn truncate_inode_pages_range_removes_a_files_pages_and_shadow_entries() {
         fill: false,
         think_ns: 0,
         due: None,
+        more: false,
     };
     let mut m = classic(&one_file_scenario("64M", "6.12", "classic", 4096));
     for p in 0..64 {
@@ -174,4 +175,140 @@ fn compaction_invalidates_its_input_files_pages() {
         }
     }
     assert!(deleted >= 4, "{deleted} L0 tables deleted");
+}
+
+/// Two workloads of `jobs` jobs each, in `/db`, reading one 8M file sequentially twice through
+/// an 8M pool of theirs (`shared`: one pool, named `wt`, for all of them).
+fn two_readers(shared: bool, jobs: u32) -> String {
+    let cache = if shared { r#"app_cache = { size = "8M", block = "4k", shared = "wt" }"# } else { r#"app_cache = { size = "8M", block = "4k" }"# };
+    let reader = |name: &str, seed: u32| {
+        format!(
+            r#"
+[[workload]]
+name = "{name}"
+cgroup = "/db"
+kind = "file-read"
+file = "collection.wt"
+file_size = "8M"
+distribution = "seq"
+jobs = {jobs}
+shared_file = true
+ops = 4096
+seed = {seed}
+hold = true
+{cache}"#
+        )
+    };
+    format!(
+        r#"
+[machine]
+memory = "256M"
+kernel = "6.12"
+policy = "classic"
+[[cgroup]]
+path = "/db"
+max = "200M"
+{}{}"#,
+        reader("stock", 1),
+        reader("customers", 2)
+    )
+}
+
+#[test]
+fn a_shared_app_cache_is_one_pool_and_one_region_for_all_its_threads() {
+    // Four threads (two workloads of two jobs) read the same 8M file twice. Each has a pool
+    // of 8M of its own: every thread misses every block once, 4 × 2048 misses, and the
+    // cgroup holds four pools. One shared pool: the file's 2048 blocks miss once in all,
+    // every other lookup hits, and the cgroup holds one pool, its RSS the first thread's.
+    let own = run(&two_readers(false, 2));
+    let shared = run(&two_readers(true, 2));
+    let misses = |r: &pagelab::Report| r.app_cache.values().map(|c| c.misses).sum::<u64>();
+    let hits = |r: &pagelab::Report| r.app_cache.values().map(|c| c.hits).sum::<u64>();
+    assert_eq!(misses(&own), 4 * 2048, "{:?}", own.app_cache);
+    assert_eq!(hits(&own), 4 * 2048);
+    assert_eq!(misses(&shared), 2048, "{:?}", shared.app_cache);
+    assert_eq!(hits(&shared), 4 * 4096 - 2048, "4 threads × 4096 lookups, all but the first 2048 hits");
+    let anon = |r: &pagelab::Report| r.memcg["/db"]["anon"];
+    assert_eq!(anon(&own), 4 * (8 << 20), "four pools of 8M");
+    assert_eq!(anon(&shared), 8 << 20, "one pool of 8M");
+    // Each workload's jobs are summed in the report, keyed by its name.
+    assert_eq!(shared.app_cache.keys().collect::<Vec<_>>(), ["customers", "stock"]);
+    let c = &shared.app_cache["stock"];
+    assert_eq!(c.hits + c.misses, 2 * 4096);
+    assert!((c.hit_ratio - c.hits as f64 / (2.0 * 4096.0)).abs() < 1e-12);
+    // A run without an application cache has no `app_cache` key.
+    let plain = run(&app_scenario(false, "64M", "kind = \"file-read\"\nfile_size = \"1M\"\nops = 10"));
+    assert!(plain.app_cache.is_empty());
+    assert!(!serde_json::to_string(&plain).unwrap().contains("\"app_cache\""));
+}
+
+#[test]
+fn the_threads_of_a_shared_app_cache_must_agree_on_cgroup_and_size() {
+    let text = two_readers(true, 1);
+    let resized = text.replacen(r#"size = "8M", block = "4k", shared"#, r#"size = "4M", block = "4k", shared"#, 1);
+    let e = pagelab::run(&scenario(&resized), |_, _| {}).expect_err("refused");
+    assert!(e.to_string().contains("app_cache.shared `wt` differs"), "{e}");
+    let moved = text.replacen("cgroup = \"/db\"\nkind", "cgroup = \"/\"\nkind", 1);
+    let e = pagelab::run(&scenario(&moved), |_, _| {}).expect_err("refused");
+    assert!(e.to_string().contains("one cgroup"), "{e}");
+}
+
+#[test]
+fn a_lockstep_counts_the_workloads_operations_not_the_app_caches_parts() {
+    // A follower reading 64k (16 blocks of an app cache, a read and a store each on a miss)
+    // once per 10 of its leader's reads: with the cache, the follower's workload operations
+    // still wait for its leader's, whatever parts each was cut into.
+    let text = r#"
+[machine]
+memory = "256M"
+kernel = "6.12"
+policy = "classic"
+[[workload]]
+name = "leader"
+cgroup = "/"
+kind = "file-read"
+file = "a"
+file_size = "4M"
+distribution = "seq"
+ops = 100
+seed = 1
+app_cache = { size = "1M", block = "4k", shared = "p" }
+[[workload]]
+name = "follower"
+cgroup = "/"
+kind = "file-read"
+file = "b"
+file_size = "4M"
+block_size = "64k"
+distribution = "seq"
+ops = 1000
+seed = 2
+lockstep = { leader = "leader", ratio = 0.1 }
+app_cache = { size = "1M", block = "4k", shared = "p" }
+"#;
+    let r = run(text);
+    let task = |n: &str| r.tasks.iter().find(|t| t.name == n).unwrap();
+    // The leader's 100 reads miss (a read and a store each): 200 operations, 100 its own.
+    assert_eq!((task("leader").ops, task("leader").workload_ops), (200, Some(100)));
+    // Its read j waits for the leader's read 10 j: reads 0 to 10, the last after the leader's
+    // 100th, and no 11th (the leader ended). Counting the parts, it would stop within its
+    // second read (the leader's 200 parts allow 20).
+    assert_eq!(task("follower").workload_ops, Some(11), "{:?}", task("follower"));
+    assert_eq!(task("follower").ops, 11 * 16 * 2);
+}
+
+#[test]
+fn a_leaf_is_read_as_on_disk_and_held_as_in_memory() {
+    // `block = "24k"`, `memory_block = "32k"`: a miss reads 6 pages of the file and stores 8
+    // pages of the pool, which counts its size in 32k blocks (WiredTiger's leaves).
+    let body = r#"kind = "file-read"
+file_size = "2400k"
+block_size = "24k"
+distribution = "seq"
+ops = 100
+app_cache = { size = "3200k", block = "24k", memory_block = "32k" }"#;
+    let r = run(&app_scenario(false, "64M", body));
+    assert_eq!(r.vmstat["pgpgin"], 2400, "KiB read: each leaf's 24k once");
+    assert_eq!(r.memcg["/db"]["anon"], (100 * 32) << 10, "100 leaves of 32k held");
+    assert_eq!(r.app_cache["db"].misses, 100);
 }

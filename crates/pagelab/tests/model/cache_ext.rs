@@ -134,7 +134,18 @@ fn admit_folio_is_asked_at_each_read_insertion_after_the_refault_check() {
 #[test]
 fn a_refused_readahead_page_leaves_when_the_read_that_reaches_it_has_copied_it() {
     let (mut m, log, _) = machine(&cgroup_text(1000, 256, &[("r", "normal")]), |_| true);
-    let seq = |page| Op { object: 0, page, npages: 1, write: false, access: OpAccess::Buffered, advice: Advice::Normal, fill: false, think_ns: 0, due: None };
+    let seq = |page| Op {
+        object: 0,
+        page,
+        npages: 1,
+        write: false,
+        access: OpAccess::Buffered,
+        advice: Advice::Normal,
+        fill: false,
+        think_ns: 0,
+        due: None,
+        more: false,
+    };
     m.apply(0, seq(0));
     assert!(!resident(&m, 0), "the page read is dropped");
     assert!(resident(&m, 1), "the readahead pages not read yet stay cached");

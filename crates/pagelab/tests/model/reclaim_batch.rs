@@ -46,7 +46,10 @@ const PAGES: u64 = 16;
 fn isolated_file_pages(write: bool) -> (Machine<Classic>, Vec<Pfn>) {
     let mut m = classic(&one_file_scenario("64M", "6.12", "classic", PAGES));
     for p in 0..PAGES {
-        m.apply(0, Op { object: 0, page: p, npages: 1, write, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0, due: None });
+        m.apply(
+            0,
+            Op { object: 0, page: p, npages: 1, write, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0, due: None, more: false },
+        );
     }
     m.drain();
     let list = m.policy.list_pages(&m.mm, ROOT_MEMCG, Lru::InactiveFile);

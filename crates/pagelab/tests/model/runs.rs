@@ -313,6 +313,7 @@ fn replay<P: pagelab::policy::Policy>(s: &pagelab::Scenario, mut m: pagelab::sim
         fill: false,
         think_ns: 0,
         due: None,
+        more: false,
     };
     let ops = pagelab::sim::PageOps::new(Box::new(MemTrace(pages.to_vec(), 6000, false)), read, std::path::Path::new("mem"));
     m.set_ops(0, pagelab::sim::OpSource::Pages(ops)).unwrap();
@@ -369,6 +370,7 @@ fn a_trace_replay_returns_its_trace_status_with_the_read_error_that_ended_it() {
             fill: false,
             think_ns,
             due: None,
+            more: false,
         };
         let trace = FailingTrace((0..64).map(|i| i % 50).collect(), 0, 7);
         let ops = pagelab::sim::OpSource::Pages(pagelab::sim::PageOps::new(Box::new(trace), read, std::path::Path::new("bad.og")));

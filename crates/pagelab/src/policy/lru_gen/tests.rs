@@ -40,7 +40,7 @@ fn file(kernel: &str, memory: &str, kind: &str, pages: u64) -> Machine<LruGen> {
 }
 
 fn op(access: Access, page: u64, write: bool) -> Op {
-    Op { object: 0, page, npages: 1, write, access, advice: Advice::Normal, fill: false, think_ns: 0, due: None }
+    Op { object: 0, page, npages: 1, write, access, advice: Advice::Normal, fill: false, think_ns: 0, due: None, more: false }
 }
 
 fn pfn(m: &Machine<LruGen>, page: u64) -> Pfn {

@@ -181,9 +181,31 @@ struct Streams {
 /// stays with its stream: [`Machine::take_trace_error`]).
 fn job_streams(s: &Scenario) -> Result<Streams, String> {
     let mut out = Streams { jobs: Vec::new(), files: BTreeMap::new(), file_order: Vec::new() };
+    // Shared application caches by name: the cache, and the workload that named it first.
+    let mut shared: BTreeMap<&str, (pagelab_workload::SharedAppCache, usize)> = BTreeMap::new();
     for (wi, w) in s.workloads.iter().enumerate() {
+        let share = match w.app_cache.as_ref().and_then(|a| a.shared.as_deref().map(|n| (a, n))) {
+            None => None,
+            Some((spec, name)) => {
+                let (cache, first) = shared.entry(name).or_insert_with(|| (pagelab_workload::SharedAppCache::new(spec), wi));
+                let f = &s.workloads[*first];
+                if f.app_cache.as_ref() != Some(spec) {
+                    return Err(format!("workload `{}`: app_cache.shared `{name}` differs from workload `{}`'s in size, block or policy: the threads of one process share one cache", w.name, f.name));
+                }
+                if f.cgroup != w.cgroup {
+                    return Err(format!(
+                        "workload `{}`: app_cache.shared `{name}` is in cgroup `{}` and workload `{}`'s in `{}`: the threads of one process are in one cgroup",
+                        w.name, w.cgroup, f.name, f.cgroup
+                    ));
+                }
+                Some(cache.clone())
+            }
+        };
         for job in 0..w.jobs {
-            let st = JobStream::with_traces(w, job, &|t, _, pages| crate::sim::trace_workload::open(t, pages))?;
+            let mut st = JobStream::with_traces(w, job, &|t, _, pages| crate::sim::trace_workload::open(t, pages))?;
+            if let Some(cache) = &share {
+                st.share_app_cache(cache);
+            }
             for (i, o) in st.objects().iter().enumerate().filter(|(_, o)| !o.anon) {
                 let block = st.largest_block(i);
                 match out.files.get_mut(&o.name) {
@@ -216,8 +238,13 @@ fn add_files(s: &Scenario, space: &mut AddressSpace, streams: &Streams) -> Resul
 }
 
 /// Task `t`'s objects (the files it shares, its own anonymous regions added to the address
-/// space) with their samples, and its anonymous objects.
-type TaskObjects = (Vec<TaskObject>, Vec<Option<Arc<SampledObject>>>, Vec<usize>);
+/// space) with their samples, its anonymous objects, and the task whose process it is a
+/// thread of (itself unless it shares a region another task declared first).
+type TaskObjects = (Vec<TaskObject>, Vec<Option<Arc<SampledObject>>>, Vec<usize>, usize);
+
+/// Shared anonymous regions (a shared application cache's) by name: the object and the task
+/// that owns it.
+type SharedRegions = BTreeMap<String, (usize, usize)>;
 
 /// The objects of task `t`, job `job` of workload `w` (see [`TaskObjects`]).
 fn task_objects(
@@ -226,12 +253,30 @@ fn task_objects(
     st: &JobStream,
     space: &mut AddressSpace,
     files: &BTreeMap<String, FileObject>,
+    shared: &mut SharedRegions,
 ) -> Result<TaskObjects, String> {
     let mut objects = Vec::new();
     let mut anon_objects = Vec::new();
     let mut samples = Vec::new();
+    let mut process = t;
     for (i, o) in st.objects().iter().enumerate() {
-        let id = if o.anon {
+        let id = if o.anon && o.shared {
+            match shared.get(&o.name) {
+                Some(&(id, owner)) => {
+                    process = owner;
+                    samples.push(None);
+                    id
+                }
+                None => {
+                    let (pages, sample) = sample_object(s, &o.name, o.pages, st.largest_block(i))?;
+                    samples.push(sample);
+                    let id = space.add_object(&o.name, true, pages as u32, Some(t))?;
+                    anon_objects.push(id);
+                    shared.insert(o.name.clone(), (id, t));
+                    id
+                }
+            }
+        } else if o.anon {
             let name = anon_object_name(&w.name, job, &o.name);
             let (pages, sample) = sample_object(s, &name, o.pages, st.largest_block(i))?;
             samples.push(sample);
@@ -246,13 +291,14 @@ fn task_objects(
         let obj = &space.objects[id];
         objects.push(TaskObject { file: FileRef { base: obj.base, pages: obj.pages as u64 }, anon: o.anon });
     }
-    Ok((objects, samples, anon_objects))
+    Ok((objects, samples, anon_objects, process))
 }
 
 /// The model's side of job `job` of workload `w`: a process in the workload's memcg, its
 /// clock at the workload's start.
-fn task_mm(w: &pagelab_workload::Workload, job: u32, memcg: crate::mm::memcontrol::MemcgId, anon_objects: Vec<usize>) -> TaskMm {
+fn task_mm(w: &pagelab_workload::Workload, job: u32, memcg: crate::mm::memcontrol::MemcgId, anon_objects: Vec<usize>, process: usize) -> TaskMm {
     TaskMm {
+        process,
         name: if w.jobs > 1 { format!("{}.{}", w.name, job) } else { w.name.clone() },
         memcg,
         clock: w.start_ns,
@@ -279,12 +325,13 @@ fn tasks(s: &Scenario, memcgs: &Memcgs, space: &mut AddressSpace, streams: Strea
     let files = add_files(s, space, &streams)?;
     let mut tasks = Vec::new();
     let mut task_mms = Vec::new();
+    let mut shared = SharedRegions::new();
     for (t, (wi, job, st)) in streams.jobs.into_iter().enumerate() {
         let w = &s.workloads[wi];
         let memcg = memcgs.find(&w.cgroup).expect("validated by the scenario");
-        let (objects, samples, anon_objects) = task_objects(s, (t, w, job), &st, space, &files)?;
+        let (objects, samples, anon_objects, process) = task_objects(s, (t, w, job), &st, space, &files, &mut shared)?;
         let ra = objects.iter().map(|o| RaState { ra_pages: if o.anon { 0 } else { s.machine.tunables.ra_pages }, ..RaState::default() }).collect();
-        task_mms.push(task_mm(w, job, memcg, anon_objects));
+        task_mms.push(task_mm(w, job, memcg, anon_objects, process));
         tasks.push(Task {
             workload: wi,
             job,
@@ -296,6 +343,7 @@ fn tasks(s: &Scenario, memcgs: &Memcgs, space: &mut AddressSpace, streams: Strea
             ops: 0,
             fill_ops: 0,
             dropped_ops: 0,
+            steps: 0,
             respawns: 0,
             done: false,
             waiting: false,

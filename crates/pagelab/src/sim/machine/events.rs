@@ -167,6 +167,7 @@ impl<P: Policy> Machine<P> {
                 break;
             }
             self.tasks[T].ops += 1;
+            self.tasks[T].steps += 1;
             if !self.keep_going(&mut since_report, progress) {
                 break;
             }
@@ -483,6 +484,8 @@ impl<P: Policy> Machine<P> {
         let op_ns = self.mm.cfg.costs.op_ns;
         self.mm.cpu_in(crate::mm::profile::Func::User, op_ns);
         self.mm.tasks[t].ran = true;
+        let process = self.mm.tasks[t].process;
+        self.mm.tasks[process].ran = true;
     }
 
     /// Several CPUs: task `t`, runnable at its clock, waits for a CPU of its set. The events
@@ -585,8 +588,11 @@ impl<P: Policy> Machine<P> {
             self.tasks[t].fill_ops += 1;
         } else {
             self.tasks[t].ops += 1;
-            if !self.locks.is_empty() && !self.locks[t].followers.is_empty() {
-                self.leader_did(t);
+            if !op.more {
+                self.tasks[t].steps += 1;
+                if !self.locks.is_empty() && !self.locks[t].followers.is_empty() {
+                    self.leader_did(t);
+                }
             }
         }
     }
@@ -609,8 +615,16 @@ impl<P: Policy> Machine<P> {
         task.end_ns = self.mm.tasks[t].clock;
         self.mm.psi.op_ends_idle(t);
         self.mm.actor = Actor::Task(t);
-        if !self.mm.tasks[t].killed && !self.hold[t] {
+        // The threads of a process (tasks that share an application cache) exit one by one;
+        // the process's memory, which its first task owns, goes with the last, as mmput()
+        // (kernel/fork.c, 6.1, 6.12) calls exit_mmap() when the mm's last user drops it.
+        let process = self.mm.tasks[t].process;
+        let others_run = |m: &Self| (0..m.tasks.len()).any(|u| u != t && m.mm.tasks[u].process == process && !m.tasks[u].done && !m.mm.tasks[u].killed);
+        if !self.mm.tasks[t].killed && !self.hold[t] && (t != process || !others_run(self)) {
             crate::mm::oom_kill::exit_mmap(&mut self.mm, &mut self.policy, t);
+        }
+        if t != process && self.tasks[process].done && !self.mm.tasks[process].killed && !self.hold[process] && !others_run(self) {
+            crate::mm::oom_kill::exit_mmap(&mut self.mm, &mut self.policy, process);
         }
         if !self.locks.is_empty() {
             self.lockstep_ended(t);

@@ -137,8 +137,8 @@ impl<P: Policy> Machine<P> {
             self.start_leader(t);
         }
         let Some((leader, ratio)) = self.locks[t].leader else { return true };
-        let need = leader_accesses_needed(self.tasks[t].ops, ratio);
-        if self.tasks[leader].ops >= need {
+        let need = leader_accesses_needed(self.tasks[t].steps, ratio);
+        if self.tasks[leader].steps >= need {
             // When the leader's access `need` ended (no entry: by the follower's clock).
             let pending = &mut self.locks[t].pending;
             while pending.front().is_some_and(|&(n, _)| n < need) {
@@ -209,7 +209,7 @@ impl<P: Policy> Machine<P> {
     /// Leader `l` finished an access: followers waiting for it go on from now; the others
     /// keep when it ended, if that is later than their clock.
     pub(super) fn leader_did(&mut self, l: usize) {
-        let (n, at) = (self.tasks[l].ops, self.mm.tasks[l].clock);
+        let (n, at) = (self.tasks[l].steps, self.mm.tasks[l].clock);
         for i in 0..self.locks[l].followers.len() {
             let f = self.locks[l].followers[i];
             match self.locks[f].wait {

@@ -64,6 +64,9 @@ pub struct Task {
     pub fill_ops: u64,
     /// A miniature scenario's operations that touched no sampled page.
     pub dropped_ops: u64,
+    /// The workload's operations done: `ops`, except that an operation an application cache
+    /// cut into parts counts once, when its last part ends (`Op::more`). `lockstep` counts these.
+    pub steps: u64,
     /// Processes that replaced the task's earlier one (`lifetime_ops`).
     pub respawns: u64,
     pub done: bool,
@@ -152,6 +155,17 @@ pub struct WriteOutcome {
     pub kind: crate::mm::memcontrol::WriteKind,
     pub result: crate::mm::memcontrol::WriteResult,
     pub taken_ns: u64,
+}
+
+impl Task {
+    /// The task's hits and misses in its workload's application cache so far (blocks), if
+    /// it has one.
+    pub fn app_cache_counts(&self) -> Option<(u64, u64)> {
+        match &self.stream {
+            OpSource::Job(st) => st.app_cache_counts(),
+            _ => None,
+        }
+    }
 }
 
 /// A workload's runtime, rate limit and process lifetime.

@@ -259,7 +259,11 @@ impl<P: Policy> Machine<P> {
                 // A miniature scenario: the operation on the sampled pages, if it has any.
                 Some(op) => match task.samples[op.object as usize].as_ref().and_then(|s| s.map(op)) {
                     Some(op) => task.ahead.push_back(op),
-                    None => task.dropped_ops += !op.fill as u64,
+                    None => {
+                        task.dropped_ops += !op.fill as u64;
+                        // The last part of an operation ends it, sampled or not.
+                        task.steps += (!op.fill && !op.more) as u64;
+                    }
                 },
                 None => break,
             }

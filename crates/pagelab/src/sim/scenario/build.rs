@@ -841,7 +841,12 @@ fn realized_rate(workloads: &[Workload], rate: f64, seed: u64) -> Result<f64, St
             let st = pagelab_workload::JobStream::new(w, job);
             for (i, o) in st.objects().iter().enumerate() {
                 let block = st.largest_block(i);
-                if o.anon {
+                if o.anon && o.shared {
+                    // A shared region is the process's, counted once.
+                    if !anon.iter().any(|(n, _, _)| *n == o.name) {
+                        anon.push((o.name.clone(), o.pages, block));
+                    }
+                } else if o.anon {
                     anon.push((crate::sim::machine::anon_object_name(&w.name, job, &o.name), o.pages, block));
                 } else {
                     let f = files.entry(o.name.clone()).or_insert((0, 1));

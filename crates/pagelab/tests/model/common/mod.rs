@@ -42,16 +42,16 @@ ops = 0
 }
 
 pub fn read(object: u32, page: u64) -> Op {
-    Op { object, page, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0, due: None }
+    Op { object, page, npages: 1, write: false, access: Access::Buffered, advice: Advice::Random, fill: false, think_ns: 0, due: None, more: false }
 }
 
 /// A load of one page of a file mapped by the task, with the mapping's madvise advice.
 pub fn mmap_read(object: u32, page: u64, advice: Advice) -> Op {
-    Op { object, page, npages: 1, write: false, access: Access::Mmap, advice, fill: false, think_ns: 0, due: None }
+    Op { object, page, npages: 1, write: false, access: Access::Mmap, advice, fill: false, think_ns: 0, due: None, more: false }
 }
 
 pub fn touch(object: u32, page: u64, write: bool) -> Op {
-    Op { object, page, npages: 1, write, access: Access::Anon, advice: Advice::Normal, fill: false, think_ns: 0, due: None }
+    Op { object, page, npages: 1, write, access: Access::Anon, advice: Advice::Normal, fill: false, think_ns: 0, due: None, more: false }
 }
 
 /// The frame holding page `page` of object `object` of task `t`, if resident.
