@@ -627,24 +627,7 @@ fn memcg_stats(mm: &Mm) -> BTreeMap<String, BTreeMap<String, u64>> {
             s.insert(lru.memcg_name().to_string(), mm.memcgs.hierarchical_lru(c.id, lru) * 4096);
         }
         let e = mm.memcgs.hierarchical_events(c.id);
-        for ev in [
-            Ev::PgFault,
-            Ev::PgMajFault,
-            Ev::PgRefill,
-            Ev::PgActivate,
-            Ev::PgDeactivate,
-            Ev::WorkingsetRefaultAnon,
-            Ev::WorkingsetRefaultFile,
-            Ev::WorkingsetActivateAnon,
-            Ev::WorkingsetActivateFile,
-            Ev::WorkingsetRestoreAnon,
-            Ev::WorkingsetRestoreFile,
-            Ev::WorkingsetNodeReclaim,
-            Ev::PgScanKswapd,
-            Ev::PgScanDirect,
-            Ev::PgStealKswapd,
-            Ev::PgStealDirect,
-        ] {
+        for ev in crate::mm::memcontrol::MEMORY_STAT_EVENTS {
             s.insert(ev.name().to_string(), e.get(ev));
         }
         s.insert("pgscan".into(), e.get(Ev::PgScanKswapd) + e.get(Ev::PgScanDirect));

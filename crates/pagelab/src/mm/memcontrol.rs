@@ -3,7 +3,7 @@
 //! lruvec of each cgroup, and memory.stat with rstat's flush staleness.
 
 use crate::kernel::{Kernel, MEMCG_CHARGE_BATCH, RSTAT_FLUSH_NS};
-use crate::mm::vmstat::{Events, Lru};
+use crate::mm::vmstat::{Ev, Events, Lru};
 
 /// A memcg, by index; the root is 0. The kernel's memcg id is the index + 1.
 pub type MemcgId = u16;
@@ -81,6 +81,28 @@ pub enum FedStat {
     /// MEMCG_SWAP: __mem_cgroup_try_charge_swap(), __mem_cgroup_uncharge_swap().
     Swap,
 }
+
+/// The event counters memory.stat shows that the model counts (mm/memcontrol.c:
+/// memcg_vm_event_stat[], 6.1 and 6.12), in the order the report and a controller's cgroup
+/// read list them.
+pub const MEMORY_STAT_EVENTS: [Ev; 16] = [
+    Ev::PgFault,
+    Ev::PgMajFault,
+    Ev::PgRefill,
+    Ev::PgActivate,
+    Ev::PgDeactivate,
+    Ev::WorkingsetRefaultAnon,
+    Ev::WorkingsetRefaultFile,
+    Ev::WorkingsetActivateAnon,
+    Ev::WorkingsetActivateFile,
+    Ev::WorkingsetRestoreAnon,
+    Ev::WorkingsetRestoreFile,
+    Ev::WorkingsetNodeReclaim,
+    Ev::PgScanKswapd,
+    Ev::PgScanDirect,
+    Ev::PgStealKswapd,
+    Ev::PgStealDirect,
+];
 
 /// memory.events.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

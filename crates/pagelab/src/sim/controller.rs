@@ -31,7 +31,7 @@
 //!   and the run ends with its error.
 
 use crate::mm::memcontrol::{MemcgId, WriteKind, PAGE_COUNTER_MAX};
-use crate::mm::vmstat::{Ev, Lru};
+use crate::mm::vmstat::Lru;
 use crate::mm::Mm;
 use crate::sched::psi::Pressure;
 
@@ -126,20 +126,7 @@ pub fn cgroup_stats(mm: &Mm, memcg: MemcgId, pressure: Pressure, live_tasks: u64
     let limit = |p: u64| (p != PAGE_COUNTER_MAX).then_some(p * PAGE);
     let mut stat: Vec<(&'static str, u64)> = Lru::ALL.iter().map(|&l| (l.memcg_name(), mm.memcgs.hierarchical_lru(memcg, l) * PAGE)).collect();
     let e = mm.memcgs.hierarchical_events(memcg);
-    for ev in [
-        Ev::PgFault,
-        Ev::PgMajFault,
-        Ev::WorkingsetRefaultAnon,
-        Ev::WorkingsetRefaultFile,
-        Ev::WorkingsetActivateAnon,
-        Ev::WorkingsetActivateFile,
-        Ev::WorkingsetRestoreAnon,
-        Ev::WorkingsetRestoreFile,
-        Ev::PgScanKswapd,
-        Ev::PgScanDirect,
-        Ev::PgStealKswapd,
-        Ev::PgStealDirect,
-    ] {
+    for ev in crate::mm::memcontrol::MEMORY_STAT_EVENTS {
         stat.push((ev.name(), e.get(ev)));
     }
     let me = &c.memory_events;
