@@ -70,6 +70,15 @@ impl Kernel {
         self >= Kernel::V6_1
     }
 
+    /// Which lock guards an lruvec's lists: 5.7 takes the node's `pgdat->lru_lock` for every
+    /// memcg's lruvec on the node (mm/swap.c: pagevec_lru_move_fn(), mm/vmscan.c:
+    /// shrink_inactive_list(), all through `&pgdat->lru_lock`); from 5.11 (Alex Shi's "per
+    /// memcg lru_lock", 6.1 and 6.12) each memcg's lruvec has its own `lruvec->lru_lock`
+    /// (folio_lruvec_lock_irq()), so memcgs no longer contend with each other.
+    pub fn lru_lock_per_memcg(self) -> bool {
+        self >= Kernel::V6_1
+    }
+
     /// The IO-cost model of get_scan_count() (5.8+), against 5.7's scanned/rotated ratios.
     pub fn io_cost_balance(self) -> bool {
         self >= Kernel::V6_1
@@ -447,6 +456,7 @@ pub type Predicate = fn(Kernel) -> bool;
 pub const PREDICATES: &[(&str, Predicate)] = &[
     ("cost_counts_rotations", Kernel::cost_counts_rotations),
     ("anon_workingset", Kernel::anon_workingset),
+    ("lru_lock_per_memcg", Kernel::lru_lock_per_memcg),
     ("io_cost_balance", Kernel::io_cost_balance),
     ("sync_swap_skips_bio", Kernel::sync_swap_skips_bio),
     ("refault_counted_before_memcg_lookup", Kernel::refault_counted_before_memcg_lookup),

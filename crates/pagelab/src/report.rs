@@ -528,6 +528,9 @@ impl SchedReport {
         for m in &mm.memcgs.cg {
             lru.merge(&m.lruvec.lru_lock.stat);
         }
+        for n in &mm.nodes {
+            lru.merge(&n.lru_lock.stat);
+        }
         Some(SchedReport {
             cpus: sched.cpus.len(),
             cpu: stats

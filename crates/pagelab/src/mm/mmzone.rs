@@ -88,12 +88,21 @@ pub struct Node {
     /// charged.
     pub kswapd_clock: u64,
     pub kswapd_cpu_ns: u64,
+    /// `pgdat->lru_lock`: 5.7's one lock for every lruvec of the node
+    /// ([`crate::kernel::Kernel::lru_lock_per_memcg`]); 6.1 on lock each lruvec's own.
+    pub lru_lock: crate::locking::SpinLock,
 }
 
 impl Node {
     /// A node of `zones` whose kswapd has not run.
     pub fn new(zones: Zones) -> Node {
-        Node { zones, reclaim: crate::mm::vmscan::NodeState::default(), kswapd_clock: 0, kswapd_cpu_ns: 0 }
+        Node {
+            zones,
+            reclaim: crate::mm::vmscan::NodeState::default(),
+            kswapd_clock: 0,
+            kswapd_cpu_ns: 0,
+            lru_lock: crate::locking::SpinLock::default(),
+        }
     }
 }
 

@@ -347,13 +347,19 @@ impl Mm {
     /// then holds it for `[time.cpu] lru_move_ns` a folio, both on its CPU. Nothing without
     /// `machine.cpus` ≥ 2. Models spin_lock_irq(&lruvec->lru_lock) as 6.1 and 6.12 take it
     /// per batch (folio_batch_move_lru() relocks per lruvec run, shrink_inactive_list()
-    /// and evict_folios() once per isolation and once per putback).
+    /// and evict_folios() once per isolation and once per putback); on 5.7 the lock is the
+    /// node's `pgdat->lru_lock`, shared by every memcg ([`Kernel::lru_lock_per_memcg`]).
     pub fn lru_lock(&mut self, memcg: MemcgId, folios: u64) {
         let at = self.now();
         let Some(sched) = self.sched.as_mut() else { return };
         let c = &self.cfg.costs.cpu;
         let hold = folios * c.lru_move_ns;
-        let section = self.memcgs.get_mut(memcg).lruvec.lru_lock.lock(at, hold, c.lock_handoff_ns, sched.horizon);
+        let lock = if self.cfg.kernel.lru_lock_per_memcg() {
+            &mut self.memcgs.get_mut(memcg).lruvec.lru_lock
+        } else {
+            &mut self.nodes[0].lru_lock
+        };
+        let section = lock.lock(at, hold, c.lock_handoff_ns, sched.horizon);
         sched.spun(section.spin);
         self.cpu_in(Func::QueuedSpinLockSlowpath, section.spin);
         self.cpu_in(Func::LruMove, hold);

@@ -87,3 +87,42 @@ fn a_second_cgroup_on_the_same_device_raises_the_firsts_io_wait() {
     let roomy = two_cgroups_on_one_ssd(0, true).tasks[0].io_wait_s;
     assert!(roomy < 1.2 * two_cgroups_on_one_ssd(0, false).tasks[0].io_wait_s, "{roomy}");
 }
+
+/// `readtwice`-shaped work as vm-scalability's case-lru-file-readtwice runs it in containers:
+/// four cgroups, each with two readers of its own file, on eight CPUs of one node.
+fn readtwice_in_containers(kernel: &str) -> pagelab::sim::Machine<pagelab::policy::classic::Classic> {
+    let mut text = format!(
+        "[machine]\nmemory = \"256M\"\nkernel = \"{kernel}\"\npolicy = \"classic\"\nstorage = \"ramdisk\"\ncpus = 8\n"
+    );
+    for c in 0..4 {
+        text += &format!(
+            "\n[[cgroup]]\npath = \"/c{c}\"\n\n[[workload]]\nname = \"dd{c}\"\ncgroup = \"/c{c}\"\njobs = 2\nkind = \"file-read\"\nfile_size = \"16M\"\nshared_file = true\ndistribution = \"sequential\"\nops = 8192\nseed = {c}\n"
+        );
+    }
+    let mut m = common::classic(&text);
+    while m.step() {}
+    m
+}
+
+#[test]
+fn memcgs_share_the_nodes_lru_lock_on_5_7_and_each_own_one_from_5_11_lru_lock_per_memcg() {
+    // 5.7: every lruvec's list moves take pgdat->lru_lock; 6.1: each memcg's lruvec->lru_lock.
+    let old = readtwice_in_containers("5.7");
+    let new = readtwice_in_containers("6.1");
+    let memcg_locks = |m: &pagelab::sim::Machine<pagelab::policy::classic::Classic>| {
+        let mut s = pagelab::locking::LockStat::default();
+        for c in &m.mm.memcgs.cg {
+            s.merge(&c.lruvec.lru_lock.stat);
+        }
+        s
+    };
+    let (old_node, old_memcg) = (&old.mm.nodes[0].lru_lock.stat, memcg_locks(&old));
+    let (new_node, new_memcg) = (&new.mm.nodes[0].lru_lock.stat, memcg_locks(&new));
+    assert!(old_node.acquisitions > 0 && old_memcg.acquisitions == 0, "5.7: the node's lock only");
+    assert!(new_node.acquisitions == 0 && new_memcg.acquisitions > 0, "6.1: the memcgs' locks only");
+    // Four containers on one lock wait for each other; on their own locks only a container's
+    // two readers do.
+    let share = |s: &pagelab::locking::LockStat| s.contended as f64 / s.acquisitions as f64;
+    assert!(share(old_node) > 2.0 * share(&new_memcg), "5.7 {} against 6.1 {}", share(old_node), share(&new_memcg));
+    assert!(old_node.wait_ns > new_memcg.wait_ns, "{old_node:?} {new_memcg:?}");
+}
