@@ -259,3 +259,17 @@ fn a_node_after_the_first_has_zone_normal_alone_and_watermarks_share_the_machine
     assert_eq!(n0.z[0].lowmem_reserve, n0.z[1].managed / 256);
     assert_eq!(n1.z[0].lowmem_reserve, 0);
 }
+
+#[test]
+fn what_is_modeled_on_one_node_only_is_refused_by_name_on_two() {
+    let two = |extra: &str| {
+        let mut s = super::common::scenario(&readers("classic", extra));
+        let cpus = |t: &str| Some(CpuSet::parse(t, 4).unwrap());
+        s.machine.nodes = vec![NodeSpec { memory_pages: 64 * 256, cpus: cpus("0-1") }, NodeSpec { memory_pages: 64 * 256, cpus: cpus("2-3") }];
+        pagelab::run(&s, |_, _| {}).expect_err("refused").to_string()
+    };
+    let e = two("zone_watermarks = { DMA = { min = 34, low = 42, high = 50 } }");
+    assert!(e.contains("machine.zone_watermarks") && e.contains("one node only") && e.contains("has 2"), "{e}");
+    // The same scenario on one node runs.
+    run(&readers("classic", "zone_watermarks = { DMA = { min = 34, low = 42, high = 50 } }"));
+}
