@@ -269,6 +269,10 @@ pub struct Report {
     /// ([`crate::sched`], [`crate::locking`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sched: Option<SchedReport>,
+    /// With two nodes or more (`[[machine.node]]`): each node's memory and allocations
+    /// ([`NodeReport`]); absent on a machine of one node.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<Vec<NodeReport>>,
     /// What the run warns about, each once (a seam policy whose candidates the kernel mostly
     /// could not take, with the seam's counts); absent when there is nothing to say.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -476,6 +480,48 @@ impl ControllerActionReport {
             );
         }
         out
+    }
+}
+
+/// One node of a machine of several (the report's `nodes`): its zones, managed and free
+/// pages at the end, and its NUMA allocation events as /sys/devices/system/node/nodeN/numastat
+/// counts them (mm/vmstat.c, zone_statistics(), 6.1 and 6.12).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NodeReport {
+    pub node: usize,
+    pub zones: Vec<&'static str>,
+    pub managed: u64,
+    pub free: u64,
+    pub numa_hit: u64,
+    pub numa_miss: u64,
+    pub numa_foreign: u64,
+    pub numa_local: u64,
+    pub numa_other: u64,
+    pub kswapd_cpu_s: f64,
+}
+
+impl NodeReport {
+    /// Each node's report, on a machine of two nodes or more.
+    pub fn of(mm: &crate::mm::Mm) -> Option<Vec<NodeReport>> {
+        use crate::mm::mmzone::NumaStat;
+        (mm.nodes.len() > 1).then(|| {
+            mm.nodes
+                .iter()
+                .enumerate()
+                .map(|(nid, n)| NodeReport {
+                    node: nid,
+                    zones: n.zones.z.iter().map(|z| z.name).collect(),
+                    managed: n.zones.managed(),
+                    free: mm.node_zones(nid).map(|z| mm.zone_free(z)).sum(),
+                    numa_hit: n.numa[NumaStat::Hit as usize],
+                    numa_miss: n.numa[NumaStat::Miss as usize],
+                    numa_foreign: n.numa[NumaStat::Foreign as usize],
+                    numa_local: n.numa[NumaStat::Local as usize],
+                    numa_other: n.numa[NumaStat::Other as usize],
+                    kswapd_cpu_s: n.kswapd_cpu_ns as f64 / 1e9,
+                })
+                .collect()
+        })
     }
 }
 
@@ -867,6 +913,7 @@ impl Report {
             devices: (mm.sched.is_some() || mm.file_dev.cost.queue_depth > 0 || mm.swap_dev.cost.queue_depth > 0)
                 .then(|| BTreeMap::from([("storage".to_string(), mm.file_dev.tags.stat.clone()), ("swap".to_string(), mm.swap_dev.tags.stat.clone())])),
             profile: s.report_profile.then(|| mm.profile.lines()),
+            nodes: NodeReport::of(mm),
             warnings: m.policy.warnings(mm),
         }
     }

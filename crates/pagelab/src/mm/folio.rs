@@ -127,8 +127,16 @@ pub struct Folios {
     /// The first frame of zones 1 and 2, `Pfn::MAX` where there is no such zone: a frame's
     /// zone is then the number of these it is at or above, with no loop.
     zone_start: [Pfn; MAX_ZONES - 1],
-    /// The first frame of the highest zone (0 with one zone).
+    /// The first frame of the highest zone of node 0 (0 with one zone).
     top_start: Pfn,
+    /// The first frame of node 1, `Pfn::MAX` on a machine of one node: node 0's zones are
+    /// those `zone_start` tells apart, every frame from here on is another node's.
+    remote_start: Pfn,
+    /// The zones of node 0; each node after it has one zone, the zones after node 0's in node
+    /// order.
+    node0_zones: usize,
+    /// The first frame of each zone, lowest first (all nodes' zones).
+    starts: Vec<Pfn>,
 }
 
 /// The most zones a machine has (ZONE_DMA, ZONE_DMA32, ZONE_NORMAL).
@@ -148,13 +156,26 @@ impl Folios {
     /// Zones of `sizes` page frames each (lowest zone first), all free, or an error if the
     /// host cannot hold the frames. Each zone hands out its lowest numbers first.
     pub fn try_zoned(sizes: &[u32]) -> Result<Self, String> {
-        let frames: u32 = sizes.iter().sum();
-        assert!(!sizes.is_empty() && sizes.len() <= MAX_ZONES, "1 to {MAX_ZONES} zones");
-        let (mut fresh, mut zone_start, mut start) = (Vec::new(), [Pfn::MAX; MAX_ZONES - 1], 0);
+        Self::try_nodes(sizes, &[])
+    }
+
+    /// The frames of a machine of several nodes: node 0's zones of `node0` frames each, then
+    /// each further node's one zone of `others` frames each, in pfn order (a node is a range of
+    /// page frame numbers, `node_start_pfn`). Each zone hands out its lowest numbers first.
+    pub fn try_nodes(node0: &[u32], others: &[u32]) -> Result<Self, String> {
+        let sizes: Vec<u32> = node0.iter().chain(others).copied().collect();
+        let frames: u32 = sizes.iter().try_fold(0u32, |a, &n| a.checked_add(n)).ok_or("more page frames than 2^32: the machine is too large")?;
+        assert!(!node0.is_empty() && node0.len() <= MAX_ZONES, "1 to {MAX_ZONES} zones on node 0");
+        let (mut fresh, mut zone_start, mut start, mut starts) = (Vec::new(), [Pfn::MAX; MAX_ZONES - 1], 0, Vec::new());
+        let mut remote_start = Pfn::MAX;
         for (z, &n) in sizes.iter().enumerate() {
-            if z > 0 {
+            if z > 0 && z < node0.len() {
                 zone_start[z - 1] = start;
             }
+            if z == node0.len() {
+                remote_start = start;
+            }
+            starts.push(start);
             fresh.push((start, start + n));
             start += n;
         }
@@ -169,6 +190,9 @@ impl Folios {
             fresh,
             zone_start,
             top_start,
+            remote_start,
+            node0_zones: node0.len(),
+            starts,
         })
     }
 
@@ -187,11 +211,37 @@ impl Folios {
     /// The zone a frame belongs to (page_zone()).
     #[inline]
     pub fn zone_of(&self, pfn: Pfn) -> usize {
+        if pfn >= self.remote_start {
+            return self.remote_zone_of(pfn);
+        }
         (pfn >= self.zone_start[0]) as usize + (pfn >= self.zone_start[1]) as usize
     }
 
-    /// Whether a frame belongs to a zone below the highest (one comparison: the classic LRU
-    /// counts those per zone for reclaim restricted to lower zones).
+    /// The zone of a frame of a node after node 0 (each has one zone).
+    #[cold]
+    fn remote_zone_of(&self, pfn: Pfn) -> usize {
+        self.starts.partition_point(|&s| s <= pfn) - 1
+    }
+
+    /// The node a frame belongs to (page_to_nid(): `folio_nid()`), on a machine whose nodes
+    /// after node 0 have one zone each.
+    #[inline]
+    pub fn node_of(&self, pfn: Pfn) -> usize {
+        if pfn < self.remote_start {
+            0
+        } else {
+            self.remote_zone_of(pfn) + 1 - self.node0_zones
+        }
+    }
+
+    /// The zones of the machine, all nodes'.
+    pub fn nr_zones(&self) -> usize {
+        self.fresh.len()
+    }
+
+    /// Whether a frame belongs to a zone below its node's highest (one comparison: the
+    /// classic LRU counts those per zone for reclaim restricted to lower zones; the nodes
+    /// after node 0 have one zone).
     #[inline(always)]
     pub fn below_top_zone(&self, pfn: Pfn) -> bool {
         pfn < self.top_start
@@ -336,9 +386,7 @@ impl Folios {
 
     /// The frames of zone `z`: `start..end`.
     pub fn zone_span(&self, z: usize) -> (Pfn, Pfn) {
-        let start = if z == 0 { 0 } else { self.zone_start[z - 1] };
-        let end = self.zone_start.get(z).copied().filter(|&e| e != Pfn::MAX).unwrap_or(self.frames);
-        (start, end)
+        (self.starts[z], self.starts.get(z + 1).copied().unwrap_or(self.frames))
     }
 
     /// Zone `z`'s free frames, the next to be handed out last ([`Folios::list_all_fresh`]
@@ -362,9 +410,9 @@ impl Folios {
         self.free[z].extend_from_slice(frames);
     }
 
-    /// Takes a free frame of the highest zone that has one (boot-time allocations, tests).
+    /// Takes a free frame of node 0's highest zone that has one (boot-time allocations, tests).
     pub fn alloc(&mut self) -> Option<Pfn> {
-        (0..self.free.len()).rev().find_map(|z| self.alloc_from(z))
+        (0..self.node0_zones).rev().find_map(|z| self.alloc_from(z))
     }
 
     /// Returns a frame to its zone's free list, clearing its state; returns the zone.

@@ -54,7 +54,8 @@ pub fn check(mm: &Mm) -> Result<(), String> {
             mm.kernel_pages
         ));
     }
-    for (z, zone) in mm.nodes[0].zones.z.iter().enumerate() {
+    for z in 0..mm.folios.nr_zones() {
+        let zone = mm.zone(z);
         if zone.pcp.count < 0 || zone.pcp.count as u64 > mm.folios.nr_free_in(z) {
             return Err(format!("zone {}: {} pages on the per-CPU lists, {} free frames", zone.name, zone.pcp.count, mm.folios.nr_free_in(z)));
         }

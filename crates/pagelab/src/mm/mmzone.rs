@@ -91,6 +91,42 @@ pub struct Node {
     /// `pgdat->lru_lock`: 5.7's one lock for every lruvec of the node
     /// ([`crate::kernel::Kernel::lru_lock_per_memcg`]); 6.1 on lock each lruvec's own.
     pub lru_lock: crate::locking::SpinLock,
+    /// The node's NUMA allocation events (`enum numa_stat_item`, mm/vmstat.c), by
+    /// [`NumaStat`]; counted on a machine of several nodes only.
+    pub numa: [u64; NR_NUMA_STATS],
+}
+
+/// The NUMA allocation events (include/linux/mmzone.h `enum numa_stat_item`, 6.1 and 6.12;
+/// NUMA_INTERLEAVE_HIT needs an interleave policy, which is not modeled).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NumaStat {
+    /// A page of the node its allocation preferred.
+    Hit,
+    /// A page of this node for an allocation that preferred another.
+    Miss,
+    /// An allocation that preferred this node got another's page.
+    Foreign,
+    /// A page of this node for a task running on it.
+    Local,
+    /// A page of this node for a task running on another.
+    Other,
+}
+
+pub const NR_NUMA_STATS: usize = 5;
+
+impl NumaStat {
+    pub const ALL: [NumaStat; NR_NUMA_STATS] = [NumaStat::Hit, NumaStat::Miss, NumaStat::Foreign, NumaStat::Local, NumaStat::Other];
+
+    /// Its name in /proc/vmstat and the node's numastat.
+    pub fn name(self) -> &'static str {
+        match self {
+            NumaStat::Hit => "numa_hit",
+            NumaStat::Miss => "numa_miss",
+            NumaStat::Foreign => "numa_foreign",
+            NumaStat::Local => "numa_local",
+            NumaStat::Other => "numa_other",
+        }
+    }
 }
 
 impl Node {
@@ -102,6 +138,7 @@ impl Node {
             kswapd_clock: 0,
             kswapd_cpu_ns: 0,
             lru_lock: crate::locking::SpinLock::default(),
+            numa: [0; NR_NUMA_STATS],
         }
     }
 }
@@ -156,6 +193,23 @@ impl Zones {
     /// for the lists).
     pub fn new(kernel: Kernel, sizes: &[(&'static str, u64)], min_free_kbytes: Option<u64>, watermark_scale_factor: u64, high_fraction: u64) -> Zones {
         let lowmem: u64 = sizes.iter().map(|&(_, m)| m).sum();
+        Zones::of_node(kernel, sizes, lowmem, min_free_kbytes, watermark_scale_factor, high_fraction)
+    }
+
+    /// One node's zones (`sizes`) on a machine whose zones, all nodes', manage `lowmem`
+    /// pages: as [`Zones::new`], but min_free_kbytes comes from the machine's lowmem and each
+    /// zone's share of it is by its managed pages among all nodes' zones
+    /// (__setup_per_zone_wmarks() walks every zone of every node, 6.1 and 6.12), while the
+    /// lowmem reserves count the zones above within the node
+    /// (setup_per_zone_lowmem_reserve() walks each pgdat's own zones).
+    pub fn of_node(
+        kernel: Kernel,
+        sizes: &[(&'static str, u64)],
+        lowmem: u64,
+        min_free_kbytes: Option<u64>,
+        watermark_scale_factor: u64,
+        high_fraction: u64,
+    ) -> Zones {
         let min_free_kbytes = min_free_kbytes.unwrap_or_else(|| calculate_min_free_kbytes(lowmem));
         let pages_min = min_free_kbytes / 4;
         let z = sizes
@@ -292,6 +346,22 @@ pub fn zone_sizes(layout: ZoneLayout, memory_pages: u64, managed: u64, rate: f64
         sizes.push(("Normal", normal));
     }
     sizes
+}
+
+/// The managed pages of each node's zones, lowest first, for a machine whose nodes have
+/// `node_pages` pages each (`[[machine.node]]`; one entry for a machine without a node
+/// table), `reserved` of them never reaching the page allocator. Node 0 holds the low memory
+/// and with it ZONE_DMA and ZONE_DMA32 (and the reserved pages: the kernel's image and
+/// memblock's early reservations sit in low memory) and is laid out as [`zone_sizes`] lays out
+/// a machine of its size; every further node has ZONE_NORMAL alone, of its memory (x86-64's
+/// zones by physical address: everything above 4 GiB is ZONE_NORMAL, and a node past the
+/// first starts there on the machines modeled; one whose memory crosses 4 GiB is not).
+pub fn node_zone_sizes(layout: ZoneLayout, node_pages: &[u64], reserved: u64, rate: f64) -> Vec<Vec<(&'static str, u64)>> {
+    node_pages
+        .iter()
+        .enumerate()
+        .map(|(nid, &pages)| if nid == 0 { zone_sizes(layout, pages, pages - reserved, rate) } else { vec![("Normal", pages)] })
+        .collect()
 }
 
 #[cfg(test)]

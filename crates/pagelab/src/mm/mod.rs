@@ -171,6 +171,9 @@ pub struct Mm {
     /// The NUMA nodes (`NODE_DATA(nid)`), each with its zones, reclaim state and kswapd; a
     /// machine without `[[machine.node]]` has one, node 0.
     pub nodes: Vec<crate::mm::mmzone::Node>,
+    /// Each CPU's node (`cpu_to_node()`) on a machine of several nodes with the CPU model;
+    /// empty otherwise.
+    pub cpu_node: Vec<u8>,
     pub memcgs: Memcgs,
     pub swap: Swap,
     pub swap_dev: Device,
@@ -410,13 +413,20 @@ impl Mm {
         }
     }
 
-    /// NR_FREE_PAGES of the node: free frames, less those on the per-CPU lists.
+    /// NR_FREE_PAGES of the machine: free frames, less those on the per-CPU lists.
     #[inline]
     pub fn nr_free(&self) -> u64 {
-        (0..self.nodes[0].zones.z.len()).map(|z| self.zone_free(z)).sum()
+        (0..self.folios.nr_zones()).map(|z| self.zone_free(z)).sum()
     }
 
-    /// NR_FREE_PAGES of zone `z`.
+    /// NR_FREE_PAGES of node `nid` (`sum_zone_node_page_state(nid, NR_FREE_PAGES)`).
+    #[inline]
+    pub fn node_free(&self, nid: usize) -> u64 {
+        self.node_zones(nid).map(|z| self.zone_free(z)).sum()
+    }
+
+    /// NR_FREE_PAGES of zone `z` (by its index among all nodes' zones: node 0's zones first,
+    /// at their index in the node, then one zone per further node).
     #[inline]
     pub fn zone_free(&self, z: usize) -> u64 {
         self.movable_free(z) + self.pageblocks.as_ref().map_or(0, |p| p.nr_free(z))
@@ -425,7 +435,65 @@ impl Mm {
     /// Free pages of zone `z` on the movable buddy lists (not on the per-CPU lists).
     #[inline]
     pub fn movable_free(&self, z: usize) -> u64 {
-        self.folios.nr_free_in(z) - self.nodes[0].zones.z[z].pcp.count as u64
+        self.folios.nr_free_in(z) - self.zone(z).pcp.count as u64
+    }
+
+    /// Zone `z` of the machine (by its index among all nodes' zones, as [`Mm::zone_free`]):
+    /// node 0's zones keep their index in the node, each further node's one zone follows.
+    #[inline(always)]
+    pub fn zone(&self, z: usize) -> &crate::mm::mmzone::Zone {
+        let n0 = self.nodes[0].zones.z.len();
+        if z < n0 {
+            &self.nodes[0].zones.z[z]
+        } else {
+            &self.nodes[z - n0 + 1].zones.z[0]
+        }
+    }
+
+    /// [`Mm::zone`], to change.
+    #[inline(always)]
+    pub fn zone_mut(&mut self, z: usize) -> &mut crate::mm::mmzone::Zone {
+        let n0 = self.nodes[0].zones.z.len();
+        if z < n0 {
+            &mut self.nodes[0].zones.z[z]
+        } else {
+            &mut self.nodes[z - n0 + 1].zones.z[0]
+        }
+    }
+
+    /// The machine's zones of node `nid`, by their index among all nodes' zones
+    /// (`pgdat->node_zones`).
+    #[inline]
+    pub fn node_zones(&self, nid: usize) -> std::ops::Range<usize> {
+        let n0 = self.nodes[0].zones.z.len();
+        if nid == 0 {
+            0..n0
+        } else {
+            n0 + nid - 1..n0 + nid
+        }
+    }
+
+    /// The node zone `z` belongs to (`zone_to_nid()`).
+    #[inline]
+    pub fn zone_nid(&self, z: usize) -> usize {
+        z.saturating_sub(self.nodes[0].zones.z.len() - 1)
+    }
+
+    /// The current actor's node (numa_node_id(): the node of the CPU it runs on): a task's
+    /// is its CPU's on a machine of several nodes with the CPU model, node 0 without it;
+    /// kswapd's is its own node.
+    #[inline]
+    pub fn numa_node_id(&self) -> usize {
+        if self.nodes.len() == 1 {
+            return 0;
+        }
+        match self.actor {
+            Actor::Task(t) => match (&self.sched, self.cpu_node.is_empty()) {
+                (Some(sched), false) => sched.tasks[t].last.map_or(0, |c| self.cpu_node[c as usize] as usize),
+                _ => 0,
+            },
+            Actor::Kswapd => 0,
+        }
     }
 
     /// Counts a global event (/proc/vmstat).

@@ -86,7 +86,7 @@ fn alloc_pages_slowpath<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<P
             // Nothing left to kill: dip below the watermark rather than spin (the kernel's
             // OOM reserves).
             if mm.tasks.iter().all(|t| t.killed || t.rss_anon + t.swapents == 0) {
-                return (0..mm.nodes[0].zones.z.len()).rev().find_map(|z| rmqueue(mm, z));
+                return (0..mm.folios.nr_zones()).rev().find_map(|z| rmqueue(mm, z));
             }
         }
     }
@@ -144,6 +144,9 @@ fn kswapd_preempts_its_waker<P: Policy>(mm: &mut Mm, p: &mut P) {
 // Always inlined: the allocator's fast path is this one call.
 #[inline(always)]
 fn get_page_from_freelist(mm: &mut Mm, mark: Wmark) -> Option<Pfn> {
+    if mm.nodes.len() > 1 {
+        return numa_zonelist(mm, mark);
+    }
     // The highest zone serves nearly every allocation: try it before the loop.
     let top = mm.nodes[0].zones.z.len() - 1;
     if zone_allows(mm, top, mark) {
@@ -152,6 +155,49 @@ fn get_page_from_freelist(mm: &mut Mm, mark: Wmark) -> Option<Pfn> {
         }
     }
     lower_zones(mm, top, mark)
+}
+
+/// Models get_page_from_freelist() on a machine of several nodes (mm/page_alloc.c, 6.1 and
+/// 6.12), with the local mempolicy (the preferred node is the allocating task's own,
+/// numa_node_id()): the zonelist holds the local node's zones, highest first, then each other
+/// node's in the order build_zonelists() gives them (find_next_best_node() by distance; with
+/// every remote node at one distance, the nodes above the local one come first and those
+/// below it after, each in node order: local, local + 1, …, wrapping). The first zone that
+/// keeps its watermark and has a page gives it, and zone_statistics() counts where it came
+/// from. zone_reclaim_mode is 0 (its default): no node reclaim before falling back.
+#[inline(never)]
+fn numa_zonelist(mm: &mut Mm, mark: Wmark) -> Option<Pfn> {
+    let local = mm.numa_node_id();
+    let n = mm.nodes.len();
+    for k in 0..n {
+        let nid = (local + k) % n;
+        for z in mm.node_zones(nid).rev() {
+            if zone_allows(mm, z, mark) {
+                if let Some(pfn) = rmqueue(mm, z) {
+                    zone_statistics(mm, local, nid, local);
+                    return Some(pfn);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Models mm/page_alloc.c: zone_statistics() (6.1, 6.12) for one page of node `nid` for an
+/// allocation that preferred node `preferred`, on a CPU of node `cpu_nid`: numa_hit on the
+/// page's node when it is the preferred one, else numa_miss there and numa_foreign on the
+/// preferred node; numa_local or numa_other on the page's node by whether it is the CPU's.
+#[inline]
+fn zone_statistics(mm: &mut Mm, preferred: usize, nid: usize, cpu_nid: usize) {
+    use crate::mm::mmzone::NumaStat;
+    if nid == preferred {
+        mm.nodes[nid].numa[NumaStat::Hit as usize] += 1;
+    } else {
+        mm.nodes[nid].numa[NumaStat::Miss as usize] += 1;
+        mm.nodes[preferred].numa[NumaStat::Foreign as usize] += 1;
+    }
+    let stat = if nid == cpu_nid { NumaStat::Local } else { NumaStat::Other };
+    mm.nodes[nid].numa[stat as usize] += 1;
 }
 
 /// The rest of get_page_from_freelist()'s zonelist, below `top`.
@@ -173,8 +219,9 @@ fn lower_zones(mm: &mut Mm, top: usize, mark: Wmark) -> Option<Pfn> {
 #[inline(always)]
 fn zone_allows(mm: &mut Mm, z: usize, mark: Wmark) -> bool {
     let free = mm.zone_free(z);
-    let zone = &mut mm.nodes[0].zones.z[z];
-    if mm.cfg.kernel.pcp_high_autotuned() && !zone.below_high {
+    let autotuned = mm.cfg.kernel.pcp_high_autotuned();
+    let zone = mm.zone_mut(z);
+    if autotuned && !zone.below_high {
         if free > zone.wmark_high + zone.lowmem_reserve {
             return true;
         }
@@ -197,7 +244,7 @@ fn rmqueue(mm: &mut Mm, z: usize) -> Option<Pfn> {
     }
     let kernel = mm.cfg.kernel;
     let buddy = mm.movable_free(z);
-    let zone = &mut mm.nodes[0].zones.z[z];
+    let zone = mm.zone_mut(z);
     if !zone.pcp.take_one(kernel, zone.below_high, buddy) {
         return None;
     }
@@ -260,7 +307,7 @@ pub fn apply_boost(zones: &mut crate::mm::mmzone::Zones, pb: &crate::mm::pageblo
 /// Models mm/page_alloc.c: drain_all_pages(): every page on the per-CPU lists goes back to
 /// the buddy lists.
 pub fn drain_all_pages(mm: &mut Mm) {
-    for zone in &mut mm.nodes[0].zones.z {
+    for zone in mm.nodes.iter_mut().flat_map(|n| &mut n.zones.z) {
         zone.pcp.count = 0;
     }
 }
@@ -283,12 +330,12 @@ pub fn free_unref_page(mm: &mut Mm, pfn: Pfn) {
     }
     let z = mm.folios.free(pfn);
     let kernel = mm.cfg.kernel;
-    let zone = &mut mm.nodes[0].zones.z[z];
+    let zone = mm.zone_mut(z);
     let (reclaim_active, below_high) = (zone.reclaim_active, zone.below_high);
     if zone.pcp.commit_free(kernel, reclaim_active, below_high) && below_high {
         let mark = zone.wmark_high + zone.lowmem_reserve;
         if mm.zone_free(z) > mark {
-            mm.nodes[0].zones.z[z].below_high = false;
+            mm.zone_mut(z).below_high = false;
         }
     }
 }
@@ -298,7 +345,7 @@ pub fn free_unref_page(mm: &mut Mm, pfn: Pfn) {
 /// gives back what it holds above it. 6.1 and 5.7 drain nothing there on a single node.
 pub fn decay_pcp_high(mm: &mut Mm) {
     if mm.cfg.kernel.pcp_high_autotuned() {
-        for zone in &mut mm.nodes[0].zones.z {
+        for zone in mm.nodes.iter_mut().flat_map(|n| &mut n.zones.z) {
             zone.pcp.decay_high();
         }
     }

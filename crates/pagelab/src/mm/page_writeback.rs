@@ -28,7 +28,7 @@ pub fn folio_mark_dirty(mm: &mut Mm, pfn: Pfn) {
 /// totalreserve_pages (each zone's high watermark and lowmem reserve), plus file LRU pages.
 fn dirtyable(mm: &Mm) -> u64 {
     let file = mm.node_lru_size(Lru::ActiveFile) + mm.node_lru_size(Lru::InactiveFile);
-    mm.nr_free().saturating_sub(mm.nodes[0].zones.totalreserve_pages()) + file
+    mm.nr_free().saturating_sub(mm.nodes.iter().map(|n| n.zones.totalreserve_pages()).sum::<u64>()) + file
 }
 
 /// (background threshold, dirty threshold) in pages (domain_dirty_limits()).

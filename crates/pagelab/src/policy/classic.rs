@@ -279,7 +279,7 @@ impl Classic {
             let anon = mm.node_lru_size(Lru::InactiveAnon);
             sc.file_is_tiny = sc.may_deactivate & DEACTIVATE_ANON == 0 && (mm.unscaled(anon) >> sc.priority) != 0 && {
                 let file = mm.node_lru_size(Lru::ActiveFile) + mm.node_lru_size(Lru::InactiveFile);
-                file + mm.nr_free() <= mm.nodes[0].zones.high_wmarks()
+                file + mm.node_free(0) <= mm.nodes[0].zones.high_wmarks()
             };
         }
     }

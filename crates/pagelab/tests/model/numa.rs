@@ -5,7 +5,9 @@
 
 use pagelab::kernel::Kernel;
 use pagelab::mm::memcontrol::{Memcgs, RstatMode};
-use pagelab::report::Report;
+use pagelab::report::{NodeReport, Report};
+use pagelab::sched::CpuSet;
+use pagelab::sim::scenario::NodeSpec;
 use pagelab::Scenario;
 
 fn run(text: &str) -> Report {
@@ -72,6 +74,7 @@ fn a_one_node_table_is_the_machine_without_a_node_table() {
         {
             let with = run(&readers(policy, table));
             assert_eq!(outcome(&with), outcome(&without), "{policy}, {table}");
+            assert!(with.nodes.is_none(), "{policy}, {table}: one node reports no `nodes`");
         }
     }
 }
@@ -136,4 +139,137 @@ fn mem_cgroup_lruvec_gives_each_memcg_one_lruvec_per_node() {
     let root = memcgs.get(0);
     assert_eq!([0, 1, 2].map(|n| root.lruvec_of(n).lru_size[1]), [5, 0, 7]);
     assert_eq!(root.lruvec.lru_size[1], 5, "node 0's lruvec is the memcg's inline one");
+}
+
+/// One task on `cpus` of a 4-CPU machine reading `file` pages of a file, sequentially, twice
+/// over, on nodes of `node_mib` MiB each whose CPUs are split evenly (nodes are set on the
+/// validated scenario: the schema refuses more than one node until each node's kswapd and
+/// lists are built).
+fn numa_run(policy: &str, node_mib: &[u64], cpus: &str, file: &str) -> Report {
+    let total: u64 = node_mib.iter().sum();
+    let text = format!(
+        r#"
+[machine]
+memory = "{total}M"
+kernel = "6.1"
+policy = "{policy}"
+storage = "ssd"
+cpus = 4
+
+[[workload]]
+name = "r"
+cgroup = "/"
+kind = "file-read"
+file_size = "{file}"
+distribution = "uniform"
+cpus = "{cpus}"
+ops = 100000
+seed = 5
+"#
+    );
+    let mut s = super::common::scenario(&text);
+    let per = 4 / node_mib.len() as u32;
+    s.machine.nodes = node_mib
+        .iter()
+        .enumerate()
+        .map(|(i, &mib)| {
+            let first = i as u32 * per;
+            let last = if i + 1 == node_mib.len() { 3 } else { first + per - 1 };
+            NodeSpec { memory_pages: mib * 256, cpus: Some(CpuSet::parse(&format!("{first}-{last}"), 4).unwrap()) }
+        })
+        .collect();
+    pagelab::run(&s, |_, _| {}).unwrap()
+}
+
+fn pgalloc(r: &Report) -> u64 {
+    ["pgalloc_dma", "pgalloc_dma32", "pgalloc_normal"].iter().map(|k| r.vmstat[*k]).sum()
+}
+
+/// Every page allocated is counted once as a hit or a miss on the node that gave it, and once
+/// as local or other (zone_statistics()).
+fn check_counts_add_up(r: &Report, nodes: &[NodeReport]) {
+    let hits: u64 = nodes.iter().map(|n| n.numa_hit + n.numa_miss).sum();
+    let local: u64 = nodes.iter().map(|n| n.numa_local + n.numa_other).sum();
+    assert_eq!(hits, pgalloc(r), "{nodes:?}");
+    assert_eq!(local, pgalloc(r), "{nodes:?}");
+    let foreign: u64 = nodes.iter().map(|n| n.numa_foreign).sum();
+    assert_eq!(foreign, nodes.iter().map(|n| n.numa_miss).sum::<u64>(), "each miss is a foreign allocation of its preferred node");
+}
+
+#[test]
+fn allocation_prefers_the_local_node_get_page_from_freelist_6_1_6_12() {
+    // A task on node 1's CPUs reading a file that fits in node 1: every page is node 1's.
+    for policy in ["classic", "mglru"] {
+        let r = numa_run(policy, &[128, 128], "2-3", "32M");
+        let nodes = r.nodes.clone().expect("two nodes report `nodes`");
+        assert_eq!(nodes.len(), 2);
+        assert_eq!((nodes[0].zones.clone(), nodes[1].zones.clone()), (vec!["DMA", "DMA32"], vec!["Normal"]), "node 1 has ZONE_NORMAL alone");
+        assert_eq!(nodes[1].managed, 128 * 256);
+        assert!(nodes[1].numa_hit >= 8000, "{policy}: {nodes:?}");
+        assert_eq!(nodes[1].numa_hit, nodes[1].numa_local, "{policy}: the preferred node is the CPU's");
+        assert_eq!((nodes[0].numa_hit, nodes[0].numa_miss, nodes[1].numa_foreign), (0, 0, 0), "{policy}: node 0 gave nothing: {nodes:?}");
+        check_counts_add_up(&r, &nodes);
+        // The same task on node 0's CPUs takes node 0's pages.
+        let r = numa_run(policy, &[128, 128], "0-1", "32M");
+        let nodes = r.nodes.clone().unwrap();
+        assert!(nodes[0].numa_hit >= 8000 && nodes[1].numa_hit == 0, "{policy}: {nodes:?}");
+        check_counts_add_up(&r, &nodes);
+    }
+}
+
+#[test]
+fn allocation_falls_back_through_the_zonelist_when_the_local_node_is_full_zone_statistics_6_1_6_12() {
+    // Node 1 (64M) cannot hold the 96M file: past its low watermark, its allocations fall
+    // back to node 0, counted numa_miss (and numa_other) on node 0, numa_foreign on node 1.
+    let r = numa_run("classic", &[128, 64], "2-3", "96M");
+    let nodes = r.nodes.clone().unwrap();
+    assert!(nodes[1].numa_hit > 14_000, "{nodes:?}");
+    assert!(nodes[0].numa_miss > 5_000, "{nodes:?}");
+    assert_eq!(nodes[1].numa_foreign, nodes[0].numa_miss, "{nodes:?}");
+    assert_eq!(nodes[0].numa_other, nodes[0].numa_miss, "{nodes:?}");
+    assert_eq!(nodes[0].numa_hit, 0, "{nodes:?}");
+    check_counts_add_up(&r, &nodes);
+    // build_zonelists(): node 1 of three falls back to node 2 before node 0 (the nodes above
+    // the local one first); node 2 has room for the rest.
+    let r = numa_run("classic", &[64, 64, 128], "1", "96M");
+    let nodes = r.nodes.clone().unwrap();
+    assert!(nodes[1].numa_hit > 14_000, "{nodes:?}");
+    assert!(nodes[2].numa_miss > 5_000, "{nodes:?}");
+    assert_eq!((nodes[0].numa_miss, nodes[0].numa_hit), (0, 0), "node 0 comes after node 2 in node 1's zonelist: {nodes:?}");
+    check_counts_add_up(&r, &nodes);
+}
+
+#[test]
+fn a_node_after_the_first_has_zone_normal_alone_and_watermarks_share_the_machines_min_free_kbytes() {
+    use pagelab::mm::mmzone::{calculate_min_free_kbytes, node_zone_sizes, zone_sizes, ZoneLayout, Zones};
+    let gib = 262_144;
+    let nodes = node_zone_sizes(ZoneLayout::X86_64, &[gib, gib], 1000, 1.0);
+    assert_eq!(nodes[0], zone_sizes(ZoneLayout::X86_64, gib, gib - 1000, 1.0), "node 0 is laid out as a machine of its size");
+    assert_eq!(nodes[1], vec![("Normal", gib)]);
+    // __setup_per_zone_wmarks() (6.1, 6.12): each zone's share of the machine's pages_min, by
+    // its managed pages among every node's zones.
+    let lowmem = 2 * gib - 1000;
+    let n0 = Zones::of_node(Kernel::V6_1, &nodes[0], lowmem, None, 10, 0);
+    let n1 = Zones::of_node(Kernel::V6_1, &nodes[1], lowmem, None, 10, 0);
+    assert_eq!(n1.min_free_kbytes, calculate_min_free_kbytes(lowmem));
+    assert_eq!(n1.z[0].wmark_min, n1.min_free_kbytes / 4 * gib / lowmem);
+    let mins: u64 = n0.z.iter().chain(&n1.z).map(|z| z.wmark_min).sum();
+    assert!(mins <= n1.min_free_kbytes / 4 && mins + 3 >= n1.min_free_kbytes / 4, "{mins}");
+    // setup_per_zone_lowmem_reserve(): the node's own zones above; node 1's adds none to node 0's.
+    assert_eq!(n0.z[0].lowmem_reserve, n0.z[1].managed / 256);
+    assert_eq!(n1.z[0].lowmem_reserve, 0);
+}
+
+#[test]
+fn what_is_modeled_on_one_node_only_is_refused_by_name_on_two() {
+    let two = |extra: &str| {
+        let mut s = super::common::scenario(&readers("classic", extra));
+        let cpus = |t: &str| Some(CpuSet::parse(t, 4).unwrap());
+        s.machine.nodes = vec![NodeSpec { memory_pages: 64 * 256, cpus: cpus("0-1") }, NodeSpec { memory_pages: 64 * 256, cpus: cpus("2-3") }];
+        pagelab::run(&s, |_, _| {}).expect_err("refused").to_string()
+    };
+    let e = two("zone_watermarks = { DMA = { min = 34, low = 42, high = 50 } }");
+    assert!(e.contains("machine.zone_watermarks") && e.contains("one node only") && e.contains("has 2"), "{e}");
+    // The same scenario on one node runs.
+    run(&readers("classic", "zone_watermarks = { DMA = { min = 34, low = 42, high = 50 } }"));
 }

@@ -118,14 +118,28 @@ fn lay_out_pageblocks(
     Ok((Some(Box::new(pb)), kernel))
 }
 
-/// The zones of machine `m` (`sizes`: each zone's frames), with the watermarks
-/// `machine.zone_watermarks` gives.
-fn zones(m: &MachineSpec, sizes: &[(&'static str, u64)]) -> Result<Zones, String> {
-    let mut zones = Zones::new(m.kernel, sizes, m.min_free_kbytes, m.watermark_scale_factor, m.percpu_pagelist_high_fraction);
-    for (name, w) in &m.zone_watermarks {
-        zones.set_watermarks(m.kernel, name, w, m.percpu_pagelist_high_fraction).map_err(|e| format!("machine.zone_watermarks.{name}: {e}"))?;
+/// The zones of machine `m`, node by node (`sizes`: each node's zones' frames), with the
+/// watermarks `machine.zone_watermarks` gives.
+fn zones(m: &MachineSpec, sizes: &[Vec<(&'static str, u64)>]) -> Result<Vec<Zones>, String> {
+    if sizes.len() == 1 {
+        let mut zones = Zones::new(m.kernel, &sizes[0], m.min_free_kbytes, m.watermark_scale_factor, m.percpu_pagelist_high_fraction);
+        for (name, w) in &m.zone_watermarks {
+            zones.set_watermarks(m.kernel, name, w, m.percpu_pagelist_high_fraction).map_err(|e| format!("machine.zone_watermarks.{name}: {e}"))?;
+        }
+        return Ok(vec![zones]);
     }
-    Ok(zones)
+    // What a machine of one node has that its nodes do not yet: a running kernel's
+    // watermarks by zone name, non-movable pageblocks (and with them kcompactd), a miniature.
+    let one_node_only = [
+        ("machine.zone_watermarks", !m.zone_watermarks.is_empty()),
+        ("machine.nonmovable", !m.nonmovable.is_empty()),
+        ("machine.miniature", m.miniature != 1.0),
+    ];
+    if let Some((key, _)) = one_node_only.iter().find(|(_, set)| *set) {
+        return Err(format!("{key}: modeled on a machine of one node only; this one has {} ([[machine.node]])", sizes.len()));
+    }
+    let lowmem: u64 = sizes.iter().flatten().map(|&(_, n)| n).sum();
+    Ok(sizes.iter().map(|s| Zones::of_node(m.kernel, s, lowmem, m.min_free_kbytes, m.watermark_scale_factor, m.percpu_pagelist_high_fraction)).collect())
 }
 
 /// The scenario's `[[event]]` writes with their cgroups looked up, in time order.
@@ -367,10 +381,11 @@ fn config(s: &Scenario) -> Config {
 /// own pages taken. Returns the frames, the pageblocks and the kernel's pages.
 type Frames = (Folios, Option<Box<crate::mm::pageblock::Pageblocks>>, u64);
 
-fn frames(m: &MachineSpec, sizes: &[(&'static str, u64)], zones: &Zones) -> Result<Frames, String> {
-    let frames: Vec<u32> = sizes.iter().map(|&(_, n)| n as u32).collect();
-    let mut folios = Folios::try_zoned(&frames)?;
-    let (pageblocks, nonmovable_kernel) = lay_out_pageblocks(m, sizes, zones, &mut folios)?;
+fn frames(m: &MachineSpec, sizes: &[Vec<(&'static str, u64)>], zones: &Zones) -> Result<Frames, String> {
+    let frames: Vec<u32> = sizes[0].iter().map(|&(_, n)| n as u32).collect();
+    let remote: Vec<u32> = sizes[1..].iter().flatten().map(|&(_, n)| n as u32).collect();
+    let mut folios = Folios::try_nodes(&frames, &remote)?;
+    let (pageblocks, nonmovable_kernel) = lay_out_pageblocks(m, &sizes[0], zones, &mut folios)?;
     // The kernel's own pages: memblock hands out memory from the top down. Those in the
     // non-movable pageblocks count as some of them.
     for _ in 0..m.kernel_used_pages.saturating_sub(nonmovable_kernel) {
@@ -400,9 +415,22 @@ fn psi(m: &MachineSpec, chains: &[Vec<u16>], nr_groups: usize) -> crate::sched::
     crate::sched::psi::Psi::new(nr_groups, actors, shared, period, jiffy)
 }
 
+/// Each CPU's node on a machine of several nodes with the CPU model (`cpu_to_node()`);
+/// empty otherwise.
+fn cpu_nodes(m: &MachineSpec) -> Vec<u8> {
+    let (Some(n), 2..) = (m.cpus, m.nodes.len()) else { return Vec::new() };
+    let mut of = vec![0u8; n as usize];
+    for (nid, node) in m.nodes.iter().enumerate() {
+        for c in node.cpus.iter().flat_map(|set| set.iter()) {
+            of[c as usize] = nid as u8;
+        }
+    }
+    of
+}
+
 /// The model's state at boot: `space` laid out, the tasks' processes `tasks`, the frames of
 /// the zones with the kernel's pages taken, nothing else allocated.
-fn boot_mm(s: &Scenario, sizes: &[(&'static str, u64)], zones: Zones, memcgs: Memcgs, space: AddressSpace, tasks: Vec<TaskMm>) -> Result<Mm, String> {
+fn boot_mm(s: &Scenario, sizes: &[Vec<(&'static str, u64)>], zones: Vec<Zones>, memcgs: Memcgs, space: AddressSpace, tasks: Vec<TaskMm>) -> Result<Mm, String> {
     let m = &s.machine;
     let nr_memcgs = memcgs.cg.len();
     let swap = Swap::new(m.swap_device, m.swap_pages);
@@ -410,13 +438,14 @@ fn boot_mm(s: &Scenario, sizes: &[(&'static str, u64)], zones: Zones, memcgs: Me
     let swap_nodes = ShadowNodes::new(0, nr_memcgs);
     let file_nodes = ShadowNodes::new(space.nodes(), nr_memcgs);
     let cfg = config(s);
-    let (folios, pageblocks, kernel_pages) = frames(m, sizes, &zones)?;
+    let (folios, pageblocks, kernel_pages) = frames(m, sizes, &zones[0])?;
     let memcgs_chains: Vec<Vec<u16>> = tasks.iter().map(|t| memcgs.ancestors(t.memcg).collect()).collect();
     let mut mm = Mm {
         cfg,
         folios,
         space,
-        nodes: vec![crate::mm::mmzone::Node::new(zones)],
+        nodes: zones.into_iter().map(crate::mm::mmzone::Node::new).collect(),
+        cpu_node: cpu_nodes(m),
         memcgs,
         swap,
         swap_dev: Device::new(m.swap_device, s.swap_cost.clone()),
@@ -481,8 +510,11 @@ impl<P: Policy> Machine<P> {
     /// Builds the machine; `make_policy` receives the number of memcgs.
     pub fn new(s: &Scenario, make_policy: impl FnOnce(&Mm) -> P) -> Result<Machine<P>, String> {
         let m = &s.machine;
-        let managed = m.memory_pages - m.reserved_pages;
-        let sizes = crate::mm::mmzone::zone_sizes(m.zones, m.memory_pages, managed, m.miniature);
+        let node_pages: Vec<u64> = if m.nodes.len() > 1 { m.nodes.iter().map(|n| n.memory_pages).collect() } else { vec![m.memory_pages] };
+        if node_pages[0] <= m.reserved_pages {
+            return Err(format!("machine.node[0].memory: node 0 holds the kernel's {} reserved pages and has no more", m.reserved_pages));
+        }
+        let sizes = crate::mm::mmzone::node_zone_sizes(m.zones, &node_pages, m.reserved_pages, m.miniature);
         let zones = zones(m, &sizes)?;
         let memcgs = memcgs(s)?;
         // Files are shared by name; anonymous regions belong to their task.

@@ -373,7 +373,7 @@ fn nodes(m: &MachineToml, memory_pages: u64, cpus: Option<u32>, err: Err) -> Res
         return Err(err(
             "machine.node",
             format!(
-                "{} nodes: pagelab models one node so far (a node's own allocation, kswapd and reclaim are not built yet, issue 42); give one [[machine.node]] or none",
+                "{} nodes: pagelab models one node so far (its per-node memory and allocation are built, each node's lruvec lists, kswapd and reclaim are not yet, issue 42); give one [[machine.node]] or none",
                 nodes.len()
             ),
         ));
