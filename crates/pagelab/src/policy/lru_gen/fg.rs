@@ -16,9 +16,9 @@
 use super::gen::{folio_gen, gen_of, with_gen};
 use super::{LruGen, MAX_NR_GENS};
 use crate::mm::folio::{pg, Pfn};
-use crate::mm::swap::{fg_refs, fg_with_refs, FgReset, FG_REFS_MAX, FG_REFS_WORKINGSET};
 #[cfg(doc)]
 use crate::mm::swap::fg_tier;
+use crate::mm::swap::{fg_refs, fg_with_refs, FgReset, FG_REFS_MAX, FG_REFS_WORKINGSET};
 use crate::mm::Mm;
 
 impl LruGen {

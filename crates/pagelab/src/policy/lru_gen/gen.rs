@@ -47,8 +47,8 @@ pub fn lru_tier_from_refs(refs: u32) -> usize {
     (if n <= 1 { 0 } else { 32 - (n - 1).leading_zeros() }) as usize
 }
 
-pub use crate::mm::swap::{folio_lru_refs_6_14, lru_gen_inc_refs, lru_gen_set_refs, REFS_FLAGS_6_14};
 use crate::mm::swap::{fg_refs, fg_tier, fg_with_refs, FG_REFS_REFERENCED, FG_REFS_WORKINGSET};
+pub use crate::mm::swap::{folio_lru_refs_6_14, lru_gen_inc_refs, lru_gen_set_refs, REFS_FLAGS_6_14};
 
 /// Models include/linux/mm_inline.h: lru_tier_from_refs(refs, workingset) of 7.3.4 (6.14 on):
 /// a PG_workingset folio is in the top tier, the others in order_base_2(refs).

@@ -7,11 +7,11 @@ use super::{LruGen, MAX_NR_GENS, MIN_NR_GENS};
 use crate::mm::folio::{pg, Pfn};
 use crate::mm::mapping::Shadow;
 use crate::mm::memcontrol::MemcgId;
+use crate::mm::swap::{fg_refs, fg_tier, fg_with_refs, FG_REFS_MAX, FG_REFS_WORKINGSET};
 use crate::mm::vmstat::{by_type, Ev};
 use crate::mm::workingset::{
     count_workingset, kairui_v3_recent, workingset_age_nonresident, LruCounts, MglruActivate, MglruPid, MglruPlacement, MglruRefs, RefaultModel,
 };
-use crate::mm::swap::{fg_refs, fg_tier, fg_with_refs, FG_REFS_MAX, FG_REFS_WORKINGSET};
 use crate::mm::Mm;
 
 /// Bits of a token holding refs (LRU_REFS_WIDTH).
