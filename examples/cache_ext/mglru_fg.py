@@ -3,7 +3,7 @@ without tuning: cache_ext's GET-SCAN miniature (get-scan.toml), seed 000's loop
 (examples/mglru-kairui.toml), seed 000's stock-level scenario, and YCSB-B on the LSM store
 (examples/apps/lsm-ycsb.toml), all on kernel 7.3 (the RFC applies to 2026's mm-unstable).
 
-    python3 examples/cache_ext/mglru_fg.py [--pagelab PATH] [--only get-scan,kairui,stock,ycsb-b,ycsb-b-64M]
+    python3 examples/cache_ext/mglru_fg.py [--pagelab PATH] [--only get-scan,kairui,stock,ycsb-b,ycsb-b-64M,fio-zipf]
 
 The series (00/32): GET/SCAN LevelDB classic 993.64, MGLRU 951.12, MGLRU-FG 1344.72 ops/s
 (1.41x over MGLRU, 1.35x over classic); MongoDB YCSB-B +16.8%; kernel build file refaults
@@ -36,6 +36,8 @@ BENCHES = {
     "kairui": ("examples/mglru-kairui.toml", "scan", []),
     "stock": ("examples/seeds/000/stock-level.toml", "stock", []),
     "ycsb-b": ("examples/apps/lsm-ycsb.toml", "leveldb", ["workload.leveldb.lsm.ycsb=\"b\""]),
+    # The series' "FIO with zipf" (+1.4%): pagelab's fio-zipf example.
+    "fio-zipf": ("examples/fio-zipf.toml", "fio", []),
     # The same in a 64M cgroup: at 512M the 200,000 operations barely refault.
     "ycsb-b-64M": ("examples/apps/lsm-ycsb.toml", "leveldb", ["workload.leveldb.lsm.ycsb=\"b\"", "cgroup./db.max=64M"]),
 }
