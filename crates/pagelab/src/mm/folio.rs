@@ -57,6 +57,9 @@ pub mod pg {
     /// PG_dropbehind (include/linux/page-flags.h, 6.14+): the folio is not kept after the
     /// read that copies it (a seam policy's `admit_folio` said no).
     pub const DROPBEHIND: u32 = 1 << 24;
+    /// The third bit of MGLRU-FG's access count (`[mglru] fg`; the LRU_REFS field holds its
+    /// two low bits: [`crate::mm::swap::fg_refs`]). Unused otherwise.
+    pub const REFS_HI: u32 = 1 << 25;
 }
 
 /// One page frame: 20 bytes.

@@ -79,6 +79,8 @@ pub struct Config {
     pub costs: Costs,
     /// `[workingset]`: the refault-distance model and its open choices.
     pub refault: crate::mm::workingset::RefaultSpec,
+    /// `[mglru] fg`: MGLRU-FG (Kairui Song's RFC of May 2026) with its `fg_reset`, or off.
+    pub mglru_fg: Option<crate::mm::swap::FgReset>,
     /// filemap_read()'s shortcuts for a one-page read (of a cached page, or of an uncached
     /// one without readahead); the tests turn them off to check that they change nothing.
     pub read_shortcuts: bool,

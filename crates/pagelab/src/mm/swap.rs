@@ -270,7 +270,12 @@ pub fn lru_gen_inc_refs(flags: u32) -> u32 {
 /// PG_workingset gets PG_referenced (false: keep it where it is); one accessed before is
 /// promoted: PG_workingset (and LRU_REFS_FLAGS cleared) once it has more than one access,
 /// else one more access counted (folio_mark_accessed()). True: activate it.
+///
+/// Under MGLRU-FG (`[mglru] fg`) the count's rule: [`fg_set_refs`].
 pub fn lru_gen_set_refs(mm: &mut Mm, pfn: Pfn) -> bool {
+    if mm.cfg.mglru_fg.is_some() {
+        return fg_set_refs(mm, pfn);
+    }
     let f = mm.folios.get_mut(pfn);
     if f.flags & (pg::REFERENCED | pg::WORKINGSET) == 0 {
         f.flags = (f.flags & !pg::REFS_MASK) | pg::REFERENCED;
@@ -280,6 +285,128 @@ pub fn lru_gen_set_refs(mm: &mut Mm, pfn: Pfn) -> bool {
         f.flags = (f.flags & !REFS_FLAGS_6_14) | pg::WORKINGSET;
     } else if f.flags & pg::UNEVICTABLE == 0 {
         f.flags = lru_gen_inc_refs(f.flags);
+    }
+    true
+}
+
+// ---- MGLRU-FG's access count (`[mglru] fg`), for mm/vmscan.rs and policy/lru_gen ----
+//
+// Kairui Song, "[PATCH RFC 06/32] mm/mglru: frequency guided workingset promotion
+// (MGLRU-FG)" (1 May 2026), on 7.3's MGLRU. Certainty as shared/reference/
+// kairui-refault-distance.md labels it: [R] read in the posted patch (06/32's commit message,
+// its first ~2,500 characters); [DEV] Kairui Song's development tree ryncsn/linux, named by
+// commit; [I] inferred. docs/journal/2026-11-29-mglru-fg.md lists what was found.
+
+/// The MGLRU-FG access count at which a folio counts as referenced ([DEV] 7e29194b
+/// include/linux/mmzone.h: `LRU_REFS_REFERENCED`).
+pub const FG_REFS_REFERENCED: u32 = 1;
+/// ... as workingset: MGLRU-FG RFC (May 2026) 06/32 [R]: "all folios with a referenced times
+/// count >= 2 (LRU_REFS_WORKINGSET)" are workingset.
+pub const FG_REFS_WORKINGSET: u32 = 2;
+/// ... to which [DEV] 01f703a6's folio_inc_lru_refs() resets a folio it promotes past
+/// LRU_REFS_MAX (`LRU_REFS_PROTECTED`, 7e29194b's mmzone.h).
+pub const FG_REFS_PROTECTED: u32 = 4;
+/// The most accesses the count holds (`LRU_REFS_MAX`): 7 [I], from 06/32 [R] ("Each promotion
+/// requires 8 accesses": the eighth access after a reset overflows the count) and [DEV]
+/// 7e29194b's tier table, whose last row ("promotion candidate") is access 7.
+pub const FG_REFS_MAX: u32 = 7;
+
+/// The count's third bit; its two low bits are the LRU_REFS field.
+const FG_REFS_HI: u32 = pg::REFS_HI;
+
+/// What MGLRU-FG resets a folio's count to when an access past LRU_REFS_MAX promotes it
+/// (`[mglru] fg_reset`): the sources disagree.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FgReset {
+    /// 0: 06/32 [R] ("each promotion resets the reference times count. Each promotion requires
+    /// 8 accesses to occur"). The default.
+    #[default]
+    Zero,
+    /// LRU_REFS_WORKINGSET (2): [DEV] 7e29194b's mmzone.h tier comment ("reset its referenced
+    /// count to LRU_REFS_WORKINGSET").
+    Workingset,
+    /// LRU_REFS_PROTECTED (4): [DEV] 01f703a6's mm/swap.c folio_inc_lru_refs(), the code.
+    Protected,
+}
+
+impl FgReset {
+    pub const NAMES: &'static str = "\"zero\", \"workingset\" or \"protected\"";
+
+    pub fn parse(text: &str) -> Result<FgReset, String> {
+        match text.trim() {
+            "zero" => Ok(FgReset::Zero),
+            "workingset" => Ok(FgReset::Workingset),
+            "protected" => Ok(FgReset::Protected),
+            other => Err(format!("`{other}` is not an MGLRU-FG reset (use {})", FgReset::NAMES)),
+        }
+    }
+
+    /// The count a promoted folio starts again from.
+    pub fn refs(self) -> u32 {
+        match self {
+            FgReset::Zero => 0,
+            FgReset::Workingset => FG_REFS_WORKINGSET,
+            FgReset::Protected => FG_REFS_PROTECTED,
+        }
+    }
+}
+
+/// Models include/linux/mm_inline.h: folio_lru_refs() of the MGLRU-FG RFC (May 2026) [DEV]
+/// 7e29194b: the folio's access count, 0..=LRU_REFS_MAX, one field (pagelab keeps it in the
+/// LRU_REFS field and one more bit).
+#[inline]
+pub fn fg_refs(flags: u32) -> u32 {
+    ((flags & pg::REFS_MASK) >> pg::REFS_SHIFT) | (((flags & FG_REFS_HI) != 0) as u32) << 2
+}
+
+/// Models include/linux/mm_inline.h: lru_refs_set_flags() of the MGLRU-FG RFC (May 2026)
+/// [DEV] 7e29194b: the count replaces PG_referenced and PG_workingset, which the RFC derives
+/// from it (folio_test_referenced(): count >= 1; folio_test_workingset(): count >= 2 [R]).
+/// pagelab keeps the two flags as that view of the count, so the code that reads them
+/// (readahead, PSI, the shadow's workingset bit) sees the RFC's meaning.
+#[inline]
+pub fn fg_with_refs(flags: u32, refs: u32) -> u32 {
+    debug_assert!(refs <= FG_REFS_MAX, "MGLRU-FG count {refs} past LRU_REFS_MAX");
+    let refs = refs.min(FG_REFS_MAX);
+    let mut f = flags & !(pg::REFS_MASK | FG_REFS_HI | pg::REFERENCED | pg::WORKINGSET);
+    f |= (refs & 3) << pg::REFS_SHIFT;
+    if refs & 4 != 0 {
+        f |= FG_REFS_HI;
+    }
+    if refs >= FG_REFS_REFERENCED {
+        f |= pg::REFERENCED;
+    }
+    if refs >= FG_REFS_WORKINGSET {
+        f |= pg::WORKINGSET;
+    }
+    f
+}
+
+/// Models include/linux/mm_inline.h: lru_tier_from_refs() of the MGLRU-FG RFC (May 2026)
+/// [DEV] 7e29194b: tier 0 below LRU_REFS_WORKINGSET, else fls(refs - 1) (2: 1, 3-4: 2,
+/// 5-7: 3).
+#[inline]
+pub fn fg_tier(refs: u32) -> usize {
+    if refs < FG_REFS_WORKINGSET {
+        0
+    } else {
+        (32 - (refs - 1).leading_zeros()) as usize
+    }
+}
+
+/// Models mm/vmscan.c: lru_gen_set_refs() under the MGLRU-FG RFC (May 2026) [I]: 7.3's rule
+/// read through the count: an unreferenced folio becomes referenced (1) and stays where it is;
+/// a referenced one is promoted as workingset (2), which is what 7.3's PG_workingset with
+/// LRU_REFS_FLAGS cleared means in the count. True: activate it.
+pub fn fg_set_refs(mm: &mut Mm, pfn: Pfn) -> bool {
+    let f = mm.folios.get_mut(pfn);
+    let refs = fg_refs(f.flags);
+    if refs == 0 {
+        f.flags = fg_with_refs(f.flags, FG_REFS_REFERENCED);
+        return false;
+    }
+    if f.flags & pg::UNEVICTABLE == 0 || refs >= FG_REFS_WORKINGSET {
+        f.flags = fg_with_refs(f.flags, FG_REFS_WORKINGSET);
     }
     true
 }

@@ -18,6 +18,7 @@ mod layers;
 mod lists;
 mod memcg;
 mod mglru;
+mod mglru_fg;
 mod miniature;
 mod numa;
 mod pace_lockstep;

@@ -416,7 +416,15 @@ impl MglruEpilogue {
             let ty = f.lru_type();
             if p.folio_seq_6_14(f.flags, ty, f.memcg, false) == p.lv[f.memcg as usize].min_seq[ty] {
                 let fm = mm.folios.get_mut(pfn);
-                fm.flags = (fm.flags & !REFS_FLAGS_6_14) | pg::ACTIVE;
+                fm.flags = if p.fg.is_some() {
+                    // MGLRU-FG [I]: clearing LRU_REFS_FLAGS keeps PG_workingset, which is
+                    // count LRU_REFS_WORKINGSET (or 0 for a folio below it).
+                    let refs = crate::mm::swap::fg_refs(fm.flags);
+                    let kept = if refs >= crate::mm::swap::FG_REFS_WORKINGSET { crate::mm::swap::FG_REFS_WORKINGSET } else { 0 };
+                    crate::mm::swap::fg_with_refs(fm.flags, kept) | pg::ACTIVE
+                } else {
+                    (fm.flags & !REFS_FLAGS_6_14) | pg::ACTIVE
+                };
             }
             kept.push(pfn);
         }

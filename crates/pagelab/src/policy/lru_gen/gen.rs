@@ -26,7 +26,7 @@ pub fn folio_gen(flags: u32) -> Option<usize> {
 }
 
 #[inline]
-fn with_gen(flags: u32, gen: usize) -> u32 {
+pub(super) fn with_gen(flags: u32, gen: usize) -> u32 {
     (flags & !pg::GEN_MASK) | (((gen as u32) + 1) << pg::GEN_SHIFT)
 }
 
@@ -47,6 +47,7 @@ pub fn lru_tier_from_refs(refs: u32) -> usize {
     (if n <= 1 { 0 } else { 32 - (n - 1).leading_zeros() }) as usize
 }
 
+use crate::mm::swap::{fg_refs, fg_tier, fg_with_refs, FG_REFS_REFERENCED, FG_REFS_WORKINGSET};
 pub use crate::mm::swap::{folio_lru_refs_6_14, lru_gen_inc_refs, lru_gen_set_refs, REFS_FLAGS_6_14};
 
 /// Models include/linux/mm_inline.h: lru_tier_from_refs(refs, workingset) of 7.3.4 (6.14 on):
@@ -74,9 +75,16 @@ impl LruGen {
     /// protected): 6.12's folio_lru_refs()/lru_tier_from_refs(refs) (lazy: refs == 4) or 7.3's
     /// ([`Kernel::lru_gen_workingset_top_tier`]; lazy: refs + workingset == 5).
     ///
+    /// MGLRU-FG: its count and [`fg_tier`]; nothing is lazily promoted (06/32 [R]: the
+    /// promotion "happens at access time and not eviction time").
+    ///
     /// [`Kernel::lru_gen_workingset_top_tier`]: crate::kernel::Kernel::lru_gen_workingset_top_tier
     #[inline]
     pub fn refs_tier(&self, flags: u32) -> (u32, usize, bool) {
+        if self.fg.is_some() {
+            let refs = fg_refs(flags);
+            return (refs, fg_tier(refs), false);
+        }
         if self.kernel.lru_gen_workingset_top_tier() {
             let refs = folio_lru_refs_6_14(flags);
             let ws = flags & pg::WORKINGSET != 0;
@@ -92,6 +100,10 @@ impl LruGen {
     /// to the oldest generation; anon not in the swap cache and dirty/writeback folios marked
     /// for reclaim to max_seq - 1; the rest to the second oldest of four generations when
     /// PG_workingset or PG_referenced, else the oldest; never below min_seq.
+    ///
+    /// MGLRU-FG RFC (May 2026) [DEV] 7e29194b's lru_gen_folio_seq(): the same, but only a
+    /// workingset folio (count >= LRU_REFS_WORKINGSET: PG_workingset in pagelab's view of the
+    /// count) goes to the second oldest; a folio accessed once goes to the oldest.
     pub(super) fn folio_seq_6_14(&self, flags: u32, ty: usize, memcg: MemcgId, reclaiming: bool) -> u64 {
         let lv = &self.lv[memcg as usize];
         let t = |b: u32| flags & b != 0;
@@ -101,6 +113,8 @@ impl LruGen {
             MAX_NR_GENS as u64
         } else if (ty == 0 && !t(pg::SWAPCACHE)) || (t(pg::RECLAIM) && (t(pg::DIRTY) || t(pg::WRITEBACK))) {
             MIN_NR_GENS as u64
+        } else if self.fg.is_some() {
+            MAX_NR_GENS as u64 - t(pg::WORKINGSET) as u64
         } else {
             MAX_NR_GENS as u64 - (t(pg::WORKINGSET) || t(pg::REFERENCED)) as u64
         };
@@ -238,8 +252,21 @@ impl LruGen {
     /// folio is left alone.
     ///
     /// [`Kernel::lru_gen_workingset_top_tier`]: crate::kernel::Kernel::lru_gen_workingset_top_tier
+    ///
+    /// MGLRU-FG RFC (May 2026) [I]: 7.3's rule read through the count (the RFC's page-table
+    /// side was not retrieved): an unreferenced folio gets count 1 and stays; the others get the
+    /// generation and count LRU_REFS_WORKINGSET, what PG_workingset alone is in the count.
     pub fn folio_update_gen(&mut self, mm: &mut Mm, pfn: Pfn, gen: usize) -> Option<usize> {
         let f = mm.folios.get_mut(pfn);
+        if self.fg.is_some() {
+            if fg_refs(f.flags) == 0 {
+                f.flags = fg_with_refs(f.flags, FG_REFS_REFERENCED);
+                return None;
+            }
+            let old = folio_gen(f.flags)?;
+            f.flags = fg_with_refs(with_gen(f.flags, gen), FG_REFS_WORKINGSET);
+            return Some(old);
+        }
         if self.kernel.lru_gen_workingset_top_tier() {
             if f.flags & (pg::REFERENCED | pg::WORKINGSET) == 0 {
                 f.flags = (f.flags & !pg::REFS_MASK) | pg::REFERENCED;
@@ -260,6 +287,9 @@ impl LruGen {
     /// Models mm/vmscan.c: folio_inc_gen(): move a folio of the oldest generation to the next
     /// one, wiping its access history (and setting PG_reclaim for reclaim); a folio the walk
     /// already promoted keeps its generation. Returns the generation to list it on.
+    ///
+    /// MGLRU-FG RFC (May 2026) [DEV] 7e29194b's tier comment: "a promotion / protect will reset
+    /// a folio with higher referenced count to LRU_REFS_WORKINGSET" (a lower count stays).
     pub fn folio_inc_gen(&mut self, mm: &mut Mm, pfn: Pfn, reclaiming: bool) -> usize {
         let f = *mm.folios.get(pfn);
         let ty = f.lru_type();
@@ -276,8 +306,13 @@ impl LruGen {
             // folio waiting for writeback here).
             let v7_3 = self.kernel.lru_gen_workingset_top_tier();
             let fm = mm.folios.get_mut(pfn);
-            let (clear, reclaim) = if v7_3 { (REFS_FLAGS_6_14, false) } else { (REFS_ALL, reclaiming) };
-            fm.flags = with_gen(fm.flags & !clear, new_gen) | if reclaim { pg::RECLAIM } else { 0 };
+            if self.fg.is_some() {
+                let refs = fg_refs(fm.flags).min(FG_REFS_WORKINGSET);
+                fm.flags = fg_with_refs(with_gen(fm.flags, new_gen), refs);
+            } else {
+                let (clear, reclaim) = if v7_3 { (REFS_FLAGS_6_14, false) } else { (REFS_ALL, reclaiming) };
+                fm.flags = with_gen(fm.flags & !clear, new_gen) | if reclaim { pg::RECLAIM } else { 0 };
+            }
         }
         self.update_size(mm, memcg, ty, Some(old_gen), Some(new_gen));
         new_gen

@@ -13,6 +13,7 @@ mod aging;
 mod debugfs;
 mod drivers;
 mod evict;
+mod fg;
 mod gen;
 #[cfg(test)]
 mod tests;
@@ -48,6 +49,13 @@ pub struct MglruToml {
     pub refault_distance: Option<bool>,
     /// pagelab's own prefetch in generation scans (Kairui Song's 2024 lru_gen prefetch patch).
     pub prefetch: Option<bool>,
+    /// MGLRU-FG, Kairui Song's "frequency guided workingset promotion" (RFC 06/32, May 2026):
+    /// access-time promotion of folios accessed past LRU_REFS_MAX, and an access count whose
+    /// value 2 or more is the workingset. Needs kernel "7.3"; off by default.
+    pub fg: Option<bool>,
+    /// What MGLRU-FG resets a promoted folio's count to: "zero" (06/32's text, the default),
+    /// "workingset" or "protected" (the development tree's two versions).
+    pub fg_reset: Option<String>,
 }
 
 /// `MIN_NR_GENS`, `MAX_NR_GENS`, `MAX_NR_TIERS`.
@@ -151,6 +159,8 @@ pub struct LruGen {
     refault: crate::mm::workingset::RefaultSpec,
     /// pagelab's prefetch in generation scans (Kairui Song's 2024 lru_gen prefetch patch).
     prefetch: bool,
+    /// `[mglru] fg`: MGLRU-FG's reset, or None when it is off ([`crate::mm::Config::mglru_fg`]).
+    pub(super) fg: Option<crate::mm::swap::FgReset>,
     /// 6.1 evict_folios() evicted anon this pass (`need_swapping`).
     need_swapping: bool,
     /// 6.12's memcg LRU.
@@ -172,6 +182,7 @@ impl LruGen {
             min_ttl_ns: cfg.min_ttl_ms.unwrap_or(0) * 1_000_000,
             refault: mm.cfg.refault,
             prefetch: cfg.prefetch.unwrap_or(true),
+            fg: mm.cfg.mglru_fg,
             need_swapping: false,
             memcg_lru,
             rng,
@@ -201,7 +212,12 @@ impl LruGen {
     /// PG_referenced, the second PG_workingset, later ones count up the LRU_REFS field to 3.
     /// 7.3 counts the field first and sets PG_workingset last ([`lru_gen_inc_refs`],
     /// [`Kernel::lru_gen_workingset_top_tier`]).
-    fn folio_inc_refs(&self, mm: &mut Mm, pfn: Pfn) {
+    ///
+    /// Under MGLRU-FG: folio_inc_lru_refs() ([`LruGen::fg_inc_lru_refs`]).
+    fn folio_inc_refs(&mut self, mm: &mut Mm, pfn: Pfn) {
+        if let Some(reset) = self.fg {
+            return self.fg_inc_lru_refs(mm, pfn, reset);
+        }
         let f = mm.folios.get_mut(pfn);
         if f.flags & pg::UNEVICTABLE != 0 {
             return;

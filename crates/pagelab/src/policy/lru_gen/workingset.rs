@@ -7,6 +7,7 @@ use super::{LruGen, MAX_NR_GENS, MIN_NR_GENS};
 use crate::mm::folio::{pg, Pfn};
 use crate::mm::mapping::Shadow;
 use crate::mm::memcontrol::MemcgId;
+use crate::mm::swap::{fg_refs, fg_tier, fg_with_refs, FG_REFS_MAX, FG_REFS_WORKINGSET};
 use crate::mm::vmstat::{by_type, Ev};
 use crate::mm::workingset::{
     count_workingset, kairui_v3_recent, workingset_age_nonresident, LruCounts, MglruActivate, MglruPid, MglruPlacement, MglruRefs, RefaultModel,
@@ -47,6 +48,9 @@ impl LruGen {
         self.lv[memcg as usize].evicted[ty][tier] += 1;
         match self.refault.model {
             RefaultModel::Mainline => {
+                // MGLRU-FG [I]: its count (up to 7) is cut to 7.3's four refs, so the token
+                // keeps 7.3's two bits; W (folio_test_workingset()) is count >= 2.
+                let refs = if self.fg.is_some() { refs.min(4) } else { refs };
                 let low = refs.saturating_sub(1) as u64;
                 // 7.3: the shadow's workingset bit is PG_workingset; 6.1/6.12: refs != 0.
                 let w = if self.kernel.lru_gen_refault_workingset() { f.test(pg::WORKINGSET) } else { refs != 0 };
@@ -151,6 +155,11 @@ impl LruGen {
     /// and workingset_activate only in a page fault (where folio_add_lru() activates it); any
     /// other recent one gets refs - 1 in its LRU_REFS field.
     ///
+    /// MGLRU-FG [I] (06/32's refault side was not retrieved): the same rule read through the
+    /// count: the tier is [`fg_tier`] of the shadow's refs; a workingset refault gets at least
+    /// count LRU_REFS_WORKINGSET (folio_set_workingset() of [DEV] mm_inline.h), any other
+    /// recent one count refs - 1.
+    ///
     /// [`Kernel::lru_gen_refault_workingset`]: crate::kernel::Kernel::lru_gen_refault_workingset
     fn refault_7_3(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow) {
         let f = *mm.folios.get(pfn);
@@ -164,18 +173,24 @@ impl LruGen {
         }
         let refs = (token & ((1 << REFS_WIDTH) - 1)) as u32 + 1;
         let workingset = shadow.workingset();
-        let tier = lru_tier_from_refs_6_14(refs, workingset);
+        let fg = self.fg.is_some();
+        let tier = if fg { fg_tier(refs) } else { lru_tier_from_refs_6_14(refs, workingset) };
         self.lv[memcg as usize].refaulted[ty][tier] += 1;
         if workingset {
             let in_fault = mm.current_task().is_some_and(|t| mm.tasks[t].in_lru_fault);
             if in_fault {
                 count_workingset(mm, memcg, by_type(ty == 1, Ev::WorkingsetActivateAnon, Ev::WorkingsetActivateFile), 1);
             }
-            mm.folios.set(pfn, pg::WORKINGSET);
+            if fg {
+                let fm = mm.folios.get_mut(pfn);
+                fm.flags = fg_with_refs(fm.flags, fg_refs(fm.flags).max(FG_REFS_WORKINGSET));
+            } else {
+                mm.folios.set(pfn, pg::WORKINGSET);
+            }
             count_workingset(mm, memcg, by_type(ty == 1, Ev::WorkingsetRestoreAnon, Ev::WorkingsetRestoreFile), 1);
         } else {
             let fm = mm.folios.get_mut(pfn);
-            fm.flags = (fm.flags & !pg::REFS_MASK) | ((refs - 1) << pg::REFS_SHIFT);
+            fm.flags = if fg { fg_with_refs(fm.flags, refs - 1) } else { (fm.flags & !pg::REFS_MASK) | ((refs - 1) << pg::REFS_SHIFT) };
         }
     }
 
@@ -184,7 +199,13 @@ impl LruGen {
     fn restore_if_hot(&mut self, mm: &mut Mm, pfn: Pfn, memcg: MemcgId, ty: usize, refs: u32) {
         let in_fault = mm.current_task().is_some_and(|t| mm.tasks[t].in_lru_fault);
         if in_fault || refs >= 3 {
-            mm.folios.set(pfn, pg::REFS_MASK | pg::WORKINGSET);
+            if self.fg.is_some() {
+                // MGLRU-FG [I]: every refs bit set is the full count.
+                let fm = mm.folios.get_mut(pfn);
+                fm.flags = fg_with_refs(fm.flags, FG_REFS_MAX);
+            } else {
+                mm.folios.set(pfn, pg::REFS_MASK | pg::WORKINGSET);
+            }
             count_workingset(mm, memcg, by_type(ty == 1, Ev::WorkingsetRestoreAnon, Ev::WorkingsetRestoreFile), 1);
         }
     }
@@ -252,7 +273,11 @@ impl LruGen {
             RefaultModel::Kairui2026 => (low << 1) + shadow.workingset() as u32,
             _ => low + shadow.workingset() as u32,
         };
-        KairuiRefault { distance, in_window, qualified, short: distance < total(&seen) / MIN_NR_GENS as u64, refs, tier: lru_tier_from_refs(refs) }
+        // MGLRU-FG: the 2026 token carries its whole count (refs >> 1 and W = refs & 1), and
+        // the tier is the count's ([DEV] 7e29194b's lru_gen_refault() calls
+        // lru_tier_from_refs() of the FG tree).
+        let tier = if self.fg.is_some() { fg_tier(refs) } else { lru_tier_from_refs(refs) };
+        KairuiRefault { distance, in_window, qualified, short: distance < total(&seen) / MIN_NR_GENS as u64, refs, tier }
     }
 
     /// `[workingset] mglru_pid` ([`MglruPid`]): a refault inside the current window is a
@@ -290,15 +315,23 @@ impl LruGen {
             MglruRefs::Shadow => {
                 if d.refs != 0 {
                     // folio_set_lru_refs() in pagelab's flags: PG_referenced and PG_workingset
-                    // are the first two accesses, the LRU_REFS field counts the rest.
+                    // are the first two accesses, the LRU_REFS field counts the rest; under
+                    // MGLRU-FG the count itself ([DEV] 7e29194b).
                     let fm = mm.folios.get_mut(pfn);
-                    fm.flags = (fm.flags & !REFS_ALL) | pg::REFERENCED | pg::WORKINGSET | ((d.refs - 1).min(3) << pg::REFS_SHIFT);
+                    fm.flags = if self.fg.is_some() {
+                        fg_with_refs(fm.flags, d.refs.min(FG_REFS_MAX))
+                    } else {
+                        (fm.flags & !REFS_ALL) | pg::REFERENCED | pg::WORKINGSET | ((d.refs - 1).min(3) << pg::REFS_SHIFT)
+                    };
                     count_workingset(mm, memcg, restore_ev, 1);
                 }
             }
             MglruRefs::WorkingsetBit => {
                 let fm = mm.folios.get_mut(pfn);
                 fm.flags &= !REFS_ALL;
+                if self.fg.is_some() {
+                    fm.flags = fg_with_refs(fm.flags, if w { FG_REFS_WORKINGSET } else { 0 });
+                }
                 if w {
                     mm.folios.set(pfn, pg::WORKINGSET);
                     count_workingset(mm, memcg, restore_ev, 1);

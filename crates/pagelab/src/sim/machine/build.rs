@@ -374,7 +374,7 @@ fn tasks(s: &Scenario, memcgs: &Memcgs, space: &mut AddressSpace, streams: Strea
 /// What the model reads of the scenario: its machine's kernel and tunables, its costs and
 /// refault model.
 fn config(s: &Scenario) -> Config {
-    Config { kernel: s.machine.kernel, tunables: s.machine.tunables, costs: s.costs.clone(), refault: s.workingset, read_shortcuts: true }
+    Config { kernel: s.machine.kernel, tunables: s.machine.tunables, costs: s.costs.clone(), refault: s.workingset, mglru_fg: s.mglru_fg, read_shortcuts: true }
 }
 
 /// The frames of the zones (`sizes`), the non-movable pageblocks laid out and the kernel's

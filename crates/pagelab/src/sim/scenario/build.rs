@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use super::{ControllerToml, EventToml, MachineSpec, NodeSpec, Scenario, ScenarioError, ScenarioToml, TimeToml, WorkingsetToml};
 use crate::kernel::Kernel;
 use crate::mm::memcontrol::{CgroupWrite, MemcgSpec, RstatMode, WriteKind, PAGE_COUNTER_MAX};
+use crate::mm::swap::FgReset;
 use crate::mm::swapfile::DeviceKind;
 use crate::mm::time::DeviceCost;
 use crate::mm::workingset::{MglruActivate, MglruPid, MglruPlacement, MglruRefs, RefaultModel, RefaultSpec};
@@ -44,10 +45,12 @@ pub(super) fn build(raw: ScenarioToml, name: &str, err: Err) -> Result<Scenario,
     let report_interval_ns = report_interval(raw.report.and_then(|r| r.interval), err)?;
     let mglru = raw.mglru.unwrap_or_default();
     let workingset = resolve_workingset(raw.workingset.unwrap_or_default(), &mglru, machine.kernel, err)?;
+    let mglru_fg = resolve_fg(&mglru, machine.kernel, workingset.model, err)?;
     let mut scenario = Scenario {
         name: name.to_string(),
         mglru,
         workingset,
+        mglru_fg,
         costs: time.costs,
         swap_cost: time.swap.unwrap_or_else(|| DeviceCost::default_for(machine.swap_device)),
         storage_cost: time.storage.unwrap_or_else(|| DeviceCost::default_for(machine.storage)),
@@ -945,6 +948,33 @@ fn miniaturize(
     }
     s.sample = Some(spec);
     Ok(())
+}
+
+/// Resolves `[mglru] fg` and `fg_reset` (MGLRU-FG, Kairui Song's RFC of May 2026): off by
+/// default; on, it needs kernel "7.3" (the RFC applies to 2026's mm-unstable, which carries
+/// 6.14's tier rework that 7.3 models) and a refault model the series ships with it
+/// ("mainline", i.e. its first 21 patches, or "kairui-2026"). `fg_reset` needs `fg = true`.
+fn resolve_fg(mglru: &MglruToml, kernel: Kernel, model: RefaultModel, err: &dyn Fn(&str, String) -> ScenarioError) -> Result<Option<FgReset>, ScenarioError> {
+    let reset = mglru.fg_reset.as_deref().map(FgReset::parse).transpose().map_err(|e| err("mglru.fg_reset", e))?;
+    if mglru.fg != Some(true) {
+        if reset.is_some() {
+            return Err(err("mglru.fg_reset", "applies only with `mglru.fg = true`".into()));
+        }
+        return Ok(None);
+    }
+    if kernel != Kernel::V7_3 {
+        return Err(err(
+            "mglru.fg",
+            format!("MGLRU-FG (Kairui Song's RFC of May 2026) builds on 7.3's MGLRU: set machine.kernel = \"7.3\" (not \"{}\")", kernel.name()),
+        ));
+    }
+    if model == RefaultModel::KairuiV3 {
+        return Err(err(
+            "mglru.fg",
+            "MGLRU-FG ships with the 2026 refault-distance rework: use workingset.refault_model = \"mainline\" or \"kairui-2026\", not \"kairui-v3\"".into(),
+        ));
+    }
+    Ok(Some(reset.unwrap_or_default()))
 }
 
 /// Resolves `[workingset]`: the model (or its alias `[mglru] refault_distance`, which names

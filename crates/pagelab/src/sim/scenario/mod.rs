@@ -217,6 +217,8 @@ pub struct Scenario {
     pub mglru: MglruToml,
     /// `[workingset]` (and its alias `[mglru] refault_distance`), resolved.
     pub workingset: RefaultSpec,
+    /// `[mglru] fg` and `fg_reset`, resolved: MGLRU-FG's reset, or None when it is off.
+    pub mglru_fg: Option<crate::mm::swap::FgReset>,
     pub costs: Costs,
     pub swap_cost: DeviceCost,
     pub storage_cost: DeviceCost,
