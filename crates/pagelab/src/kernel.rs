@@ -435,6 +435,21 @@ impl Kernel {
     pub fn lru_gen_evict_handles_writeback(self) -> bool {
         self >= Kernel::V7_3
     }
+
+    /// 7.2's readahead `mmap_miss` accounting (7.3.4): mm/filemap.c: filemap_map_pages()
+    /// lowers `ra->mmap_miss` by one at most, and only when fault-around itself mapped the
+    /// faulting page (its folio returned VM_FAULT_NOPAGE) on a first attempt (not with
+    /// FAULT_FLAG_TRIED), for a folio without PG_workingset, in a mapping without
+    /// VM_SEQ_READ/VM_EXEC; do_async_mmap_readahead() leaves it alone for a locked folio (a
+    /// read still in flight) and for VM_SEQ_READ/VM_EXEC. The raise in
+    /// do_sync_mmap_readahead() (one a major fault, up to MMAP_LOTSAMISS × 10) and the
+    /// read-around cut-off above MMAP_LOTSAMISS (100) are unchanged. 6.12.95's
+    /// filemap_map_pages() lowered it by every page without PG_workingset that fault-around
+    /// found in its window, mapped or not, the retry after a major fault's read included, so
+    /// a random mmap reader kept read-around on.
+    pub fn mmap_miss_lowered_once_per_hit(self) -> bool {
+        self >= Kernel::V7_3
+    }
 }
 
 /// A version predicate of [`Kernel`].
@@ -492,6 +507,7 @@ pub const PREDICATES: &[(&str, Predicate)] = &[
     ("lru_gen_min_seq_independent", Kernel::lru_gen_min_seq_independent),
     ("lru_gen_refault_workingset", Kernel::lru_gen_refault_workingset),
     ("lru_gen_evict_handles_writeback", Kernel::lru_gen_evict_handles_writeback),
+    ("mmap_miss_lowered_once_per_hit", Kernel::mmap_miss_lowered_once_per_hit),
 ];
 
 impl Kernel {
@@ -547,7 +563,8 @@ mod tests {
                 "lru_gen_type_by_all_tiers",
                 "lru_gen_min_seq_independent",
                 "lru_gen_refault_workingset",
-                "lru_gen_evict_handles_writeback"
+                "lru_gen_evict_handles_writeback",
+                "mmap_miss_lowered_once_per_hit"
             ]
         );
         assert!(Kernel::V6_1.differing_rules(Kernel::V6_1).is_empty());

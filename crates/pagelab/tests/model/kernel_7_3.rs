@@ -338,3 +338,43 @@ fn lru_gen_evict_handles_writeback() {
     assert!(new.0 > 0, "7.3: shrink_folio_list() met the dirty folios: {new:?}");
     assert!(new.1 > 0 && new.2 == new.1 && new.3 >= new.1, "7.3: sc->nr counts them: {new:?}");
 }
+
+/// A random reader of a mapped file twice the size of a 32M machine: page faults only.
+fn mmap_reader(kernel: &str) -> String {
+    format!(
+        r#"
+[machine]
+memory = "32M"
+kernel = "{kernel}"
+[[workload]]
+name = "mapped"
+cgroup = "/"
+kind = "mmap-read"
+file_size = "64M"
+distribution = "zipf:0.6"
+ops = 20000
+seed = 10
+"#
+    )
+}
+
+#[test]
+fn mmap_miss_lowered_once_per_hit() {
+    // 6.12's fault-around lowers mmap_miss by every page it finds, the retry after a major
+    // fault's read-around included, so random faults keep read-around on (a window of pages
+    // a major fault); 7.3 lowers it once per fault that fault-around answers, so the misses
+    // outnumber the hits, mmap_miss passes MMAP_LOTSAMISS and major faults read their page
+    // alone.
+    let mut got = Vec::new();
+    for kernel in ["6.12", "7.3"] {
+        let mut m = classic(&mmap_reader(kernel));
+        while m.step() {}
+        m.check().unwrap();
+        let (major, pages) = (ev(&m, Ev::PgMajFault), ev(&m, Ev::PgpgIn) / 4);
+        assert!(major > 1000, "{kernel}: major faults ({major})");
+        got.push(pages as f64 / major as f64);
+    }
+    let (old, new) = (got[0], got[1]);
+    assert!(old > 8.0, "6.12 reads around a major fault: {got:?} pages a fault");
+    assert!(new < old / 2.0, "7.3 turns read-around off: {got:?} pages a fault");
+}
