@@ -450,6 +450,18 @@ impl Kernel {
     pub fn mmap_miss_lowered_once_per_hit(self) -> bool {
         self >= Kernel::V7_3
     }
+
+    /// mm/vmscan.c: shrink_folio_list() (7.3.4): reclaim never writes a dirty file folio
+    /// itself: every one it meets is counted in nr_vmscan_immediate_reclaim, gets PG_reclaim
+    /// and goes back active, for kswapd as for direct reclaim; the flushers write it
+    /// (handle_reclaim_writeback() wakes them when a whole batch was dirty and unqueued).
+    /// PGDAT_DIRTY, `sc->nr.unqueued_dirty`/`file_taken` and FOLIOREF_RECLAIM_CLEAN are gone.
+    /// 6.12.95 let kswapd pageout() a dirty file folio already marked PG_reclaim once
+    /// shrink_node() had flagged the node PGDAT_DIRTY (every file folio of a pass dirty and
+    /// unqueued), unless folio_check_references() said FOLIOREF_RECLAIM_CLEAN.
+    pub fn reclaim_never_writes_file_folios(self) -> bool {
+        self >= Kernel::V7_3
+    }
 }
 
 /// A version predicate of [`Kernel`].
@@ -508,6 +520,7 @@ pub const PREDICATES: &[(&str, Predicate)] = &[
     ("lru_gen_refault_workingset", Kernel::lru_gen_refault_workingset),
     ("lru_gen_evict_handles_writeback", Kernel::lru_gen_evict_handles_writeback),
     ("mmap_miss_lowered_once_per_hit", Kernel::mmap_miss_lowered_once_per_hit),
+    ("reclaim_never_writes_file_folios", Kernel::reclaim_never_writes_file_folios),
 ];
 
 impl Kernel {
@@ -564,7 +577,8 @@ mod tests {
                 "lru_gen_min_seq_independent",
                 "lru_gen_refault_workingset",
                 "lru_gen_evict_handles_writeback",
-                "mmap_miss_lowered_once_per_hit"
+                "mmap_miss_lowered_once_per_hit",
+                "reclaim_never_writes_file_folios"
             ]
         );
         assert!(Kernel::V6_1.differing_rules(Kernel::V6_1).is_empty());

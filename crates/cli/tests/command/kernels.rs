@@ -61,6 +61,7 @@ fn run_on_several_kernels_prints_changed_counters_and_the_rules_that_differ() {
         "lru_gen_refault_workingset",
         "lru_gen_evict_handles_writeback",
         "mmap_miss_lowered_once_per_hit",
+        "reclaim_never_writes_file_folios",
     ] {
         assert!(differ.contains(&r), "{r} is a 6.12 -> 7.3 rule");
     }

@@ -378,3 +378,40 @@ fn mmap_miss_lowered_once_per_hit() {
     assert!(old > 8.0, "6.12 reads around a major fault: {got:?} pages a fault");
     assert!(new < old / 2.0, "7.3 turns read-around off: {got:?} pages a fault");
 }
+
+#[test]
+fn reclaim_never_writes_file_folios() {
+    // 64 dirty file pages that an earlier pass marked PG_reclaim, unreferenced, on a node
+    // flagged PGDAT_DIRTY, handed to kswapd's shrink_folio_list(): 6.12 writes them from
+    // reclaim (pageout(): nr_vmscan_write); 7.3 marks each for immediate reclaim and
+    // activates it, leaving the write to the flushers.
+    use pagelab::mm::folio::pg;
+    use pagelab::mm::vmscan::{move_folios_to_lru, shrink_folio_list, ReclaimStat};
+    use pagelab::policy::Policy;
+    let mut got = Vec::new();
+    for kernel in ["6.12", "7.3"] {
+        let mut m = classic(&one_file_scenario("64M", kernel, "classic", 64));
+        for p in 0..64 {
+            m.apply(0, write(0, p));
+        }
+        m.drain();
+        let mut list: Vec<_> = (0..64).filter_map(|p| pfn_of(&m, 0, 0, p)).filter(|&f| m.mm.folios.test(f, pg::DIRTY)).collect();
+        let n = list.len() as u64;
+        assert!(n > 48, "{kernel}: the pages are dirty ({n})");
+        for &pfn in &list {
+            m.policy.lru_del(&mut m.mm, pfn);
+            m.mm.folios.set(pfn, pg::ISOLATED | pg::RECLAIM);
+            m.mm.folios.clear(pfn, pg::REFERENCED);
+        }
+        m.mm.nodes[0].reclaim.dirty = true;
+        let (written, immediate) = (ev(&m, Ev::NrVmscanWrite), ev(&m, Ev::NrVmscanImmediateReclaim));
+        let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 32);
+        let mut stat = ReclaimStat::default();
+        shrink_folio_list(&mut m.mm, &mut m.policy, &mut list, &mut sc, &mut stat, false);
+        move_folios_to_lru(&mut m.mm, &mut m.policy, &list);
+        got.push((n, ev(&m, Ev::NrVmscanWrite) - written, ev(&m, Ev::NrVmscanImmediateReclaim) - immediate));
+    }
+    let (old, new) = (got[0], got[1]);
+    assert_eq!((old.1, old.2), (old.0, 0), "6.12: kswapd writes every PG_reclaim dirty folio: {got:?}");
+    assert_eq!((new.1, new.2), (0, new.0), "7.3: none written, all marked for immediate reclaim: {got:?}");
+}
