@@ -318,6 +318,21 @@ pub fn calibrate_guest_cpu(sets: &dyn Fn(&str) -> bool) -> Vec<String> {
     o
 }
 
+/// `read_ahead_kb` of the guest's virtio data disk on Debian's 7.3.4 when the scenario sets
+/// none (shared/reference/kernel-7.3-facts.md: 8192, with `max_sectors_kb` 4096; 6.1.192 and
+/// 6.12.95 keep 128, the model's default).
+pub const GUEST_READ_AHEAD_KB_7_3: u64 = 8192;
+
+/// The guest's readahead window, for a scenario that leaves `machine.read_ahead_kb` unset:
+/// the guest's data disk keeps its kernel's default, so a 7.3 model reads with 7.3's window
+/// (suite 11's mmap-file read around major faults 2048 pages at a time, not 32).
+pub fn calibrate_read_ahead(kernel: pagelab::kernel::Kernel, sets: &dyn Fn(&str) -> bool) -> Vec<String> {
+    if kernel == pagelab::kernel::Kernel::V7_3 && !sets("machine.read_ahead_kb") {
+        return vec![format!("machine.read_ahead_kb={GUEST_READ_AHEAD_KB_7_3}")];
+    }
+    Vec::new()
+}
+
 /// The model's period of the periodic rstat flush (`machine.rstat_flush`), scaled to the
 /// guest's clock. The kernel flushes memcg statistics every FLUSH_TIME (2 s) of its own clock
 /// (`flush_memcg_stats_dwork()`, 6.1/6.12), and 6.12's reclaim and refault paths flush only
@@ -998,6 +1013,21 @@ Node 0, zone    DMA32           12          106            2            0       
         let o = calibrate_guest_cpu(&|k| k == "machine.cpus" || k == "time.storage");
         assert!(!o.iter().any(|s| s.starts_with("machine.cpus") || s.starts_with("time.storage")), "{o:?}");
         assert!(o.contains(&"time.syscall_ns=5340".to_string()));
+    }
+
+    #[test]
+    fn a_7_3_guest_reads_ahead_with_its_disk_default_unless_the_scenario_sets_it() {
+        use pagelab::kernel::Kernel;
+        assert_eq!(calibrate_read_ahead(Kernel::V7_3, &|_| false), ["machine.read_ahead_kb=8192"]);
+        assert!(calibrate_read_ahead(Kernel::V7_3, &|k| k == "machine.read_ahead_kb").is_empty());
+        for k in [Kernel::V6_1, Kernel::V6_12] {
+            assert!(calibrate_read_ahead(k, &|_| false).is_empty(), "{k:?} keeps 128 KiB, the model's default");
+        }
+        // The override parses and sets the model's window (ra_pages = read_ahead_kb / 4).
+        let text =
+            "[machine]\nmemory = \"64M\"\nkernel = \"7.3\"\n[[workload]]\nname = \"m\"\ncgroup = \"/\"\nkind = \"mmap-read\"\nfile_size = \"1M\"\nops = 1\n";
+        let s = pagelab::sim::scenario::Scenario::parse(text, "t.toml", "t", &calibrate_read_ahead(Kernel::V7_3, &|_| false)).unwrap();
+        assert_eq!(s.machine.tunables.ra_pages, 2048);
     }
 
     #[test]

@@ -232,6 +232,7 @@ pub fn oracle(a: &OracleArgs) -> Result<OracleOutput> {
         let time_swap = doc.get("time").and_then(|t| t.get("swap")).is_some();
         kernel.calibration.overrides.extend(fidelity::calibrate_swap_device(m.swap_device, time_swap));
         kernel.calibration.overrides.extend(fidelity::calibrate_guest_cpu(&sets));
+        kernel.calibration.overrides.extend(fidelity::calibrate_read_ahead(m.kernel, &sets));
         if !sets("machine.zone_watermarks") {
             kernel.calibration.overrides.extend(kernel.zoneinfo.as_deref().and_then(fidelity::calibrate_zone_watermarks));
         }

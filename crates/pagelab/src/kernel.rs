@@ -444,6 +444,33 @@ impl Kernel {
     pub fn lru_gen_evict_handles_writeback(self) -> bool {
         self >= Kernel::V7_3
     }
+
+    /// 7.2's readahead `mmap_miss` accounting (7.3.4): mm/filemap.c: filemap_map_pages()
+    /// lowers `ra->mmap_miss` by one at most, and only when fault-around itself mapped the
+    /// faulting page (its folio returned VM_FAULT_NOPAGE) on a first attempt (not with
+    /// FAULT_FLAG_TRIED), for a folio without PG_workingset, in a mapping without
+    /// VM_SEQ_READ/VM_EXEC; do_async_mmap_readahead() leaves it alone for a locked folio (a
+    /// read still in flight) and for VM_SEQ_READ/VM_EXEC. The raise in
+    /// do_sync_mmap_readahead() (one a major fault, up to MMAP_LOTSAMISS × 10) and the
+    /// read-around cut-off above MMAP_LOTSAMISS (100) are unchanged. 6.12.95's
+    /// filemap_map_pages() lowered it by every page without PG_workingset that fault-around
+    /// found in its window, mapped or not, the retry after a major fault's read included, so
+    /// a random mmap reader kept read-around on.
+    pub fn mmap_miss_lowered_once_per_hit(self) -> bool {
+        self >= Kernel::V7_3
+    }
+
+    /// mm/vmscan.c: shrink_folio_list() (7.3.4): reclaim never writes a dirty file folio
+    /// itself: every one it meets is counted in nr_vmscan_immediate_reclaim, gets PG_reclaim
+    /// and goes back active, for kswapd as for direct reclaim; the flushers write it
+    /// (handle_reclaim_writeback() wakes them when a whole batch was dirty and unqueued).
+    /// PGDAT_DIRTY, `sc->nr.unqueued_dirty`/`file_taken` and FOLIOREF_RECLAIM_CLEAN are gone.
+    /// 6.12.95 let kswapd pageout() a dirty file folio already marked PG_reclaim once
+    /// shrink_node() had flagged the node PGDAT_DIRTY (every file folio of a pass dirty and
+    /// unqueued), unless folio_check_references() said FOLIOREF_RECLAIM_CLEAN.
+    pub fn reclaim_never_writes_file_folios(self) -> bool {
+        self >= Kernel::V7_3
+    }
 }
 
 /// A version predicate of [`Kernel`].
@@ -502,6 +529,8 @@ pub const PREDICATES: &[(&str, Predicate)] = &[
     ("lru_gen_min_seq_independent", Kernel::lru_gen_min_seq_independent),
     ("lru_gen_refault_workingset", Kernel::lru_gen_refault_workingset),
     ("lru_gen_evict_handles_writeback", Kernel::lru_gen_evict_handles_writeback),
+    ("mmap_miss_lowered_once_per_hit", Kernel::mmap_miss_lowered_once_per_hit),
+    ("reclaim_never_writes_file_folios", Kernel::reclaim_never_writes_file_folios),
 ];
 
 impl Kernel {
@@ -557,7 +586,9 @@ mod tests {
                 "lru_gen_type_by_all_tiers",
                 "lru_gen_min_seq_independent",
                 "lru_gen_refault_workingset",
-                "lru_gen_evict_handles_writeback"
+                "lru_gen_evict_handles_writeback",
+                "mmap_miss_lowered_once_per_hit",
+                "reclaim_never_writes_file_folios"
             ]
         );
         assert!(Kernel::V6_1.differing_rules(Kernel::V6_1).is_empty());

@@ -192,7 +192,7 @@ pub fn file_mmap_access<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, f: FileRef,
         mm.tasks[t].mapped_files.push(obj);
     }
     fault_begin(mm, t, advice);
-    if !write && do_fault_around(mm, f, ra, index, advice) {
+    if !write && do_fault_around(mm, f, ra, index, advice, false) {
         fault_end(mm, t);
         return true;
     }
@@ -216,8 +216,11 @@ pub fn file_mmap_access<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, f: FileRef,
 /// Models mm/memory.c: do_fault_around() + mm/filemap.c: filemap_map_pages(): map the
 /// cached, uptodate pages of the 16-page block around a read fault that are not marked for
 /// readahead, lowering mmap_miss for the pages found (6.1; 6.12 only for pages without
-/// PG_workingset). Returns whether the faulting page itself was mapped this way.
-fn do_fault_around(mm: &mut Mm, f: FileRef, ra: &mut RaState, index: u64, advice: Advice) -> bool {
+/// PG_workingset), or on 7.3 by one when the faulting page itself was mapped here, on a first
+/// attempt (`tried` false: no FAULT_FLAG_TRIED), without PG_workingset, in a mapping without
+/// VM_SEQ_READ ([`Kernel::mmap_miss_lowered_once_per_hit`]). Returns whether the faulting
+/// page itself was mapped this way.
+fn do_fault_around(mm: &mut Mm, f: FileRef, ra: &mut RaState, index: u64, advice: Advice, tried: bool) -> bool {
     let n = mm.cfg.tunables.fault_around_pages;
     if n <= 1 {
         return false;
@@ -225,6 +228,7 @@ fn do_fault_around(mm: &mut Mm, f: FileRef, ra: &mut RaState, index: u64, advice
     let start = index & !(n - 1);
     let end = (start + n).min(f.pages);
     let mut mapped_target = false;
+    let once_per_hit = mm.cfg.kernel.mmap_miss_lowered_once_per_hit();
     for i in start..end {
         let Some(pfn) = mm.space.resident(f.base + i as Vpn) else { continue };
         if mm.folios.test(pfn, pg::READAHEAD) || !crate::mm::filemap::folio_trylock(mm, pfn) {
@@ -232,7 +236,7 @@ fn do_fault_around(mm: &mut Mm, f: FileRef, ra: &mut RaState, index: u64, advice
         }
         // 6.1 lowers mmap_miss for every page it finds; 6.12 only for pages not marked
         // workingset (filemap_map_folio_range()): refaulting pages keep read-around off.
-        if mm.cfg.kernel < Kernel::V6_12 || !mm.folios.test(pfn, pg::WORKINGSET) {
+        if !once_per_hit && (mm.cfg.kernel < Kernel::V6_12 || !mm.folios.test(pfn, pg::WORKINGSET)) {
             ra.mmap_miss = ra.mmap_miss.saturating_sub(1);
         }
         if mm.folios.test(pfn, pg::MAPPED) {
@@ -241,6 +245,10 @@ fn do_fault_around(mm: &mut Mm, f: FileRef, ra: &mut RaState, index: u64, advice
         map_page(mm, pfn, advice);
         if i == index {
             mapped_target = true;
+            // 7.3: only the folio that answered the fault (VM_FAULT_NOPAGE) lowers it, once.
+            if once_per_hit && !tried && !mm.folios.test(pfn, pg::WORKINGSET) && advice != Advice::Sequential {
+                ra.mmap_miss = ra.mmap_miss.saturating_sub(1);
+            }
         }
     }
     mapped_target
@@ -299,7 +307,7 @@ fn fault_retry(mm: &mut Mm, t: usize, f: FileRef, ra: &mut RaState, index: u64, 
         let memcg = mm.tasks[t].memcg;
         mm.count_both(memcg, Ev::PgFault, 1);
     }
-    !write && do_fault_around(mm, f, ra, index, advice)
+    !write && do_fault_around(mm, f, ra, index, advice, true)
 }
 
 #[cfg(test)]
@@ -341,7 +349,7 @@ mod tests {
                 }
             }
             let mut ra = RaState { mmap_miss: 50, ra_pages: 32, ..RaState::default() };
-            do_fault_around(&mut m.mm, FileRef { base, pages }, &mut ra, 3, Advice::Normal);
+            do_fault_around(&mut m.mm, FileRef { base, pages }, &mut ra, 3, Advice::Normal, false);
             assert_eq!(50 - ra.mmap_miss, lowered, "{kernel}: filemap_map_pages() lowers mmap_miss by the pages it finds (6.12: without PG_workingset)");
         }
     }

@@ -335,12 +335,21 @@ pub fn do_sync_mmap_readahead<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra:
     ra_submit(mm, p, f, ra)
 }
 
-/// Models mm/filemap.c: do_async_mmap_readahead(): a fault found the page cached.
+/// Models mm/filemap.c: do_async_mmap_readahead(): a fault found the page cached. It lowers
+/// mmap_miss (a hit), except, on 7.3 ([`Kernel::mmap_miss_lowered_once_per_hit`]), for a
+/// locked folio (its read still in flight: another fault's miss) or a VM_SEQ_READ mapping.
+///
+/// [`Kernel::mmap_miss_lowered_once_per_hit`]: crate::kernel::Kernel::mmap_miss_lowered_once_per_hit
 pub fn do_async_mmap_readahead<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaState, index: u64, advice: crate::Advice) -> RaIo {
     if advice == crate::Advice::Random || ra.ra_pages == 0 {
         return RaIo::default();
     }
-    ra.mmap_miss = ra.mmap_miss.saturating_sub(1);
+    let lower = !mm.cfg.kernel.mmap_miss_lowered_once_per_hit()
+        || (advice != crate::Advice::Sequential
+            && !mm.space.resident(f.vpn(index)).is_some_and(|pfn| mm.folios.test(pfn, pg::LOCKED) && mm.folios.read_done(pfn) > mm.now()));
+    if lower {
+        ra.mmap_miss = ra.mmap_miss.saturating_sub(1);
+    }
     let marked = mm.space.resident(f.vpn(index)).is_some_and(|pfn| mm.folios.test(pfn, pg::READAHEAD));
     if marked {
         let max = ra.ra_pages;

@@ -358,7 +358,8 @@ pub fn shrink_node<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanControl) {
         if sc.nr.nr_writeback > 0 && sc.nr.nr_writeback == sc.nr.nr_taken {
             mm.nodes[0].reclaim.writeback = true;
         }
-        if sc.nr.nr_unqueued_dirty == sc.nr.nr_file_taken {
+        // 7.3 has no PGDAT_DIRTY ([`Kernel::reclaim_never_writes_file_folios`]).
+        if sc.nr.nr_unqueued_dirty == sc.nr.nr_file_taken && !mm.cfg.kernel.reclaim_never_writes_file_folios() {
             mm.nodes[0].reclaim.dirty = true;
         }
         // Pages cycle through the LRU faster than they are written: stall.
@@ -935,7 +936,9 @@ fn shrink_one_folio<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, sc: &mut ScanCo
         try_to_unmap(mm, pfn);
     }
     if mm.folios.test(pfn, pg::DIRTY) {
-        if !anon && (!sc.is_kswapd() || !mm.folios.test(pfn, pg::RECLAIM) || !mm.nodes[0].reclaim.dirty) {
+        // 6.12: kswapd writes a PG_reclaim file folio of a PGDAT_DIRTY node; 7.3 never
+        // writes a file folio from reclaim ([`Kernel::reclaim_never_writes_file_folios`]).
+        if !anon && (mm.cfg.kernel.reclaim_never_writes_file_folios() || !sc.is_kswapd() || !mm.folios.test(pfn, pg::RECLAIM) || !mm.nodes[0].reclaim.dirty) {
             mm.count(Ev::NrVmscanImmediateReclaim, 1);
             mm.folios.set(pfn, pg::RECLAIM);
             crate::mm::page_writeback::wakeup_flusher_threads(mm);

@@ -338,3 +338,80 @@ fn lru_gen_evict_handles_writeback() {
     assert!(new.0 > 0, "7.3: shrink_folio_list() met the dirty folios: {new:?}");
     assert!(new.1 > 0 && new.2 == new.1 && new.3 >= new.1, "7.3: sc->nr counts them: {new:?}");
 }
+
+/// A random reader of a mapped file twice the size of a 32M machine: page faults only.
+fn mmap_reader(kernel: &str) -> String {
+    format!(
+        r#"
+[machine]
+memory = "32M"
+kernel = "{kernel}"
+[[workload]]
+name = "mapped"
+cgroup = "/"
+kind = "mmap-read"
+file_size = "64M"
+distribution = "zipf:0.6"
+ops = 20000
+seed = 10
+"#
+    )
+}
+
+#[test]
+fn mmap_miss_lowered_once_per_hit() {
+    // 6.12's fault-around lowers mmap_miss by every page it finds, the retry after a major
+    // fault's read-around included, so random faults keep read-around on (a window of pages
+    // a major fault); 7.3 lowers it once per fault that fault-around answers, so the misses
+    // outnumber the hits, mmap_miss passes MMAP_LOTSAMISS and major faults read their page
+    // alone.
+    let mut got = Vec::new();
+    for kernel in ["6.12", "7.3"] {
+        let mut m = classic(&mmap_reader(kernel));
+        while m.step() {}
+        m.check().unwrap();
+        let (major, pages) = (ev(&m, Ev::PgMajFault), ev(&m, Ev::PgpgIn) / 4);
+        assert!(major > 1000, "{kernel}: major faults ({major})");
+        got.push(pages as f64 / major as f64);
+    }
+    let (old, new) = (got[0], got[1]);
+    assert!(old > 8.0, "6.12 reads around a major fault: {got:?} pages a fault");
+    assert!(new < old / 2.0, "7.3 turns read-around off: {got:?} pages a fault");
+}
+
+#[test]
+fn reclaim_never_writes_file_folios() {
+    // 64 dirty file pages that an earlier pass marked PG_reclaim, unreferenced, on a node
+    // flagged PGDAT_DIRTY, handed to kswapd's shrink_folio_list(): 6.12 writes them from
+    // reclaim (pageout(): nr_vmscan_write); 7.3 marks each for immediate reclaim and
+    // activates it, leaving the write to the flushers.
+    use pagelab::mm::folio::pg;
+    use pagelab::mm::vmscan::{move_folios_to_lru, shrink_folio_list, ReclaimStat};
+    use pagelab::policy::Policy;
+    let mut got = Vec::new();
+    for kernel in ["6.12", "7.3"] {
+        let mut m = classic(&one_file_scenario("64M", kernel, "classic", 64));
+        for p in 0..64 {
+            m.apply(0, write(0, p));
+        }
+        m.drain();
+        let mut list: Vec<_> = (0..64).filter_map(|p| pfn_of(&m, 0, 0, p)).filter(|&f| m.mm.folios.test(f, pg::DIRTY)).collect();
+        let n = list.len() as u64;
+        assert!(n > 48, "{kernel}: the pages are dirty ({n})");
+        for &pfn in &list {
+            m.policy.lru_del(&mut m.mm, pfn);
+            m.mm.folios.set(pfn, pg::ISOLATED | pg::RECLAIM);
+            m.mm.folios.clear(pfn, pg::REFERENCED);
+        }
+        m.mm.nodes[0].reclaim.dirty = true;
+        let (written, immediate) = (ev(&m, Ev::NrVmscanWrite), ev(&m, Ev::NrVmscanImmediateReclaim));
+        let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 32);
+        let mut stat = ReclaimStat::default();
+        shrink_folio_list(&mut m.mm, &mut m.policy, &mut list, &mut sc, &mut stat, false);
+        move_folios_to_lru(&mut m.mm, &mut m.policy, &list);
+        got.push((n, ev(&m, Ev::NrVmscanWrite) - written, ev(&m, Ev::NrVmscanImmediateReclaim) - immediate));
+    }
+    let (old, new) = (got[0], got[1]);
+    assert_eq!((old.1, old.2), (old.0, 0), "6.12: kswapd writes every PG_reclaim dirty folio: {got:?}");
+    assert_eq!((new.1, new.2), (0, new.0), "7.3: none written, all marked for immediate reclaim: {got:?}");
+}
