@@ -180,7 +180,7 @@ def fig6(a, tmp):
             sets = [f"machine.policy=\"{p}\"", f"workload.leveldb.lsm.ycsb=\"{ycsb}\""]
             if dist:
                 sets.append(f"workload.leveldb.distribution=\"{dist}\"")
-            res[p] = run(a.pagelab, "ycsb.toml", sets, f"{tmp}/y-{mix}-{p}.json")
+            res[p] = run(a.pagelab, a.scenario, sets, f"{tmp}/y-{mix}-{p}.json")
         tp = {p: steady(x) for p, x in res.items()}
         tables.append((mix, res, tp))
     print("| policy | " + " | ".join(m.upper() for m in mixes) + " |")
@@ -305,6 +305,9 @@ def main():
     ap.add_argument("figure", choices=["fig9", "fig6", "fig10", "fig11", "zipf-check"])
     ap.add_argument("--pagelab", default=os.path.join(ROOT, "target/release/pagelab"))
     ap.add_argument("--quick", action="store_true", help="fig6: YCSB-C only")
+    ap.add_argument("--scenario", default="ycsb-paper.toml",
+                    help="fig6: ycsb-paper.toml (the paper's LevelDB setup, default) or ycsb.toml "
+                         "(pagelab's LevelDB defaults: a 10-bit Bloom filter, 1 KiB values)")
     ap.add_argument("--cpus", type=int, default=0, help="fig11: machine.cpus (default: none)")
     ap.add_argument("--keep", metavar="DIR", help="keep the runs' JSON reports in DIR and reuse "
                     "the ones already there (to reprint a table without running again)")

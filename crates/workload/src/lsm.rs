@@ -3,15 +3,19 @@
 //!
 //! **The store.** `lsm = { db_size = "100G", ycsb = "c" }` describes a database of
 //! `db_size` bytes of records (`value_size` 1000 bytes, YCSB's 10 fields of 100, and a
-//! 24-byte key, `user` and YCSB's hashed number) in SST files of `table_size` (2 MiB,
+//! `key_size` of 24 bytes, `user` and YCSB's hashed number; My-YCSB, which cache_ext ran,
+//! writes 16-byte keys and 200-byte values) in SST files of `table_size` (2 MiB,
 //! LevelDB's `max_file_size`, include/leveldb/options.h), each of 4 KiB data blocks
 //! (`block_size`), a Bloom filter block (`bloom_bits_per_key` = 10: LevelDB ships no
 //! filter by default, `NewBloomFilterPolicy(10)` is what its documentation and benchmarks
-//! use), an index block (one entry per data block) and a footer page. The levels are
+//! use; `bloom_bits_per_key = 0` is LevelDB's default `Options::filter_policy = nullptr`,
+//! no filter block), an index block (one entry per data block) and a footer page. The levels are
 //! LevelDB's steady state after a load: L1 holds 10 MiB, each level below ten times more
 //! (db/version_set.cc: MaxBytesForLevel()), and the last level the rest; L0 and the memtable
-//! are empty of the loaded keys. Each key lives in one level, chosen by a hash of the key in
-//! proportion to the levels' sizes, and each level's tables split the key range evenly.
+//! are empty of the loaded keys. (`l1_size`, 10 MiB, scales L1 down with a store scaled
+//! down, keeping its levels' ratios to the data and to the cgroup.) Each key lives in one
+//! level, chosen by a hash of the key in proportion to the levels' sizes, and each level's
+//! tables split the key range evenly.
 //!
 //! **A get** (LevelDB's DBImpl::Get, Version::Get): the memtable (a load of one page of its
 //! anonymous region), then each level from L1 down to the key's own: the table whose range
@@ -21,7 +25,8 @@
 //! and filter block with pread (Table::Open, ReadMeta) and storing them in its slot. The
 //! filter answers (deterministically per key and table: a Bloom filter's false positives,
 //! at its rate for `bloom_bits_per_key`, `(1 − e^{−k/b})^k` with LevelDB's `k = ⌊b·ln 2⌋`
-//! probes). On a positive, the data block the index names goes through the **block cache**
+//! probes; without a filter every table looked at passes). On a positive, the data block
+//! the index names goes through the **block cache**
 //! (`block_cache` 8 MiB, LevelDB's default when none is given, LRU of 4 KiB blocks in
 //! anonymous memory: crate::app_cache) and is read with pread on a miss. The get stops at
 //! the key's level; a false positive reads a data block and goes on.
@@ -34,7 +39,7 @@
 //!
 //! **Writes** (update, insert, the write of read-modify-write): appended to the log (the
 //! `wal` file, written page by page) and stored into the memtable (anonymous memory). A
-//! memtable of `write_buffer_size` (4 MiB) is **flushed** (DBImpl::CompactMemTable()): written
+//! memtable of `write_buffer_size` (4 MiB, LevelDB's default) is **flushed** (DBImpl::CompactMemTable()): written
 //! as an L0 table 64 KiB at a time (PosixWritableFile's buffer) and opened to verify it, and
 //! the log is replaced (the old one deleted). Four L0 tables (kL0_CompactionTrigger) are
 //! **compacted** into L1, and the same bytes are then pushed down every level, one table
@@ -77,13 +82,14 @@ use crate::spec::{Access, Advice};
 /// LevelDB's `max_open_files` default less the ten it keeps for other files
 /// (`kNumNonTableCacheFiles`, db/db_impl.cc).
 const NON_TABLE_FILES: u64 = 10;
-/// The memtable's and the log's size: LevelDB's `write_buffer_size` (4 MiB).
+/// The memtable's and the log's size by default: LevelDB's `write_buffer_size` (4 MiB).
 const WRITE_BUFFER: u64 = 4 << 20;
 /// A record's bytes in a block besides key and value (varint lengths, sequence and type).
 const RECORD_OVERHEAD: u64 = 12;
 /// An index entry's bytes besides the separator key (the block handle, lengths).
 const INDEX_ENTRY_OVERHEAD: u64 = 12;
-/// L1's size; each level below holds ten times more (MaxBytesForLevel()).
+/// L1's size by default; each level below holds ten times more (MaxBytesForLevel(), a
+/// constant in LevelDB: `l1_size` only scales a store down with its ratios).
 const L1_BYTES: u64 = 10 << 20;
 /// LevelDB's kNumLevels.
 const LEVELS: usize = 7;
@@ -107,6 +113,12 @@ pub struct LsmToml {
     pub max_open_files: Option<u64>,
     pub bloom_bits_per_key: Option<u32>,
     pub max_scan: Option<u64>,
+    #[serde(default, deserialize_with = "crate::size::size_text")]
+    pub key_size: Option<String>,
+    #[serde(default, deserialize_with = "crate::size::size_text")]
+    pub write_buffer_size: Option<String>,
+    #[serde(default, deserialize_with = "crate::size::size_text")]
+    pub l1_size: Option<String>,
 }
 
 /// YCSB's operation mix: fractions of reads, updates, inserts, scans and read-modify-writes.
@@ -147,6 +159,10 @@ pub struct LsmSpec {
     pub max_open_files: u64,
     pub bloom_bits_per_key: u32,
     pub max_scan: u64,
+    /// The memtable's and the log's bytes (`write_buffer_size`).
+    pub write_buffer_bytes: u64,
+    /// L1's bytes; each level below ten times more.
+    pub l1_bytes: u64,
 }
 
 impl LsmToml {
@@ -194,14 +210,38 @@ impl LsmToml {
             return Err(("max_open_files", format!("must be between {} and 16777216 (LevelDB keeps {NON_TABLE_FILES} for other files)", NON_TABLE_FILES + 1)));
         }
         let bloom_bits_per_key = self.bloom_bits_per_key.unwrap_or(10);
-        if !(1..=64).contains(&bloom_bits_per_key) {
-            return Err(("bloom_bits_per_key", "must be between 1 and 64".into()));
+        if bloom_bits_per_key > 64 {
+            return Err(("bloom_bits_per_key", "must be between 0 (no filter, LevelDB's default) and 64".into()));
+        }
+        let key_bytes = size("key_size", &self.key_size, 24)?;
+        if key_bytes == 0 || key_bytes > 64 << 10 {
+            return Err(("key_size", "must be between 1 byte and 64k".into()));
         }
         let max_scan = self.max_scan.unwrap_or(100);
         if max_scan == 0 || max_scan > 1 << 20 {
             return Err(("max_scan", "must be between 1 and 1048576".into()));
         }
-        let spec = LsmSpec { db_bytes, value_bytes, key_bytes: 24, mix, table_bytes, block_cache_bytes, max_open_files, bloom_bits_per_key, max_scan };
+        let write_buffer_bytes = size("write_buffer_size", &self.write_buffer_size, WRITE_BUFFER)?;
+        if !(PAGE_SIZE..=1 << 30).contains(&write_buffer_bytes) || write_buffer_bytes % PAGE_SIZE != 0 {
+            return Err(("write_buffer_size", "must be whole 4 KiB pages, between 4k and 1G".into()));
+        }
+        let l1_bytes = size("l1_size", &self.l1_size, L1_BYTES)?;
+        if !(table_bytes..=1 << 40).contains(&l1_bytes) {
+            return Err(("l1_size", "must hold at least one table (table_size) and at most 1T".into()));
+        }
+        let spec = LsmSpec {
+            db_bytes,
+            value_bytes,
+            key_bytes,
+            mix,
+            table_bytes,
+            block_cache_bytes,
+            max_open_files,
+            bloom_bits_per_key,
+            max_scan,
+            write_buffer_bytes,
+            l1_bytes,
+        };
         if spec.records() == 0 {
             return Err(("db_size", "holds not one record".into()));
         }
@@ -266,7 +306,11 @@ impl Shape {
         let records = data_blocks * records_per_block;
         Shape {
             data_blocks,
-            filter_pages: (records * s.bloom_bits_per_key as u64).div_ceil(8 * PAGE_SIZE).max(1),
+            // No filter policy: TableBuilder writes no filter block (table_builder.cc).
+            filter_pages: match s.bloom_bits_per_key {
+                0 => 0,
+                b => (records * b as u64).div_ceil(8 * PAGE_SIZE).max(1),
+            },
             index_pages: (data_blocks * (s.key_bytes + INDEX_ENTRY_OVERHEAD)).div_ceil(PAGE_SIZE).max(1),
         }
     }
@@ -289,10 +333,10 @@ impl Layout {
         let shape = Shape::of((s.table_bytes / s.record_bytes()).max(1), records_per_block, s);
         let Shape { data_blocks, filter_pages, index_pages } = shape;
         let per_table = data_blocks * records_per_block;
-        let l0 = Shape::of((WRITE_BUFFER / s.record_bytes()).max(1), records_per_block, s);
+        let l0 = Shape::of((s.write_buffer_bytes / s.record_bytes()).max(1), records_per_block, s);
         let mut tables = Vec::new();
         let mut left = records.div_ceil(per_table);
-        let mut cap = L1_BYTES;
+        let mut cap = s.l1_bytes;
         while left > 0 {
             let t = if tables.len() + 1 == LEVELS - 1 { left } else { (cap / s.table_bytes).max(1).min(left) };
             tables.push(t);
@@ -308,9 +352,16 @@ impl Layout {
                 acc
             })
             .collect::<Vec<_>>();
-        let b = s.bloom_bits_per_key as f64;
-        let k = ((b * std::f64::consts::LN_2) as u64).clamp(1, 30) as f64;
-        let false_positive = (1.0 - (-k / b).exp()).powf(k);
+        // Without a filter (Table::InternalGet() with no filter_data) every table looked at
+        // reads its data block: a "false positive" of 1.
+        let false_positive = match s.bloom_bits_per_key {
+            0 => 1.0,
+            b => {
+                let b = b as f64;
+                let k = ((b * std::f64::consts::LN_2) as u64).clamp(1, 30) as f64;
+                (1.0 - (-k / b).exp()).powf(k)
+            }
+        };
         Layout { records, data_blocks, records_per_block, filter_pages, index_pages, tables, cumulative, false_positive, l0 }
     }
 
@@ -391,9 +442,9 @@ pub fn declarations(root: &str, s: &LsmSpec, l: &Layout) -> Declarations {
     for t in 0..L0_TRIGGER {
         files.push((format!("{root}/L0/{t:06}.ldb"), l.l0.pages()));
     }
-    files.push((format!("{root}/wal.log"), WRITE_BUFFER / PAGE_SIZE));
+    files.push((format!("{root}/wal.log"), s.write_buffer_bytes / PAGE_SIZE));
     let anon = [
-        ("lsm_memtable", WRITE_BUFFER / PAGE_SIZE),
+        ("lsm_memtable", s.write_buffer_bytes / PAGE_SIZE),
         ("lsm_block_cache", s.block_cache_bytes / PAGE_SIZE),
         ("lsm_table_cache", table_cache_slots(s, l) * l.slot_pages()),
     ];
@@ -511,7 +562,10 @@ impl LsmState {
             Lookup::Miss(slot) => {
                 out.push_back(self.read(object, shape.pages() - 1, 1));
                 out.push_back(self.read(object, shape.data_blocks + shape.filter_pages, shape.index_pages));
-                out.push_back(self.read(object, shape.data_blocks, shape.filter_pages));
+                // Table::ReadMeta() reads nothing more without a filter policy.
+                if shape.filter_pages > 0 {
+                    out.push_back(self.read(object, shape.data_blocks, shape.filter_pages));
+                }
                 out.push_back(Self::anon(self.objects.table_cache, slot as u64 * slot_pages, meta, true));
             }
         }
@@ -529,7 +583,7 @@ impl LsmState {
     }
 
     fn memtable_page(&self, key: u64) -> u64 {
-        mix64(key) % (WRITE_BUFFER / PAGE_SIZE)
+        mix64(key) % (self.spec.write_buffer_bytes / PAGE_SIZE)
     }
 
     /// A point get of `key` (DBImpl::Get): memtable, then each level down to the key's.
@@ -597,11 +651,11 @@ impl LsmState {
     /// A write (update, insert): appended to the log, stored into the memtable; a full
     /// memtable is flushed (DBImpl::MakeRoomForWrite()).
     pub fn write(&mut self, out: &mut VecDeque<Op>) {
-        let page = (self.unflushed / PAGE_SIZE) % (WRITE_BUFFER / PAGE_SIZE);
+        let page = (self.unflushed / PAGE_SIZE) % (self.spec.write_buffer_bytes / PAGE_SIZE);
         self.unflushed += self.spec.record_bytes();
         out.push_back(Op { write: true, ..self.read(self.objects.wal, page, 1) });
         out.push_back(Self::anon(self.objects.memtable, page, 1, true));
-        if self.unflushed >= WRITE_BUFFER {
+        if self.unflushed >= self.spec.write_buffer_bytes {
             self.flush(out);
         }
     }
@@ -644,7 +698,7 @@ impl LsmState {
         let object = self.objects.l0[self.l0_live];
         let shape = self.layout.l0;
         self.write_table(object, shape, out);
-        out.push_back(Self::truncate(self.objects.wal, WRITE_BUFFER / PAGE_SIZE));
+        out.push_back(Self::truncate(self.objects.wal, self.spec.write_buffer_bytes / PAGE_SIZE));
         self.unflushed = 0;
         self.l0_live += 1;
         self.flushes += 1;
@@ -868,6 +922,52 @@ mod tests {
         assert_eq!(t(&|t| t.max_open_files = Some(10)), Err("max_open_files"));
         assert_eq!(t(&|t| t.db_size = Some("1k".into())), Err("db_size"));
         assert_eq!(t(&|t| t.table_size = Some("4k".into())), Err("table_size"));
+        assert_eq!(t(&|t| t.bloom_bits_per_key = Some(65)), Err("bloom_bits_per_key"));
+        assert_eq!(t(&|t| t.bloom_bits_per_key = Some(0)), Ok(()));
+        assert_eq!(t(&|t| t.key_size = Some("0".into())), Err("key_size"));
+        assert_eq!(t(&|t| t.key_size = Some("65k".into())), Err("key_size"));
+        assert_eq!(t(&|t| t.key_size = Some("16".into())), Ok(()));
+    }
+
+    #[test]
+    fn my_ycsbs_records_are_a_16_byte_key_and_a_200_byte_value() {
+        let s = LsmToml { db_size: Some("1G".into()), key_size: Some("16".into()), value_size: Some("200".into()), ..Default::default() }.resolve().unwrap();
+        let l = Layout::new(&s);
+        // 16 + 200 + 12 = 228 bytes a record: a 4 KiB block ends at its 18th.
+        assert_eq!(l.records_per_block, 18);
+        assert_eq!(l.records, (1u64 << 30) / 228);
+    }
+
+    #[test]
+    fn without_a_filter_a_get_reads_a_data_block_in_every_level_down_to_the_keys() {
+        // LevelDB's default Options (filter_policy = nullptr), as cache_ext's My-YCSB opens
+        // its store: Version::Get() looks in each level's table whose range holds the key,
+        // and Table::InternalGet() reads that table's data block, found or not.
+        let s = LsmToml { db_size: Some("1G".into()), bloom_bits_per_key: Some(0), ..Default::default() }.resolve().unwrap();
+        let mut st = state(&s);
+        let l = st.layout.clone();
+        assert_eq!((l.filter_pages, l.false_positive), (0, 1.0));
+        let last = l.tables.len() - 1;
+        let key = (0..).find(|&k| l.level_of(k) == last).unwrap();
+        let mut ops = VecDeque::new();
+        st.get(key, &mut ops);
+        let ops: Vec<Op> = ops.into();
+        for level in 0..=last {
+            let (table, block) = l.table_and_block(key, level);
+            let object = st.objects.tables[level][table as usize];
+            let reads: Vec<(u64, u32)> = ops.iter().filter(|o| o.object == object && o.access == Access::Buffered).map(|o| (o.page, o.npages)).collect();
+            // Table::Open(): the footer and the index block, no filter block; then the data block.
+            assert_eq!(reads, vec![(l.table_pages() - 1, 1), (l.data_blocks, l.index_pages as u32), (block, 1)], "level {level}");
+        }
+        let file_reads = ops.iter().filter(|o| o.access == Access::Buffered).count();
+        assert_eq!(file_reads, 3 * (last + 1), "nothing else is read");
+        // With the default 10-bit filter the same key reads one data block, at its level
+        // (unless a filter errs).
+        let mut with = state(&spec("1G", "c"));
+        let mut ops = VecDeque::new();
+        with.get(key, &mut ops);
+        let data = ops.iter().filter(|o| o.access == Access::Buffered && o.npages == 1 && o.page < with.layout.data_blocks).count();
+        assert!(data <= 2, "{data}");
     }
 
     #[test]

@@ -102,6 +102,19 @@ fn an_lsm_store_runs_its_gets_through_its_caches() {
 }
 
 #[test]
+fn an_lsm_store_without_a_filter_reads_a_data_block_in_every_level() {
+    // LevelDB's default Options (no filter_policy), as cache_ext's My-YCSB opens its store:
+    // a get reads the data block of every level's table down to the key's (Version::Get(),
+    // Table::InternalGet()), so the same YCSB-C reads more from disk than with a 10-bit filter.
+    let body = |bits: u32| format!("kind = \"lsm\"\nlsm = {{ db_size = \"512M\", ycsb = \"c\", bloom_bits_per_key = {bits} }}\nops = 5000");
+    let with = run(&app_scenario(false, "64M", &body(10)));
+    let without = run(&app_scenario(false, "64M", &body(0)));
+    let (a, b) = (with.vmstat["pgpgin"], without.vmstat["pgpgin"]);
+    assert!(b > a + a / 2, "pages read: {a} with a filter, {b} without");
+    assert!(without.tasks[0].ops > with.tasks[0].ops, "more accesses a get without a filter");
+}
+
+#[test]
 fn truncate_inode_pages_range_removes_a_files_pages_and_shadow_entries() {
     // mm/truncate.c: truncate_inode_pages_range() (6.1, 6.12): a deleted file's pages leave
     // the page cache (uncharged, freed) and its shadow entries go with them, so reading it
