@@ -243,8 +243,10 @@ fn cached(mm: &Mm, f: FileRef, index: u64) -> Option<Pfn> {
 
 /// Models mm/filemap.c: filemap_read() for `npages` pages at `index` (one pread call):
 /// filemap_get_pages() with sync and async readahead, the single-page read of
-/// filemap_create_folio(), and folio_mark_accessed() on the first page of each batch unless
-/// it is the page the previous read ended in.
+/// filemap_create_folio(), and folio_mark_accessed() once for each folio of a batch, the
+/// first one not if the previous read ended in it (pos_same_folio(), 6.1 to 7.3: for order-0
+/// pages, the page the previous read ended in; 7.3's large folios are marked once per read
+/// call that reaches them).
 ///
 /// The common hit, a one-page read of a cached, unlocked page that starts no readahead, is
 /// taken here, inlined into the caller's loop: the general path would do exactly this, in

@@ -1,5 +1,12 @@
-//! `struct folio` for order-0 pages: one compact record per page frame, and the LRU lists
-//! that hold them (include/linux/list.h as include/linux/mm_inline.h uses it).
+//! `struct folio`: one compact record per page frame, and the LRU lists that hold them
+//! (include/linux/list.h as include/linux/mm_inline.h uses it).
+//!
+//! Most folios are order 0, one frame. A large folio (7.3's page cache,
+//! [`crate::kernel::Kernel::large_folio_readahead`]) is its head frame, which holds the flags
+//! and the order ([`pg::ORDER_MASK`]) and is what lists, counters and the address space name,
+//! plus 2^order − 1 tail frames ([`pg::TAIL`]) that name the head. The frames need not be
+//! contiguous: pagelab takes them one at a time from the free lists (fragmentation and
+//! compaction are not modeled for large folios).
 //!
 //! Page frames are numbered densely (`Pfn`). A list keeps the kernel's semantics — add at the
 //! head, add at the tail, delete anywhere, reclaim from the tail — but stores its members in a

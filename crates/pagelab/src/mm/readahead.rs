@@ -224,11 +224,8 @@ fn page_cache_ra_order<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut R
     if f.pages == 0 || start >= f.pages {
         return RaIo::default();
     }
-    let (limit, mark) = if f.pages - 1 > (start + ra.size).saturating_sub(1) {
-        (start + ra.size - 1, start + ra.size - ra.async_size)
-    } else {
-        (f.pages - 1, u64::MAX)
-    };
+    let (limit, mark) =
+        if f.pages - 1 > (start + ra.size).saturating_sub(1) { (start + ra.size - 1, start + ra.size - ra.async_size) } else { (f.pages - 1, u64::MAX) };
     let mut inserted = std::mem::take(&mut mm.ra_scratch);
     inserted.clear();
     let mut index = start;

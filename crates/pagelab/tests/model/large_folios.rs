@@ -34,7 +34,18 @@ ops = 0
 
 /// A buffered read of `npages` pages at `page` with normal readahead.
 fn seq_read(page: u64, npages: u64) -> Op {
-    Op { object: 0, page, npages: npages as u32, write: false, access: Access::Buffered, advice: Advice::Normal, fill: false, think_ns: 0, due: None, more: false }
+    Op {
+        object: 0,
+        page,
+        npages: npages as u32,
+        write: false,
+        access: Access::Buffered,
+        advice: Advice::Normal,
+        fill: false,
+        think_ns: 0,
+        due: None,
+        more: false,
+    }
 }
 
 /// The order of the folio holding page `page` of the file, if cached.
@@ -217,7 +228,7 @@ fn run_checked<P: pagelab::policy::Policy>(m: &mut Machine<P>) -> (u64, u64, u64
     let mut checks = 0;
     while m.step() {
         steps += 1;
-        if steps % 512 == 0 {
+        if steps.is_multiple_of(512) {
             m.check().unwrap_or_else(|e| panic!("step {steps}: {e}"));
             checks += 1;
         }
