@@ -154,7 +154,29 @@ pub fn filemap_add_large_folio<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, orde
 /// Models mm/filemap.c: page_cache_delete() (6.1, 6.12, 7.3): the folio leaves every slot of
 /// its range, which holds `shadow` after it (one shadow over a large folio's range: a later
 /// add of a smaller folio anywhere in the range finds it) or nothing.
+// Always inlined: every eviction's path; a large folio's range is out of line.
+#[inline(always)]
 pub fn page_cache_delete(mm: &mut Mm, pfn: Pfn, shadow: Option<crate::mm::mapping::Shadow>) {
+    let f = mm.folios.get(pfn);
+    let (vpn, memcg) = (f.vpn, f.memcg);
+    if f.order() > 0 {
+        return page_cache_delete_range(mm, pfn, shadow);
+    }
+    match shadow {
+        Some(s) => {
+            mm.space.set(vpn, Entry::Shadow(s));
+            mm.file_nodes.page_replaced_by_shadow(vpn, memcg);
+        }
+        None => {
+            mm.space.set(vpn, Entry::Empty);
+            mm.file_nodes.page_removed(vpn);
+        }
+    }
+}
+
+/// [`page_cache_delete`] of a large folio: every slot of its range.
+#[inline(never)]
+fn page_cache_delete_range(mm: &mut Mm, pfn: Pfn, shadow: Option<crate::mm::mapping::Shadow>) {
     let f = *mm.folios.get(pfn);
     for k in 0..f.nr_pages() as Vpn {
         let vpn = f.vpn + k;
@@ -319,16 +341,16 @@ fn filemap_read_slow<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaS
                 wait_on_folio_read(mm, pfn);
                 // Once per folio of the batch; the first folio not if the previous read
                 // ended in it (pos_same_folio()).
-                let new_folio = prev_pfn != Some(pfn);
-                let same_as_previous = i == idx && last.is_some_and(|l| l > 0 && in_folio(mm, f, pfn, l - 1));
-                if new_folio && !same_as_previous {
-                    crate::mm::swap::folio_mark_accessed(mm, p, pfn);
+                if prev_pfn != Some(pfn) {
+                    let same_as_previous = i == idx && last.is_some_and(|l| l == i + 1 || (l > 0 && in_folio(mm, f, pfn, l - 1)));
+                    if !same_as_previous {
+                        crate::mm::swap::folio_mark_accessed(mm, p, pfn);
+                    }
                 }
                 prev_pfn = Some(pfn);
                 mm.cpu_in(Func::CopyPage, copy_page_ns);
                 // After the folio's last page the batch copies (filemap_read()'s put_folios).
-                let folio_done = i + 1 == batch_end || folio_index(mm, f, pfn) + mm.folios.nr_pages(pfn) == i + 1;
-                if folio_done && mm.folios.test(pfn, pg::DROPBEHIND) {
+                if mm.folios.test(pfn, pg::DROPBEHIND) && (i + 1 == batch_end || folio_index(mm, f, pfn) + mm.folios.nr_pages(pfn) == i + 1) {
                     filemap_end_dropbehind_read(mm, p, pfn);
                 }
                 last = Some(i + 1);
@@ -367,7 +389,8 @@ fn in_folio(mm: &Mm, f: FileRef, pfn: Pfn, index: u64) -> bool {
 #[inline]
 fn copy_one_page<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaState, pfn: Pfn, index: u64) {
     debug_assert!(in_folio(mm, f, pfn, index));
-    if !(ra.prev_valid && ra.prev_index > 0 && in_folio(mm, f, pfn, ra.prev_index - 1)) {
+    let same = ra.prev_valid && (ra.prev_index == index + 1 || (ra.prev_index > 0 && mm.folios.nr_pages(pfn) > 1 && in_folio(mm, f, pfn, ra.prev_index - 1)));
+    if !same {
         crate::mm::swap::folio_mark_accessed(mm, p, pfn);
     }
     mm.cpu_in(Func::CopyPage, mm.cfg.costs.copy_page_ns);
@@ -429,9 +452,10 @@ fn read_batch_end(mm: &mut Mm, f: FileRef, idx: u64, end: u64) -> u64 {
     let mut i = idx;
     while i < end {
         let Some(pfn) = mm.space.resident(f.base + i as Vpn) else { break };
+        let fo = *mm.folios.get(pfn);
         // The whole folio (a large one spans several pages), or what the read wants of it.
-        i = (folio_index(mm, f, pfn) + mm.folios.nr_pages(pfn)).min(end);
-        if mm.folios.test(pfn, pg::READAHEAD) || !folio_trylock(mm, pfn) {
+        i = if fo.order() == 0 { i + 1 } else { ((fo.vpn - f.base) as u64 + fo.nr_pages()).min(end) };
+        if fo.flags & pg::READAHEAD != 0 || !folio_trylock(mm, pfn) {
             break;
         }
     }

@@ -32,8 +32,10 @@ enum Wmark {
 /// (__alloc_pages_direct_reclaim(): after reclaim that made progress, one more try, and one
 /// after draining the per-CPU lists), should_reclaim_retry() and __alloc_pages_may_oom().
 /// `None` means the allocation failed (NoRetry) or the allocating task was killed.
-// The fast path is inlined into every allocation; the slow path is out of line.
-#[inline]
+// The fast path is inlined into every allocation (always: a large folio's frames are a call
+// site of their own, which must not cost the order-0 sites their inlining); the slow path is
+// out of line.
+#[inline(always)]
 pub fn alloc_page<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<Pfn> {
     if let Some(pfn) = get_page_from_freelist(mm, Wmark::Low) {
         return Some(pfn);

@@ -81,6 +81,9 @@ pub fn lru_add_drain_all<P: Policy>(mm: &mut Mm, p: &mut P) {
 /// PG_referenced, so lru_gen_folio_seq() puts them in the second oldest generation.
 ///
 /// [`Kernel::lru_gen_workingset_top_tier`]: crate::kernel::Kernel::lru_gen_workingset_top_tier
+// Always inlined: every page-cache miss adds through it (a large folio's add is a call site of
+// its own, which must not cost the order-0 sites their inlining).
+#[inline(always)]
 pub fn folio_add_lru<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) {
     if p.caps().activates_folios_added_in_fault {
         if let Some(t) = mm.current_task() {

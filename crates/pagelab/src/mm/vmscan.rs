@@ -688,8 +688,10 @@ pub fn reclaim_batch<P: Policy, E: Epilogue<P>>(
     if let Pgscan::Here(scanned) = rules.pgscan {
         count_pgscan(mm, memcg, sc, scanned);
     }
-    // Pages, as the kernel's nr_taken (a large folio counts folio_nr_pages()).
-    let nr_taken = list_pages(mm, list);
+    // Pages, as the kernel's nr_taken (a large folio counts folio_nr_pages()); and the file
+    // pages among them, in the same pass.
+    let (nr_taken, file_taken) =
+        list.iter().map(|&pfn| mm.folios.get(pfn)).fold((0, 0), |(all, file), f| (all + f.nr_pages(), file + if f.is_file_lru() { f.nr_pages() } else { 0 }));
     // The isolation that filled `list` held the lruvec's lock for every folio it scanned
     // (isolate_lru_folios()) or took (scan_folios()); several CPUs contend for it.
     let isolated = match rules.pgscan {
@@ -702,7 +704,6 @@ pub fn reclaim_batch<P: Policy, E: Epilogue<P>>(
     }
     // A folio's type does not change while it is isolated, so the survivors' types give the
     // freed folios' types.
-    let file_taken = file_folios(mm, list);
     epilogue.before_shrink(mm, p, list);
     let mut stat = ReclaimStat::default();
     let reclaimed = shrink_folio_list(mm, p, list, sc, &mut stat, false);

@@ -470,7 +470,8 @@ impl ShadowNodes {
 
     /// A page entered the node; a node that had no entries is charged to `memcg` (the
     /// xa_node is allocated, and accounted, by whoever fills it first).
-    #[inline]
+    // Always inlined: filemap_add_folio()'s hot path (a large folio's add calls it too).
+    #[inline(always)]
     pub fn page_added(&mut self, index: u32, memcg: MemcgId) {
         let n = (index >> XA_CHUNK_SHIFT) as usize;
         let node = &mut self.nodes[n];
@@ -481,7 +482,7 @@ impl ShadowNodes {
         let node = *node;
         self.relist(n, node);
     }
-    #[inline]
+    #[inline(always)]
     pub fn page_removed(&mut self, index: u32) {
         let n = (index >> XA_CHUNK_SHIFT) as usize;
         self.nodes[n].present -= 1;
@@ -507,7 +508,8 @@ impl ShadowNodes {
     }
     /// An evicted page left its shadow in its slot: page_removed() then shadow_added(),
     /// with one list update.
-    #[inline]
+    // Always inlined: the eviction's hot path (a large folio's eviction calls it too).
+    #[inline(always)]
     pub fn page_replaced_by_shadow(&mut self, index: u32, memcg: MemcgId) {
         let n = (index >> XA_CHUNK_SHIFT) as usize;
         let node = &mut self.nodes[n];
@@ -521,7 +523,7 @@ impl ShadowNodes {
     }
     /// A refaulting page took its shadow's slot: shadow_removed() then page_added(), with
     /// one list update.
-    #[inline]
+    #[inline(always)]
     pub fn shadow_replaced_by_page(&mut self, index: u32, memcg: MemcgId) {
         let n = (index >> XA_CHUNK_SHIFT) as usize;
         self.nodes[n].shadows &= !slot_bit(index);

@@ -30,13 +30,13 @@ fn lower_zone_lru_size_add(mm: &mut Mm, memcg: MemcgId, lru: Lru, pfn: Pfn, delt
 
 /// isolate_lru_folios()'s verdict on one folio taken off the tail of `list`: a folio not on
 /// the LRU (a 6.12 folio waiting for activation), or mapped when unmapping is not allowed,
-/// rotates to the head; any other is isolated into `taken`.
+/// rotates to the head; any other is isolated into `taken`. Returns the pages taken.
 #[inline(always)]
-fn isolate_or_rotate(mm: &mut Mm, list: &mut List, memcg: MemcgId, lru: Lru, pfn: Pfn, sc: &ScanControl, taken: &mut Vec<Pfn>) {
+fn isolate_or_rotate(mm: &mut Mm, list: &mut List, memcg: MemcgId, lru: Lru, pfn: Pfn, sc: &ScanControl, taken: &mut Vec<Pfn>) -> u64 {
     let fl = mm.folios.get(pfn).flags;
     if fl & pg::LRU == 0 || (!sc.may_unmap && fl & pg::MAPPED != 0) {
         mm.folios.list_add(list, pfn);
-        return;
+        return 0;
     }
     let f = mm.folios.get_mut(pfn);
     f.flags = (f.flags & !pg::LRU) | pg::ISOLATED;
@@ -45,6 +45,7 @@ fn isolate_or_rotate(mm: &mut Mm, list: &mut List, memcg: MemcgId, lru: Lru, pfn
     if mm.folios.below_top_zone(pfn) {
         lower_zone_lru_size_add(mm, memcg, lru, pfn, -(nr as i64));
     }
+    nr
 }
 
 /// How far ahead of the scan position isolation prefetches folios.
@@ -179,15 +180,14 @@ impl Classic {
         }
         let mut taken = std::mem::take(&mut self.scratch);
         taken.clear();
-        let mut scan = 0;
+        let (mut scan, mut nr_taken) = (0, 0);
         let list = &mut self.lists[memcg as usize][lru as usize];
         while scan < nr_to_scan {
             mm.folios.prefetch_from_tail(list, PREFETCH_AHEAD);
             let Some(pfn) = mm.folios.list_del_tail(list) else { break };
             scan += mm.folios.nr_pages(pfn);
-            isolate_or_rotate(mm, list, memcg, lru, pfn, sc, &mut taken);
+            nr_taken += isolate_or_rotate(mm, list, memcg, lru, pfn, sc, &mut taken);
         }
-        let nr_taken = crate::mm::vmscan::list_pages(mm, &taken);
         mm.update_lru_size(memcg, lru, -(nr_taken as i64));
         (taken, scan)
     }
@@ -203,7 +203,7 @@ impl Classic {
         taken.clear();
         let mut skipped = std::mem::take(&mut self.skipped);
         skipped.clear();
-        let (mut scan, mut total_scan) = (0, 0);
+        let (mut scan, mut total_scan, mut nr_taken) = (0, 0, 0);
         let list = &mut self.lists[memcg as usize][lru as usize];
         while scan < nr_to_scan {
             let Some(pfn) = mm.folios.list_del_tail(list) else { break };
@@ -214,7 +214,7 @@ impl Classic {
                 continue;
             }
             scan += nr;
-            isolate_or_rotate(mm, list, memcg, lru, pfn, sc, &mut taken);
+            nr_taken += isolate_or_rotate(mm, list, memcg, lru, pfn, sc, &mut taken);
         }
         let mut pgskip = [0u64; MAX_ZONES];
         for &pfn in &skipped {
@@ -228,7 +228,6 @@ impl Classic {
             }
         }
         self.skipped = skipped;
-        let nr_taken = crate::mm::vmscan::list_pages(mm, &taken);
         mm.update_lru_size(memcg, lru, -(nr_taken as i64));
         (taken, total_scan)
     }
