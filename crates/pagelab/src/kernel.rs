@@ -560,7 +560,8 @@ mod tests {
                 "lru_gen_type_by_all_tiers",
                 "lru_gen_min_seq_independent",
                 "lru_gen_refault_workingset",
-                "lru_gen_evict_handles_writeback"
+                "lru_gen_evict_handles_writeback",
+                "large_folio_readahead"
             ]
         );
         assert!(Kernel::V6_1.differing_rules(Kernel::V6_1).is_empty());
