@@ -471,6 +471,18 @@ impl Kernel {
     pub fn reclaim_never_writes_file_folios(self) -> bool {
         self >= Kernel::V7_3
     }
+
+    /// Large page-cache folios from readahead (ext4 gained them in 6.16; in 7.3.4):
+    /// mm/readahead.c: page_cache_ra_order() allocates the window in folios of `ra->order`
+    /// (raised by 2 by each page_cache_async_ra(), reset to 0 by page_cache_sync_ra(), capped at
+    /// the mapping's maximum, MAX_PAGECACHE_ORDER = 9, and at ilog2(ra->size)), smaller where
+    /// the index is unaligned or the window ends; filemap_read() marks such a folio accessed
+    /// once per read call; reclaim takes it whole and leaves one shadow over its range
+    /// (docs/kernel-7.3.md). 6.1.192 and 6.12.95's ext4 has no large folios
+    /// (mapping_large_folio_support() is false): every page-cache folio is order 0.
+    pub fn large_folio_readahead(self) -> bool {
+        self >= Kernel::V7_3
+    }
 }
 
 /// A version predicate of [`Kernel`].
@@ -531,6 +543,7 @@ pub const PREDICATES: &[(&str, Predicate)] = &[
     ("lru_gen_evict_handles_writeback", Kernel::lru_gen_evict_handles_writeback),
     ("mmap_miss_lowered_once_per_hit", Kernel::mmap_miss_lowered_once_per_hit),
     ("reclaim_never_writes_file_folios", Kernel::reclaim_never_writes_file_folios),
+    ("large_folio_readahead", Kernel::large_folio_readahead),
 ];
 
 impl Kernel {
@@ -588,7 +601,8 @@ mod tests {
                 "lru_gen_refault_workingset",
                 "lru_gen_evict_handles_writeback",
                 "mmap_miss_lowered_once_per_hit",
-                "reclaim_never_writes_file_folios"
+                "reclaim_never_writes_file_folios",
+                "large_folio_readahead"
             ]
         );
         assert!(Kernel::V6_1.differing_rules(Kernel::V6_1).is_empty());

@@ -69,6 +69,130 @@ pub fn filemap_add_folio<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, for_write:
     Some(pfn)
 }
 
+/// Models mm/filemap.c: filemap_add_folio() of a large folio (7.3,
+/// [`Kernel::large_folio_readahead`]: page_cache_ra_order() -> ra_alloc_folio()): a folio of
+/// `order` at `vpn`, the first page of an aligned range whose slots hold no page (the caller
+/// checked; __filemap_add_folio() fails with -EEXIST otherwise). Every slot of the range
+/// then names the folio, as the kernel's multi-index entry does; a shadow in the range (the
+/// last one, as xas_for_each_conflict() leaves `old`) makes the folio a refault, counted by
+/// its pages. Memory is accounted by pages: NR_FILE_PAGES, the memcg charge, the zones' free
+/// pages.
+///
+/// Simplification: the folio's 2^order frames are taken one at a time from the free lists
+/// (the per-CPU lists, then the buddy lists, as order-0 pages are), not as one aligned block
+/// of the buddy allocator: fragmentation and compaction are not modeled for large folios, and
+/// an allocation fails only when single frames run out. A failure frees what was taken and
+/// returns None, and the caller falls back to order-0 pages (page_cache_ra_order()'s
+/// fallback).
+///
+/// [`Kernel::large_folio_readahead`]: crate::kernel::Kernel::large_folio_readahead
+pub fn filemap_add_large_folio<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, order: u32, gfp: Gfp) -> Option<Pfn> {
+    debug_assert!(order > 0 && order <= 9);
+    let nr = 1u64 << order;
+    let memcg = current_memcg(mm);
+    let mut frames = Vec::with_capacity(nr as usize);
+    for _ in 0..nr {
+        match alloc_page(mm, p, gfp) {
+            Some(pfn) => frames.push(pfn),
+            None => {
+                for pfn in frames {
+                    crate::mm::page_alloc::free_unref_page(mm, pfn);
+                }
+                return None;
+            }
+        }
+    }
+    let head = frames[0];
+    {
+        let f = mm.folios.get_mut(head);
+        f.vpn = vpn;
+        f.memcg = memcg;
+        f.flags = order << pg::ORDER_SHIFT;
+        f.swap = frames.get(1).copied().unwrap_or(crate::mm::folio::NIL);
+    }
+    mm.page_counts(head, nr as i64);
+    if try_charge_memcg(mm, p, memcg, nr).is_err() {
+        mm.page_counts(head, -(nr as i64));
+        mm.folios.get_mut(head).flags = 0;
+        for pfn in frames {
+            crate::mm::page_alloc::free_unref_page(mm, pfn);
+        }
+        return None;
+    }
+    for k in 1..frames.len() {
+        let f = mm.folios.get_mut(frames[k]);
+        f.flags = pg::TAIL;
+        f.pos = head;
+        f.vpn = vpn + k as Vpn;
+        f.memcg = memcg;
+        f.swap = frames.get(k + 1).copied().unwrap_or(crate::mm::folio::NIL);
+    }
+    if mm.cfg.kernel.memcg_counts_pgpgin() {
+        mm.memcgs.stat_updated(memcg, FedStat::PgpgIn, nr);
+    }
+    mm.memcgs.stat_updated(memcg, FedStat::FilePages, nr);
+    let mut shadow = None;
+    for k in 0..nr as Vpn {
+        let old = mm.space.replace(vpn + k, Entry::Resident(head));
+        if let Entry::Shadow(s) = old {
+            mm.file_nodes.shadow_replaced_by_page(vpn + k, memcg);
+            shadow = Some(s);
+        } else {
+            mm.file_nodes.page_added(vpn + k, memcg);
+        }
+    }
+    if let Some(s) = shadow {
+        p.workingset_refault(mm, head, s);
+    }
+    if !p.admit_folio(mm, head, true) {
+        mm.folios.set(head, pg::DROPBEHIND);
+    }
+    folio_add_lru(mm, p, head);
+    Some(head)
+}
+
+/// Models mm/filemap.c: page_cache_delete() (6.1, 6.12, 7.3): the folio leaves every slot of
+/// its range, which holds `shadow` after it (one shadow over a large folio's range: a later
+/// add of a smaller folio anywhere in the range finds it) or nothing.
+// Always inlined: every eviction's path; a large folio's range is out of line.
+#[inline(always)]
+pub fn page_cache_delete(mm: &mut Mm, pfn: Pfn, shadow: Option<crate::mm::mapping::Shadow>) {
+    let f = mm.folios.get(pfn);
+    let (vpn, memcg) = (f.vpn, f.memcg);
+    if f.order() > 0 {
+        return page_cache_delete_range(mm, pfn, shadow);
+    }
+    match shadow {
+        Some(s) => {
+            mm.space.set(vpn, Entry::Shadow(s));
+            mm.file_nodes.page_replaced_by_shadow(vpn, memcg);
+        }
+        None => {
+            mm.space.set(vpn, Entry::Empty);
+            mm.file_nodes.page_removed(vpn);
+        }
+    }
+}
+
+/// [`page_cache_delete`] of a large folio: every slot of its range.
+#[inline(never)]
+fn page_cache_delete_range(mm: &mut Mm, pfn: Pfn, shadow: Option<crate::mm::mapping::Shadow>) {
+    let f = *mm.folios.get(pfn);
+    for k in 0..f.nr_pages() as Vpn {
+        let vpn = f.vpn + k;
+        match shadow {
+            Some(s) => {
+                mm.space.set(vpn, Entry::Shadow(s));
+                mm.file_nodes.page_replaced_by_shadow(vpn, f.memcg);
+            }
+            None => {
+                mm.space.set(vpn, Entry::Empty);
+                mm.file_nodes.page_removed(vpn);
+            }
+        }
+    }
+}
+
 /// Models mm/filemap.c: filemap_end_dropbehind_read() (7.3; PG_dropbehind is 6.14+, the
 /// kernel cache_ext's `admit_folio` marks): after a buffered read copied a folio that was
 /// not admitted, the folio leaves the page cache if it is clean, not under writeback, not
@@ -92,9 +216,7 @@ pub fn filemap_end_dropbehind_read<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) 
     if mm.folios.test(pfn, pg::LRU) {
         p.lru_del(mm, pfn);
     }
-    let vpn = mm.folios.get(pfn).vpn;
-    mm.space.set(vpn, Entry::Empty);
-    mm.file_nodes.page_removed(vpn);
+    page_cache_delete(mm, pfn, None);
     crate::mm::page_alloc::free_folio(mm, pfn);
 }
 
@@ -143,8 +265,10 @@ fn cached(mm: &Mm, f: FileRef, index: u64) -> Option<Pfn> {
 
 /// Models mm/filemap.c: filemap_read() for `npages` pages at `index` (one pread call):
 /// filemap_get_pages() with sync and async readahead, the single-page read of
-/// filemap_create_folio(), and folio_mark_accessed() on the first page of each batch unless
-/// it is the page the previous read ended in.
+/// filemap_create_folio(), and folio_mark_accessed() once for each folio of a batch, the
+/// first one not if the previous read ended in it (pos_same_folio(), 6.1 to 7.3: for order-0
+/// pages, the page the previous read ended in; 7.3's large folios are marked once per read
+/// call that reaches them).
 ///
 /// The common hit, a one-page read of a cached, unlocked page that starts no readahead, is
 /// taken here, inlined into the caller's loop: the general path would do exactly this, in
@@ -155,7 +279,7 @@ pub fn filemap_read<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaSt
         if let Some(pfn) = mm.space.resident(f.base + index as Vpn) {
             if !mm.folios.test(pfn, pg::READAHEAD | pg::LOCKED) {
                 mm.cpu_in(Func::FilemapRead, mm.cfg.costs.syscall_ns);
-                copy_one_page(mm, p, ra, pfn, index);
+                copy_one_page(mm, p, f, ra, pfn, index);
                 return true;
             }
         }
@@ -202,23 +326,31 @@ fn filemap_read_slow<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaS
                     batch_end = idx + 1;
                 }
             }
-            let last_page = batch_end - 1;
-            let last_pfn = mm.space.resident(f.base + last_page as Vpn).expect("batch pages are cached");
+            let last_pfn = mm.space.resident(f.base + (batch_end - 1) as Vpn).expect("batch pages are cached");
             if mm.folios.test(last_pfn, pg::READAHEAD) {
+                // The async readahead starts at the marked folio's first page (its index).
+                let last_page = folio_index(mm, f, last_pfn);
                 // The batch holds references: async readahead's allocations cannot free it.
                 set_pinned(mm, f, idx, batch_end, true);
                 page_cache_async_ra(mm, p, f, ra, last_page, end - last_page);
                 set_pinned(mm, f, idx, batch_end, false);
             }
+            let mut prev_pfn = None;
             for i in idx..batch_end {
                 let Some(pfn) = mm.space.resident(f.base + i as Vpn) else { break 'read false };
                 wait_on_folio_read(mm, pfn);
-                let same_as_previous = i == idx && last == Some(i + 1);
-                if !same_as_previous {
-                    crate::mm::swap::folio_mark_accessed(mm, p, pfn);
+                // Once per folio of the batch; the first folio not if the previous read
+                // ended in it (pos_same_folio()).
+                if prev_pfn != Some(pfn) {
+                    let same_as_previous = i == idx && last.is_some_and(|l| l == i + 1 || (l > 0 && in_folio(mm, f, pfn, l - 1)));
+                    if !same_as_previous {
+                        crate::mm::swap::folio_mark_accessed(mm, p, pfn);
+                    }
                 }
+                prev_pfn = Some(pfn);
                 mm.cpu_in(Func::CopyPage, copy_page_ns);
-                if mm.folios.test(pfn, pg::DROPBEHIND) {
+                // After the folio's last page the batch copies (filemap_read()'s put_folios).
+                if mm.folios.test(pfn, pg::DROPBEHIND) && (i + 1 == batch_end || folio_index(mm, f, pfn) + mm.folios.nr_pages(pfn) == i + 1) {
                     filemap_end_dropbehind_read(mm, p, pfn);
                 }
                 last = Some(i + 1);
@@ -238,11 +370,27 @@ fn filemap_read_slow<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaS
     ok
 }
 
+/// The first page index of the folio `pfn` of file `f` (folio->index).
+#[inline(always)]
+fn folio_index(mm: &Mm, f: FileRef, pfn: Pfn) -> u64 {
+    (mm.folios.get(pfn).vpn - f.base) as u64
+}
+
+/// Whether page `index` of `f` lies in the folio `pfn` (pos_same_folio() in pages).
+#[inline(always)]
+fn in_folio(mm: &Mm, f: FileRef, pfn: Pfn, index: u64) -> bool {
+    let first = folio_index(mm, f, pfn);
+    index >= first && index < first + mm.folios.nr_pages(pfn)
+}
+
 /// The end of a one-page read whose page is cached and read: folio_mark_accessed() unless
-/// the previous read ended in this page, then the copy to user space.
+/// the previous read ended in this folio (pos_same_folio(): for order 0, in this page), then
+/// the copy to user space.
 #[inline]
-fn copy_one_page<P: Policy>(mm: &mut Mm, p: &mut P, ra: &mut RaState, pfn: Pfn, index: u64) {
-    if !(ra.prev_valid && ra.prev_index == index + 1) {
+fn copy_one_page<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaState, pfn: Pfn, index: u64) {
+    debug_assert!(in_folio(mm, f, pfn, index));
+    let same = ra.prev_valid && (ra.prev_index == index + 1 || (ra.prev_index > 0 && mm.folios.nr_pages(pfn) > 1 && in_folio(mm, f, pfn, ra.prev_index - 1)));
+    if !same {
         crate::mm::swap::folio_mark_accessed(mm, p, pfn);
     }
     mm.cpu_in(Func::CopyPage, mm.cfg.costs.copy_page_ns);
@@ -268,7 +416,7 @@ fn read_one_missing_page<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut
         },
     };
     read_folio(mm, pfn);
-    copy_one_page(mm, p, ra, pfn, index);
+    copy_one_page(mm, p, f, ra, pfn, index);
     true
 }
 
@@ -298,14 +446,16 @@ fn set_pinned(mm: &mut Mm, f: FileRef, from: u64, to: u64, pinned: bool) {
     }
 }
 
-/// filemap_get_read_batch(): the run of cached pages from `idx`, ending after a page that
+/// filemap_get_read_batch(): the run of cached pages from `idx`, ending after a folio that
 /// is PG_readahead or still being read.
 fn read_batch_end(mm: &mut Mm, f: FileRef, idx: u64, end: u64) -> u64 {
     let mut i = idx;
     while i < end {
         let Some(pfn) = mm.space.resident(f.base + i as Vpn) else { break };
-        i += 1;
-        if mm.folios.test(pfn, pg::READAHEAD) || !folio_trylock(mm, pfn) {
+        let fo = *mm.folios.get(pfn);
+        // The whole folio (a large one spans several pages), or what the read wants of it.
+        i = if fo.order() == 0 { i + 1 } else { ((fo.vpn - f.base) as u64 + fo.nr_pages()).min(end) };
+        if fo.flags & pg::READAHEAD != 0 || !folio_trylock(mm, pfn) {
             break;
         }
     }
@@ -347,6 +497,9 @@ pub fn filemap_write<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, index: u64, 
 /// freed) and each shadow entry of the range is deleted (truncate_folio_batch_exceptionals():
 /// a deleted file's pages never refault). Returns the pages removed.
 ///
+/// A large folio (7.3) the range reaches is removed whole (the kernel splits one the range
+/// covers only in part; pagelab's truncations are whole files).
+///
 /// The kernel's first pass skips what it cannot lock and its second pass waits for it: a
 /// page whose read is in flight is waited for here too; a page under writeback is removed
 /// without the wait (folio_wait_writeback(): the model ends its writeback accounting now,
@@ -369,20 +522,22 @@ pub fn truncate_inode_pages_range<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef,
                     continue;
                 }
                 wait_on_folio_read(mm, pfn);
+                // A large folio goes whole, from the first of its pages the range reaches.
+                let nr = mm.folios.nr_pages(pfn);
                 if mm.folios.test(pfn, pg::WRITEBACK) {
                     mm.folios.clear(pfn, pg::WRITEBACK);
-                    mm.nr_writeback -= 1;
+                    mm.nr_writeback -= nr;
                     let memcg = mm.folio_memcg(pfn);
-                    mm.memcgs.stat_updated(memcg, FedStat::Writeback, 1);
+                    mm.memcgs.stat_updated(memcg, FedStat::Writeback, nr);
                 }
                 if mm.folios.test(pfn, pg::LRU) {
                     p.lru_del(mm, pfn);
                 }
-                mm.space.set(vpn, Entry::Empty);
-                mm.file_nodes.page_removed(vpn);
+                next = mm.folios.get(pfn).vpn as u64 + nr;
+                page_cache_delete(mm, pfn, None);
                 // Uncharges it and drops its file (and dirty) counts.
                 crate::mm::page_alloc::free_folio(mm, pfn);
-                removed += 1;
+                removed += nr;
             }
             Entry::Shadow(_) => {
                 mm.space.set(vpn, Entry::Empty);

@@ -1,5 +1,12 @@
-//! `struct folio` for order-0 pages: one compact record per page frame, and the LRU lists
-//! that hold them (include/linux/list.h as include/linux/mm_inline.h uses it).
+//! `struct folio`: one compact record per page frame, and the LRU lists that hold them
+//! (include/linux/list.h as include/linux/mm_inline.h uses it).
+//!
+//! Most folios are order 0, one frame. A large folio (7.3's page cache,
+//! [`crate::kernel::Kernel::large_folio_readahead`]) is its head frame, which holds the flags
+//! and the order ([`pg::ORDER_MASK`]) and is what lists, counters and the address space name,
+//! plus 2^order − 1 tail frames ([`pg::TAIL`]) that name the head. The frames need not be
+//! contiguous: pagelab takes them one at a time from the free lists (fragmentation and
+//! compaction are not modeled for large folios).
 //!
 //! Page frames are numbered densely (`Pfn`). A list keeps the kernel's semantics — add at the
 //! head, add at the tail, delete anywhere, reclaim from the tail — but stores its members in a
@@ -59,7 +66,15 @@ pub mod pg {
     pub const DROPBEHIND: u32 = 1 << 24;
     /// The third bit of MGLRU-FG's access count (`[mglru] fg`; the LRU_REFS field holds its
     /// two low bits: [`crate::mm::swap::fg_refs`]). Unused otherwise.
-    pub const REFS_HI: u32 = 1 << 25;
+    pub const REFS_HI: u32 = 1 << 30;
+    /// A tail frame of a large folio (PageTail): not a folio of its own. Its `pos` names the
+    /// head frame, its `swap` the next tail frame ([`NIL`](super::NIL) after the last), its
+    /// `vpn` the page it stands for; the head's `swap` names the first tail.
+    pub const TAIL: u32 = 1 << 25;
+    /// folio_order() of a head frame (0 for an order-0 folio): 4 bits, orders up to
+    /// MAX_PAGECACHE_ORDER (9 with 4 KiB pages).
+    pub const ORDER_SHIFT: u32 = 26;
+    pub const ORDER_MASK: u32 = 0b1111 << ORDER_SHIFT;
 }
 
 /// One page frame: 20 bytes.
@@ -90,6 +105,16 @@ impl Folio {
     #[inline]
     pub fn is_file_lru(&self) -> bool {
         self.flags & pg::SWAPBACKED == 0
+    }
+    /// folio_order(): 0 but for a large folio's head.
+    #[inline(always)]
+    pub fn order(&self) -> u32 {
+        (self.flags & pg::ORDER_MASK) >> pg::ORDER_SHIFT
+    }
+    /// folio_nr_pages(): the pages the folio spans (1 << its order).
+    #[inline(always)]
+    pub fn nr_pages(&self) -> u64 {
+        1 << self.order()
     }
     /// The LRU type: 0 anon, 1 file (`folio_is_file_lru`).
     #[inline]
@@ -140,6 +165,24 @@ pub struct Folios {
     node0_zones: usize,
     /// The first frame of each zone, lowest first (all nodes' zones).
     starts: Vec<Pfn>,
+}
+
+/// The tail frames of a large folio ([`Folios::tails`]).
+pub struct Tails<'a> {
+    folios: &'a Folios,
+    next: Pfn,
+}
+
+impl Iterator for Tails<'_> {
+    type Item = Pfn;
+    fn next(&mut self) -> Option<Pfn> {
+        if self.next == NIL {
+            return None;
+        }
+        let pfn = self.next;
+        self.next = self.folios.f[pfn as usize].swap;
+        Some(pfn)
+    }
 }
 
 /// The most zones a machine has (ZONE_DMA, ZONE_DMA32, ZONE_NORMAL).
@@ -425,6 +468,20 @@ impl Folios {
         let z = self.zone_of(pfn);
         self.free[z].push(pfn);
         z
+    }
+
+    /// folio_nr_pages() of the folio whose head is `pfn`.
+    #[inline(always)]
+    pub fn nr_pages(&self, pfn: Pfn) -> u64 {
+        self.f[pfn as usize].nr_pages()
+    }
+
+    /// The tail frames of the large folio whose head is `pfn` (none for order 0), in index
+    /// order.
+    pub fn tails(&self, pfn: Pfn) -> Tails<'_> {
+        let head = &self.f[pfn as usize];
+        let next = if head.order() == 0 { NIL } else { head.swap };
+        Tails { folios: self, next }
     }
 
     #[inline]

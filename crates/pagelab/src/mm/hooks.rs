@@ -44,6 +44,12 @@ pub struct Caps {
     /// mm/vmscan.c: move_folios_to_lru() (6.1/6.12): putting back an active folio ages the
     /// nonresident clock (workingset_age_nonresident()); MGLRU's putback does not.
     pub putback_ages_nonresident: bool,
+    /// Whether the policy counts a folio by its pages (folio_nr_pages()) in its list sizes,
+    /// isolation and eviction, so that 7.3's readahead may give it large page-cache folios
+    /// ([`Kernel::large_folio_readahead`](crate::kernel::Kernel::large_folio_readahead)). A
+    /// policy that does not (the eviction seam's) gets order-0 folios on every kernel: its
+    /// mappings behave as ones without large-folio support.
+    pub large_folios: bool,
 }
 
 impl Caps {
@@ -55,6 +61,7 @@ impl Caps {
         uses_lru_gen_lookaround: false,
         keeps_promoted_mapped_folios: false,
         putback_ages_nonresident: true,
+        large_folios: false,
     };
 
     /// MGLRU's answers, with `lru_gen_enabled()`.
@@ -64,6 +71,7 @@ impl Caps {
         uses_lru_gen_lookaround: true,
         keeps_promoted_mapped_folios: true,
         putback_ages_nonresident: false,
+        large_folios: true,
     };
 }
 

@@ -19,6 +19,20 @@ pub fn check(mm: &Mm) -> Result<(), String> {
         }
         used += 1;
         charged[f.memcg as usize] += 1;
+        if f.test(pg::TAIL) {
+            // A large folio's tail frame: its page's slot names the head, which holds its
+            // vpn's range.
+            let head = mm.folios.get(f.pos);
+            if mm.space.get(f.vpn) != Entry::Resident(f.pos) || head.order() == 0 || f.vpn < head.vpn || f.vpn >= head.vpn + head.nr_pages() as u32 {
+                return Err(format!("tail pfn {pfn} of vpn {} does not belong to head {}", f.vpn, f.pos));
+            }
+            continue;
+        }
+        for k in 1..f.nr_pages() as u32 {
+            if mm.space.get(f.vpn + k) != Entry::Resident(pfn as u32) {
+                return Err(format!("pfn {pfn} (order {}) holds vpn {} but its slot says {:?}", f.order(), f.vpn + k, mm.space.get(f.vpn + k)));
+            }
+        }
         match mm.space.get(f.vpn) {
             Entry::Resident(p) if p as usize == pfn => {}
             other => return Err(format!("pfn {pfn} holds vpn {} but the slot says {other:?}", f.vpn)),
@@ -31,13 +45,13 @@ pub fn check(mm: &Mm) -> Result<(), String> {
             return Err(format!("pfn {pfn} is on no LRU list and in no batch"));
         }
         if f.test(pg::LRU) || in_activate_batch {
-            on_lru += 1;
+            on_lru += f.nr_pages();
         }
         if f.test(pg::DIRTY) && !f.test(pg::SWAPBACKED) {
-            dirty += 1;
+            dirty += f.nr_pages();
         }
         if f.test(pg::WRITEBACK) {
-            writeback += 1;
+            writeback += f.nr_pages();
         }
         if f.test(pg::SWAPCACHE) && mm.swap.owner(f.swap) != Some(f.vpn) {
             return Err(format!("pfn {pfn}: swap slot {} does not belong to it", f.swap));

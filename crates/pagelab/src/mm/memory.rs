@@ -35,6 +35,9 @@ fn count_major(mm: &mut Mm, t: usize) {
 }
 
 /// Installs a PTE for `pfn`: mapped and young (x86 creates PTEs with the accessed bit set).
+/// A large folio (7.3's page cache) has one mapped and one young bit: mapping any of its pages
+/// maps it whole and counts NR_FILE_MAPPED by its pages (a simplification: the kernel maps
+/// the folio's pages that fault-around reaches, and counts each).
 fn map_page(mm: &mut Mm, pfn: Pfn, advice: Advice) {
     let vpn = mm.folios.get(pfn).vpn;
     mm.set_pmd_young(vpn);
@@ -48,10 +51,10 @@ fn map_page(mm: &mut Mm, pfn: Pfn, advice: Advice) {
     }
     let file = f.flags & pg::SWAPBACKED == 0;
     if newly {
-        let memcg = f.memcg;
-        mm.memcgs.stat_updated(memcg, FedStat::Mapped, 1);
+        let (memcg, nr) = (f.memcg, f.nr_pages());
+        mm.memcgs.stat_updated(memcg, FedStat::Mapped, nr);
         if file {
-            mm.nr_mapped += 1;
+            mm.nr_mapped += nr;
         }
     }
 }
@@ -243,7 +246,8 @@ fn do_fault_around(mm: &mut Mm, f: FileRef, ra: &mut RaState, index: u64, advice
             continue;
         }
         map_page(mm, pfn, advice);
-        if i == index {
+        let first = (mm.folios.get(pfn).vpn - f.base) as u64;
+        if index >= first && index < first + mm.folios.nr_pages(pfn) {
             mapped_target = true;
             // 7.3: only the folio that answered the fault (VM_FAULT_NOPAGE) lowers it, once.
             if once_per_hit && !tried && !mm.folios.test(pfn, pg::WORKINGSET) && advice != Advice::Sequential {

@@ -73,9 +73,9 @@ fn zap_file_mappings<P: Policy>(mm: &mut Mm, p: &mut P, t: usize) {
             }
             let f = mm.folios.get_mut(pfn);
             f.flags &= !(pg::MAPPED | pg::YOUNG);
-            let memcg = f.memcg;
-            mm.nr_mapped -= 1;
-            mm.memcgs.stat_updated(memcg, FedStat::Mapped, 1);
+            let (memcg, nr) = (f.memcg, f.nr_pages());
+            mm.nr_mapped -= nr;
+            mm.memcgs.stat_updated(memcg, FedStat::Mapped, nr);
         }
     }
 }

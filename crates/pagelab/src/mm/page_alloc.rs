@@ -32,8 +32,10 @@ enum Wmark {
 /// (__alloc_pages_direct_reclaim(): after reclaim that made progress, one more try, and one
 /// after draining the per-CPU lists), should_reclaim_retry() and __alloc_pages_may_oom().
 /// `None` means the allocation failed (NoRetry) or the allocating task was killed.
-// The fast path is inlined into every allocation; the slow path is out of line.
-#[inline]
+// The fast path is inlined into every allocation (always: a large folio's frames are a call
+// site of their own, which must not cost the order-0 sites their inlining); the slow path is
+// out of line.
+#[inline(always)]
 pub fn alloc_page<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<Pfn> {
     if let Some(pfn) = get_page_from_freelist(mm, Wmark::Low) {
         return Some(pfn);
@@ -356,13 +358,18 @@ fn current_killed(mm: &Mm) -> bool {
 }
 
 /// Models the free of a page (mem_cgroup_uncharge() + free_unref_page()): uncharge its
-/// memcg, drop the page-state counts and return the frame.
+/// memcg, drop the page-state counts and return the frame. A large folio (7.3's page cache)
+/// is uncharged and counted by its pages and its frames go back one by one, as they were
+/// taken ([`crate::mm::filemap::filemap_add_large_folio`]'s simplification).
 // Inlined into its callers: reclaim frees every evicted page through it.
 #[inline]
 pub fn free_folio(mm: &mut Mm, pfn: Pfn) {
     // One lookup of the folio: nothing here changes its memcg or flags before the free.
     let f = mm.folios.get(pfn);
     let (memcg, flags) = (f.memcg, f.flags);
+    if flags & pg::ORDER_MASK != 0 {
+        return free_large_folio(mm, pfn);
+    }
     mm.memcgs.uncharge_counters(memcg, 1);
     // page_counts(pfn, -1) on the flags read above.
     let count = if flags & pg::SWAPBACKED != 0 { &mut mm.nr_anon_pages } else { &mut mm.nr_file_pages };
@@ -381,6 +388,31 @@ pub fn free_folio(mm: &mut Mm, pfn: Pfn) {
         mm.memcgs.stat_updated(memcg, FedStat::PgpgOut, 1);
     }
     free_unref_page(mm, pfn);
+}
+
+/// [`free_folio`] of a large (file) folio: every count by its pages, then its frames.
+#[inline(never)]
+fn free_large_folio(mm: &mut Mm, pfn: Pfn) {
+    let f = *mm.folios.get(pfn);
+    let nr = f.nr_pages();
+    mm.memcgs.uncharge_counters(f.memcg, nr);
+    mm.nr_file_pages = mm.nr_file_pages.wrapping_sub(nr);
+    mm.memcgs.stat_updated(f.memcg, FedStat::FilePages, nr);
+    if f.test(pg::DIRTY) {
+        mm.nr_dirty -= nr;
+        mm.memcgs.stat_updated(f.memcg, FedStat::FileDirty, nr);
+    }
+    if f.test(pg::MAPPED) {
+        mm.memcgs.stat_updated(f.memcg, FedStat::Mapped, nr);
+    }
+    if mm.cfg.kernel.memcg_counts_pgpgin() {
+        mm.memcgs.stat_updated(f.memcg, FedStat::PgpgOut, nr);
+    }
+    let tails: Vec<Pfn> = mm.folios.tails(pfn).collect();
+    free_unref_page(mm, pfn);
+    for t in tails {
+        free_unref_page(mm, t);
+    }
 }
 
 /// `CONFIG_PCP_BATCH_SCALE_MAX` (5 in Debian's 6.1 and 6.12 configs): refills and bulk frees

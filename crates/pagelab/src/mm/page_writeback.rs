@@ -17,9 +17,11 @@ pub fn folio_mark_dirty(mm: &mut Mm, pfn: Pfn) {
         return;
     }
     mm.folios.set(pfn, pg::DIRTY);
-    mm.nr_dirty += 1;
+    // A large folio (7.3's page cache) is dirty as a whole: NR_FILE_DIRTY counts its pages.
+    let nr = mm.folios.nr_pages(pfn);
+    mm.nr_dirty += nr;
     let memcg = mm.folio_memcg(pfn);
-    mm.memcgs.stat_updated(memcg, FedStat::FileDirty, 1);
+    mm.memcgs.stat_updated(memcg, FedStat::FileDirty, nr);
     let (vpn, now) = (mm.folios.get(pfn).vpn, mm.now());
     mm.dirty_fifo.push_back((pfn, vpn, now));
 }
@@ -70,18 +72,19 @@ pub fn wb_writeback<P: Policy>(mm: &mut Mm, _p: &mut P, nr: u64) -> u64 {
     let mut written = 0;
     while written < nr {
         let Some((pfn, vpn, _)) = mm.dirty_fifo.pop_front() else { break };
-        let f = mm.folios.get(pfn);
+        let f = *mm.folios.get(pfn);
         if f.vpn != vpn || f.flags & pg::DIRTY == 0 || f.flags & pg::SWAPBACKED != 0 || f.flags & pg::WRITEBACK != 0 {
             continue; // cleaned, freed or reused since it was dirtied
         }
         mm.folios.clear(pfn, pg::DIRTY);
-        mm.nr_dirty -= 1;
+        let nr = f.nr_pages();
+        mm.nr_dirty -= nr;
         let memcg = mm.folio_memcg(pfn);
-        mm.memcgs.stat_updated(memcg, FedStat::FileDirty, 1);
-        done = mm.file_dev.submit(now, 1, true);
+        mm.memcgs.stat_updated(memcg, FedStat::FileDirty, nr);
+        done = mm.file_dev.submit(now, nr, true);
         start_writeback(mm, pfn, done);
-        mm.count(Ev::PgpgOut, 4);
-        written += 1;
+        mm.count(Ev::PgpgOut, 4 * nr);
+        written += nr;
     }
     done
 }
@@ -113,14 +116,15 @@ pub fn flusher_run<P: Policy>(mm: &mut Mm, p: &mut P, periodic: bool) {
 /// (PG_reclaim), folio_rotate_reclaimable() moves it to where reclaim looks next.
 pub fn folio_end_writeback<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) {
     mm.folios.clear(pfn, pg::WRITEBACK);
-    mm.nr_writeback -= 1;
+    let nr = mm.folios.nr_pages(pfn);
+    mm.nr_writeback -= nr;
     let memcg = mm.folio_memcg(pfn);
-    mm.memcgs.stat_updated(memcg, FedStat::Writeback, 1);
+    mm.memcgs.stat_updated(memcg, FedStat::Writeback, nr);
     if mm.folios.test_clear(pfn, pg::RECLAIM) {
         let f = mm.folios.get(pfn);
         if f.flags & (pg::LRU) != 0 && f.flags & (pg::DIRTY | pg::UNEVICTABLE | pg::ISOLATED) == 0 {
             p.rotate_reclaimable(mm, pfn);
-            mm.count(Ev::PgRotated, 1);
+            mm.count(Ev::PgRotated, nr);
         }
     }
 }

@@ -22,7 +22,14 @@ pub struct RaState {
     /// FMODE_RANDOM (POSIX_FADV_RANDOM) or readahead switched off.
     pub random: bool,
     pub ra_pages: u64,
+    /// `ra->order` (7.3, [`crate::kernel::Kernel::large_folio_readahead`]): the folio order
+    /// the next window is read in; 0 on the kernels without large page-cache folios.
+    pub order: u32,
 }
+
+/// MAX_PAGECACHE_ORDER with 4 KiB pages (min(MAX_XAS_ORDER, PREFERRED_MAX_PAGECACHE_ORDER =
+/// HPAGE_PMD_ORDER)): mapping_max_folio_order() of an ext4 file with 4 KiB blocks (7.3).
+pub const MAX_PAGECACHE_ORDER: u32 = 9;
 
 /// `MMAP_LOTSAMISS`.
 const MMAP_LOTSAMISS: u32 = 100;
@@ -120,6 +127,7 @@ pub fn page_cache_sync_ra<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mu
             ra.start = index;
             ra.size = get_init_ra_size(req, max);
             ra.async_size = if ra.size > req { ra.size - req } else { ra.size / 2 };
+            ra.order = 0;
             return ra_submit(mm, p, f, ra);
         }
         let miss = page_cache_prev_miss(mm, f, index - 1, max);
@@ -134,6 +142,7 @@ pub fn page_cache_sync_ra<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mu
         ra.start = index;
         ra.size = (contig + req).min(max);
         ra.async_size = 1;
+        ra.order = 0;
         return ra_submit(mm, p, f, ra);
     }
     ondemand_readahead(mm, p, f, ra, index, req, false)
@@ -151,6 +160,9 @@ pub fn page_cache_async_ra<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &m
         }
         mm.folios.clear(pfn, pg::READAHEAD);
     }
+    if large_folios(mm, p) {
+        return page_cache_async_ra_7_3(mm, p, f, ra, index, req);
+    }
     if mm.cfg.kernel.async_readahead_expected_index_only() {
         let max = ra.ra_pages;
         let expected = ra.start + ra.size - ra.async_size;
@@ -163,6 +175,130 @@ pub fn page_cache_async_ra<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &m
         return async_context(mm, p, f, ra, index, req);
     }
     ondemand_readahead(mm, p, f, ra, index, req, true)
+}
+
+/// Models mm/readahead.c: page_cache_async_ra() (7.3.4) past the marker's own tests, for a
+/// read that hit the PG_readahead folio starting at `index` (its first page: the kernel's
+/// readahead_index()). The expected index is rounded down to the folio's size; each async
+/// readahead raises `ra->order` by 2 and trims the window's end to a multiple of 2^min(order,
+/// ffs(max) - 1) pages; page_cache_ra_order() then reads the window.
+fn page_cache_async_ra_7_3<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaState, index: u64, req: u64) -> RaIo {
+    let max = ra.ra_pages;
+    let nr = mm.space.resident(f.vpn(index)).map_or(1, |pfn| mm.folios.nr_pages(pfn));
+    let expected = (ra.start + ra.size - ra.async_size) & !(nr - 1);
+    if index == expected {
+        ra.start += ra.size;
+        ra.size = ra.size.max(get_next_ra_size(ra.size, max));
+    } else {
+        let start = page_cache_next_miss(mm, f, index + 1, max);
+        if start == 0 || start - index > max {
+            return RaIo::default();
+        }
+        ra.start = start;
+        ra.size = get_next_ra_size(start - index + req, max);
+    }
+    ra.order += 2;
+    let align = 1u64 << ra.order.min(max.trailing_zeros());
+    let end = ra.start + ra.size;
+    let aligned_end = end & !(align - 1);
+    if aligned_end > ra.start {
+        ra.size -= end - aligned_end;
+    }
+    ra.async_size = ra.size;
+    page_cache_ra_order(mm, p, f, ra)
+}
+
+/// Models mm/readahead.c: page_cache_ra_order() (7.3.4, ext4: large folios supported, minimum
+/// order 0): the window `ra.start..ra.start + ra.size` in folios of `ra->order`, first capped
+/// at [`MAX_PAGECACHE_ORDER`] and ilog2(ra->size) (and stored back), each smaller where its
+/// index is not aligned to it (__ffs(index)) or it would reach past the window or the end of
+/// the file. The folio holding the marker (start + size - async_size, rounded down to the
+/// folio) gets PG_readahead; a window that reaches the end of the file gets none. A slot of
+/// a folio's range already cached (-EEXIST) or a failed allocation stops the walk: the pages
+/// inserted so far are read, and do_page_cache_ra() reads the rest of the window in order-0
+/// pages. Every folio is tested against the shadow in its range.
+fn page_cache_ra_order<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaState) -> RaIo {
+    let start = ra.start;
+    let new_order = ra.order.min(MAX_PAGECACHE_ORDER).min(ra.size.max(1).ilog2());
+    ra.order = new_order;
+    if f.pages == 0 || start >= f.pages {
+        return RaIo::default();
+    }
+    let (limit, mark) =
+        if f.pages - 1 > (start + ra.size).saturating_sub(1) { (start + ra.size - 1, start + ra.size - ra.async_size) } else { (f.pages - 1, u64::MAX) };
+    let mut inserted = std::mem::take(&mut mm.ra_scratch);
+    inserted.clear();
+    let mut index = start;
+    let mut failed = false;
+    while index <= limit {
+        let mut order = new_order;
+        if index & ((1 << order) - 1) != 0 {
+            order = index.trailing_zeros();
+        }
+        while order > 0 && index + (1 << order) - 1 > limit {
+            order -= 1;
+        }
+        let nr = 1u64 << order;
+        if (index..index + nr).any(|i| matches!(mm.space.get(f.vpn(i)), Entry::Resident(_))) {
+            failed = true;
+            break;
+        }
+        let vpn = f.vpn(index);
+        let added = if order == 0 {
+            crate::mm::filemap::filemap_add_folio(mm, p, vpn, false, Gfp::NoRetry)
+        } else {
+            crate::mm::filemap::filemap_add_large_folio(mm, p, vpn, order, Gfp::NoRetry)
+        };
+        let Some(pfn) = added else {
+            failed = true;
+            break;
+        };
+        if mark != u64::MAX && index == mark & !(nr - 1) {
+            mm.folios.set(pfn, pg::READAHEAD);
+        }
+        mm.folios.set(pfn, pg::LOCKED);
+        mm.folios.set_read_done(pfn, u64::MAX);
+        inserted.push(pfn);
+        index += nr;
+    }
+    let mut io = read_pages(mm, &inserted);
+    mm.ra_scratch = inserted;
+    if failed && ra.size > index - start {
+        let rest = do_page_cache_ra(mm, p, f, index, ra.size - (index - start), ra.async_size);
+        io.pages += rest.pages;
+        io.done = io.done.max(rest.done);
+    }
+    io
+}
+
+/// Models mm/readahead.c: read_pages() for folios just inserted: one read request for all
+/// their pages, a memstall around its submission when one of them is a workingset refault
+/// (ractl->_workingset); the folios stay locked until the read completes.
+fn read_pages(mm: &mut Mm, inserted: &[crate::mm::folio::Pfn]) -> RaIo {
+    let pages: u64 = inserted.iter().map(|&pfn| mm.folios.nr_pages(pfn)).sum();
+    if pages == 0 {
+        return RaIo::default();
+    }
+    let workingset = inserted.iter().any(|&pfn| mm.folios.test(pfn, pg::WORKINGSET));
+    let stall = workingset.then(|| mm.memstall_enter());
+    mm.file_read_cpu(pages);
+    let done = mm.submit_file(pages, false);
+    if let Some(stall) = stall {
+        mm.memstall_leave(stall);
+    }
+    mm.count(crate::mm::vmstat::Ev::PgpgIn, 4 * pages);
+    for &pfn in inserted {
+        mm.folios.set_read_done(pfn, done);
+    }
+    RaIo { pages, done }
+}
+
+/// Whether readahead makes large folios: 7.3's rules
+/// ([`crate::kernel::Kernel::large_folio_readahead`]) for a policy that counts folios by their
+/// pages ([`crate::mm::hooks::Caps::large_folios`]).
+#[inline]
+fn large_folios<P: Policy>(mm: &Mm, p: &P) -> bool {
+    mm.cfg.kernel.large_folio_readahead() && p.caps().large_folios
 }
 
 /// The "hit a marker without a matching window" case shared by both versions: restart
@@ -243,8 +379,13 @@ fn readit<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaState, index
     ra_submit(mm, p, f, ra)
 }
 
-/// page_cache_ra_order() for order-0 page caches (ext4 in both kernels): read the window.
+/// page_cache_ra_order(): read the window. 6.1's and 6.12's ext4 has no large folios
+/// (page_cache_ra_order() falls back to do_page_cache_ra()); 7.3's walks the window in folios
+/// of `ra->order` ([`page_cache_ra_order`], [`crate::kernel::Kernel::large_folio_readahead`]).
 fn ra_submit<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut RaState) -> RaIo {
+    if large_folios(mm, p) {
+        return page_cache_ra_order(mm, p, f, ra);
+    }
     do_page_cache_ra(mm, p, f, ra.start, ra.size, ra.async_size)
 }
 
@@ -332,6 +473,8 @@ pub fn do_sync_mmap_readahead<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra:
     ra.start = index.saturating_sub(ra.ra_pages / 2);
     ra.size = ra.ra_pages;
     ra.async_size = ra.ra_pages / 4;
+    // 7.3 reads around in order-0 folios (ra->order = 0); the older kernels have no other.
+    ra.order = 0;
     ra_submit(mm, p, f, ra)
 }
 

@@ -81,6 +81,9 @@ pub fn lru_add_drain_all<P: Policy>(mm: &mut Mm, p: &mut P) {
 /// PG_referenced, so lru_gen_folio_seq() puts them in the second oldest generation.
 ///
 /// [`Kernel::lru_gen_workingset_top_tier`]: crate::kernel::Kernel::lru_gen_workingset_top_tier
+// Always inlined: every page-cache miss adds through it (a large folio's add is a call site of
+// its own, which must not cost the order-0 sites their inlining).
+#[inline(always)]
 pub fn folio_add_lru<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) {
     if p.caps().activates_folios_added_in_fault {
         if let Some(t) = mm.current_task() {
@@ -96,7 +99,9 @@ pub fn folio_add_lru<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) {
     }
     mm.folios.set(pfn, pg::IN_LRU_ADD);
     mm.lru_add_batch.push(pfn);
-    if mm.lru_add_batch.len() >= mm.cfg.kernel.pagevec_size() {
+    // A large folio is not held in the per-CPU batch: it drains the batch at once
+    // (__folio_batch_add_and_move()'s folio_may_be_lru_cached(), 6.1 to 7.3).
+    if mm.lru_add_batch.len() >= mm.cfg.kernel.pagevec_size() || mm.folios.nr_pages(pfn) > 1 {
         drain_lru_add(mm, p);
     }
 }
@@ -172,8 +177,9 @@ pub fn folio_activate<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) {
     if !f.test(pg::LRU) || f.test(pg::ACTIVE) || f.test(pg::UNEVICTABLE) {
         return;
     }
+    let large = f.nr_pages() > 1;
     mm.activate_batch.push(pfn);
-    if mm.activate_batch.len() >= mm.cfg.kernel.pagevec_size() {
+    if mm.activate_batch.len() >= mm.cfg.kernel.pagevec_size() || large {
         drain_activate(mm, p);
     }
 }
@@ -231,8 +237,8 @@ pub fn lru_note_cost(mm: &mut Mm, memcg: MemcgId, file: bool, nr_io: u64, nr_rot
 
 /// Models workingset_refault()'s cost of a restored workingset page: 6.12
 /// lru_note_cost_refault() counts one IO (32 units), 6.1 lru_note_cost_folio() one page.
-pub fn lru_note_cost_refault(mm: &mut Mm, memcg: MemcgId, file: bool) {
-    lru_note_cost(mm, memcg, file, 1, 0);
+pub fn lru_note_cost_refault(mm: &mut Mm, memcg: MemcgId, file: bool, nr: u64) {
+    lru_note_cost(mm, memcg, file, nr, 0);
 }
 
 // ---- MGLRU access bits of 7.3 (the 6.14 rework), for mm/vmscan.rs and policy/lru_gen ----

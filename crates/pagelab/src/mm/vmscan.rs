@@ -661,8 +661,14 @@ fn count_pgsteal(mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, stolen: [u64; 2]
     mm.count(Ev::PgStealFile, stolen[1]);
 }
 
+/// The file pages of `list` (a large folio counts its pages, as the kernel's nr_taken does).
 fn file_folios(mm: &Mm, list: &[Pfn]) -> u64 {
-    list.iter().filter(|&&pfn| mm.folios.get(pfn).is_file_lru()).count() as u64
+    list.iter().map(|&pfn| mm.folios.get(pfn)).filter(|f| f.is_file_lru()).map(|f| f.nr_pages()).sum()
+}
+
+/// The pages of `list`: folio_nr_pages() summed (the folios with order-0 pages only).
+pub fn list_pages(mm: &Mm, list: &[Pfn]) -> u64 {
+    list.iter().map(|&pfn| mm.folios.nr_pages(pfn)).sum()
 }
 
 /// One reclaim batch of `memcg`'s isolated folios in `list`: the part of mm/vmscan.c:
@@ -683,12 +689,15 @@ pub fn reclaim_batch<P: Policy, E: Epilogue<P>>(
     if let Pgscan::Here(scanned) = rules.pgscan {
         count_pgscan(mm, memcg, sc, scanned);
     }
-    let nr_taken = list.len() as u64;
+    // Pages, as the kernel's nr_taken (a large folio counts folio_nr_pages()); and the file
+    // pages among them, in the same pass.
+    let (nr_taken, file_taken) =
+        list.iter().map(|&pfn| mm.folios.get(pfn)).fold((0, 0), |(all, file), f| (all + f.nr_pages(), file + if f.is_file_lru() { f.nr_pages() } else { 0 }));
     // The isolation that filled `list` held the lruvec's lock for every folio it scanned
     // (isolate_lru_folios()) or took (scan_folios()); several CPUs contend for it.
     let isolated = match rules.pgscan {
         Pgscan::Here(scanned) => scanned[0] + scanned[1],
-        Pgscan::AtIsolation => nr_taken,
+        Pgscan::AtIsolation => list.len() as u64,
     };
     mm.lru_lock(memcg, isolated);
     if nr_taken == 0 {
@@ -696,7 +705,6 @@ pub fn reclaim_batch<P: Policy, E: Epilogue<P>>(
     }
     // A folio's type does not change while it is isolated, so the survivors' types give the
     // freed folios' types.
-    let file_taken = file_folios(mm, list);
     epilogue.before_shrink(mm, p, list);
     let mut stat = ReclaimStat::default();
     let reclaimed = shrink_folio_list(mm, p, list, sc, &mut stat, false);
@@ -833,11 +841,13 @@ pub fn shrink_folio_list<P: Policy>(mm: &mut Mm, p: &mut P, list: &mut Vec<Pfn>,
             survive(list);
             continue;
         }
-        sc.nr_scanned += 1;
+        // Pages, as shrink_folio_list() counts (folio_nr_pages(): a large folio goes whole).
+        let nr = mm.folios.nr_pages(pfn);
+        sc.nr_scanned += nr;
         mm.cpu_in(Func::ShrinkFolioList, scan_ns);
         match shrink_one_folio(mm, p, pfn, sc, stat, ignore_references) {
             Verdict::Freed => {
-                reclaimed += 1;
+                reclaimed += nr;
                 mm.cpu_in(Func::RemoveMapping, reclaim_ns);
             }
             Verdict::Activate => {
@@ -848,8 +858,8 @@ pub fn shrink_folio_list<P: Policy>(mm: &mut Mm, p: &mut P, list: &mut Vec<Pfn>,
                 let ty = f.lru_type();
                 let memcg = f.memcg;
                 mm.folios.set(pfn, pg::ACTIVE);
-                stat.nr_activate[ty] += 1;
-                mm.count_memcg(memcg, Ev::PgActivate, 1);
+                stat.nr_activate[ty] += nr;
+                mm.count_memcg(memcg, Ev::PgActivate, nr);
                 survive(list);
             }
             Verdict::Keep => survive(list),
@@ -901,21 +911,22 @@ fn shrink_one_folio<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, sc: &mut ScanCo
         return Verdict::Keep;
     }
     let (dirty, writeback) = folio_check_dirty_writeback(&f);
+    let nr = f.nr_pages();
     if dirty || writeback {
-        stat.nr_dirty += 1;
+        stat.nr_dirty += nr;
     }
     if dirty && !writeback {
-        stat.nr_unqueued_dirty += 1;
+        stat.nr_unqueued_dirty += nr;
     }
     if writeback && f.test(pg::RECLAIM) {
-        stat.nr_congested += 1;
+        stat.nr_congested += nr;
     }
     if f.test(pg::WRITEBACK) {
         if sc.is_kswapd() && f.test(pg::RECLAIM) && mm.nodes[0].reclaim.writeback {
-            stat.nr_immediate += 1;
+            stat.nr_immediate += nr;
         } else {
             mm.folios.set(pfn, pg::RECLAIM);
-            stat.nr_writeback += 1;
+            stat.nr_writeback += nr;
         }
         return Verdict::Activate;
     }
@@ -923,7 +934,7 @@ fn shrink_one_folio<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, sc: &mut ScanCo
     match references {
         FolioRef::Activate => return Verdict::Activate,
         FolioRef::Keep => {
-            stat.nr_ref_keep += 1;
+            stat.nr_ref_keep += nr;
             return Verdict::Keep;
         }
         FolioRef::Reclaim | FolioRef::ReclaimClean => {}
@@ -952,7 +963,7 @@ fn shrink_one_folio<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, sc: &mut ScanCo
             return Verdict::Keep;
         }
         pageout(mm, pfn);
-        stat.nr_pageout += 1;
+        stat.nr_pageout += nr;
         if mm.folios.test(pfn, pg::WRITEBACK) || mm.folios.test(pfn, pg::DIRTY) {
             return Verdict::Keep;
         }
@@ -979,11 +990,11 @@ pub fn try_to_unmap(mm: &mut Mm, pfn: Pfn) {
     mm.cpu_in(Func::PageVmaMappedWalk, mm.cfg.costs.rmap_walk_ns);
     let f = mm.folios.get_mut(pfn);
     f.flags &= !(pg::MAPPED | pg::YOUNG);
-    let (file, memcg) = (f.flags & pg::SWAPBACKED == 0, f.memcg);
+    let (file, memcg, nr) = (f.flags & pg::SWAPBACKED == 0, f.memcg, f.nr_pages());
     if file {
-        mm.nr_mapped -= 1;
+        mm.nr_mapped -= nr;
     }
-    mm.memcgs.stat_updated(memcg, FedStat::Mapped, 1);
+    mm.memcgs.stat_updated(memcg, FedStat::Mapped, nr);
 }
 
 /// Models mm/vmscan.c: pageout(): write a dirty folio (swap_writepage() for anon, the
@@ -1014,12 +1025,13 @@ pub fn pageout(mm: &mut Mm, pfn: Pfn) {
             start_writeback(mm, pfn, done);
         }
     } else {
-        mm.nr_dirty -= 1;
+        let nr = mm.folios.nr_pages(pfn);
+        mm.nr_dirty -= nr;
         let memcg = mm.folio_memcg(pfn);
-        mm.memcgs.stat_updated(memcg, FedStat::FileDirty, 1);
-        mm.count(Ev::PgpgOut, 4);
-        mm.file_io_cpu(1);
-        let done = mm.submit_file(1, true);
+        mm.memcgs.stat_updated(memcg, FedStat::FileDirty, nr);
+        mm.count(Ev::PgpgOut, 4 * nr);
+        mm.file_io_cpu(nr);
+        let done = mm.submit_file(nr, true);
         start_writeback(mm, pfn, done);
     }
 }
@@ -1027,15 +1039,17 @@ pub fn pageout(mm: &mut Mm, pfn: Pfn) {
 /// Marks a folio under writeback until `done`.
 pub fn start_writeback(mm: &mut Mm, pfn: Pfn, done: u64) {
     mm.folios.set(pfn, pg::WRITEBACK);
-    mm.nr_writeback += 1;
+    let nr = mm.folios.nr_pages(pfn);
+    mm.nr_writeback += nr;
     let memcg = mm.folio_memcg(pfn);
-    mm.memcgs.stat_updated(memcg, FedStat::Writeback, 1);
+    mm.memcgs.stat_updated(memcg, FedStat::Writeback, nr);
     let vpn = mm.folios.get(pfn).vpn;
     mm.writeback.push(std::cmp::Reverse(WritebackDone { at: done, pfn, vpn }));
 }
 
 /// Models mm/vmscan.c: __remove_mapping() + the free: store the shadow entry the policy
-/// gives, uncharge and free the frame.
+/// gives, uncharge and free the frame. A clean large file folio (7.3) goes whole: one shadow
+/// over its range, every frame freed.
 pub fn remove_mapping<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, target: MemcgId) {
     let f = *mm.folios.get(pfn);
     let anon = f.test(pg::SWAPBACKED);
@@ -1057,9 +1071,9 @@ pub fn remove_mapping<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, target: Memcg
             mm.tasks[t].swapents += 1;
         }
     } else {
+        // One shadow over a large folio's whole range (page_cache_delete()).
         let s = shadow.unwrap_or(Shadow::pack(0, 0, false));
-        mm.space.set(f.vpn, Entry::Shadow(s));
-        mm.file_nodes.page_replaced_by_shadow(f.vpn, f.memcg);
+        crate::mm::filemap::page_cache_delete(mm, pfn, Some(s));
     }
     free_folio(mm, pfn);
 }
@@ -1078,10 +1092,10 @@ pub fn move_folios_to_lru<P: Policy>(mm: &mut Mm, p: &mut P, list: &[Pfn]) -> u6
         p.lru_add(mm, pfn);
         if mm.folios.test(pfn, pg::ACTIVE) && p.caps().putback_ages_nonresident && mm.cfg.refault.putback_ages_nonresident {
             let memcg = mm.folio_memcg(pfn);
-            crate::mm::workingset::workingset_age_nonresident(mm, memcg, 1);
+            crate::mm::workingset::workingset_age_nonresident(mm, memcg, mm.folios.nr_pages(pfn));
         }
     }
-    list.len() as u64
+    list_pages(mm, list)
 }
 
 // ---- kswapd -------------------------------------------------------------------------------

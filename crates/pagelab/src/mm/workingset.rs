@@ -66,14 +66,16 @@ pub fn workingset_activation(mm: &mut Mm, pfn: Pfn) {
         return;
     }
     let memcg = mm.folio_memcg(pfn);
-    workingset_age_nonresident(mm, memcg, 1);
+    workingset_age_nonresident(mm, memcg, mm.folios.nr_pages(pfn));
 }
 
 /// Models mm/workingset.c: workingset_eviction() for the classic LRU (6.1/6.12): the shadow
 /// records the clock of the reclaim target's lruvec, which the eviction then ages.
+///
+/// A large folio (7.3's page cache) ages the clock by its pages (folio_nr_pages()).
 pub fn classic_eviction(mm: &mut Mm, pfn: Pfn, target: MemcgId) -> Shadow {
     let eviction = mm.memcgs.get(target).lruvec.nonresident_age;
-    workingset_age_nonresident(mm, target, 1);
+    workingset_age_nonresident(mm, target, mm.folios.nr_pages(pfn));
     Shadow::pack(eviction, target, mm.folios.test(pfn, pg::WORKINGSET))
 }
 
@@ -144,7 +146,9 @@ pub fn classic_refault(mm: &mut Mm, pfn: Pfn, shadow: Shadow) -> bool {
     let memcg = mm.folio_memcg(pfn);
     let eviction_memcg = shadow.memcg();
     let (refault_ev, activate_ev, restore_ev) = refault_events(file);
-    count_workingset(mm, memcg, refault_ev, 1);
+    // Every count by the refaulting folio's pages (folio_nr_pages(): 7.3's large folios).
+    let nr = mm.folios.nr_pages(pfn);
+    count_workingset(mm, memcg, refault_ev, nr);
 
     let now = mm.now();
     let flushed_before = mm.memcgs.flushed_memcgs;
@@ -176,13 +180,13 @@ pub fn classic_refault(mm: &mut Mm, pfn: Pfn, shadow: Shadow) -> bool {
     }
     mm.folios.set(pfn, pg::ACTIVE);
     if model.refault_activation_ages_nonresident() {
-        workingset_age_nonresident(mm, memcg, 1);
+        workingset_age_nonresident(mm, memcg, nr);
     }
-    count_workingset(mm, memcg, activate_ev, 1);
+    count_workingset(mm, memcg, activate_ev, nr);
     if shadow.workingset() && kernel.anon_workingset() {
         mm.folios.set(pfn, pg::WORKINGSET);
-        lru_note_cost_refault(mm, memcg, file);
-        count_workingset(mm, memcg, restore_ev, 1);
+        lru_note_cost_refault(mm, memcg, file, nr);
+        count_workingset(mm, memcg, restore_ev, nr);
     }
     true
 }
@@ -466,7 +470,8 @@ impl ShadowNodes {
 
     /// A page entered the node; a node that had no entries is charged to `memcg` (the
     /// xa_node is allocated, and accounted, by whoever fills it first).
-    #[inline]
+    // Always inlined: filemap_add_folio()'s hot path (a large folio's add calls it too).
+    #[inline(always)]
     pub fn page_added(&mut self, index: u32, memcg: MemcgId) {
         let n = (index >> XA_CHUNK_SHIFT) as usize;
         let node = &mut self.nodes[n];
@@ -477,7 +482,7 @@ impl ShadowNodes {
         let node = *node;
         self.relist(n, node);
     }
-    #[inline]
+    #[inline(always)]
     pub fn page_removed(&mut self, index: u32) {
         let n = (index >> XA_CHUNK_SHIFT) as usize;
         self.nodes[n].present -= 1;
@@ -503,7 +508,8 @@ impl ShadowNodes {
     }
     /// An evicted page left its shadow in its slot: page_removed() then shadow_added(),
     /// with one list update.
-    #[inline]
+    // Always inlined: the eviction's hot path (a large folio's eviction calls it too).
+    #[inline(always)]
     pub fn page_replaced_by_shadow(&mut self, index: u32, memcg: MemcgId) {
         let n = (index >> XA_CHUNK_SHIFT) as usize;
         let node = &mut self.nodes[n];
@@ -517,7 +523,7 @@ impl ShadowNodes {
     }
     /// A refaulting page took its shadow's slot: shadow_removed() then page_added(), with
     /// one list update.
-    #[inline]
+    #[inline(always)]
     pub fn shadow_replaced_by_page(&mut self, index: u32, memcg: MemcgId) {
         let n = (index >> XA_CHUNK_SHIFT) as usize;
         self.nodes[n].shadows &= !slot_bit(index);

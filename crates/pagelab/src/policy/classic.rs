@@ -30,20 +30,22 @@ fn lower_zone_lru_size_add(mm: &mut Mm, memcg: MemcgId, lru: Lru, pfn: Pfn, delt
 
 /// isolate_lru_folios()'s verdict on one folio taken off the tail of `list`: a folio not on
 /// the LRU (a 6.12 folio waiting for activation), or mapped when unmapping is not allowed,
-/// rotates to the head; any other is isolated into `taken`.
+/// rotates to the head; any other is isolated into `taken`. Returns the pages taken.
 #[inline(always)]
-fn isolate_or_rotate(mm: &mut Mm, list: &mut List, memcg: MemcgId, lru: Lru, pfn: Pfn, sc: &ScanControl, taken: &mut Vec<Pfn>) {
+fn isolate_or_rotate(mm: &mut Mm, list: &mut List, memcg: MemcgId, lru: Lru, pfn: Pfn, sc: &ScanControl, taken: &mut Vec<Pfn>) -> u64 {
     let fl = mm.folios.get(pfn).flags;
     if fl & pg::LRU == 0 || (!sc.may_unmap && fl & pg::MAPPED != 0) {
         mm.folios.list_add(list, pfn);
-        return;
+        return 0;
     }
     let f = mm.folios.get_mut(pfn);
     f.flags = (f.flags & !pg::LRU) | pg::ISOLATED;
+    let nr = f.nr_pages();
     taken.push(pfn);
     if mm.folios.below_top_zone(pfn) {
-        lower_zone_lru_size_add(mm, memcg, lru, pfn, -1);
+        lower_zone_lru_size_add(mm, memcg, lru, pfn, -(nr as i64));
     }
+    nr
 }
 
 /// How far ahead of the scan position isolation prefetches folios.
@@ -123,9 +125,12 @@ impl Classic {
         } else {
             mm.folios.list_add(list, pfn);
         }
-        mm.update_lru_size(memcg, lru, 1);
+        // Sizes count pages (folio_nr_pages(): a large folio of 7.3's page cache, one entry
+        // on its list, counts all its pages; its zone is its head frame's).
+        let nr = mm.folios.nr_pages(pfn) as i64;
+        mm.update_lru_size(memcg, lru, nr);
         if mm.folios.below_top_zone(pfn) {
-            lower_zone_lru_size_add(mm, memcg, lru, pfn, 1);
+            lower_zone_lru_size_add(mm, memcg, lru, pfn, nr);
         }
     }
 
@@ -147,9 +152,10 @@ impl Classic {
         let f = mm.folios.get(pfn);
         let (lru, memcg) = (Self::folio_lru_of(f), f.memcg);
         mm.folios.list_del(&mut self.lists[memcg as usize][lru as usize], pfn);
-        mm.update_lru_size(memcg, lru, -1);
+        let nr = mm.folios.nr_pages(pfn) as i64;
+        mm.update_lru_size(memcg, lru, -nr);
         if mm.folios.below_top_zone(pfn) {
-            lower_zone_lru_size_add(mm, memcg, lru, pfn, -1);
+            lower_zone_lru_size_add(mm, memcg, lru, pfn, -nr);
         }
     }
 
@@ -165,22 +171,24 @@ impl Classic {
     /// Models mm/vmscan.c: isolate_lru_folios(): take up to `nr_to_scan` folios from the
     /// tail; folios not on the LRU (a 6.12 folio waiting for activation) or mapped when
     /// unmapping is not allowed rotate to the head. Returns the taken folios, oldest first,
-    /// and the number scanned.
+    /// and the number scanned. Scanned and taken count pages (folio_nr_pages()): a large
+    /// folio (7.3's page cache) counts all its pages towards `nr_to_scan`, so one order-5
+    /// folio fills a SWAP_CLUSTER_MAX batch.
     fn isolate_lru_folios(&mut self, mm: &mut Mm, memcg: MemcgId, lru: Lru, nr_to_scan: u64, sc: &ScanControl) -> (Vec<Pfn>, u64) {
         if sc.reclaim_idx != ALL_ZONES {
             return self.isolate_lru_folios_of_lower_zones(mm, memcg, lru, nr_to_scan, sc);
         }
         let mut taken = std::mem::take(&mut self.scratch);
         taken.clear();
-        let mut scan = 0;
+        let (mut scan, mut nr_taken) = (0, 0);
         let list = &mut self.lists[memcg as usize][lru as usize];
         while scan < nr_to_scan {
             mm.folios.prefetch_from_tail(list, PREFETCH_AHEAD);
             let Some(pfn) = mm.folios.list_del_tail(list) else { break };
-            scan += 1;
-            isolate_or_rotate(mm, list, memcg, lru, pfn, sc, &mut taken);
+            scan += mm.folios.nr_pages(pfn);
+            nr_taken += isolate_or_rotate(mm, list, memcg, lru, pfn, sc, &mut taken);
         }
-        mm.update_lru_size(memcg, lru, -(taken.len() as i64));
+        mm.update_lru_size(memcg, lru, -(nr_taken as i64));
         (taken, scan)
     }
 
@@ -195,22 +203,23 @@ impl Classic {
         taken.clear();
         let mut skipped = std::mem::take(&mut self.skipped);
         skipped.clear();
-        let (mut scan, mut total_scan) = (0, 0);
+        let (mut scan, mut total_scan, mut nr_taken) = (0, 0, 0);
         let list = &mut self.lists[memcg as usize][lru as usize];
         while scan < nr_to_scan {
             let Some(pfn) = mm.folios.list_del_tail(list) else { break };
-            total_scan += 1;
+            let nr = mm.folios.nr_pages(pfn);
+            total_scan += nr;
             if mm.folios.zone_of(pfn) > sc.reclaim_idx {
                 skipped.push(pfn);
                 continue;
             }
-            scan += 1;
-            isolate_or_rotate(mm, list, memcg, lru, pfn, sc, &mut taken);
+            scan += nr;
+            nr_taken += isolate_or_rotate(mm, list, memcg, lru, pfn, sc, &mut taken);
         }
         let mut pgskip = [0u64; MAX_ZONES];
         for &pfn in &skipped {
             mm.folios.list_add(list, pfn);
-            pgskip[mm.folios.zone_of(pfn)] += 1;
+            pgskip[mm.folios.zone_of(pfn)] += mm.folios.nr_pages(pfn);
         }
         for (z, &n) in pgskip.iter().enumerate() {
             if n > 0 {
@@ -219,7 +228,7 @@ impl Classic {
             }
         }
         self.skipped = skipped;
-        mm.update_lru_size(memcg, lru, -(taken.len() as i64));
+        mm.update_lru_size(memcg, lru, -(nr_taken as i64));
         (taken, total_scan)
     }
 
@@ -385,7 +394,7 @@ impl Classic {
         lru_add_drain(mm, self);
         let isolated_at = mm.now();
         let (mut list, nr_scanned) = self.isolate_lru_folios(mm, memcg, lru, nr_to_scan, sc);
-        let nr_taken = list.len() as u64;
+        let nr_taken = crate::mm::vmscan::list_pages(mm, &list);
         let mut scanned = [0; 2];
         scanned[file as usize] = nr_scanned;
         let mut epilogue = ClassicEpilogue { memcg, file, nr_scanned };
@@ -410,7 +419,7 @@ impl Classic {
         let mut referenced = 0;
         for &pfn in &list {
             if folio_referenced(mm, self, pfn) != 0 {
-                referenced += 1;
+                referenced += mm.folios.nr_pages(pfn);
             }
             let f = mm.folios.get_mut(pfn);
             f.flags = (f.flags & !pg::ACTIVE) | pg::WORKINGSET;
@@ -418,12 +427,13 @@ impl Classic {
         // move_folios_to_lru() under the lock again.
         mm.lru_lock(memcg, list.len() as u64);
         move_folios_to_lru(mm, self, &list);
-        let nr_deactivated = list.len() as u64;
+        // Pages, as move_folios_to_lru() returns them.
+        let nr_deactivated = crate::mm::vmscan::list_pages(mm, &list);
         note_isolated(mm, file, isolated_at, nr_deactivated);
         mm.count_both(memcg, Ev::PgDeactivate, nr_deactivated);
         if mm.cfg.kernel.scan_rotate_ratios() {
             let rs = &mut mm.memcgs.get_mut(memcg).lruvec;
-            rs.recent_scanned[file as usize] += list.len() as u64;
+            rs.recent_scanned[file as usize] += nr_deactivated;
             rs.recent_rotated[file as usize] += referenced;
         }
         self.scratch = list;
@@ -496,7 +506,7 @@ fn scan_fraction_by_rotation(lv: &mut crate::mm::memcontrol::Lruvec, swappiness:
 
 impl Policy for Classic {
     fn caps(&self) -> Caps {
-        Caps { reclaims_by_zone: true, ..Caps::DEFAULT }
+        Caps { reclaims_by_zone: true, large_folios: true, ..Caps::DEFAULT }
     }
 
     fn name(&self) -> &'static str {
@@ -540,7 +550,7 @@ impl Policy for Classic {
         self.lruvec_del_folio(mm, pfn);
         mm.folios.set(pfn, pg::ACTIVE);
         self.lruvec_add_folio(mm, pfn, false);
-        mm.count_both(f.memcg, Ev::PgActivate, 1);
+        mm.count_both(f.memcg, Ev::PgActivate, f.nr_pages());
         if mm.cfg.kernel.scan_rotate_ratios() {
             let rs = &mut mm.memcgs.get_mut(f.memcg).lruvec;
             rs.recent_scanned[f.lru_type()] += 1;
@@ -686,12 +696,13 @@ impl Inspect for Classic {
             }
             for lru in Lru::ALL {
                 let list = &lists[lru as usize];
-                let mut n = 0;
+                let (mut n, mut pages) = (0, 0);
                 let mut lower = [0u64; MAX_ZONES];
                 for pfn in mm.folios.iter_list(list) {
                     n += 1;
+                    pages += mm.folios.nr_pages(pfn);
                     if mm.folios.below_top_zone(pfn) {
-                        lower[mm.folios.zone_of(pfn)] += 1;
+                        lower[mm.folios.zone_of(pfn)] += mm.folios.nr_pages(pfn);
                     }
                     let f = mm.folios.get(pfn);
                     if f.memcg as usize != m {
@@ -707,7 +718,7 @@ impl Inspect for Classic {
                 if n != list.len {
                     return Err(format!("memcg {m} {lru:?}: list has {n} pages, length says {}", list.len));
                 }
-                if list.len != mm.memcgs.get(m as MemcgId).lruvec.lru_size[lru as usize] {
+                if pages != mm.memcgs.get(m as MemcgId).lruvec.lru_size[lru as usize] {
                     return Err(format!("memcg {m} {lru:?}: lru_size disagrees with the list"));
                 }
                 let counted = mm.memcgs.get(m as MemcgId).lruvec.lower_zone_lru_size[lru as usize];

@@ -166,7 +166,7 @@ fn restore_cost_is_one_page_on_6_1_and_one_io_on_6_12() {
         let mut m = one_file("16M", kernel, 10);
         m.mm.memcgs.mod_state(ROOT_MEMCG, pagelab::mm::memcontrol::StatItem::Lru(Lru::InactiveFile), 100_000);
         m.mm.memcgs.periodic_flush(0);
-        pagelab::mm::swap::lru_note_cost_refault(&mut m.mm, ROOT_MEMCG, true);
+        pagelab::mm::swap::lru_note_cost_refault(&mut m.mm, ROOT_MEMCG, true, 1);
         assert_eq!(m.mm.memcgs.get(ROOT_MEMCG).lruvec.file_cost, cost, "{kernel}");
     }
 }

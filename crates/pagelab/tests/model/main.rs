@@ -13,6 +13,7 @@ mod classic;
 mod contention;
 mod controllers;
 mod kernel_7_3;
+mod large_folios;
 mod latency;
 mod layers;
 mod lists;

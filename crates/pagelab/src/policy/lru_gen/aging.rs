@@ -193,7 +193,8 @@ impl LruGen {
         let memcg = mm.folios.get(pfn).memcg;
         if let Some(old) = self.folio_update_gen(mm, pfn, new_gen) {
             if old != new_gen {
-                self.update_size(mm, memcg, ty, Some(old), Some(new_gen));
+                let nr = mm.folios.nr_pages(pfn) as i64;
+                self.update_size(mm, memcg, ty, Some(old), Some(new_gen), nr);
             }
         }
     }

@@ -125,12 +125,13 @@ impl LruGen {
             let new_gen = self.folio_inc_gen(mm, pfn, false);
             // 7.3 moves it to the head of the next generation (list_move), 6.12 to the tail.
             self.relink(mm, pfn, new_gen, !v7_3);
+            // By the folio's pages (`delta = folio_nr_pages()`).
             if !(v7_3 && lazy) {
-                *self.lv[memcg as usize].protected_mut(ty, tier) += 1;
+                *self.lv[memcg as usize].protected_mut(ty, tier) += f.nr_pages();
             }
             if !self.kernel.lru_gen_counts_every_refault() {
                 let e = if ty == 1 { Ev::WorkingsetActivateFile } else { Ev::WorkingsetActivateAnon };
-                crate::mm::workingset::count_workingset(mm, memcg, e, 1);
+                crate::mm::workingset::count_workingset(mm, memcg, e, f.nr_pages());
             }
             return true;
         }
@@ -230,17 +231,19 @@ impl LruGen {
                 if self.prefetch {
                     mm.folios.prefetch_from_tail(&self.lv[memcg as usize].lists[gen][ty][zone], PREFETCH_AHEAD);
                 }
-                scanned += 1;
+                // Pages (folio_nr_pages()), but `remaining` counts folios, as scan_folios() does.
+                let delta = mm.folios.nr_pages(pfn);
+                scanned += delta;
                 if self.sort_folio(mm, pfn, tier, sc.reclaim_idx) {
-                    sorted += 1;
+                    sorted += delta;
                 } else if self.isolate_folio(mm, pfn, sc) {
                     out.push(pfn);
-                    isolated += 1;
+                    isolated += delta;
                 } else {
                     // Parked off the list, then spliced back at the head (list_move to `moved`).
                     self.unlink(mm, pfn);
                     parked.push(pfn);
-                    skipped_zone += 1;
+                    skipped_zone += delta;
                 }
                 remaining -= 1;
                 if remaining == 0 || isolated.max(skipped_zone) >= MIN_LRU_BATCH {

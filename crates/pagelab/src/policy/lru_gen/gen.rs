@@ -130,27 +130,28 @@ impl LruGen {
     }
 
     /// Models include/linux/mm_inline.h: lru_gen_update_size(): the generation sizes and the
-    /// active/inactive statistics.
+    /// active/inactive statistics, by the folio's `nr` pages (folio_nr_pages(): 7.3's large
+    /// page-cache folios count all their pages).
     // Inlined: every caller passes a constant shape of `old` and `new`, which folds the match
     // (plain #[inline] left it a call of ~60 instructions per page added or evicted).
     #[inline(always)]
-    pub fn update_size(&mut self, mm: &mut Mm, memcg: MemcgId, ty: usize, old: Option<usize>, new: Option<usize>) {
+    pub fn update_size(&mut self, mm: &mut Mm, memcg: MemcgId, ty: usize, old: Option<usize>, new: Option<usize>, nr: i64) {
         let lv = &mut self.lv[memcg as usize];
         if let Some(o) = old {
-            lv.nr_pages[o][ty] -= 1;
+            lv.nr_pages[o][ty] -= nr;
         }
         if let Some(n) = new {
-            lv.nr_pages[n][ty] += 1;
+            lv.nr_pages[n][ty] += nr;
         }
         let inactive = Lru::of(ty == 1, false);
         let active = Lru::of(ty == 1, true);
         match (old, new) {
-            (None, Some(n)) => mm.update_lru_size(memcg, if self.is_active(memcg, n) { active } else { inactive }, 1),
-            (Some(o), None) => mm.update_lru_size(memcg, if self.is_active(memcg, o) { active } else { inactive }, -1),
+            (None, Some(n)) => mm.update_lru_size(memcg, if self.is_active(memcg, n) { active } else { inactive }, nr),
+            (Some(o), None) => mm.update_lru_size(memcg, if self.is_active(memcg, o) { active } else { inactive }, -nr),
             (Some(o), Some(n)) => {
                 if !self.is_active(memcg, o) && self.is_active(memcg, n) {
-                    mm.update_lru_size(memcg, inactive, -1);
-                    mm.update_lru_size(memcg, active, 1);
+                    mm.update_lru_size(memcg, inactive, -nr);
+                    mm.update_lru_size(memcg, active, nr);
                 }
             }
             (None, None) => {}
@@ -184,7 +185,8 @@ impl LruGen {
             fm.flags = with_gen(fm.flags & !pg::ACTIVE, gen);
             fm.lru_slot = slot(gen, ty);
         }
-        self.update_size(mm, memcg, ty, None, Some(gen));
+        let nr = mm.folios.nr_pages(pfn) as i64;
+        self.update_size(mm, memcg, ty, None, Some(gen), nr);
         let zone = mm.folios.zone_of(pfn);
         let list = &mut self.lv[memcg as usize].lists[gen][ty][zone];
         if reclaiming {
@@ -208,7 +210,7 @@ impl LruGen {
             let fm = mm.folios.get_mut(pfn);
             fm.flags = (fm.flags & !pg::GEN_MASK) | if active { pg::ACTIVE } else { 0 };
         }
-        self.update_size(mm, memcg, ty, Some(gen), None);
+        self.update_size(mm, memcg, ty, Some(gen), None, f.nr_pages() as i64);
         self.unlink(mm, pfn);
         true
     }
@@ -314,7 +316,8 @@ impl LruGen {
                 fm.flags = with_gen(fm.flags & !clear, new_gen) | if reclaim { pg::RECLAIM } else { 0 };
             }
         }
-        self.update_size(mm, memcg, ty, Some(old_gen), Some(new_gen));
+        let nr = mm.folios.nr_pages(pfn) as i64;
+        self.update_size(mm, memcg, ty, Some(old_gen), Some(new_gen), nr);
         new_gen
     }
 
@@ -357,7 +360,7 @@ impl LruGen {
                         // the workingset being lazily promoted.
                         let (_, tier, lazy) = self.refs_tier(mm.folios.get(pfn).flags);
                         if !lazy {
-                            *self.lv[memcg as usize].protected_mut(ty, tier) += 1;
+                            *self.lv[memcg as usize].protected_mut(ty, tier) += mm.folios.nr_pages(pfn);
                         }
                     }
                     let new_gen = self.folio_inc_gen(mm, pfn, false);

@@ -269,7 +269,7 @@ impl Policy for LruGen {
         self.del_folio(mm, pfn, false);
         mm.folios.set(pfn, pg::ACTIVE);
         self.add_folio(mm, pfn, false);
-        mm.count_both(f.memcg, Ev::PgActivate, 1);
+        mm.count_both(f.memcg, Ev::PgActivate, f.nr_pages());
     }
 
     /// Models mm/swap.c: lru_move_tail_fn() with MGLRU: to the tail of the oldest generation.
@@ -365,7 +365,7 @@ impl Inspect for LruGen {
                                 lv.min_seq, lv.max_seq, f.flags
                             ));
                             }
-                            counted[g][ty] += 1;
+                            counted[g][ty] += f.nr_pages() as i64;
                             if f.test(pg::ACTIVE) {
                                 return Err(format!("pfn {pfn} keeps PG_active on a generation list"));
                             }

@@ -45,7 +45,8 @@ impl LruGen {
         let ty = f.lru_type();
         let memcg = f.memcg;
         let (refs, tier, _) = self.refs_tier(f.flags);
-        self.lv[memcg as usize].evicted[ty][tier] += 1;
+        // By the folio's pages (`delta = folio_nr_pages()`).
+        self.lv[memcg as usize].evicted[ty][tier] += f.nr_pages();
         match self.refault.model {
             RefaultModel::Mainline => {
                 // MGLRU-FG [I]: its count (up to 7) is cut to 7.3's four refs, so the token
@@ -120,6 +121,8 @@ impl LruGen {
         let f = *mm.folios.get(pfn);
         let ty = f.lru_type();
         let memcg = f.memcg;
+        // Every count by the refaulting folio's pages (folio_nr_pages()).
+        let nr = f.nr_pages();
         if shadow.memcg() != memcg {
             return;
         }
@@ -131,18 +134,18 @@ impl LruGen {
         let refault_ev = by_type(ty == 1, Ev::WorkingsetRefaultAnon, Ev::WorkingsetRefaultFile);
         let v612 = self.kernel.lru_gen_counts_every_refault();
         if v612 {
-            count_workingset(mm, memcg, refault_ev, 1);
+            count_workingset(mm, memcg, refault_ev, nr);
         }
         if !recent {
             return;
         }
         let refs = (token & ((1 << REFS_WIDTH) - 1)) as u32 + shadow.workingset() as u32;
         let tier = lru_tier_from_refs(refs);
-        self.lv[memcg as usize].refaulted[ty][tier] += 1;
+        self.lv[memcg as usize].refaulted[ty][tier] += nr;
         if v612 {
-            count_workingset(mm, memcg, by_type(ty == 1, Ev::WorkingsetActivateAnon, Ev::WorkingsetActivateFile), 1);
+            count_workingset(mm, memcg, by_type(ty == 1, Ev::WorkingsetActivateAnon, Ev::WorkingsetActivateFile), nr);
         } else {
-            count_workingset(mm, memcg, refault_ev, 1);
+            count_workingset(mm, memcg, refault_ev, nr);
         }
         self.restore_if_hot(mm, pfn, memcg, ty, refs);
     }
@@ -165,7 +168,9 @@ impl LruGen {
         let f = *mm.folios.get(pfn);
         let ty = f.lru_type();
         let memcg = f.memcg;
-        count_workingset(mm, memcg, by_type(ty == 1, Ev::WorkingsetRefaultAnon, Ev::WorkingsetRefaultFile), 1);
+        // Every count by the refaulting folio's pages (folio_nr_pages()).
+        let nr = f.nr_pages();
+        count_workingset(mm, memcg, by_type(ty == 1, Ev::WorkingsetRefaultAnon, Ev::WorkingsetRefaultFile), nr);
         let token = shadow.eviction();
         let max_seq = self.lv[memcg as usize].max_seq & STAMP_MASK;
         if max_seq.abs_diff(token >> REFS_WIDTH) >= MAX_NR_GENS as u64 {
@@ -175,11 +180,11 @@ impl LruGen {
         let workingset = shadow.workingset();
         let fg = self.fg.is_some();
         let tier = if fg { fg_tier(refs) } else { lru_tier_from_refs_6_14(refs, workingset) };
-        self.lv[memcg as usize].refaulted[ty][tier] += 1;
+        self.lv[memcg as usize].refaulted[ty][tier] += nr;
         if workingset {
             let in_fault = mm.current_task().is_some_and(|t| mm.tasks[t].in_lru_fault);
             if in_fault {
-                count_workingset(mm, memcg, by_type(ty == 1, Ev::WorkingsetActivateAnon, Ev::WorkingsetActivateFile), 1);
+                count_workingset(mm, memcg, by_type(ty == 1, Ev::WorkingsetActivateAnon, Ev::WorkingsetActivateFile), nr);
             }
             if fg {
                 let fm = mm.folios.get_mut(pfn);
@@ -187,7 +192,7 @@ impl LruGen {
             } else {
                 mm.folios.set(pfn, pg::WORKINGSET);
             }
-            count_workingset(mm, memcg, by_type(ty == 1, Ev::WorkingsetRestoreAnon, Ev::WorkingsetRestoreFile), 1);
+            count_workingset(mm, memcg, by_type(ty == 1, Ev::WorkingsetRestoreAnon, Ev::WorkingsetRestoreFile), nr);
         } else {
             let fm = mm.folios.get_mut(pfn);
             fm.flags = if fg { fg_with_refs(fm.flags, refs - 1) } else { (fm.flags & !pg::REFS_MASK) | ((refs - 1) << pg::REFS_SHIFT) };
@@ -198,6 +203,7 @@ impl LruGen {
     /// or of a page accessed many times through file descriptors is restored.
     fn restore_if_hot(&mut self, mm: &mut Mm, pfn: Pfn, memcg: MemcgId, ty: usize, refs: u32) {
         let in_fault = mm.current_task().is_some_and(|t| mm.tasks[t].in_lru_fault);
+        let nr = mm.folios.nr_pages(pfn);
         if in_fault || refs >= 3 {
             if self.fg.is_some() {
                 // MGLRU-FG [I]: every refs bit set is the full count.
@@ -206,7 +212,7 @@ impl LruGen {
             } else {
                 mm.folios.set(pfn, pg::REFS_MASK | pg::WORKINGSET);
             }
-            count_workingset(mm, memcg, by_type(ty == 1, Ev::WorkingsetRestoreAnon, Ev::WorkingsetRestoreFile), 1);
+            count_workingset(mm, memcg, by_type(ty == 1, Ev::WorkingsetRestoreAnon, Ev::WorkingsetRestoreFile), nr);
         }
     }
 
