@@ -67,7 +67,7 @@ impl LruGen {
             let new = (old + 1) % MAX_NR_GENS;
             let fm = mm.folios.get_mut(pfn);
             fm.flags = with_gen(fm.flags, new);
-            self.update_size(mm, f.memcg, f.lru_type(), Some(old), Some(new));
+            self.update_size(mm, f.memcg, f.lru_type(), Some(old), Some(new), f.nr_pages() as i64);
         }
     }
 }
