@@ -359,11 +359,7 @@ impl Mm {
         let Some(sched) = self.sched.as_mut() else { return };
         let c = &self.cfg.costs.cpu;
         let hold = folios * c.lru_move_ns;
-        let lock = if self.cfg.kernel.lru_lock_per_memcg() {
-            &mut self.memcgs.get_mut(memcg).lruvec.lru_lock
-        } else {
-            &mut self.nodes[0].lru_lock
-        };
+        let lock = if self.cfg.kernel.lru_lock_per_memcg() { &mut self.memcgs.get_mut(memcg).lruvec.lru_lock } else { &mut self.nodes[0].lru_lock };
         let section = lock.lock(at, hold, c.lock_handoff_ns, sched.horizon);
         sched.spun(section.spin);
         self.cpu_in(Func::QueuedSpinLockSlowpath, section.spin);

@@ -91,9 +91,7 @@ fn a_second_cgroup_on_the_same_device_raises_the_firsts_io_wait() {
 /// `readtwice`-shaped work as vm-scalability's case-lru-file-readtwice runs it in containers:
 /// four cgroups, each with two readers of its own file, on eight CPUs of one node.
 fn readtwice_in_containers(kernel: &str) -> pagelab::sim::Machine<pagelab::policy::classic::Classic> {
-    let mut text = format!(
-        "[machine]\nmemory = \"256M\"\nkernel = \"{kernel}\"\npolicy = \"classic\"\nstorage = \"ramdisk\"\ncpus = 8\n"
-    );
+    let mut text = format!("[machine]\nmemory = \"256M\"\nkernel = \"{kernel}\"\npolicy = \"classic\"\nstorage = \"ramdisk\"\ncpus = 8\n");
     for c in 0..4 {
         text += &format!(
             "\n[[cgroup]]\npath = \"/c{c}\"\n\n[[workload]]\nname = \"dd{c}\"\ncgroup = \"/c{c}\"\njobs = 2\nkind = \"file-read\"\nfile_size = \"16M\"\nshared_file = true\ndistribution = \"sequential\"\nops = 8192\nseed = {c}\n"
