@@ -279,6 +279,15 @@ fn read_pages(mm: &mut Mm, inserted: &[crate::mm::folio::Pfn]) -> RaIo {
     if pages == 0 {
         return RaIo::default();
     }
+    submit_read(mm, inserted, pages)
+}
+
+/// The request read_pages() submits for `inserted` folios of `pages` pages in all (6.1, 6.12,
+/// 7.3): submitting a batch that holds a workingset refault is a memstall
+/// (ractl->_workingset, set as page_cache_ra_unbounded() inserts the folios), and the folios
+/// stay locked (not uptodate) until the read completes.
+#[inline]
+fn submit_read(mm: &mut Mm, inserted: &[crate::mm::folio::Pfn], pages: u64) -> RaIo {
     let workingset = inserted.iter().any(|&pfn| mm.folios.test(pfn, pg::WORKINGSET));
     let stall = workingset.then(|| mm.memstall_enter());
     mm.file_read_cpu(pages);
@@ -435,22 +444,10 @@ pub fn do_page_cache_ra<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, index: u6
         mm.ra_scratch = inserted;
         return RaIo::default();
     }
-    // read_pages() (6.1, 6.12): submitting a batch that holds a workingset refault is a
-    // memstall (ractl->_workingset, set as page_cache_ra_unbounded() inserts the pages).
-    let workingset = inserted.iter().any(|&pfn| mm.folios.test(pfn, pg::WORKINGSET));
-    let stall = workingset.then(|| mm.memstall_enter());
-    mm.file_read_cpu(pages);
-    let done = mm.submit_file(pages, false);
-    if let Some(stall) = stall {
-        mm.memstall_leave(stall);
-    }
-    mm.count(crate::mm::vmstat::Ev::PgpgIn, 4 * pages);
-    // The pages stay locked (not uptodate) until the read completes.
-    for &pfn in &inserted {
-        mm.folios.set_read_done(pfn, done);
-    }
+    // Every folio here is order 0: one page each.
+    let io = submit_read(mm, &inserted, pages);
     mm.ra_scratch = inserted;
-    RaIo { pages, done }
+    io
 }
 
 /// Models mm/filemap.c: do_sync_mmap_readahead() for a major fault at `index`.
