@@ -13,23 +13,13 @@ use pagelab::mm::vmstat::Ev;
 use pagelab::sim::Machine;
 use pagelab_workload::{Access, Advice, Op};
 
-/// One file of `pages` pages read by one task (`ops = 0`: the test drives the reads), on a
-/// machine of `memory`.
+/// One file of `pages` pages read by one task with the kernel's normal readahead (`ops = 0`:
+/// the test drives the reads), on a machine of `memory`.
 fn one_file(memory: &str, kernel: &str, policy: &str, pages: u64) -> String {
-    format!(
-        r#"
-[machine]
-memory = "{memory}"
-kernel = "{kernel}"
-policy = "{policy}"
-[[workload]]
-name = "r"
-cgroup = "/"
-kind = "file-read"
-file_size = "{pages}p"
-ops = 0
-"#
-    )
+    let random = common::one_file_scenario(memory, kernel, policy, pages);
+    let normal = random.replace("fadvise = \"random\"\n", "");
+    assert_ne!(normal, random, "the common scenario reads at random");
+    normal
 }
 
 /// A buffered read of `npages` pages at `page` with normal readahead.
