@@ -162,6 +162,21 @@ pub fn page_cache_delete(mm: &mut Mm, pfn: Pfn, shadow: Option<crate::mm::mappin
     if f.order() > 0 {
         return page_cache_delete_range(mm, pfn, shadow);
     }
+    delete_slot(mm, vpn, memcg, shadow);
+}
+
+/// [`page_cache_delete`] of a large folio: every slot of its range.
+#[inline(never)]
+fn page_cache_delete_range(mm: &mut Mm, pfn: Pfn, shadow: Option<crate::mm::mapping::Shadow>) {
+    let f = *mm.folios.get(pfn);
+    for k in 0..f.nr_pages() as Vpn {
+        delete_slot(mm, f.vpn + k, f.memcg, shadow);
+    }
+}
+
+/// One slot of [`page_cache_delete`]: the shadow takes the page's place, or nothing does.
+#[inline(always)]
+fn delete_slot(mm: &mut Mm, vpn: Vpn, memcg: MemcgId, shadow: Option<crate::mm::mapping::Shadow>) {
     match shadow {
         Some(s) => {
             mm.space.set(vpn, Entry::Shadow(s));
@@ -170,25 +185,6 @@ pub fn page_cache_delete(mm: &mut Mm, pfn: Pfn, shadow: Option<crate::mm::mappin
         None => {
             mm.space.set(vpn, Entry::Empty);
             mm.file_nodes.page_removed(vpn);
-        }
-    }
-}
-
-/// [`page_cache_delete`] of a large folio: every slot of its range.
-#[inline(never)]
-fn page_cache_delete_range(mm: &mut Mm, pfn: Pfn, shadow: Option<crate::mm::mapping::Shadow>) {
-    let f = *mm.folios.get(pfn);
-    for k in 0..f.nr_pages() as Vpn {
-        let vpn = f.vpn + k;
-        match shadow {
-            Some(s) => {
-                mm.space.set(vpn, Entry::Shadow(s));
-                mm.file_nodes.page_replaced_by_shadow(vpn, f.memcg);
-            }
-            None => {
-                mm.space.set(vpn, Entry::Empty);
-                mm.file_nodes.page_removed(vpn);
-            }
         }
     }
 }
@@ -378,7 +374,7 @@ fn folio_index(mm: &Mm, f: FileRef, pfn: Pfn) -> u64 {
 
 /// Whether page `index` of `f` lies in the folio `pfn` (pos_same_folio() in pages).
 #[inline(always)]
-fn in_folio(mm: &Mm, f: FileRef, pfn: Pfn, index: u64) -> bool {
+pub(crate) fn in_folio(mm: &Mm, f: FileRef, pfn: Pfn, index: u64) -> bool {
     let first = folio_index(mm, f, pfn);
     index >= first && index < first + mm.folios.nr_pages(pfn)
 }

@@ -167,24 +167,6 @@ pub struct Folios {
     starts: Vec<Pfn>,
 }
 
-/// The tail frames of a large folio ([`Folios::tails`]).
-pub struct Tails<'a> {
-    folios: &'a Folios,
-    next: Pfn,
-}
-
-impl Iterator for Tails<'_> {
-    type Item = Pfn;
-    fn next(&mut self) -> Option<Pfn> {
-        if self.next == NIL {
-            return None;
-        }
-        let pfn = self.next;
-        self.next = self.folios.f[pfn as usize].swap;
-        Some(pfn)
-    }
-}
-
 /// The most zones a machine has (ZONE_DMA, ZONE_DMA32, ZONE_NORMAL).
 pub const MAX_ZONES: usize = 3;
 
@@ -474,14 +456,6 @@ impl Folios {
     #[inline(always)]
     pub fn nr_pages(&self, pfn: Pfn) -> u64 {
         self.f[pfn as usize].nr_pages()
-    }
-
-    /// The tail frames of the large folio whose head is `pfn` (none for order 0), in index
-    /// order.
-    pub fn tails(&self, pfn: Pfn) -> Tails<'_> {
-        let head = &self.f[pfn as usize];
-        let next = if head.order() == 0 { NIL } else { head.swap };
-        Tails { folios: self, next }
     }
 
     #[inline]

@@ -246,8 +246,7 @@ fn do_fault_around(mm: &mut Mm, f: FileRef, ra: &mut RaState, index: u64, advice
             continue;
         }
         map_page(mm, pfn, advice);
-        let first = (mm.folios.get(pfn).vpn - f.base) as u64;
-        if index >= first && index < first + mm.folios.nr_pages(pfn) {
+        if crate::mm::filemap::in_folio(mm, f, pfn, index) {
             mapped_target = true;
             // 7.3: only the folio that answered the fault (VM_FAULT_NOPAGE) lowers it, once.
             if once_per_hit && !tried && !mm.folios.test(pfn, pg::WORKINGSET) && advice != Advice::Sequential {

@@ -440,22 +440,25 @@ impl Mm {
     /// node 0's zones keep their index in the node, each further node's one zone follows.
     #[inline(always)]
     pub fn zone(&self, z: usize) -> &crate::mm::mmzone::Zone {
-        let n0 = self.nodes[0].zones.z.len();
-        if z < n0 {
-            &self.nodes[0].zones.z[z]
-        } else {
-            &self.nodes[z - n0 + 1].zones.z[0]
-        }
+        let (nid, i) = self.zone_place(z);
+        &self.nodes[nid].zones.z[i]
     }
 
     /// [`Mm::zone`], to change.
     #[inline(always)]
     pub fn zone_mut(&mut self, z: usize) -> &mut crate::mm::mmzone::Zone {
+        let (nid, i) = self.zone_place(z);
+        &mut self.nodes[nid].zones.z[i]
+    }
+
+    /// Where machine zone `z` sits: (its node, its index in the node's zones).
+    #[inline(always)]
+    fn zone_place(&self, z: usize) -> (usize, usize) {
         let n0 = self.nodes[0].zones.z.len();
         if z < n0 {
-            &mut self.nodes[0].zones.z[z]
+            (0, z)
         } else {
-            &mut self.nodes[z - n0 + 1].zones.z[0]
+            (z - n0 + 1, 0)
         }
     }
 
@@ -474,7 +477,7 @@ impl Mm {
     /// The node zone `z` belongs to (`zone_to_nid()`).
     #[inline]
     pub fn zone_nid(&self, z: usize) -> usize {
-        z.saturating_sub(self.nodes[0].zones.z.len() - 1)
+        self.zone_place(z).0
     }
 
     /// The current actor's node (numa_node_id(): the node of the CPU it runs on): a task's

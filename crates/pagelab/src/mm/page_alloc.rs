@@ -5,7 +5,7 @@
 use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
 use crate::mm::folio::{pg, Pfn};
 use crate::mm::hooks::Policy;
-use crate::mm::memcontrol::FedStat;
+use crate::mm::memcontrol::{FedStat, MemcgId};
 use crate::mm::oom_kill::out_of_memory;
 use crate::mm::vmscan::{try_to_free_pages, wakeup_kswapd};
 use crate::mm::Mm;
@@ -370,48 +370,47 @@ pub fn free_folio(mm: &mut Mm, pfn: Pfn) {
     if flags & pg::ORDER_MASK != 0 {
         return free_large_folio(mm, pfn);
     }
-    mm.memcgs.uncharge_counters(memcg, 1);
-    // page_counts(pfn, -1) on the flags read above.
-    let count = if flags & pg::SWAPBACKED != 0 { &mut mm.nr_anon_pages } else { &mut mm.nr_file_pages };
-    *count = count.wrapping_sub(1);
-    if flags & pg::SWAPBACKED == 0 {
-        mm.memcgs.stat_updated(memcg, FedStat::FilePages, 1);
-        if flags & pg::DIRTY != 0 {
-            mm.nr_dirty -= 1;
-            mm.memcgs.stat_updated(memcg, FedStat::FileDirty, 1);
-        }
-    }
-    if flags & pg::MAPPED != 0 {
-        mm.memcgs.stat_updated(memcg, FedStat::Mapped, 1);
-    }
-    if mm.cfg.kernel.memcg_counts_pgpgin() {
-        mm.memcgs.stat_updated(memcg, FedStat::PgpgOut, 1);
-    }
+    uncount_folio(mm, memcg, flags, 1);
     free_unref_page(mm, pfn);
 }
 
-/// [`free_folio`] of a large (file) folio: every count by its pages, then its frames.
+/// [`free_folio`]'s counts of a folio of `nr` pages with `flags`, charged to `memcg`:
+/// mem_cgroup_uncharge() and the page-state counts (NR_ANON_PAGES or NR_FILE_PAGES, dirty,
+/// mapped, 6.1's memcg PGPGOUT), each by its pages.
+// Always inlined: `nr` is the constant 1 on the order-0 path.
+#[inline(always)]
+fn uncount_folio(mm: &mut Mm, memcg: MemcgId, flags: u32, nr: u64) {
+    mm.memcgs.uncharge_counters(memcg, nr);
+    let count = if flags & pg::SWAPBACKED != 0 { &mut mm.nr_anon_pages } else { &mut mm.nr_file_pages };
+    *count = count.wrapping_sub(nr);
+    if flags & pg::SWAPBACKED == 0 {
+        mm.memcgs.stat_updated(memcg, FedStat::FilePages, nr);
+        if flags & pg::DIRTY != 0 {
+            mm.nr_dirty -= nr;
+            mm.memcgs.stat_updated(memcg, FedStat::FileDirty, nr);
+        }
+    }
+    if flags & pg::MAPPED != 0 {
+        mm.memcgs.stat_updated(memcg, FedStat::Mapped, nr);
+    }
+    if mm.cfg.kernel.memcg_counts_pgpgin() {
+        mm.memcgs.stat_updated(memcg, FedStat::PgpgOut, nr);
+    }
+}
+
+/// [`free_folio`] of a large (file) folio: every count by its pages, then its frames, head
+/// first and the tails in their chain's order.
 #[inline(never)]
 fn free_large_folio(mm: &mut Mm, pfn: Pfn) {
     let f = *mm.folios.get(pfn);
-    let nr = f.nr_pages();
-    mm.memcgs.uncharge_counters(f.memcg, nr);
-    mm.nr_file_pages = mm.nr_file_pages.wrapping_sub(nr);
-    mm.memcgs.stat_updated(f.memcg, FedStat::FilePages, nr);
-    if f.test(pg::DIRTY) {
-        mm.nr_dirty -= nr;
-        mm.memcgs.stat_updated(f.memcg, FedStat::FileDirty, nr);
-    }
-    if f.test(pg::MAPPED) {
-        mm.memcgs.stat_updated(f.memcg, FedStat::Mapped, nr);
-    }
-    if mm.cfg.kernel.memcg_counts_pgpgin() {
-        mm.memcgs.stat_updated(f.memcg, FedStat::PgpgOut, nr);
-    }
-    let tails: Vec<Pfn> = mm.folios.tails(pfn).collect();
+    uncount_folio(mm, f.memcg, f.flags, f.nr_pages());
+    // The head names the first tail and each tail the next (`swap`): read before each free.
+    let mut next = f.swap;
     free_unref_page(mm, pfn);
-    for t in tails {
-        free_unref_page(mm, t);
+    while next != crate::mm::folio::NIL {
+        let tail = next;
+        next = mm.folios.get(tail).swap;
+        free_unref_page(mm, tail);
     }
 }
 
