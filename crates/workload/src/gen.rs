@@ -108,6 +108,14 @@ pub struct Op {
     pub more: bool,
 }
 
+impl Op {
+    /// The deletion of `npages` pages of `object` from `page` on (an `Access::Truncate`
+    /// operation: the file's pages leave the page cache with their shadow entries).
+    pub fn truncate(object: u32, page: u64, npages: u32) -> Op {
+        Op { object, page, npages, write: false, access: Access::Truncate, advice: Advice::Normal, fill: false, think_ns: 0, due: None, more: false }
+    }
+}
+
 /// A job's application cache: its own, or one shared with other jobs (crate::app_cache,
 /// "Shared").
 #[derive(Clone, Debug)]

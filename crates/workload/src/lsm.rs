@@ -661,18 +661,7 @@ impl LsmState {
     }
 
     fn truncate(object: u32, pages: u64) -> Op {
-        Op {
-            object,
-            page: 0,
-            npages: pages as u32,
-            write: false,
-            access: Access::Truncate,
-            advice: Advice::Normal,
-            fill: false,
-            think_ns: 0,
-            due: None,
-            more: false,
-        }
+        Op::truncate(object, 0, pages as u32)
     }
 
     /// Writes a whole table, 64 KiB at a time, and opens it (LevelDB verifies every table it

@@ -119,19 +119,8 @@ fn truncate_inode_pages_range_removes_a_files_pages_and_shadow_entries() {
     // mm/truncate.c: truncate_inode_pages_range() (6.1, 6.12): a deleted file's pages leave
     // the page cache (uncharged, freed) and its shadow entries go with them, so reading it
     // again is not a refault.
-    use pagelab_workload::{Access, Advice, Op};
-    let truncate = |page: u64, npages: u32| Op {
-        object: 0,
-        page,
-        npages,
-        write: false,
-        access: Access::Truncate,
-        advice: Advice::Normal,
-        fill: false,
-        think_ns: 0,
-        due: None,
-        more: false,
-    };
+    use pagelab_workload::Op;
+    let truncate = |page: u64, npages: u32| Op::truncate(0, page, npages);
     let mut m = classic(&one_file_scenario("64M", "6.12", "classic", 4096));
     for p in 0..64 {
         m.apply(0, read(0, p));

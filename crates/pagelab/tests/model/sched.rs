@@ -262,21 +262,10 @@ fn lru_cache_activate_folio_searches_only_the_local_batch() {
 #[test]
 fn truncation_frees_a_folio_waiting_in_another_cpus_batch_only_after_draining_it() {
     use common::{pfn_of, read};
-    use pagelab_workload::{Access, Advice, Op};
+    use pagelab_workload::Op;
     let mut m = two_cpus_one_file();
     m.apply(0, read(0, 7)); // waits in CPU 0's lru_add batch
-    let truncate = Op {
-        object: 0,
-        page: 0,
-        npages: 100,
-        write: false,
-        access: Access::Truncate,
-        advice: Advice::Normal,
-        fill: false,
-        think_ns: 0,
-        due: None,
-        more: false,
-    };
+    let truncate = Op::truncate(0, 0, 100);
     m.apply(1, truncate); // on CPU 1
     assert!(pfn_of(&m, 0, 0, 7).is_none());
     // The freed frame is in no batch: reading again and draining every CPU keeps the
