@@ -171,11 +171,7 @@ def main():
     print("| kernel | LRU | refault_model | txn | txn/s | MiB read a txn | refaults | activated | pswpout | wall |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r, rep in reports.items():
-        v = rep["vmstat"]
-        q = queries(rep)
-        read = misses(v, r[0]) * 4096 / 2**20 / q if q else float("nan")
-        wall_file = out / f"{label(r)}.wall"
-        wall = wall_file.read_text().strip() + " s" if wall_file.exists() else "?"
+        v, q, read, wall = run_figures(r, rep, out)
         print(
             f"| {r[0]} | {r[1]} | {r[2]} | {q:,} | {q / seconds:.2f} | {read:,.0f} | "
             f"{v['workingset_refault_file'] / 1e6:.2f} M | {v['workingset_activate_file'] / 1e6:.2f} M | "
@@ -191,6 +187,16 @@ def main():
             print(f"  {row['t_s']:5.0f} s  {row['qps']:5.2f} q/s  {row['read_mib']:7,.0f} MiB/q  {where}")
 
 
+def run_figures(r, rep, out):
+    """A run's vmstat, its queries, the MiB it read a query and its wall time as printed."""
+    v = rep["vmstat"]
+    q = queries(rep)
+    read = misses(v, r[0]) * 4096 / 2**20 / q if q else float("nan")
+    wall_file = out / f"{label(r)}.wall"
+    wall = wall_file.read_text().strip() + " s" if wall_file.exists() else "?"
+    return v, q, read, wall
+
+
 def wt_tables(reports, out, seconds):
     """The table with the WiredTiger cache: txn/s against the plain run of the same kernel
     and LRU, the cache's hit ratio, and per 100 s what is resident."""
@@ -198,11 +204,7 @@ def wt_tables(reports, out, seconds):
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     base = {r[:2]: queries(rep) for r, rep in reports.items() if r[2] == "mainline"}
     for r, rep in reports.items():
-        v = rep["vmstat"]
-        q = queries(rep)
-        read = misses(v, r[0]) * 4096 / 2**20 / q if q else float("nan")
-        wall_file = out / f"{label(r)}.wall"
-        wall = wall_file.read_text().strip() + " s" if wall_file.exists() else "?"
+        v, q, read, wall = run_figures(r, rep, out)
         c = [rep.get("app_cache", {}).get(w, {}) for w in ("stock", "customers")]
         hits, looks = sum(x.get("hits", 0) for x in c), sum(x.get("hits", 0) + x.get("misses", 0) for x in c)
         b = base.get(r[:2])
