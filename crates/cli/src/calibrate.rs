@@ -30,6 +30,12 @@
 //!   one doubly-linked list and added to the tail of another, over 64 MiB of nodes linked in
 //!   a shuffled order, so that each move misses the cache as reclaim's moves of cold folios
 //!   do.
+//! - **cache_ext's registry per hook call** (`[time] cache_ext_hook_ns`): the valid-folio
+//!   registry cache_ext keeps for every policy (a hash table with as many buckets as the
+//!   cgroup has pages, keyed by the folio's address; SOSP '25 §4.4, §6.3.1): an insert
+//!   (`folio_added`), a lookup (`folio_accessed`) and a delete (`folio_removed`) of 2^20 folios
+//!   in shuffled orders, through `std::collections::HashMap`, timed per operation. The BPF
+//!   call into the policy is not measured, so the figure is a lower bound.
 //! - **A lock's handoff** (`[time.cpu] lock_handoff_ns`): a cache line handed between two
 //!   threads in turn (each waits for the other's store, as a queued spinlock hands over to
 //!   the next waiter). A `fetch_add` on one cache line by two threads at once against one
@@ -177,6 +183,38 @@ fn lru_move(quick: bool) -> Figure {
             b_tail = i as u32;
         }
         black_box(&mut nodes);
+    })
+}
+
+/// cache_ext's valid-folio registry, per hook call (`[time] cache_ext_hook_ns`): each batch
+/// inserts `n` folio addresses (a `struct folio` is 64 bytes apart) in one shuffled order,
+/// looks them up in another and deletes them in a third, into a table sized for `n` as
+/// cache_ext sizes its table for the cgroup's pages.
+fn registry(quick: bool) -> Figure {
+    let n: usize = if quick { 1 << 16 } else { 1 << 20 };
+    let mut rng = pagelab_host::xorshift::XorShift64::new(0x5851_F42D_4C95_7F2D);
+    let mut shuffled = |seed_order: &mut Vec<u64>| {
+        for i in (1..seed_order.len()).rev() {
+            seed_order.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
+        }
+        seed_order.clone()
+    };
+    let mut base: Vec<u64> = (0..n as u64).map(|i| 0xffff_ea00_0000_0000 + 64 * i).collect();
+    let (adds, looks, dels) = (shuffled(&mut base), shuffled(&mut base), shuffled(&mut base));
+    let mut table: std::collections::HashMap<u64, u32> = std::collections::HashMap::with_capacity(n);
+    let batches = if quick { 3 } else { 7 };
+    measure(batches, 3 * n, || {
+        for (i, &a) in adds.iter().enumerate() {
+            table.insert(a, i as u32);
+        }
+        let mut hits = 0u64;
+        for a in &looks {
+            hits += table.get(a).is_some() as u64;
+        }
+        for a in &dels {
+            table.remove(a);
+        }
+        black_box((hits, &mut table));
     })
 }
 
@@ -339,7 +377,11 @@ pub fn measure_all(o: &Options) -> Result<String> {
     writeln!(w, "# \"Costs measured on your host\"). Copy the tables into a scenario, or append this file")?;
     writeln!(w, "# to one that has no [time] table of its own.")?;
     writeln!(w)?;
+    let reg = registry(o.quick);
     writeln!(w, "[time]")?;
+    writeln!(w, "# cache_ext's valid-folio registry, an insert, lookup or delete of a cold folio (the")?;
+    writeln!(w, "# BPF call into the policy is not measured): {}", how(reg))?;
+    writeln!(w, "cache_ext_hook_ns = {}", ns(reg).max(1))?;
     writeln!(w, "# memcpy of a 4 KiB page between buffers larger than the last-level cache: {}", how(cold))?;
     writeln!(w, "# (between two cached pages: {} ns, {})", ns(hot), how(hot))?;
     writeln!(w, "copy_page_ns = {}", ns(cold).max(1))?;

@@ -41,13 +41,16 @@ pub enum Func {
     QueuedSpinLockSlowpath,
     /// Memcg statistics flushes (`cgroup_rstat_flush()`).
     CgroupRstatFlush,
+    /// cache_ext's hooks: the call into a seam policy and its registry's work per event
+    /// (`[time] cache_ext_hook_ns`; cache_ext's 6.6.8 patch, not a mainline function).
+    CacheExtHook,
     /// The workload's own CPU per operation (user space).
     User,
     Other,
 }
 
 impl Func {
-    pub const ALL: [Func; 16] = [
+    pub const ALL: [Func; 17] = [
         Func::FilemapRead,
         Func::CopyPage,
         Func::HandleMmFault,
@@ -62,6 +65,7 @@ impl Func {
         Func::LruMove,
         Func::QueuedSpinLockSlowpath,
         Func::CgroupRstatFlush,
+        Func::CacheExtHook,
         Func::User,
         Func::Other,
     ];
@@ -83,6 +87,7 @@ impl Func {
             Func::LruMove => "lruvec_add/del_folio",
             Func::QueuedSpinLockSlowpath => "native_queued_spin_lock_slowpath",
             Func::CgroupRstatFlush => "cgroup_rstat_flush",
+            Func::CacheExtHook => "cache_ext hooks",
             Func::User => "[user]",
             Func::Other => "[other]",
         }
@@ -92,8 +97,8 @@ impl Func {
 /// CPU time by function, of the tasks and of kswapd.
 #[derive(Clone, Debug, Default)]
 pub struct Profile {
-    pub tasks: [u64; 16],
-    pub kswapd: [u64; 16],
+    pub tasks: [u64; Func::ALL.len()],
+    pub kswapd: [u64; Func::ALL.len()],
 }
 
 /// A function's line in a report: its CPU time (seconds) and its share of the actor's

@@ -28,6 +28,13 @@ pub struct Costs {
     pub rmap_walk_ns: u64,
     /// An rstat flush's CPU time per memcg it visits (with one CPU).
     pub rstat_flush_memcg_ns: u64,
+    /// cache_ext's work per hook call on a cgroup with a seam policy (policy/seam, "What a
+    /// hook costs"): the BPF call into the policy and the framework's valid-folio registry
+    /// (a hash-table insert, lookup or delete). Default 0: the hooks are not charged, as
+    /// before this key existed. `pagelab calibrate` measures the registry's part on the
+    /// user's host (a hash table with a bucket per page, entries of cold folios); the BPF
+    /// call itself is not measured, so that figure is a lower bound.
+    pub cache_ext_hook_ns: u64,
     /// The workload's own CPU time per operation, outside the kernel (its loop, its random
     /// numbers, its checksums). 0 by default; the oracle sets its guest program's.
     pub op_ns: u64,
@@ -76,6 +83,7 @@ impl Default for Costs {
             reclaim_page_ns: 350,
             rmap_walk_ns: 400,
             rstat_flush_memcg_ns: 300,
+            cache_ext_hook_ns: 0,
             op_ns: 0,
             cpu: CpuCosts::default(),
         }

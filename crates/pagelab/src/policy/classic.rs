@@ -19,6 +19,7 @@ use crate::mm::vmscan::{
 use crate::mm::vmstat::{Ev, Lru};
 use crate::mm::workingset::{classic_eviction, classic_refault, workingset_activation};
 use crate::mm::{int_sqrt, Mm};
+use crate::policy::seam::{folio_of, Folio as SeamFolio};
 
 /// Adds `delta` to the size of `lru` in the zone of `pfn`, a zone below the highest.
 #[inline]
@@ -62,6 +63,12 @@ pub struct Classic {
     /// Memcgs whose folios another policy owns (a seam policy's cgroups, when the classic LRU
     /// is hosted by [`Ext`](crate::policy::seam::Ext)); empty when the classic LRU runs alone.
     foreign: Vec<bool>,
+    /// Memcgs whose evictions are recorded in `evicted` for a policy that defers eviction
+    /// to this LRU ([`Classic::set_told`]); empty when none.
+    told: Vec<bool>,
+    /// What those memcgs' reclaim evicted since [`Classic::take_evicted`], as each folio was
+    /// when it left.
+    evicted: Vec<SeamFolio>,
     /// A miniature machine's refaults at the end of its last reclaim runs, per memcg, oldest
     /// first (the window of
     /// [`Miniature::refault_window`](crate::mm::miniature::Miniature::refault_window)); empty on a full machine.
@@ -84,6 +91,8 @@ impl Classic {
             scratch: Vec::with_capacity(SWAP_CLUSTER_MAX as usize),
             skipped: Vec::new(),
             foreign: Vec::new(),
+            told: Vec::new(),
+            evicted: Vec::new(),
             refault_history: vec![VecDeque::new(); nr_memcgs],
         }
     }
@@ -92,6 +101,18 @@ impl Classic {
     /// or the end of writeback of one of them is not the classic LRU's to handle.
     pub fn set_foreign(&mut self, foreign: Vec<bool>) {
         self.foreign = if foreign.iter().any(|&f| f) { foreign } else { Vec::new() };
+    }
+
+    /// Records the evictions of the memcgs marked `true`, for a seam policy that defers
+    /// eviction to the classic LRU and hears `folio_removed` (policy/seam, "Deferring to the
+    /// kernel").
+    pub fn set_told(&mut self, told: Vec<bool>) {
+        self.told = if told.iter().any(|&t| t) { told } else { Vec::new() };
+    }
+
+    /// The folios evicted from the recorded memcgs since the last call, oldest first.
+    pub fn take_evicted(&mut self, out: &mut Vec<SeamFolio>) {
+        out.append(&mut self.evicted);
     }
 
     /// Whether another policy owns this folio (see [`Classic::set_foreign`]).
@@ -568,7 +589,12 @@ impl Policy for Classic {
         self.lruvec_add_folio(mm, pfn, true);
     }
 
+    /// Models mm/workingset.c: workingset_eviction() (6.1/6.12), under __remove_mapping();
+    /// the folio is recorded first when its memcg's policy defers to this LRU.
     fn workingset_eviction(&mut self, mm: &mut Mm, pfn: Pfn, target: MemcgId) -> Shadow {
+        if !self.told.is_empty() && self.told[mm.folio_memcg(pfn) as usize] {
+            self.evicted.push(folio_of(mm, pfn));
+        }
         classic_eviction(mm, pfn, target)
     }
 

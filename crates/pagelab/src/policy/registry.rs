@@ -13,6 +13,7 @@ use crate::mm::memcontrol::MemcgId;
 use crate::mm::Mm;
 use crate::policy::seam::adapters::PlainPolicy;
 use crate::policy::seam::lhd::Lhd;
+use crate::policy::seam::noop::Noop;
 use crate::policy::seam::random::Random;
 use crate::policy::seam::sampling_lfu::SamplingLfu;
 use crate::policy::seam::{EvictionPolicy, Ext};
@@ -86,7 +87,7 @@ const KERNEL: [PolicyInfo; 2] = [
 ];
 
 /// The seam policies written for the kernel model: a new one is one file and one line here.
-const SEAM: [PolicyInfo; 3] = [
+const SEAM: [PolicyInfo; 4] = [
     PolicyInfo {
         name: "random",
         description: "evict a random folio of the cgroup (seeded)",
@@ -100,6 +101,13 @@ const SEAM: [PolicyInfo; 3] = [
         params: "",
         runs: Runs::Machine,
         build: Build::Seam(|_| Box::new(SamplingLfu::new())),
+    },
+    PolicyInfo {
+        name: "noop",
+        description: "cache_ext's no-op policy: keeps its registry, leaves eviction to the classic LRU (its hooks' cost: Table 4)",
+        params: "[time] cache_ext_hook_ns",
+        runs: Runs::Machine,
+        build: Build::Seam(|_| Box::new(Noop::new())),
     },
     PolicyInfo {
         name: "lhd",

@@ -32,5 +32,6 @@ mod run_entry;
 mod runs;
 mod sched;
 mod seam;
+mod seam_defer;
 mod seeds;
 mod trace_workloads;

@@ -10,6 +10,7 @@ use crate::mm::folio::{pg, Pfn};
 use crate::mm::hooks::{Inspect, Policy};
 use crate::mm::mapping::Shadow;
 use crate::mm::memcontrol::MemcgId;
+use crate::mm::profile::Func;
 use crate::mm::swap::lru_add_drain;
 use crate::mm::vmscan::{reclaim_batch, shrink_node_memcgs, BatchRules, Epilogue, ReclaimStat, ScanControl};
 use crate::mm::vmstat::Lru;
@@ -45,10 +46,21 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// What the classic LRU did with a deferring policy's folio ([`Ext::tell_deferred`]).
+#[derive(Clone, Copy)]
+enum Told {
+    Added,
+    Accessed(Access),
+    Removed(Removal),
+}
+
 /// One memcg's seam policy.
 struct Slot {
     policy: Box<dyn EvictionPolicy>,
     stats: SeamStats,
+    /// The policy leaves eviction to the kernel's classic LRU and only hears the hooks
+    /// ([`EvictionPolicy::defers_eviction`]).
+    defers: bool,
 }
 
 /// The host of seam policies: one [`EvictionPolicy`] per memcg that has one; the memcgs
@@ -75,6 +87,8 @@ pub struct Ext {
     parked: Vec<Pfn>,
     /// The first error of a policy; the seam stops calling policies after it.
     failure: Option<String>,
+    /// Hook calls not yet charged as CPU time ([`Ext::charge_hooks`]).
+    hooks: u64,
 }
 
 fn bit(v: &[u64], pfn: Pfn) -> bool {
@@ -111,6 +125,30 @@ pub fn effective_max(mm: &Mm, memcg: MemcgId) -> u64 {
     max
 }
 
+/// What a policy sees of a resident folio from the page and its object alone: an anon
+/// folio's task is its owner, a file folio's is [`NO_TASK`] (the seam records the inserting
+/// task, [`Ext::folio_info`]); `refault`, `workingset` and `putback` are false.
+pub fn folio_of(mm: &Mm, pfn: Pfn) -> Folio {
+    let f = mm.folios.get(pfn);
+    let obj = mm.space.object_of(f.vpn);
+    let anon = f.test(pg::SWAPBACKED);
+    Folio {
+        id: pfn,
+        key: f.vpn,
+        anon,
+        object: obj as u32,
+        index: (f.vpn - mm.space.objects[obj].base) as u64,
+        memcg: f.memcg,
+        dirty: f.test(pg::DIRTY),
+        mapped: f.test(pg::MAPPED),
+        referenced: f.test(pg::REFERENCED),
+        refault: false,
+        workingset: false,
+        putback: false,
+        task: if anon { mm.space.objects[obj].owner.map_or(NO_TASK, |t| t as u32) } else { NO_TASK },
+    }
+}
+
 impl Ext {
     /// A host for `policies` (one per memcg, `None` for a classic memcg); `name` is the
     /// machine's policy name in reports. Each policy's `init` runs here.
@@ -118,9 +156,11 @@ impl Ext {
         let n = mm.memcgs.cg.len();
         policies.resize_with(n, || None);
         let tasks: Vec<String> = mm.tasks.iter().map(|t| t.name.clone()).collect();
-        let classic = policies.iter().any(|p| p.is_none()).then(|| {
+        let owns = |p: &Option<Box<dyn EvictionPolicy>>| p.as_ref().is_some_and(|p| !p.defers_eviction());
+        let classic = policies.iter().any(|p| !owns(p)).then(|| {
             let mut c = Classic::new(n);
-            c.set_foreign(policies.iter().map(|p| p.is_some()).collect());
+            c.set_foreign(policies.iter().map(owns).collect());
+            c.set_told(policies.iter().map(|p| p.as_ref().is_some_and(|p| p.defers_eviction())).collect());
             c
         });
         let slots = policies
@@ -130,7 +170,8 @@ impl Ext {
                 p.map(|mut policy| {
                     let m = mm.memcgs.get(i as MemcgId);
                     policy.init(&Cgroup { id: i as MemcgId, path: m.path.clone(), max: effective_max(mm, i as MemcgId), tasks: tasks.clone() });
-                    Slot { policy, stats: SeamStats::default() }
+                    let defers = policy.defers_eviction();
+                    Slot { policy, stats: SeamStats::default(), defers }
                 })
             })
             .collect();
@@ -146,6 +187,7 @@ impl Ext {
             candidates: Vec::new(),
             parked: Vec::new(),
             failure: None,
+            hooks: 0,
         };
         ext.note_failure();
         ext
@@ -156,9 +198,26 @@ impl Ext {
         self.slots.get(memcg as usize)?.as_ref().map(|s| s.stats)
     }
 
+    /// The memcg's folios are a seam policy's (not the classic LRU's).
     #[inline]
     fn seam(&self, memcg: MemcgId) -> bool {
-        self.slots[memcg as usize].is_some()
+        self.slots[memcg as usize].as_ref().is_some_and(|s| !s.defers)
+    }
+
+    /// The memcg keeps the classic LRU under a policy that only hears the hooks.
+    #[inline]
+    fn defers(&self, memcg: MemcgId) -> bool {
+        self.slots[memcg as usize].as_ref().is_some_and(|s| s.defers)
+    }
+
+    /// Charges the hook calls made since the last charge, `[time] cache_ext_hook_ns` each, to
+    /// whoever runs them (the module's "What a hook costs").
+    fn charge_hooks(&mut self, mm: &mut Mm) {
+        let calls = std::mem::take(&mut self.hooks);
+        let ns = mm.cfg.costs.cache_ext_hook_ns;
+        if calls > 0 && ns > 0 {
+            mm.cpu_in(Func::CacheExtHook, calls * ns);
+        }
     }
 
     /// The one per-memcg dispatch of the hooks: `classic` when `memcg` keeps the kernel's LRU
@@ -173,11 +232,13 @@ impl Ext {
         classic: impl FnOnce(&mut Classic, &mut Mm, A) -> R,
         seam: impl FnOnce(&mut Ext, &mut Mm, A) -> R,
     ) -> R {
-        if self.seam(memcg) {
+        let r = if self.seam(memcg) {
             seam(self, mm, arg)
         } else {
             classic(self.classic.as_mut().expect("a memcg without a seam policy has the classic LRU"), mm, arg)
-        }
+        };
+        self.charge_hooks(mm);
+        r
     }
 
     fn note_failure(&mut self) {
@@ -193,6 +254,7 @@ impl Ext {
             return;
         }
         if let Some(s) = self.slots[memcg as usize].as_mut() {
+            self.hooks += 1;
             f(s.policy.as_mut());
             if let Some(e) = s.policy.failure() {
                 self.failure = Some(e);
@@ -202,25 +264,13 @@ impl Ext {
 
     /// What a policy sees of a resident folio.
     pub fn folio_info(&self, mm: &Mm, pfn: Pfn) -> Folio {
-        let f = mm.folios.get(pfn);
-        let obj = mm.space.object_of(f.vpn);
-        let anon = f.test(pg::SWAPBACKED);
-        let task = if anon { mm.space.objects[obj].owner.map_or(NO_TASK, |t| t as u32) } else { self.inserter.get(pfn as usize).copied().unwrap_or(NO_TASK) };
-        Folio {
-            id: pfn,
-            key: f.vpn,
-            anon,
-            object: obj as u32,
-            index: (f.vpn - mm.space.objects[obj].base) as u64,
-            memcg: f.memcg,
-            dirty: f.test(pg::DIRTY),
-            mapped: f.test(pg::MAPPED),
-            referenced: f.test(pg::REFERENCED),
-            refault: bit(&self.refault, pfn),
-            workingset: bit(&self.workingset, pfn),
-            putback: false,
-            task,
+        let mut info = folio_of(mm, pfn);
+        if !info.anon {
+            info.task = self.inserter.get(pfn as usize).copied().unwrap_or(NO_TASK);
         }
+        info.refault = bit(&self.refault, pfn);
+        info.workingset = bit(&self.workingset, pfn);
+        info
     }
 
     /// A folio of a seam memcg was accessed: the policy hears of it if the folio is on the LRU.
@@ -232,6 +282,40 @@ impl Ext {
             }
             self.with_policy(info.memcg, |p| p.folio_accessed(&info, how));
         }
+    }
+
+    /// Tells a deferring policy (its memcg keeps the classic LRU) what the classic LRU just
+    /// did with one of its folios, and charges the call.
+    fn tell_deferred(&mut self, mm: &mut Mm, pfn: Pfn, what: Told) {
+        let memcg = mm.folio_memcg(pfn);
+        if !self.defers(memcg) {
+            return;
+        }
+        match what {
+            Told::Added => {
+                let info = self.folio_info(mm, pfn);
+                self.with_policy(memcg, |p| p.folio_added(&info));
+            }
+            Told::Accessed(how) => self.accessed(mm, pfn, how),
+            Told::Removed(why) => {
+                let info = self.folio_info(mm, pfn);
+                self.with_policy(memcg, |p| p.folio_removed(&info, why));
+            }
+        }
+        self.charge_hooks(mm);
+    }
+
+    /// Tells deferring policies what the classic LRU evicted of their folios (recorded
+    /// under __remove_mapping(), where cache_ext's removal hook runs), and charges the calls.
+    fn tell_evicted(&mut self, mm: &mut Mm) {
+        let mut evicted = std::mem::take(&mut self.infos);
+        evicted.clear();
+        self.classic.as_mut().expect("a deferring memcg keeps the classic LRU").take_evicted(&mut evicted);
+        for info in &evicted {
+            self.with_policy(info.memcg, |p| p.folio_removed(info, Removal::Evicted));
+        }
+        self.infos = evicted;
+        self.charge_hooks(mm);
     }
 
     fn lru_of(mm: &Mm, pfn: Pfn) -> Lru {
@@ -306,6 +390,7 @@ impl Ext {
             cands.clear();
             let slot = self.slots[memcg as usize].as_mut().expect("a seam memcg");
             slot.policy.evict_folios(memcg, want, &mut cands);
+            self.hooks += 1;
             slot.stats.requests += 1;
             slot.stats.candidates += cands.len() as u64;
             if let Some(e) = slot.policy.failure() {
@@ -424,7 +509,7 @@ impl Policy for Ext {
     /// task is recorded for [`Folio::task`] and, for a read, the policy decides.
     fn admit_folio(&mut self, mm: &mut Mm, pfn: Pfn, read: bool) -> bool {
         let memcg = mm.folios.get(pfn).memcg;
-        if !self.seam(memcg) {
+        if self.slots[memcg as usize].is_none() {
             return true;
         }
         let task = mm.current_task().map_or(NO_TASK, |t| t as u32);
@@ -442,6 +527,7 @@ impl Policy for Ext {
         if !admit {
             self.slots[memcg as usize].as_mut().expect("a seam memcg").stats.not_admitted += 1;
         }
+        self.charge_hooks(mm);
         admit
     }
 
@@ -456,7 +542,8 @@ impl Policy for Ext {
             set_bit(&mut ext.refault, pfn, false);
             set_bit(&mut ext.workingset, pfn, false);
             ext.with_policy(memcg, |p| p.folio_added(&info));
-        })
+        });
+        self.tell_deferred(mm, pfn, Told::Added);
     }
 
     fn lru_del(&mut self, mm: &mut Mm, pfn: Pfn) {
@@ -466,27 +553,31 @@ impl Policy for Ext {
             mm.folios.clear(pfn, pg::LRU);
             let info = ext.folio_info(mm, pfn);
             ext.with_policy(memcg, |p| p.folio_removed(&info, Removal::Freed));
-        })
+        });
+        self.tell_deferred(mm, pfn, Told::Removed(Removal::Freed));
     }
 
     /// folio_mark_accessed() on a folio on a seam LRU: the policy hears of it; the page flags
     /// are left alone (the policy keeps its own recency).
     fn mark_accessed(&mut self, mm: &mut Mm, pfn: Pfn) {
         let memcg = mm.folios.get(pfn).memcg;
-        self.per_memcg(mm, memcg, pfn, Classic::mark_accessed, |ext, mm, pfn| ext.accessed(mm, pfn, Access::Read))
+        self.per_memcg(mm, memcg, pfn, Classic::mark_accessed, |ext, mm, pfn| ext.accessed(mm, pfn, Access::Read));
+        self.tell_deferred(mm, pfn, Told::Accessed(Access::Read));
     }
 
     /// A buffered write to a cached folio: the policy hears of it (the classic LRU takes no
     /// note).
     fn mark_written(&mut self, mm: &mut Mm, pfn: Pfn) {
         let memcg = mm.folios.get(pfn).memcg;
-        self.per_memcg(mm, memcg, pfn, Classic::mark_written, |ext, mm, pfn| ext.accessed(mm, pfn, Access::Write))
+        self.per_memcg(mm, memcg, pfn, Classic::mark_written, |ext, mm, pfn| ext.accessed(mm, pfn, Access::Write));
+        self.tell_deferred(mm, pfn, Told::Accessed(Access::Write));
     }
 
     /// A batched activation (5.7's activate_page() of a swapped-in page): an access.
     fn activate(&mut self, mm: &mut Mm, pfn: Pfn) {
         let memcg = mm.folios.get(pfn).memcg;
-        self.per_memcg(mm, memcg, pfn, Classic::activate, |ext, mm, pfn| ext.accessed(mm, pfn, Access::Read))
+        self.per_memcg(mm, memcg, pfn, Classic::activate, |ext, mm, pfn| ext.accessed(mm, pfn, Access::Read));
+        self.tell_deferred(mm, pfn, Told::Accessed(Access::Read));
     }
 
     /// Writeback of a candidate ended: on a seam memcg the folio stays where the policy put
@@ -523,7 +614,10 @@ impl Policy for Ext {
     /// which join their LRU through it), then the memcg's own LRU reclaims.
     fn shrink_lruvec(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) {
         lru_add_drain(mm, self);
-        self.per_memcg(mm, memcg, sc, |c, mm, sc| c.shrink_lruvec(mm, memcg, sc), |ext, mm, sc| ext.shrink_seam_lruvec(mm, memcg, sc))
+        self.per_memcg(mm, memcg, sc, |c, mm, sc| c.shrink_lruvec(mm, memcg, sc), |ext, mm, sc| ext.shrink_seam_lruvec(mm, memcg, sc));
+        if self.defers(memcg) {
+            self.tell_evicted(mm);
+        }
     }
 
     /// Models mm/vmscan.c: shrink_node(): the classic preparation when classic memcgs

@@ -88,6 +88,31 @@
 //! * The default admits everything, so a policy without the hook behaves as before; the
 //!   seam counts refusals (`not_admitted` in the policy state).
 //!
+//! ## Deferring to the kernel
+//!
+//! cache_ext measures its own overhead with a no-op policy that "defers to the default
+//! kernel eviction policy while still maintaining cache_ext data structures" (SOSP '25
+//! §6.3.2, Table 4). A policy whose [`EvictionPolicy::defers_eviction`] is true gets that:
+//!
+//! * **its cgroup keeps the kernel's classic LRU** (mm/vmscan.c, 6.1/6.12 with MGLRU off, as
+//!   cache_ext's evaluation runs it): the same lists, scans and choices as a cgroup without a
+//!   seam policy, so every counter is the classic LRU's;
+//! * **the policy hears the same hooks** as a seam policy: `folio_added` when a folio joins
+//!   the LRU, `folio_accessed(Read | Write)` for folio_mark_accessed() and a buffered write,
+//!   `folio_removed(Evicted)` for each folio the classic LRU's reclaim removed
+//!   (__remove_mapping(), where cache_ext's removal hook runs; told when that
+//!   shrink_lruvec() call ends) and `Freed` for one freed otherwise;
+//! * `evict_folios` is never called.
+//!
+//! ## What a hook costs
+//!
+//! Each hook call on a cgroup with a seam policy (deferring or not) charges
+//! `[time] cache_ext_hook_ns` of CPU to whoever runs it (the task, or kswapd in reclaim), in
+//! the profile as `cache_ext_hook`: cache_ext's work per event, the BPF call into the policy
+//! and the framework's valid-folio registry (a hash-table insert, lookup or delete). The
+//! default is 0, so a seam policy's hooks cost nothing unless a scenario sets it; `pagelab
+//! calibrate` measures the registry's part on the user's host (not the BPF call itself).
+//!
 //! ## Refaults and the workingset
 //!
 //! A seam cgroup keeps the kernel's shadow entries and refault detection of the classic LRU
@@ -105,10 +130,11 @@ pub mod adapters;
 mod host;
 pub mod lhd;
 pub mod lists;
+pub mod noop;
 pub mod random;
 pub mod sampling_lfu;
 
-pub use host::{effective_max, Ext, SeamStats};
+pub use host::{effective_max, folio_of, Ext, SeamStats};
 
 use crate::mm::memcontrol::MemcgId;
 
@@ -204,6 +230,14 @@ pub trait EvictionPolicy {
     fn folio_removed(&mut self, folio: &Folio, why: Removal);
     /// Up to `nr` eviction candidates, appended to `out` (cache_ext's `evict_folios`).
     fn evict_folios(&mut self, cgroup: MemcgId, nr: usize, out: &mut Vec<FolioId>);
+    /// The policy leaves eviction to the kernel (cache_ext's no-op policy, SOSP '25 §6.3.2):
+    /// its cgroup keeps the kernel's classic LRU, which decides what to evict, and the policy
+    /// still hears `folio_added`, `folio_accessed` and `folio_removed` (and `admit_folio`),
+    /// so that its bookkeeping costs what cache_ext's does. `evict_folios` is never called.
+    /// See the module's "Deferring to the kernel".
+    fn defers_eviction(&self) -> bool {
+        false
+    }
     /// Bytes of state (for the memory benchmark).
     fn state_bytes(&self) -> u64 {
         0
