@@ -483,6 +483,22 @@ impl Kernel {
     pub fn large_folio_readahead(self) -> bool {
         self >= Kernel::V7_3
     }
+
+    /// mm/page_alloc.c: __alloc_pages() of a large readahead folio (7.3.4; only 7.3 makes
+    /// them, [`Kernel::large_folio_readahead`]): one request of the folio's order, not one
+    /// per page. The fast path needs the whole folio above the low watermark
+    /// (__zone_watermark_ok() takes `(1 << order) - 1` off the free pages); the slow path
+    /// (__alloc_pages_slowpath()) wakes kswapd with the order (wakeup_kswapd() raises
+    /// `pgdat->kswapd_order`, and balances the node only if it is not balanced at that order),
+    /// tries the min watermark, reclaims directly once and, being __GFP_NORETRY
+    /// (readahead_gfp_mask()), then fails, so page_cache_ra_order() reads the rest of the window
+    /// in order 0. kswapd balances at the order (pgdat_balanced(order)) until it has reclaimed
+    /// compact_gap(order), twice the folio, in the run, then at order 0
+    /// (kswapd_shrink_node()). Off (the model before 7.3's allocator rule): a large folio's
+    /// frames were taken one page at a time, each an order-0 allocation.
+    pub fn large_folio_allocated_at_its_order(self) -> bool {
+        self >= Kernel::V7_3
+    }
 }
 
 /// A version predicate of [`Kernel`].
@@ -544,6 +560,7 @@ pub const PREDICATES: &[(&str, Predicate)] = &[
     ("mmap_miss_lowered_once_per_hit", Kernel::mmap_miss_lowered_once_per_hit),
     ("reclaim_never_writes_file_folios", Kernel::reclaim_never_writes_file_folios),
     ("large_folio_readahead", Kernel::large_folio_readahead),
+    ("large_folio_allocated_at_its_order", Kernel::large_folio_allocated_at_its_order),
 ];
 
 impl Kernel {
@@ -602,7 +619,8 @@ mod tests {
                 "lru_gen_evict_handles_writeback",
                 "mmap_miss_lowered_once_per_hit",
                 "reclaim_never_writes_file_folios",
-                "large_folio_readahead"
+                "large_folio_readahead",
+                "large_folio_allocated_at_its_order"
             ]
         );
         assert!(Kernel::V6_1.differing_rules(Kernel::V6_1).is_empty());

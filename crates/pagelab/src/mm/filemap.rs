@@ -90,18 +90,23 @@ pub fn filemap_add_large_folio<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, orde
     debug_assert!(order > 0 && order <= 9);
     let nr = 1u64 << order;
     let memcg = current_memcg(mm);
-    let mut frames = Vec::with_capacity(nr as usize);
-    for _ in 0..nr {
-        match alloc_page(mm, p, gfp) {
-            Some(pfn) => frames.push(pfn),
-            None => {
-                for pfn in frames {
-                    crate::mm::page_alloc::free_unref_page(mm, pfn);
+    let frames = if mm.cfg.kernel.large_folio_allocated_at_its_order() {
+        crate::mm::page_alloc::alloc_pages_order(mm, p, order)?
+    } else {
+        let mut frames = Vec::with_capacity(nr as usize);
+        for _ in 0..nr {
+            match alloc_page(mm, p, gfp) {
+                Some(pfn) => frames.push(pfn),
+                None => {
+                    for pfn in frames {
+                        crate::mm::page_alloc::free_unref_page(mm, pfn);
+                    }
+                    return None;
                 }
-                return None;
             }
         }
-    }
+        frames
+    };
     let head = frames[0];
     {
         let f = mm.folios.get_mut(head);

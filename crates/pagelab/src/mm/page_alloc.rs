@@ -94,6 +94,80 @@ fn alloc_pages_slowpath<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<P
     }
 }
 
+/// Models mm/page_alloc.c: __alloc_pages() of a large readahead folio of `order` (7.3.4,
+/// [`crate::kernel::Kernel::large_folio_allocated_at_its_order`]; readahead_gfp_mask(), so
+/// __GFP_NORETRY): one request for the whole folio, its frames from one zone. The fast path
+/// takes them from the first zone that keeps its low watermark with `(1 << order) - 1` pages
+/// taken off (__zone_watermark_ok()). Else __alloc_pages_slowpath(): kswapd is woken with the
+/// order ([`crate::mm::vmscan::wakeup_kswapd_order`]), the min watermark is tried, then one
+/// direct reclaim and a last try (after a drain of the per-CPU lists), and the allocation
+/// fails: __GFP_NORETRY does not loop, and page_cache_ra_order() reads the rest of its
+/// window in order 0. Not modeled: the free-area test (a free block of the order: pagelab
+/// keeps no buddy orders), direct compaction (tried first for orders above
+/// PAGE_ALLOC_COSTLY_ORDER), and direct reclaim at the order (should_continue_reclaim()'s
+/// reclaim for compaction): the direct reclaim here is order 0's.
+#[inline(never)]
+pub fn alloc_pages_order<P: Policy>(mm: &mut Mm, p: &mut P, order: u32) -> Option<Vec<Pfn>> {
+    if let Some(frames) = take_frames(mm, order, Wmark::Low) {
+        return Some(frames);
+    }
+    let kswapd_was_asleep = mm.nodes[0].reclaim.kswapd.is_none();
+    crate::mm::vmscan::wakeup_kswapd_order(mm, crate::mm::vmscan::ALL_ZONES, order);
+    if kswapd_was_asleep && mm.nodes[0].reclaim.kswapd.is_some() {
+        kswapd_preempts_its_waker(mm, p);
+    }
+    if let Some(frames) = take_frames(mm, order, Wmark::Min) {
+        return Some(frames);
+    }
+    let stall = mm.memstall_enter();
+    let reclaimed = try_to_free_pages(mm, p);
+    mm.memstall_leave(stall);
+    if reclaimed > 0 {
+        if let Some(frames) = take_frames(mm, order, Wmark::Min) {
+            return Some(frames);
+        }
+        drain_all_pages(mm);
+        return take_frames(mm, order, Wmark::Min);
+    }
+    None
+}
+
+/// get_page_from_freelist() for `order`: the zones from the highest down, the first whose free
+/// pages less `(1 << order) - 1` stay above `mark` plus its lowmem reserve gives every frame.
+fn take_frames(mm: &mut Mm, order: u32, mark: Wmark) -> Option<Vec<Pfn>> {
+    let nr = 1u64 << order;
+    for z in (0..mm.folios.nr_zones()).rev() {
+        let free = mm.zone_free(z);
+        let autotuned = mm.cfg.kernel.pcp_high_autotuned();
+        let zone = mm.zone_mut(z);
+        // 6.12's ZONE_BELOW_HIGH, as zone_allows() notes it.
+        if autotuned && free <= zone.wmark_high + zone.lowmem_reserve {
+            zone.below_high = true;
+        }
+        let mark = match mark {
+            Wmark::Min => zone.wmark_min,
+            Wmark::Low => zone.wmark_low,
+        };
+        if free.saturating_sub(nr - 1) <= mark + zone.lowmem_reserve {
+            continue;
+        }
+        let mut frames = Vec::with_capacity(nr as usize);
+        while (frames.len() as u64) < nr {
+            match rmqueue(mm, z) {
+                Some(pfn) => frames.push(pfn),
+                None => break,
+            }
+        }
+        if frames.len() as u64 == nr {
+            return Some(frames);
+        }
+        for pfn in frames {
+            free_unref_page(mm, pfn);
+        }
+    }
+    None
+}
+
 /// On one CPU (`machine.cpus = 1`) under CFS (Kernel::kswapd_preempts_its_waker(): 5.7,
 /// 6.1): the kswapd this allocation woke takes the CPU at once and keeps it until its
 /// balance_pgdat() run ends or it has run one sched_slice() (kernel/sched/fair.c: 6 ms of

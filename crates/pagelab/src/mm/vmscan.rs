@@ -167,6 +167,10 @@ pub struct NodeState {
     /// `pgdat->kswapd_highest_zoneidx`: the highest zone a wake-up asked for since kswapd
     /// last read it (`None`: MAX_NR_ZONES, no wake-up).
     pub kswapd_wake_classzone: Option<usize>,
+    /// `pgdat->kswapd_order`: the highest order a wake-up asked for since kswapd last read it
+    /// (7.3's large readahead folios, [`crate::kernel::Kernel::large_folio_allocated_at_its_order`];
+    /// 0 otherwise).
+    pub kswapd_wake_order: u32,
     /// kswapd()'s own `highest_zoneidx`: its last run's classzone, which the next run keeps
     /// unless a wake-up gave another (`None`: the highest zone).
     pub kswapd_classzone: Option<usize>,
@@ -1110,6 +1114,8 @@ pub struct Balance {
     pub nr_boost_reclaim: u64,
     /// Each zone's boost when the run started, taken off at its end.
     pub zone_boosts: Vec<u64>,
+    /// `sc.order`: the order the run balances for, 0 once it has reclaimed compact_gap() of it.
+    pub order: u32,
 }
 
 /// Models mm/vmscan.c: pgdat_watermark_boosted() (6.1/6.12): the watermarks of a zone up to
@@ -1123,11 +1129,26 @@ pub fn pgdat_watermark_boosted(mm: &Mm, classzone: usize) -> bool {
 /// to `classzone` keeps more than its high watermark plus its lowmem reserve against that
 /// classzone free (zone_watermark_ok_safe()).
 pub fn pgdat_balanced(mm: &Mm, classzone: usize) -> bool {
+    pgdat_balanced_order(mm, classzone, 0)
+}
+
+/// [`pgdat_balanced`] at `order` (7.3.4's pgdat_balanced() -> zone_watermark_ok_safe() for a
+/// kswapd woken by a large folio's allocation): a zone keeps its high watermark with the
+/// folio's `(1 << order) - 1` pages taken off its free pages. The free-area test of
+/// __zone_watermark_ok() (a free block of that order) is not modeled: pagelab keeps no buddy
+/// orders.
+pub fn pgdat_balanced_order(mm: &Mm, classzone: usize, order: u32) -> bool {
+    let less = (1u64 << order) - 1;
     let top = mm.nodes[0].zones.top();
     if classzone >= top {
-        return mm.nodes[0].zones.z.iter().enumerate().any(|(i, z)| mm.zone_free(i) > z.wmark_high + z.lowmem_reserve);
+        return mm.nodes[0].zones.z.iter().enumerate().any(|(i, z)| mm.zone_free(i).saturating_sub(less) > z.wmark_high + z.lowmem_reserve);
     }
-    (0..=classzone).any(|i| mm.zone_free(i) > mm.nodes[0].zones.z[i].wmark_high + mm.nodes[0].zones.lowmem_reserve(i, classzone))
+    (0..=classzone).any(|i| mm.zone_free(i).saturating_sub(less) > mm.nodes[0].zones.z[i].wmark_high + mm.nodes[0].zones.lowmem_reserve(i, classzone))
+}
+
+/// compact_gap() (include/linux/compaction.h): twice the pages of an order.
+pub fn compact_gap(order: u32) -> u64 {
+    2u64 << order
 }
 
 /// The classzone kswapd's next run (or its sleep) goes by: the highest a wake-up asked for
@@ -1152,15 +1173,26 @@ fn set_reclaim_active(mm: &mut Mm, classzone: usize, active: bool) {
 /// hopeless. A wake-up during kswapd's short sleep cuts it short (kswapd_try_to_sleep():
 /// KSWAPD_LOW_WMARK_HIT_QUICKLY).
 pub fn wakeup_kswapd(mm: &mut Mm, classzone: usize) {
+    wakeup_kswapd_order(mm, classzone, 0)
+}
+
+/// [`wakeup_kswapd`] for an allocation of `order` (7.3.4, a large readahead folio:
+/// [`crate::kernel::Kernel::large_folio_allocated_at_its_order`]): the order is noted for
+/// kswapd's next run (`pgdat->kswapd_order` raised to it, even while kswapd runs), and the
+/// node is judged balanced at that order.
+pub fn wakeup_kswapd_order(mm: &mut Mm, classzone: usize, order: u32) {
     let classzone = classzone.min(mm.nodes[0].zones.top());
     if mm.nodes[0].reclaim.kswapd_wake_classzone.is_none_or(|c| c < classzone) {
         mm.nodes[0].reclaim.kswapd_wake_classzone = Some(classzone);
+    }
+    if mm.nodes[0].reclaim.kswapd_wake_order < order {
+        mm.nodes[0].reclaim.kswapd_wake_order = order;
     }
     if mm.nodes[0].reclaim.kswapd.is_some() || mm.nodes[0].reclaim.kswapd_failures >= KSWAPD_FAILURES_HOPELESS {
         return;
     }
     // A balanced node is woken all the same while its watermarks are boosted.
-    if pgdat_balanced(mm, classzone) && !pgdat_watermark_boosted(mm, classzone) {
+    if pgdat_balanced_order(mm, classzone, order) && !pgdat_watermark_boosted(mm, classzone) {
         return;
     }
     let now = mm.now();
@@ -1200,6 +1232,8 @@ fn start_balance(mm: &mut Mm) {
     let classzone = kswapd_next_classzone(mm);
     mm.nodes[0].reclaim.kswapd_wake_classzone = None;
     mm.nodes[0].reclaim.kswapd_classzone = Some(classzone);
+    // kswapd() reads and resets `pgdat->kswapd_order` for balance_pgdat()'s `sc.order`.
+    let order = std::mem::take(&mut mm.nodes[0].reclaim.kswapd_wake_order);
     let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 0);
     sc.may_writepage = true;
     if classzone < mm.nodes[0].zones.top() {
@@ -1210,7 +1244,7 @@ fn start_balance(mm: &mut Mm) {
         *b = 0;
     }
     let nr_boost_reclaim = zone_boosts.iter().sum();
-    mm.nodes[0].reclaim.kswapd = Some(Box::new(Balance { sc, classzone, nr_boost_reclaim, zone_boosts }));
+    mm.nodes[0].reclaim.kswapd = Some(Box::new(Balance { sc, classzone, nr_boost_reclaim, zone_boosts, order }));
 }
 
 /// Whether kswapd has work and when it can run next: a step of its run, or the end of its
@@ -1239,7 +1273,7 @@ pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
     // set_reclaim_active(): from balance_pgdat()'s start to its end.
     set_reclaim_active(mm, bal.classzone, true);
     let sc = &mut bal.sc;
-    let balanced = pgdat_balanced(mm, bal.classzone);
+    let balanced = pgdat_balanced_order(mm, bal.classzone, bal.order);
     if !balanced && bal.nr_boost_reclaim > 0 {
         // The node is out of balance even counting the boosts: restart as a normal run.
         bal.nr_boost_reclaim = 0;
@@ -1269,6 +1303,11 @@ pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
     let scanned_target = sc.nr_to_reclaim;
     let reclaimed_in_call = sc.nr_reclaimed;
     shrink_node(mm, p, sc);
+    // kswapd_shrink_node(): once the run has reclaimed compact_gap() of its order, the node
+    // is judged at order 0 (fragmentation may leave no free block of that order).
+    if bal.order > 0 && sc.nr_reclaimed >= compact_gap(bal.order) {
+        bal.order = 0;
+    }
     let progress = if mm.cfg.kernel.kswapd_progress_counts_reclaimed() {
         sc.nr_scanned.max(sc.nr_reclaimed - reclaimed_in_call) >= scanned_target
     } else {
@@ -1332,7 +1371,10 @@ fn finish_balance<P: Policy>(mm: &mut Mm, p: &mut P, bal: &mut Balance) {
     // during this one, else this run's.
     let classzone = kswapd_next_classzone(mm);
     mm.nodes[0].reclaim.nap_classzone = classzone;
-    if pgdat_balanced(mm, classzone) || mm.nodes[0].reclaim.kswapd_failures >= KSWAPD_FAILURES_HOPELESS {
+    // kswapd(): the sleep is judged at the order a wake-up asked for during the run (0 on the
+    // kernels and allocations without one).
+    let order = mm.nodes[0].reclaim.kswapd_wake_order;
+    if pgdat_balanced_order(mm, classzone, order) || mm.nodes[0].reclaim.kswapd_failures >= KSWAPD_FAILURES_HOPELESS {
         // prepare_kswapd_sleep(): balanced, so clear the congestion flags and take the
         // short sleep.
         mm.nodes[0].reclaim.dirty = false;

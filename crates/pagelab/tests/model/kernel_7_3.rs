@@ -415,3 +415,60 @@ fn reclaim_never_writes_file_folios() {
     assert_eq!((old.1, old.2), (old.0, 0), "6.12: kswapd writes every PG_reclaim dirty folio: {got:?}");
     assert_eq!((new.1, new.2), (0, new.0), "7.3: none written, all marked for immediate reclaim: {got:?}");
 }
+
+/// A sequential reader of a file twice a 64M machine, with a 2 MiB readahead window: on 7.3
+/// its readahead takes folios up to order 9.
+fn streaming_reader(kernel: &str) -> String {
+    format!(
+        r#"
+[machine]
+memory = "64M"
+kernel = "{kernel}"
+policy = "classic"
+read_ahead_kb = 2048
+[[workload]]
+name = "stream"
+cgroup = "/"
+kind = "file-read"
+file_size = "128M"
+block_size = "128k"
+distribution = "seq"
+ops = 1024
+"#
+    )
+}
+
+#[test]
+fn large_folio_allocated_at_its_order() {
+    // 7.3: a large readahead folio is one allocation of its order. Under pressure it fails
+    // the low watermark at that order while order-0 pages would still pass, so it wakes
+    // kswapd with the order, and kswapd balances at that order until it has reclaimed
+    // compact_gap() of it in the run. 6.12 (order-0 folios only) never wakes kswapd with
+    // an order; nor would 7.3 if the folio's frames were taken one page at a time.
+    use pagelab::mm::vmscan::{compact_gap, pgdat_balanced, pgdat_balanced_order, ALL_ZONES};
+    let mut got = Vec::new();
+    for kernel in ["6.12", "7.3"] {
+        let mut m = classic(&streaming_reader(kernel));
+        let (mut runs_at_order, mut highest) = (0u64, 0u32);
+        let mut seen_between = false;
+        while m.step() {
+            if let Some(b) = m.mm.nodes[0].reclaim.kswapd.as_ref() {
+                if b.order > 0 {
+                    runs_at_order += 1;
+                    highest = highest.max(b.order);
+                    assert!(b.sc.nr_reclaimed < compact_gap(b.order), "{kernel}: the run drops to order 0 after compact_gap()");
+                }
+            }
+            // Between the high watermark at order 0 and at order 5 the node is balanced
+            // for one and not the other.
+            seen_between |= pgdat_balanced(&m.mm, ALL_ZONES) && !pgdat_balanced_order(&m.mm, ALL_ZONES, 5);
+        }
+        m.check().unwrap();
+        got.push((runs_at_order, highest, seen_between, ev(&m, Ev::PgStealKswapd), ev(&m, Ev::PgStealDirect)));
+    }
+    let (old, new) = (got[0], got[1]);
+    assert_eq!((old.0, old.1), (0, 0), "6.12: kswapd is never woken with an order: {got:?}");
+    assert!(new.0 > 0 && new.1 >= 5, "7.3: kswapd balances for the folios' orders: {got:?}");
+    assert!(new.2, "7.3: the order's watermark is met later than order 0's: {got:?}");
+    assert!(Kernel::V7_3.large_folio_allocated_at_its_order() && !Kernel::V6_12.large_folio_allocated_at_its_order());
+}
