@@ -131,3 +131,39 @@ def test_a_python_policys_state_goes_into_the_reports_policy_state():
     bad = pagelab.run(text=LOOP, policies={"/scan": BadState})
     assert "no state today" in bad["policy_state"]["state"]["seam"]["/scan"]["state"]["error"]
     assert refaults(bad) == refaults(r), "state() is read-only: the counters do not depend on it"
+
+
+def test_a_policy_that_defers_eviction_keeps_the_classic_lrus_counters_and_hears_the_hooks():
+    class Registry:
+        """cache_ext's no-op policy in Python: a registry, no choices."""
+
+        defers_eviction = True
+
+        def init(self, cgroup):
+            self.held, self.added, self.removed = set(), 0, 0
+
+        def folio_added(self, folio):
+            self.held.add(folio.id)
+            self.added += 1
+
+        def folio_accessed(self, folio):
+            pass
+
+        def folio_removed(self, folio):
+            self.held.discard(folio.id)
+            self.removed += 1
+
+        def evict_folios(self, cgroup, nr):
+            raise AssertionError("a deferring policy is never asked for candidates")
+
+        def state(self):
+            return {"held": len(self.held), "added": self.added, "removed": self.removed}
+
+    classic = pagelab.run(text=LOOP)
+    deferring = pagelab.run(text=LOOP, policies={"/scan": Registry})
+    assert deferring["vmstat"] == classic["vmstat"]
+    seam = deferring["policy_state"]["state"]["seam"]["/scan"]
+    assert seam["counts"]["requests"] == 0
+    own = seam["state"]
+    assert own["removed"] >= classic["vmstat"]["pgsteal_file"] > 0
+    assert own["held"] * 4096 <= deferring["memcg"]["/scan"]["file"]

@@ -409,6 +409,12 @@ impl EvictionPolicy for PyPolicy {
             }
         });
     }
+    /// The optional class attribute `defers_eviction = True`: the cgroup keeps the kernel's
+    /// classic LRU and the policy only hears the hooks (cache_ext's no-op policy; see
+    /// docs/policies.md, "Deferring to the kernel").
+    fn defers_eviction(&self) -> bool {
+        Python::with_gil(|py| self.obj.bind(py).getattr("defers_eviction").ok().and_then(|v| v.is_truthy().ok()).unwrap_or(false))
+    }
     /// The optional `admit_folio(folio)`: a false result (any falsy value) means the folio
     /// is not kept after its read.
     fn admit_folio(&mut self, folio: &SeamFolio) -> bool {
