@@ -332,3 +332,13 @@ fn memcg_limit_reclaim_takes_from_every_nodes_lruvec_try_to_free_mem_cgroup_page
     // Each node's pages stay on its own lruvecs after the reclaim: the cgroup's 24M is split.
     assert!(nodes[0].lru_pages > 1000 && nodes[1].lru_pages > 1000, "{nodes:?}");
 }
+
+#[test]
+fn more_nodes_than_a_shadow_entry_can_name_are_refused() {
+    // A shadow entry keeps the node of its eviction (pack_shadow()) in 3 bits: 9 nodes are
+    // refused by name rather than have their shadows name the wrong node.
+    let nine: String = (0..9).map(|i| format!("[[machine.node]]\nmemory = \"{}M\"\n", if i == 0 { 16 } else { 14 })).collect();
+    let e = error(&readers("classic", &nine).replace("cpus = 4\n", ""));
+    assert_eq!(e.key, "machine.node", "{e}");
+    assert!(e.message.contains("9 nodes") && e.message.contains("at most 8"), "{e}");
+}
