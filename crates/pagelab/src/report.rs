@@ -497,6 +497,15 @@ pub struct NodeReport {
     pub numa_foreign: u64,
     pub numa_local: u64,
     pub numa_other: u64,
+    /// Pages scanned and reclaimed from the node's lruvecs by its kswapd and by direct and
+    /// memcg reclaim ([`crate::mm::mmzone::Node::pgscan`]).
+    pub pgscan_kswapd: u64,
+    pub pgscan_direct: u64,
+    pub pgsteal_kswapd: u64,
+    pub pgsteal_direct: u64,
+    /// The node's pages on the LRU lists, all memcgs' lruvecs on it (the node's
+    /// nr_inactive_anon … nr_unevictable summed).
+    pub lru_pages: u64,
     pub kswapd_cpu_s: f64,
 }
 
@@ -518,6 +527,11 @@ impl NodeReport {
                     numa_foreign: n.numa[NumaStat::Foreign as usize],
                     numa_local: n.numa[NumaStat::Local as usize],
                     numa_other: n.numa[NumaStat::Other as usize],
+                    pgscan_kswapd: n.pgscan[0],
+                    pgscan_direct: n.pgscan[1],
+                    pgsteal_kswapd: n.pgsteal[0],
+                    pgsteal_direct: n.pgsteal[1],
+                    lru_pages: crate::mm::vmstat::Lru::ALL.iter().map(|&l| mm.pgdat_lru_size(nid, l)).sum(),
                     kswapd_cpu_s: n.kswapd_cpu_ns as f64 / 1e9,
                 })
                 .collect()

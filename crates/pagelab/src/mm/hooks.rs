@@ -50,6 +50,11 @@ pub struct Caps {
     /// policy that does not (the eviction seam's) gets order-0 folios on every kernel: its
     /// mappings behave as ones without large-folio support.
     pub large_folios: bool,
+    /// Whether the policy keeps its lists per (memcg, node) lruvec, as the kernel does
+    /// (folio_lruvec(): a folio is on the lruvec of its frame's node), so that reclaim shrinks
+    /// each node's lruvecs in turn (shrink_zones(), 6.1/6.12). A policy whose lists span the
+    /// nodes (one list set per memcg) is reclaimed as one node: node 0's pass takes from all.
+    pub lists_per_node: bool,
 }
 
 impl Caps {
@@ -62,6 +67,7 @@ impl Caps {
         keeps_promoted_mapped_folios: false,
         putback_ages_nonresident: true,
         large_folios: false,
+        lists_per_node: false,
     };
 
     /// MGLRU's answers, with `lru_gen_enabled()`.
@@ -72,6 +78,7 @@ impl Caps {
         keeps_promoted_mapped_folios: true,
         putback_ages_nonresident: false,
         large_folios: true,
+        lists_per_node: false,
     };
 }
 
@@ -155,8 +162,8 @@ pub trait Policy: Inspect {
     /// kswapd's aging before it shrinks (`kswapd_age_node()`).
     fn kswapd_age_node(&mut self, _mm: &mut Mm, _sc: &mut ScanControl) {}
 
-    /// End of a reclaim cycle (`snapshot_refaults()`).
-    fn snapshot_refaults(&mut self, _mm: &mut Mm, _target: MemcgId) {}
+    /// End of a reclaim cycle on node `nid` (`snapshot_refaults(target, pgdat)`).
+    fn snapshot_refaults(&mut self, _mm: &mut Mm, _target: MemcgId, _nid: usize) {}
 }
 
 /// What a policy shows of itself, for reports and tests; reclaim never calls it.

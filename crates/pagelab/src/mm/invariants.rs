@@ -77,7 +77,7 @@ pub fn check(mm: &Mm) -> Result<(), String> {
     if dirty != mm.nr_dirty || writeback != mm.nr_writeback {
         return Err(format!("dirty {dirty}/{} writeback {writeback}/{}", mm.nr_dirty, mm.nr_writeback));
     }
-    let lru_total: u64 = mm.memcgs.cg.iter().map(|c| c.lruvec.lru_size.iter().sum::<u64>()).sum();
+    let lru_total: u64 = mm.memcgs.cg.iter().map(|c| crate::mm::vmstat::Lru::ALL.iter().map(|&l| c.lru_pages(l)).sum::<u64>()).sum();
     if lru_total != on_lru {
         return Err(format!("LRU sizes add up to {lru_total} but {on_lru} pages are on lists"));
     }

@@ -29,13 +29,26 @@ impl Shadow {
         Shadow(((eviction & Self::EVICTION_MASK) << 17) | ((memcg as u64) << 1) | workingset as u64)
     }
     pub fn eviction(self) -> u64 {
-        self.0 >> 17
+        (self.0 >> 17) & Self::EVICTION_MASK
     }
     pub fn memcg(self) -> u16 {
         (self.0 >> 1) as u16
     }
     pub fn workingset(self) -> bool {
         self.0 & 1 != 0
+    }
+    /// Bits of node id a shadow keeps, above the eviction clock (the kernel's NODES_SHIFT):
+    /// [`Shadow::MAX_NODES`] nodes.
+    const NODE_SHIFT: u32 = Self::EVICTION_BITS + 17;
+    pub const MAX_NODES: usize = 1 << (64 - Self::NODE_SHIFT);
+    /// The shadow with the node the folio was evicted from (pack_shadow()'s `pgdat`); node 0
+    /// leaves it as it was.
+    pub fn on_node(self, nid: usize) -> Shadow {
+        Shadow(self.0 | ((nid as u64) << Self::NODE_SHIFT))
+    }
+    /// The node of the eviction (unpack_shadow()'s `pgdat`).
+    pub fn nid(self) -> usize {
+        (self.0 >> Self::NODE_SHIFT) as usize
     }
     pub(crate) fn raw(self) -> u64 {
         self.0

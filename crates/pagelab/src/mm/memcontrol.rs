@@ -685,7 +685,7 @@ impl Memcgs {
 
     /// Exact hierarchical LRU size (for memory.stat output).
     pub fn hierarchical_lru(&self, memcg: MemcgId, lru: Lru) -> u64 {
-        self.subtree(memcg).iter().map(|&c| self.cg[c as usize].lruvec.lru_size[lru as usize]).sum()
+        self.subtree(memcg).iter().map(|&c| self.cg[c as usize].lru_pages(lru)).sum()
     }
 }
 
@@ -725,6 +725,13 @@ impl Memcg {
         } else {
             &self.node_lruvecs[nid - 1]
         }
+    }
+
+    /// The memcg's pages on `lru`, every node's lruvec (`mem_cgroup_nr_lru_pages()`'s sum over
+    /// nodes, 6.1 and 6.12).
+    #[inline]
+    pub fn lru_pages(&self, lru: Lru) -> u64 {
+        self.lruvec.lru_size[lru as usize] + self.node_lruvecs.iter().map(|l| l.lru_size[lru as usize]).sum::<u64>()
     }
 
     /// [`Memcg::lruvec_of`], to change.

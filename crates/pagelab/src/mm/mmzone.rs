@@ -94,6 +94,13 @@ pub struct Node {
     /// The node's NUMA allocation events (`enum numa_stat_item`, mm/vmstat.c), by
     /// [`NumaStat`]; counted on a machine of several nodes only.
     pub numa: [u64; NR_NUMA_STATS],
+    /// Pages scanned and reclaimed from the node's lruvecs, by kswapd (0) and by direct and
+    /// memcg reclaim (1). The kernel counts pgscan/pgsteal per CPU for the machine
+    /// (vm_event_item) and per memcg; pagelab also books them to the node reclaimed
+    /// (`sc.nid`), which a policy whose lists span the nodes (MGLRU, the seam) reclaims as
+    /// node 0.
+    pub pgscan: [u64; 2],
+    pub pgsteal: [u64; 2],
 }
 
 /// The NUMA allocation events (include/linux/mmzone.h `enum numa_stat_item`, 6.1 and 6.12;
@@ -139,6 +146,8 @@ impl Node {
             kswapd_cpu_ns: 0,
             lru_lock: crate::locking::SpinLock::default(),
             numa: [0; NR_NUMA_STATS],
+            pgscan: [0; 2],
+            pgsteal: [0; 2],
         }
     }
 }

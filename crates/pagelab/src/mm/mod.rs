@@ -355,11 +355,17 @@ impl Mm {
     /// and evict_folios() once per isolation and once per putback); on 5.7 the lock is the
     /// node's `pgdat->lru_lock`, shared by every memcg ([`Kernel::lru_lock_per_memcg`]).
     pub fn lru_lock(&mut self, memcg: MemcgId, folios: u64) {
+        self.lru_lock_on(memcg, 0, folios);
+    }
+
+    /// [`Mm::lru_lock`] of `memcg`'s lruvec on node `nid` (its `pgdat->lru_lock` on 5.7).
+    pub fn lru_lock_on(&mut self, memcg: MemcgId, nid: usize, folios: u64) {
         let at = self.now();
         let Some(sched) = self.sched.as_mut() else { return };
         let c = &self.cfg.costs.cpu;
         let hold = folios * c.lru_move_ns;
-        let lock = if self.cfg.kernel.lru_lock_per_memcg() { &mut self.memcgs.get_mut(memcg).lruvec.lru_lock } else { &mut self.nodes[0].lru_lock };
+        let lock =
+            if self.cfg.kernel.lru_lock_per_memcg() { &mut self.memcgs.get_mut(memcg).lruvec_of_mut(nid).lru_lock } else { &mut self.nodes[nid].lru_lock };
         let section = lock.lock(at, hold, c.lock_handoff_ns, sched.horizon);
         sched.spun(section.spin);
         self.cpu_in(Func::QueuedSpinLockSlowpath, section.spin);
@@ -523,16 +529,38 @@ impl Mm {
 
     /// Models include/linux/mm_inline.h: update_lru_size(): the exact per-lruvec size and
     /// the rstat counter of the memcg.
+    /// A policy whose lists span the nodes (MGLRU, the eviction seam: one list set per memcg)
+    /// keeps its sizes in node 0's lruvec.
     #[inline]
     pub fn update_lru_size(&mut self, memcg: MemcgId, lru: Lru, delta: i64) {
-        let l = &mut self.memcgs.get_mut(memcg).lruvec.lru_size[lru as usize];
+        self.update_lru_size_on(memcg, 0, lru, delta);
+    }
+
+    /// [`Mm::update_lru_size`] of `memcg`'s lruvec on node `nid` (the classic LRU's lists are
+    /// per (memcg, node), as the kernel's: folio_lruvec()). The rstat counter is the memcg's,
+    /// all nodes'.
+    #[inline]
+    pub fn update_lru_size_on(&mut self, memcg: MemcgId, nid: usize, lru: Lru, delta: i64) {
+        let l = &mut self.memcgs.get_mut(memcg).lruvec_of_mut(nid).lru_size[lru as usize];
         *l = (*l as i64 + delta) as u64;
         self.memcgs.mod_state(memcg, StatItem::Lru(lru), delta);
     }
 
-    /// Node-wide LRU size (the /proc/vmstat nr_* gauges).
+    /// Machine-wide LRU size, every node's (the /proc/vmstat nr_* gauges).
     pub fn node_lru_size(&self, lru: Lru) -> u64 {
-        self.memcgs.cg.iter().map(|c| c.lruvec.lru_size[lru as usize]).sum()
+        self.memcgs.cg.iter().map(|c| c.lru_pages(lru)).sum()
+    }
+
+    /// Node `nid`'s LRU size (`node_page_state(pgdat, NR_LRU_BASE + lru)`): every memcg's
+    /// lruvec on the node.
+    pub fn pgdat_lru_size(&self, nid: usize, lru: Lru) -> u64 {
+        self.memcgs.cg.iter().map(|c| c.lruvec_of(nid).lru_size[lru as usize]).sum()
+    }
+
+    /// The node of folio `pfn` (`folio_nid()`, `folio_pgdat()`).
+    #[inline(always)]
+    pub fn folio_nid(&self, pfn: Pfn) -> usize {
+        self.folios.node_of(pfn)
     }
 
     /// The memcg a page is charged to.

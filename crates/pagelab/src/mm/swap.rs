@@ -143,7 +143,8 @@ fn lock_lruvecs(mm: &mut Mm, batch: &[Pfn]) {
 /// counts as scanned, and as rotated if it starts out active.
 fn update_page_reclaim_stat(mm: &mut Mm, pfn: Pfn) {
     let f = *mm.folios.get(pfn);
-    let rs = &mut mm.memcgs.get_mut(f.memcg).lruvec;
+    let nid = mm.folio_nid(pfn);
+    let rs = mm.memcgs.get_mut(f.memcg).lruvec_of_mut(nid);
     rs.recent_scanned[f.lru_type()] += 1;
     if f.test(pg::ACTIVE) {
         rs.recent_rotated[f.lru_type()] += 1;
@@ -212,16 +213,17 @@ pub fn lru_cache_activate_folio(mm: &mut Mm, pfn: Pfn) {
 
 /// Models mm/swap.c: lru_note_cost(): 6.12 charges `nr_io` IOs at SWAP_CLUSTER_MAX each
 /// plus `nr_rotated` rotations; 6.1 charges the written pages only. Every ancestor pays too,
-/// and each level halves both costs once they exceed a quarter of its LRU pages.
-pub fn lru_note_cost(mm: &mut Mm, memcg: MemcgId, file: bool, nr_io: u64, nr_rotated: u64) {
+/// and each level halves both costs once they exceed a quarter of its LRU pages. The costs are
+/// those of the lruvecs on node `nid` (the LRU pages compared are the memcg's, every node's).
+pub fn lru_note_cost(mm: &mut Mm, memcg: MemcgId, nid: usize, file: bool, nr_io: u64, nr_rotated: u64) {
     let cost = if mm.cfg.kernel.cost_counts_rotations() { nr_io * SWAP_CLUSTER_MAX + nr_rotated } else { nr_io };
     let mut cur = Some(memcg);
     while let Some(c) = cur {
         // Each level's costs are updated under that lruvec's lru_lock, taken and dropped
         // level by level (6.1, 6.12): one line's update held.
-        mm.lru_lock(c, 1);
+        mm.lru_lock_on(c, nid, 1);
         let lrusize: u64 = Lru::EVICTABLE.iter().map(|&l| mm.memcgs.page_state(c, StatItem::Lru(l))).sum();
-        let lv = &mut mm.memcgs.get_mut(c).lruvec;
+        let lv = mm.memcgs.get_mut(c).lruvec_of_mut(nid);
         if file {
             lv.file_cost += cost;
         } else {
@@ -237,8 +239,8 @@ pub fn lru_note_cost(mm: &mut Mm, memcg: MemcgId, file: bool, nr_io: u64, nr_rot
 
 /// Models workingset_refault()'s cost of a restored workingset page: 6.12
 /// lru_note_cost_refault() counts one IO (32 units), 6.1 lru_note_cost_folio() one page.
-pub fn lru_note_cost_refault(mm: &mut Mm, memcg: MemcgId, file: bool, nr: u64) {
-    lru_note_cost(mm, memcg, file, nr, 0);
+pub fn lru_note_cost_refault(mm: &mut Mm, memcg: MemcgId, nid: usize, file: bool, nr: u64) {
+    lru_note_cost(mm, memcg, nid, file, nr, 0);
 }
 
 // ---- MGLRU access bits of 7.3 (the 6.14 rework), for mm/vmscan.rs and policy/lru_gen ----

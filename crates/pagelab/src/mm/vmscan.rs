@@ -88,6 +88,10 @@ pub struct ScanControl {
     /// 6.12: the `swappiness=` of a memory.reclaim write (`sc->proactive_swappiness`),
     /// which this reclaim uses instead of vm.swappiness ([`ScanControl::swappiness`]).
     pub proactive_swappiness: Option<u32>,
+    /// The node being reclaimed (shrink_node()'s `pgdat`): whose lruvecs a policy with lists
+    /// per node ([`crate::mm::hooks::Caps::lists_per_node`]) shrinks, and whose reclaim flags
+    /// shrink_node() sets. 0 on a machine of one node.
+    pub nid: usize,
 }
 
 /// [`ScanControl::reclaim_idx`] of reclaim for user pages (gfp_zone() of GFP_HIGHUSER_MOVABLE)
@@ -124,6 +128,7 @@ impl ScanControl {
             memcgs_need_aging: false,
             reclaim_idx: ALL_ZONES,
             proactive_swappiness: None,
+            nid: 0,
         }
     }
 
@@ -295,7 +300,7 @@ pub fn do_try_to_free_pages<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanCont
         }
         loop {
             sc.nr_scanned = 0;
-            shrink_node(mm, p, sc);
+            shrink_zones(mm, p, sc);
             consider_reclaim_throttle(mm, p, sc);
             if sc.nr_reclaimed >= sc.nr_to_reclaim {
                 break;
@@ -308,9 +313,11 @@ pub fn do_try_to_free_pages<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanCont
             }
             sc.priority -= 1;
         }
-        p.snapshot_refaults(mm, sc.target);
-        if sc.cgroup_reclaim() {
-            mm.nodes[0].reclaim.set_congested(sc.target, false);
+        for nid in 0..reclaim_nodes(mm, p) {
+            p.snapshot_refaults(mm, sc.target, nid);
+            if sc.cgroup_reclaim() {
+                mm.nodes[nid].reclaim.set_congested(sc.target, false);
+            }
         }
         if sc.nr_reclaimed > 0 {
             break;
@@ -341,6 +348,38 @@ pub fn do_try_to_free_pages<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanCont
     sc.nr_reclaimed
 }
 
+/// The nodes a reclaim walks: every node for a policy with lists per node
+/// ([`crate::mm::hooks::Caps::lists_per_node`]), node 0 alone for one whose lists span them.
+#[inline]
+fn reclaim_nodes<P: Policy>(mm: &Mm, p: &P) -> usize {
+    if p.caps().lists_per_node {
+        mm.nodes.len()
+    } else {
+        1
+    }
+}
+
+/// Models mm/vmscan.c: shrink_zones() (6.1/6.12): direct and memcg limit reclaim shrink each
+/// node of the zonelist once, in the zonelist's order from the reclaiming task's node
+/// (numa_node_id(): node_zonelist() of try_to_free_pages() and, "to put equal pressure on all
+/// the nodes", of try_to_free_mem_cgroup_pages()), without stopping between nodes when the
+/// target is met (shrink_node()'s own loop stops within a node). A memcg's limit reclaim so
+/// takes from every node's lruvec of the memcg. One node: shrink_node() of node 0.
+pub fn shrink_zones<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanControl) {
+    let n = reclaim_nodes(mm, p);
+    if n == 1 {
+        sc.nid = 0;
+        shrink_node(mm, p, sc);
+        return;
+    }
+    let local = mm.numa_node_id();
+    for k in 0..n {
+        sc.nid = (local + k) % n;
+        shrink_node(mm, p, sc);
+    }
+    sc.nid = 0;
+}
+
 /// Models mm/vmscan.c: shrink_node() (the classic driver of 6.1/6.12): one pass of the
 /// policy over the node, then kswapd's dirty/writeback flags and the failure count.
 pub fn shrink_node<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanControl) {
@@ -360,11 +399,11 @@ pub fn shrink_node<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanControl) {
     p.shrink_node(mm, sc);
     if sc.is_kswapd() {
         if sc.nr.nr_writeback > 0 && sc.nr.nr_writeback == sc.nr.nr_taken {
-            mm.nodes[0].reclaim.writeback = true;
+            mm.nodes[sc.nid].reclaim.writeback = true;
         }
         // 7.3 has no PGDAT_DIRTY ([`Kernel::reclaim_never_writes_file_folios`]).
         if sc.nr.nr_unqueued_dirty == sc.nr.nr_file_taken && !mm.cfg.kernel.reclaim_never_writes_file_folios() {
-            mm.nodes[0].reclaim.dirty = true;
+            mm.nodes[sc.nid].reclaim.dirty = true;
         }
         // Pages cycle through the LRU faster than they are written: stall.
         if sc.nr.nr_immediate > 0 {
@@ -373,16 +412,16 @@ pub fn shrink_node<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanControl) {
     }
     // All dirty pages seen were already queued for writeback: the target is congested.
     if (sc.is_kswapd() || sc.cgroup_reclaim()) && sc.nr.nr_dirty > 0 && sc.nr.nr_dirty == sc.nr.nr_congested {
-        mm.nodes[0].reclaim.set_congested(sc.target, true);
+        mm.nodes[sc.nid].reclaim.set_congested(sc.target, true);
     }
-    if !sc.is_kswapd() && mm.nodes[0].reclaim.congested(sc.target) {
+    if !sc.is_kswapd() && mm.nodes[sc.nid].reclaim.congested(sc.target) {
         reclaim_throttle(mm, p, Throttle::Congested);
     }
     if sc.cache_trim_mode && sc.nr_reclaimed == reclaimed_before {
         sc.cache_trim_mode_failed = true;
     }
     if sc.nr_reclaimed > reclaimed_before {
-        mm.nodes[0].reclaim.kswapd_failures = 0;
+        mm.nodes[sc.nid].reclaim.kswapd_failures = 0;
     }
 }
 
@@ -393,7 +432,7 @@ pub fn shrink_node<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanControl) {
 pub fn shrink_node_memcgs<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanControl) {
     let n = mm.memcgs.subtree(sc.target).len();
     let partial = mm.cfg.kernel.partial_memcg_walk() && !sc.is_kswapd() && !sc.memcg_full_walk;
-    let start = if partial { memcg_cursor(mm, sc.target) % n } else { 0 };
+    let start = if partial { memcg_cursor(mm, sc.nid, sc.target) % n } else { 0 };
     for i in start..n {
         let memcg = mm.memcgs.subtree(sc.target)[i];
         mm.memcgs.calculate_protection(sc.target, memcg, mm.cfg.tunables.memory_recursiveprot);
@@ -409,23 +448,24 @@ pub fn shrink_node_memcgs<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanContro
         p.shrink_lruvec(mm, memcg, sc);
         shrink_slab(mm, memcg, sc.priority);
         if partial && sc.nr_reclaimed >= sc.nr_to_reclaim {
-            set_memcg_cursor(mm, sc.target, i + 1);
+            set_memcg_cursor(mm, sc.nid, sc.target, i + 1);
             return;
         }
     }
     if partial {
-        set_memcg_cursor(mm, sc.target, 0);
+        set_memcg_cursor(mm, sc.nid, sc.target, 0);
     }
 }
 
-fn memcg_cursor(mm: &Mm, root: MemcgId) -> usize {
-    mm.nodes[0].reclaim.memcg_cursor.iter().find(|(r, _)| *r == root).map_or(0, |&(_, c)| c)
+/// The node's memcg iterator of `root` (`mem_cgroup_per_node->iter`, one per node).
+fn memcg_cursor(mm: &Mm, nid: usize, root: MemcgId) -> usize {
+    mm.nodes[nid].reclaim.memcg_cursor.iter().find(|(r, _)| *r == root).map_or(0, |&(_, c)| c)
 }
 
-fn set_memcg_cursor(mm: &mut Mm, root: MemcgId, at: usize) {
-    match mm.nodes[0].reclaim.memcg_cursor.iter_mut().find(|(r, _)| *r == root) {
+fn set_memcg_cursor(mm: &mut Mm, nid: usize, root: MemcgId, at: usize) {
+    match mm.nodes[nid].reclaim.memcg_cursor.iter_mut().find(|(r, _)| *r == root) {
         Some(e) => e.1 = at,
-        None => mm.nodes[0].reclaim.memcg_cursor.push((root, at)),
+        None => mm.nodes[nid].reclaim.memcg_cursor.push((root, at)),
     }
 }
 
@@ -651,6 +691,7 @@ pub trait Epilogue<P: Policy> {
 #[inline]
 pub fn count_pgscan(mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, scanned: [u64; 2]) {
     count_reclaim(mm, memcg, sc, sc.reclaimer.pgscan(), scanned[0] + scanned[1]);
+    mm.nodes[sc.nid].pgscan[!sc.is_kswapd() as usize] += scanned[0] + scanned[1];
     mm.count(Ev::PgScanAnon, scanned[0]);
     mm.count(Ev::PgScanFile, scanned[1]);
 }
@@ -661,6 +702,7 @@ pub fn count_pgscan(mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, scanned: [u64
 #[inline]
 fn count_pgsteal(mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, stolen: [u64; 2]) {
     count_reclaim(mm, memcg, sc, sc.reclaimer.pgsteal(), stolen[0] + stolen[1]);
+    mm.nodes[sc.nid].pgsteal[!sc.is_kswapd() as usize] += stolen[0] + stolen[1];
     mm.count(Ev::PgStealAnon, stolen[0]);
     mm.count(Ev::PgStealFile, stolen[1]);
 }
@@ -926,7 +968,7 @@ fn shrink_one_folio<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, sc: &mut ScanCo
         stat.nr_congested += nr;
     }
     if f.test(pg::WRITEBACK) {
-        if sc.is_kswapd() && f.test(pg::RECLAIM) && mm.nodes[0].reclaim.writeback {
+        if sc.is_kswapd() && f.test(pg::RECLAIM) && mm.nodes[sc.nid].reclaim.writeback {
             stat.nr_immediate += nr;
         } else {
             mm.folios.set(pfn, pg::RECLAIM);
@@ -953,7 +995,9 @@ fn shrink_one_folio<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, sc: &mut ScanCo
     if mm.folios.test(pfn, pg::DIRTY) {
         // 6.12: kswapd writes a PG_reclaim file folio of a PGDAT_DIRTY node; 7.3 never
         // writes a file folio from reclaim ([`Kernel::reclaim_never_writes_file_folios`]).
-        if !anon && (mm.cfg.kernel.reclaim_never_writes_file_folios() || !sc.is_kswapd() || !mm.folios.test(pfn, pg::RECLAIM) || !mm.nodes[0].reclaim.dirty) {
+        if !anon
+            && (mm.cfg.kernel.reclaim_never_writes_file_folios() || !sc.is_kswapd() || !mm.folios.test(pfn, pg::RECLAIM) || !mm.nodes[sc.nid].reclaim.dirty)
+        {
             mm.count(Ev::NrVmscanImmediateReclaim, 1);
             mm.folios.set(pfn, pg::RECLAIM);
             crate::mm::page_writeback::wakeup_flusher_threads(mm);
@@ -1096,7 +1140,7 @@ pub fn move_folios_to_lru<P: Policy>(mm: &mut Mm, p: &mut P, list: &[Pfn]) -> u6
         p.lru_add(mm, pfn);
         if mm.folios.test(pfn, pg::ACTIVE) && p.caps().putback_ages_nonresident && mm.cfg.refault.putback_ages_nonresident {
             let memcg = mm.folio_memcg(pfn);
-            crate::mm::workingset::workingset_age_nonresident(mm, memcg, mm.folios.nr_pages(pfn));
+            crate::mm::workingset::workingset_age_nonresident(mm, memcg, mm.folio_nid(pfn), mm.folios.nr_pages(pfn));
         }
     }
     list_pages(mm, list)
@@ -1366,7 +1410,7 @@ fn finish_balance<P: Policy>(mm: &mut Mm, p: &mut P, bal: &mut Balance) {
             crate::mm::compaction::wakeup_kcompactd(mm, crate::mm::pageblock::PAGEBLOCK_ORDER, bal.classzone);
         }
     }
-    p.snapshot_refaults(mm, ROOT_MEMCG);
+    p.snapshot_refaults(mm, ROOT_MEMCG, 0);
     // kswapd_try_to_sleep() judges the node for the classzone of the next run: a wake-up's
     // during this one, else this run's.
     let classzone = kswapd_next_classzone(mm);

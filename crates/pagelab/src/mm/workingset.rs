@@ -48,12 +48,13 @@ use crate::mm::vmstat::{by_type, Ev, Lru};
 use crate::mm::Mm;
 
 /// Models mm/workingset.c: workingset_age_nonresident() (6.1/6.12): advance the clock of the
-/// lruvec and of every ancestor, so each level's clock counts its whole subtree.
-pub fn workingset_age_nonresident(mm: &mut Mm, memcg: MemcgId, nr: u64) {
+/// lruvec (`memcg` on node `nid`) and of every ancestor's on the node (parent_lruvec()), so
+/// each level's clock counts its whole subtree.
+pub fn workingset_age_nonresident(mm: &mut Mm, memcg: MemcgId, nid: usize, nr: u64) {
     let mut cur = Some(memcg);
     while let Some(c) = cur {
         let cg = mm.memcgs.get_mut(c);
-        cg.lruvec.nonresident_age += nr;
+        cg.lruvec_of_mut(nid).nonresident_age += nr;
         cur = cg.parent;
     }
 }
@@ -66,17 +67,19 @@ pub fn workingset_activation(mm: &mut Mm, pfn: Pfn) {
         return;
     }
     let memcg = mm.folio_memcg(pfn);
-    workingset_age_nonresident(mm, memcg, mm.folios.nr_pages(pfn));
+    workingset_age_nonresident(mm, memcg, mm.folio_nid(pfn), mm.folios.nr_pages(pfn));
 }
 
 /// Models mm/workingset.c: workingset_eviction() for the classic LRU (6.1/6.12): the shadow
-/// records the clock of the reclaim target's lruvec, which the eviction then ages.
+/// records the clock of the reclaim target's lruvec on the folio's node, which the eviction
+/// then ages, and the node (pack_shadow()'s `pgdat->node_id`).
 ///
 /// A large folio (7.3's page cache) ages the clock by its pages (folio_nr_pages()).
 pub fn classic_eviction(mm: &mut Mm, pfn: Pfn, target: MemcgId) -> Shadow {
-    let eviction = mm.memcgs.get(target).lruvec.nonresident_age;
-    workingset_age_nonresident(mm, target, mm.folios.nr_pages(pfn));
-    Shadow::pack(eviction, target, mm.folios.test(pfn, pg::WORKINGSET))
+    let nid = mm.folio_nid(pfn);
+    let eviction = mm.memcgs.get(target).lruvec_of(nid).nonresident_age;
+    workingset_age_nonresident(mm, target, nid, mm.folios.nr_pages(pfn));
+    Shadow::pack(eviction, target, mm.folios.test(pfn, pg::WORKINGSET)).on_node(nid)
 }
 
 /// The counters of a refault: which type, and the memcg that now owns the page.
@@ -155,7 +158,8 @@ pub fn classic_refault(mm: &mut Mm, pfn: Pfn, shadow: Shadow) -> bool {
     mm.memcgs.flush_for_refault(eviction_memcg, now);
     let flush_work = mm.memcgs.flushed_memcgs - flushed_before;
     mm.cpu_in(Func::CgroupRstatFlush, flush_work * mm.cfg.costs.rstat_flush_memcg_ns);
-    let age = mm.memcgs.get(eviction_memcg).lruvec.nonresident_age;
+    // The eviction lruvec: the shadow's memcg on the shadow's node (unpack_shadow()).
+    let age = mm.memcgs.get(eviction_memcg).lruvec_of(shadow.nid()).nonresident_age;
     let distance = age.wrapping_sub(shadow.eviction()) & Shadow::EVICTION_MASK;
     let model = mm.cfg.refault.model;
     let (recent, exact_recent) = match model {
@@ -180,12 +184,12 @@ pub fn classic_refault(mm: &mut Mm, pfn: Pfn, shadow: Shadow) -> bool {
     }
     mm.folios.set(pfn, pg::ACTIVE);
     if model.refault_activation_ages_nonresident() {
-        workingset_age_nonresident(mm, memcg, nr);
+        workingset_age_nonresident(mm, memcg, mm.folio_nid(pfn), nr);
     }
     count_workingset(mm, memcg, activate_ev, nr);
     if shadow.workingset() && kernel.anon_workingset() {
         mm.folios.set(pfn, pg::WORKINGSET);
-        lru_note_cost_refault(mm, memcg, file, nr);
+        lru_note_cost_refault(mm, memcg, mm.folio_nid(pfn), file, nr);
         count_workingset(mm, memcg, restore_ev, nr);
     }
     true
@@ -619,7 +623,7 @@ const SHRINK_BATCH: u64 = 128;
 /// keeps swap shadows in the swap table, out of the shrinker's reach
 /// ([`Kernel::swap_shadows_in_swap_table`](crate::kernel::Kernel::swap_shadows_in_swap_table)).
 pub fn shrink_shadow_nodes(mm: &mut Mm, memcg: MemcgId, priority: u32) {
-    let lru_pages: u64 = mm.memcgs.get(memcg).lruvec.lru_size.iter().sum();
+    let lru_pages: u64 = Lru::ALL.iter().map(|&l| mm.memcgs.get(memcg).lru_pages(l)).sum();
     let max_nodes = lru_pages >> (XA_CHUNK_SHIFT - 3);
     let spaces: &[Space] = if mm.cfg.kernel.swap_shadows_in_swap_table() { &[Space::File] } else { &[Space::File, Space::Swap] };
     for &space in spaces {

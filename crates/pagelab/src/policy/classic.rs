@@ -21,7 +21,8 @@ use crate::mm::workingset::{classic_eviction, classic_refault, workingset_activa
 use crate::mm::{int_sqrt, Mm};
 use crate::policy::seam::{folio_of, Folio as SeamFolio};
 
-/// Adds `delta` to the size of `lru` in the zone of `pfn`, a zone below the highest.
+/// Adds `delta` to the size of `lru` in the zone of `pfn`, a zone below the highest (of node
+/// 0, the only node with several zones: its lruvec's).
 #[inline]
 fn lower_zone_lru_size_add(mm: &mut Mm, memcg: MemcgId, lru: Lru, pfn: Pfn, delta: i64) {
     let z = mm.folios.zone_of(pfn);
@@ -52,10 +53,13 @@ fn isolate_or_rotate(mm: &mut Mm, list: &mut List, memcg: MemcgId, lru: Lru, pfn
 /// How far ahead of the scan position isolation prefetches folios.
 const PREFETCH_AHEAD: usize = 8;
 
-/// The classic LRU: the five lists of every memcg's lruvec.
+/// The classic LRU: the five lists of every memcg's lruvec on every node.
 #[derive(Clone, Debug)]
 pub struct Classic {
+    /// The lists of lruvec (memcg, nid) at `nid * nr_memcgs + memcg` ([`Classic::lv`]): node
+    /// 0's are the memcgs' own indices, so a machine of one node has one set per memcg.
     lists: Vec<[List; 5]>,
+    nr_memcgs: usize,
     /// A reusable buffer for isolated folios.
     scratch: Vec<Pfn>,
     /// A reusable buffer for folios isolation passes over (reclaim limited to lower zones).
@@ -88,6 +92,7 @@ impl Classic {
     pub fn new(nr_memcgs: usize) -> Classic {
         Classic {
             lists: (0..nr_memcgs).map(|_| Default::default()).collect(),
+            nr_memcgs,
             scratch: Vec::with_capacity(SWAP_CLUSTER_MAX as usize),
             skipped: Vec::new(),
             foreign: Vec::new(),
@@ -95,6 +100,19 @@ impl Classic {
             evicted: Vec::new(),
             refault_history: vec![VecDeque::new(); nr_memcgs],
         }
+    }
+
+    /// The lists of a machine of `nr_nodes` nodes: one set per (memcg, node) lruvec
+    /// (mem_cgroup_lruvec(memcg, pgdat), 6.1/6.12).
+    pub fn with_nodes(mut self, nr_nodes: usize) -> Classic {
+        self.lists.resize_with(self.nr_memcgs * nr_nodes.max(1), Default::default);
+        self
+    }
+
+    /// The index of lruvec (`memcg`, `nid`) in [`Classic::lists`].
+    #[inline(always)]
+    fn lv(&self, memcg: MemcgId, nid: usize) -> usize {
+        nid * self.nr_memcgs + memcg as usize
     }
 
     /// Leaves the folios of the memcgs marked `true` to another policy: a batched activation
@@ -136,11 +154,14 @@ impl Classic {
         }
     }
 
-    /// Models include/linux/mm_inline.h: lruvec_add_folio() (`tail`: lruvec_add_folio_tail()).
+    /// Models include/linux/mm_inline.h: lruvec_add_folio() (`tail`: lruvec_add_folio_tail()),
+    /// on folio_lruvec(): the lruvec of the folio's memcg on its frame's node (6.1/6.12).
     fn lruvec_add_folio(&mut self, mm: &mut Mm, pfn: Pfn, tail: bool) {
         let f = mm.folios.get(pfn);
         let (lru, memcg) = (Self::folio_lru_of(f), f.memcg);
-        let list = &mut self.lists[memcg as usize][lru as usize];
+        let nid = mm.folio_nid(pfn);
+        let i = self.lv(memcg, nid);
+        let list = &mut self.lists[i][lru as usize];
         if tail {
             mm.folios.list_add_tail(list, pfn);
         } else {
@@ -149,7 +170,7 @@ impl Classic {
         // Sizes count pages (folio_nr_pages(): a large folio of 7.3's page cache, one entry
         // on its list, counts all its pages; its zone is its head frame's).
         let nr = mm.folios.nr_pages(pfn) as i64;
-        mm.update_lru_size(memcg, lru, nr);
+        mm.update_lru_size_on(memcg, nid, lru, nr);
         if mm.folios.below_top_zone(pfn) {
             lower_zone_lru_size_add(mm, memcg, lru, pfn, nr);
         }
@@ -172,21 +193,28 @@ impl Classic {
     fn lruvec_del_folio(&mut self, mm: &mut Mm, pfn: Pfn) {
         let f = mm.folios.get(pfn);
         let (lru, memcg) = (Self::folio_lru_of(f), f.memcg);
-        mm.folios.list_del(&mut self.lists[memcg as usize][lru as usize], pfn);
+        let nid = mm.folio_nid(pfn);
+        let i = self.lv(memcg, nid);
+        mm.folios.list_del(&mut self.lists[i][lru as usize], pfn);
         let nr = mm.folios.nr_pages(pfn) as i64;
-        mm.update_lru_size(memcg, lru, -nr);
+        mm.update_lru_size_on(memcg, nid, lru, -nr);
         if mm.folios.below_top_zone(pfn) {
             lower_zone_lru_size_add(mm, memcg, lru, pfn, -nr);
         }
     }
 
     pub fn list_len(&self, memcg: MemcgId, lru: Lru) -> u64 {
-        self.lists[memcg as usize][lru as usize].len
+        self.list_len_on(memcg, 0, lru)
+    }
+
+    /// The length of `lru` of lruvec (`memcg`, `nid`).
+    pub fn list_len_on(&self, memcg: MemcgId, nid: usize, lru: Lru) -> u64 {
+        self.lists[self.lv(memcg, nid)][lru as usize].len
     }
 
     /// The pages of a list from the most recently added to the oldest (for tests).
     pub fn list_pages(&self, mm: &Mm, memcg: MemcgId, lru: Lru) -> Vec<Pfn> {
-        mm.folios.iter_list(&self.lists[memcg as usize][lru as usize]).collect()
+        mm.folios.iter_list(&self.lists[self.lv(memcg, 0)][lru as usize]).collect()
     }
 
     /// Models mm/vmscan.c: isolate_lru_folios(): take up to `nr_to_scan` folios from the
@@ -202,14 +230,15 @@ impl Classic {
         let mut taken = std::mem::take(&mut self.scratch);
         taken.clear();
         let (mut scan, mut nr_taken) = (0, 0);
-        let list = &mut self.lists[memcg as usize][lru as usize];
+        let i = self.lv(memcg, sc.nid);
+        let list = &mut self.lists[i][lru as usize];
         while scan < nr_to_scan {
             mm.folios.prefetch_from_tail(list, PREFETCH_AHEAD);
             let Some(pfn) = mm.folios.list_del_tail(list) else { break };
             scan += mm.folios.nr_pages(pfn);
             nr_taken += isolate_or_rotate(mm, list, memcg, lru, pfn, sc, &mut taken);
         }
-        mm.update_lru_size(memcg, lru, -(nr_taken as i64));
+        mm.update_lru_size_on(memcg, sc.nid, lru, -(nr_taken as i64));
         (taken, scan)
     }
 
@@ -225,7 +254,8 @@ impl Classic {
         let mut skipped = std::mem::take(&mut self.skipped);
         skipped.clear();
         let (mut scan, mut total_scan, mut nr_taken) = (0, 0, 0);
-        let list = &mut self.lists[memcg as usize][lru as usize];
+        let i = self.lv(memcg, sc.nid);
+        let list = &mut self.lists[i][lru as usize];
         while scan < nr_to_scan {
             let Some(pfn) = mm.folios.list_del_tail(list) else { break };
             let nr = mm.folios.nr_pages(pfn);
@@ -237,29 +267,35 @@ impl Classic {
             scan += nr;
             nr_taken += isolate_or_rotate(mm, list, memcg, lru, pfn, sc, &mut taken);
         }
+        // By the zone's index in the lruvec's node (machine zone less the node's first).
+        let first = mm.node_zones(sc.nid).start;
         let mut pgskip = [0u64; MAX_ZONES];
         for &pfn in &skipped {
             mm.folios.list_add(list, pfn);
-            pgskip[mm.folios.zone_of(pfn)] += mm.folios.nr_pages(pfn);
+            pgskip[mm.folios.zone_of(pfn) - first] += mm.folios.nr_pages(pfn);
         }
         for (z, &n) in pgskip.iter().enumerate() {
             if n > 0 {
-                let ev = mm.nodes[0].zones.z[z].pgskip;
+                let ev = mm.nodes[sc.nid].zones.z[z].pgskip;
                 mm.count(ev, n);
             }
         }
         self.skipped = skipped;
-        mm.update_lru_size(memcg, lru, -(nr_taken as i64));
+        mm.update_lru_size_on(memcg, sc.nid, lru, -(nr_taken as i64));
         (taken, total_scan)
     }
 
-    /// Models mm/vmscan.c: lruvec_lru_size() (6.1/6.12): the pages of a list in the zones up
-    /// to `reclaim_idx`.
+    /// Models mm/vmscan.c: lruvec_lru_size() (6.1/6.12): the pages of a list of lruvec
+    /// (`memcg`, `nid`) in the zones up to `reclaim_idx` (a node after the first has
+    /// ZONE_NORMAL alone, above every lower classzone of node 0).
     #[inline]
-    fn lruvec_lru_size(mm: &Mm, memcg: MemcgId, lru: Lru, reclaim_idx: usize) -> u64 {
-        let lv = &mm.memcgs.get(memcg).lruvec;
+    fn lruvec_lru_size(mm: &Mm, memcg: MemcgId, nid: usize, lru: Lru, reclaim_idx: usize) -> u64 {
+        let lv = mm.memcgs.get(memcg).lruvec_of(nid);
         if reclaim_idx >= mm.nodes[0].zones.top() {
             return lv.lru_size[lru as usize];
+        }
+        if nid > 0 {
+            return 0;
         }
         lv.lower_zone_lru_size[lru as usize][..=reclaim_idx].iter().sum()
     }
@@ -287,7 +323,7 @@ impl Classic {
         } else {
             mm.memcgs.flush_stats(target, now)
         }
-        let lv = &mm.memcgs.get(target).lruvec;
+        let lv = mm.memcgs.get(target).lruvec_of(sc.nid);
         sc.anon_cost = lv.anon_cost;
         sc.file_cost = lv.file_cost;
         let refaults = lv.refaults;
@@ -306,10 +342,11 @@ impl Classic {
         if !sc.cgroup_reclaim() {
             // The cheap tests first: without inactive anon pages (every trace replay) the file
             // and free page sums are never needed.
-            let anon = mm.node_lru_size(Lru::InactiveAnon);
+            let nid = sc.nid;
+            let anon = mm.pgdat_lru_size(nid, Lru::InactiveAnon);
             sc.file_is_tiny = sc.may_deactivate & DEACTIVATE_ANON == 0 && (mm.unscaled(anon) >> sc.priority) != 0 && {
-                let file = mm.node_lru_size(Lru::ActiveFile) + mm.node_lru_size(Lru::InactiveFile);
-                file + mm.node_free(0) <= mm.nodes[0].zones.high_wmarks()
+                let file = mm.pgdat_lru_size(nid, Lru::ActiveFile) + mm.pgdat_lru_size(nid, Lru::InactiveFile);
+                file + mm.node_free(nid) <= mm.nodes[nid].zones.high_wmarks()
             };
         }
     }
@@ -339,7 +376,7 @@ impl Classic {
             if mm.cfg.kernel.io_cost_balance() {
                 scan_fraction_by_cost(sc.anon_cost, sc.file_cost, swappiness)
             } else {
-                scan_fraction_by_rotation(&mut mm.memcgs.get_mut(memcg).lruvec, swappiness)
+                scan_fraction_by_rotation(mm.memcgs.get_mut(memcg).lruvec_of_mut(sc.nid), swappiness)
             }
         } else {
             ([0, 0], 1)
@@ -349,7 +386,7 @@ impl Classic {
         let mut nr = [0u64; 4];
         for lru in Lru::EVICTABLE {
             let file = lru.is_file();
-            let size = Self::lruvec_lru_size(mm, memcg, lru, sc.reclaim_idx);
+            let size = Self::lruvec_lru_size(mm, memcg, sc.nid, lru, sc.reclaim_idx);
             let mut scan = if min > 0 || low > 0 {
                 let protection = if !sc.memcg_low_reclaim && low > min {
                     sc.memcg_low_skipped = true;
@@ -418,7 +455,7 @@ impl Classic {
         let nr_taken = crate::mm::vmscan::list_pages(mm, &list);
         let mut scanned = [0; 2];
         scanned[file as usize] = nr_scanned;
-        let mut epilogue = ClassicEpilogue { memcg, file, nr_scanned };
+        let mut epilogue = ClassicEpilogue { memcg, nid: sc.nid, file, nr_scanned };
         let reclaimed = reclaim_batch(mm, self, memcg, sc, &mut list, BatchRules::shrink_inactive_list(scanned), &mut epilogue);
         note_isolated(mm, file, isolated_at, nr_taken);
         self.scratch = list;
@@ -433,7 +470,7 @@ impl Classic {
         let isolated_at = mm.now();
         let (list, nr_scanned) = self.isolate_lru_folios(mm, memcg, lru, nr_to_scan, sc);
         // isolate_lru_folios() runs under the lruvec's lock, in proportion to what it scanned.
-        mm.lru_lock(memcg, nr_scanned);
+        mm.lru_lock_on(memcg, sc.nid, nr_scanned);
         count_reclaim(mm, memcg, sc, Ev::PgRefill, nr_scanned);
         let scan_cost = mm.cfg.costs.scan_page_ns * list.len() as u64;
         mm.cpu_in(Func::IsolateLruFolios, scan_cost);
@@ -446,14 +483,14 @@ impl Classic {
             f.flags = (f.flags & !pg::ACTIVE) | pg::WORKINGSET;
         }
         // move_folios_to_lru() under the lock again.
-        mm.lru_lock(memcg, list.len() as u64);
+        mm.lru_lock_on(memcg, sc.nid, list.len() as u64);
         move_folios_to_lru(mm, self, &list);
         // Pages, as move_folios_to_lru() returns them.
         let nr_deactivated = crate::mm::vmscan::list_pages(mm, &list);
         note_isolated(mm, file, isolated_at, nr_deactivated);
         mm.count_both(memcg, Ev::PgDeactivate, nr_deactivated);
         if mm.cfg.kernel.scan_rotate_ratios() {
-            let rs = &mut mm.memcgs.get_mut(memcg).lruvec;
+            let rs = mm.memcgs.get_mut(memcg).lruvec_of_mut(sc.nid);
             rs.recent_scanned[file as usize] += nr_deactivated;
             rs.recent_rotated[file as usize] += referenced;
         }
@@ -465,6 +502,8 @@ impl Classic {
 /// (6.1/6.12; 5.7's reclaim_stat): one list of one type, scanned `nr_scanned`.
 pub struct ClassicEpilogue {
     pub memcg: MemcgId,
+    /// The node of the lruvec shrunk.
+    pub nid: usize,
     pub file: bool,
     pub nr_scanned: u64,
 }
@@ -473,7 +512,7 @@ impl Epilogue<Classic> for ClassicEpilogue {
     /// 5.7's reclaim_stat: `recent_scanned` += the folios taken.
     fn before_shrink(&mut self, mm: &mut Mm, _: &mut Classic, list: &[Pfn]) {
         if mm.cfg.kernel.scan_rotate_ratios() {
-            mm.memcgs.get_mut(self.memcg).lruvec.recent_scanned[self.file as usize] += list.len() as u64;
+            mm.memcgs.get_mut(self.memcg).lruvec_of_mut(self.nid).recent_scanned[self.file as usize] += list.len() as u64;
         }
     }
 
@@ -483,7 +522,7 @@ impl Epilogue<Classic> for ClassicEpilogue {
     fn putback(&mut self, mm: &mut Mm, p: &mut Classic, list: &mut Vec<Pfn>) {
         if mm.cfg.kernel.scan_rotate_ratios() {
             let rotated = list.iter().filter(|&&pfn| mm.folios.test(pfn, pg::ACTIVE)).count() as u64;
-            mm.memcgs.get_mut(self.memcg).lruvec.recent_rotated[self.file as usize] += rotated;
+            mm.memcgs.get_mut(self.memcg).lruvec_of_mut(self.nid).recent_rotated[self.file as usize] += rotated;
         }
         move_folios_to_lru(mm, p, list);
         list.clear();
@@ -492,7 +531,7 @@ impl Epilogue<Classic> for ClassicEpilogue {
     /// Models mm/swap.c: lru_note_cost() (6.1/6.12) as shrink_inactive_list() calls it: the
     /// pages written and the pages scanned but not reclaimed.
     fn note_cost(&mut self, mm: &mut Mm, reclaimed: u64, stat: &ReclaimStat) {
-        lru_note_cost(mm, self.memcg, self.file, stat.nr_pageout, self.nr_scanned - reclaimed);
+        lru_note_cost(mm, self.memcg, self.nid, self.file, stat.nr_pageout, self.nr_scanned - reclaimed);
     }
 }
 
@@ -527,7 +566,7 @@ fn scan_fraction_by_rotation(lv: &mut crate::mm::memcontrol::Lruvec, swappiness:
 
 impl Policy for Classic {
     fn caps(&self) -> Caps {
-        Caps { reclaims_by_zone: true, large_folios: true, ..Caps::DEFAULT }
+        Caps { reclaims_by_zone: true, large_folios: true, lists_per_node: true, ..Caps::DEFAULT }
     }
 
     fn name(&self) -> &'static str {
@@ -573,7 +612,8 @@ impl Policy for Classic {
         self.lruvec_add_folio(mm, pfn, false);
         mm.count_both(f.memcg, Ev::PgActivate, f.nr_pages());
         if mm.cfg.kernel.scan_rotate_ratios() {
-            let rs = &mut mm.memcgs.get_mut(f.memcg).lruvec;
+            let nid = mm.folio_nid(pfn);
+            let rs = mm.memcgs.get_mut(f.memcg).lruvec_of_mut(nid);
             rs.recent_scanned[f.lru_type()] += 1;
             rs.recent_rotated[f.lru_type()] += 1;
         }
@@ -662,8 +702,8 @@ impl Policy for Classic {
         }
     }
 
-    /// Models mm/vmscan.c: snapshot_refaults().
-    fn snapshot_refaults(&mut self, mm: &mut Mm, target: MemcgId) {
+    /// Models mm/vmscan.c: snapshot_refaults() (6.1/6.12) of the target's lruvec on node `nid`.
+    fn snapshot_refaults(&mut self, mm: &mut Mm, target: MemcgId, nid: usize) {
         let anon = mm.memcgs.page_state(target, StatItem::WorkingsetActivateAnon);
         let file = mm.memcgs.page_state(target, StatItem::WorkingsetActivateFile);
         let mut refaults = [anon, file];
@@ -678,7 +718,7 @@ impl Policy for Classic {
             }
             refaults = history[0];
         }
-        mm.memcgs.get_mut(target).lruvec.refaults = refaults;
+        mm.memcgs.get_mut(target).lruvec_of_mut(nid).refaults = refaults;
     }
 }
 

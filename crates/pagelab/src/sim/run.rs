@@ -48,10 +48,17 @@ pub fn run_with(s: &Scenario, o: RunOptions) -> Result<Outcome, RunError> {
     let RunOptions { ops, policies, progress, controllers } = o;
     let mut none = |_, _| {};
     let progress = progress.unwrap_or(&mut none);
+    // The eviction seam's lists are per memcg (cache_ext's), not per (memcg, node) lruvec.
+    if s.machine.nodes.len() > 1 && (matches!(s.machine.policy, MachinePolicy::Seam(_)) || policies.is_some()) {
+        return Err(RunError::Scenario(format!(
+            "policy: a seam policy is modeled on a machine of one node only (its lists are per memcg, not per node); this one has {} ([[machine.node]])",
+            s.machine.nodes.len()
+        )));
+    }
     match (&s.machine.policy, policies) {
         (MachinePolicy::Mglru, Some(_)) => Err(RunError::Policy("seam policies run under the classic LRU as the machine policy, not MGLRU".into())),
         (MachinePolicy::Mglru, None) => finish(s, |mm| LruGen::new(mm, &s.mglru), ops, controllers, progress),
-        (MachinePolicy::Classic, None) => finish(s, |mm| Classic::new(mm.memcgs.cg.len()), ops, controllers, progress),
+        (MachinePolicy::Classic, None) => finish(s, |mm| Classic::new(mm.memcgs.cg.len()).with_nodes(mm.nodes.len()), ops, controllers, progress),
         (policy @ MachinePolicy::Seam(_), None) => finish(s, |mm| policy.seam_host(mm, None), ops, controllers, progress),
         (policy, extra @ Some(_)) => finish(s, |mm| policy.seam_host(mm, extra), ops, controllers, progress),
     }

@@ -166,7 +166,7 @@ fn restore_cost_is_one_page_on_6_1_and_one_io_on_6_12() {
         let mut m = one_file("16M", kernel, 10);
         m.mm.memcgs.mod_state(ROOT_MEMCG, pagelab::mm::memcontrol::StatItem::Lru(Lru::InactiveFile), 100_000);
         m.mm.memcgs.periodic_flush(0);
-        pagelab::mm::swap::lru_note_cost_refault(&mut m.mm, ROOT_MEMCG, true, 1);
+        pagelab::mm::swap::lru_note_cost_refault(&mut m.mm, ROOT_MEMCG, 0, true, 1);
         assert_eq!(m.mm.memcgs.get(ROOT_MEMCG).lruvec.file_cost, cost, "{kernel}");
     }
 }
@@ -176,9 +176,9 @@ fn lru_note_cost_halves_both_costs_past_a_quarter_of_the_lru() {
     let mut m = one_file("16M", "6.12", 10);
     m.mm.memcgs.mod_state(ROOT_MEMCG, pagelab::mm::memcontrol::StatItem::Lru(Lru::InactiveFile), 400);
     m.mm.memcgs.periodic_flush(0);
-    pagelab::mm::swap::lru_note_cost(&mut m.mm, ROOT_MEMCG, false, 3, 0); // 96
+    pagelab::mm::swap::lru_note_cost(&mut m.mm, ROOT_MEMCG, 0, false, 3, 0); // 96
     assert_eq!(m.mm.memcgs.get(ROOT_MEMCG).lruvec.anon_cost, 96);
-    pagelab::mm::swap::lru_note_cost(&mut m.mm, ROOT_MEMCG, true, 0, 10); // 106 > 400/4
+    pagelab::mm::swap::lru_note_cost(&mut m.mm, ROOT_MEMCG, 0, true, 0, 10); // 106 > 400/4
     let lv = &m.mm.memcgs.get(ROOT_MEMCG).lruvec;
     assert_eq!((lv.anon_cost, lv.file_cost), (48, 5));
 }
@@ -428,7 +428,7 @@ fn a_miniature_machine_compares_refaults_against_a_window_of_runs_as_long_as_one
             .map(|_| {
                 m.mm.memcgs.mod_state(ROOT_MEMCG, StatItem::WorkingsetActivateFile, 1);
                 m.mm.memcgs.periodic_flush(0);
-                m.policy.snapshot_refaults(&mut m.mm, ROOT_MEMCG);
+                m.policy.snapshot_refaults(&mut m.mm, ROOT_MEMCG, 0);
                 m.mm.memcgs.get(ROOT_MEMCG).lruvec.refaults[1]
             })
             .collect()

@@ -272,4 +272,73 @@ fn what_is_modeled_on_one_node_only_is_refused_by_name_on_two() {
     assert!(e.contains("machine.zone_watermarks") && e.contains("one node only") && e.contains("has 2"), "{e}");
     // The same scenario on one node runs.
     run(&readers("classic", "zone_watermarks = { DMA = { min = 34, low = 42, high = 50 } }"));
+    // The eviction seam keeps its lists per memcg: refused on two nodes, by name.
+    let mut s = super::common::scenario(&readers("classic", "").replace("max = \"32M\"", "max = \"32M\"\npolicy = \"random\""));
+    let cpus = |t: &str| Some(CpuSet::parse(t, 4).unwrap());
+    s.machine.nodes = vec![NodeSpec { memory_pages: 64 * 256, cpus: cpus("0-1") }, NodeSpec { memory_pages: 64 * 256, cpus: cpus("2-3") }];
+    let e = pagelab::run(&s, |_, _| {}).expect_err("refused").to_string();
+    assert!(e.contains("seam policy") && e.contains("one node only") && e.contains("has 2"), "{e}");
+}
+
+/// Two nodes of `node_mib` MiB with CPUs 0-1 and 2-3, and `body` (cgroups and workloads) on
+/// them, under `policy` (nodes set on the validated scenario, as [`numa_run`]).
+fn two_node_run(policy: &str, node_mib: [u64; 2], body: &str) -> Report {
+    let total: u64 = node_mib.iter().sum();
+    let text = format!("[machine]\nmemory = \"{total}M\"\nkernel = \"6.1\"\npolicy = \"{policy}\"\nstorage = \"ssd\"\ncpus = 4\n{body}");
+    let mut s = super::common::scenario(&text);
+    let cpus = |t: &str| Some(CpuSet::parse(t, 4).unwrap());
+    s.machine.nodes = vec![NodeSpec { memory_pages: node_mib[0] * 256, cpus: cpus("0-1") }, NodeSpec { memory_pages: node_mib[1] * 256, cpus: cpus("2-3") }];
+    pagelab::run(&s, |_, _| {}).unwrap()
+}
+
+/// A file reader in `cgroup` on `cpus`.
+fn reader(name: &str, cgroup: &str, cpus: &str, file: &str, ops: u64, seed: u64) -> String {
+    format!(
+        "\n[[workload]]\nname = \"{name}\"\ncgroup = \"{cgroup}\"\nkind = \"file-read\"\nfile_size = \"{file}\"\ndistribution = \"uniform\"\ncpus = \"{cpus}\"\nops = {ops}\nseed = {seed}\n"
+    )
+}
+
+#[test]
+fn a_folio_goes_on_the_lruvec_of_its_frames_node_folio_lruvec_6_1_6_12() {
+    // A task on node 1's CPUs reads a file that fits in node 1: its pages are node 1's frames,
+    // so they sit on the lruvecs of node 1 (folio_lruvec() = mem_cgroup_lruvec(memcg,
+    // folio_pgdat())), and node 0's lruvecs stay empty.
+    let r = two_node_run("classic", [128, 128], &reader("r", "/", "2-3", "32M", 30_000, 5));
+    let nodes = r.nodes.clone().unwrap();
+    let lru: u64 = ["nr_inactive_anon", "nr_active_anon", "nr_inactive_file", "nr_active_file", "nr_unevictable"].iter().map(|k| r.vmstat[*k]).sum();
+    assert!(lru >= 7000, "{lru}");
+    assert_eq!((nodes[0].lru_pages, nodes[1].lru_pages), (0, lru), "{nodes:?}");
+    // The same task on node 0's CPUs: node 0's lruvecs.
+    let r = two_node_run("classic", [128, 128], &reader("r", "/", "0-1", "32M", 30_000, 5));
+    let nodes = r.nodes.clone().unwrap();
+    assert!(nodes[0].lru_pages >= 7000 && nodes[1].lru_pages == 0, "{nodes:?}");
+}
+
+#[test]
+fn memcg_limit_reclaim_takes_from_every_nodes_lruvec_try_to_free_mem_cgroup_pages_6_1_6_12() {
+    // One cgroup of 24M with a reader on each node's CPUs, on a machine with room to spare:
+    // only the cgroup's limit reclaims (no kswapd), and it shrinks the cgroup's lruvec on each
+    // node (shrink_zones() over the zonelist), so both nodes' pages are reclaimed.
+    let body = format!(
+        "\n[[cgroup]]\npath = \"/a\"\nmax = \"24M\"\n{}{}",
+        reader("left", "/a", "0-1", "64M", 40_000, 7),
+        reader("right", "/a", "2-3", "64M", 40_000, 8)
+    );
+    let r = two_node_run("classic", [256, 256], &body);
+    let nodes = r.nodes.clone().unwrap();
+    assert_eq!(r.vmstat["pgscan_kswapd"], 0, "the machine has room: {:?}", r.vmstat);
+    assert!(nodes[0].pgsteal_direct > 2000 && nodes[1].pgsteal_direct > 2000, "{nodes:?}");
+    assert_eq!(nodes[0].pgsteal_direct + nodes[1].pgsteal_direct, r.memcg["/a"]["pgsteal"], "{nodes:?}");
+    // Each node's pages stay on its own lruvecs after the reclaim: the cgroup's 24M is split.
+    assert!(nodes[0].lru_pages > 1000 && nodes[1].lru_pages > 1000, "{nodes:?}");
+}
+
+#[test]
+fn more_nodes_than_a_shadow_entry_can_name_are_refused() {
+    // A shadow entry keeps the node of its eviction (pack_shadow()) in 3 bits: 9 nodes are
+    // refused by name rather than have their shadows name the wrong node.
+    let nine: String = (0..9).map(|i| format!("[[machine.node]]\nmemory = \"{}M\"\n", if i == 0 { 16 } else { 14 })).collect();
+    let e = error(&readers("classic", &nine).replace("cpus = 4\n", ""));
+    assert_eq!(e.key, "machine.node", "{e}");
+    assert!(e.message.contains("9 nodes") && e.message.contains("at most 8"), "{e}");
 }

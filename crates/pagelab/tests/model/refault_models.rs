@@ -44,7 +44,7 @@ fn set_lists<P: Policy>(m: &mut Machine<P>, want: [u64; 4]) {
 fn classic_refault_at(m: &mut Machine<pagelab::policy::classic::Classic>, distance: u64) -> (bool, u64) {
     let pfn = pfn_of(m, 0, 0, 3).unwrap();
     let shadow = classic_eviction(&mut m.mm, pfn, ROOT_MEMCG);
-    workingset_age_nonresident(&mut m.mm, ROOT_MEMCG, distance - 1);
+    workingset_age_nonresident(&mut m.mm, ROOT_MEMCG, 0, distance - 1);
     let before = m.mm.memcgs.get(ROOT_MEMCG).lruvec.nonresident_age;
     m.mm.folios.clear(pfn, pg::ACTIVE);
     let recent = classic_refault(&mut m.mm, pfn, shadow);

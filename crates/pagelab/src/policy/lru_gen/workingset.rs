@@ -94,7 +94,8 @@ impl LruGen {
         let stamp = self.refault_clock(memcg, ty);
         self.count_eviction(mm, memcg, ty);
         // The kernel's own field, kept in step (the classic policy_state shows it).
-        workingset_age_nonresident(mm, memcg, 1);
+        // MGLRU's lists span the nodes: node 0's lruvec holds its state.
+        workingset_age_nonresident(mm, memcg, 0, 1);
         Shadow::pack(((stamp & STAMP_MASK) << REFS_WIDTH) | refs.saturating_sub(1) as u64, memcg, refs != 0)
     }
 

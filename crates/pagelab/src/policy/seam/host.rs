@@ -334,7 +334,7 @@ impl Ext {
             mm.folios.set(pfn, pg::LRU);
             if mm.folios.test(pfn, pg::ACTIVE) {
                 if mm.cfg.refault.putback_ages_nonresident {
-                    workingset_age_nonresident(mm, memcg, 1);
+                    workingset_age_nonresident(mm, memcg, 0, 1);
                 }
                 mm.folios.clear(pfn, pg::ACTIVE);
             }
@@ -636,9 +636,9 @@ impl Policy for Ext {
         }
     }
 
-    fn snapshot_refaults(&mut self, mm: &mut Mm, target: MemcgId) {
+    fn snapshot_refaults(&mut self, mm: &mut Mm, target: MemcgId, nid: usize) {
         if let Some(c) = self.classic.as_mut() {
-            c.snapshot_refaults(mm, target);
+            c.snapshot_refaults(mm, target, nid);
         }
     }
 

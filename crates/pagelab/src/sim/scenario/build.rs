@@ -372,6 +372,16 @@ fn nodes(m: &MachineToml, memory_pages: u64, cpus: Option<u32>, err: Err) -> Res
             format!("the nodes' memory adds up to {}, machine.memory is {}: they must be equal", size_text(sum), size_text(memory_pages)),
         ));
     }
+    if nodes.len() > crate::mm::mapping::Shadow::MAX_NODES {
+        return Err(err(
+            "machine.node",
+            format!(
+                "{} nodes: a shadow entry keeps the node of its eviction in 3 bits, so pagelab models at most {}",
+                nodes.len(),
+                crate::mm::mapping::Shadow::MAX_NODES
+            ),
+        ));
+    }
     if nodes.len() > 1 {
         return Err(err(
             "machine.node",
