@@ -366,6 +366,43 @@ impl Mm {
         self.cpu_in(Func::LruMove, hold);
     }
 
+    /// The current actor takes `lock` at its clock to hold it for `hold` ns, with several
+    /// CPUs ([`crate::locking`]): it spins until the lock is its own, then holds it, both on
+    /// its CPU, the hold booked to `f`. Nothing without `machine.cpus` ≥ 2. The lock is
+    /// reached through `lock_of`, as each lock lives in the structure it guards.
+    #[inline]
+    fn hold_lock(&mut self, hold: u64, f: Func, lock_of: impl FnOnce(&mut Mm) -> &mut crate::locking::SpinLock) {
+        if self.sched.is_none() {
+            return;
+        }
+        let at = self.now();
+        let handoff = self.cfg.costs.cpu.lock_handoff_ns;
+        let horizon = self.sched.as_ref().map_or(0, |s| s.horizon);
+        let section = lock_of(self).lock(at, hold, handoff, horizon);
+        if let Some(sched) = self.sched.as_mut() {
+            sched.spun(section.spin);
+        }
+        self.cpu_in(Func::QueuedSpinLockSlowpath, section.spin);
+        self.cpu_in(f, hold);
+    }
+
+    /// Takes the `i_pages` lock of the file holding `vpn` to store `folios` folios into its
+    /// xarray or delete them from it, each for `[time.cpu] xa_store_ns`. Models
+    /// xa_lock_irq(&mapping->i_pages) as 6.1 and 6.12 take it: once per folio by
+    /// __filemap_add_folio() (a page-cache insert: a miss, each readahead folio) and by
+    /// __remove_mapping() and filemap_remove_folio() (reclaim's and a drop's delete), and
+    /// once per folio batch (`PAGEVEC_SIZE`) by truncation's delete_from_page_cache_batch().
+    /// The lock is the file's own (`struct address_space`): tasks on one file contend, tasks
+    /// on their own files do not.
+    pub fn i_pages_lock(&mut self, vpn: Vpn, folios: u64) {
+        if self.sched.is_none() {
+            return;
+        }
+        let hold = folios * self.cfg.costs.cpu.xa_store_ns;
+        let object = self.space.object_of(vpn);
+        self.hold_lock(hold, Func::XaStore, |mm| &mut mm.space.objects[object].i_pages);
+    }
+
     /// Models kernel/sched/psi.c: psi_memstall_enter() (6.1, 6.12) for the current task: it
     /// is stalled on memory from now until [`Mm::memstall_leave`]. Returns the flag to hand
     /// back (set when the task was already in a stall: the inner section counts nothing).

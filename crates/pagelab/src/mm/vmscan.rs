@@ -1071,7 +1071,9 @@ pub fn remove_mapping<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, target: Memcg
             mm.tasks[t].swapents += 1;
         }
     } else {
-        // One shadow over a large folio's whole range (page_cache_delete()).
+        // One shadow over a large folio's whole range (page_cache_delete()), stored under the
+        // file's i_pages lock.
+        mm.i_pages_lock(f.vpn, 1);
         let s = shadow.unwrap_or(Shadow::pack(0, 0, false));
         crate::mm::filemap::page_cache_delete(mm, pfn, Some(s));
     }

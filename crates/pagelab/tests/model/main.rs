@@ -17,6 +17,7 @@ mod large_folios;
 mod latency;
 mod layers;
 mod lists;
+mod locks;
 mod memcg;
 mod mglru;
 mod mglru_fg;

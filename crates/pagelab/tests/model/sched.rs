@@ -64,7 +64,7 @@ fn cached_readers(machine: &str, jobs: u32, extra: &str) -> String {
     readers(machine, jobs, 40_000, extra).replace("max = \"32M\"", "").replace("file_size = \"128M\"", "file_size = \"16M\"")
 }
 
-const FREE_LOCKS: &str = "[time.cpu]\nlru_move_ns = 0\nlock_handoff_ns = 0";
+const FREE_LOCKS: &str = "[time.cpu]\nlru_move_ns = 0\nlock_handoff_ns = 0\nxa_store_ns = 0\nzone_move_ns = 0\nswap_slot_ns = 0";
 
 #[test]
 fn with_a_cpu_for_every_task_and_free_locks_the_counters_are_the_unset_machines() {
