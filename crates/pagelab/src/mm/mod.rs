@@ -403,6 +403,60 @@ impl Mm {
         self.hold_lock(hold, Func::XaStore, |mm| &mut mm.space.objects[object].i_pages);
     }
 
+    /// Takes zone `z`'s `zone->lock` to move `pages` pages between its buddy lists and a
+    /// per-CPU list, each for `[time.cpu] zone_move_ns`. Models spin_lock_irqsave(&zone->lock)
+    /// as 6.1 and 6.12 take it once per refill of a per-CPU list (rmqueue_bulk(), the
+    /// refill's size `pcp->batch`, or on 6.12 up to `batch << alloc_factor`) and once per
+    /// bulk free (free_pcppages_bulk(), when a free lifts the list to its `high`, and for
+    /// a drain). The lock is the zone's own; with the model's one per-CPU list per zone, its
+    /// holds are those of the CPU that runs.
+    pub fn zone_lock(&mut self, z: usize, pages: u64) {
+        if self.sched.is_none() {
+            return;
+        }
+        let hold = pages * self.cfg.costs.cpu.zone_move_ns;
+        self.hold_lock(hold, Func::ZoneBulk, |mm| &mut mm.zone_mut(z).lock);
+    }
+
+    /// Takes the swap cache's lock of `slot` to store `folios` folios into its xarray or
+    /// delete them from it, each for `[time.cpu] xa_store_ns`. Models
+    /// xa_lock_irq(&address_space->i_pages) on the swap cache as 6.1 and 6.12 take it: once
+    /// per folio by add_to_swap_cache() (a swap-out's add_to_swap(), a swap-in's read into
+    /// the swap cache) and by __delete_from_swap_cache() (under __remove_mapping() for a
+    /// reclaimed anon folio, and delete_from_swap_cache() when a swapped-in folio drops its
+    /// slot). The swap cache is split into address spaces of SWAP_ADDRESS_SPACE_PAGES
+    /// (2^14) slots, each with its own lock (`swapper_spaces[type][offset >> 14]`), so
+    /// reclaimers on different 64 MiB of the device do not contend.
+    pub fn swap_cache_lock(&mut self, slot: u32, folios: u64) {
+        if self.sched.is_none() {
+            return;
+        }
+        let hold = folios * self.cfg.costs.cpu.xa_store_ns;
+        self.hold_lock(hold, Func::XaStore, |mm| mm.swap.cache_lock(slot));
+    }
+
+    /// A swap slot taken (`alloc`) or given back through the current CPU's swap slots cache,
+    /// which takes the swap device's lock (`si->lock`) for a whole batch: models
+    /// mm/swap_slots.c (6.1, 6.12): folio_alloc_swap() takes a slot from this CPU's cache and
+    /// refills an empty one by get_swap_pages() with SWAP_SLOTS_CACHE_SIZE (64) slots, which
+    /// scan_swap_map_slots() takes under si->lock (6.12's cluster_alloc_swap_entry() from the
+    /// CPU's percpu_cluster with `si->lock` still held, 6.1's scan_swap_map_try_ssd_cluster()
+    /// likewise, each slot under its cluster's `ci->lock` nested inside, which therefore
+    /// never contends); free_swap_slot() collects 64 returned slots before
+    /// swapcache_free_entries() frees them under si->lock. Each slot holds it for `[time.cpu]
+    /// swap_slot_ns`. Simplification: the batch is counted per CPU, but the slots themselves
+    /// come from the device's one cursor ([`crate::mm::swapfile::Swap::alloc`]), so slot
+    /// numbers, and every counter, are those of the machine without the cache. 7.3 has no
+    /// swap slots cache (removed in 6.15) and is modeled as 6.12.
+    pub fn swap_slot_lock(&mut self, alloc: bool) {
+        let Some(cpu) = self.sched.as_ref().map(|s| s.current_cpu().unwrap_or(0)) else { return };
+        if !self.swap.slots_cache_batch(cpu, alloc) {
+            return;
+        }
+        let hold = crate::mm::swapfile::SWAP_SLOTS_CACHE_SIZE * self.cfg.costs.cpu.swap_slot_ns;
+        self.hold_lock(hold, Func::SwapSlots, |mm| &mut mm.swap.lock);
+    }
+
     /// Models kernel/sched/psi.c: psi_memstall_enter() (6.1, 6.12) for the current task: it
     /// is stalled on memory from now until [`Mm::memstall_leave`]. Returns the flag to hand
     /// back (set when the task was already in a stall: the inner section counts nothing).

@@ -86,10 +86,10 @@ impl Default for CpuCosts {
 }
 
 /// `[time.cpu] xa_store_ns`'s default: see [`CpuCosts::xa_store_ns`].
-pub const XA_STORE_NS: u64 = 200;
+pub const XA_STORE_NS: u64 = 240;
 
 /// `[time.cpu] swap_slot_ns`'s default: see [`CpuCosts::swap_slot_ns`].
-pub const SWAP_SLOT_NS: u64 = 20;
+pub const SWAP_SLOT_NS: u64 = 10;
 
 /// `[time.cpu] lru_move_ns`'s default: see [`CpuCosts::lru_move_ns`].
 pub const LRU_MOVE_NS: u64 = 240;

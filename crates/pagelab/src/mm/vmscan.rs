@@ -1057,6 +1057,8 @@ pub fn remove_mapping<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, target: Memcg
     let shadow = if keep_shadow { Some(p.workingset_eviction(mm, pfn, target)) } else { None };
     if anon {
         let slot = f.swap;
+        // __delete_from_swap_cache() under the swap cache's lock, the shadow stored there.
+        mm.swap_cache_lock(slot, 1);
         mm.space.set(f.vpn, Entry::Swapped(slot));
         if let Some(s) = shadow {
             mm.swap.set_shadow(slot, Some(s));

@@ -94,3 +94,58 @@ fn without_machine_cpus_no_lock_costs_anything() {
     let free = run(&two_readers(true, &costs("xa_store_ns", 0)).replace("cpus = 2\n", ""));
     assert_eq!(r.elapsed_s, free.elapsed_s, "the cost is read only with several CPUs");
 }
+
+/// Models mm/page_alloc.c: rmqueue_bulk() (6.1): an empty per-CPU list is refilled with
+/// `pcp->batch` pages under zone->lock, one section per refill holding it for each page.
+/// One zone of 256 MiB gives a batch of 15 (zone_batchsize()); the reads never free a page.
+#[test]
+fn zone_lock_is_held_per_pcp_refill_for_each_page_of_its_batch() {
+    let text = two_readers(false, &costs("zone_move_ns", 10)).replace("cpus = 2\n", "cpus = 2\nzones = \"one\"\n");
+    let r = run(&text);
+    let l = lock(&r, "zone_lock");
+    let allocated = r.vmstat.iter().filter(|(k, _)| k.starts_with("pgalloc_")).map(|(_, v)| v).sum::<u64>();
+    assert!(allocated > 1000);
+    assert_eq!(l.acquisitions, allocated.div_ceil(15), "one refill of 15 for every 15 pages allocated: {l:?}");
+    assert_eq!(l.hold_ns, l.acquisitions * 15 * 10, "each holds it 15 x zone_move_ns");
+    // free_pcppages_bulk(): with reclaim, bulk frees take it too, each for the pages it frees.
+    let reclaiming = run(&text.replace("memory = \"256M\"", "memory = \"48M\"").replace("file_size = \"16M\"", "file_size = \"96M\"").replace("ops = 3000", "ops = 12000"));
+    let lr = lock(&reclaiming, "zone_lock");
+    let allocated = reclaiming.vmstat.iter().filter(|(k, _)| k.starts_with("pgalloc_")).map(|(_, v)| v).sum::<u64>();
+    assert!(reclaiming.vmstat["pgsteal_kswapd"] + reclaiming.vmstat["pgsteal_direct"] > 0);
+    assert!(lr.acquisitions > allocated.div_ceil(15), "refills and bulk frees: {lr:?}");
+    assert_eq!(lr.hold_ns % 10, 0);
+}
+
+/// Two cgroups' tasks on two CPUs swapping their anonymous memory to one SSD.
+fn two_swappers(extra: &str) -> String {
+    let w = |name: &str| {
+        format!(
+            "[[cgroup]]\npath = \"/{name}\"\nmax = \"24M\"\n[[workload]]\nname = \"{name}\"\ncgroup = \"/{name}\"\nkind = \"anon-rw\"\nsize = \"48M\"\ndistribution = \"uniform\"\nops = 20000\nseed = 4\n"
+        )
+    };
+    format!(
+        "[machine]\nmemory = \"512M\"\nkernel = \"6.12\"\npolicy = \"classic\"\ncpus = 2\nswap = {{ device = \"ssd\", size = \"256M\" }}\n{}{}{extra}\n",
+        w("a"),
+        w("b")
+    )
+}
+
+/// Models mm/swap_slots.c and mm/swapfile.c (6.1, 6.12): swap slots come from a per-CPU
+/// cache that takes the device's si->lock once per SWAP_SLOTS_CACHE_SIZE (64) slots, and
+/// mm/swap_state.c: add_to_swap_cache() and __delete_from_swap_cache() take the swap
+/// cache's xarray lock once per folio. Two swapping cgroups on one device contend on its
+/// si->lock.
+#[test]
+fn swap_slots_take_the_devices_lock_per_batch_of_64_and_the_swap_cache_lock_per_folio() {
+    let r = run(&two_swappers(&costs("swap_slot_ns", 500).replace("xa_store_ns = 0", "xa_store_ns = 100")));
+    let (si, cache) = (lock(&r, "swap_lock"), lock(&r, "swap_cache"));
+    let (pswpout, steal_anon) = (r.vmstat["pswpout"], r.vmstat["pgsteal_anon"]);
+    assert!(pswpout > 1000 && steal_anon > 0, "{pswpout} {steal_anon}");
+    assert_eq!(si.hold_ns, si.acquisitions * 64 * 500, "each section a batch of 64 slots: {si:?}");
+    assert!(si.acquisitions * 64 >= pswpout, "every slot written came from a refill: {si:?}");
+    assert!(si.contended > 0 && si.wait_ns > 0, "two CPUs' refills and frees meet on si->lock: {si:?}");
+    // Each reclaimed anon folio entered the swap cache (add_to_swap()) and left it
+    // (__remove_mapping()); swap-ins from the SSD enter it too.
+    assert!(cache.acquisitions >= 2 * steal_anon, "{cache:?}");
+    assert_eq!(cache.hold_ns, cache.acquisitions * 100);
+}
