@@ -417,9 +417,34 @@ fn read_one_missing_page<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut
             None => return false,
         },
     };
-    read_folio(mm, pfn);
+    if mm.reads_async() {
+        read_folio_async(mm, pfn);
+    } else {
+        read_folio(mm, pfn);
+    }
     copy_one_page(mm, p, f, ra, pfn, index);
     true
+}
+
+/// An asynchronous buffered read of a page just inserted, as io_uring (and libaio) submit
+/// one for a task with an `iodepth` above 1: the read request goes to the device and the
+/// task goes on; the page stays locked (PG_locked) until the read completes, so an access
+/// before then waits for it ([`wait_on_folio_read`]). The task waits only when `iodepth`
+/// reads are already in flight ([`Mm::read_slot`]). Models io_uring's buffered read with
+/// IOCB_WAITQ (6.1, 6.12: filemap_read() -> filemap_update_page() queues a wake-up on the
+/// folio's lock instead of sleeping, and the request completes when the read unlocks it).
+/// Simplifications: the copy to the user is charged at submission, and the workingset
+/// memstall of a synchronous wait is not counted (nobody sleeps on the page).
+fn read_folio_async(mm: &mut Mm, pfn: Pfn) {
+    mm.read_slot();
+    mm.file_read_cpu(1);
+    let done = mm.submit_file(1, false);
+    mm.count(Ev::PgpgIn, 4);
+    if done > mm.now() {
+        mm.folios.set(pfn, pg::LOCKED);
+        mm.folios.set_read_done(pfn, done);
+        mm.read_submitted(done);
+    }
 }
 
 /// Models mm/filemap.c: filemap_read_folio() (6.1, 6.12) of a page just inserted: one read

@@ -144,6 +144,10 @@ pub struct TaskMm {
     pub mapped_files: Vec<usize>,
     /// The task ran since the last page-table walk (`mm->lru_gen.bitmap`).
     pub ran: bool,
+    /// Reads in flight at most (the workload's `iodepth`; 1: each read waits for its IO).
+    pub iodepth: u32,
+    /// The completion times of the task's reads in flight (at most `iodepth`).
+    pub in_flight: BinaryHeap<Reverse<u64>>,
 }
 
 /// A pending IO completion: writeback of a page ends at a time.
@@ -327,6 +331,46 @@ impl Mm {
     #[inline]
     pub fn swap_on_cpu(&self) -> bool {
         self.sched.is_some() && self.swap_dev.kind.synchronous_io()
+    }
+
+    /// Whether the current actor submits its reads without waiting for each: a task with an
+    /// `iodepth` above 1.
+    #[inline]
+    pub fn reads_async(&self) -> bool {
+        matches!(self.actor, Actor::Task(t) if self.tasks[t].iodepth > 1)
+    }
+
+    /// The current task submits an asynchronous read (io_uring's or libaio's submission, as
+    /// fio's `iodepth` keeps them): with `iodepth` reads already in flight it first waits for
+    /// the earliest to complete (fio reaps a completion before it submits again). Returns
+    /// nothing; [`Mm::read_submitted`] records the new read's completion.
+    pub fn read_slot(&mut self) {
+        let Actor::Task(t) = self.actor else { return };
+        let now = self.tasks[t].clock;
+        let task = &mut self.tasks[t];
+        while task.in_flight.peek().is_some_and(|&Reverse(done)| done <= now) {
+            task.in_flight.pop();
+        }
+        if task.in_flight.len() >= task.iodepth as usize {
+            let Reverse(first) = task.in_flight.pop().expect("iodepth reads are in flight");
+            self.wait_until(first);
+        }
+    }
+
+    /// The current task's asynchronous read completes at `done`.
+    pub fn read_submitted(&mut self, done: u64) {
+        if let Actor::Task(t) = self.actor {
+            self.tasks[t].in_flight.push(Reverse(done));
+        }
+    }
+
+    /// The current task waits for all its reads in flight (fio's end of a job).
+    pub fn reap_reads(&mut self) {
+        let Actor::Task(t) = self.actor else { return };
+        let last = self.tasks[t].in_flight.drain().map(|Reverse(d)| d).max();
+        if let Some(done) = last {
+            self.wait_until(done);
+        }
     }
 
     /// The current actor waits until `t` (an IO completion).

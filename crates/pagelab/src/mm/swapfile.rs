@@ -85,7 +85,17 @@ pub const SWAP_ADDRESS_SPACE_SHIFT: u32 = 14;
 impl Swap {
     pub fn new(kind: DeviceKind, pages: u64) -> Swap {
         let pages = if kind == DeviceKind::None { 0 } else { pages.min(u32::MAX as u64 - 1) };
-        Swap { kind, slots: pages, map: Vec::new(), shadow: Vec::new(), used: 0, cursor: 0, lock: Default::default(), slots_cache: Vec::new(), cache_locks: Vec::new() }
+        Swap {
+            kind,
+            slots: pages,
+            map: Vec::new(),
+            shadow: Vec::new(),
+            used: 0,
+            cursor: 0,
+            lock: Default::default(),
+            slots_cache: Vec::new(),
+            cache_locks: Vec::new(),
+        }
     }
 
     /// CPU `cpu`'s swap slots cache hands out (`alloc`) or takes back one slot: true when

@@ -77,7 +77,10 @@ fn two_tasks_on_one_file_contend_on_its_i_pages_lock_and_two_on_separate_files_d
 /// its mapping's i_pages lock, storing the shadow entry there.
 #[test]
 fn reclaim_deletes_each_file_folio_under_the_mappings_i_pages_lock() {
-    let text = two_readers(true, &costs("xa_store_ns", 100)).replace("memory = \"256M\"", "memory = \"48M\"").replace("file_size = \"16M\"", "file_size = \"96M\"").replace("ops = 3000", "ops = 12000");
+    let text = two_readers(true, &costs("xa_store_ns", 100))
+        .replace("memory = \"256M\"", "memory = \"48M\"")
+        .replace("file_size = \"16M\"", "file_size = \"96M\"")
+        .replace("ops = 3000", "ops = 12000");
     let r = run(&text);
     let l = lock(&r, "i_pages");
     let (inserts, deletes) = (r.vmstat["pgpgin"] / 4, r.vmstat["pgsteal_kswapd"] + r.vmstat["pgsteal_direct"]);
@@ -108,7 +111,8 @@ fn zone_lock_is_held_per_pcp_refill_for_each_page_of_its_batch() {
     assert_eq!(l.acquisitions, allocated.div_ceil(15), "one refill of 15 for every 15 pages allocated: {l:?}");
     assert_eq!(l.hold_ns, l.acquisitions * 15 * 10, "each holds it 15 x zone_move_ns");
     // free_pcppages_bulk(): with reclaim, bulk frees take it too, each for the pages it frees.
-    let reclaiming = run(&text.replace("memory = \"256M\"", "memory = \"48M\"").replace("file_size = \"16M\"", "file_size = \"96M\"").replace("ops = 3000", "ops = 12000"));
+    let reclaiming =
+        run(&text.replace("memory = \"256M\"", "memory = \"48M\"").replace("file_size = \"16M\"", "file_size = \"96M\"").replace("ops = 3000", "ops = 12000"));
     let lr = lock(&reclaiming, "zone_lock");
     let allocated = reclaiming.vmstat.iter().filter(|(k, _)| k.starts_with("pgalloc_")).map(|(_, v)| v).sum::<u64>();
     assert!(reclaiming.vmstat["pgsteal_kswapd"] + reclaiming.vmstat["pgsteal_direct"] > 0);

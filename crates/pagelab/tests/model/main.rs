@@ -12,6 +12,7 @@ mod cgroup_events;
 mod classic;
 mod contention;
 mod controllers;
+mod iodepth;
 mod kernel_7_3;
 mod large_folios;
 mod latency;
