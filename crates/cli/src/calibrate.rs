@@ -30,6 +30,13 @@
 //!   one doubly-linked list and added to the tail of another, over 64 MiB of nodes linked in
 //!   a shuffled order, so that each move misses the cache as reclaim's moves of cold folios
 //!   do.
+//!   The same move stands for a page's between a zone's buddy and per-CPU lists under
+//!   `zone->lock` (`[time.cpu] zone_move_ns`).
+//! - **An xarray store** (`[time.cpu] xa_store_ns`): a store at a random index of a radix
+//!   tree of 64-slot, 576-byte nodes (`struct xa_node`) over 4 Mi slots, walked from the
+//!   root, as a page-cache or swap-cache insert or delete stores under the `i_pages` lock.
+//! - **A swap slot** (`[time.cpu] swap_slot_ns`): two `fetch_add` on one cache line by one
+//!   thread, the uncontended lock and unlock of a swap cluster's lock under `si->lock`.
 //! - **cache_ext's registry per hook call** (`[time] cache_ext_hook_ns`): the valid-folio
 //!   registry cache_ext keeps for every policy (a hash table with as many buckets as the
 //!   cgroup has pages, keyed by the folio's address; SOSP '25 §4.4, §6.3.1): an insert
@@ -191,7 +198,9 @@ fn lru_move(quick: bool) -> Figure {
 /// looks them up in another and deletes them in a third, into a table sized for `n` as
 /// cache_ext sizes its table for the cgroup's pages.
 fn registry(quick: bool) -> Figure {
-    let n: usize = if quick { 1 << 16 } else { 1 << 20 };
+    // Even --quick keeps a table larger than a last-level cache: cache_ext's registry holds
+    // a cgroup's folios, whose entries reclaim and reads reach cold.
+    let n: usize = 1 << 20;
     let mut rng = pagelab_host::xorshift::XorShift64::new(0x5851_F42D_4C95_7F2D);
     let mut shuffled = |seed_order: &mut Vec<u64>| {
         for i in (1..seed_order.len()).rev() {
@@ -215,6 +224,67 @@ fn registry(quick: bool) -> Figure {
             table.remove(a);
         }
         black_box((hits, &mut table));
+    })
+}
+
+/// An xarray node as the kernel lays one out (`struct xa_node`, 576 bytes on 64-bit): the
+/// header's counts, then 64 slots.
+#[derive(Clone)]
+#[repr(C, align(64))]
+struct XaNode {
+    count: u32,
+    nr_values: u32,
+    parent: u64,
+    _header: [u64; 6],
+    slots: [u64; 64],
+}
+
+/// One store into a mapping's xarray at a random index, for nodes not in the cache
+/// (`[time.cpu] xa_store_ns`): the walk from the root through the nodes of a tree of 64-slot
+/// nodes over 4 Mi slots (the page cache of a 16 GiB file, 37 MiB of leaf nodes), the slot's
+/// store and the leaf's count, as xas_store() does for a page-cache insert or delete.
+fn xa_store(quick: bool) -> Figure {
+    const SHIFT: u32 = 6;
+    // Even --quick keeps the tree larger than a last-level cache: a tree that fits would time
+    // cached stores (9 ns on the development host), not the cold ones reclaim makes.
+    let (levels, slots): (u32, u64) = (4, 1 << 22);
+    let empty = XaNode { count: 0, nr_values: 0, parent: 0, _header: [0; 6], slots: [0; 64] };
+    // Every node, root first, level by level; an inner slot holds its child's index.
+    let mut nodes = vec![empty; 1];
+    let mut level_start = 0usize;
+    for level in 1..levels {
+        let width = ((slots >> (SHIFT * (levels - level))) as usize).max(1);
+        let first_child = nodes.len();
+        nodes.resize(first_child + width, nodes[0].clone());
+        for (k, parent) in (level_start..first_child).enumerate() {
+            for j in 0..64 {
+                let child = first_child + k * 64 + j;
+                if child < nodes.len() {
+                    nodes[parent].slots[j] = child as u64;
+                    nodes[child].parent = parent as u64;
+                }
+            }
+        }
+        level_start = first_child;
+    }
+    let mut rng = pagelab_host::xorshift::XorShift64::new(0xD6E8_FEB8_6659_FD93);
+    let n: usize = if quick { 1 << 16 } else { 1 << 20 };
+    let indexes: Vec<u64> = (0..n).map(|_| rng.next_u64() % slots).collect();
+    let batches = if quick { 3 } else { 7 };
+    let mut value = 1u64;
+    measure(batches, n, || {
+        for &index in &indexes {
+            let mut node = 0usize;
+            for level in (1..levels).rev() {
+                node = nodes[node].slots[((index >> (SHIFT * level)) & 63) as usize] as usize;
+            }
+            let leaf = &mut nodes[node];
+            let slot = &mut leaf.slots[(index & 63) as usize];
+            leaf.count = leaf.count.wrapping_add((*slot == 0) as u32);
+            *slot = value;
+            value = value.wrapping_add(2) | 1;
+        }
+        black_box(&mut nodes);
     })
 }
 
@@ -413,11 +483,19 @@ pub fn measure_all(o: &Options) -> Result<String> {
     writeln!(w, "[time.cpu]")?;
     writeln!(w, "# a cold 64-byte folio line moved between two LRU lists: {}", how(mv))?;
     writeln!(w, "lru_move_ns = {}", ns(mv).max(1))?;
+    writeln!(w, "# a page moved between a zone's buddy and per-CPU lists: the same cold list move")?;
+    writeln!(w, "zone_move_ns = {}", ns(mv).max(1))?;
+    let xa = xa_store(o.quick);
+    writeln!(w, "# a store at a random index of a radix tree of 64-slot nodes, cold: {}", how(xa))?;
+    writeln!(w, "xa_store_ns = {}", ns(xa).max(1))?;
+    let one = shared_atomic(1, o.quick);
+    writeln!(w, "# a swap slot under si->lock: the cluster lock's lock and unlock, two fetch_add on")?;
+    writeln!(w, "# one line by one thread: {}", how(one))?;
+    writeln!(w, "swap_slot_ns = {}", (2 * ns(one)).max(1))?;
     if cpus < 2 {
         writeln!(w, "# the lock handoff is not measured: this host has one CPU (the default stays).")?;
     } else {
         let h = handoff(o.quick);
-        let one = shared_atomic(1, o.quick);
         let two = shared_atomic(2, o.quick);
         writeln!(w, "# a cache line handed between two threads in turn: {}", how(h))?;
         writeln!(w, "lock_handoff_ns = {}", ns(h).max(1))?;

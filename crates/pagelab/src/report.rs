@@ -552,7 +552,9 @@ pub struct SchedReport {
     /// kswapd's time runnable without a CPU, and its steps that waited.
     pub kswapd_runq_wait_s: f64,
     pub kswapd_waits: u64,
-    /// Each lock class, summed over its instances (`lru_lock`: every lruvec's).
+    /// Each lock class, summed over its instances: `lru_lock` (every lruvec's), `i_pages`
+    /// (every file's mapping), `swap_lock` (the swap device's `si->lock`), `swap_cache`
+    /// (every swap cache address space's), `zone_lock` (every zone's).
     pub locks: BTreeMap<String, crate::locking::LockSummary>,
     /// Direct reclaimers that too_many_isolated() made sleep (reclaim_throttle()'s
     /// VMSCAN_THROTTLE_ISOLATED, which the kernel traces as mm_vmscan_throttled).
@@ -591,6 +593,20 @@ impl SchedReport {
         for n in &mm.nodes {
             lru.merge(&n.lru_lock.stat);
         }
+        let mut i_pages = crate::locking::LockStat::default();
+        for o in &mm.space.objects {
+            i_pages.merge(&o.i_pages.stat);
+        }
+        let mut swap_cache = crate::locking::LockStat::default();
+        for l in mm.swap.cache_locks() {
+            swap_cache.merge(&l.stat);
+        }
+        let mut zone = crate::locking::LockStat::default();
+        for n in &mm.nodes {
+            for z in &n.zones.z {
+                zone.merge(&z.lock.stat);
+            }
+        }
         Some(SchedReport {
             cpus: sched.cpus.len(),
             cpu: stats
@@ -607,7 +623,13 @@ impl SchedReport {
             lock_spin_share: sum(|c| c.lock_spin_ns) / total,
             kswapd_runq_wait_s: sched.kswapd.runq_wait_ns as f64 / 1e9,
             kswapd_waits: sched.kswapd.waits,
-            locks: BTreeMap::from([("lru_lock".to_string(), lru.summary())]),
+            locks: BTreeMap::from([
+                ("lru_lock".to_string(), lru.summary()),
+                ("i_pages".to_string(), i_pages.summary()),
+                ("swap_lock".to_string(), mm.swap.lock.stat.summary()),
+                ("swap_cache".to_string(), swap_cache.summary()),
+                ("zone_lock".to_string(), zone.summary()),
+            ]),
             isolated_throttle: IsolatedThrottle {
                 sleeps: mm.nodes[0].reclaim.isolated.throttled,
                 sleep_s: mm.nodes[0].reclaim.isolated.throttled_ns as f64 / 1e9,

@@ -167,6 +167,10 @@ pub struct WorkloadToml {
     /// An application cache in anonymous memory in front of the file reads
     /// (`{ size = "5G", policy = "lru", block = "4k" }`, crate::app_cache).
     pub app_cache: Option<AppCacheToml>,
+    /// Reads in flight at most (fio's `iodepth` with an asynchronous engine, io_uring or
+    /// libaio): a read that misses is submitted and the task goes on, waiting only when this
+    /// many are in flight. 1, the default: each read waits for its IO.
+    pub iodepth: Option<u32>,
     #[serde(flatten)]
     pub defaults: PhaseToml,
     #[serde(default)]
@@ -280,8 +284,13 @@ pub struct Workload {
     pub cpus: Option<CpuList>,
     /// The application cache each job keeps in front of its file reads.
     pub app_cache: Option<AppCacheSpec>,
+    /// Reads in flight at most (`iodepth`, 1 to [`MAX_IODEPTH`]; 1: synchronous).
+    pub iodepth: u32,
     pub phases: Vec<Phase>,
 }
+
+/// The largest `iodepth` (fio's own limit is 65535; io_uring's rings hold 32768 entries).
+pub const MAX_IODEPTH: u32 = 65_536;
 
 /// A problem with one key of a workload table.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -373,7 +382,16 @@ impl WorkloadToml {
             None => None,
             Some(t) => Some(resolve_app_cache(t, &phases, lifetime_ops)?),
         };
+        let iodepth = match self.iodepth {
+            None => 1,
+            Some(n @ 1..=MAX_IODEPTH) => n,
+            Some(n) => return Err(err("iodepth", format!("{n}: give 1 (each read waits for its IO) to {MAX_IODEPTH}"))),
+        };
+        if iodepth > 1 && !phases.iter().any(|p| matches!(p.kind, Kind::FileRead | Kind::FileRw)) {
+            return Err(err("iodepth", "applies to buffered file reads (file-read, file-rw): the workload has none"));
+        }
         Ok(Workload {
+            iodepth,
             app_cache,
             name,
             cgroup,

@@ -18,6 +18,8 @@ fn calibrate_writes_time_tables_a_scenario_takes_in() {
     };
     let (copy, read, write) = (value("copy_page_ns"), value("read_latency_ns"), value("write_latency_ns"));
     assert!(copy > 0 && read > 0 && write > 0, "{text}");
+    // The locks' costs: an xarray store, a buddy/per-CPU list move, a swap slot.
+    assert!(value("xa_store_ns") > 0 && value("zone_move_ns") > 0 && value("swap_slot_ns") > 0, "{text}");
 
     let elapsed = |name: &str, text: &str| -> f64 {
         let scenario = format!(

@@ -50,6 +50,7 @@ fn current_memcg(mm: &Mm) -> MemcgId {
 pub fn filemap_add_folio<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, for_write: bool, gfp: Gfp) -> Option<Pfn> {
     let memcg = current_memcg(mm);
     let pfn = new_folio(mm, p, memcg, vpn, false, gfp)?;
+    mm.i_pages_lock(vpn, 1);
     mm.memcgs.stat_updated(memcg, FedStat::FilePages, 1);
     let old = mm.space.replace(vpn, Entry::Resident(pfn));
     if let Entry::Shadow(_) = old {
@@ -136,6 +137,8 @@ pub fn filemap_add_large_folio<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, orde
         mm.memcgs.stat_updated(memcg, FedStat::PgpgIn, nr);
     }
     mm.memcgs.stat_updated(memcg, FedStat::FilePages, nr);
+    // One xas_store() of the multi-index entry under the lock.
+    mm.i_pages_lock(vpn, 1);
     let mut shadow = None;
     for k in 0..nr as Vpn {
         let old = mm.space.replace(vpn + k, Entry::Resident(head));
@@ -217,6 +220,9 @@ pub fn filemap_end_dropbehind_read<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) 
     if mm.folios.test(pfn, pg::LRU) {
         p.lru_del(mm, pfn);
     }
+    // folio_unmap_invalidate() -> __filemap_remove_folio() under the i_pages lock.
+    let vpn = mm.folios.get(pfn).vpn;
+    mm.i_pages_lock(vpn, 1);
     page_cache_delete(mm, pfn, None);
     crate::mm::page_alloc::free_folio(mm, pfn);
 }
@@ -416,9 +422,34 @@ fn read_one_missing_page<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, ra: &mut
             None => return false,
         },
     };
-    read_folio(mm, pfn);
+    if mm.reads_async() {
+        read_folio_async(mm, pfn);
+    } else {
+        read_folio(mm, pfn);
+    }
     copy_one_page(mm, p, f, ra, pfn, index);
     true
+}
+
+/// An asynchronous buffered read of a page just inserted, as io_uring (and libaio) submit
+/// one for a task with an `iodepth` above 1: the read request goes to the device and the
+/// task goes on; the page stays locked (PG_locked) until the read completes, so an access
+/// before then waits for it ([`wait_on_folio_read`]). The task waits only when `iodepth`
+/// reads are already in flight ([`Mm::read_slot`]). Models io_uring's buffered read with
+/// IOCB_WAITQ (6.1, 6.12: filemap_read() -> filemap_update_page() queues a wake-up on the
+/// folio's lock instead of sleeping, and the request completes when the read unlocks it).
+/// Simplifications: the copy to the user is charged at submission, and the workingset
+/// memstall of a synchronous wait is not counted (nobody sleeps on the page).
+fn read_folio_async(mm: &mut Mm, pfn: Pfn) {
+    mm.read_slot();
+    mm.file_read_cpu(1);
+    let done = mm.submit_file(1, false);
+    mm.count(Ev::PgpgIn, 4);
+    if done > mm.now() {
+        mm.folios.set(pfn, pg::LOCKED);
+        mm.folios.set_read_done(pfn, done);
+        mm.read_submitted(done);
+    }
 }
 
 /// Models mm/filemap.c: filemap_read_folio() (6.1, 6.12) of a page just inserted: one read
@@ -515,6 +546,8 @@ pub fn truncate_inode_pages_range<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef,
     crate::mm::swap::lru_add_drain_all(mm, p);
     let (mut next, stop) = (f.base as u64 + start.min(f.pages), f.base as u64 + end.min(f.pages));
     let mut removed = 0;
+    // delete_from_page_cache_batch() takes the i_pages lock once per folio batch.
+    let (batch_size, mut batched) = (mm.cfg.kernel.pagevec_size() as u64, 0u64);
     while let Some(vpn) = mm.space.next_touched(next, stop) {
         next = vpn as u64 + 1;
         match mm.space.get(vpn) {
@@ -535,6 +568,11 @@ pub fn truncate_inode_pages_range<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef,
                     p.lru_del(mm, pfn);
                 }
                 next = mm.folios.get(pfn).vpn as u64 + nr;
+                batched += 1;
+                if batched == batch_size {
+                    mm.i_pages_lock(f.base, batched);
+                    batched = 0;
+                }
                 page_cache_delete(mm, pfn, None);
                 // Uncharges it and drops its file (and dirty) counts.
                 crate::mm::page_alloc::free_folio(mm, pfn);
@@ -546,6 +584,9 @@ pub fn truncate_inode_pages_range<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef,
             }
             _ => {}
         }
+    }
+    if batched > 0 {
+        mm.i_pages_lock(f.base, batched);
     }
     removed
 }

@@ -108,6 +108,9 @@ pub struct Object {
     pub pages: u32,
     /// The task that owns an anonymous region.
     pub owner: Option<usize>,
+    /// A file's `mapping->i_pages` lock (`xa_lock_irq()`), contended only on a machine of
+    /// several CPUs ([`crate::mm::Mm::i_pages_lock`]).
+    pub i_pages: crate::locking::SpinLock,
 }
 
 /// All objects and the entry of each of their pages. The entries are a flat table while it
@@ -130,7 +133,7 @@ impl AddressSpace {
         }
         let id = self.objects.len();
         self.entries.try_grow((base + span) as usize, &format!("`{name}` ({pages} pages of address space)"))?;
-        self.objects.push(Object { name: name.to_string(), anon, base: base as Vpn, pages, owner });
+        self.objects.push(Object { name: name.to_string(), anon, base: base as Vpn, pages, owner, i_pages: crate::locking::SpinLock::default() });
         Ok(id)
     }
 

@@ -59,6 +59,9 @@ pub struct Zone {
     pub reclaim_active: bool,
     /// The zone's per-CPU free lists (one CPU's).
     pub pcp: PerCpuPages,
+    /// `zone->lock`, held by the per-CPU lists' refills and drains; contended only on a
+    /// machine of several CPUs ([`crate::mm::Mm::zone_lock`]).
+    pub lock: crate::locking::SpinLock,
     /// Its PGALLOC counter (pgalloc_dma, pgalloc_dma32, pgalloc_normal).
     pub pgalloc: Ev,
     /// Its PGSCAN_SKIP counter (pgskip_dma, pgskip_dma32, pgskip_normal).
@@ -240,6 +243,7 @@ impl Zones {
                     below_high: false,
                     reclaim_active: false,
                     pcp: PerCpuPages::new(kernel, managed, wmark_low, high_fraction),
+                    lock: crate::locking::SpinLock::default(),
                     pgalloc: match name {
                         "DMA" => Ev::PgallocDma,
                         "Normal" => Ev::PgallocNormal,

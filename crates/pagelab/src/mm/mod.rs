@@ -144,6 +144,10 @@ pub struct TaskMm {
     pub mapped_files: Vec<usize>,
     /// The task ran since the last page-table walk (`mm->lru_gen.bitmap`).
     pub ran: bool,
+    /// Reads in flight at most (the workload's `iodepth`; 1: each read waits for its IO).
+    pub iodepth: u32,
+    /// The completion times of the task's reads in flight (at most `iodepth`).
+    pub in_flight: BinaryHeap<Reverse<u64>>,
 }
 
 /// A pending IO completion: writeback of a page ends at a time.
@@ -329,6 +333,46 @@ impl Mm {
         self.sched.is_some() && self.swap_dev.kind.synchronous_io()
     }
 
+    /// Whether the current actor submits its reads without waiting for each: a task with an
+    /// `iodepth` above 1.
+    #[inline]
+    pub fn reads_async(&self) -> bool {
+        matches!(self.actor, Actor::Task(t) if self.tasks[t].iodepth > 1)
+    }
+
+    /// The current task submits an asynchronous read (io_uring's or libaio's submission, as
+    /// fio's `iodepth` keeps them): with `iodepth` reads already in flight it first waits for
+    /// the earliest to complete (fio reaps a completion before it submits again). Returns
+    /// nothing; [`Mm::read_submitted`] records the new read's completion.
+    pub fn read_slot(&mut self) {
+        let Actor::Task(t) = self.actor else { return };
+        let now = self.tasks[t].clock;
+        let task = &mut self.tasks[t];
+        while task.in_flight.peek().is_some_and(|&Reverse(done)| done <= now) {
+            task.in_flight.pop();
+        }
+        if task.in_flight.len() >= task.iodepth as usize {
+            let Reverse(first) = task.in_flight.pop().expect("iodepth reads are in flight");
+            self.wait_until(first);
+        }
+    }
+
+    /// The current task's asynchronous read completes at `done`.
+    pub fn read_submitted(&mut self, done: u64) {
+        if let Actor::Task(t) = self.actor {
+            self.tasks[t].in_flight.push(Reverse(done));
+        }
+    }
+
+    /// The current task waits for all its reads in flight (fio's end of a job).
+    pub fn reap_reads(&mut self) {
+        let Actor::Task(t) = self.actor else { return };
+        let last = self.tasks[t].in_flight.drain().map(|Reverse(d)| d).max();
+        if let Some(done) = last {
+            self.wait_until(done);
+        }
+    }
+
     /// The current actor waits until `t` (an IO completion).
     pub fn wait_until(&mut self, t: u64) {
         match self.actor {
@@ -370,6 +414,97 @@ impl Mm {
         sched.spun(section.spin);
         self.cpu_in(Func::QueuedSpinLockSlowpath, section.spin);
         self.cpu_in(Func::LruMove, hold);
+    }
+
+    /// The current actor takes `lock` at its clock to hold it for `hold` ns, with several
+    /// CPUs ([`crate::locking`]): it spins until the lock is its own, then holds it, both on
+    /// its CPU, the hold booked to `f`. Nothing without `machine.cpus` ≥ 2. The lock is
+    /// reached through `lock_of`, as each lock lives in the structure it guards.
+    #[inline]
+    fn hold_lock(&mut self, hold: u64, f: Func, lock_of: impl FnOnce(&mut Mm) -> &mut crate::locking::SpinLock) {
+        if self.sched.is_none() {
+            return;
+        }
+        let at = self.now();
+        let handoff = self.cfg.costs.cpu.lock_handoff_ns;
+        let horizon = self.sched.as_ref().map_or(0, |s| s.horizon);
+        let section = lock_of(self).lock(at, hold, handoff, horizon);
+        if let Some(sched) = self.sched.as_mut() {
+            sched.spun(section.spin);
+        }
+        self.cpu_in(Func::QueuedSpinLockSlowpath, section.spin);
+        self.cpu_in(f, hold);
+    }
+
+    /// Takes the `i_pages` lock of the file holding `vpn` to store `folios` folios into its
+    /// xarray or delete them from it, each for `[time.cpu] xa_store_ns`. Models
+    /// xa_lock_irq(&mapping->i_pages) as 6.1 and 6.12 take it: once per folio by
+    /// __filemap_add_folio() (a page-cache insert: a miss, each readahead folio) and by
+    /// __remove_mapping() and filemap_remove_folio() (reclaim's and a drop's delete), and
+    /// once per folio batch (`PAGEVEC_SIZE`) by truncation's delete_from_page_cache_batch().
+    /// The lock is the file's own (`struct address_space`): tasks on one file contend, tasks
+    /// on their own files do not.
+    pub fn i_pages_lock(&mut self, vpn: Vpn, folios: u64) {
+        if self.sched.is_none() {
+            return;
+        }
+        let hold = folios * self.cfg.costs.cpu.xa_store_ns;
+        let object = self.space.object_of(vpn);
+        self.hold_lock(hold, Func::XaStore, |mm| &mut mm.space.objects[object].i_pages);
+    }
+
+    /// Takes zone `z`'s `zone->lock` to move `pages` pages between its buddy lists and a
+    /// per-CPU list, each for `[time.cpu] zone_move_ns`. Models spin_lock_irqsave(&zone->lock)
+    /// as 6.1 and 6.12 take it once per refill of a per-CPU list (rmqueue_bulk(), the
+    /// refill's size `pcp->batch`, or on 6.12 up to `batch << alloc_factor`) and once per
+    /// bulk free (free_pcppages_bulk(), when a free lifts the list to its `high`, and for
+    /// a drain). The lock is the zone's own; with the model's one per-CPU list per zone, its
+    /// holds are those of the CPU that runs.
+    pub fn zone_lock(&mut self, z: usize, pages: u64) {
+        if self.sched.is_none() {
+            return;
+        }
+        let hold = pages * self.cfg.costs.cpu.zone_move_ns;
+        self.hold_lock(hold, Func::ZoneBulk, |mm| &mut mm.zone_mut(z).lock);
+    }
+
+    /// Takes the swap cache's lock of `slot` to store `folios` folios into its xarray or
+    /// delete them from it, each for `[time.cpu] xa_store_ns`. Models
+    /// xa_lock_irq(&address_space->i_pages) on the swap cache as 6.1 and 6.12 take it: once
+    /// per folio by add_to_swap_cache() (a swap-out's add_to_swap(), a swap-in's read into
+    /// the swap cache) and by __delete_from_swap_cache() (under __remove_mapping() for a
+    /// reclaimed anon folio, and delete_from_swap_cache() when a swapped-in folio drops its
+    /// slot). The swap cache is split into address spaces of SWAP_ADDRESS_SPACE_PAGES
+    /// (2^14) slots, each with its own lock (`swapper_spaces[type][offset >> 14]`), so
+    /// reclaimers on different 64 MiB of the device do not contend.
+    pub fn swap_cache_lock(&mut self, slot: u32, folios: u64) {
+        if self.sched.is_none() {
+            return;
+        }
+        let hold = folios * self.cfg.costs.cpu.xa_store_ns;
+        self.hold_lock(hold, Func::XaStore, |mm| mm.swap.cache_lock(slot));
+    }
+
+    /// A swap slot taken (`alloc`) or given back through the current CPU's swap slots cache,
+    /// which takes the swap device's lock (`si->lock`) for a whole batch: models
+    /// mm/swap_slots.c (6.1, 6.12): folio_alloc_swap() takes a slot from this CPU's cache and
+    /// refills an empty one by get_swap_pages() with SWAP_SLOTS_CACHE_SIZE (64) slots, which
+    /// scan_swap_map_slots() takes under si->lock (6.12's cluster_alloc_swap_entry() from the
+    /// CPU's percpu_cluster with `si->lock` still held, 6.1's scan_swap_map_try_ssd_cluster()
+    /// likewise, each slot under its cluster's `ci->lock` nested inside, which therefore
+    /// never contends); free_swap_slot() collects 64 returned slots before
+    /// swapcache_free_entries() frees them under si->lock. Each slot holds it for `[time.cpu]
+    /// swap_slot_ns`. Simplification: the batch is counted per CPU, but the slots themselves
+    /// come from the device's one cursor ([`crate::mm::swapfile::Swap::alloc`]), so slot
+    /// numbers, and every counter, are those of the machine without the cache. 7.3 has no
+    /// swap slots cache (removed in 6.15) and is modeled as 6.12.
+    pub fn swap_slot_lock(&mut self, alloc: bool) {
+        let Some(cpu) = self.sched.as_ref().map(|s| s.current_cpu().unwrap_or(0)) else { return };
+        if !self.swap.slots_cache_batch(cpu, alloc) {
+            return;
+        }
+        let hold = crate::mm::swapfile::SWAP_SLOTS_CACHE_SIZE * self.cfg.costs.cpu.swap_slot_ns;
+        self.hold_lock(hold, Func::SwapSlots, |mm| &mut mm.swap.lock);
     }
 
     /// Models kernel/sched/psi.c: psi_memstall_enter() (6.1, 6.12) for the current task: it

@@ -321,9 +321,16 @@ fn rmqueue(mm: &mut Mm, z: usize) -> Option<Pfn> {
     let kernel = mm.cfg.kernel;
     let buddy = mm.movable_free(z);
     let zone = mm.zone_mut(z);
+    let empty = zone.pcp.count == 0;
     if !zone.pcp.take_one(kernel, zone.below_high, buddy) {
         return None;
     }
+    if empty {
+        // rmqueue_bulk() took the refill, and the page just taken, under zone->lock.
+        let refill = zone.pcp.count as u64 + 1;
+        mm.zone_lock(z, refill);
+    }
+    let zone = mm.zone(z);
     let ev = zone.pgalloc;
     mm.count(ev, 1);
     mm.folios.alloc_from(z)
@@ -343,6 +350,7 @@ fn rmqueue_with_fallback(mm: &mut Mm, z: usize) -> Option<Pfn> {
     let zones = &mut nodes[0].zones;
     let pb = pageblocks.as_mut().expect("called with pageblocks");
     let zone = &mut zones.z[z];
+    let empty = zone.pcp.count == 0;
     let mut boosted = false;
     let taken = zone.pcp.take_one_or(kernel, zone.below_high, buddy, |short| {
         let (mut mode, mut got, mut frames) = (RmqueueMode::Normal, 0, Vec::new());
@@ -363,7 +371,11 @@ fn rmqueue_with_fallback(mm: &mut Mm, z: usize) -> Option<Pfn> {
     if !taken {
         return None;
     }
-    let ev = zones.z[z].pgalloc;
+    let refill = zones.z[z].pcp.count as u64 + 1;
+    if empty {
+        mm.zone_lock(z, refill);
+    }
+    let ev = mm.zone(z).pgalloc;
     mm.count(ev, 1);
     let pfn = mm.folios.alloc_from(z);
     let pb = mm.pageblocks.as_mut().expect("called with pageblocks");
@@ -383,8 +395,14 @@ pub fn apply_boost(zones: &mut crate::mm::mmzone::Zones, pb: &crate::mm::pageblo
 /// Models mm/page_alloc.c: drain_all_pages(): every page on the per-CPU lists goes back to
 /// the buddy lists.
 pub fn drain_all_pages(mm: &mut Mm) {
-    for zone in mm.nodes.iter_mut().flat_map(|n| &mut n.zones.z) {
-        zone.pcp.count = 0;
+    let mut z = 0;
+    while z < mm.folios.nr_zones() {
+        // free_pcppages_bulk() of the whole list under zone->lock.
+        let count = std::mem::take(&mut mm.zone_mut(z).pcp.count) as u64;
+        if count > 0 {
+            mm.zone_lock(z, count);
+        }
+        z += 1;
     }
 }
 
@@ -408,10 +426,17 @@ pub fn free_unref_page(mm: &mut Mm, pfn: Pfn) {
     let kernel = mm.cfg.kernel;
     let zone = mm.zone_mut(z);
     let (reclaim_active, below_high) = (zone.reclaim_active, zone.below_high);
-    if zone.pcp.commit_free(kernel, reclaim_active, below_high) && below_high {
-        let mark = zone.wmark_high + zone.lowmem_reserve;
-        if mm.zone_free(z) > mark {
-            mm.zone_mut(z).below_high = false;
+    let before = zone.pcp.count;
+    if zone.pcp.commit_free(kernel, reclaim_active, below_high) {
+        // free_pcppages_bulk() gave the bulk back under zone->lock.
+        let freed = (before + 1 - mm.zone(z).pcp.count).max(0) as u64;
+        mm.zone_lock(z, freed);
+        if below_high {
+            let zone = mm.zone(z);
+            let mark = zone.wmark_high + zone.lowmem_reserve;
+            if mm.zone_free(z) > mark {
+                mm.zone_mut(z).below_high = false;
+            }
         }
     }
 }

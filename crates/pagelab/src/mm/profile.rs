@@ -39,6 +39,14 @@ pub enum Func {
     LruMove,
     /// Spinning on a contended lock (`native_queued_spin_lock_slowpath()`).
     QueuedSpinLockSlowpath,
+    /// Page-cache and swap-cache stores under a mapping's `i_pages` lock (`xas_store()`).
+    XaStore,
+    /// Pages moved between a zone's buddy and per-CPU lists under `zone->lock`
+    /// (`rmqueue_bulk()`, `free_pcppages_bulk()`).
+    ZoneBulk,
+    /// Swap slots taken and given back under the swap device's lock (`scan_swap_map_slots()`,
+    /// `swapcache_free_entries()`).
+    SwapSlots,
     /// Memcg statistics flushes (`cgroup_rstat_flush()`).
     CgroupRstatFlush,
     /// cache_ext's hooks: the call into a seam policy and its registry's work per event
@@ -50,7 +58,10 @@ pub enum Func {
 }
 
 impl Func {
-    pub const ALL: [Func; 17] = [
+    /// How many functions there are.
+    pub const COUNT: usize = 20;
+
+    pub const ALL: [Func; Func::COUNT] = [
         Func::FilemapRead,
         Func::CopyPage,
         Func::HandleMmFault,
@@ -64,6 +75,9 @@ impl Func {
         Func::SubmitBio,
         Func::LruMove,
         Func::QueuedSpinLockSlowpath,
+        Func::XaStore,
+        Func::ZoneBulk,
+        Func::SwapSlots,
         Func::CgroupRstatFlush,
         Func::CacheExtHook,
         Func::User,
@@ -86,6 +100,9 @@ impl Func {
             Func::SubmitBio => "submit_bio",
             Func::LruMove => "lruvec_add/del_folio",
             Func::QueuedSpinLockSlowpath => "native_queued_spin_lock_slowpath",
+            Func::XaStore => "xas_store",
+            Func::ZoneBulk => "rmqueue_bulk/free_pcppages_bulk",
+            Func::SwapSlots => "scan_swap_map_slots",
             Func::CgroupRstatFlush => "cgroup_rstat_flush",
             Func::CacheExtHook => "cache_ext hooks",
             Func::User => "[user]",
@@ -97,8 +114,8 @@ impl Func {
 /// CPU time by function, of the tasks and of kswapd.
 #[derive(Clone, Debug, Default)]
 pub struct Profile {
-    pub tasks: [u64; Func::ALL.len()],
-    pub kswapd: [u64; Func::ALL.len()],
+    pub tasks: [u64; Func::COUNT],
+    pub kswapd: [u64; Func::COUNT],
 }
 
 /// A function's line in a report: its CPU time (seconds) and its share of the actor's

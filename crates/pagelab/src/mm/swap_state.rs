@@ -18,6 +18,9 @@ pub fn add_to_swap(mm: &mut Mm, pfn: Pfn) -> bool {
         (f.vpn, f.memcg)
     };
     let Some(slot) = mm.swap.alloc(vpn) else { return false };
+    // folio_alloc_swap() from this CPU's swap slots cache, then add_to_swap_cache().
+    mm.swap_slot_lock(true);
+    mm.swap_cache_lock(slot, 1);
     // The swap cache's nodes cover the slots the map covers (both grow with use).
     mm.swap_nodes.grow(mm.swap.covered().div_ceil(1 << XA_CHUNK_SHIFT));
     charge_swap(mm, memcg, 1);
@@ -47,6 +50,8 @@ pub fn folio_free_swap(mm: &mut Mm, pfn: Pfn) {
     if !f.test(pg::SWAPCACHE) {
         return;
     }
+    // delete_from_swap_cache() under the swap cache's lock, then put_swap_folio().
+    mm.swap_cache_lock(f.swap, 1);
     mm.swap_nodes.page_removed(f.swap);
     release_slot(mm, f.swap);
     let fm = mm.folios.get_mut(pfn);
@@ -67,6 +72,8 @@ pub fn free_swap_entry(mm: &mut Mm, slot: u32) {
 }
 
 fn release_slot(mm: &mut Mm, slot: u32) {
+    // free_swap_slot(): into this CPU's swap slots cache's returned slots.
+    mm.swap_slot_lock(false);
     let owner_memcg = mm.swap.owner(slot).map(|vpn| slot_memcg(mm, vpn));
     mm.swap.free_slot(slot);
     if let Some(m) = owner_memcg {
@@ -135,6 +142,8 @@ fn read_swap_page<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, slot: u32, readah
         // A synchronous device's swap-in bypasses the swap cache up to 6.12 (pagelab passes
         // through it without the NR_SWAPCACHE update); 7.3's swapin_sync() adds it.
         mm.memcgs.stat_updated(memcg, FedStat::SwapCache, 1);
+        // add_to_swap_cache() under the swap cache's lock.
+        mm.swap_cache_lock(slot, 1);
     }
     mm.space.set(vpn, Entry::Resident(pfn));
     if let Some(t) = crate::mm::vmscan::owner_task(mm, vpn) {
@@ -186,6 +195,7 @@ pub fn swapin<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, slot: u32) 
         if mm.cfg.kernel.sync_swapin_through_swap_cache() {
             // folio_free_swap() takes the folio out of the swap cache: NR_SWAPCACHE -1.
             mm.memcgs.stat_updated(memcg, FedStat::SwapCache, 1);
+            mm.swap_cache_lock(slot, 1);
         }
         release_slot(mm, slot);
         return Some(pfn);

@@ -63,12 +63,79 @@ pub struct Swap {
     /// The allocator's cursor: slots are handed out in ascending order and wrap, like the
     /// kernel's per-CPU cluster allocation on a fresh device.
     cursor: u32,
+    /// `si->lock`, taken for the swap slots caches' refills and drains
+    /// ([`crate::mm::Mm::swap_slot_lock`]); contended only on a machine of several CPUs.
+    pub lock: crate::locking::SpinLock,
+    /// Each CPU's swap slots cache as counts: slots left to hand out, slots returned and
+    /// not yet freed (grown to the CPUs that swap).
+    slots_cache: Vec<(u64, u64)>,
+    /// The swap cache's address spaces' locks, one per SWAP_ADDRESS_SPACE_PAGES slots
+    /// (`swapper_spaces[]`), grown to the slots used ([`crate::mm::Mm::swap_cache_lock`]).
+    cache_locks: Vec<crate::locking::SpinLock>,
 }
+
+/// SWAP_SLOTS_CACHE_SIZE (include/linux/swap_slots.h: SWAP_BATCH, 6.1 and 6.12): the slots a
+/// CPU's swap slots cache takes or frees at once under `si->lock`.
+pub const SWAP_SLOTS_CACHE_SIZE: u64 = 64;
+
+/// SWAP_ADDRESS_SPACE_SHIFT (include/linux/swap.h, 6.1 and 6.12): each swap cache address
+/// space covers 2^14 slots.
+pub const SWAP_ADDRESS_SPACE_SHIFT: u32 = 14;
 
 impl Swap {
     pub fn new(kind: DeviceKind, pages: u64) -> Swap {
         let pages = if kind == DeviceKind::None { 0 } else { pages.min(u32::MAX as u64 - 1) };
-        Swap { kind, slots: pages, map: Vec::new(), shadow: Vec::new(), used: 0, cursor: 0 }
+        Swap {
+            kind,
+            slots: pages,
+            map: Vec::new(),
+            shadow: Vec::new(),
+            used: 0,
+            cursor: 0,
+            lock: Default::default(),
+            slots_cache: Vec::new(),
+            cache_locks: Vec::new(),
+        }
+    }
+
+    /// CPU `cpu`'s swap slots cache hands out (`alloc`) or takes back one slot: true when
+    /// that needs the device's lock, for a refill of an empty cache or the free of a full
+    /// return batch.
+    pub fn slots_cache_batch(&mut self, cpu: u32, alloc: bool) -> bool {
+        let c = cpu as usize;
+        if self.slots_cache.len() <= c {
+            self.slots_cache.resize(c + 1, (0, 0));
+        }
+        let (left, returned) = &mut self.slots_cache[c];
+        if alloc {
+            let refill = *left == 0;
+            if refill {
+                *left = SWAP_SLOTS_CACHE_SIZE;
+            }
+            *left -= 1;
+            refill
+        } else {
+            *returned += 1;
+            let full = *returned == SWAP_SLOTS_CACHE_SIZE;
+            if full {
+                *returned = 0;
+            }
+            full
+        }
+    }
+
+    /// The lock of the swap cache address space holding `slot`.
+    pub fn cache_lock(&mut self, slot: u32) -> &mut crate::locking::SpinLock {
+        let i = (slot >> SWAP_ADDRESS_SPACE_SHIFT) as usize;
+        if self.cache_locks.len() <= i {
+            self.cache_locks.resize(i + 1, Default::default());
+        }
+        &mut self.cache_locks[i]
+    }
+
+    /// Every swap cache address space's lock so far.
+    pub fn cache_locks(&self) -> &[crate::locking::SpinLock] {
+        &self.cache_locks
     }
 
     /// Extends the map and shadows to cover `slot` (which is past their end, hence free):

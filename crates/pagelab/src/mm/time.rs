@@ -61,13 +61,42 @@ pub struct CpuCosts {
     /// McCalpin, Intel developer forum, "Core-to-Core Communication Latency in Skylake/Kaby
     /// Lake", topic 700477); `pagelab calibrate` measures this host's.
     pub lock_handoff_ns: u64,
+    /// One store into a mapping's xarray under its `i_pages` lock, per folio: a page-cache
+    /// insert (`__filemap_add_folio()`) or delete (`__filemap_remove_folio()`,
+    /// `__remove_mapping()`, truncation's `delete_from_page_cache_batch()`), and the same for
+    /// the swap cache (`add_to_swap_cache()`, `__delete_from_swap_cache()`): the walk to the
+    /// leaf node, the slot and the node's count, in nodes not in the CPU's cache. Default:
+    /// `pagelab calibrate`'s figure for a store at a random index of a radix tree of 64-slot
+    /// nodes over 4 Mi slots, measured on the project's development host
+    /// (docs/journal/2026-11-29-machine-locks.md); run it on yours.
+    pub xa_store_ns: u64,
+    /// One page moved between a zone's buddy free lists and a per-CPU list under
+    /// `zone->lock`, by `rmqueue_bulk()` (a refill) or `free_pcppages_bulk()` (a drain): the
+    /// list unlink and link of a `struct page` not in the CPU's cache, the same operation
+    /// `lru_move_ns` times. Default: `lru_move_ns`'s `pagelab calibrate` figure (a cold
+    /// 64-byte struct moved between two lists); `pagelab calibrate` writes the two alike.
+    pub zone_move_ns: u64,
+    /// One swap slot taken or given back under the swap device's lock (`si->lock`, held
+    /// by `get_swap_pages()` for a refill of the per-CPU swap slots cache and by
+    /// `swapcache_free_entries()` for a drain of its returned slots): the swap map's byte
+    /// and the cluster's count under the cluster's own lock (`lock_cluster()`, uncontended
+    /// inside `si->lock`). Default: two uncontended atomic read-modify-writes on one cache
+    /// line (the cluster lock's lock and unlock), `pagelab calibrate`'s one-thread `fetch_add`
+    /// figure on the development host, doubled (docs/journal/2026-11-29-machine-locks.md).
+    pub swap_slot_ns: u64,
 }
 
 impl Default for CpuCosts {
     fn default() -> Self {
-        CpuCosts { lru_move_ns: LRU_MOVE_NS, lock_handoff_ns: 42 }
+        CpuCosts { lru_move_ns: LRU_MOVE_NS, lock_handoff_ns: 42, xa_store_ns: XA_STORE_NS, zone_move_ns: LRU_MOVE_NS, swap_slot_ns: SWAP_SLOT_NS }
     }
 }
+
+/// `[time.cpu] xa_store_ns`'s default: see [`CpuCosts::xa_store_ns`].
+pub const XA_STORE_NS: u64 = 240;
+
+/// `[time.cpu] swap_slot_ns`'s default: see [`CpuCosts::swap_slot_ns`].
+pub const SWAP_SLOT_NS: u64 = 10;
 
 /// `[time.cpu] lru_move_ns`'s default: see [`CpuCosts::lru_move_ns`].
 pub const LRU_MOVE_NS: u64 = 240;

@@ -1105,6 +1105,8 @@ pub fn remove_mapping<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, target: Memcg
     let shadow = if keep_shadow { Some(p.workingset_eviction(mm, pfn, target)) } else { None };
     if anon {
         let slot = f.swap;
+        // __delete_from_swap_cache() under the swap cache's lock, the shadow stored there.
+        mm.swap_cache_lock(slot, 1);
         mm.space.set(f.vpn, Entry::Swapped(slot));
         if let Some(s) = shadow {
             mm.swap.set_shadow(slot, Some(s));
@@ -1119,7 +1121,9 @@ pub fn remove_mapping<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, target: Memcg
             mm.tasks[t].swapents += 1;
         }
     } else {
-        // One shadow over a large folio's whole range (page_cache_delete()).
+        // One shadow over a large folio's whole range (page_cache_delete()), stored under the
+        // file's i_pages lock.
+        mm.i_pages_lock(f.vpn, 1);
         let s = shadow.unwrap_or(Shadow::pack(0, 0, false));
         crate::mm::filemap::page_cache_delete(mm, pfn, Some(s));
     }

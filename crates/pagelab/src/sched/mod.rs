@@ -291,6 +291,11 @@ impl Sched {
         self.cpus.release(g, b);
     }
 
+    /// The CPU of the burst in progress.
+    pub fn current_cpu(&self) -> Option<u32> {
+        self.current.map(|(_, g, ..)| g.cpu)
+    }
+
     /// The actor of the burst in progress spun `ns` on a contended lock.
     pub fn spun(&mut self, ns: u64) {
         if let Some((who, ..)) = self.current {

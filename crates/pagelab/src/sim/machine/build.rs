@@ -330,6 +330,8 @@ fn task_mm(w: &pagelab_workload::Workload, job: u32, memcg: crate::mm::memcontro
         swap_ra: SwapRaState::default(),
         mapped_files: Vec::new(),
         ran: false,
+        iodepth: w.iodepth,
+        in_flight: std::collections::BinaryHeap::new(),
     }
 }
 

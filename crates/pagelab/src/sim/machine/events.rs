@@ -610,6 +610,11 @@ impl<P: Policy> Machine<P> {
 
     /// A task is done: it exits, and its anonymous memory goes with it (exit_mmap()).
     pub(super) fn finish_task(&mut self, t: usize) {
+        // fio reaps the reads still in flight before the job ends (`iodepth` > 1).
+        if !self.mm.tasks[t].in_flight.is_empty() {
+            self.mm.actor = Actor::Task(t);
+            self.mm.reap_reads();
+        }
         let task = &mut self.tasks[t];
         task.done = true;
         task.end_ns = self.mm.tasks[t].clock;
