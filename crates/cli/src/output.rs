@@ -5,7 +5,9 @@
 //! refused when it is the same file as an input or as another output (device and inode, so
 //! a symlink or a second name counts), and is written to a temporary file in its directory
 //! that is renamed over the path only once written whole: a failed run leaves no
-//! half-written or empty output, and never touches an input.
+//! half-written or empty output, and never touches an input. A path that exists and is not
+//! a regular file (`/dev/null`, a FIFO, a terminal) is written directly: renaming over it
+//! would replace the device with a file.
 //!
 //! Standard output is written with [`print`] (the `out!` macro), which returns the write's
 //! error instead of panicking as `print!` does (`pagelab run ... > /dev/full`); a reader
@@ -76,6 +78,13 @@ impl Files {
         }
         // Write through a symlink to the file it names, as a plain write would.
         let dest = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if std::fs::metadata(&dest).is_ok_and(|m| !m.is_file()) {
+            let file = std::fs::OpenOptions::new().write(true).open(&dest).with_context(|| format!("{flag}: cannot write {}", path.display()))?;
+            if let Some(id) = id {
+                self.taken.push((flag.to_string(), path.to_path_buf(), id));
+            }
+            return Ok(Output { label: format!("{flag} {}", path.display()), target: Target::Special { dest, file } });
+        }
         let dir = dest.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let tmp = tempfile::Builder::new()
             .prefix(".pagelab-")
@@ -92,6 +101,11 @@ impl Files {
 
 enum Target {
     Stdout,
+    /// A device or FIFO, written in place (it is never renamed over).
+    Special {
+        dest: PathBuf,
+        file: std::fs::File,
+    },
     /// The temporary file (removed when dropped unless persisted) and the path it becomes.
     File {
         dest: PathBuf,
@@ -116,6 +130,7 @@ impl Output {
     pub fn file(&mut self) -> Option<&mut std::fs::File> {
         match &mut self.target {
             Target::Stdout => None,
+            Target::Special { file, .. } => Some(file),
             Target::File { tmp, .. } => Some(tmp.as_file_mut()),
         }
     }
@@ -124,6 +139,7 @@ impl Output {
     pub fn temp_path(&self) -> Option<&Path> {
         match &self.target {
             Target::Stdout => None,
+            Target::Special { dest, .. } => Some(dest),
             Target::File { tmp, .. } => Some(tmp.path()),
         }
     }
@@ -132,6 +148,7 @@ impl Output {
     pub fn write(mut self, bytes: &[u8]) -> Result<()> {
         match &mut self.target {
             Target::Stdout => write_stdout(bytes),
+            Target::Special { file, .. } => file.write_all(bytes).with_context(|| format!("{}: cannot write", self.label)),
             Target::File { tmp, .. } => {
                 tmp.write_all(bytes).with_context(|| format!("{}: cannot write", self.label))?;
                 self.commit()
@@ -143,6 +160,7 @@ impl Output {
     pub fn commit(self) -> Result<()> {
         match self.target {
             Target::Stdout => flush_stdout(),
+            Target::Special { mut file, .. } => file.flush().with_context(|| format!("{}: cannot write", self.label)),
             Target::File { dest, tmp } => {
                 tmp.as_file().sync_all().with_context(|| format!("{}: cannot write", self.label))?;
                 tmp.persist(&dest).map_err(|e| e.error).with_context(|| format!("{}: cannot rename the written file into place", self.label))?;

@@ -59,6 +59,29 @@ fn an_output_that_is_an_input_is_refused_and_the_input_kept() {
     refused(&os(["run", ss, "--json", x.to_str().unwrap(), "--parquet", x.to_str().unwrap()]), "is the same file as --json");
 }
 
+/// `--json /dev/null` renamed its temporary file over /dev/null, leaving a regular file
+/// that later readers of /dev/null read (cargo's rustc probe among them). An output that
+/// exists and is not a regular file is written in place; a FIFO stands for the device here.
+#[test]
+fn an_output_that_is_a_fifo_or_a_device_is_written_in_place_not_replaced() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = crate::scratch_dir("hardening-test");
+    let fifo = dir.join("out.fifo");
+    let _ = std::fs::remove_file(&fifo);
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    let s = write("fifo.toml", SCENARIO);
+    let out = pagelab().args(["run", "-q"]).arg(&s).arg("--json").arg(&fifo).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Checked before joining: had the FIFO been replaced, its reader would wait forever.
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO is still a FIFO");
+    let json = reader.join().unwrap();
+    assert!(json.trim_start().starts_with('{') && json.contains("\"vmstat\""), "the report went through the FIFO: {json:.80}");
+}
+
 /// Issue 40 item 10: a failed run left a 0-byte output (`--parquet` with a plain cache, a
 /// failed sweep's CSV). Outputs are written whole at the end or not at all, and a file that
 /// was there is left as it was.
