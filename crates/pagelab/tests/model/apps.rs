@@ -326,6 +326,6 @@ fn the_jobs_of_an_lsm_workload_are_threads_of_one_store() {
     let one = run(&app_scenario(false, "64M", &body(1, 40_000)));
     let four = run(&app_scenario(false, "64M", &body(4, 10_000)));
     let anon = |r: &pagelab::Report| r.memcg["/db"]["anon"];
-    assert!(anon(&one) > 2 << 20, "the block cache holds the store: {}", anon(&one));
+    assert!(anon(&one) >= 2 << 20, "the block cache holds the store's blocks: {}", anon(&one));
     assert!(anon(&four) <= anon(&one) + (anon(&one) >> 4), "one set of regions: {} against {}", anon(&four), anon(&one));
 }
