@@ -11,6 +11,7 @@ magnitude ratio is ln(pagelab's ratio) / ln(the paper's), within 1.5x when it li
 column gives the counters that differ, as ratios to the default's run (see counters()).
 """
 import argparse
+import concurrent.futures
 import json
 import math
 import os
@@ -170,28 +171,35 @@ def fig9(a, tmp):
 def fig6(a, tmp):
     """Fig. 6: YCSB A-F and the uniform mixes on the LSM store; steady-state ops/s."""
     mixes = ["a", "b", "c", "d", "e", "f", "u100", "u50"] if not a.quick else ["c"]
+    if a.mixes:
+        mixes = a.mixes.split(",")
+    policies = [p for p in FIG6 if not a.policies or p == "classic" or p in a.policies.split(",")]
     t = Tally()
     per = {}
     tables = []
-    for mix in mixes:
+
+    def one(mix, p):
         ycsb, dist = MIXES.get(mix, (mix, None))
-        res = {}
-        for p in FIG6:
-            sets = [f"machine.policy=\"{p}\"", f"workload.leveldb.lsm.ycsb=\"{ycsb}\""]
-            if dist:
-                sets.append(f"workload.leveldb.distribution=\"{dist}\"")
-            res[p] = run(a.pagelab, a.scenario, sets, f"{tmp}/y-{mix}-{p}.json")
+        sets = [f"machine.policy=\"{p}\"", f"workload.leveldb.lsm.ycsb=\"{ycsb}\""]
+        if dist:
+            sets.append(f"workload.leveldb.distribution=\"{dist}\"")
+        return run(a.pagelab, a.scenario, sets + (a.set or []), f"{tmp}/y-{mix}-{p}.json")
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.parallel) as ex:
+        done = {(m, p): ex.submit(one, m, p) for m in mixes for p in policies}
+    for mix in mixes:
+        res = {p: done[(mix, p)].result() for p in policies}
         tp = {p: steady(x) for p, x in res.items()}
         tables.append((mix, res, tp))
     print("| policy | " + " | ".join(m.upper() for m in mixes) + " |")
     print("|---|" + "---|" * len(mixes))
-    for p in FIG6:
+    for p in policies:
         print(f"| {p} | " + " | ".join(f"{tp[p] / tp['classic']:.3f}" for _, _, tp in tables) + " |")
     print()
     print(HEAD)
     for mix, res, tp in tables:
         mt = per.setdefault(mix, Tally())
-        for p in FIG6:
+        for p in policies:
             if p == "classic":
                 continue
             paper = FIG6[p][mix] / FIG6["classic"][mix]
@@ -308,6 +316,11 @@ def main():
     ap.add_argument("--scenario", default="ycsb-paper.toml",
                     help="fig6: ycsb-paper.toml (the paper's LevelDB setup, default) or ycsb.toml "
                          "(pagelab's LevelDB defaults: a 10-bit Bloom filter, 1 KiB values)")
+    ap.add_argument("--mixes", help="fig6: these mixes only (a,b,c,d,e,f,u100,u50)")
+    ap.add_argument("--policies", help="fig6: these policies only, beside classic")
+    ap.add_argument("--set", action="append", help="fig6: one more --set for every run "
+                    "(a hypothesis's cells, e.g. workload.leveldb.jobs=1)")
+    ap.add_argument("--parallel", type=int, default=1, help="fig6: runs at a time")
     ap.add_argument("--cpus", type=int, default=0, help="fig11: machine.cpus (default: none)")
     ap.add_argument("--keep", metavar="DIR", help="keep the runs' JSON reports in DIR and reuse "
                     "the ones already there (to reprint a table without running again)")

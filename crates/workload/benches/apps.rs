@@ -74,12 +74,14 @@ fn main() {
     });
     let mut s = JobStream::new(&lsm, 0);
     s.by_ref().for_each(drop);
-    let st = s.lsm().unwrap();
-    println!(
-        "lsm 100G YCSB-C after {ops} ops: block cache {:.1}% hits, table cache {:.1}% hits, tables {} KiB, objects {}",
-        100.0 * st.block_cache.hits as f64 / (st.block_cache.hits + st.block_cache.misses) as f64,
-        100.0 * st.table_cache.hits as f64 / (st.table_cache.hits + st.table_cache.misses) as f64,
-        (st.block_cache.state_bytes() + st.table_cache.state_bytes()) / 1024,
-        s.objects().len()
-    );
+    let (block, table, kib) = s
+        .with_lsm(|st| {
+            (
+                100.0 * st.block_cache.hits as f64 / (st.block_cache.hits + st.block_cache.misses) as f64,
+                100.0 * st.table_cache.hits as f64 / (st.table_cache.hits + st.table_cache.misses) as f64,
+                (st.block_cache.state_bytes() + st.table_cache.state_bytes()) / 1024,
+            )
+        })
+        .unwrap();
+    println!("lsm 100G YCSB-C after {ops} ops: block cache {block:.1}% hits, table cache {table:.1}% hits, tables {kib} KiB, objects {}", s.objects().len());
 }

@@ -142,6 +142,35 @@ impl SharedAppCache {
     }
 }
 
+/// An lsm phase's store that the workload's jobs share: they are the client threads of one
+/// LevelDB (crate::lsm, "Threads"). Made by the first job ([`JobStream::lsm_stores`]) and
+/// given to the others ([`JobStream::share_lsm_stores`]).
+#[derive(Clone, Debug)]
+pub struct SharedLsm(Arc<Mutex<LsmState>>);
+
+/// A phase's store: the job's own, or the one its workload's jobs share.
+#[derive(Clone, Debug)]
+enum LsmHandle {
+    Own(Box<LsmState>),
+    Shared(SharedLsm),
+}
+
+impl LsmHandle {
+    fn with<R>(&mut self, f: impl FnOnce(&mut LsmState) -> R) -> R {
+        match self {
+            LsmHandle::Own(s) => f(s),
+            LsmHandle::Shared(s) => f(&mut s.0.lock().unwrap_or_else(|e| e.into_inner())),
+        }
+    }
+
+    fn read<R>(&self, f: impl FnOnce(&LsmState) -> R) -> R {
+        match self {
+            LsmHandle::Own(s) => f(s),
+            LsmHandle::Shared(s) => f(&s.0.lock().unwrap_or_else(|e| e.into_inner())),
+        }
+    }
+}
+
 /// The operations of one job (task) of a workload.
 #[derive(Clone, Debug)]
 pub struct JobStream {
@@ -192,7 +221,7 @@ struct PhaseState {
     /// A search phase's files and place (crate::search).
     search: Option<SearchCursor>,
     /// An lsm phase's store, and the operations its last YCSB operation made, still to come.
-    lsm: Option<Box<LsmState>>,
+    lsm: Option<LsmHandle>,
     lsm_queue: VecDeque<Op>,
 }
 
@@ -256,8 +285,16 @@ impl JobStream {
                 let tables = layout.tables.iter().map(|&n| ids.by_ref().take(n as usize).collect()).collect();
                 let l0 = ids.by_ref().take(crate::lsm::L0_TRIGGER).collect();
                 let wal = ids.next().expect("the log is declared last");
-                let [memtable, block_cache, table_cache] = anon.map(|(n, pages)| declare_named(&mut objects, &mut filled, n.to_string(), true, pages) as u32);
-                Box::new(LsmState::new(spec, layout, LsmObjects { tables, l0, wal, memtable, block_cache, table_cache }, p.advice))
+                // The jobs are the threads of one store (crate::lsm, "Threads"): its anonymous
+                // regions are the process's, one each, named after the store.
+                let threads = w.jobs > 1;
+                let [memtable, block_cache, table_cache] = anon.map(|(n, pages)| {
+                    let name = if threads { format!("{n}.{}", p.object) } else { n.to_string() };
+                    let idx = declare_named(&mut objects, &mut filled, name, true, pages);
+                    objects[idx].shared = threads;
+                    idx as u32
+                });
+                LsmHandle::Own(Box::new(LsmState::new(spec, layout, LsmObjects { tables, l0, wal, memtable, block_cache, table_cache }, p.advice)))
             });
             let mut declare = |object: &str, pages: u64| {
                 let name = if anon { object.to_string() } else { job_file_name(w, object, job) };
@@ -270,7 +307,7 @@ impl JobStream {
                 // A search names no object of its own: its files were declared above.
                 (_, Some(c)) => vec![c.files.first().map_or(0, |f| f.0)],
                 // Nor does a store: its tables were.
-                _ if lsm.is_some() => vec![lsm.as_ref().map_or(0, |l| l.objects.wal)],
+                _ if lsm.is_some() => vec![lsm.as_ref().map_or(0, |l| l.read(|l| l.objects.wal))],
                 _ => vec![declare(&p.object, p.object_pages) as u32],
             };
             let idx = trace_objects[0] as usize;
@@ -324,14 +361,14 @@ impl JobStream {
         for ph in phases.iter().filter(|p| !p.is_trace) {
             match (&ph.search, &ph.lsm) {
                 (Some(c), _) => c.files.iter().for_each(|&(o, _)| largest[o as usize] = largest[o as usize].max(ph.block_pages)),
-                (_, Some(l)) => {
+                (_, Some(l)) => l.read(|l| {
                     for &o in l.objects.tables.iter().flatten().chain(&l.objects.l0) {
                         largest[o as usize] = largest[o as usize].max(ph.block_pages);
                     }
                     let meta = l.layout.slot_pages();
                     let tc = l.objects.table_cache as usize;
                     largest[tc] = largest[tc].max(meta);
-                }
+                }),
                 (None, None) => largest[ph.object as usize] = largest[ph.object as usize].max(ph.block_pages),
             }
         }
@@ -345,7 +382,7 @@ impl JobStream {
         let dists: Vec<_> = s.phases.iter().map(|p| w.phases[p.spec_index].distribution.clone()).collect();
         for (ph, dist) in s.phases.iter_mut().zip(dists) {
             let blocks = match &ph.lsm {
-                Some(l) => l.layout.records,
+                Some(l) => l.read(|l| l.layout.records),
                 None => ph.object_pages / ph.block_pages,
             };
             let scatter = w.phases[ph.spec_index].scatter;
@@ -397,9 +434,41 @@ impl JobStream {
             .fold(self.pending.len() as u64, |a, p| a.saturating_add(p.ops_left).saturating_add(p.fill_left).saturating_add(p.lsm_queue.len() as u64))
     }
 
-    /// The store of the job's current (or last) lsm phase: its caches' hits and misses.
-    pub fn lsm(&self) -> Option<&LsmState> {
-        self.phases.iter().rev().find_map(|p| p.lsm.as_deref())
+    /// `f` of the store of the job's last lsm phase (its caches' hits and misses), if it has
+    /// one; of a shared store, all its threads' together.
+    pub fn with_lsm<R>(&self, f: impl FnOnce(&LsmState) -> R) -> Option<R> {
+        self.phases.iter().rev().find_map(|p| p.lsm.as_ref()).map(|l| l.read(f))
+    }
+
+    /// Makes the stores of the job's lsm phases shareable and returns them, in phase order:
+    /// the first job's, given to its workload's other jobs ([`JobStream::share_lsm_stores`]).
+    pub fn lsm_stores(&mut self) -> Vec<SharedLsm> {
+        let mut out = Vec::new();
+        for ph in &mut self.phases {
+            if let Some(h) = ph.lsm.take() {
+                let shared = match h {
+                    LsmHandle::Own(s) => SharedLsm(Arc::new(Mutex::new(*s))),
+                    LsmHandle::Shared(s) => s,
+                };
+                out.push(shared.clone());
+                ph.lsm = Some(LsmHandle::Shared(shared));
+            }
+        }
+        out
+    }
+
+    /// Makes the job's lsm phases use `stores` (another job of the same workload's
+    /// [`JobStream::lsm_stores`]) in place of stores of their own: the jobs are the client
+    /// threads of one LevelDB. Their objects are declared alike (the same files and the
+    /// same shared regions in the same order), so the stores' object indices hold for each.
+    /// Before the first operation.
+    pub fn share_lsm_stores(&mut self, stores: &[SharedLsm]) {
+        let mut stores = stores.iter();
+        for ph in self.phases.iter_mut().filter(|p| p.lsm.is_some()) {
+            if let Some(s) = stores.next() {
+                ph.lsm = Some(LsmHandle::Shared(s.clone()));
+            }
+        }
     }
 
     /// The operations the application cache makes of `op`, a buffered access of a file
@@ -589,7 +658,8 @@ impl JobStream {
             let block = ph.sampler.as_mut().expect("sampler built in new()").next(&mut self.rng);
             if let Some(l) = ph.lsm.as_mut() {
                 let u = self.rng.unit();
-                l.operation(block, u, &mut self.rng, &mut ph.lsm_queue);
+                let (rng, queue) = (&mut self.rng, &mut ph.lsm_queue);
+                l.with(|l| l.operation(block, u, rng, queue));
                 let mut op = ph.lsm_queue.pop_front().expect("an operation touches memory");
                 op.think_ns = ph.think_ns;
                 return Some(op);

@@ -19,7 +19,7 @@ pub mod ycsb;
 
 pub use app_cache::{AppCache, AppCacheSpec, AppCacheToml, AppPolicy};
 pub use dist::{Distribution, Sampler};
-pub use gen::{job_file_name, JobStream, ObjectDecl, Op, SharedAppCache};
+pub use gen::{job_file_name, JobStream, ObjectDecl, Op, SharedAppCache, SharedLsm};
 pub use gen::{Due, TraceAccess, TraceAccesses, TraceKind};
 pub use rng::Rng;
 pub use search::{FileSizes, SearchSpec};
@@ -347,6 +347,38 @@ mod tests {
         assert!(ops.len() >= 2 * 2000, "{} operations", ops.len());
         assert!(ops.iter().all(|o| !o.write || o.access == Access::Anon), "no file is written by reads");
         assert!(ops.iter().all(|o| o.access != Access::Truncate), "nor deleted");
+    }
+
+    #[test]
+    fn the_jobs_of_an_lsm_workload_are_threads_of_one_store() {
+        // My-YCSB's 8 client threads share one LevelDB (leveldb_client.cpp: every client's
+        // `db` is the factory's): one block cache, one table cache. A 2M store fits the 8M
+        // block cache whole: once thread 0 has read every block, thread 1 reads no file page,
+        // where a thread with caches of its own would read the store again.
+        let mut t = WorkloadToml { cgroup: Some("/t".into()), name: Some("db".into()), jobs: Some(2), ..Default::default() };
+        t.defaults.kind = Some(Kind::Lsm);
+        t.defaults.ops = Some(20_000);
+        t.defaults.distribution = Some("uniform".into());
+        t.defaults.lsm = Some(lsm::LsmToml { db_size: Some("2M".into()), ycsb: Some("c".into()), ..Default::default() });
+        let w = t.resolve(0).unwrap();
+        let file_reads = |ops: &mut dyn Iterator<Item = Op>, n: usize| ops.take(n).filter(|o| o.access == Access::Buffered).count();
+        let (mut a, mut b) = (JobStream::new(&w, 0), JobStream::new(&w, 1));
+        // The store's regions are one per process, shared by its threads, named after it.
+        let anon: Vec<(&str, bool)> = a.objects().iter().filter(|o| o.anon).map(|o| (o.name.as_str(), o.shared)).collect();
+        assert_eq!(anon, [("lsm_memtable.db", true), ("lsm_block_cache.db", true), ("lsm_table_cache.db", true)]);
+        assert_eq!(a.objects(), b.objects(), "declared alike, so the store's object indices hold for both");
+        // Own stores first: thread 1 reads the store although thread 0 read all of it.
+        let (mut a2, mut b2) = (a.clone(), b.clone());
+        assert!(file_reads(&mut a2, 60_000) > 0);
+        assert!(file_reads(&mut b2, 10_000) > 0, "a store of its own reads its blocks again");
+        // One store: the same threads share it.
+        let stores = a.lsm_stores();
+        assert_eq!(stores.len(), 1);
+        b.share_lsm_stores(&stores);
+        assert!(file_reads(&mut a, 60_000) > 0);
+        let blocks = a.with_lsm(|l| l.block_cache.misses).unwrap();
+        assert_eq!(file_reads(&mut b, 10_000), 0, "thread 0's reads filled the caches for thread 1");
+        assert_eq!(b.with_lsm(|l| l.block_cache.misses), Some(blocks), "one cache: thread 1 missed nothing");
     }
 
     #[test]

@@ -32,10 +32,25 @@
 //! the key's level; a false positive reads a data block and goes on.
 //!
 //! **A scan** (YCSB's SCAN, a DBIter over a merging iterator): seeks every level, then reads
-//! forward `1..=max_scan` records (uniform, YCSB's `maxscanlength` 100): in each level the
-//! data blocks that hold its share of them, in order, through the table and block caches,
-//! crossing into the next table where a table ends. The kernel's readahead sees consecutive
-//! preads.
+//! forward `1..=max_scan` records (uniform, YCSB's `maxscanlength` 100), or always
+//! `scan_length` (My-YCSB's `scan_length: 100`): in each level the data blocks its records
+//! span from the key's place to the first record past the scan, in order, through the table
+//! and block caches, crossing into the next table where a table ends ([`LsmState::scan`]).
+//! The kernel's readahead sees consecutive preads.
+//!
+//! **Updates.** YCSB's update writes the record; `update_reads = true` reads it first, as
+//! My-YCSB's LevelDB client does (leveldb_client.cpp: do_update() calls
+//! do_read_modify_write(), a Get and a Put).
+//!
+//! **Threads.** The jobs of an lsm workload (`jobs = 8`, My-YCSB's `nr_thread`) are the client
+//! threads of one store, as My-YCSB's clients all use its factory's one `leveldb::DB`: one
+//! memtable and log, one set of levels, flushes and compactions, one block cache and one
+//! table cache (crates/workload's gen.rs: `SharedLsm`). Its anonymous regions are the
+//! process's (named after the store: `lsm_block_cache.<store>`), so the tasks are threads of
+//! one process. An operation's cache decisions are made when the simulator draws its first
+//! part, in the deterministic order it draws the jobs' operations; the flush or compaction a
+//! write triggers runs in that writer's task. With one job the store and its regions are as
+//! before (`lsm_block_cache`, the job's own).
 //!
 //! **Writes** (update, insert, the write of read-modify-write): appended to the log (the
 //! `wal` file, written page by page) and stored into the memtable (anonymous memory). A
@@ -119,6 +134,8 @@ pub struct LsmToml {
     pub write_buffer_size: Option<String>,
     #[serde(default, deserialize_with = "crate::size::size_text")]
     pub l1_size: Option<String>,
+    pub scan_length: Option<u64>,
+    pub update_reads: Option<bool>,
 }
 
 /// YCSB's operation mix: fractions of reads, updates, inserts, scans and read-modify-writes.
@@ -163,6 +180,12 @@ pub struct LsmSpec {
     pub write_buffer_bytes: u64,
     /// L1's bytes; each level below ten times more.
     pub l1_bytes: u64,
+    /// Every scan reads this many records (My-YCSB's `scan_length`), in place of YCSB's
+    /// uniform `1..=max_scan`.
+    pub scan_length: Option<u64>,
+    /// An update reads the record first (My-YCSB's LevelDB client: `do_update()` is
+    /// `do_read_modify_write()`).
+    pub update_reads: bool,
 }
 
 impl LsmToml {
@@ -221,6 +244,14 @@ impl LsmToml {
         if max_scan == 0 || max_scan > 1 << 20 {
             return Err(("max_scan", "must be between 1 and 1048576".into()));
         }
+        if let Some(n) = self.scan_length {
+            if self.max_scan.is_some() {
+                return Err(("scan_length", "fixes every scan's length: leave out `max_scan` (YCSB's uniform 1..=max_scan)".into()));
+            }
+            if n == 0 || n > 1 << 20 {
+                return Err(("scan_length", "must be between 1 and 1048576".into()));
+            }
+        }
         let write_buffer_bytes = size("write_buffer_size", &self.write_buffer_size, WRITE_BUFFER)?;
         if !(PAGE_SIZE..=1 << 30).contains(&write_buffer_bytes) || write_buffer_bytes % PAGE_SIZE != 0 {
             return Err(("write_buffer_size", "must be whole 4 KiB pages, between 4k and 1G".into()));
@@ -241,6 +272,8 @@ impl LsmToml {
             max_scan,
             write_buffer_bytes,
             l1_bytes,
+            scan_length: self.scan_length,
+            update_reads: self.update_reads.unwrap_or(false),
         };
         if spec.records() == 0 {
             return Err(("db_size", "holds not one record".into()));
@@ -618,32 +651,38 @@ impl LsmState {
         }
     }
 
-    /// A scan of `len` records from `key`: every level seeked, then read forward.
+    /// A scan of `len` records from `key` (My-YCSB's do_scan(): a DB iterator seeked to the
+    /// key, then `Next()` `len` times), as LevelDB 1.23's iterators read blocks
+    /// (db/db_iter.cc, table/merger.cc, table/two_level_iterator.cc): the merging iterator
+    /// seeks every level, so each level's iterator reads the data block holding its first
+    /// record at or after the key; each `Next()` advances only the level that yielded the
+    /// record, which reads its next block once it steps past a block's last record, and its
+    /// next table once past a table's. After the scan every level's iterator rests on its
+    /// first record at or after the key `len` places on, so a level reads the blocks its
+    /// records span from the key's place to that one (not a count rounded from the key's
+    /// block start): in key coordinates, the blocks from the key's to the end key's.
     pub fn scan(&mut self, key: u64, len: u64, out: &mut VecDeque<Op>) {
         out.push_back(Self::anon(self.objects.memtable, self.memtable_page(key), 1, false));
         let key = key % self.layout.records;
         self.seek_l0(key, false, out);
         let shape = self.layout.shape();
-        let records = self.layout.records as f64;
+        let (records, data_blocks) = (self.layout.records as u128, self.layout.data_blocks);
+        let end = (key as u128 + len as u128).min(records - 1);
         for level in 0..self.layout.tables.len() {
-            let share = self.layout.tables[level] as f64 * self.layout.data_blocks as f64 * self.layout.records_per_block as f64 / records;
-            let in_level = (len as f64 * share.min(1.0)).ceil() as u64;
-            let blocks = in_level.div_ceil(self.layout.records_per_block).max(1);
-            let (mut table, mut block) = self.layout.table_and_block(key, level);
-            let mut object = self.objects.tables[level][table as usize];
-            self.open_table(object, shape, out);
-            for _ in 0..blocks {
-                self.data_block(object, block, out);
-                block += 1;
-                if block == self.layout.data_blocks {
-                    if table + 1 == self.layout.tables[level] {
-                        break;
-                    }
-                    table += 1;
-                    block = 0;
-                    object = self.objects.tables[level][table as usize];
+            let tables = self.layout.tables[level];
+            // A key's block among the level's blocks, tables in order (table_and_block()'s
+            // table and block as one index).
+            let at = |k: u128| (k * tables as u128 * data_blocks as u128 / records) as u64;
+            let (first, last) = (at(key as u128), at(end).min(tables * data_blocks - 1));
+            let mut open = None;
+            for g in first..=last {
+                let (table, block) = (g / data_blocks, g % data_blocks);
+                let object = self.objects.tables[level][table as usize];
+                if open != Some(table) {
                     self.open_table(object, shape, out);
+                    open = Some(table);
                 }
+                self.data_block(object, block, out);
             }
         }
     }
@@ -752,12 +791,18 @@ impl LsmState {
         if u < m.read {
             self.get(key, out);
         } else if u < m.read + m.update {
+            if self.spec.update_reads {
+                self.get(key, out);
+            }
             self.write(out);
         } else if u < m.read + m.update + m.insert {
             self.inserted += 1;
             self.write(out);
         } else if u < m.read + m.update + m.insert + m.scan {
-            let len = 1 + rng.below(self.spec.max_scan);
+            let len = match self.spec.scan_length {
+                Some(n) => n,
+                None => 1 + rng.below(self.spec.max_scan),
+            };
             self.scan(key, len, out);
         } else {
             self.get(key, out);
@@ -896,6 +941,96 @@ mod tests {
         let share = t[big] as f64 / t.iter().sum::<u64>() as f64;
         assert!(pages.len() as f64 >= (100.0 * share / 4.0).floor(), "{share}: {pages:?}");
         assert_eq!(pages, (block..block + pages.len() as u64).collect::<Vec<_>>());
+    }
+
+    fn my_ycsb(db: &str, f: impl FnOnce(&mut LsmToml)) -> LsmSpec {
+        let mut t = LsmToml {
+            db_size: Some(db.into()),
+            ycsb: Some("e".into()),
+            key_size: Some("16".into()),
+            value_size: Some("200".into()),
+            bloom_bits_per_key: Some(0),
+            ..Default::default()
+        };
+        f(&mut t);
+        t.resolve().unwrap()
+    }
+
+    #[test]
+    fn a_scan_reads_the_blocks_its_records_span_from_the_keys_place() {
+        // LevelDB's iterator reads, in each level, the block holding the first record at or
+        // after the key, then every block up to the one holding its first record past the
+        // scan: about len·share/records_per_block + 1 blocks, whatever the key's place in its
+        // block (a count rounded up from the block's start reads one fewer).
+        let s = my_ycsb("1G", |_| ());
+        let l = Layout::new(&s);
+        let big = (0..l.tables.len()).max_by_key(|&v| l.tables[v]).unwrap();
+        let span = 100.0 * l.tables[big] as f64 * l.data_blocks as f64 / l.records as f64;
+        let mut rng = Rng::new(5);
+        let (n, mut total) = (2000, 0usize);
+        for _ in 0..n {
+            let key = rng.below(l.records - 200);
+            // A store with empty caches, so every block the scan touches is read.
+            let mut st = state(&s);
+            let mut ops = VecDeque::new();
+            st.scan(key, 100, &mut ops);
+            let objects = &st.objects.tables[big];
+            let level: Vec<u64> = ops
+                .iter()
+                .filter(|o| o.access == Access::Buffered && o.page < l.data_blocks && objects.contains(&o.object))
+                .map(|o| objects.iter().position(|&x| x == o.object).unwrap() as u64 * l.data_blocks + o.page)
+                .collect();
+            let (t, b) = l.table_and_block(key, big);
+            assert_eq!(level[0], t * l.data_blocks + b, "the seek reads the key's block");
+            assert!(level.windows(2).all(|w| w[1] == w[0] + 1), "then the next ones in order");
+            total += level.len();
+        }
+        let mean = total as f64 / n as f64;
+        assert!((mean - (span + 1.0)).abs() < 0.1, "{mean} blocks a scan in the largest level, {span:.2} + 1 expected");
+    }
+
+    #[test]
+    fn my_ycsbs_scans_read_scan_length_records_every_time() {
+        // My-YCSB's ycsb_e.yaml: `scan_length: 100`, which every scan operation takes
+        // (core/workload.cpp), where YCSB draws 1..=maxscanlength.
+        let fixed = my_ycsb("256M", |t| t.scan_length = Some(100));
+        let drawn = my_ycsb("256M", |_| ());
+        let mut rng = Rng::new(9);
+        let mut differs = 0;
+        for key in (0..50u64).map(|i| i * 7_919) {
+            let scan = |spec: &LsmSpec, rng: &mut Rng| {
+                let mut ops = VecDeque::new();
+                state(spec).operation(key, 0.5, rng, &mut ops);
+                ops
+            };
+            let mut want = VecDeque::new();
+            state(&fixed).scan(key, 100, &mut want);
+            assert_eq!(scan(&fixed, &mut rng), want, "key {key}: 100 records");
+            differs += (scan(&drawn, &mut rng) != want) as u32;
+        }
+        assert!(differs > 40, "YCSB's drawn lengths differ from 100: {differs} of 50");
+        let e = LsmToml { db_size: Some("1G".into()), scan_length: Some(100), max_scan: Some(50), ..Default::default() }.resolve().unwrap_err();
+        assert_eq!(e.0, "scan_length");
+        let e = LsmToml { db_size: Some("1G".into()), scan_length: Some(0), ..Default::default() }.resolve().unwrap_err();
+        assert_eq!(e.0, "scan_length");
+    }
+
+    #[test]
+    fn my_ycsbs_update_is_a_read_modify_write() {
+        // leveldb_client.cpp: do_update() is do_read_modify_write(), a Get then a Put.
+        let spec = |reads| LsmToml { db_size: Some("256M".into()), ycsb: Some("a".into()), update_reads: reads, ..Default::default() }.resolve().unwrap();
+        let mut rng = Rng::new(3);
+        // YCSB-A's updates are u in [0.5, 1).
+        let ops = |s: &LsmSpec, rng: &mut Rng| {
+            let mut ops = VecDeque::new();
+            state(s).operation(4_242, 0.7, rng, &mut ops);
+            ops
+        };
+        let (plain, rmw) = (ops(&spec(None), &mut rng), ops(&spec(Some(true)), &mut rng));
+        let mut get = VecDeque::new();
+        state(&spec(Some(true))).get(4_242, &mut get);
+        assert!(plain.iter().all(|o| o.write), "YCSB's update only writes: {plain:?}");
+        assert_eq!(Vec::from(rmw), get.into_iter().chain(plain).collect::<Vec<_>>(), "the get, then the same write");
     }
 
     #[test]

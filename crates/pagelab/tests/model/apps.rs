@@ -314,3 +314,18 @@ app_cache = { size = "3200k", block = "24k", memory_block = "32k" }"#;
     assert_eq!(r.memcg["/db"]["anon"], (100 * 32) << 10, "100 leaves of 32k held");
     assert_eq!(r.app_cache["db"].misses, 100);
 }
+
+#[test]
+fn the_jobs_of_an_lsm_workload_are_threads_of_one_store() {
+    // My-YCSB's client threads share one LevelDB: one block cache, one table cache, one
+    // memtable, in one process. A 2M store that the 8M block cache holds whole, read by four
+    // threads: the cgroup holds one set of the store's regions, as it does for one thread
+    // making all the gets (threads with stores of their own would hold four).
+    let body =
+        |jobs: u32, ops: u64| format!("kind = \"lsm\"\nlsm = {{ db_size = \"2M\", ycsb = \"c\" }}\ndistribution = \"uniform\"\njobs = {jobs}\nops = {ops}");
+    let one = run(&app_scenario(false, "64M", &body(1, 40_000)));
+    let four = run(&app_scenario(false, "64M", &body(4, 10_000)));
+    let anon = |r: &pagelab::Report| r.memcg["/db"]["anon"];
+    assert!(anon(&one) >= 2 << 20, "the block cache holds the store's blocks: {}", anon(&one));
+    assert!(anon(&four) <= anon(&one) + (anon(&one) >> 4), "one set of regions: {} against {}", anon(&four), anon(&one));
+}

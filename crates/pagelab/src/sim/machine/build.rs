@@ -215,10 +215,20 @@ fn job_streams(s: &Scenario) -> Result<Streams, String> {
                 Some(cache.clone())
             }
         };
+        // An lsm workload's jobs are the client threads of one store (pagelab_workload's
+        // lsm.rs, "Threads"): the first job's stores are every job's.
+        let mut stores: Vec<pagelab_workload::SharedLsm> = Vec::new();
         for job in 0..w.jobs {
             let mut st = JobStream::with_traces(w, job, &|t, _, pages| crate::sim::trace_workload::open(t, pages))?;
             if let Some(cache) = &share {
                 st.share_app_cache(cache);
+            }
+            if w.jobs > 1 {
+                if job == 0 {
+                    stores = st.lsm_stores();
+                } else {
+                    st.share_lsm_stores(&stores);
+                }
             }
             for (i, o) in st.objects().iter().enumerate().filter(|(_, o)| !o.anon) {
                 let block = st.largest_block(i);
