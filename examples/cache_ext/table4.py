@@ -10,8 +10,10 @@ The no-op policy (`noop`) decides nothing, so the two runs have the same counter
 differs is the CPU of its hook calls, `[time] cache_ext_hook_ns` each. Without --hook-ns the
 script runs `pagelab calibrate` and takes its figure (the registry's work on this host; the
 BPF call itself is not measured, so the overhead is a lower bound). CPU per I/O is the tasks'
-and kswapd's modeled CPU time over the reads, in microseconds (the paper's µCPU: a
-millionth of a CPU-second per I/O).
+and kswapd's modeled CPU time over the reads, in microseconds. The paper's µCPU is
+bench_fio.py's sum of psutil's per-CPU percentages over IOPS, times 10^6
+(bench/bench_plot.ipynb), so one unit is 10 ns of CPU a read: its 234.80 is 2.348 µs. The
+overhead is the paper's formula, (no-op - default) / no-op.
 """
 import argparse
 import json
@@ -77,8 +79,8 @@ def main():
             # The policy decides nothing; its hooks' CPU only shifts when each job's reads
             # happen, so the eight jobs interleave a little differently.
             same = noop["vmstat"]["pgpgin"] / max(base["vmstat"]["pgpgin"], 1)
-            print(f"| {size} / {scaled} | {pd:.2f} | {pn:.2f} | {(pn / pd - 1) * 100:+.2f}% | {d:.3f} | {n:.3f} "
-                  f"| {(n / d - 1) * 100:+.2f}% | {hook_calls(noop, hook_ns) / noop['ops']:.2f} | {missed:.0%} | {same:.4f}x |")
+            print(f"| {size} / {scaled} | {pd:.2f} | {pn:.2f} | {(pn - pd) / pn * 100:+.2f}% | {d:.3f} | {n:.3f} "
+                  f"| {(n - d) / n * 100:+.2f}% | {hook_calls(noop, hook_ns) / noop['ops']:.2f} | {missed:.0%} | {same:.4f}x |")
 
 
 if __name__ == "__main__":
