@@ -218,7 +218,7 @@ fn registry(quick: bool) -> Figure {
         }
         let mut hits = 0u64;
         for a in &looks {
-            hits += table.get(a).is_some() as u64;
+            hits += table.contains_key(a) as u64;
         }
         for a in &dels {
             table.remove(a);
