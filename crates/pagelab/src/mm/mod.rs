@@ -404,16 +404,14 @@ impl Mm {
 
     /// [`Mm::lru_lock`] of `memcg`'s lruvec on node `nid` (its `pgdat->lru_lock` on 5.7).
     pub fn lru_lock_on(&mut self, memcg: MemcgId, nid: usize, folios: u64) {
-        let at = self.now();
-        let Some(sched) = self.sched.as_mut() else { return };
-        let c = &self.cfg.costs.cpu;
-        let hold = folios * c.lru_move_ns;
-        let lock =
-            if self.cfg.kernel.lru_lock_per_memcg() { &mut self.memcgs.get_mut(memcg).lruvec_of_mut(nid).lru_lock } else { &mut self.nodes[nid].lru_lock };
-        let section = lock.lock(at, hold, c.lock_handoff_ns, sched.horizon);
-        sched.spun(section.spin);
-        self.cpu_in(Func::QueuedSpinLockSlowpath, section.spin);
-        self.cpu_in(Func::LruMove, hold);
+        let hold = folios * self.cfg.costs.cpu.lru_move_ns;
+        self.hold_lock(hold, Func::LruMove, |mm| {
+            if mm.cfg.kernel.lru_lock_per_memcg() {
+                &mut mm.memcgs.get_mut(memcg).lruvec_of_mut(nid).lru_lock
+            } else {
+                &mut mm.nodes[nid].lru_lock
+            }
+        });
     }
 
     /// The current actor takes `lock` at its clock to hold it for `hold` ns, with several

@@ -395,14 +395,12 @@ pub fn apply_boost(zones: &mut crate::mm::mmzone::Zones, pb: &crate::mm::pageblo
 /// Models mm/page_alloc.c: drain_all_pages(): every page on the per-CPU lists goes back to
 /// the buddy lists.
 pub fn drain_all_pages(mm: &mut Mm) {
-    let mut z = 0;
-    while z < mm.folios.nr_zones() {
+    for z in 0..mm.folios.nr_zones() {
         // free_pcppages_bulk() of the whole list under zone->lock.
         let count = std::mem::take(&mut mm.zone_mut(z).pcp.count) as u64;
         if count > 0 {
             mm.zone_lock(z, count);
         }
-        z += 1;
     }
 }
 

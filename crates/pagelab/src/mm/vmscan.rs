@@ -367,11 +367,6 @@ fn reclaim_nodes<P: Policy>(mm: &Mm, p: &P) -> usize {
 /// takes from every node's lruvec of the memcg. One node: shrink_node() of node 0.
 pub fn shrink_zones<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanControl) {
     let n = reclaim_nodes(mm, p);
-    if n == 1 {
-        sc.nid = 0;
-        shrink_node(mm, p, sc);
-        return;
-    }
     let local = mm.numa_node_id();
     for k in 0..n {
         sc.nid = (local + k) % n;

@@ -156,21 +156,23 @@ impl Ext {
         let n = mm.memcgs.cg.len();
         policies.resize_with(n, || None);
         let tasks: Vec<String> = mm.tasks.iter().map(|t| t.name.clone()).collect();
-        let owns = |p: &Option<Box<dyn EvictionPolicy>>| p.as_ref().is_some_and(|p| !p.defers_eviction());
-        let classic = policies.iter().any(|p| !owns(p)).then(|| {
+        let defers: Vec<bool> = policies.iter().map(|p| p.as_ref().is_some_and(|p| p.defers_eviction())).collect();
+        // The memcgs whose folios a seam policy keeps; the others keep the classic LRU.
+        let owns: Vec<bool> = policies.iter().zip(&defers).map(|(p, &d)| p.is_some() && !d).collect();
+        let classic = owns.iter().any(|&o| !o).then(|| {
             let mut c = Classic::new(n);
-            c.set_foreign(policies.iter().map(owns).collect());
-            c.set_told(policies.iter().map(|p| p.as_ref().is_some_and(|p| p.defers_eviction())).collect());
+            c.set_foreign(owns);
+            c.set_told(defers.clone());
             c
         });
         let slots = policies
             .into_iter()
+            .zip(defers)
             .enumerate()
-            .map(|(i, p)| {
+            .map(|(i, (p, defers))| {
                 p.map(|mut policy| {
                     let m = mm.memcgs.get(i as MemcgId);
                     policy.init(&Cgroup { id: i as MemcgId, path: m.path.clone(), max: effective_max(mm, i as MemcgId), tasks: tasks.clone() });
-                    let defers = policy.defers_eviction();
                     Slot { policy, stats: SeamStats::default(), defers }
                 })
             })
