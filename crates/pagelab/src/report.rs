@@ -586,27 +586,18 @@ impl SchedReport {
         let stats = &sched.cpus.stats;
         let total = (elapsed_ns as f64 * stats.len() as f64).max(1.0);
         let sum = |f: fn(&crate::sched::CpuStat) -> u64| stats.iter().map(f).sum::<u64>() as f64;
-        let mut lru = crate::locking::LockStat::default();
-        for m in &mm.memcgs.cg {
-            lru.merge(&m.lruvec.lru_lock.stat);
-        }
-        for n in &mm.nodes {
-            lru.merge(&n.lru_lock.stat);
-        }
-        let mut i_pages = crate::locking::LockStat::default();
-        for o in &mm.space.objects {
-            i_pages.merge(&o.i_pages.stat);
-        }
-        let mut swap_cache = crate::locking::LockStat::default();
-        for l in mm.swap.cache_locks() {
-            swap_cache.merge(&l.stat);
-        }
-        let mut zone = crate::locking::LockStat::default();
-        for n in &mm.nodes {
-            for z in &n.zones.z {
-                zone.merge(&z.lock.stat);
-            }
-        }
+        use crate::locking::SpinLock;
+        // A lock class: its instances' counts summed.
+        let class = |locks: &mut dyn Iterator<Item = &SpinLock>| {
+            let mut s = crate::locking::LockStat::default();
+            locks.for_each(|l| s.merge(&l.stat));
+            s
+        };
+        let memcg_lru_locks = mm.memcgs.cg.iter().flat_map(|m| m.lruvecs()).map(|l| &l.lru_lock);
+        let lru = class(&mut memcg_lru_locks.chain(mm.nodes.iter().map(|n| &n.lru_lock)));
+        let i_pages = class(&mut mm.space.objects.iter().map(|o| &o.i_pages));
+        let swap_cache = class(&mut mm.swap.cache_locks().iter());
+        let zone = class(&mut mm.nodes.iter().flat_map(|n| &n.zones.z).map(|z| &z.lock));
         Some(SchedReport {
             cpus: sched.cpus.len(),
             cpu: stats

@@ -731,7 +731,12 @@ impl Memcg {
     /// nodes, 6.1 and 6.12).
     #[inline]
     pub fn lru_pages(&self, lru: Lru) -> u64 {
-        self.lruvec.lru_size[lru as usize] + self.node_lruvecs.iter().map(|l| l.lru_size[lru as usize]).sum::<u64>()
+        self.lruvecs().map(|l| l.lru_size[lru as usize]).sum()
+    }
+
+    /// The memcg's lruvecs, node 0's first.
+    pub fn lruvecs(&self) -> impl Iterator<Item = &Lruvec> {
+        std::iter::once(&self.lruvec).chain(&self.node_lruvecs)
     }
 
     /// [`Memcg::lruvec_of`], to change.

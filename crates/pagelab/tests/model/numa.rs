@@ -315,6 +315,23 @@ fn a_folio_goes_on_the_lruvec_of_its_frames_node_folio_lruvec_6_1_6_12() {
 }
 
 #[test]
+fn the_reports_lru_lock_class_counts_every_nodes_lruvec_locks() {
+    // A task on node 1's CPUs in a cgroup smaller than its file: its pages are node 1's, and
+    // its cgroup's reclaim isolates and puts back under node 1's lruvec locks. Every hold of
+    // an lru_lock is booked to the profile's LRU moves, so the report's `lru_lock` class
+    // holds exactly that CPU time when it sums every lruvec's lock on every node (it once
+    // summed node 0's lruvecs only, and missed node 1's reclaim).
+    let body = format!("\n[report]\nprofile = true\n[[cgroup]]\npath = \"/a\"\nmax = \"8M\"\n{}", reader("r", "/a", "2-3", "32M", 30_000, 5));
+    let r = two_node_run("classic", [128, 128], &body);
+    assert!(r.nodes.as_ref().unwrap()[1].pgscan_direct > 0, "{:?}", r.nodes);
+    let lru = &r.sched.as_ref().expect("a machine of CPUs").locks["lru_lock"];
+    let moves = r.profile.as_ref().unwrap().iter().find(|l| l.function == "lruvec_add/del_folio").expect("LRU moves");
+    let moves_ns = ((moves.tasks_s + moves.kswapd_s) * 1e9).round() as u64;
+    assert!(lru.acquisitions > 0 && moves_ns > 0, "{lru:?}");
+    assert_eq!(lru.hold_ns, moves_ns, "{lru:?}");
+}
+
+#[test]
 fn memcg_limit_reclaim_takes_from_every_nodes_lruvec_try_to_free_mem_cgroup_pages_6_1_6_12() {
     // One cgroup of 24M with a reader on each node's CPUs, on a machine with room to spare:
     // only the cgroup's limit reclaims (no kswapd), and it shrinks the cgroup's lruvec on each
