@@ -8,8 +8,12 @@ use common::*;
 use pagelab::kernel::{Kernel, DEF_PRIORITY};
 use pagelab::mm::mapping::Entry;
 use pagelab::mm::memcontrol::{FedStat, ROOT_MEMCG};
+use pagelab::policy::lru_gen::LvId;
 use pagelab::mm::vmscan::ScanControl;
 use pagelab::mm::vmstat::{Ev, Reclaimer};
+
+/// The root memcg's lruvec on node 0 (a machine of one node).
+const ROOT_LV: LvId = LvId { memcg: ROOT_MEMCG, nid: 0 };
 
 /// A file reader in /a, limited to 8M of a 64M machine: only limit reclaim runs.
 fn limited_reader(kernel: &str, policy: &str) -> String {
@@ -158,7 +162,7 @@ fn lru_gen_scan_budget_up_front() {
         let before = ev(&m, Ev::PgScanFile) + ev(&m, Ev::PgRefill);
         let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Direct, 32);
         sc.priority = DEF_PRIORITY;
-        m.policy.lru_gen_shrink_lruvec(&mut m.mm, ROOT_MEMCG, &mut sc);
+        m.policy.lru_gen_shrink_lruvec(&mut m.mm, ROOT_LV, &mut sc);
         scanned.push((ev(&m, Ev::PgScanFile) + ev(&m, Ev::PgRefill) - before, evictable >> DEF_PRIORITY));
         m.check().unwrap();
     }
@@ -241,7 +245,7 @@ fn lru_gen_type_by_all_tiers() {
         lv.avg_total[1][3] = 1000;
         lv.avg_refaulted[0][0] = 100;
         lv.avg_total[0][0] = 1000;
-        got.push((m.policy.get_type_to_scan(ROOT_MEMCG, 60).0, m.policy.get_type_to_scan(ROOT_MEMCG, 1).0));
+        got.push((m.policy.get_type_to_scan(ROOT_LV, 60).0, m.policy.get_type_to_scan(ROOT_LV, 1).0));
     }
     assert_eq!(got[0].0, 1, "6.12: tier 0 alone says file");
     assert_eq!(got[1], (0, 1), "7.3: all tiers say anon; swappiness 1 says file");
@@ -259,7 +263,7 @@ fn lru_gen_min_seq_independent() {
         }
         m.drain();
         let before = m.policy.lv[ROOT_MEMCG as usize].min_seq;
-        m.policy.try_to_inc_min_seq(ROOT_MEMCG, true);
+        m.policy.try_to_inc_min_seq(ROOT_LV, true);
         let after = m.policy.lv[ROOT_MEMCG as usize].min_seq;
         m.check().unwrap();
         got.push((before, after));
@@ -328,7 +332,7 @@ fn lru_gen_evict_handles_writeback() {
         let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 32);
         sc.priority = 4;
         for _ in 0..4 {
-            m.policy.evict_folios(&mut m.mm, ROOT_MEMCG, &mut sc, 0, 64);
+            m.policy.evict_folios(&mut m.mm, ROOT_LV, &mut sc, 0, 64);
         }
         m.check().unwrap();
         got.push((ev(&m, Ev::NrVmscanImmediateReclaim) - immediate, sc.nr.nr_dirty, sc.nr.nr_unqueued_dirty, sc.nr.nr_taken));

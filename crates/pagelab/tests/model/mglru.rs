@@ -6,9 +6,12 @@ use common::*;
 use pagelab::mm::folio::pg;
 use pagelab::mm::memcontrol::ROOT_MEMCG;
 use pagelab::mm::vmstat::Ev;
-use pagelab::policy::lru_gen::{folio_gen, folio_lru_refs, gen_of, lru_tier_from_refs, positive_ctrl_err, CtrlPos, LruGen};
+use pagelab::policy::lru_gen::{folio_gen, folio_lru_refs, gen_of, lru_tier_from_refs, positive_ctrl_err, CtrlPos, LruGen, LvId};
 use pagelab::policy::{Inspect, Policy};
 use pagelab::sim::Machine;
+
+/// The root memcg's lruvec on node 0 (a machine of one node).
+const ROOT_LV: LvId = LvId { memcg: ROOT_MEMCG, nid: 0 };
 
 const KERNELS: [&str; 2] = ["6.1", "6.12"];
 
@@ -87,15 +90,15 @@ fn the_pid_controller_protects_a_tier_whose_refault_rate_exceeds_tier_0s() {
         lv.refaulted[1][0] = 100; // 1% for tier 0
         lv.evicted[1][2] = 1_000;
         lv.refaulted[1][2] = 500; // 50% for tier 2
-        assert_eq!(m.policy.get_tier_idx(ROOT_MEMCG, 1), 1, "{kernel}: tiers above 1 are protected");
+        assert_eq!(m.policy.get_tier_idx(ROOT_LV, 1), 1, "{kernel}: tiers above 1 are protected");
         let lv = &mut m.policy.lv[ROOT_MEMCG as usize];
         lv.refaulted[1][1] = 500;
         lv.evicted[1][1] = 1_000;
-        assert_eq!(m.policy.get_tier_idx(ROOT_MEMCG, 1), 0, "{kernel}: tier 1 refaulting too is protected");
+        assert_eq!(m.policy.get_tier_idx(ROOT_LV, 1), 0, "{kernel}: tier 1 refaulting too is protected");
         let lv = &mut m.policy.lv[ROOT_MEMCG as usize];
         lv.refaulted[1] = [500, 500, 500, 0];
         lv.evicted[1] = [1_000, 1_000, 1_000, 0];
-        assert_eq!(m.policy.get_tier_idx(ROOT_MEMCG, 1), 3, "{kernel}: equal rates protect nothing");
+        assert_eq!(m.policy.get_tier_idx(ROOT_LV, 1), 3, "{kernel}: equal rates protect nothing");
     }
 }
 
@@ -166,11 +169,11 @@ fn aging_moves_a_young_mapped_page_to_max_seq() {
         assert_eq!(folio_gen(m.mm.folios.get(p5).flags), Some(gen_of(first)), "{kernel}: faulted anon starts in max_seq");
         // A first walk finds every freshly faulted page young (a dense page table, so the
         // Bloom filter lets the next walk in); then page 5 alone is touched again.
-        assert!(m.policy.try_to_inc_max_seq(&mut m.mm, ROOT_MEMCG, first, true), "{kernel}");
+        assert!(m.policy.try_to_inc_max_seq(&mut m.mm, ROOT_LV, first, true), "{kernel}");
         m.apply(0, touch(0, 5, false));
         assert!(m.mm.folios.test(p5, pg::YOUNG), "{kernel}: the access set the PTE young bit");
         let max = m.policy.lv[ROOT_MEMCG as usize].max_seq;
-        assert!(m.policy.try_to_inc_max_seq(&mut m.mm, ROOT_MEMCG, max, true));
+        assert!(m.policy.try_to_inc_max_seq(&mut m.mm, ROOT_LV, max, true));
         assert_eq!(m.policy.lv[ROOT_MEMCG as usize].max_seq, first + 2);
         // The walk promotes to the max_seq it walks for, which the new generation then follows.
         assert_eq!(folio_gen(m.mm.folios.get(p5).flags), Some(gen_of(max)), "{kernel}: the walk promoted the young page");
@@ -190,7 +193,7 @@ fn without_page_table_walks_aging_leaves_young_pages_for_look_around() {
     m.drain();
     let first = m.policy.lv[ROOT_MEMCG as usize].max_seq;
     m.apply(0, touch(0, 5, false));
-    assert!(m.policy.try_to_inc_max_seq(&mut m.mm, ROOT_MEMCG, first, true));
+    assert!(m.policy.try_to_inc_max_seq(&mut m.mm, ROOT_LV, first, true));
     let p5 = pfn_of(&m, 0, 0, 5).unwrap();
     assert_eq!(folio_gen(m.mm.folios.get(p5).flags), Some(gen_of(first)));
     assert!(m.mm.folios.test(p5, pg::YOUNG), "the young bit waits for reclaim's rmap walk");
@@ -248,7 +251,7 @@ fn should_run_aging_scales_the_scan_by_priority_only_in_6_1() {
         let mut m = one_file("64M", kernel, 64);
         let lv = &mut m.policy.lv[ROOT_MEMCG as usize];
         lv.nr_pages[gen_of(lv.min_seq[1])][1] = 4096;
-        let (need, nr) = m.policy.should_run_aging(ROOT_MEMCG, false, 10);
+        let (need, nr) = m.policy.should_run_aging(ROOT_LV, false, 10);
         assert_eq!(nr, want, "{kernel}");
         assert!(!need, "{kernel}: four generations need no aging");
     }
@@ -418,11 +421,11 @@ fn the_bloom_filter_skips_a_page_table_that_was_sparse_in_young_pages_last_walk(
     }
     m.drain();
     let first = m.policy.lv[ROOT_MEMCG as usize].max_seq;
-    assert!(m.policy.try_to_inc_max_seq(&mut m.mm, ROOT_MEMCG, first, true)); // dense: kept
-    assert!(m.policy.try_to_inc_max_seq(&mut m.mm, ROOT_MEMCG, first + 1, true)); // none young: dropped
+    assert!(m.policy.try_to_inc_max_seq(&mut m.mm, ROOT_LV, first, true)); // dense: kept
+    assert!(m.policy.try_to_inc_max_seq(&mut m.mm, ROOT_LV, first + 1, true)); // none young: dropped
     m.apply(0, touch(0, 5, false));
     let walked = m.policy.lv[ROOT_MEMCG as usize].mm_stats[4];
-    assert!(m.policy.try_to_inc_max_seq(&mut m.mm, ROOT_MEMCG, first + 2, true));
+    assert!(m.policy.try_to_inc_max_seq(&mut m.mm, ROOT_LV, first + 2, true));
     assert_eq!(m.policy.lv[ROOT_MEMCG as usize].mm_stats[4], walked, "the page table was not walked");
     let p5 = pfn_of(&m, 0, 0, 5).unwrap();
     assert!(m.mm.folios.test(p5, pg::YOUNG), "its young bit waits for look-around");

@@ -9,10 +9,13 @@ use pagelab::mm::folio::pg;
 use pagelab::mm::memcontrol::{StatItem, ROOT_MEMCG};
 use pagelab::mm::vmstat::{Ev, Lru};
 use pagelab::mm::workingset::{classic_eviction, classic_refault, workingset_age_nonresident};
-use pagelab::policy::lru_gen::{folio_lru_refs, lru_tier_from_refs, LruGen};
+use pagelab::policy::lru_gen::{folio_lru_refs, lru_tier_from_refs, LruGen, LvId};
 use pagelab::policy::Policy;
 use pagelab::sim::Machine;
 use pagelab::Scenario;
+
+/// The root memcg's lruvec on node 0 (a machine of one node).
+const ROOT_LV: LvId = LvId { memcg: ROOT_MEMCG, nid: 0 };
 
 /// A classic machine with one 64-page file (and swap if asked), exact rstat so the rule reads
 /// the lists it is given, and page 3 resident.
@@ -235,7 +238,7 @@ fn kairui_mglru_charges_window_refaults_to_refaulted_and_older_ones_to_both_aver
         // The oldest generation's window restarts (min_seq advances): the next refault of a
         // shadow made before is older than the window.
         let shadow = m.policy.eviction(&mut m.mm, pfn);
-        m.policy.reset_ctrl_pos(ROOT_MEMCG, 1, true);
+        m.policy.reset_ctrl_pos(ROOT_LV, 1, true);
         let (refaulted, avg_r, avg_t) = {
             let lv = &m.policy.lv[ROOT_MEMCG as usize];
             (lv.refaulted[1][0], lv.avg_refaulted[1][0], lv.avg_total[1][0])

@@ -5,10 +5,9 @@
 //! (lru_gen_look_around()).
 
 use super::gen::{folio_gen, gen_of};
-use super::{LruGen, MIN_LRU_BATCH, MIN_NR_GENS};
+use super::{LruGen, LvId, MIN_LRU_BATCH, MIN_NR_GENS};
 use crate::mm::folio::{pg, Pfn};
 use crate::mm::mapping::{Entry, Vpn};
-use crate::mm::memcontrol::MemcgId;
 use crate::mm::profile::Func;
 use crate::mm::{Actor, Mm};
 
@@ -42,8 +41,8 @@ impl LruGen {
     // The loops run over the LRU types from the first one reclaim may touch (file only when
     // it cannot swap), as the kernel's own loops do; an iterator would hide that start.
     #[allow(clippy::needless_range_loop)]
-    pub fn should_run_aging(&self, memcg: MemcgId, can_swap: bool, priority: u32) -> (bool, u64) {
-        let lv = &self.lv[memcg as usize];
+    pub fn should_run_aging(&self, k: LvId, can_swap: bool, priority: u32) -> (bool, u64) {
+        let lv = self.lrugen(k);
         let max_seq = lv.max_seq;
         let min_seq = lv.min_seq;
         let eligible_min = min_seq[(!can_swap) as usize];
@@ -73,31 +72,51 @@ impl LruGen {
         (need, nr_to_scan)
     }
 
-    /// Models mm/vmscan.c: try_to_inc_max_seq() (6.1/6.12, one walker at a time): with
-    /// page-table walks enabled, walk every task of the memcg, then create the generation.
-    /// Fails when another walk already covered `max_seq`.
-    pub fn try_to_inc_max_seq(&mut self, mm: &mut Mm, memcg: MemcgId, max_seq: u64, can_swap: bool) -> bool {
-        if max_seq <= self.lv[memcg as usize].mm_seq {
+    /// Models mm/vmscan.c: try_to_inc_max_seq() (6.1/6.12/7.3, one walker at a time) of
+    /// lruvec `k`: with page-table walks enabled, walk every task of the memcg for the
+    /// lruvec's node, then create the lruvec's generation. Fails when another walk already
+    /// covered `max_seq` (the lruvec's `mm_state.seq`).
+    pub fn try_to_inc_max_seq(&mut self, mm: &mut Mm, k: LvId, max_seq: u64, can_swap: bool) -> bool {
+        if max_seq <= self.lrugen(k).mm_seq {
             return false;
         }
         if self.walks {
-            self.walk_mms(mm, memcg, max_seq, can_swap);
+            self.walk_mms(mm, k, max_seq, can_swap);
         }
-        self.lv[memcg as usize].mm_seq = max_seq;
-        self.inc_max_seq(mm, memcg, can_swap);
+        self.lrugen_mut(k).mm_seq = max_seq;
+        self.inc_max_seq(mm, k, can_swap);
         true
     }
 
-    /// Models iterate_mm_list() + walk_mm() for one full pass: the tasks of the memcg that
-    /// ran since their last walk (6.1 also skips tasks with fewer than 64 eligible pages).
-    fn walk_mms(&mut self, mm: &mut Mm, memcg: MemcgId, max_seq: u64, can_swap: bool) {
+    /// Models mm/vmscan.c: should_skip_mm()'s node test (6.1/6.12/7.3): `mm->lru_gen.bitmap`
+    /// has a bit per node, all set when the task runs (lru_gen_use_mm()); a walk for node
+    /// `nid` takes a task whose bit is set and clears it, so each node's walk sees a task
+    /// once after it ran. The memcg's `mm_list` is one for all nodes, each node's lruvec
+    /// keeping its own place in it (`mm_state`).
+    fn mm_used_since_walk(&mut self, mm: &mut Mm, t: usize, nid: usize) -> bool {
+        if self.mm_bitmap.len() <= t {
+            self.mm_bitmap.resize(mm.tasks.len(), 0);
+        }
+        if mm.tasks[t].ran {
+            mm.tasks[t].ran = false;
+            self.mm_bitmap[t] = !0;
+        }
+        let bit = 1u64 << (nid % 64);
+        let used = self.mm_bitmap[t] & bit != 0;
+        self.mm_bitmap[t] &= !bit;
+        used
+    }
+
+    /// Models iterate_mm_list() + walk_mm() for one full pass of lruvec `k`: the tasks of the
+    /// memcg that ran since the node's last walk (6.1 also skips tasks with fewer than 64
+    /// eligible pages).
+    fn walk_mms(&mut self, mm: &mut Mm, k: LvId, max_seq: u64, can_swap: bool) {
         // A new pass clears the filter the walk fills for the next generation.
-        self.bloom_reset(memcg, max_seq + 1);
+        self.bloom_reset(k, max_seq + 1);
         for t in 0..mm.tasks.len() {
-            if mm.tasks[t].memcg != memcg || mm.tasks[t].killed || !mm.tasks[t].ran {
+            if mm.tasks[t].memcg != k.memcg || mm.tasks[t].killed || !self.mm_used_since_walk(mm, t, k.nid) {
                 continue;
             }
-            mm.tasks[t].ran = false;
             let mut objects: Vec<usize> = mm.tasks[t].mapped_files.clone();
             if can_swap {
                 objects.extend(mm.tasks[t].anon_objects.iter().copied());
@@ -111,7 +130,7 @@ impl LruGen {
             }
             for obj in objects {
                 let (base, pages) = (mm.space.objects[obj].base, mm.space.objects[obj].pages);
-                self.walk_range(mm, memcg, base, base + pages, max_seq);
+                self.walk_range(mm, k, base, base + pages, max_seq);
             }
         }
     }
@@ -137,29 +156,31 @@ impl LruGen {
     /// Models mm/vmscan.c: walk_pmd_range() over a mapping: page tables whose PMD was not
     /// accessed since the last walk (cap 0x0004) or that the Bloom filter of `max_seq` does
     /// not hold are skipped; suitable ones carry over to the next generation's filter.
-    fn walk_range(&mut self, mm: &mut Mm, memcg: MemcgId, start: Vpn, end: Vpn, max_seq: u64) {
+    fn walk_range(&mut self, mm: &mut Mm, k: LvId, start: Vpn, end: Vpn, max_seq: u64) {
         let mut pmd_start = start;
         while pmd_start < end {
             let pmd = pmd_start / PTRS_PER_PTE;
             let pmd_end = ((pmd + 1) * PTRS_PER_PTE).min(end);
-            self.lv[memcg as usize].mm_stats[3] += 1;
+            self.lrugen_mut(k).mm_stats[3] += 1;
             let accessed = mm.test_clear_pmd_young(pmd_start);
-            let skip = (self.pmd_young && !accessed) || !self.bloom_test(memcg, max_seq, pmd);
+            let skip = (self.pmd_young && !accessed) || !self.bloom_test(k, max_seq, pmd);
             if !skip {
-                self.lv[memcg as usize].mm_stats[4] += 1;
-                if self.walk_pte_range(mm, memcg, pmd_start, pmd_end, max_seq) {
-                    self.lv[memcg as usize].mm_stats[5] += 1;
-                    self.bloom_add(memcg, max_seq + 1, pmd);
+                self.lrugen_mut(k).mm_stats[4] += 1;
+                if self.walk_pte_range(mm, k, pmd_start, pmd_end, max_seq) {
+                    self.lrugen_mut(k).mm_stats[5] += 1;
+                    self.bloom_add(k, max_seq + 1, pmd);
                 }
             }
             pmd_start = pmd_end;
         }
     }
 
-    /// Models mm/vmscan.c: walk_pte_range(): clear the young bit of every young mapped page
-    /// of the memcg and give it the youngest generation (folio_update_gen()). Returns whether
-    /// the table was dense enough in young pages to walk next time.
-    fn walk_pte_range(&mut self, mm: &mut Mm, memcg: MemcgId, start: Vpn, end: Vpn, max_seq: u64) -> bool {
+    /// Models mm/vmscan.c: walk_pte_range() (6.1/6.12/7.3): clear the young bit of every young
+    /// mapped page of the lruvec (its memcg, on its node: get_pfn_folio() passes over a folio
+    /// of another node, young bit and all) and give it the youngest generation
+    /// (folio_update_gen()). Returns whether the table was dense enough in young pages to walk
+    /// next time.
+    fn walk_pte_range(&mut self, mm: &mut Mm, k: LvId, start: Vpn, end: Vpn, max_seq: u64) -> bool {
         let new_gen = gen_of(max_seq);
         let (mut total, mut young) = (0u32, 0u32);
         for vpn in start..end {
@@ -170,18 +191,18 @@ impl LruGen {
                 continue;
             }
             if !f.test(pg::YOUNG) {
-                self.lv[memcg as usize].mm_stats[1] += 1;
+                self.lrugen_mut(k).mm_stats[1] += 1;
                 continue;
             }
-            if f.memcg != memcg {
+            if f.memcg != k.memcg || mm.folio_nid(pfn) != k.nid {
                 continue;
             }
             mm.folios.clear(pfn, pg::YOUNG);
             young += 1;
-            self.lv[memcg as usize].mm_stats[2] += 1;
+            self.lrugen_mut(k).mm_stats[2] += 1;
             self.promote(mm, pfn, new_gen);
         }
-        self.lv[memcg as usize].mm_stats[0] += total as u64;
+        self.lrugen_mut(k).mm_stats[0] += total as u64;
         let cost = mm.cfg.costs.touch_ns * total as u64;
         mm.cpu_in(Func::WalkPageRange, cost);
         suitable_to_scan(total, young)
@@ -190,18 +211,20 @@ impl LruGen {
     /// folio_update_gen() to the youngest generation, with the size bookkeeping.
     fn promote(&mut self, mm: &mut Mm, pfn: Pfn, new_gen: usize) {
         let ty = mm.folios.get(pfn).lru_type();
-        let memcg = mm.folios.get(pfn).memcg;
+        let (k, _) = Self::folio_lruvec(mm, pfn);
         if let Some(old) = self.folio_update_gen(mm, pfn, new_gen) {
             if old != new_gen {
                 let nr = mm.folios.nr_pages(pfn) as i64;
-                self.update_size(mm, memcg, ty, Some(old), Some(new_gen), nr);
+                self.update_size(mm, k, ty, Some(old), Some(new_gen), nr);
             }
         }
     }
 
     /// Models mm/vmscan.c: lru_gen_look_around() (6.1/6.12): reclaim found `pfn` young
     /// through its PTE; look at up to 64 neighbouring PTEs in the same page table and
-    /// mapping, clearing young bits and promoting the young pages of the same memcg. Without
+    /// mapping, clearing young bits and promoting the young pages of the same lruvec
+    /// (folio_lruvec() of the trigger: its memcg and node; get_pfn_folio() skips the others).
+    /// Without
     /// a walk context (everyone but kswapd) they are activated through folio_activate() —
     /// in 6.1 only when fewer than 15 — else their generation is updated in place. In 6.1
     /// the window's loop meets the triggering folio still young and, it being isolated, sets
@@ -209,7 +232,7 @@ impl LruGen {
     /// looking (see [`folio_referenced`](crate::mm::vmscan::folio_referenced)).
     pub fn look_around(&mut self, mm: &mut Mm, pfn: Pfn) {
         let f = *mm.folios.get(pfn);
-        let memcg = f.memcg;
+        let (k, _) = Self::folio_lruvec(mm, pfn);
         let vpn = f.vpn;
         let obj = mm.space.object_of(vpn);
         let (vma_start, vma_end) = (mm.space.objects[obj].base, mm.space.objects[obj].base + mm.space.objects[obj].pages);
@@ -230,7 +253,7 @@ impl LruGen {
         if self.kernel.lru_gen_look_around_always_activates() && end - start <= 1 {
             return;
         }
-        let max_seq = self.lv[memcg as usize].max_seq;
+        let max_seq = self.lrugen(k).max_seq;
         let new_gen = gen_of(max_seq);
         // 6.12 cleared the trigger's young bit before the window and counts it as the first
         // young PTE; 6.1 meets it in the window.
@@ -242,7 +265,7 @@ impl LruGen {
             total += 1;
             let Entry::Resident(p) = mm.space.get(v) else { continue };
             let nf = *mm.folios.get(p);
-            if !nf.test(pg::MAPPED) || !nf.test(pg::YOUNG) || nf.memcg != memcg {
+            if !nf.test(pg::MAPPED) || !nf.test(pg::YOUNG) || nf.memcg != k.memcg || mm.folio_nid(p) != k.nid {
                 continue;
             }
             mm.folios.clear(p, pg::YOUNG);
@@ -259,7 +282,7 @@ impl LruGen {
             }
         }
         if suitable_to_scan(total, young) {
-            self.bloom_add(memcg, max_seq, pmd);
+            self.bloom_add(k, max_seq, pmd);
         }
         let walk = mm.actor == Actor::Kswapd;
         if v7_3 {
@@ -292,24 +315,25 @@ impl LruGen {
 
     /// The Bloom filter of `seq` (two filters, by seq % 2); a filter not yet created tests
     /// positive for everything.
-    fn bloom_test(&self, memcg: MemcgId, seq: u64, pmd: u32) -> bool {
-        match &self.lv[memcg as usize].bloom[(seq % 2) as usize] {
+    fn bloom_test(&self, k: LvId, seq: u64, pmd: u32) -> bool {
+        match &self.lrugen(k).bloom[(seq % 2) as usize] {
             None => true,
             Some(bits) => bloom_keys(pmd).iter().all(|&k| bits[(k / 64) as usize] & (1 << (k % 64)) != 0),
         }
     }
 
-    fn bloom_add(&mut self, memcg: MemcgId, seq: u64, pmd: u32) {
-        if let Some(bits) = &mut self.lv[memcg as usize].bloom[(seq % 2) as usize] {
+    fn bloom_add(&mut self, k: LvId, seq: u64, pmd: u32) {
+        if let Some(bits) = &mut self.lrugen_mut(k).bloom[(seq % 2) as usize] {
             for k in bloom_keys(pmd) {
                 bits[(k / 64) as usize] |= 1 << (k % 64);
             }
         }
     }
 
-    /// Models reset_bloom_filter(): (create and) clear the filter of `seq`.
-    fn bloom_reset(&mut self, memcg: MemcgId, seq: u64) {
-        let slot = &mut self.lv[memcg as usize].bloom[(seq % 2) as usize];
+    /// Models reset_bloom_filter(): (create and) clear the filter of `seq` of lruvec `k`
+    /// (the Bloom filters are the lruvec's `mm_state.filters`, 6.1/6.12/7.3).
+    fn bloom_reset(&mut self, k: LvId, seq: u64) {
+        let slot = &mut self.lrugen_mut(k).bloom[(seq % 2) as usize];
         match slot {
             Some(bits) => bits.iter_mut().for_each(|w| *w = 0),
             None => *slot = Some(vec![0u64; (BLOOM_BITS / 64) as usize]),

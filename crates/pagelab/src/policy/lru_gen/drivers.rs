@@ -5,7 +5,7 @@
 //! lru_gen_rotate_memcg()), set_initial_priority(), try_to_shrink_lruvec(), and memcg limit
 //! reclaim through lru_gen_shrink_lruvec().
 
-use super::{LruGen, MAX_LRU_BATCH, MIN_LRU_BATCH, MIN_NR_GENS};
+use super::{LruGen, LvId, MAX_LRU_BATCH, MIN_LRU_BATCH, MIN_NR_GENS};
 use crate::kernel::DEF_PRIORITY;
 use crate::mm::memcontrol::{MemcgId, ROOT_MEMCG};
 use crate::mm::vmscan::ScanControl;
@@ -28,7 +28,8 @@ enum Rotate {
     Young,
 }
 
-/// 6.12's per-node memcg LRU: generations of bins of memcgs, reclaimed oldest first.
+/// 6.12's memcg LRU of one node (`pgdat->memcg_lru`): generations of bins of the memcgs'
+/// lruvecs on the node, reclaimed oldest first.
 #[derive(Clone, Debug)]
 pub struct MemcgLru {
     seq: u64,
@@ -40,17 +41,21 @@ pub struct MemcgLru {
 }
 
 impl MemcgLru {
-    /// Models mm/vmscan.c: lru_gen_online_memcg() for every memcg: the tail of a random bin
-    /// of the current generation.
-    pub fn new(n: usize, rng: &mut Rng) -> MemcgLru {
-        let mut m =
+    /// Models mm/vmscan.c: lru_gen_online_memcg() (6.12/7.3) for every memcg: one random
+    /// bin drawn per memcg, and its lruvec on every node goes to the tail of that bin of the
+    /// node's current generation.
+    pub fn per_node(n: usize, nodes: usize, rng: &mut Rng) -> Vec<MemcgLru> {
+        let empty =
             MemcgLru { seq: 0, fifo: vec![vec![Vec::new(); MEMCG_NR_BINS]; MEMCG_NR_GENS], gen: vec![0; n], seg: vec![Rotate::Nop; n], nr: [0; MEMCG_NR_GENS] };
+        let mut lrus = vec![empty; nodes];
         for memcg in 0..n {
             let bin = rng.below(MEMCG_NR_BINS as u64) as usize;
-            m.fifo[0][bin].push(memcg as MemcgId);
-            m.nr[0] += 1;
+            for m in lrus.iter_mut() {
+                m.fifo[0][bin].push(memcg as MemcgId);
+                m.nr[0] += 1;
+            }
         }
-        m
+        lrus
     }
 
     /// Models mm/vmscan.c: lru_gen_rotate_memcg(): HEAD/TAIL keep the generation, OLD moves
@@ -83,19 +88,19 @@ impl MemcgLru {
 }
 
 impl LruGen {
-    /// Models lru_gen_shrink_lruvec() — 6.1: the eviction loop for one memcg under any
-    /// reclaim; 6.12: memcg limit reclaim only (try_to_shrink_lruvec(), then a YOUNG
-    /// rotation if it aged).
-    pub fn lru_gen_shrink_lruvec(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) {
+    /// Models lru_gen_shrink_lruvec() of lruvec `k` — 6.1: the eviction loop for one memcg's
+    /// lruvec on the node under any reclaim; 6.12: memcg limit reclaim only
+    /// (try_to_shrink_lruvec(), then a YOUNG rotation in the node's memcg LRU if it aged).
+    pub fn lru_gen_shrink_lruvec(&mut self, mm: &mut Mm, k: LvId, sc: &mut ScanControl) {
         crate::mm::swap::lru_add_drain(mm, self);
         if self.kernel.lru_gen_memcg_lru() {
-            if self.try_to_shrink_lruvec(mm, memcg, sc) {
-                self.memcg_lru.rotate(memcg, Rotate::Young, &mut self.rng);
+            if self.try_to_shrink_lruvec(mm, k, sc) {
+                self.memcg_lru[k.nid].rotate(k.memcg, Rotate::Young, &mut self.rng);
             }
             return;
         }
         let reclaimed = sc.nr_reclaimed;
-        let max_seq_at_start = self.lv[memcg as usize].max_seq;
+        let max_seq_at_start = self.lrugen(k).max_seq;
         self.need_swapping = false;
         let mut need_aging = false;
         let mut scanned = 0;
@@ -107,11 +112,11 @@ impl LruGen {
             } else {
                 0
             };
-            let nr_to_scan = self.get_nr_to_scan_6_1(mm, memcg, sc, swappiness, &mut need_aging);
+            let nr_to_scan = self.get_nr_to_scan_6_1(mm, k, sc, swappiness, &mut need_aging);
             if nr_to_scan == 0 {
                 return;
             }
-            let delta = self.evict_folios(mm, memcg, sc, swappiness, MAX_LRU_BATCH);
+            let delta = self.evict_folios(mm, k, sc, swappiness, MAX_LRU_BATCH);
             if delta == 0 {
                 return;
             }
@@ -119,7 +124,7 @@ impl LruGen {
             if scanned >= nr_to_scan {
                 break;
             }
-            if self.should_abort_scan_6_1(mm, memcg, max_seq_at_start, sc) {
+            if self.should_abort_scan_6_1(mm, k, max_seq_at_start, sc) {
                 break;
             }
         }
@@ -130,12 +135,13 @@ impl LruGen {
 
     /// Models mm/vmscan.c: get_nr_to_scan() of 6.1: nothing for protected memcgs; with
     /// aging needed, age (not at DEF_PRIORITY, and kswapd leaves it to lru_gen_age_node()).
-    fn get_nr_to_scan_6_1(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, swappiness: u64, need_aging: &mut bool) -> u64 {
+    fn get_nr_to_scan_6_1(&mut self, mm: &mut Mm, k: LvId, sc: &ScanControl, swappiness: u64, need_aging: &mut bool) -> u64 {
+        let memcg = k.memcg;
         if mm.memcgs.below_min(Some(sc.target), memcg) || (mm.memcgs.below_low(Some(sc.target), memcg) && !sc.memcg_low_reclaim) {
             return 0;
         }
         let can_swap = swappiness != 0;
-        let (need, nr_to_scan) = self.should_run_aging(memcg, can_swap, sc.priority);
+        let (need, nr_to_scan) = self.should_run_aging(k, can_swap, sc.priority);
         *need_aging = need;
         if !need {
             return nr_to_scan;
@@ -144,12 +150,12 @@ impl LruGen {
             if sc.is_kswapd() {
                 return 0;
             }
-            let max_seq = self.lv[memcg as usize].max_seq;
-            if self.try_to_inc_max_seq(mm, memcg, max_seq, can_swap) {
+            let max_seq = self.lrugen(k).max_seq;
+            if self.try_to_inc_max_seq(mm, k, max_seq, can_swap) {
                 return nr_to_scan;
             }
         }
-        let lv = &self.lv[memcg as usize];
+        let lv = self.lrugen(k);
         if lv.min_seq[(!can_swap) as usize] + MIN_NR_GENS as u64 <= lv.max_seq {
             nr_to_scan
         } else {
@@ -160,10 +166,10 @@ impl LruGen {
     /// Models mm/vmscan.c: should_abort_scan() of 6.1: direct reclaim stops after aging
     /// twice, or once the target is met and anon was evicted; kswapd continues until its
     /// target; both stop below priority 10 once every zone is above its low (direct) or
-    /// high (kswapd) watermark.
-    fn should_abort_scan_6_1(&mut self, mm: &Mm, memcg: MemcgId, seq: u64, sc: &mut ScanControl) -> bool {
+    /// high (kswapd) watermark (the zones of the node reclaimed, `lruvec_pgdat()`).
+    fn should_abort_scan_6_1(&mut self, mm: &Mm, k: LvId, seq: u64, sc: &mut ScanControl) -> bool {
         if !sc.is_kswapd() {
-            if self.lv[memcg as usize].max_seq - seq > 1 {
+            if self.lrugen(k).max_seq - seq > 1 {
                 return true;
             }
             if sc.nr_reclaimed >= sc.nr_to_reclaim && self.need_swapping {
@@ -179,7 +185,8 @@ impl LruGen {
             return false;
         }
         let kswapd = sc.is_kswapd();
-        let unsafe_zone = mm.nodes[0].zones.z.iter().enumerate().any(|(i, z)| {
+        let unsafe_zone = mm.node_zones(k.nid).any(|i| {
+            let z = mm.zone(i);
             let mark = if kswapd { z.wmark_high } else { z.wmark_low };
             mark > mm.zone_free(i)
         });
@@ -190,10 +197,10 @@ impl LruGen {
         true
     }
 
-    /// Models mm/vmscan.c: lru_gen_age_node() — 6.1: kswapd ages every memcg that needs it
-    /// (not on the first priority iteration of a run) and, with min_ttl_ms set, OOM-kills
-    /// when no memcg is reclaimable; 6.12: no aging here, only set_initial_priority() and the
-    /// min_ttl_ms check.
+    /// Models mm/vmscan.c: lru_gen_age_node() of the node kswapd balances (`sc.nid`) — 6.1:
+    /// kswapd ages every memcg's lruvec on the node that needs it (not on the first priority
+    /// iteration of a run) and, with min_ttl_ms set, OOM-kills when no lruvec is reclaimable;
+    /// 6.12: no aging here, only set_initial_priority() and the min_ttl_ms check.
     pub fn lru_gen_age_node(&mut self, mm: &mut Mm, sc: &mut ScanControl) {
         if self.kernel.lru_gen_ages_in_get_nr_to_scan() {
             self.set_initial_priority(mm, sc);
@@ -202,7 +209,7 @@ impl LruGen {
                 let memcg = mm.memcgs.preorder[i];
                 mm.memcgs.calculate_protection(ROOT_MEMCG, memcg, mm.cfg.tunables.memory_recursiveprot);
                 if !reclaimable {
-                    reclaimable = self.lruvec_is_reclaimable(mm, memcg, sc);
+                    reclaimable = self.lruvec_is_reclaimable(mm, LvId::new(memcg, sc.nid), sc);
                 }
             }
             if !reclaimable {
@@ -218,7 +225,7 @@ impl LruGen {
         let mut success = false;
         for i in 0..mm.memcgs.preorder.len() {
             let memcg = mm.memcgs.preorder[i];
-            if self.age_lruvec(mm, memcg, sc) {
+            if self.age_lruvec(mm, LvId::new(memcg, sc.nid), sc) {
                 success = true;
             }
         }
@@ -228,15 +235,16 @@ impl LruGen {
     }
 
     /// Models mm/vmscan.c: age_lruvec() of 6.1.
-    fn age_lruvec(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &ScanControl) -> bool {
+    fn age_lruvec(&mut self, mm: &mut Mm, k: LvId, sc: &ScanControl) -> bool {
+        let memcg = k.memcg;
         let swappiness = self.get_swappiness(mm, sc);
         mm.memcgs.calculate_protection(ROOT_MEMCG, memcg, mm.cfg.tunables.memory_recursiveprot);
         if mm.memcgs.below_min(None, memcg) {
             return false;
         }
-        let (need_aging, nr_to_scan) = self.should_run_aging(memcg, swappiness != 0, sc.priority);
+        let (need_aging, nr_to_scan) = self.should_run_aging(k, swappiness != 0, sc.priority);
         if self.min_ttl_ns > 0 {
-            let lv = &self.lv[memcg as usize];
+            let lv = self.lrugen(k);
             let birth = lv.timestamps[super::gen_of(lv.min_seq[1])];
             if birth + self.min_ttl_ns > mm.now() {
                 return false;
@@ -246,16 +254,16 @@ impl LruGen {
             }
         }
         if need_aging {
-            let max_seq = self.lv[memcg as usize].max_seq;
-            self.try_to_inc_max_seq(mm, memcg, max_seq, swappiness != 0);
+            let max_seq = self.lrugen(k).max_seq;
+            self.try_to_inc_max_seq(mm, k, max_seq, swappiness != 0);
         }
         true
     }
 
     /// Models mm/vmscan.c: lruvec_is_sizable() (6.12).
-    fn lruvec_is_sizable(&self, mm: &Mm, memcg: MemcgId, sc: &ScanControl) -> bool {
+    fn lruvec_is_sizable(&self, mm: &Mm, k: LvId, sc: &ScanControl) -> bool {
         let can_swap = self.get_swappiness(mm, sc) != 0;
-        let lv = &self.lv[memcg as usize];
+        let lv = self.lrugen(k);
         let mut total = 0u64;
         for ty in (!can_swap) as usize..2 {
             for seq in lv.min_seq[ty]..=lv.max_seq {
@@ -267,24 +275,24 @@ impl LruGen {
 
     /// Models mm/vmscan.c: lruvec_is_reclaimable() (6.12): not protected, sizable, and its
     /// oldest file generation older than min_ttl_ms.
-    fn lruvec_is_reclaimable(&self, mm: &Mm, memcg: MemcgId, sc: &ScanControl) -> bool {
-        if mm.memcgs.below_min(None, memcg) || !self.lruvec_is_sizable(mm, memcg, sc) {
+    fn lruvec_is_reclaimable(&self, mm: &Mm, k: LvId, sc: &ScanControl) -> bool {
+        if mm.memcgs.below_min(None, k.memcg) || !self.lruvec_is_sizable(mm, k, sc) {
             return false;
         }
-        let lv = &self.lv[memcg as usize];
+        let lv = self.lrugen(k);
         lv.timestamps[super::gen_of(lv.min_seq[1])] + self.min_ttl_ns < mm.now()
     }
 
     /// Models mm/vmscan.c: set_initial_priority() (6.12): reclaim of at least 64 pages starts
-    /// at the priority that scans about that many of the node's inactive pages, within
-    /// [6, 12].
+    /// at the priority that scans about that many of the node's inactive pages
+    /// (node_page_state(pgdat): every memcg's lruvec on the node reclaimed), within [6, 12].
     fn set_initial_priority(&self, mm: &Mm, sc: &mut ScanControl) {
         if sc.priority != DEF_PRIORITY || sc.nr_to_reclaim < MIN_LRU_BATCH {
             return;
         }
-        let mut reclaimable = mm.node_lru_size(crate::mm::vmstat::Lru::InactiveFile);
+        let mut reclaimable = mm.pgdat_lru_size(sc.nid, crate::mm::vmstat::Lru::InactiveFile);
         if mm.can_swap() {
-            reclaimable += mm.node_lru_size(crate::mm::vmstat::Lru::InactiveAnon);
+            reclaimable += mm.pgdat_lru_size(sc.nid, crate::mm::vmstat::Lru::InactiveAnon);
         }
         let fls = |x: u64| 64 - x.leading_zeros() as i64;
         let priority = fls(reclaimable) - 1 - fls(sc.nr_to_reclaim - 1);
@@ -293,17 +301,17 @@ impl LruGen {
 
     /// Models mm/vmscan.c: get_nr_to_scan() of 6.12: -1 for a memcg below memory.min or
     /// after aging succeeded (stop this memcg), 0 if aging failed.
-    fn get_nr_to_scan_6_12(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, can_swap: bool) -> i64 {
-        mm.memcgs.calculate_protection(sc.target, memcg, mm.cfg.tunables.memory_recursiveprot);
-        if mm.memcgs.below_min(Some(sc.target), memcg) {
+    fn get_nr_to_scan_6_12(&mut self, mm: &mut Mm, k: LvId, sc: &ScanControl, can_swap: bool) -> i64 {
+        mm.memcgs.calculate_protection(sc.target, k.memcg, mm.cfg.tunables.memory_recursiveprot);
+        if mm.memcgs.below_min(Some(sc.target), k.memcg) {
             return -1;
         }
-        let (need, nr_to_scan) = self.should_run_aging(memcg, can_swap, sc.priority);
+        let (need, nr_to_scan) = self.should_run_aging(k, can_swap, sc.priority);
         if !need || sc.priority == DEF_PRIORITY {
             return (nr_to_scan >> sc.priority) as i64;
         }
-        let max_seq = self.lv[memcg as usize].max_seq;
-        if self.try_to_inc_max_seq(mm, memcg, max_seq, can_swap) {
+        let max_seq = self.lrugen(k).max_seq;
+        if self.try_to_inc_max_seq(mm, k, max_seq, can_swap) {
             -1
         } else {
             0
@@ -312,7 +320,8 @@ impl LruGen {
 
     /// Models mm/vmscan.c: should_abort_scan() of 6.12: only root reclaim stops, once its
     /// target is met or, for kswapd, once every zone passes high + 64 with its lowmem
-    /// reserve (zone_watermark_ok()) — which x86-64's ZONE_DMA rarely does while kswapd runs:
+    /// reserve (zone_watermark_ok()), the zones of the node reclaimed — which x86-64's ZONE_DMA
+    /// rarely does while kswapd runs:
     /// the allocator leaves it near low + reserve, and a run returns it only its share of
     /// the pages reclaimed, so kswapd then stops at its target.
     fn should_abort_scan_6_12(&self, mm: &Mm, sc: &ScanControl) -> bool {
@@ -322,22 +331,27 @@ impl LruGen {
         if sc.nr_reclaimed >= sc.nr_to_reclaim {
             return true;
         }
-        sc.is_kswapd() && mm.nodes[0].zones.z.iter().enumerate().all(|(i, z)| mm.zone_free(i) > z.wmark_high + MIN_LRU_BATCH + z.lowmem_reserve)
+        sc.is_kswapd()
+            && mm.node_zones(sc.nid).all(|i| {
+                let z = mm.zone(i);
+                mm.zone_free(i) > z.wmark_high + MIN_LRU_BATCH + z.lowmem_reserve
+            })
     }
 
-    /// Models mm/vmscan.c: try_to_shrink_lruvec() (6.12). Returns whether aging succeeded.
-    fn try_to_shrink_lruvec(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) -> bool {
+    /// Models mm/vmscan.c: try_to_shrink_lruvec() (6.12) of lruvec `k`. Returns whether aging
+    /// succeeded.
+    fn try_to_shrink_lruvec(&mut self, mm: &mut Mm, k: LvId, sc: &mut ScanControl) -> bool {
         if self.kernel.lru_gen_scan_budget_up_front() {
-            return self.try_to_shrink_lruvec_7_3(mm, memcg, sc);
+            return self.try_to_shrink_lruvec_7_3(mm, k, sc);
         }
         let swappiness = self.get_swappiness(mm, sc);
         let mut scanned = 0;
         loop {
-            let nr_to_scan = self.get_nr_to_scan_6_12(mm, memcg, sc, swappiness != 0);
+            let nr_to_scan = self.get_nr_to_scan_6_12(mm, k, sc, swappiness != 0);
             if nr_to_scan <= 0 {
                 return nr_to_scan < 0;
             }
-            let delta = self.evict_folios(mm, memcg, sc, swappiness, MAX_LRU_BATCH);
+            let delta = self.evict_folios(mm, k, sc, swappiness, MAX_LRU_BATCH);
             if delta == 0 {
                 return false;
             }
@@ -352,8 +366,9 @@ impl LruGen {
     /// (lruvec_evictable_size(): every generation of the types reclaim may take), scaled by
     /// memory.min/low as the classic LRU scales (apply_proportional_protection()), shifted by
     /// the priority. No aging here (7.2).
-    fn get_nr_to_scan_7_3(&self, mm: &Mm, memcg: MemcgId, sc: &mut ScanControl, can_swap: bool) -> u64 {
-        let lv = &self.lv[memcg as usize];
+    fn get_nr_to_scan_7_3(&self, mm: &Mm, k: LvId, sc: &mut ScanControl, can_swap: bool) -> u64 {
+        let memcg = k.memcg;
+        let lv = self.lrugen(k);
         let mut evictable = 0u64;
         for ty in (!can_swap) as usize..2 {
             for seq in lv.min_seq[ty]..=lv.max_seq {
@@ -378,8 +393,8 @@ impl LruGen {
     /// Models mm/vmscan.c: should_run_aging() of 7.3.4: age when fewer than MIN_NR_GENS
     /// generations are evictable; at the default priority never otherwise; below it, when
     /// exactly MIN_NR_GENS are.
-    fn should_run_aging_7_3(&self, memcg: MemcgId, can_swap: bool, priority: u32) -> bool {
-        let lv = &self.lv[memcg as usize];
+    fn should_run_aging_7_3(&self, k: LvId, can_swap: bool, priority: u32) -> bool {
+        let lv = self.lrugen(k);
         let min_seq = lv.min_seq[(!can_swap) as usize..].iter().copied().min().unwrap_or(lv.max_seq);
         if min_seq + MIN_NR_GENS as u64 > lv.max_seq {
             return true;
@@ -395,25 +410,25 @@ impl LruGen {
     /// created a generation).
     ///
     /// [`Kernel::lru_gen_scan_budget_up_front`]: crate::kernel::Kernel::lru_gen_scan_budget_up_front
-    fn try_to_shrink_lruvec_7_3(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) -> bool {
+    fn try_to_shrink_lruvec_7_3(&mut self, mm: &mut Mm, k: LvId, sc: &mut ScanControl) -> bool {
         let swappiness = self.get_swappiness(mm, sc);
         let can_swap = swappiness != 0;
         let (mut need_rotate, mut should_age) = (false, false);
-        mm.memcgs.calculate_protection(sc.target, memcg, mm.cfg.tunables.memory_recursiveprot);
-        let mut nr_to_scan = self.get_nr_to_scan_7_3(mm, memcg, sc, can_swap);
+        mm.memcgs.calculate_protection(sc.target, k.memcg, mm.cfg.tunables.memory_recursiveprot);
+        let mut nr_to_scan = self.get_nr_to_scan_7_3(mm, k, sc, can_swap);
         while nr_to_scan > 0 {
-            if mm.memcgs.below_min(Some(sc.target), memcg) {
+            if mm.memcgs.below_min(Some(sc.target), k.memcg) {
                 need_rotate = true;
                 break;
             }
-            if self.should_run_aging_7_3(memcg, can_swap, sc.priority) {
-                let max_seq = self.lv[memcg as usize].max_seq;
-                if self.try_to_inc_max_seq(mm, memcg, max_seq, can_swap) {
+            if self.should_run_aging_7_3(k, can_swap, sc.priority) {
+                let max_seq = self.lrugen(k).max_seq;
+                if self.try_to_inc_max_seq(mm, k, max_seq, can_swap) {
                     need_rotate = true;
                 }
                 should_age = true;
             }
-            let delta = self.evict_folios(mm, memcg, sc, swappiness, nr_to_scan.min(MIN_LRU_BATCH));
+            let delta = self.evict_folios(mm, k, sc, swappiness, nr_to_scan.min(MIN_LRU_BATCH));
             if delta == 0 || self.should_abort_scan_6_12(mm, sc) || (!sc.cgroup_reclaim() && should_age) {
                 break;
             }
@@ -422,48 +437,52 @@ impl LruGen {
         need_rotate
     }
 
-    /// Models mm/vmscan.c: shrink_one() (6.12).
-    fn shrink_one(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) -> Rotate {
+    /// Models mm/vmscan.c: shrink_one() (6.12) of lruvec `k`; its place in the memcg LRU is
+    /// its node's (`lruvec->lrugen.seg`).
+    fn shrink_one(&mut self, mm: &mut Mm, k: LvId, sc: &mut ScanControl) -> Rotate {
+        let memcg = k.memcg;
         mm.memcgs.calculate_protection(ROOT_MEMCG, memcg, mm.cfg.tunables.memory_recursiveprot);
         if mm.memcgs.below_min(None, memcg) {
             return Rotate::Young;
         }
         if mm.memcgs.below_low(None, memcg) {
-            if self.memcg_lru.seg[memcg as usize] != Rotate::Tail {
+            if self.memcg_lru[k.nid].seg[memcg as usize] != Rotate::Tail {
                 return Rotate::Tail;
             }
             mm.memcgs.get_mut(memcg).memory_events.low += 1;
         }
-        let success = self.try_to_shrink_lruvec(mm, memcg, sc);
+        let success = self.try_to_shrink_lruvec(mm, k, sc);
         crate::mm::vmscan::shrink_slab(mm, memcg, sc.priority);
         if success {
             return Rotate::Young;
         }
-        if self.lruvec_is_sizable(mm, memcg, sc) {
+        if self.lruvec_is_sizable(mm, k, sc) {
             return Rotate::Nop;
         }
-        if self.memcg_lru.seg[memcg as usize] != Rotate::Tail {
+        if self.memcg_lru[k.nid].seg[memcg as usize] != Rotate::Tail {
             Rotate::Tail
         } else {
             Rotate::Young
         }
     }
 
-    /// Models mm/vmscan.c: shrink_many() (6.12): the oldest memcg generation, bin by bin from
-    /// a random one, until should_abort_scan().
+    /// Models mm/vmscan.c: shrink_many() (6.12/7.3) of the node reclaimed (`sc.nid`): the
+    /// oldest generation of the node's memcg LRU, bin by bin from a random one, until
+    /// should_abort_scan().
     fn shrink_many(&mut self, mm: &mut Mm, sc: &mut ScanControl) {
-        let gen = (self.memcg_lru.seq % MEMCG_NR_GENS as u64) as usize;
+        let nid = sc.nid;
+        let gen = (self.memcg_lru[nid].seq % MEMCG_NR_GENS as u64) as usize;
         let first = self.rng.below(MEMCG_NR_BINS as u64) as usize;
         for i in 0..MEMCG_NR_BINS {
             let bin = (first + i) % MEMCG_NR_BINS;
-            let members = self.memcg_lru.fifo[gen][bin].clone();
+            let members = self.memcg_lru[nid].fifo[gen][bin].clone();
             for memcg in members {
-                if self.memcg_lru.gen[memcg as usize] != gen {
+                if self.memcg_lru[nid].gen[memcg as usize] != gen {
                     continue;
                 }
-                let op = self.shrink_one(mm, memcg, sc);
+                let op = self.shrink_one(mm, LvId::new(memcg, nid), sc);
                 if op != Rotate::Nop {
-                    self.memcg_lru.rotate(memcg, op, &mut self.rng);
+                    self.memcg_lru[nid].rotate(memcg, op, &mut self.rng);
                 }
                 if self.should_abort_scan_6_12(mm, sc) {
                     return;
@@ -472,8 +491,9 @@ impl LruGen {
         }
     }
 
-    /// Models mm/vmscan.c: lru_gen_shrink_node() (6.12 root reclaim): nothing when writeback
-    /// or unmapping is forbidden (boosted kswapd); kswapd counts this call's reclaim from 0.
+    /// Models mm/vmscan.c: lru_gen_shrink_node() (6.12 root reclaim) of node `sc.nid`: nothing
+    /// when writeback or unmapping is forbidden (boosted kswapd); kswapd counts this call's
+    /// reclaim from 0.
     pub fn lru_gen_shrink_node(&mut self, mm: &mut Mm, sc: &mut ScanControl) {
         let reclaimed = sc.nr_reclaimed;
         if sc.may_writepage && sc.may_unmap {
@@ -488,7 +508,7 @@ impl LruGen {
             }
         }
         if sc.nr_reclaimed > reclaimed {
-            mm.nodes[0].reclaim.kswapd_failures = 0;
+            mm.nodes[sc.nid].reclaim.kswapd_failures = 0;
         }
     }
 }

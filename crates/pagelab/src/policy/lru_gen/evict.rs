@@ -3,9 +3,8 @@
 //! with its retry of clean folios.
 
 use super::gen::{folio_gen, gen_of, PREFETCH_AHEAD, REFS_ALL, REFS_FLAGS_6_14};
-use super::{LruGen, MAX_LRU_BATCH, MAX_NR_TIERS, MIN_LRU_BATCH, MIN_NR_GENS};
+use super::{LruGen, LvId, MAX_LRU_BATCH, MAX_NR_TIERS, MIN_LRU_BATCH, MIN_NR_GENS};
 use crate::mm::folio::{pg, Pfn, MAX_ZONES};
-use crate::mm::memcontrol::MemcgId;
 use crate::mm::profile::Func;
 use crate::mm::vmscan::{count_pgscan, count_reclaim, move_folios_to_lru, reclaim_batch, BatchRules, Epilogue, ReclaimStat, ScanControl, ALL_ZONES};
 use crate::mm::vmstat::Ev;
@@ -33,8 +32,8 @@ impl LruGen {
     ///
     /// 7.3 (6.14 on) also counts tier 0's protected folios, and `tier == MAX_NR_TIERS` sums
     /// every tier (get_type_to_scan()).
-    pub fn read_ctrl_pos(&self, memcg: MemcgId, ty: usize, tier: usize, gain: u64) -> CtrlPos {
-        let lv = &self.lv[memcg as usize];
+    pub fn read_ctrl_pos(&self, k: LvId, ty: usize, tier: usize, gain: u64) -> CtrlPos {
+        let lv = self.lrugen(k);
         let (mut refaulted, mut total) = (0, 0);
         for t in tier % MAX_NR_TIERS..=tier.min(MAX_NR_TIERS - 1) {
             refaulted += lv.avg_refaulted[ty][t] + lv.refaulted[ty][t];
@@ -48,12 +47,12 @@ impl LruGen {
     /// 7.3 (6.14 on, [`Kernel::lru_gen_type_by_all_tiers`]) uses gains 2:3.
     ///
     /// [`Kernel::lru_gen_type_by_all_tiers`]: crate::kernel::Kernel::lru_gen_type_by_all_tiers
-    pub fn get_tier_idx(&self, memcg: MemcgId, ty: usize) -> usize {
+    pub fn get_tier_idx(&self, k: LvId, ty: usize) -> usize {
         let (sp_gain, pv_gain) = if self.kernel.lru_gen_type_by_all_tiers() { (2, 3) } else { (1, 2) };
-        let sp = self.read_ctrl_pos(memcg, ty, 0, sp_gain);
+        let sp = self.read_ctrl_pos(k, ty, 0, sp_gain);
         let mut tier = 1;
         while tier < MAX_NR_TIERS {
-            let pv = self.read_ctrl_pos(memcg, ty, tier, pv_gain);
+            let pv = self.read_ctrl_pos(k, ty, tier, pv_gain);
             if !positive_ctrl_err(sp, pv) {
                 break;
             }
@@ -65,18 +64,18 @@ impl LruGen {
     /// Models mm/vmscan.c: get_type_to_scan(): evict file unless its tier-0 refault rate,
     /// weighted by 200 - swappiness against anon's swappiness, is the higher; also picks
     /// the tier against the other type's tier 0.
-    pub fn get_type_to_scan(&self, memcg: MemcgId, swappiness: u64) -> (usize, usize) {
+    pub fn get_type_to_scan(&self, k: LvId, swappiness: u64) -> (usize, usize) {
         if self.kernel.lru_gen_type_by_all_tiers() {
-            return (self.get_type_to_scan_6_14(memcg, swappiness), self.get_tier_idx(memcg, 0));
+            return (self.get_type_to_scan_6_14(k, swappiness), self.get_tier_idx(k, 0));
         }
         let gain = [swappiness, 200 - swappiness];
-        let sp = self.read_ctrl_pos(memcg, 0, 0, gain[0]);
-        let pv = self.read_ctrl_pos(memcg, 1, 0, gain[1]);
+        let sp = self.read_ctrl_pos(k, 0, 0, gain[0]);
+        let pv = self.read_ctrl_pos(k, 1, 0, gain[1]);
         let ty = positive_ctrl_err(sp, pv) as usize;
-        let sp = self.read_ctrl_pos(memcg, 1 - ty, 0, gain[1 - ty]);
+        let sp = self.read_ctrl_pos(k, 1 - ty, 0, gain[1 - ty]);
         let mut tier = 1;
         while tier < MAX_NR_TIERS {
-            let pv = self.read_ctrl_pos(memcg, ty, tier, gain[ty]);
+            let pv = self.read_ctrl_pos(k, ty, tier, gain[ty]);
             if !positive_ctrl_err(sp, pv) {
                 break;
             }
@@ -91,15 +90,15 @@ impl LruGen {
     /// (gain 200 - swappiness).
     ///
     /// [`Kernel::lru_gen_type_by_all_tiers`]: crate::kernel::Kernel::lru_gen_type_by_all_tiers
-    pub fn get_type_to_scan_6_14(&self, memcg: MemcgId, swappiness: u64) -> usize {
+    pub fn get_type_to_scan_6_14(&self, k: LvId, swappiness: u64) -> usize {
         if swappiness <= 1 {
             return 1;
         }
         if swappiness >= 200 {
             return 0;
         }
-        let sp = self.read_ctrl_pos(memcg, 0, MAX_NR_TIERS, swappiness);
-        let pv = self.read_ctrl_pos(memcg, 1, MAX_NR_TIERS, 200 - swappiness);
+        let sp = self.read_ctrl_pos(k, 0, MAX_NR_TIERS, swappiness);
+        let pv = self.read_ctrl_pos(k, 1, MAX_NR_TIERS, 200 - swappiness);
         positive_ctrl_err(sp, pv) as usize
     }
 
@@ -113,8 +112,9 @@ impl LruGen {
         let f = *mm.folios.get(pfn);
         let ty = f.lru_type();
         let memcg = f.memcg;
+        let (k, _) = Self::folio_lruvec(mm, pfn);
         let gen = folio_gen(f.flags).expect("a folio on a generation list has a generation");
-        let min_gen = gen_of(self.lv[memcg as usize].min_seq[ty]);
+        let min_gen = gen_of(self.lrugen(k).min_seq[ty]);
         if gen != min_gen {
             self.relink(mm, pfn, gen, false);
             return true;
@@ -127,7 +127,7 @@ impl LruGen {
             self.relink(mm, pfn, new_gen, !v7_3);
             // By the folio's pages (`delta = folio_nr_pages()`).
             if !(v7_3 && lazy) {
-                *self.lv[memcg as usize].protected_mut(ty, tier) += f.nr_pages();
+                *self.lrugen_mut(k).protected_mut(ty, tier) += f.nr_pages();
             }
             if !self.kernel.lru_gen_counts_every_refault() {
                 let e = if ty == 1 { Ev::WorkingsetActivateFile } else { Ev::WorkingsetActivateAnon };
@@ -216,20 +216,20 @@ impl LruGen {
     ///
     /// [`Kernel::lru_gen_scan_budget_up_front`]: crate::kernel::Kernel::lru_gen_scan_budget_up_front
     #[allow(clippy::too_many_arguments)]
-    fn scan_folios(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, ty: usize, tier: usize, out: &mut Vec<Pfn>, nr_to_scan: u64) -> u64 {
-        if self.nr_gens(memcg, ty) == MIN_NR_GENS as u64 {
+    fn scan_folios(&mut self, mm: &mut Mm, k: LvId, sc: &ScanControl, ty: usize, tier: usize, out: &mut Vec<Pfn>, nr_to_scan: u64) -> u64 {
+        if self.nr_gens(k, ty) == MIN_NR_GENS as u64 {
             return 0;
         }
-        let gen = gen_of(self.lv[memcg as usize].min_seq[ty]);
+        let gen = gen_of(self.lrugen(k).min_seq[ty]);
         let (mut scanned, mut sorted, mut isolated) = (0u64, 0u64, 0u64);
         let mut remaining = nr_to_scan.min(MAX_LRU_BATCH);
         let mut parked = Vec::new();
         let first = sc.reclaim_idx.min(MAX_ZONES - 1);
         for zone in (0..=first).rev().chain((first + 1..MAX_ZONES).rev()) {
             let mut skipped_zone = 0u64;
-            while let Some(pfn) = self.lv[memcg as usize].lists[gen][ty][zone].tail() {
+            while let Some(pfn) = self.lrugen(k).lists[gen][ty][zone].tail() {
                 if self.prefetch {
-                    mm.folios.prefetch_from_tail(&self.lv[memcg as usize].lists[gen][ty][zone], PREFETCH_AHEAD);
+                    mm.folios.prefetch_from_tail(&self.lrugen(k).lists[gen][ty][zone], PREFETCH_AHEAD);
                 }
                 // Pages (folio_nr_pages()), but `remaining` counts folios, as scan_folios() does.
                 let delta = mm.folios.nr_pages(pfn);
@@ -265,8 +265,8 @@ impl LruGen {
         // pgscan here, where the kernel counts it for MGLRU (the batch's Pgscan::AtIsolation).
         let mut by_type = [0; 2];
         by_type[ty] = isolated;
-        count_pgscan(mm, memcg, sc, by_type);
-        count_reclaim(mm, memcg, sc, Ev::PgRefill, sorted);
+        count_pgscan(mm, k.memcg, sc, by_type);
+        count_reclaim(mm, k.memcg, sc, Ev::PgRefill, sorted);
         if isolated > 0 || remaining == 0 || self.kernel.lru_gen_scan_budget_up_front() {
             scanned
         } else {
@@ -276,11 +276,9 @@ impl LruGen {
 
     /// Puts a parked folio back at the head of its list.
     fn relink_parked(&mut self, mm: &mut Mm, pfn: Pfn, gen: usize, ty: usize) {
-        let f = mm.folios.get_mut(pfn);
-        f.lru_slot = (gen * 2 + ty + 1) as u16;
-        let memcg = f.memcg;
-        let zone = mm.folios.zone_of(pfn);
-        mm.folios.list_add(&mut self.lv[memcg as usize].lists[gen][ty][zone], pfn);
+        mm.folios.get_mut(pfn).lru_slot = (gen * 2 + ty + 1) as u16;
+        let (k, zone) = Self::folio_lruvec(mm, pfn);
+        mm.folios.list_add(&mut self.lrugen_mut(k).lists[gen][ty][zone], pfn);
     }
 
     /// Models mm/vmscan.c: isolate_folios(): pick the type (file when swappiness is 0 or 1,
@@ -292,12 +290,12 @@ impl LruGen {
     /// isolation is scanned again. Returns the total scanned.
     ///
     /// [`Kernel::lru_gen_scan_budget_up_front`]: crate::kernel::Kernel::lru_gen_scan_budget_up_front
-    fn isolate_folios(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &ScanControl, swappiness: u64, out: &mut Vec<Pfn>, nr_to_scan: u64) -> (u64, usize) {
-        let min_seq = self.lv[memcg as usize].min_seq;
+    fn isolate_folios(&mut self, mm: &mut Mm, k: LvId, sc: &ScanControl, swappiness: u64, out: &mut Vec<Pfn>, nr_to_scan: u64) -> (u64, usize) {
+        let min_seq = self.lrugen(k).min_seq;
         let mut tier = None;
         let mut ty = if self.kernel.lru_gen_type_by_all_tiers() {
             // 7.3: get_type_to_scan() always; the tier per type (get_tier_idx()).
-            self.get_type_to_scan_6_14(memcg, swappiness)
+            self.get_type_to_scan_6_14(k, swappiness)
         } else if swappiness == 0 {
             1
         } else if min_seq[0] < min_seq[1] {
@@ -307,16 +305,16 @@ impl LruGen {
         } else if swappiness == 200 {
             0
         } else {
-            let (t, tier_idx) = self.get_type_to_scan(memcg, swappiness);
+            let (t, tier_idx) = self.get_type_to_scan(k, swappiness);
             tier = Some(tier_idx);
             t
         };
         let mut scanned = 0;
         let budget_up_front = self.kernel.lru_gen_scan_budget_up_front();
         for _ in (swappiness == 0) as usize..2 {
-            let t = tier.unwrap_or_else(|| self.get_tier_idx(memcg, ty));
+            let t = tier.unwrap_or_else(|| self.get_tier_idx(k, ty));
             let before = out.len();
-            let this = self.scan_folios(mm, memcg, sc, ty, t, out, nr_to_scan);
+            let this = self.scan_folios(mm, k, sc, ty, t, out, nr_to_scan);
             if budget_up_front {
                 scanned += this;
                 if out.len() > before {
@@ -338,7 +336,8 @@ impl LruGen {
         (scanned, ty)
     }
 
-    /// Models mm/vmscan.c: evict_folios() (6.1/6.12): isolate, drop empty generations,
+    /// Models mm/vmscan.c: evict_folios() (6.1/6.12) of lruvec `k` (the memcg's on the node
+    /// reclaim shrinks): isolate, drop empty generations,
     /// reclaim with the shared [`reclaim_batch`] (shrink_folio_list(), pgsteal) and
     /// [`MglruEpilogue`]: survivors that are active, referenced, mapped, locked, dirty or
     /// under writeback go to the youngest generation, clean ones get one more try. Returns
@@ -349,21 +348,21 @@ impl LruGen {
     /// scanned even with only MIN_NR_GENS generations left.
     ///
     /// [`Kernel::lru_gen_scan_budget_up_front`]: crate::kernel::Kernel::lru_gen_scan_budget_up_front
-    pub fn evict_folios(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl, swappiness: u64, nr_to_scan: u64) -> u64 {
+    pub fn evict_folios(&mut self, mm: &mut Mm, k: LvId, sc: &mut ScanControl, swappiness: u64, nr_to_scan: u64) -> u64 {
         let mut list = std::mem::take(&mut self.scratch);
         list.clear();
         let scanned;
         let ty;
         if self.kernel.lru_gen_scan_budget_up_front() {
-            self.try_to_inc_min_seq(memcg, swappiness != 0);
-            (scanned, ty) = self.isolate_folios(mm, memcg, sc, swappiness, &mut list, nr_to_scan);
+            self.try_to_inc_min_seq(k, swappiness != 0);
+            (scanned, ty) = self.isolate_folios(mm, k, sc, swappiness, &mut list, nr_to_scan);
             if scanned > 0 {
-                self.try_to_inc_min_seq(memcg, swappiness != 0);
+                self.try_to_inc_min_seq(k, swappiness != 0);
             }
         } else {
-            let (mut s, t) = self.isolate_folios(mm, memcg, sc, swappiness, &mut list, nr_to_scan);
-            s += self.try_to_inc_min_seq(memcg, swappiness != 0) as u64;
-            if self.nr_gens(memcg, (swappiness == 0) as usize) == MIN_NR_GENS as u64 {
+            let (mut s, t) = self.isolate_folios(mm, k, sc, swappiness, &mut list, nr_to_scan);
+            s += self.try_to_inc_min_seq(k, swappiness != 0) as u64;
+            if self.nr_gens(k, (swappiness == 0) as usize) == MIN_NR_GENS as u64 {
                 s = 0;
             }
             (scanned, ty) = (s, t);
@@ -377,7 +376,7 @@ impl LruGen {
         loop {
             // 7.3 feeds the dirty state back after the isolating pass, not after the retry.
             let rules = if handles_writeback && !epilogue.skip_retry { BatchRules::evict_folios_7_2() } else { BatchRules::evict_folios() };
-            let reclaimed = reclaim_batch(mm, self, memcg, sc, &mut list, rules, &mut epilogue);
+            let reclaimed = reclaim_batch(mm, self, k.memcg, sc, &mut list, rules, &mut epilogue);
             sc.nr_reclaimed += reclaimed;
             if list.is_empty() {
                 break;
@@ -417,7 +416,8 @@ impl MglruEpilogue {
                 continue;
             }
             let ty = f.lru_type();
-            if p.folio_seq_6_14(f.flags, ty, f.memcg, false) == p.lv[f.memcg as usize].min_seq[ty] {
+            let (k, _) = LruGen::folio_lruvec(mm, pfn);
+            if p.folio_seq_6_14(f.flags, ty, k, false) == p.lrugen(k).min_seq[ty] {
                 let fm = mm.folios.get_mut(pfn);
                 fm.flags = if p.fg.is_some() {
                     // MGLRU-FG [I]: clearing LRU_REFS_FLAGS keeps PG_workingset, which is

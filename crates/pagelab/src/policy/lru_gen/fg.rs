@@ -46,9 +46,10 @@ impl LruGen {
         }
         let mut refs = fg_refs(f.flags) + 1;
         let gen = folio_gen(f.flags);
+        let (k, _) = Self::folio_lruvec(mm, pfn);
         let promote = match gen {
             Some(g) if refs >= FG_REFS_WORKINGSET && f.test(pg::LRU) => {
-                let lv = &self.lv[f.memcg as usize];
+                let lv = self.lrugen(k);
                 let ty = f.lru_type();
                 if g == gen_of(lv.max_seq) {
                     false
@@ -67,7 +68,7 @@ impl LruGen {
             let new = (old + 1) % MAX_NR_GENS;
             let fm = mm.folios.get_mut(pfn);
             fm.flags = with_gen(fm.flags, new);
-            self.update_size(mm, f.memcg, f.lru_type(), Some(old), Some(new), f.nr_pages() as i64);
+            self.update_size(mm, k, f.lru_type(), Some(old), Some(new), f.nr_pages() as i64);
         }
     }
 }

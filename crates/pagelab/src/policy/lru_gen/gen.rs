@@ -6,9 +6,8 @@
 //! Zhao's 6.14 rework of tiers, placement and min_seq (`Kernel::lru_gen_workingset_top_tier`,
 //! `Kernel::lru_gen_min_seq_independent`).
 
-use super::{LruGen, MAX_NR_GENS, MAX_NR_TIERS, MIN_NR_GENS};
+use super::{LruGen, LvId, MAX_NR_GENS, MAX_NR_TIERS, MIN_NR_GENS};
 use crate::mm::folio::{pg, Pfn, MAX_ZONES};
-use crate::mm::memcontrol::MemcgId;
 use crate::mm::vmstat::Lru;
 use crate::mm::Mm;
 
@@ -104,8 +103,8 @@ impl LruGen {
     /// MGLRU-FG RFC (May 2026) [DEV] 7e29194b's lru_gen_folio_seq(): the same, but only a
     /// workingset folio (count >= LRU_REFS_WORKINGSET: PG_workingset in pagelab's view of the
     /// count) goes to the second oldest; a folio accessed once goes to the oldest.
-    pub(super) fn folio_seq_6_14(&self, flags: u32, ty: usize, memcg: MemcgId, reclaiming: bool) -> u64 {
-        let lv = &self.lv[memcg as usize];
+    pub(super) fn folio_seq_6_14(&self, flags: u32, ty: usize, k: LvId, reclaiming: bool) -> u64 {
+        let lv = self.lrugen(k);
         let t = |b: u32| flags & b != 0;
         let gen = if t(pg::ACTIVE) {
             MIN_NR_GENS as u64 - t(pg::WORKINGSET) as u64
@@ -124,19 +123,19 @@ impl LruGen {
     /// Models include/linux/mm_inline.h: lru_gen_is_active(): the two youngest generations
     /// count as active in the LRU size statistics.
     #[inline]
-    pub fn is_active(&self, memcg: MemcgId, gen: usize) -> bool {
-        let max = self.lv[memcg as usize].max_seq;
+    pub fn is_active(&self, k: LvId, gen: usize) -> bool {
+        let max = self.lrugen(k).max_seq;
         gen == gen_of(max) || gen == gen_of(max - 1)
     }
 
     /// Models include/linux/mm_inline.h: lru_gen_update_size(): the generation sizes and the
-    /// active/inactive statistics, by the folio's `nr` pages (folio_nr_pages(): 7.3's large
-    /// page-cache folios count all their pages).
+    /// active/inactive statistics of lruvec `k`, by the folio's `nr` pages (folio_nr_pages():
+    /// 7.3's large page-cache folios count all their pages).
     // Inlined: every caller passes a constant shape of `old` and `new`, which folds the match
     // (plain #[inline] left it a call of ~60 instructions per page added or evicted).
     #[inline(always)]
-    pub fn update_size(&mut self, mm: &mut Mm, memcg: MemcgId, ty: usize, old: Option<usize>, new: Option<usize>, nr: i64) {
-        let lv = &mut self.lv[memcg as usize];
+    pub fn update_size(&mut self, mm: &mut Mm, k: LvId, ty: usize, old: Option<usize>, new: Option<usize>, nr: i64) {
+        let lv = self.lrugen_mut(k);
         if let Some(o) = old {
             lv.nr_pages[o][ty] -= nr;
         }
@@ -145,13 +144,14 @@ impl LruGen {
         }
         let inactive = Lru::of(ty == 1, false);
         let active = Lru::of(ty == 1, true);
+        let (memcg, nid) = (k.memcg, k.nid);
         match (old, new) {
-            (None, Some(n)) => mm.update_lru_size(memcg, if self.is_active(memcg, n) { active } else { inactive }, nr),
-            (Some(o), None) => mm.update_lru_size(memcg, if self.is_active(memcg, o) { active } else { inactive }, -nr),
+            (None, Some(n)) => mm.update_lru_size_on(memcg, nid, if self.is_active(k, n) { active } else { inactive }, nr),
+            (Some(o), None) => mm.update_lru_size_on(memcg, nid, if self.is_active(k, o) { active } else { inactive }, -nr),
             (Some(o), Some(n)) => {
-                if !self.is_active(memcg, o) && self.is_active(memcg, n) {
-                    mm.update_lru_size(memcg, inactive, -nr);
-                    mm.update_lru_size(memcg, active, nr);
+                if !self.is_active(k, o) && self.is_active(k, n) {
+                    mm.update_lru_size_on(memcg, nid, inactive, -nr);
+                    mm.update_lru_size_on(memcg, nid, active, nr);
                 }
             }
             (None, None) => {}
@@ -162,14 +162,15 @@ impl LruGen {
     /// fix): active folios go to max_seq; anon not in the swap cache and folios under
     /// writeback for reclaim to max_seq - 1; the rest to the oldest generation when reclaim
     /// puts them back or only three generations exist, else to min_seq + 1. Reclaim adds at
-    /// the tail, everyone else at the head.
+    /// the tail, everyone else at the head. The lruvec is folio_lruvec()'s: the folio's memcg
+    /// on its frame's node ([`LruGen::folio_lruvec`]).
     pub fn add_folio(&mut self, mm: &mut Mm, pfn: Pfn, reclaiming: bool) {
         let f = *mm.folios.get(pfn);
         let ty = f.lru_type();
-        let memcg = f.memcg;
-        let lv = &self.lv[memcg as usize];
+        let (k, zone) = Self::folio_lruvec(mm, pfn);
+        let lv = self.lrugen(k);
         let seq = if self.kernel.lru_gen_workingset_top_tier() {
-            self.folio_seq_6_14(f.flags, ty, memcg, reclaiming)
+            self.folio_seq_6_14(f.flags, ty, k, reclaiming)
         } else if f.test(pg::ACTIVE) {
             lv.max_seq
         } else if (ty == 0 && !f.test(pg::SWAPCACHE)) || (f.test(pg::RECLAIM) && (f.test(pg::DIRTY) || f.test(pg::WRITEBACK))) {
@@ -186,9 +187,8 @@ impl LruGen {
             fm.lru_slot = slot(gen, ty);
         }
         let nr = mm.folios.nr_pages(pfn) as i64;
-        self.update_size(mm, memcg, ty, None, Some(gen), nr);
-        let zone = mm.folios.zone_of(pfn);
-        let list = &mut self.lv[memcg as usize].lists[gen][ty][zone];
+        self.update_size(mm, k, ty, None, Some(gen), nr);
+        let list = &mut self.lrugen_mut(k).lists[gen][ty][zone];
         if reclaiming {
             mm.folios.list_add_tail(list, pfn);
         } else {
@@ -204,13 +204,13 @@ impl LruGen {
         let f = *mm.folios.get(pfn);
         let Some(gen) = folio_gen(f.flags) else { return false };
         let ty = f.lru_type();
-        let memcg = f.memcg;
-        let active = !reclaiming && self.is_active(memcg, gen);
+        let (k, _) = Self::folio_lruvec(mm, pfn);
+        let active = !reclaiming && self.is_active(k, gen);
         {
             let fm = mm.folios.get_mut(pfn);
             fm.flags = (fm.flags & !pg::GEN_MASK) | if active { pg::ACTIVE } else { 0 };
         }
-        self.update_size(mm, memcg, ty, Some(gen), None, f.nr_pages() as i64);
+        self.update_size(mm, k, ty, Some(gen), None, f.nr_pages() as i64);
         self.unlink(mm, pfn);
         true
     }
@@ -222,8 +222,8 @@ impl LruGen {
         let s = f.lru_slot as usize;
         debug_assert!(s > 0, "pfn {pfn} is on no generation list");
         let (gen, ty) = ((s - 1) / 2, (s - 1) % 2);
-        let zone = mm.folios.zone_of(pfn);
-        mm.folios.list_del(&mut self.lv[f.memcg as usize].lists[gen][ty][zone], pfn);
+        let (k, zone) = Self::folio_lruvec(mm, pfn);
+        mm.folios.list_del(&mut self.lrugen_mut(k).lists[gen][ty][zone], pfn);
         mm.folios.get_mut(pfn).lru_slot = 0;
     }
 
@@ -233,9 +233,8 @@ impl LruGen {
         let f = mm.folios.get_mut(pfn);
         let ty = f.lru_type();
         f.lru_slot = slot(gen, ty);
-        let memcg = f.memcg;
-        let zone = mm.folios.zone_of(pfn);
-        let list = &mut self.lv[memcg as usize].lists[gen][ty][zone];
+        let (k, zone) = Self::folio_lruvec(mm, pfn);
+        let list = &mut self.lrugen_mut(k).lists[gen][ty][zone];
         if tail {
             mm.folios.list_add_tail(list, pfn);
         } else {
@@ -295,8 +294,8 @@ impl LruGen {
     pub fn folio_inc_gen(&mut self, mm: &mut Mm, pfn: Pfn, reclaiming: bool) -> usize {
         let f = *mm.folios.get(pfn);
         let ty = f.lru_type();
-        let memcg = f.memcg;
-        let old_gen = gen_of(self.lv[memcg as usize].min_seq[ty]);
+        let (k, _) = Self::folio_lruvec(mm, pfn);
+        let old_gen = gen_of(self.lrugen(k).min_seq[ty]);
         if let Some(cur) = folio_gen(f.flags) {
             if cur != old_gen {
                 return cur;
@@ -317,23 +316,23 @@ impl LruGen {
             }
         }
         let nr = mm.folios.nr_pages(pfn) as i64;
-        self.update_size(mm, memcg, ty, Some(old_gen), Some(new_gen), nr);
+        self.update_size(mm, k, ty, Some(old_gen), Some(new_gen), nr);
         new_gen
     }
 
     /// Models mm/vmscan.c: reset_ctrl_pos() with NR_HIST_GENS = 1 (neither Debian kernel sets
     /// CONFIG_LRU_GEN_STATS): fold the current generation's counters into the averages (the
     /// controller's integral term, factor 1/2) and clear them.
-    pub fn reset_ctrl_pos(&mut self, memcg: MemcgId, ty: usize, carryover: bool) {
+    pub fn reset_ctrl_pos(&mut self, k: LvId, ty: usize, carryover: bool) {
         if !carryover {
             return; // with one history slot only carry-overs clear anything
         }
         if self.refault.model != crate::mm::workingset::RefaultModel::Mainline {
             // min_seq is about to advance: a new eviction window starts (Kairui models).
-            let clock = self.refault_clock(memcg, ty);
-            self.lv[memcg as usize].window_start[ty] = clock;
+            let clock = self.refault_clock(k, ty);
+            self.lrugen_mut(k).window_start[ty] = clock;
         }
-        let lv = &mut self.lv[memcg as usize];
+        let lv = self.lrugen_mut(k);
         for tier in 0..MAX_NR_TIERS {
             lv.avg_refaulted[ty][tier] = (lv.avg_refaulted[ty][tier] + lv.refaulted[ty][tier]) / 2;
             let protected = lv.protected_in(ty, tier);
@@ -347,20 +346,20 @@ impl LruGen {
     /// Models mm/vmscan.c: inc_min_seq(): move every folio left in the oldest generation of
     /// `ty` to the next one, zone by zone (prefetching ahead as Kairui Song's 2024 lru_gen prefetch patch proposes), then
     /// advance min_seq.
-    pub fn inc_min_seq(&mut self, mm: &mut Mm, memcg: MemcgId, ty: usize, can_swap: bool) {
+    pub fn inc_min_seq(&mut self, mm: &mut Mm, k: LvId, ty: usize, can_swap: bool) {
         if ty != 0 || can_swap {
-            let old_gen = gen_of(self.lv[memcg as usize].min_seq[ty]);
+            let old_gen = gen_of(self.lrugen(k).min_seq[ty]);
             for zone in 0..MAX_ZONES {
-                while let Some(pfn) = self.lv[memcg as usize].lists[old_gen][ty][zone].tail() {
+                while let Some(pfn) = self.lrugen(k).lists[old_gen][ty][zone].tail() {
                     if self.prefetch {
-                        mm.folios.prefetch_from_tail(&self.lv[memcg as usize].lists[old_gen][ty][zone], PREFETCH_AHEAD);
+                        mm.folios.prefetch_from_tail(&self.lrugen(k).lists[old_gen][ty][zone], PREFETCH_AHEAD);
                     }
                     if self.kernel.lru_gen_workingset_top_tier() {
                         // 7.3: the folios moved count as protected in their tier, except
                         // the workingset being lazily promoted.
                         let (_, tier, lazy) = self.refs_tier(mm.folios.get(pfn).flags);
                         if !lazy {
-                            *self.lv[memcg as usize].protected_mut(ty, tier) += mm.folios.nr_pages(pfn);
+                            *self.lrugen_mut(k).protected_mut(ty, tier) += mm.folios.nr_pages(pfn);
                         }
                     }
                     let new_gen = self.folio_inc_gen(mm, pfn, false);
@@ -368,8 +367,8 @@ impl LruGen {
                 }
             }
         }
-        self.reset_ctrl_pos(memcg, ty, true);
-        self.lv[memcg as usize].min_seq[ty] += 1;
+        self.reset_ctrl_pos(k, ty, true);
+        self.lrugen_mut(k).min_seq[ty] += 1;
     }
 
     /// Models mm/vmscan.c: try_to_inc_min_seq(): drop empty oldest generations, keeping at
@@ -384,11 +383,11 @@ impl LruGen {
     /// there; nothing is done when no type advanced.
     ///
     /// [`Kernel::lru_gen_min_seq_independent`]: crate::kernel::Kernel::lru_gen_min_seq_independent
-    pub fn try_to_inc_min_seq(&mut self, memcg: MemcgId, can_swap: bool) -> bool {
+    pub fn try_to_inc_min_seq(&mut self, k: LvId, can_swap: bool) -> bool {
         if self.kernel.lru_gen_min_seq_independent() {
-            return self.try_to_inc_min_seq_6_14(memcg, can_swap);
+            return self.try_to_inc_min_seq_6_14(k, can_swap);
         }
-        let lv = &self.lv[memcg as usize];
+        let lv = self.lrugen(k);
         let mut min_seq = lv.min_seq;
         for ty in (!can_swap) as usize..2 {
             while min_seq[ty] + MIN_NR_GENS as u64 <= lv.max_seq {
@@ -404,11 +403,11 @@ impl LruGen {
         }
         let mut success = false;
         for ty in (!can_swap) as usize..2 {
-            if min_seq[ty] == self.lv[memcg as usize].min_seq[ty] {
+            if min_seq[ty] == self.lrugen(k).min_seq[ty] {
                 continue;
             }
-            self.reset_ctrl_pos(memcg, ty, true);
-            self.lv[memcg as usize].min_seq[ty] = min_seq[ty];
+            self.reset_ctrl_pos(k, ty, true);
+            self.lrugen_mut(k).min_seq[ty] = min_seq[ty];
             success = true;
         }
         success
@@ -416,8 +415,8 @@ impl LruGen {
 
     /// 7.3.4's try_to_inc_min_seq() (see [`LruGen::try_to_inc_min_seq`]).
     #[allow(clippy::needless_range_loop)]
-    fn try_to_inc_min_seq_6_14(&mut self, memcg: MemcgId, can_swap: bool) -> bool {
-        let lv = &self.lv[memcg as usize];
+    fn try_to_inc_min_seq_6_14(&mut self, k: LvId, can_swap: bool) -> bool {
+        let lv = self.lrugen(k);
         let mut min_seq = lv.min_seq;
         let mut moved = false;
         for ty in (!can_swap) as usize..2 {
@@ -442,11 +441,11 @@ impl LruGen {
         }
         let mut success = false;
         for ty in (!can_swap) as usize..2 {
-            if min_seq[ty] <= self.lv[memcg as usize].min_seq[ty] {
+            if min_seq[ty] <= self.lrugen(k).min_seq[ty] {
                 continue;
             }
-            self.reset_ctrl_pos(memcg, ty, true);
-            self.lv[memcg as usize].min_seq[ty] = min_seq[ty];
+            self.reset_ctrl_pos(k, ty, true);
+            self.lrugen_mut(k).min_seq[ty] = min_seq[ty];
             success = true;
         }
         success
@@ -455,32 +454,32 @@ impl LruGen {
     /// Models mm/vmscan.c: inc_max_seq(): make room (a type with four generations loses its
     /// oldest, file first), move the previous youngest-but-one generation to the inactive
     /// statistics, stamp the new generation and advance max_seq.
-    pub fn inc_max_seq(&mut self, mm: &mut Mm, memcg: MemcgId, can_swap: bool) {
+    pub fn inc_max_seq(&mut self, mm: &mut Mm, k: LvId, can_swap: bool) {
         for ty in [1, 0] {
-            if self.nr_gens(memcg, ty) == MAX_NR_GENS as u64 {
-                self.inc_min_seq(mm, memcg, ty, can_swap);
+            if self.nr_gens(k, ty) == MAX_NR_GENS as u64 {
+                self.inc_min_seq(mm, k, ty, can_swap);
             }
         }
-        let lv = &self.lv[memcg as usize];
+        let lv = self.lrugen(k);
         let prev = gen_of(lv.max_seq - 1);
         let next = gen_of(lv.max_seq + 1);
         let deltas: [i64; 2] = [lv.nr_pages[prev][0] - lv.nr_pages[next][0], lv.nr_pages[prev][1] - lv.nr_pages[next][1]];
         for (ty, delta) in deltas.into_iter().enumerate() {
             if delta != 0 {
-                mm.update_lru_size(memcg, Lru::of(ty == 1, false), delta);
-                mm.update_lru_size(memcg, Lru::of(ty == 1, true), -delta);
+                mm.update_lru_size_on(k.memcg, k.nid, Lru::of(ty == 1, false), delta);
+                mm.update_lru_size_on(k.memcg, k.nid, Lru::of(ty == 1, true), -delta);
             }
         }
         let now = mm.now();
-        let lv = &mut self.lv[memcg as usize];
+        let lv = self.lrugen_mut(k);
         lv.timestamps[next] = now;
         lv.max_seq += 1;
     }
 
     /// `get_nr_gens()`.
     #[inline]
-    pub fn nr_gens(&self, memcg: MemcgId, ty: usize) -> u64 {
-        let lv = &self.lv[memcg as usize];
+    pub fn nr_gens(&self, k: LvId, ty: usize) -> u64 {
+        let lv = self.lrugen(k);
         lv.max_seq - lv.min_seq[ty] + 1
     }
 }

@@ -66,15 +66,33 @@ pub const MAX_NR_TIERS: usize = 4;
 pub const MIN_LRU_BATCH: u64 = 64;
 pub const MAX_LRU_BATCH: u64 = 4096;
 
-/// `struct lru_gen_folio` of one memcg's lruvec (one node, NR_HIST_GENS = 1).
+/// A lruvec of the policy, (memcg, node), as include/linux/memcontrol.h: mem_cgroup_lruvec(memcg,
+/// pgdat) names it (6.1/6.12/7.3): the `struct lru_gen_folio`, the mm walk's `mm_state` and
+/// the memcg LRU's place all live in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LvId {
+    pub memcg: MemcgId,
+    pub nid: usize,
+}
+
+impl LvId {
+    /// The lruvec of `memcg` on node `nid`.
+    #[inline(always)]
+    pub fn new(memcg: MemcgId, nid: usize) -> LvId {
+        LvId { memcg, nid }
+    }
+}
+
+/// `struct lru_gen_folio` of one (memcg, node) lruvec (NR_HIST_GENS = 1).
 #[derive(Clone, Debug)]
 pub struct GenLruvec {
     pub max_seq: u64,
     pub min_seq: [u64; 2],
     /// Birth time (ns) of each generation.
     pub timestamps: [u64; MAX_NR_GENS],
-    /// `folios[gen][type][zone]`: type 0 anon, 1 file; one list per zone of the machine, as
-    /// the kernel keeps them (include/linux/mmzone.h: struct lru_gen_folio, 6.1/6.12), so a
+    /// `folios[gen][type][zone]`: type 0 anon, 1 file; one list per zone of the lruvec's node
+    /// (by the zone's index in the node: a node after the first has one zone), as the kernel
+    /// keeps them (include/linux/mmzone.h: struct lru_gen_folio, 6.1/6.12), so a
     /// scan of the oldest generation takes the zones in turn (scan_folios()).
     lists: [[[List; MAX_ZONES]; 2]; MAX_NR_GENS],
     /// `nr_pages[gen][type]` (may dip below zero transiently in the kernel; exact here).
@@ -87,13 +105,14 @@ pub struct GenLruvec {
     /// `protected[type][0]` of 7.3 (6.14's rework counts tier 0's protected folios too;
     /// 6.1/6.12 have no slot for it). Read through [`GenLruvec::protected_in`].
     pub protected_tier0: [u64; 2],
-    /// `mm_state.seq`: the last max_seq a page-table walk finished for.
+    /// `mm_state.seq` (the lruvec's walk state, 6.1/6.12/7.3): the last max_seq a page-table
+    /// walk of this node finished for.
     mm_seq: u64,
     /// The two Bloom filters (None until a walk first creates one).
     bloom: [Option<Vec<u64>>; 2],
     /// Page-table walk statistics (lru_gen_full's LOYNFA).
     pub mm_stats: [u64; aging::MM_STATS],
-    /// Kairui models: evictions of each type from this memcg and its descendants.
+    /// Kairui models: evictions of each type from this memcg and its descendants, on this node.
     pub evictions: [u64; 2],
     /// Kairui models: the refault clock when min_seq of each type last advanced (the start
     /// of the current oldest generation's eviction window).
@@ -148,7 +167,10 @@ impl GenLruvec {
 #[derive(Clone, Debug)]
 pub struct LruGen {
     kernel: Kernel,
+    /// The generations of lruvec (memcg, nid) at `nid * nr_memcgs + memcg` ([`LruGen::at`]):
+    /// node 0's sit at the memcgs' own indices, so a machine of one node has one per memcg.
     pub lv: Vec<GenLruvec>,
+    nr_memcgs: usize,
     /// Capabilities of /sys/kernel/mm/lru_gen/enabled: page-table walks (0x0002) and
     /// non-leaf PMD young bits (0x0004).
     walks: bool,
@@ -163,8 +185,12 @@ pub struct LruGen {
     pub(super) fg: Option<crate::mm::swap::FgReset>,
     /// 6.1 evict_folios() evicted anon this pass (`need_swapping`).
     need_swapping: bool,
-    /// 6.12's memcg LRU.
-    memcg_lru: drivers::MemcgLru,
+    /// 6.12's memcg LRU, one per node (`pgdat->memcg_lru`).
+    memcg_lru: Vec<drivers::MemcgLru>,
+    /// `mm->lru_gen.bitmap` of each task: the nodes whose walk has not yet seen the task since
+    /// it last ran (lru_gen_use_mm() sets every bit, should_skip_mm() clears its node's).
+    /// Filled from the task's `ran` when a walk finds it set.
+    mm_bitmap: Vec<u64>,
     rng: Rng,
     scratch: Vec<Pfn>,
 }
@@ -172,11 +198,13 @@ pub struct LruGen {
 impl LruGen {
     pub fn new(mm: &Mm, cfg: &MglruToml) -> LruGen {
         let n = mm.memcgs.cg.len();
+        let nodes = mm.nodes.len().max(1);
         let mut rng = Rng::new(0x6c72_7567_656e); // the memcg LRU's random bins, deterministic
-        let memcg_lru = drivers::MemcgLru::new(n, &mut rng);
+        let memcg_lru = drivers::MemcgLru::per_node(n, nodes, &mut rng);
         LruGen {
             kernel: mm.cfg.kernel,
-            lv: (0..n).map(|_| GenLruvec::new(mm.now())).collect(),
+            lv: (0..n * nodes).map(|_| GenLruvec::new(mm.now())).collect(),
+            nr_memcgs: n,
             walks: cfg.walks.unwrap_or(true),
             pmd_young: cfg.pmd_young.unwrap_or(true),
             min_ttl_ns: cfg.min_ttl_ms.unwrap_or(0) * 1_000_000,
@@ -185,6 +213,7 @@ impl LruGen {
             fg: mm.cfg.mglru_fg,
             need_swapping: false,
             memcg_lru,
+            mm_bitmap: Vec::new(),
             rng,
             scratch: Vec::with_capacity(MIN_LRU_BATCH as usize),
         }
@@ -202,10 +231,52 @@ impl LruGen {
         sc.swappiness(mm) as u64
     }
 
-    /// The folios of a generation's lists, the highest zone's first, each head first (for
-    /// tests and debugfs).
+    /// The index of lruvec `k` in [`LruGen::lv`].
+    #[inline(always)]
+    pub fn at(&self, k: LvId) -> usize {
+        k.nid * self.nr_memcgs + k.memcg as usize
+    }
+
+    /// The generations of lruvec `k` (`lruvec->lrugen`).
+    #[inline(always)]
+    pub fn lrugen(&self, k: LvId) -> &GenLruvec {
+        &self.lv[self.at(k)]
+    }
+
+    /// [`LruGen::lrugen`], to change.
+    #[inline(always)]
+    pub fn lrugen_mut(&mut self, k: LvId) -> &mut GenLruvec {
+        let i = self.at(k);
+        &mut self.lv[i]
+    }
+
+    /// The nodes the policy keeps lruvecs for.
+    #[inline]
+    pub fn nr_nodes(&self) -> usize {
+        self.lv.len() / self.nr_memcgs.max(1)
+    }
+
+    /// Models include/linux/memcontrol.h: folio_lruvec() (6.1/6.12/7.3): the lruvec of the
+    /// folio's memcg on its frame's node, and the index of the folio's zone among that node's
+    /// zones (the lists it sits on: node 0 keeps its zones' indices, a node after the first
+    /// has one zone).
+    #[inline(always)]
+    pub fn folio_lruvec(mm: &Mm, pfn: Pfn) -> (LvId, usize) {
+        let memcg = mm.folios.get(pfn).memcg;
+        let nid = mm.folio_nid(pfn);
+        let zone = if nid == 0 { mm.folios.zone_of(pfn) } else { 0 };
+        (LvId::new(memcg, nid), zone)
+    }
+
+    /// The folios of a generation's lists of `memcg`'s lruvec on node 0, the highest zone's
+    /// first, each head first (for tests and debugfs).
     pub fn gen_pages(&self, mm: &Mm, memcg: MemcgId, gen: usize, ty: usize) -> Vec<Pfn> {
-        self.lv[memcg as usize].lists[gen][ty].iter().rev().flat_map(|l| mm.folios.iter_list(l)).collect()
+        self.gen_pages_on(mm, LvId::new(memcg, 0), gen, ty)
+    }
+
+    /// [`LruGen::gen_pages`] of lruvec `k`.
+    pub fn gen_pages_on(&self, mm: &Mm, k: LvId, gen: usize, ty: usize) -> Vec<Pfn> {
+        self.lrugen(k).lists[gen][ty].iter().rev().flat_map(|l| mm.folios.iter_list(l)).collect()
     }
 
     /// Models mm/swap.c: folio_inc_refs() (6.1/6.12): the first fd access sets
@@ -291,8 +362,9 @@ impl Policy for LruGen {
         self.refault(mm, pfn, shadow);
     }
 
+    /// The lruvec of `memcg` on the node reclaim shrinks (`sc.nid`).
     fn shrink_lruvec(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) {
-        self.lru_gen_shrink_lruvec(mm, memcg, sc);
+        self.lru_gen_shrink_lruvec(mm, LvId::new(memcg, sc.nid), sc);
     }
 
     /// mm/vmscan.c (6.12.95): shrink_node() gives root reclaim (`root_reclaim()`) to
@@ -323,8 +395,10 @@ impl Inspect for LruGen {
     }
 
     fn check(&self, mm: &Mm) -> Result<(), String> {
-        for (m, lv) in self.lv.iter().enumerate() {
-            let memcg = m as MemcgId;
+        for (i, lv) in self.lv.iter().enumerate() {
+            let (memcg, nid) = ((i % self.nr_memcgs) as MemcgId, i / self.nr_memcgs);
+            // "memcg M" on node 0, "memcg M node N" after it.
+            let m = if nid == 0 { format!("{memcg}") } else { format!("{memcg} node {nid}") };
             // seq_is_valid() (6.1-6.13): 2 <= file gens <= anon gens <= 4, i.e. anon's oldest
             // generation is never younger than file's.
             // 7.3 (6.14 on): each type keeps MIN_NR_GENS..=MAX_NR_GENS, in either order.
@@ -345,7 +419,7 @@ impl Inspect for LruGen {
                         for pfn in mm.folios.iter_list(list) {
                             n += 1;
                             let f = mm.folios.get(pfn);
-                            if f.memcg != memcg || f.lru_type() != ty || f.lru_slot as usize != gen * 2 + ty + 1 || mm.folios.zone_of(pfn) != zone {
+                            if f.memcg != memcg || f.lru_type() != ty || f.lru_slot as usize != gen * 2 + ty + 1 || Self::folio_lruvec(mm, pfn) != (LvId::new(memcg, nid), zone) {
                                 return Err(format!("pfn {pfn} on memcg {m} gen {gen} type {ty} zone {zone} does not belong there"));
                             }
                             let g = folio_gen(f.flags).ok_or(format!("pfn {pfn} on a generation list without a generation"))?;
@@ -402,7 +476,7 @@ impl Inspect for LruGen {
                     }
                 }
             }
-            let sizes = mm.memcgs.get(memcg).lruvec.lru_size;
+            let sizes = mm.memcgs.get(memcg).lruvec_of(nid).lru_size;
             if sizes[0] != inactive[0] || sizes[1] != active[0] || sizes[2] != inactive[1] || sizes[3] != active[1] {
                 return Err(format!("memcg {m}: LRU sizes {sizes:?} but generations give inactive {inactive:?} active {active:?}"));
             }

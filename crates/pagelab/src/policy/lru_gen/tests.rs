@@ -8,6 +8,9 @@ use super::LruGen;
 use crate::kernel::DEF_PRIORITY;
 use crate::mm::folio::{pg, Pfn};
 use crate::mm::memcontrol::ROOT_MEMCG;
+
+/// The root memcg's lruvec on node 0.
+const ROOT_LV: super::LvId = super::LvId { memcg: ROOT_MEMCG, nid: 0 };
 use crate::mm::vmscan::ScanControl;
 use crate::mm::vmstat::{Ev, Reclaimer};
 use crate::mm::Actor;
@@ -61,7 +64,7 @@ fn age(m: &mut Machine<LruGen>, n: usize) {
     let walks = std::mem::replace(&mut m.policy.walks, false);
     for _ in 0..n {
         let max = max_seq(m);
-        assert!(m.policy.try_to_inc_max_seq(&mut m.mm, ROOT_MEMCG, max, true));
+        assert!(m.policy.try_to_inc_max_seq(&mut m.mm, ROOT_LV, max, true));
     }
     m.policy.walks = walks;
 }
@@ -75,7 +78,7 @@ fn anon_in_oldest(kernel: &str, pages: u64, walks: bool) -> Machine<LruGen> {
     }
     m.drain();
     age(&mut m, 2);
-    m.policy.try_to_inc_min_seq(ROOT_MEMCG, true);
+    m.policy.try_to_inc_min_seq(ROOT_LV, true);
     for p in 0..pages {
         let f = pfn(&m, p);
         m.mm.folios.clear(f, pg::YOUNG);
@@ -95,7 +98,7 @@ fn v6_1_walks_skip_a_task_with_fewer_than_64_eligible_pages() {
         let mut m = anon_in_oldest(kernel, 32, true);
         m.apply(0, op(Access::Anon, 5, false));
         let max = max_seq(&m);
-        assert!(m.policy.try_to_inc_max_seq(&mut m.mm, ROOT_MEMCG, max, true));
+        assert!(m.policy.try_to_inc_max_seq(&mut m.mm, ROOT_LV, max, true));
         // The walk promotes to the generation it ages (max_seq then, max_seq - 1 now).
         let youngest = Some(gen_of(max));
         assert_eq!(max_seq(&m), max + 1);
@@ -162,7 +165,7 @@ fn isolate_folio_needs_may_writepage_for_unswapped_anon_only_in_6_1() {
         let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 32);
         sc.may_writepage = false;
         m.mm.actor = Actor::Kswapd;
-        m.policy.evict_folios(&mut m.mm, ROOT_MEMCG, &mut sc, 60, super::MAX_LRU_BATCH);
+        m.policy.evict_folios(&mut m.mm, ROOT_LV, &mut sc, 60, super::MAX_LRU_BATCH);
         let scanned = m.mm.events.get(Ev::PgScanAnon);
         assert_eq!(scanned > 0, isolates, "{kernel}: pgscan_anon {scanned}");
         m.check().unwrap();
@@ -177,8 +180,8 @@ fn mapped_file_needing_aging(kernel: &str) -> Machine<LruGen> {
         m.apply(0, op(Access::Mmap, p, false));
     }
     m.drain();
-    m.policy.try_to_inc_min_seq(ROOT_MEMCG, false);
-    let (need, _) = m.policy.should_run_aging(ROOT_MEMCG, false, DEF_PRIORITY - 1);
+    m.policy.try_to_inc_min_seq(ROOT_LV, false);
+    let (need, _) = m.policy.should_run_aging(ROOT_LV, false, DEF_PRIORITY - 1);
     assert!(need, "{kernel}: two generations need aging");
     m
 }

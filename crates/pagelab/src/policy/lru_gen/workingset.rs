@@ -3,7 +3,7 @@
 //! to MGLRU (`[workingset] refault_model`; Kairui Song's refault-distance rework).
 
 use super::gen::{lru_tier_from_refs, lru_tier_from_refs_6_14, REFS_ALL};
-use super::{LruGen, MAX_NR_GENS, MIN_NR_GENS};
+use super::{LruGen, LvId, MAX_NR_GENS, MIN_NR_GENS};
 use crate::mm::folio::{pg, Pfn};
 use crate::mm::mapping::Shadow;
 use crate::mm::memcontrol::MemcgId;
@@ -36,18 +36,20 @@ pub struct KairuiRefault {
 }
 
 impl LruGen {
-    /// Models mm/workingset.c: lru_gen_eviction() (6.1/6.12): the shadow holds the oldest
-    /// generation's sequence number and the folio's refs, charged to the folio's own memcg;
-    /// the eviction counts in its tier. Under a Kairui model the sequence number gives way
+    /// Models mm/workingset.c: lru_gen_eviction() (6.1/6.12/7.3): the shadow holds the oldest
+    /// generation's sequence number of the folio's lruvec and the folio's refs, charged to the
+    /// folio's own memcg on its node (pack_shadow()'s memcg and pgdat); the eviction counts in
+    /// its tier. Under a Kairui model the sequence number gives way
     /// to an eviction stamp ([`LruGen::kairui_v3_token`], [`LruGen::kairui_2026_token`]).
     pub fn eviction(&mut self, mm: &mut Mm, pfn: Pfn) -> Shadow {
         let f = *mm.folios.get(pfn);
         let ty = f.lru_type();
         let memcg = f.memcg;
+        let (k, _) = Self::folio_lruvec(mm, pfn);
         let (refs, tier, _) = self.refs_tier(f.flags);
         // By the folio's pages (`delta = folio_nr_pages()`).
-        self.lv[memcg as usize].evicted[ty][tier] += f.nr_pages();
-        match self.refault.model {
+        self.lrugen_mut(k).evicted[ty][tier] += f.nr_pages();
+        let shadow = match self.refault.model {
             RefaultModel::Mainline => {
                 // MGLRU-FG [I]: its count (up to 7) is cut to 7.3's four refs, so the token
                 // keeps 7.3's two bits; W (folio_test_workingset()) is count >= 2.
@@ -55,20 +57,22 @@ impl LruGen {
                 let low = refs.saturating_sub(1) as u64;
                 // 7.3: the shadow's workingset bit is PG_workingset; 6.1/6.12: refs != 0.
                 let w = if self.kernel.lru_gen_refault_workingset() { f.test(pg::WORKINGSET) } else { refs != 0 };
-                Shadow::pack((self.lv[memcg as usize].min_seq[ty] << REFS_WIDTH) | low, memcg, w)
+                Shadow::pack((self.lrugen(k).min_seq[ty] << REFS_WIDTH) | low, memcg, w)
             }
-            RefaultModel::KairuiV3 => self.kairui_v3_token(mm, memcg, ty, refs),
-            RefaultModel::Kairui2026 => self.kairui_2026_token(mm, memcg, ty, refs),
-        }
+            RefaultModel::KairuiV3 => self.kairui_v3_token(mm, k, ty, refs),
+            RefaultModel::Kairui2026 => self.kairui_2026_token(mm, k, ty, refs),
+        };
+        shadow.on_node(k.nid)
     }
 
-    /// Advances the per-type eviction counters of `memcg` and its ancestors; returns the
-    /// reading before (27/32's lru_eviction(): [DEV] a fetch-add).
-    fn count_eviction(&mut self, mm: &Mm, memcg: MemcgId, ty: usize) -> u64 {
-        let before = self.lv[memcg as usize].evictions[ty];
-        let mut cur = Some(memcg);
+    /// Advances the per-type eviction counters of lruvec `k` and its ancestors' lruvecs on
+    /// the same node (parent_lruvec()); returns the reading before (27/32's lru_eviction():
+    /// [DEV] a fetch-add).
+    fn count_eviction(&mut self, mm: &Mm, k: LvId, ty: usize) -> u64 {
+        let before = self.lrugen(k).evictions[ty];
+        let mut cur = Some(k.memcg);
         while let Some(c) = cur {
-            self.lv[c as usize].evictions[ty] += 1;
+            self.lrugen_mut(LvId::new(c, k.nid)).evictions[ty] += 1;
             cur = mm.memcgs.get(c).parent;
         }
         before
@@ -78,8 +82,8 @@ impl LruGen {
     /// under MGLRU only evictions advance (of both types: v3 1/6 has one counter), or 2026's
     /// per-type eviction counter ([DEV] 7e29194b; the posted 23/32 has one `evictions`, but
     /// its MGLRU test compares with one type's lists).
-    pub(super) fn refault_clock(&self, memcg: MemcgId, ty: usize) -> u64 {
-        let e = self.lv[memcg as usize].evictions;
+    pub(super) fn refault_clock(&self, k: LvId, ty: usize) -> u64 {
+        let e = self.lrugen(k).evictions;
         match self.refault.model {
             RefaultModel::Kairui2026 => e[ty],
             _ => e[0] + e[1],
@@ -90,22 +94,22 @@ impl LruGen {
     /// (refs - 1, and W = refs != 0) and holds the folio memcg's nonresident age instead of
     /// min_seq; the eviction then ages the clock of the memcg and its ancestors (1/6: on
     /// eviction only). Bucketing starts above 2^34 pages and is not modeled.
-    fn kairui_v3_token(&mut self, mm: &mut Mm, memcg: MemcgId, ty: usize, refs: u32) -> Shadow {
-        let stamp = self.refault_clock(memcg, ty);
-        self.count_eviction(mm, memcg, ty);
-        // The kernel's own field, kept in step (the classic policy_state shows it).
-        // MGLRU's lists span the nodes: node 0's lruvec holds its state.
-        workingset_age_nonresident(mm, memcg, 0, 1);
-        Shadow::pack(((stamp & STAMP_MASK) << REFS_WIDTH) | refs.saturating_sub(1) as u64, memcg, refs != 0)
+    fn kairui_v3_token(&mut self, mm: &mut Mm, k: LvId, ty: usize, refs: u32) -> Shadow {
+        let stamp = self.refault_clock(k, ty);
+        self.count_eviction(mm, k, ty);
+        // The kernel's own field, kept in step (the classic policy_state shows it): the
+        // lruvec's, on the folio's node.
+        workingset_age_nonresident(mm, k.memcg, k.nid, 1);
+        Shadow::pack(((stamp & STAMP_MASK) << REFS_WIDTH) | refs.saturating_sub(1) as u64, k.memcg, refs != 0)
     }
 
     /// 2026 30/32 [R]: the token is refs above an eviction timestamp; [DEV] 7e29194b: the
     /// timestamp is the type's eviction counter before this eviction, refs are stored halved
     /// with W = refs & 1. (Bit positions differ from the kernel's; at pagelab's sizes only the
     /// values matter.)
-    fn kairui_2026_token(&mut self, mm: &mut Mm, memcg: MemcgId, ty: usize, refs: u32) -> Shadow {
-        let stamp = self.count_eviction(mm, memcg, ty);
-        Shadow::pack(((stamp & STAMP_MASK) << REFS_WIDTH) | (refs >> 1) as u64, memcg, refs & 1 != 0)
+    fn kairui_2026_token(&mut self, mm: &mut Mm, k: LvId, ty: usize, refs: u32) -> Shadow {
+        let stamp = self.count_eviction(mm, k, ty);
+        Shadow::pack(((stamp & STAMP_MASK) << REFS_WIDTH) | (refs >> 1) as u64, k.memcg, refs & 1 != 0)
     }
 
     /// Models mm/workingset.c: lru_gen_refault() — 6.1: only a refault of the memcg's own
@@ -115,6 +119,12 @@ impl LruGen {
     /// feeds its tier's refault statistics; one in a fault, or of a page with refs >= 3, is
     /// restored with the maximal refs and PG_workingset. Under a Kairui model:
     /// [`LruGen::kairui_refault`].
+    ///
+    /// The lruvec that judges is the shadow's: its memcg on the node the folio was evicted
+    /// from (unpack_shadow()'s pgdat), whose min_seq and tiers are read; a refault whose new
+    /// folio is another lruvec's (another memcg, or a frame of another node) counts nothing
+    /// (6.1: `pgdat != folio_pgdat(folio)` or another memcg id returns; 6.12 and 7.3:
+    /// `lruvec != folio_lruvec(folio)`).
     pub fn refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow) {
         if self.refault.model != RefaultModel::Mainline {
             return self.kairui_refault(mm, pfn, shadow);
@@ -124,14 +134,12 @@ impl LruGen {
         let memcg = f.memcg;
         // Every count by the refaulting folio's pages (folio_nr_pages()).
         let nr = f.nr_pages();
-        if shadow.memcg() != memcg {
-            return;
-        }
+        let Some(k) = Self::shadow_lruvec(mm, pfn, shadow) else { return };
         if self.kernel.lru_gen_refault_workingset() {
-            return self.refault_7_3(mm, pfn, shadow);
+            return self.refault_7_3(mm, pfn, k, shadow);
         }
         let token = shadow.eviction();
-        let recent = (token >> REFS_WIDTH) == self.lv[memcg as usize].min_seq[ty] & STAMP_MASK;
+        let recent = (token >> REFS_WIDTH) == self.lrugen(k).min_seq[ty] & STAMP_MASK;
         let refault_ev = by_type(ty == 1, Ev::WorkingsetRefaultAnon, Ev::WorkingsetRefaultFile);
         let v612 = self.kernel.lru_gen_counts_every_refault();
         if v612 {
@@ -142,7 +150,7 @@ impl LruGen {
         }
         let refs = (token & ((1 << REFS_WIDTH) - 1)) as u32 + shadow.workingset() as u32;
         let tier = lru_tier_from_refs(refs);
-        self.lv[memcg as usize].refaulted[ty][tier] += nr;
+        self.lrugen_mut(k).refaulted[ty][tier] += nr;
         if v612 {
             count_workingset(mm, memcg, by_type(ty == 1, Ev::WorkingsetActivateAnon, Ev::WorkingsetActivateFile), nr);
         } else {
@@ -165,7 +173,7 @@ impl LruGen {
     /// recent one count refs - 1.
     ///
     /// [`Kernel::lru_gen_refault_workingset`]: crate::kernel::Kernel::lru_gen_refault_workingset
-    fn refault_7_3(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow) {
+    fn refault_7_3(&mut self, mm: &mut Mm, pfn: Pfn, k: LvId, shadow: Shadow) {
         let f = *mm.folios.get(pfn);
         let ty = f.lru_type();
         let memcg = f.memcg;
@@ -173,7 +181,7 @@ impl LruGen {
         let nr = f.nr_pages();
         count_workingset(mm, memcg, by_type(ty == 1, Ev::WorkingsetRefaultAnon, Ev::WorkingsetRefaultFile), nr);
         let token = shadow.eviction();
-        let max_seq = self.lv[memcg as usize].max_seq & STAMP_MASK;
+        let max_seq = self.lrugen(k).max_seq & STAMP_MASK;
         if max_seq.abs_diff(token >> REFS_WIDTH) >= MAX_NR_GENS as u64 {
             return;
         }
@@ -181,7 +189,7 @@ impl LruGen {
         let workingset = shadow.workingset();
         let fg = self.fg.is_some();
         let tier = if fg { fg_tier(refs) } else { lru_tier_from_refs_6_14(refs, workingset) };
-        self.lv[memcg as usize].refaulted[ty][tier] += nr;
+        self.lrugen_mut(k).refaulted[ty][tier] += nr;
         if workingset {
             let in_fault = mm.current_task().is_some_and(|t| mm.tasks[t].in_lru_fault);
             if in_fault {
@@ -198,6 +206,14 @@ impl LruGen {
             let fm = mm.folios.get_mut(pfn);
             fm.flags = if fg { fg_with_refs(fm.flags, refs - 1) } else { (fm.flags & !pg::REFS_MASK) | ((refs - 1) << pg::REFS_SHIFT) };
         }
+    }
+
+    /// The lruvec whose generations judge a refault: the shadow's memcg on the shadow's node,
+    /// if that is the new folio's lruvec (folio_lruvec()); None otherwise.
+    #[inline]
+    fn shadow_lruvec(mm: &Mm, pfn: Pfn, shadow: Shadow) -> Option<LvId> {
+        let (k, _) = Self::folio_lruvec(mm, pfn);
+        (shadow.memcg() == k.memcg && shadow.nid() == k.nid).then_some(k)
     }
 
     /// The end of lru_gen_refault(): a refault in a page fault (a page pushed out while hot)
@@ -229,15 +245,13 @@ impl LruGen {
         let f = *mm.folios.get(pfn);
         let ty = f.lru_type();
         let memcg = f.memcg;
-        if shadow.memcg() != memcg {
-            return;
-        }
+        let Some(k) = Self::shadow_lruvec(mm, pfn, shadow) else { return };
         count_workingset(mm, memcg, by_type(ty == 1, Ev::WorkingsetRefaultAnon, Ev::WorkingsetRefaultFile), 1);
-        let d = self.kairui_decide(mm, memcg, ty, shadow);
+        let d = self.kairui_decide(mm, k, ty, shadow);
         if !d.qualified {
             return;
         }
-        self.kairui_feed_pid(memcg, ty, &d);
+        self.kairui_feed_pid(k, ty, &d);
         self.kairui_place(mm, pfn, &d);
         self.kairui_set_refs(mm, pfn, memcg, ty, &d, shadow.workingset());
         if self.kairui_counts_activation(&d) {
@@ -256,11 +270,12 @@ impl LruGen {
     ///
     /// `in_window` is the window-based recency all relatives keep ([DEV] `distance <=` the
     /// evictions since min_seq last advanced); `short` is 7e29194b's activation threshold.
-    pub fn kairui_decide(&self, mm: &mut Mm, memcg: MemcgId, ty: usize, shadow: Shadow) -> KairuiRefault {
+    pub fn kairui_decide(&self, mm: &mut Mm, k: LvId, ty: usize, shadow: Shadow) -> KairuiRefault {
+        let memcg = k.memcg;
         let token = shadow.eviction();
-        let now = self.refault_clock(memcg, ty);
+        let now = self.refault_clock(k, ty);
         let distance = now.wrapping_sub(token >> REFS_WIDTH) & STAMP_MASK;
-        let lv = &self.lv[memcg as usize];
+        let lv = self.lrugen(k);
         let in_window = distance <= now.wrapping_sub(lv.window_start[ty]);
         let time = mm.now();
         mm.memcgs.flush_for_refault(memcg, time);
@@ -290,9 +305,10 @@ impl LruGen {
     /// `[workingset] mglru_pid` ([`MglruPid`]): a refault inside the current window is a
     /// refault of this generation's tier; an older one raises the averages both ways, so the
     /// tier's refault ratio stays at most 1 ([I] from v3 5/6 and every relative).
-    fn kairui_feed_pid(&mut self, memcg: MemcgId, ty: usize, d: &KairuiRefault) {
-        let lv = &mut self.lv[memcg as usize];
-        if d.in_window || self.refault.mglru_pid == MglruPid::Current {
+    fn kairui_feed_pid(&mut self, k: LvId, ty: usize, d: &KairuiRefault) {
+        let current = self.refault.mglru_pid == MglruPid::Current;
+        let lv = self.lrugen_mut(k);
+        if d.in_window || current {
             lv.refaulted[ty][d.tier] += 1;
         } else {
             lv.avg_refaulted[ty][d.tier] += 1;
