@@ -78,7 +78,7 @@ impl Caps {
         keeps_promoted_mapped_folios: true,
         putback_ages_nonresident: false,
         large_folios: true,
-        lists_per_node: false,
+        lists_per_node: true,
     };
 }
 

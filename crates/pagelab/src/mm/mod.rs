@@ -662,8 +662,8 @@ impl Mm {
 
     /// Models include/linux/mm_inline.h: update_lru_size(): the exact per-lruvec size and
     /// the rstat counter of the memcg.
-    /// A policy whose lists span the nodes (MGLRU, the eviction seam: one list set per memcg)
-    /// keeps its sizes in node 0's lruvec.
+    /// A policy whose lists span the nodes (the eviction seam: one list set per memcg) keeps
+    /// its sizes in node 0's lruvec.
     #[inline]
     pub fn update_lru_size(&mut self, memcg: MemcgId, lru: Lru, delta: i64) {
         self.update_lru_size_on(memcg, 0, lru, delta);

@@ -132,9 +132,9 @@ fn lock_lruvecs(mm: &mut Mm, batch: &[Pfn]) {
     }
     let mut i = 0;
     while i < batch.len() {
-        let memcg = mm.folios.get(batch[i]).memcg;
-        let run = batch[i..].iter().take_while(|&&f| mm.folios.get(f).memcg == memcg).count();
-        mm.lru_lock(memcg, run as u64);
+        let (memcg, nid) = (mm.folios.get(batch[i]).memcg, mm.folio_nid(batch[i]));
+        let run = batch[i..].iter().take_while(|&&f| mm.folios.get(f).memcg == memcg && mm.folio_nid(f) == nid).count();
+        mm.lru_lock_on(memcg, nid, run as u64);
         i += run;
     }
 }

@@ -740,7 +740,7 @@ pub fn reclaim_batch<P: Policy, E: Epilogue<P>>(
         Pgscan::Here(scanned) => scanned[0] + scanned[1],
         Pgscan::AtIsolation => list.len() as u64,
     };
-    mm.lru_lock(memcg, isolated);
+    mm.lru_lock_on(memcg, sc.nid, isolated);
     if nr_taken == 0 {
         return 0;
     }
@@ -751,7 +751,7 @@ pub fn reclaim_batch<P: Policy, E: Epilogue<P>>(
     let reclaimed = shrink_folio_list(mm, p, list, sc, &mut stat, false);
     let file_freed = file_taken - file_folios(mm, list);
     // The survivors go back under the lock (move_folios_to_lru(), MGLRU's putback).
-    mm.lru_lock(memcg, list.len() as u64);
+    mm.lru_lock_on(memcg, sc.nid, list.len() as u64);
     epilogue.putback(mm, p, list);
     count_pgsteal(mm, memcg, sc, [reclaimed - file_freed, file_freed]);
     epilogue.note_cost(mm, reclaimed, &stat);

@@ -8,9 +8,9 @@ use common::*;
 use pagelab::kernel::{Kernel, DEF_PRIORITY};
 use pagelab::mm::mapping::Entry;
 use pagelab::mm::memcontrol::{FedStat, ROOT_MEMCG};
-use pagelab::policy::lru_gen::LvId;
 use pagelab::mm::vmscan::ScanControl;
 use pagelab::mm::vmstat::{Ev, Reclaimer};
+use pagelab::policy::lru_gen::LvId;
 
 /// The root memcg's lruvec on node 0 (a machine of one node).
 const ROOT_LV: LvId = LvId { memcg: ROOT_MEMCG, nid: 0 };

@@ -419,7 +419,11 @@ impl Inspect for LruGen {
                         for pfn in mm.folios.iter_list(list) {
                             n += 1;
                             let f = mm.folios.get(pfn);
-                            if f.memcg != memcg || f.lru_type() != ty || f.lru_slot as usize != gen * 2 + ty + 1 || Self::folio_lruvec(mm, pfn) != (LvId::new(memcg, nid), zone) {
+                            if f.memcg != memcg
+                                || f.lru_type() != ty
+                                || f.lru_slot as usize != gen * 2 + ty + 1
+                                || Self::folio_lruvec(mm, pfn) != (LvId::new(memcg, nid), zone)
+                            {
                                 return Err(format!("pfn {pfn} on memcg {m} gen {gen} type {ty} zone {zone} does not belong there"));
                             }
                             let g = folio_gen(f.flags).ok_or(format!("pfn {pfn} on a generation list without a generation"))?;
