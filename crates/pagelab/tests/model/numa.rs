@@ -143,8 +143,8 @@ fn mem_cgroup_lruvec_gives_each_memcg_one_lruvec_per_node() {
 
 /// One task on `cpus` of a 4-CPU machine reading `file` pages of a file, sequentially, twice
 /// over, on nodes of `node_mib` MiB each whose CPUs are split evenly (nodes are set on the
-/// validated scenario: the schema refuses more than one node until each node's kswapd and
-/// lists are built).
+/// validated scenario: the schema refuses more than one node until each node's kswapd is
+/// built).
 fn numa_run(policy: &str, node_mib: &[u64], cpus: &str, file: &str) -> Report {
     let total: u64 = node_mib.iter().sum();
     let text = format!(
@@ -358,4 +358,122 @@ fn more_nodes_than_a_shadow_entry_can_name_are_refused() {
     let e = error(&readers("classic", &nine).replace("cpus = 4\n", ""));
     assert_eq!(e.key, "machine.node", "{e}");
     assert!(e.message.contains("9 nodes") && e.message.contains("at most 8"), "{e}");
+}
+
+/// Two nodes of `node_mib` MiB with CPUs 0-1 and 2-3 under MGLRU on `kernel`, `body` (cgroups
+/// and workloads) run to its end on a machine the test can look into (nodes set on the
+/// validated scenario, as [`numa_run`]).
+fn two_node_mglru(kernel: &str, node_mib: [u64; 2], body: &str) -> pagelab::sim::Machine<pagelab::policy::lru_gen::LruGen> {
+    let total: u64 = node_mib.iter().sum();
+    let text = format!("[machine]\nmemory = \"{total}M\"\nkernel = \"{kernel}\"\npolicy = \"mglru\"\nstorage = \"ssd\"\ncpus = 4\n{body}");
+    let mut s = super::common::scenario(&text);
+    let cpus = |t: &str| Some(CpuSet::parse(t, 4).unwrap());
+    s.machine.nodes = vec![NodeSpec { memory_pages: node_mib[0] * 256, cpus: cpus("0-1") }, NodeSpec { memory_pages: node_mib[1] * 256, cpus: cpus("2-3") }];
+    let mut m = pagelab::sim::Machine::new(&s, |mm| pagelab::policy::lru_gen::LruGen::new(mm, &s.mglru)).unwrap();
+    m.run(|_| {});
+    m.check().unwrap_or_else(|e| panic!("{kernel}: {e}"));
+    m
+}
+
+/// The pages on every generation list of a lruvec, by type.
+fn lrugen_pages(m: &pagelab::sim::Machine<pagelab::policy::lru_gen::LruGen>, memcg: u16, nid: usize) -> [i64; 2] {
+    let lv = m.policy.lrugen(pagelab::policy::lru_gen::LvId::new(memcg, nid));
+    [0, 1].map(|ty| lv.nr_pages.iter().map(|g| g[ty]).sum())
+}
+
+#[test]
+fn mglru_a_folio_goes_on_its_frames_nodes_lrugen_lru_gen_add_folio_folio_lruvec_6_1_6_12() {
+    // A task on node 1's CPUs reads a file that fits in node 1: its pages are node 1's frames,
+    // and lru_gen_add_folio() puts each on folio_lruvec()'s generations, the root memcg's
+    // lruvec of node 1; node 0's lrugen stays empty, and the LRU sizes are node 1's.
+    for kernel in ["6.1", "6.12"] {
+        let m = two_node_mglru(kernel, [128, 128], &reader("r", "/", "2-3", "32M", 30_000, 5));
+        let on = |nid| lrugen_pages(&m, 0, nid);
+        assert!(on(1)[1] >= 7000, "{kernel}: {:?}", on(1));
+        assert_eq!(on(0), [0, 0], "{kernel}: node 0's lrugen holds nothing");
+        let lru = |nid: usize| m.mm.memcgs.get(0).lruvec_of(nid).lru_size.iter().sum::<u64>();
+        assert_eq!((lru(0), lru(1)), (0, on(1)[1] as u64), "{kernel}: the LRU sizes are the lruvec's");
+        // /sys/kernel/debug/lru_gen shows a block per node under each memcg.
+        let debugfs = pagelab::policy::Inspect::debugfs(&m.policy, &m.mm).unwrap();
+        assert!(debugfs.contains(" node     0\n") && debugfs.contains(" node     1\n"), "{kernel}: {debugfs}");
+    }
+}
+
+#[test]
+fn mglru_memcg_limit_reclaim_takes_from_every_nodes_lruvec_try_to_shrink_lruvec_6_1_6_12() {
+    // One cgroup of 24M with a reader on each node's CPUs, on a machine with room to spare:
+    // only the cgroup's limit reclaims, and shrink_zones() shrinks the cgroup's lruvec on each
+    // node (lru_gen_shrink_lruvec() of mem_cgroup_lruvec(memcg, pgdat)): both nodes' lruvecs
+    // are evicted from, and each node's pgsteal adds up to the cgroup's.
+    for kernel in ["6.1", "6.12"] {
+        let body = format!(
+            "\n[[cgroup]]\npath = \"/a\"\nmax = \"24M\"\n{}{}",
+            reader("left", "/a", "0-1", "64M", 40_000, 7),
+            reader("right", "/a", "2-3", "64M", 40_000, 8)
+        );
+        let total = 512;
+        let text = format!("[machine]\nmemory = \"{total}M\"\nkernel = \"{kernel}\"\npolicy = \"mglru\"\nstorage = \"ssd\"\ncpus = 4\n{body}");
+        let mut s = super::common::scenario(&text);
+        let cpus = |t: &str| Some(CpuSet::parse(t, 4).unwrap());
+        s.machine.nodes = vec![NodeSpec { memory_pages: 256 * 256, cpus: cpus("0-1") }, NodeSpec { memory_pages: 256 * 256, cpus: cpus("2-3") }];
+        let r = pagelab::run(&s, |_, _| {}).unwrap();
+        let nodes = r.nodes.clone().unwrap();
+        assert_eq!(r.vmstat["pgscan_kswapd"], 0, "{kernel}: the machine has room: {:?}", r.vmstat);
+        assert!(nodes[0].pgsteal_direct > 2000 && nodes[1].pgsteal_direct > 2000, "{kernel}: {nodes:?}");
+        assert_eq!(nodes[0].pgsteal_direct + nodes[1].pgsteal_direct, r.memcg["/a"]["pgsteal"], "{kernel}: {nodes:?}");
+        assert!(nodes[0].lru_pages > 1000 && nodes[1].lru_pages > 1000, "{kernel}: {nodes:?}");
+    }
+}
+
+#[test]
+fn mglru_a_refault_is_judged_by_the_evicting_nodes_generations_lru_gen_refault_6_1_6_12() {
+    use pagelab::policy::lru_gen::LvId;
+    use pagelab::policy::Policy;
+    // A reader in a 16M cgroup on node 1's CPUs: its pages are node 1's, the cgroup's limit
+    // evicts them from its lruvec of node 1, and their shadows name node 1 (pack_shadow()'s
+    // pgdat), so their refaults feed node 1's tiers; node 0's lruvec sees none of it.
+    for kernel in ["6.1", "6.12"] {
+        let body = format!("\n[[cgroup]]\npath = \"/a\"\nmax = \"16M\"\n{}", reader("r", "/a", "2-3", "48M", 40_000, 9));
+        let mut m = two_node_mglru(kernel, [128, 128], &body);
+        let a = m.mm.memcgs.preorder.iter().copied().find(|&c| m.mm.memcgs.get(c).path == "/a").unwrap();
+        let (n0, n1) = (LvId::new(a, 0), LvId::new(a, 1));
+        let sum = |x: &[[u64; 4]; 2]| x.iter().flatten().sum::<u64>();
+        let lv1 = m.policy.lrugen(n1);
+        assert!(sum(&lv1.evicted) + sum(&lv1.avg_total) > 1000, "{kernel}: node 1 evicts: {lv1:?}");
+        assert!(sum(&lv1.refaulted) + sum(&lv1.avg_refaulted) > 100, "{kernel}: node 1's tiers see the refaults: {lv1:?}");
+        let lv0 = m.policy.lrugen(n0);
+        assert_eq!(sum(&lv0.evicted) + sum(&lv0.refaulted) + sum(&lv0.avg_total), 0, "{kernel}: {lv0:?}");
+
+        // One folio of node 1 evicted now: its shadow holds node 1's min_seq. Its refault is
+        // recent by node 1's generations whatever node 0's say...
+        let pfn = (0..4).find_map(|g| m.policy.gen_pages_on(&m.mm, n1, g, 1).first().copied()).expect("a folio on node 1");
+        let shadow = m.policy.workingset_eviction(&mut m.mm, pfn, a);
+        assert_eq!(shadow.nid(), 1, "{kernel}");
+        let refaulted = |m: &pagelab::sim::Machine<pagelab::policy::lru_gen::LruGen>, k| sum(&m.policy.lrugen(k).refaulted);
+        let seq = m.policy.lrugen(n1).min_seq[1];
+        assert_eq!(shadow.eviction() >> 2, seq, "{kernel}: the token is node 1's oldest file generation");
+        m.policy.lrugen_mut(n0).min_seq[1] = seq + 1;
+        let before = (refaulted(&m, n0), refaulted(&m, n1));
+        m.policy.workingset_refault(&mut m.mm, pfn, shadow);
+        assert_eq!((refaulted(&m, n0), refaulted(&m, n1)), (before.0, before.1 + 1), "{kernel}: node 1's tiers count it");
+        // ... and not recent once node 1's oldest generation is another, even with node 0's
+        // matching the token.
+        m.policy.lrugen_mut(n0).min_seq[1] = seq;
+        m.policy.lrugen_mut(n1).min_seq[1] = seq + 1;
+        let before = (refaulted(&m, n0), refaulted(&m, n1));
+        m.policy.workingset_refault(&mut m.mm, pfn, shadow);
+        assert_eq!((refaulted(&m, n0), refaulted(&m, n1)), before, "{kernel}: judged by node 1's generations, not node 0's");
+    }
+}
+
+#[test]
+fn mglru_a_one_node_table_is_the_machine_without_a_node_table_on_6_12() {
+    // 6.12's memcg LRU is per node (pgdat->memcg_lru): one node is the machine without a node
+    // table (6.1 is checked with the classic LRU above).
+    let on_6_12 = |t: &str| readers("mglru", t).replace("kernel = \"6.1\"", "kernel = \"6.12\"");
+    let without = run(&on_6_12(""));
+    assert!(without.vmstat["pgscan_kswapd"] + without.vmstat["pgscan_direct"] > 0, "{:?}", without.vmstat);
+    let with = run(&on_6_12("[[machine.node]]\nmemory = \"128M\"\ncpus = 4"));
+    assert_eq!(outcome(&with), outcome(&without));
+    assert_eq!(with.policy_state, without.policy_state, "the generations and the debugfs view too");
 }

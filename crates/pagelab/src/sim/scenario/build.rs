@@ -386,7 +386,7 @@ fn nodes(m: &MachineToml, memory_pages: u64, cpus: Option<u32>, err: Err) -> Res
         return Err(err(
             "machine.node",
             format!(
-                "{} nodes: pagelab models one node so far (its per-node memory and allocation are built, each node's lruvec lists, kswapd and reclaim are not yet, issue 42); give one [[machine.node]] or none",
+                "{} nodes: pagelab models one node so far (its per-node memory and allocation, and each node's lruvec lists under both LRUs with direct and memcg reclaim per node, are built; kswapd per node is not yet, issue 42); give one [[machine.node]] or none",
                 nodes.len()
             ),
         ));
