@@ -76,6 +76,11 @@ fn a_one_node_table_is_the_machine_without_a_node_table() {
             assert_eq!(outcome(&with), outcome(&without), "{policy}, {table}");
             assert!(with.nodes.is_none(), "{policy}, {table}: one node reports no `nodes`");
         }
+        // Without the CPU model (node 0's kswapd on a CPU of its own): the same.
+        let own = |t: &str| run(&readers(policy, t).replace("cpus = 4\n", ""));
+        let without = own("");
+        assert!(without.vmstat["pgsteal_kswapd"] > 0, "{policy}: kswapd must reclaim: {:?}", without.vmstat);
+        assert_eq!(outcome(&own("[[machine.node]]\nmemory = \"128M\"")), outcome(&without), "{policy}, no machine.cpus");
     }
 }
 
@@ -358,4 +363,61 @@ fn more_nodes_than_a_shadow_entry_can_name_are_refused() {
     let e = error(&readers("classic", &nine).replace("cpus = 4\n", ""));
     assert_eq!(e.key, "machine.node", "{e}");
     assert!(e.message.contains("9 nodes") && e.message.contains("at most 8"), "{e}");
+}
+
+#[test]
+fn a_nodes_kswapd_reclaims_its_own_node() {
+    // mm/vmscan.c: kswapd() (6.1/6.12) is one kthread per pgdat, bound to its node's CPUs;
+    // wake_all_kswapds() wakes each node's of the zonelist, and balance_pgdat() reclaims the
+    // node's own lruvecs only. A hog on node 0's CPUs fills node 0 with anonymous memory
+    // (no swap: nothing of it can be reclaimed) and spills a little onto node 1; a reader on
+    // node 1's CPUs fills node 1 with its file. Node 1's kswapd steals the reader's pages;
+    // node 0's, whose node holds the hog's memory alone, steals nothing. A kswapd of node 0
+    // alone could only have reclaimed node 0.
+    let text = r#"
+[machine]
+memory = "128M"
+kernel = "6.1"
+policy = "classic"
+storage = "ssd"
+cpus = 4
+
+[[workload]]
+name = "hog"
+cgroup = "/"
+kind = "anon-write"
+size = "72M"
+distribution = "uniform"
+cpus = "0-1"
+ops = 2000
+hold = true
+seed = 1
+
+[[workload]]
+name = "reader"
+cgroup = "/"
+kind = "file-read"
+file_size = "96M"
+distribution = "uniform"
+cpus = "2-3"
+ops = 40000
+seed = 2
+"#;
+    let mut s = super::common::scenario(text);
+    let cpus = |t: &str| Some(CpuSet::parse(t, 4).unwrap());
+    s.machine.nodes = vec![NodeSpec { memory_pages: 64 * 256, cpus: cpus("0-1") }, NodeSpec { memory_pages: 64 * 256, cpus: cpus("2-3") }];
+    let mut m = pagelab::sim::Machine::new(&s, |mm| pagelab::policy::classic::Classic::new(mm.memcgs.cg.len()).with_nodes(mm.nodes.len())).unwrap();
+    m.run(|_| {});
+    let r = Report::collect(&s, &m);
+    let nodes = r.nodes.clone().unwrap();
+    assert!(nodes[1].pgsteal_kswapd > 1000, "node 1's kswapd reclaims node 1: {nodes:?}");
+    assert_eq!(nodes[0].pgsteal_kswapd, 0, "node 0 holds nothing its kswapd can reclaim: {nodes:?}");
+    assert_eq!(nodes.iter().map(|n| n.pgsteal_kswapd).sum::<u64>(), r.vmstat["pgsteal_kswapd"], "{nodes:?}");
+    assert_eq!(nodes[0].pgscan_kswapd, 0, "{nodes:?}");
+    assert!(nodes[1].kswapd_cpu_s > 0.0, "node 1's kswapd ran: {nodes:?}");
+    assert!((r.kswapd_cpu_s - (nodes[0].kswapd_cpu_s + nodes[1].kswapd_cpu_s)).abs() < 1e-9, "the report's kswapd CPU sums the nodes'");
+    // Each kswapd ran on its own node's CPUs.
+    let sched = m.mm.sched.as_ref().expect("a machine of CPUs");
+    assert!(sched.kswapd[0].last.is_none_or(|c| c < 2), "{:?}", sched.kswapd[0].last);
+    assert!(matches!(sched.kswapd[1].last, Some(2 | 3)), "{:?}", sched.kswapd[1].last);
 }
