@@ -230,7 +230,7 @@ pub struct Mm {
     /// them contended locks; `None`: every actor has a CPU of its own and no lock waits.
     pub sched: Option<Box<crate::sched::Sched>>,
     /// Memory pressure stall information of the system and every cgroup
-    /// ([`crate::sched::psi`]): the tasks are actors `0..n`, kswapd is actor `n`.
+    /// ([`crate::sched::psi`]): the tasks are actors `0..n`, node `nid`'s kswapd is actor `n + nid`.
     pub psi: crate::sched::psi::Psi,
     /// `machine.nonmovable`: the pageblocks that are not movable and the watermark boosts;
     /// `None`: every pageblock is movable.

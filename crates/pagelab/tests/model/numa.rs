@@ -117,10 +117,21 @@ fn a_node_table_is_validated_key_by_key() {
     let e = error(&readers("classic", "[[machine.node]]\nmemory = \"128M\"\ncpus = 4").replace("cpus = 4\n[[", "[["));
     assert_eq!(e.key, "machine.node[0].cpus", "{e}");
     assert!(e.message.contains("needs machine.cpus"), "{e}");
-    // Two valid nodes: refused by name while only one node is modeled, never run as one.
-    let e = error(&node("[[machine.node]]\nmemory = \"64M\"\ncpus = 2\n[[machine.node]]\nmemory = \"64M\"\ncpus = 2"));
+    // Two nodes: their memory adds up to machine.memory, their CPUs lie within machine.cpus.
+    let e = error(&node("[[machine.node]]\nmemory = \"64M\"\ncpus = 2\n[[machine.node]]\nmemory = \"32M\"\ncpus = 2"));
     assert_eq!(e.key, "machine.node", "{e}");
-    assert!(e.message.contains("2 nodes"), "{e}");
+    assert!(e.message.contains("adds up to 96M") && e.message.contains("128M"), "{e}");
+    let e = error(&node("[[machine.node]]\nmemory = \"64M\"\ncpus = \"0-1\"\n[[machine.node]]\nmemory = \"64M\"\ncpus = \"2-4\""));
+    assert_eq!(e.key, "machine.node[1].cpus", "{e}");
+    assert!(e.message.contains("CPU 4 does not exist"), "{e}");
+    // Two valid nodes run under the classic LRU, whose lists and kswapd are per node.
+    let two = "[[machine.node]]\nmemory = \"64M\"\ncpus = 2\n[[machine.node]]\nmemory = \"64M\"\ncpus = 2";
+    let s = Scenario::parse(&node(two), "numa.toml", "numa", &[]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.machine.nodes.len(), 2);
+    // MGLRU keeps one set of generations per memcg across the nodes: refused by name on two.
+    let e = error(&readers("mglru", two));
+    assert_eq!(e.key, "machine.policy", "{e}");
+    assert!(e.message.contains("mglru on 2 nodes") && e.message.contains("per (memcg, node) lruvec"), "{e}");
 }
 
 #[test]
@@ -148,8 +159,8 @@ fn mem_cgroup_lruvec_gives_each_memcg_one_lruvec_per_node() {
 
 /// One task on `cpus` of a 4-CPU machine reading `file` pages of a file, sequentially, twice
 /// over, on nodes of `node_mib` MiB each whose CPUs are split evenly (nodes are set on the
-/// validated scenario: the schema refuses more than one node until each node's kswapd and
-/// lists are built).
+/// validated scenario, so that MGLRU's allocation, which is its lists aside the same, can be
+/// run: the schema refuses MGLRU on two nodes until its lists are per node).
 fn numa_run(policy: &str, node_mib: &[u64], cpus: &str, file: &str) -> Report {
     let total: u64 = node_mib.iter().sum();
     let text = format!(
@@ -402,10 +413,16 @@ distribution = "uniform"
 cpus = "2-3"
 ops = 40000
 seed = 2
+
+[[machine.node]]
+memory = "64M"
+cpus = "0-1"
+
+[[machine.node]]
+memory = "64M"
+cpus = "2-3"
 "#;
-    let mut s = super::common::scenario(text);
-    let cpus = |t: &str| Some(CpuSet::parse(t, 4).unwrap());
-    s.machine.nodes = vec![NodeSpec { memory_pages: 64 * 256, cpus: cpus("0-1") }, NodeSpec { memory_pages: 64 * 256, cpus: cpus("2-3") }];
+    let s = super::common::scenario(text);
     let mut m = pagelab::sim::Machine::new(&s, |mm| pagelab::policy::classic::Classic::new(mm.memcgs.cg.len()).with_nodes(mm.nodes.len())).unwrap();
     m.run(|_| {});
     let r = Report::collect(&s, &m);

@@ -114,6 +114,7 @@ fn machine(m: &MachineToml, err: Err) -> Result<MachineSpec, ScenarioError> {
     let duration = |key: &str, v: &Option<String>, default: u64| -> Result<u64, ScenarioError> {
         v.as_deref().map_or(Ok(default), |s| parse_duration_ns(s).map_err(|e| err(key, e)))
     };
+    let mglru = policy == MachinePolicy::Mglru;
     let machine = MachineSpec {
         refault_flush,
         update_path_flush: m.update_path_flush.unwrap_or(false),
@@ -127,7 +128,7 @@ fn machine(m: &MachineToml, err: Err) -> Result<MachineSpec, ScenarioError> {
         min_free_kbytes: m.min_free_kbytes,
         watermark_scale_factor: watermark_scale_factor(m.watermark_scale_factor).map_err(|e| err("machine.watermark_scale_factor", e))?,
         cpus: cpus(m, err)?,
-        nodes: nodes(m, memory_pages, cpus(m, err)?, err)?,
+        nodes: nodes(m, memory_pages, cpus(m, err)?, mglru, err)?,
         eevdf_turns: eevdf_turns(m, err)?,
         zones: zones(m, err)?,
         nonmovable: nonmovable(m.nonmovable.as_ref(), memory_pages).map_err(|(k, e)| err(&k, e))?,
@@ -318,9 +319,10 @@ fn cpus(m: &MachineToml, err: Err) -> Result<Option<u32>, ScenarioError> {
 /// `[[machine.node]]`: each node's `memory` (required; the nodes' add up to `machine.memory`,
 /// which stays the machine's one total that the other keys are checked against) and `cpus`
 /// (with `machine.cpus` set: a list, or a count taking the next CPUs after the nodes before;
-/// every CPU in exactly one node; a lone node's default is every CPU). Only one node is
-/// modeled so far: more are refused by name rather than run as one.
-fn nodes(m: &MachineToml, memory_pages: u64, cpus: Option<u32>, err: Err) -> Result<Vec<NodeSpec>, ScenarioError> {
+/// every CPU in exactly one node; a lone node's default is every CPU). Up to
+/// [`crate::mm::mapping::Shadow::MAX_NODES`] nodes under the classic LRU; MGLRU (`mglru`),
+/// whose lists are not yet per node, is refused by name on two nodes or more.
+fn nodes(m: &MachineToml, memory_pages: u64, cpus: Option<u32>, mglru: bool, err: Err) -> Result<Vec<NodeSpec>, ScenarioError> {
     use crate::sched::CpuSet;
     use pagelab_workload::CpuList;
     let mut nodes = Vec::with_capacity(m.node.len());
@@ -382,11 +384,11 @@ fn nodes(m: &MachineToml, memory_pages: u64, cpus: Option<u32>, err: Err) -> Res
             ),
         ));
     }
-    if nodes.len() > 1 {
+    if nodes.len() > 1 && mglru {
         return Err(err(
-            "machine.node",
+            "machine.policy",
             format!(
-                "{} nodes: pagelab models one node so far (its per-node memory and allocation are built, each node's lruvec lists, kswapd and reclaim are not yet, issue 42); give one [[machine.node]] or none",
+                "mglru on {} nodes ([[machine.node]]): MGLRU's generations are one set per memcg spanning the nodes in pagelab, not per (memcg, node) lruvec as 6.1's and 6.12's lru_gen keeps them, so it is modeled on one node only so far (issue 42); use policy = \"classic\" or a single node",
                 nodes.len()
             ),
         ));
