@@ -238,6 +238,7 @@ pub struct Report {
     pub controller_actions_left_out: u64,
     pub zone: ZoneReport,
     pub zones: Vec<ZoneInfo>,
+    /// Every node's kswapd's CPU time, summed (each node's is in `nodes`).
     pub kswapd_cpu_s: f64,
     pub rstat_flushes: u64,
     /// Memcgs visited by rstat flushes.
@@ -549,7 +550,8 @@ pub struct SchedReport {
     pub busy_share: f64,
     pub reclaim_share: f64,
     pub lock_spin_share: f64,
-    /// kswapd's time runnable without a CPU, and its steps that waited.
+    /// The kswapds' time runnable without a CPU, and their steps that waited (every node's
+    /// kswapd, summed).
     pub kswapd_runq_wait_s: f64,
     pub kswapd_waits: u64,
     /// Each lock class, summed over its instances: `lru_lock` (every lruvec's), `i_pages`
@@ -612,8 +614,8 @@ impl SchedReport {
             busy_share: sum(|c| c.busy_ns) / total,
             reclaim_share: sum(|c| c.reclaim_ns) / total,
             lock_spin_share: sum(|c| c.lock_spin_ns) / total,
-            kswapd_runq_wait_s: sched.kswapd.runq_wait_ns as f64 / 1e9,
-            kswapd_waits: sched.kswapd.waits,
+            kswapd_runq_wait_s: sched.kswapd.iter().map(|k| k.runq_wait_ns).sum::<u64>() as f64 / 1e9,
+            kswapd_waits: sched.kswapd.iter().map(|k| k.waits).sum(),
             locks: BTreeMap::from([
                 ("lru_lock".to_string(), lru.summary()),
                 ("i_pages".to_string(), i_pages.summary()),
@@ -622,9 +624,9 @@ impl SchedReport {
                 ("zone_lock".to_string(), zone.summary()),
             ]),
             isolated_throttle: IsolatedThrottle {
-                sleeps: mm.nodes[0].reclaim.isolated.throttled,
-                sleep_s: mm.nodes[0].reclaim.isolated.throttled_ns as f64 / 1e9,
-                gave_up: mm.nodes[0].reclaim.isolated.gave_up,
+                sleeps: mm.nodes.iter().map(|n| n.reclaim.isolated.throttled).sum(),
+                sleep_s: mm.nodes.iter().map(|n| n.reclaim.isolated.throttled_ns).sum::<u64>() as f64 / 1e9,
+                gave_up: mm.nodes.iter().map(|n| n.reclaim.isolated.gave_up).sum(),
             },
         })
     }
@@ -923,7 +925,7 @@ impl Report {
                 .iter()
                 .map(|z| ZoneInfo { name: z.name, managed: z.managed, min: z.wmark_min, low: z.wmark_low, high: z.wmark_high, protection: z.lowmem_reserve })
                 .collect(),
-            kswapd_cpu_s: mm.nodes[0].kswapd_cpu_ns as f64 / 1e9,
+            kswapd_cpu_s: mm.nodes.iter().map(|n| n.kswapd_cpu_ns).sum::<u64>() as f64 / 1e9,
             rstat_flushes: mm.memcgs.nr_flushes,
             rstat_flushed_memcgs: mm.memcgs.flushed_memcgs,
             stale_refault_decisions: mm.memcgs.stale_refault_decisions,

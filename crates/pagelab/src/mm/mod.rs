@@ -101,11 +101,14 @@ pub fn int_sqrt(x: u64) -> u64 {
     r
 }
 
-/// Who is running: a task of a workload, or kswapd.
+/// Who is running: a task of a workload, or a node's kswapd (6.1/6.12 kswapd(): one kthread
+/// per pgdat, `pgdat->kswapd`). The kernel-thread work that is no node's (the flusher, a
+/// cgroup write) runs as node 0's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Actor {
     Task(usize),
-    Kswapd,
+    /// The kswapd of node `nid`.
+    Kswapd(usize),
 }
 
 /// The memory side of a task (`struct task_struct` + `struct mm_struct`).
@@ -227,7 +230,7 @@ pub struct Mm {
     /// them contended locks; `None`: every actor has a CPU of its own and no lock waits.
     pub sched: Option<Box<crate::sched::Sched>>,
     /// Memory pressure stall information of the system and every cgroup
-    /// ([`crate::sched::psi`]): the tasks are actors `0..n`, kswapd is actor `n`.
+    /// ([`crate::sched::psi`]): the tasks are actors `0..n`, node `nid`'s kswapd is actor `n + nid`.
     pub psi: crate::sched::psi::Psi,
     /// `machine.nonmovable`: the pageblocks that are not movable and the watermark boosts;
     /// `None`: every pageblock is movable.
@@ -247,7 +250,7 @@ impl Mm {
     pub fn now(&self) -> u64 {
         match self.actor {
             Actor::Task(t) => self.tasks[t].clock,
-            Actor::Kswapd => self.nodes[0].kswapd_clock,
+            Actor::Kswapd(nid) => self.nodes[nid].kswapd_clock,
         }
     }
 
@@ -267,9 +270,9 @@ impl Mm {
                 task.cpu_ns += ns;
                 self.profile.tasks[f as usize] += ns;
             }
-            Actor::Kswapd => {
-                self.nodes[0].kswapd_clock += ns;
-                self.nodes[0].kswapd_cpu_ns += ns;
+            Actor::Kswapd(nid) => {
+                self.nodes[nid].kswapd_clock += ns;
+                self.nodes[nid].kswapd_cpu_ns += ns;
                 self.profile.kswapd[f as usize] += ns;
             }
         }
@@ -304,11 +307,11 @@ impl Mm {
     }
 
     /// What `who` has used so far, for the scheduler's bursts ([`crate::sched::Sched::begin`]):
-    /// a task's CPU and reclaim time; all of kswapd's CPU is reclaim.
+    /// a task's CPU and reclaim time; all of a kswapd's CPU is reclaim.
     pub fn usage(&self, who: crate::sched::Who) -> crate::sched::Usage {
         match who {
             crate::sched::Who::Task(t) => crate::sched::Usage { cpu_ns: self.tasks[t].cpu_ns, reclaim_ns: self.tasks[t].reclaim_ns },
-            crate::sched::Who::Kswapd => crate::sched::Usage { cpu_ns: self.nodes[0].kswapd_cpu_ns, reclaim_ns: self.nodes[0].kswapd_cpu_ns },
+            crate::sched::Who::Kswapd(nid) => crate::sched::Usage { cpu_ns: self.nodes[nid].kswapd_cpu_ns, reclaim_ns: self.nodes[nid].kswapd_cpu_ns },
         }
     }
 
@@ -387,7 +390,7 @@ impl Mm {
                     task.clock = t;
                 }
             }
-            Actor::Kswapd => self.nodes[0].kswapd_clock = self.nodes[0].kswapd_clock.max(t),
+            Actor::Kswapd(nid) => self.nodes[nid].kswapd_clock = self.nodes[nid].kswapd_clock.max(t),
         }
     }
 
@@ -514,7 +517,7 @@ impl Mm {
     pub fn memstall_enter(&mut self) -> bool {
         match self.actor {
             Actor::Task(t) => self.psi.memstall_enter(t, self.tasks[t].clock),
-            Actor::Kswapd => true,
+            Actor::Kswapd(_) => true,
         }
     }
 
@@ -528,12 +531,12 @@ impl Mm {
     }
 
     /// Models mm/vmscan.c: balance_pgdat()'s psi_memstall_enter()/leave() (6.1, 6.12):
-    /// kswapd is stalled on memory (`on`) from the start of a balancing run to its end, at
-    /// its clock. kswapd is a kernel thread of the root cgroup: its stall counts in the
-    /// system's pressure only.
-    pub fn kswapd_memstall(&mut self, on: bool) {
-        let k = self.tasks.len();
-        let at = self.nodes[0].kswapd_clock;
+    /// node `nid`'s kswapd is stalled on memory (`on`) from the start of a balancing run to
+    /// its end, at its clock. A kswapd is a kernel thread of the root cgroup: its stall
+    /// counts in the system's pressure only. Each node's kswapd is PSI actor `tasks + nid`.
+    pub fn kswapd_memstall(&mut self, nid: usize, on: bool) {
+        let k = self.tasks.len() + nid;
+        let at = self.nodes[nid].kswapd_clock;
         if on {
             self.psi.set_idle(k, at, false);
             self.psi.memstall_enter(k, at);
@@ -546,7 +549,7 @@ impl Mm {
     pub fn current_task(&self) -> Option<usize> {
         match self.actor {
             Actor::Task(t) => Some(t),
-            Actor::Kswapd => None,
+            Actor::Kswapd(_) => None,
         }
     }
 
@@ -621,7 +624,7 @@ impl Mm {
 
     /// The current actor's node (numa_node_id(): the node of the CPU it runs on): a task's
     /// is its CPU's on a machine of several nodes with the CPU model, node 0 without it;
-    /// kswapd's is its own node.
+    /// a kswapd's is its own node (kswapd() binds itself to cpumask_of_node()).
     #[inline]
     pub fn numa_node_id(&self) -> usize {
         if self.nodes.len() == 1 {
@@ -632,7 +635,7 @@ impl Mm {
                 (Some(sched), false) => sched.tasks[t].last.map_or(0, |c| self.cpu_node[c as usize] as usize),
                 _ => 0,
             },
-            Actor::Kswapd => 0,
+            Actor::Kswapd(nid) => nid,
         }
     }
 

@@ -7,7 +7,7 @@ use crate::mm::folio::{pg, Pfn};
 use crate::mm::hooks::Policy;
 use crate::mm::memcontrol::{FedStat, MemcgId};
 use crate::mm::oom_kill::out_of_memory;
-use crate::mm::vmscan::{try_to_free_pages, wakeup_kswapd};
+use crate::mm::vmscan::{try_to_free_pages, wake_all_kswapds, wakeup_kswapd};
 use crate::mm::Mm;
 
 /// How hard an allocation may try.
@@ -46,9 +46,7 @@ pub fn alloc_page<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<Pfn> {
 /// __alloc_pages_slowpath(), as [`alloc_page`] describes it.
 #[inline(never)]
 fn alloc_pages_slowpath<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<Pfn> {
-    let kswapd_was_asleep = mm.nodes[0].reclaim.kswapd.is_none();
-    wakeup_kswapd(mm, crate::mm::vmscan::ALL_ZONES);
-    if kswapd_was_asleep && mm.nodes[0].reclaim.kswapd.is_some() {
+    if wake_all_kswapds(mm, 0) {
         kswapd_preempts_its_waker(mm, p);
     }
     let mut no_progress = 0;
@@ -111,9 +109,7 @@ pub fn alloc_pages_order<P: Policy>(mm: &mut Mm, p: &mut P, order: u32) -> Optio
     if let Some(frames) = take_frames(mm, order, Wmark::Low) {
         return Some(frames);
     }
-    let kswapd_was_asleep = mm.nodes[0].reclaim.kswapd.is_none();
-    crate::mm::vmscan::wakeup_kswapd_order(mm, crate::mm::vmscan::ALL_ZONES, order);
-    if kswapd_was_asleep && mm.nodes[0].reclaim.kswapd.is_some() {
+    if wake_all_kswapds(mm, order) {
         kswapd_preempts_its_waker(mm, p);
     }
     if let Some(frames) = take_frames(mm, order, Wmark::Min) {
@@ -174,7 +170,7 @@ fn take_frames(mm: &mut Mm, order: u32, mark: Wmark) -> Option<Vec<Pfn>> {
 /// latency shared by two runnable tasks, [`crate::mm::time::CFS_SLICE_NS`], scaled to the
 /// guest's clock as the rstat flush is), when check_preempt_tick() hands the CPU back. The
 /// allocating task waits that long. What is left of the run shares the CPU
-/// ([`crate::mm::time::OneCpu`]).
+/// ([`crate::mm::time::OneCpu`]). One CPU is one node's: the kswapd is node 0's.
 #[inline(never)]
 fn kswapd_preempts_its_waker<P: Policy>(mm: &mut Mm, p: &mut P) {
     let Some(t) = mm.current_task() else { return };
@@ -195,7 +191,7 @@ fn kswapd_preempts_its_waker<P: Policy>(mm: &mut Mm, p: &mut P) {
     mm.nodes[0].kswapd_clock = mm.nodes[0].kswapd_clock.max(mm.tasks[t].clock);
     while mm.nodes[0].reclaim.kswapd.is_some() && mm.nodes[0].kswapd_cpu_ns - cpu_start < slice {
         let before = mm.nodes[0].kswapd_clock;
-        crate::mm::vmscan::kswapd_step(mm, p);
+        crate::mm::vmscan::kswapd_step(mm, p, 0);
         // Every step costs at least a microsecond, as in the event loop.
         if mm.nodes[0].kswapd_clock == before {
             mm.nodes[0].kswapd_clock += 1_000;
@@ -380,7 +376,8 @@ fn rmqueue_with_fallback(mm: &mut Mm, z: usize) -> Option<Pfn> {
     let pfn = mm.folios.alloc_from(z);
     let pb = mm.pageblocks.as_mut().expect("called with pageblocks");
     if std::mem::take(&mut pb.boosted_flag[z]) {
-        wakeup_kswapd(mm, z);
+        // Pageblocks are modeled on a machine of one node: zone `z` is node 0's.
+        wakeup_kswapd(mm, 0, z);
     }
     pfn
 }

@@ -473,9 +473,9 @@ pub enum Throttle {
     Congested,
     /// One jiffy (direct reclaim that freed nothing by priority 1).
     NoProgress,
-    /// HZ/50, or until the isolated folios of the anon or `file` lists fall to the limit
-    /// ([`too_many_isolated`]).
-    Isolated { file: bool },
+    /// HZ/50, or until the isolated folios of the anon or `file` lists of node `nid` fall to
+    /// the limit ([`too_many_isolated`]).
+    Isolated { file: bool, nid: usize },
 }
 
 /// Models mm/vmscan.c: reclaim_throttle() (6.1/6.12) for the current actor: sleep until the
@@ -485,10 +485,10 @@ pub fn reclaim_throttle<P: Policy>(mm: &mut Mm, p: &mut P, why: Throttle) {
     let now = mm.now();
     let until = match why {
         Throttle::Congested | Throttle::NoProgress => now + JIFFY,
-        Throttle::Isolated { file } => {
-            let until = mm.nodes[0].reclaim.isolated.at_most_by(file, now, isolated_limit(mm, file), now + 5 * JIFFY);
-            mm.nodes[0].reclaim.isolated.throttled += 1;
-            mm.nodes[0].reclaim.isolated.throttled_ns += until - now;
+        Throttle::Isolated { file, nid } => {
+            let until = mm.nodes[nid].reclaim.isolated.at_most_by(file, now, isolated_limit(mm, nid, file), now + 5 * JIFFY);
+            mm.nodes[nid].reclaim.isolated.throttled += 1;
+            mm.nodes[nid].reclaim.isolated.throttled_ns += until - now;
             until
         }
         Throttle::Writeback => {
@@ -507,17 +507,19 @@ pub fn reclaim_throttle<P: Policy>(mm: &mut Mm, p: &mut P, why: Throttle) {
     crate::mm::page_writeback::complete_writeback(mm, p, until);
 }
 
-/// The most folios of the anon or `file` lists the node may have isolated before a direct
+/// The most folios of the anon or `file` lists node `nid` may have isolated before a direct
 /// reclaimer waits: its inactive folios, an eighth of them for reclaim that may do IO and
 /// enter the filesystem (every reclaim in pagelab: user pages' and page cache's allocations
 /// are GFP_HIGHUSER_MOVABLE, which has __GFP_IO and __GFP_FS; only GFP_NOIO/GFP_NOFS callers
 /// get the whole inactive list).
-fn isolated_limit(mm: &Mm, file: bool) -> u64 {
+/// The inactive folios are the node's own (node_page_state(pgdat, NR_INACTIVE_*)).
+fn isolated_limit(mm: &Mm, nid: usize, file: bool) -> u64 {
     let lru = if file { crate::mm::vmstat::Lru::InactiveFile } else { crate::mm::vmstat::Lru::InactiveAnon };
-    mm.node_lru_size(lru) >> 3
+    let inactive = if mm.nodes.len() == 1 { mm.node_lru_size(lru) } else { mm.pgdat_lru_size(nid, lru) };
+    inactive >> 3
 }
 
-/// Models mm/vmscan.c: too_many_isolated() (6.1, 6.12): whether the node has more folios of
+/// Models mm/vmscan.c: too_many_isolated() (6.1, 6.12): whether node `sc.nid` has more folios of
 /// the anon or `file` lists isolated than [`isolated_limit`] allows. kswapd never waits;
 /// cgroup reclaim does as well, since writeback_throttling_sane() exempts it only on cgroup
 /// v1 and pagelab's memcgs are cgroup v2's. Only a machine of several CPUs has other
@@ -527,7 +529,7 @@ pub fn too_many_isolated(mm: &Mm, file: bool, sc: &ScanControl) -> bool {
     if sc.is_kswapd() || mm.sched.is_none() {
         return false;
     }
-    mm.nodes[0].reclaim.isolated.at(file, mm.now()) > isolated_limit(mm, file)
+    mm.nodes[sc.nid].reclaim.isolated.at(file, mm.now()) > isolated_limit(mm, sc.nid, file)
 }
 
 /// Models the start of mm/vmscan.c: shrink_inactive_list() (6.1, 6.12): while too many folios
@@ -539,22 +541,22 @@ pub fn throttle_isolated<P: Policy>(mm: &mut Mm, p: &mut P, file: bool, sc: &Sca
     if !too_many_isolated(mm, file, sc) {
         return true;
     }
-    reclaim_throttle(mm, p, Throttle::Isolated { file });
+    reclaim_throttle(mm, p, Throttle::Isolated { file, nid: sc.nid });
     if too_many_isolated(mm, file, sc) {
-        mm.nodes[0].reclaim.isolated.gave_up += 1;
+        mm.nodes[sc.nid].reclaim.isolated.gave_up += 1;
         return false;
     }
     true
 }
 
-/// Records `folios` of the anon or `file` lists isolated from `from` until now ([`Isolated`]),
-/// with several CPUs: the classic LRU's NR_ISOLATED_* add at isolation and subtract at
-/// putback.
-pub fn note_isolated(mm: &mut Mm, file: bool, from: u64, folios: u64) {
+/// Records `folios` of the anon or `file` lists of node `nid` isolated from `from` until now
+/// ([`Isolated`]), with several CPUs: the classic LRU's NR_ISOLATED_* of the node add at
+/// isolation and subtract at putback.
+pub fn note_isolated(mm: &mut Mm, nid: usize, file: bool, from: u64, folios: u64) {
     let Some(sched) = mm.sched.as_ref() else { return };
     let horizon = sched.horizon;
     let to = mm.now();
-    mm.nodes[0].reclaim.isolated.record(file, from, to, folios, horizon);
+    mm.nodes[nid].reclaim.isolated.record(file, from, to, folios, horizon);
 }
 
 /// Models mm/vmscan.c: shrink_slab(): pagelab's only shrinker is the shadow-node one.
@@ -1161,18 +1163,20 @@ pub struct Balance {
     pub order: u32,
 }
 
-/// Models mm/vmscan.c: pgdat_watermark_boosted() (6.1/6.12): the watermarks of a zone up to
-/// `classzone` are boosted.
-pub fn pgdat_watermark_boosted(mm: &Mm, classzone: usize) -> bool {
-    mm.pageblocks.as_ref().is_some_and(|p| p.watermark_boost.iter().take(classzone.saturating_add(1)).any(|&b| b > 0))
+/// Models mm/vmscan.c: pgdat_watermark_boosted() (6.1/6.12): the watermarks of a zone of node
+/// `nid` up to `classzone` (the node's own zone index) are boosted.
+pub fn pgdat_watermark_boosted(mm: &Mm, nid: usize, classzone: usize) -> bool {
+    let base = mm.node_zones(nid).start;
+    mm.pageblocks.as_ref().is_some_and(|p| p.watermark_boost.iter().skip(base).take(classzone.saturating_add(1)).any(|&b| b > 0))
 }
 
-/// Models mm/vmscan.c: pgdat_balanced() (6.1/6.12) for order-0 allocations whose highest
-/// zone is `classzone` ([`ALL_ZONES`] for user pages): the node is balanced once *any* zone up
-/// to `classzone` keeps more than its high watermark plus its lowmem reserve against that
-/// classzone free (zone_watermark_ok_safe()).
-pub fn pgdat_balanced(mm: &Mm, classzone: usize) -> bool {
-    pgdat_balanced_order(mm, classzone, 0)
+/// Models mm/vmscan.c: pgdat_balanced() (6.1/6.12) of node `nid` for order-0 allocations whose
+/// highest zone is `classzone` (the node's own zone index; [`ALL_ZONES`] for user pages): the
+/// node is balanced once *any* of its zones up to `classzone` keeps more than its high
+/// watermark plus its lowmem reserve against that classzone free (zone_watermark_ok_safe()).
+/// Only the node's own zones count: each node's kswapd balances its pgdat (7.3.4 alike).
+pub fn pgdat_balanced(mm: &Mm, nid: usize, classzone: usize) -> bool {
+    pgdat_balanced_order(mm, nid, classzone, 0)
 }
 
 /// [`pgdat_balanced`] at `order` (7.3.4's pgdat_balanced() -> zone_watermark_ok_safe() for a
@@ -1180,13 +1184,15 @@ pub fn pgdat_balanced(mm: &Mm, classzone: usize) -> bool {
 /// folio's `(1 << order) - 1` pages taken off its free pages. The free-area test of
 /// __zone_watermark_ok() (a free block of that order) is not modeled: pagelab keeps no buddy
 /// orders.
-pub fn pgdat_balanced_order(mm: &Mm, classzone: usize, order: u32) -> bool {
+pub fn pgdat_balanced_order(mm: &Mm, nid: usize, classzone: usize, order: u32) -> bool {
     let less = (1u64 << order) - 1;
-    let top = mm.nodes[0].zones.top();
+    let zones = &mm.nodes[nid].zones;
+    let base = mm.node_zones(nid).start;
+    let top = zones.top();
     if classzone >= top {
-        return mm.nodes[0].zones.z.iter().enumerate().any(|(i, z)| mm.zone_free(i).saturating_sub(less) > z.wmark_high + z.lowmem_reserve);
+        return zones.z.iter().enumerate().any(|(i, z)| mm.zone_free(base + i).saturating_sub(less) > z.wmark_high + z.lowmem_reserve);
     }
-    (0..=classzone).any(|i| mm.zone_free(i).saturating_sub(less) > mm.nodes[0].zones.z[i].wmark_high + mm.nodes[0].zones.lowmem_reserve(i, classzone))
+    (0..=classzone).any(|i| mm.zone_free(base + i).saturating_sub(less) > zones.z[i].wmark_high + zones.lowmem_reserve(i, classzone))
 }
 
 /// compact_gap() (include/linux/compaction.h): twice the pages of an order.
@@ -1194,56 +1200,80 @@ pub fn compact_gap(order: u32) -> u64 {
     2u64 << order
 }
 
-/// The classzone kswapd's next run (or its sleep) goes by: the highest a wake-up asked for
-/// since it last looked, else its last run's (kswapd_highest_zoneidx(), 6.1/6.12).
-fn kswapd_next_classzone(mm: &Mm) -> usize {
-    mm.nodes[0].reclaim.kswapd_wake_classzone.or(mm.nodes[0].reclaim.kswapd_classzone).unwrap_or(ALL_ZONES).min(mm.nodes[0].zones.top())
+/// The classzone node `nid`'s kswapd's next run (or its sleep) goes by: the highest a wake-up
+/// asked for since it last looked, else its last run's (kswapd_highest_zoneidx(), 6.1/6.12).
+fn kswapd_next_classzone(mm: &Mm, nid: usize) -> usize {
+    let node = &mm.nodes[nid];
+    node.reclaim.kswapd_wake_classzone.or(node.reclaim.kswapd_classzone).unwrap_or(ALL_ZONES).min(node.zones.top())
 }
 
-/// Models set_reclaim_active()/clear_reclaim_active() (mm/vmscan.c, 6.1/6.12): kswapd flags
-/// every zone it balances (up to its classzone) with ZONE_RECLAIM_ACTIVE while
-/// balance_pgdat() runs.
-fn set_reclaim_active(mm: &mut Mm, classzone: usize, active: bool) {
-    for zone in mm.nodes[0].zones.z.iter_mut().take(classzone.saturating_add(1)) {
+/// Models set_reclaim_active()/clear_reclaim_active() (mm/vmscan.c, 6.1/6.12): a node's kswapd
+/// flags every zone of its node it balances (up to its classzone) with ZONE_RECLAIM_ACTIVE
+/// while balance_pgdat() runs.
+fn set_reclaim_active(mm: &mut Mm, nid: usize, classzone: usize, active: bool) {
+    for zone in mm.nodes[nid].zones.z.iter_mut().take(classzone.saturating_add(1)) {
         zone.reclaim_active = active;
     }
 }
 
-/// Models mm/vmscan.c: wakeup_kswapd() (6.1/6.12) for an allocation whose highest zone is
-/// `classzone` ([`ALL_ZONES`] for user pages; a boosted zone's own index when rmqueue()
-/// wakes kswapd for its boost): note the classzone for kswapd's next run, even while it runs,
-/// then wake kswapd unless it is running or the node is balanced for that classzone or
-/// hopeless. A wake-up during kswapd's short sleep cuts it short (kswapd_try_to_sleep():
-/// KSWAPD_LOW_WMARK_HIT_QUICKLY).
-pub fn wakeup_kswapd(mm: &mut Mm, classzone: usize) {
-    wakeup_kswapd_order(mm, classzone, 0)
+/// Models mm/vmscan.c: wakeup_kswapd() (6.1/6.12) of node `nid` for an allocation whose
+/// highest zone is `classzone` (the node's own zone index; [`ALL_ZONES`] for user pages; a
+/// boosted zone's own index when rmqueue() wakes kswapd for its boost): note the classzone
+/// in the node's `kswapd_highest_zoneidx` for its kswapd's next run, even while it runs, then
+/// wake it unless it is running or the node is balanced for that classzone or hopeless
+/// (its own `kswapd_failures`; 7.3.4 asks kswapd_test_hopeless(pgdat), the same per-node
+/// count). A wake-up during the kswapd's short sleep cuts it short
+/// (kswapd_try_to_sleep(): KSWAPD_LOW_WMARK_HIT_QUICKLY). The allocator wakes the kswapd of
+/// each node of its zonelist ([`wake_all_kswapds`]).
+pub fn wakeup_kswapd(mm: &mut Mm, nid: usize, classzone: usize) {
+    wakeup_kswapd_order(mm, nid, classzone, 0)
+}
+
+/// Models mm/page_alloc.c: wake_all_kswapds() (6.1/6.12; 7.3.4 alike): an allocation that
+/// enters the slow path wakes the kswapd of every node its zonelist holds, each node once
+/// ([`wakeup_kswapd_order`] of the node, which returns at once for a balanced one). The
+/// zonelist of a user page holds every node, from the allocating task's own
+/// (numa_node_id()) on, in the order get_page_from_freelist() tries them. Returns whether a
+/// sleeping kswapd began to run.
+pub fn wake_all_kswapds(mm: &mut Mm, order: u32) -> bool {
+    let n = mm.nodes.len();
+    let local = if n == 1 { 0 } else { mm.numa_node_id() };
+    let mut woke = false;
+    for k in 0..n {
+        let nid = (local + k) % n;
+        let asleep = mm.nodes[nid].reclaim.kswapd.is_none();
+        wakeup_kswapd_order(mm, nid, ALL_ZONES, order);
+        woke |= asleep && mm.nodes[nid].reclaim.kswapd.is_some();
+    }
+    woke
 }
 
 /// [`wakeup_kswapd`] for an allocation of `order` (7.3.4, a large readahead folio:
 /// [`crate::kernel::Kernel::large_folio_allocated_at_its_order`]): the order is noted for
-/// kswapd's next run (`pgdat->kswapd_order` raised to it, even while kswapd runs), and the
+/// the kswapd's next run (`pgdat->kswapd_order` raised to it, even while it runs), and the
 /// node is judged balanced at that order.
-pub fn wakeup_kswapd_order(mm: &mut Mm, classzone: usize, order: u32) {
-    let classzone = classzone.min(mm.nodes[0].zones.top());
-    if mm.nodes[0].reclaim.kswapd_wake_classzone.is_none_or(|c| c < classzone) {
-        mm.nodes[0].reclaim.kswapd_wake_classzone = Some(classzone);
+pub fn wakeup_kswapd_order(mm: &mut Mm, nid: usize, classzone: usize, order: u32) {
+    let classzone = classzone.min(mm.nodes[nid].zones.top());
+    let r = &mut mm.nodes[nid].reclaim;
+    if r.kswapd_wake_classzone.is_none_or(|c| c < classzone) {
+        r.kswapd_wake_classzone = Some(classzone);
     }
-    if mm.nodes[0].reclaim.kswapd_wake_order < order {
-        mm.nodes[0].reclaim.kswapd_wake_order = order;
+    if r.kswapd_wake_order < order {
+        r.kswapd_wake_order = order;
     }
-    if mm.nodes[0].reclaim.kswapd.is_some() || mm.nodes[0].reclaim.kswapd_failures >= KSWAPD_FAILURES_HOPELESS {
+    if r.kswapd.is_some() || r.kswapd_failures >= KSWAPD_FAILURES_HOPELESS {
         return;
     }
     // A balanced node is woken all the same while its watermarks are boosted.
-    if pgdat_balanced_order(mm, classzone, order) && !pgdat_watermark_boosted(mm, classzone) {
+    if pgdat_balanced_order(mm, nid, classzone, order) && !pgdat_watermark_boosted(mm, nid, classzone) {
         return;
     }
     let now = mm.now();
-    if mm.nodes[0].reclaim.nap_until.take().is_some_and(|end| now < end) {
+    if mm.nodes[nid].reclaim.nap_until.take().is_some_and(|end| now < end) {
         mm.count(Ev::KswapdLowWmarkHitQuickly, 1);
     }
-    mm.nodes[0].kswapd_clock = mm.nodes[0].kswapd_clock.max(now);
-    start_balance(mm);
+    mm.nodes[nid].kswapd_clock = mm.nodes[nid].kswapd_clock.max(now);
+    start_balance(mm, nid);
 }
 
 /// kswapd_try_to_sleep()'s short sleep, HZ/10: a twentieth of the rstat flush period
@@ -1253,77 +1283,91 @@ fn kswapd_nap_ns(mm: &Mm) -> u64 {
     mm.memcgs.flush_period_ns / 20
 }
 
-/// Models the end of kswapd_try_to_sleep()'s short sleep (mm/vmscan.c, 6.1/6.12) when no
-/// wake-up cut it short: a node still balanced lets kswapd sleep until woken; one that is
-/// not sends it back to balance_pgdat() (KSWAPD_HIGH_WMARK_HIT_QUICKLY).
-fn nap_ends(mm: &mut Mm, end: u64) {
-    mm.nodes[0].reclaim.nap_until = None;
-    mm.nodes[0].kswapd_clock = mm.nodes[0].kswapd_clock.max(end);
-    if !pgdat_balanced(mm, mm.nodes[0].reclaim.nap_classzone) && mm.nodes[0].reclaim.kswapd_failures < KSWAPD_FAILURES_HOPELESS {
+/// Models the end of kswapd_try_to_sleep()'s short sleep (mm/vmscan.c, 6.1/6.12) for node
+/// `nid`'s kswapd when no wake-up cut it short: a node still balanced lets its kswapd sleep
+/// until woken; one that is not sends it back to balance_pgdat()
+/// (KSWAPD_HIGH_WMARK_HIT_QUICKLY).
+fn nap_ends(mm: &mut Mm, nid: usize, end: u64) {
+    mm.nodes[nid].reclaim.nap_until = None;
+    mm.nodes[nid].kswapd_clock = mm.nodes[nid].kswapd_clock.max(end);
+    if !pgdat_balanced(mm, nid, mm.nodes[nid].reclaim.nap_classzone) && mm.nodes[nid].reclaim.kswapd_failures < KSWAPD_FAILURES_HOPELESS {
         mm.count(Ev::KswapdHighWmarkHitQuickly, 1);
-        start_balance(mm);
+        start_balance(mm, nid);
     }
 }
 
-/// balance_pgdat()'s start (6.1/6.12) for the classzone kswapd() read and reset
-/// (kswapd_highest_zoneidx()): reclaim is limited to the zones up to it (`reclaim_idx`), and
-/// a boosted node first reclaims the boosts' worth of pages (nr_boost_reclaim, the boosts of
-/// those zones added up).
-fn start_balance(mm: &mut Mm) {
+/// balance_pgdat()'s start (6.1/6.12) on node `nid` for the classzone its kswapd() read and
+/// reset (kswapd_highest_zoneidx()): reclaim is limited to the node's zones up to it
+/// (`reclaim_idx`) and to the node's lruvecs (`sc.nid`: the kswapd reclaims its own pgdat
+/// only), and a boosted node first reclaims the boosts' worth of pages (nr_boost_reclaim, the
+/// boosts of those zones added up).
+fn start_balance(mm: &mut Mm, nid: usize) {
     mm.count(Ev::PageOutRun, 1);
-    mm.kswapd_memstall(true);
-    let classzone = kswapd_next_classzone(mm);
-    mm.nodes[0].reclaim.kswapd_wake_classzone = None;
-    mm.nodes[0].reclaim.kswapd_classzone = Some(classzone);
+    mm.kswapd_memstall(nid, true);
+    let classzone = kswapd_next_classzone(mm, nid);
+    mm.nodes[nid].reclaim.kswapd_wake_classzone = None;
+    mm.nodes[nid].reclaim.kswapd_classzone = Some(classzone);
     // kswapd() reads and resets `pgdat->kswapd_order` for balance_pgdat()'s `sc.order`.
-    let order = std::mem::take(&mut mm.nodes[0].reclaim.kswapd_wake_order);
+    let order = std::mem::take(&mut mm.nodes[nid].reclaim.kswapd_wake_order);
     let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 0);
     sc.may_writepage = true;
-    if classzone < mm.nodes[0].zones.top() {
+    sc.nid = nid;
+    if classzone < mm.nodes[nid].zones.top() {
         sc.reclaim_idx = classzone;
     }
-    let mut zone_boosts = mm.pageblocks.as_ref().map(|p| p.watermark_boost.clone()).unwrap_or_default();
+    let zones = mm.node_zones(nid);
+    let mut zone_boosts = mm.pageblocks.as_ref().map(|p| p.watermark_boost[zones].to_vec()).unwrap_or_default();
     for b in zone_boosts.iter_mut().skip(classzone + 1) {
         *b = 0;
     }
     let nr_boost_reclaim = zone_boosts.iter().sum();
-    mm.nodes[0].reclaim.kswapd = Some(Box::new(Balance { sc, classzone, nr_boost_reclaim, zone_boosts, order }));
+    mm.nodes[nid].reclaim.kswapd = Some(Box::new(Balance { sc, classzone, nr_boost_reclaim, zone_boosts, order }));
 }
 
-/// Whether kswapd has work and when it can run next: a step of its run, or the end of its
-/// short sleep.
+/// Whether node `nid`'s kswapd has work and when it can run next: a step of its run, or the
+/// end of its short sleep.
 #[inline]
-pub fn kswapd_next(mm: &Mm) -> Option<u64> {
-    match mm.nodes[0].reclaim.kswapd {
-        Some(_) => Some(mm.nodes[0].kswapd_clock),
-        None => mm.nodes[0].reclaim.nap_until,
+pub fn kswapd_next(mm: &Mm, nid: usize) -> Option<u64> {
+    let node = &mm.nodes[nid];
+    match node.reclaim.kswapd {
+        Some(_) => Some(node.kswapd_clock),
+        None => node.reclaim.nap_until,
     }
 }
 
-/// Runs one iteration of balance_pgdat()'s priority loop (mm/vmscan.c, 6.1/6.12): one
-/// kswapd_shrink_node() at the current priority. Ends the run when the node is balanced or
-/// priority 1 is done, and starts another run if the node is still unbalanced then
-/// (kswapd_try_to_sleep() declines to sleep).
-pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
-    let Some(mut bal) = mm.nodes[0].reclaim.kswapd.take() else {
-        if let Some(end) = mm.nodes[0].reclaim.nap_until {
-            nap_ends(mm, end);
+/// The kswapd due first, of every node: when, and whose (ties: the lower node).
+#[inline]
+pub fn kswapd_due(mm: &Mm) -> Option<(u64, usize)> {
+    if mm.nodes.len() == 1 {
+        return kswapd_next(mm, 0).map(|at| (at, 0));
+    }
+    (0..mm.nodes.len()).filter_map(|nid| kswapd_next(mm, nid).map(|at| (at, nid))).min()
+}
+
+/// Runs one iteration of balance_pgdat()'s priority loop (mm/vmscan.c, 6.1/6.12) of node
+/// `nid`'s kswapd: one kswapd_shrink_node() of its own node at the current priority. Ends the
+/// run when the node is balanced or priority 1 is done, and starts another run if the node
+/// is still unbalanced then (kswapd_try_to_sleep() declines to sleep).
+pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P, nid: usize) {
+    let Some(mut bal) = mm.nodes[nid].reclaim.kswapd.take() else {
+        if let Some(end) = mm.nodes[nid].reclaim.nap_until {
+            nap_ends(mm, nid, end);
         }
         return;
     };
     let prev_actor = mm.actor;
-    mm.actor = Actor::Kswapd;
+    mm.actor = Actor::Kswapd(nid);
     // set_reclaim_active(): from balance_pgdat()'s start to its end.
-    set_reclaim_active(mm, bal.classzone, true);
+    set_reclaim_active(mm, nid, bal.classzone, true);
     let sc = &mut bal.sc;
-    let balanced = pgdat_balanced_order(mm, bal.classzone, bal.order);
+    let balanced = pgdat_balanced_order(mm, nid, bal.classzone, bal.order);
     if !balanced && bal.nr_boost_reclaim > 0 {
         // The node is out of balance even counting the boosts: restart as a normal run.
         bal.nr_boost_reclaim = 0;
         sc.priority = DEF_PRIORITY;
     }
     if balanced && bal.nr_boost_reclaim == 0 {
-        finish_balance(mm, p, &mut bal);
+        finish_balance(mm, p, nid, &mut bal);
         mm.actor = prev_actor;
         return;
     }
@@ -1342,7 +1386,7 @@ pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
     sc.nr_scanned = 0;
     // kswapd_shrink_node(): reclaim up to the high watermarks of the zones up to the
     // classzone at this priority, each counted as at least SWAP_CLUSTER_MAX.
-    sc.nr_to_reclaim = mm.nodes[0].zones.z.iter().take(bal.classzone + 1).map(|z| z.wmark_high.max(SWAP_CLUSTER_MAX)).sum();
+    sc.nr_to_reclaim = mm.nodes[nid].zones.z.iter().take(bal.classzone + 1).map(|z| z.wmark_high.max(SWAP_CLUSTER_MAX)).sum();
     let scanned_target = sc.nr_to_reclaim;
     let reclaimed_in_call = sc.nr_reclaimed;
     shrink_node(mm, p, sc);
@@ -1362,9 +1406,9 @@ pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
     if bal.nr_boost_reclaim > 0 && reclaimed == 0 {
         // Boosted reclaim that found nothing to reclaim gives up.
         if bal.sc.nr_reclaimed == 0 {
-            mm.nodes[0].reclaim.kswapd_failures += 1;
+            mm.nodes[nid].reclaim.kswapd_failures += 1;
         }
-        finish_balance(mm, p, &mut bal);
+        finish_balance(mm, p, nid, &mut bal);
         mm.actor = prev_actor;
         return;
     }
@@ -1377,58 +1421,59 @@ pub fn kswapd_step<P: Policy>(mm: &mut Mm, p: &mut P) {
                 if mm.cfg.kernel.balance_pgdat_retries_without_cache_trim() && sc.cache_trim_mode_failed && !sc.no_cache_trim_mode {
                     sc.no_cache_trim_mode = true;
                     sc.priority = DEF_PRIORITY;
-                    mm.nodes[0].reclaim.kswapd = Some(bal);
+                    mm.nodes[nid].reclaim.kswapd = Some(bal);
                     mm.actor = prev_actor;
                     return;
                 }
-                mm.nodes[0].reclaim.kswapd_failures += 1;
+                mm.nodes[nid].reclaim.kswapd_failures += 1;
             }
-            finish_balance(mm, p, &mut bal);
+            finish_balance(mm, p, nid, &mut bal);
             mm.actor = prev_actor;
             return;
         }
         sc.priority -= 1;
     }
-    mm.nodes[0].reclaim.kswapd = Some(bal);
+    mm.nodes[nid].reclaim.kswapd = Some(bal);
     mm.actor = prev_actor;
 }
 
-fn finish_balance<P: Policy>(mm: &mut Mm, p: &mut P, bal: &mut Balance) {
+fn finish_balance<P: Policy>(mm: &mut Mm, p: &mut P, nid: usize, bal: &mut Balance) {
     // clear_reclaim_active(): balance_pgdat() returns.
-    set_reclaim_active(mm, bal.classzone, false);
+    set_reclaim_active(mm, nid, bal.classzone, false);
     // A boosted run takes the boosts it started with off the zones, and wakes kcompactd to
     // defragment the pageblocks now that there is likely room.
     if let Some(pb) = mm.pageblocks.as_mut() {
+        // Pageblocks are modeled on a machine of one node: its zones are node 0's.
         for (z, &b) in bal.zone_boosts.iter().enumerate() {
             if b > 0 {
                 pb.watermark_boost[z] -= pb.watermark_boost[z].min(b);
-                crate::mm::page_alloc::apply_boost(&mut mm.nodes[0].zones, pb, z);
+                crate::mm::page_alloc::apply_boost(&mut mm.nodes[nid].zones, pb, z);
             }
         }
         if bal.zone_boosts.iter().any(|&b| b > 0) {
             crate::mm::compaction::wakeup_kcompactd(mm, crate::mm::pageblock::PAGEBLOCK_ORDER, bal.classzone);
         }
     }
-    p.snapshot_refaults(mm, ROOT_MEMCG, 0);
+    p.snapshot_refaults(mm, ROOT_MEMCG, nid);
     // kswapd_try_to_sleep() judges the node for the classzone of the next run: a wake-up's
     // during this one, else this run's.
-    let classzone = kswapd_next_classzone(mm);
-    mm.nodes[0].reclaim.nap_classzone = classzone;
+    let classzone = kswapd_next_classzone(mm, nid);
+    mm.nodes[nid].reclaim.nap_classzone = classzone;
     // kswapd(): the sleep is judged at the order a wake-up asked for during the run (0 on the
     // kernels and allocations without one).
-    let order = mm.nodes[0].reclaim.kswapd_wake_order;
-    if pgdat_balanced_order(mm, classzone, order) || mm.nodes[0].reclaim.kswapd_failures >= KSWAPD_FAILURES_HOPELESS {
+    let order = mm.nodes[nid].reclaim.kswapd_wake_order;
+    if pgdat_balanced_order(mm, nid, classzone, order) || mm.nodes[nid].reclaim.kswapd_failures >= KSWAPD_FAILURES_HOPELESS {
         // prepare_kswapd_sleep(): balanced, so clear the congestion flags and take the
         // short sleep.
-        mm.nodes[0].reclaim.dirty = false;
-        mm.nodes[0].reclaim.writeback = false;
-        mm.nodes[0].reclaim.set_congested(ROOT_MEMCG, false);
-        mm.nodes[0].reclaim.kswapd = None;
-        mm.kswapd_memstall(false);
-        mm.nodes[0].reclaim.nap_until = Some(mm.nodes[0].kswapd_clock + kswapd_nap_ns(mm));
+        mm.nodes[nid].reclaim.dirty = false;
+        mm.nodes[nid].reclaim.writeback = false;
+        mm.nodes[nid].reclaim.set_congested(ROOT_MEMCG, false);
+        mm.nodes[nid].reclaim.kswapd = None;
+        mm.kswapd_memstall(nid, false);
+        mm.nodes[nid].reclaim.nap_until = Some(mm.nodes[nid].kswapd_clock + kswapd_nap_ns(mm));
     } else {
         // kswapd_try_to_sleep() declines to sleep at all.
         mm.count(Ev::KswapdHighWmarkHitQuickly, 1);
-        start_balance(mm);
+        start_balance(mm, nid);
     }
 }

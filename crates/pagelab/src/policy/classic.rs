@@ -457,7 +457,7 @@ impl Classic {
         scanned[file as usize] = nr_scanned;
         let mut epilogue = ClassicEpilogue { memcg, nid: sc.nid, file, nr_scanned };
         let reclaimed = reclaim_batch(mm, self, memcg, sc, &mut list, BatchRules::shrink_inactive_list(scanned), &mut epilogue);
-        note_isolated(mm, file, isolated_at, nr_taken);
+        note_isolated(mm, sc.nid, file, isolated_at, nr_taken);
         self.scratch = list;
         reclaimed
     }
@@ -487,7 +487,7 @@ impl Classic {
         move_folios_to_lru(mm, self, &list);
         // Pages, as move_folios_to_lru() returns them.
         let nr_deactivated = crate::mm::vmscan::list_pages(mm, &list);
-        note_isolated(mm, file, isolated_at, nr_deactivated);
+        note_isolated(mm, sc.nid, file, isolated_at, nr_deactivated);
         mm.count_both(memcg, Ev::PgDeactivate, nr_deactivated);
         if mm.cfg.kernel.scan_rotate_ratios() {
             let rs = mm.memcgs.get_mut(memcg).lruvec_of_mut(sc.nid);

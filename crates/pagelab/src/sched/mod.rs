@@ -225,16 +225,19 @@ impl Entity {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Who {
     Task(usize),
-    Kswapd,
+    /// The kswapd of node `nid`.
+    Kswapd(usize),
 }
 
-/// The scheduler of a machine of several CPUs: the CPUs, the tasks' and kswapd's places, and
+/// The scheduler of a machine of several CPUs: the CPUs, the tasks' and kswapds' places, and
 /// the burst in progress (one at a time: the machine runs one actor's work at once).
 #[derive(Clone, Debug)]
 pub struct Sched {
     pub cpus: Cpus,
     pub tasks: Vec<Entity>,
-    pub kswapd: Entity,
+    /// Each node's kswapd, on its node's CPUs (kswapd() of 6.1/6.12 binds itself to
+    /// cpumask_of_node() of its pgdat).
+    pub kswapd: Vec<Entity>,
     /// The burst in progress: whose, its grant, and the actor's usage and lock spin at its
     /// start.
     current: Option<(Who, Grant, Usage, u64)>,
@@ -245,15 +248,20 @@ pub struct Sched {
 }
 
 impl Sched {
-    /// `n` CPUs; kswapd may run on any (one node).
+    /// `n` CPUs of one node; its kswapd may run on any.
     pub fn new(n: u32, tasks: Vec<Entity>) -> Sched {
-        Sched { cpus: Cpus::new(n), tasks, kswapd: Entity::new(CpuSet::all(n)), current: None, horizon: 0 }
+        Sched::with_nodes(n, tasks, vec![CpuSet::all(n)])
+    }
+
+    /// `n` CPUs, one kswapd for each node's CPU set of `nodes`.
+    pub fn with_nodes(n: u32, tasks: Vec<Entity>, nodes: Vec<CpuSet>) -> Sched {
+        Sched { cpus: Cpus::new(n), tasks, kswapd: nodes.into_iter().map(Entity::new).collect(), current: None, horizon: 0 }
     }
 
     fn entity(&mut self, who: Who) -> &mut Entity {
         match who {
             Who::Task(t) => &mut self.tasks[t],
-            Who::Kswapd => &mut self.kswapd,
+            Who::Kswapd(nid) => &mut self.kswapd[nid],
         }
     }
 
@@ -262,7 +270,7 @@ impl Sched {
     pub fn acquire(&self, who: Who, at: u64) -> Grant {
         let e = match who {
             Who::Task(t) => &self.tasks[t],
-            Who::Kswapd => &self.kswapd,
+            Who::Kswapd(nid) => &self.kswapd[nid],
         };
         self.cpus.acquire(&e.set, e.last, at)
     }

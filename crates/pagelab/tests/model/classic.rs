@@ -520,12 +520,12 @@ fn pgdat_balanced_needs_one_zone_above_its_high_watermark_plus_lowmem_reserve() 
     let high = |m: &pagelab::sim::Machine<Classic>, z: usize| m.mm.nodes[0].zones.z[z].wmark_high + m.mm.nodes[0].zones.z[z].lowmem_reserve;
     let h32 = high(&m, dma32);
     take(&mut m, dma32, h32);
-    assert!(pagelab::mm::vmscan::pgdat_balanced(&m.mm, pagelab::mm::vmscan::ALL_ZONES), "ZONE_DMA alone balances the node");
+    assert!(pagelab::mm::vmscan::pgdat_balanced(&m.mm, 0, pagelab::mm::vmscan::ALL_ZONES), "ZONE_DMA alone balances the node");
     let hdma = high(&m, dma);
     take(&mut m, dma, hdma);
-    assert!(!pagelab::mm::vmscan::pgdat_balanced(&m.mm, pagelab::mm::vmscan::ALL_ZONES), "no zone above its mark");
+    assert!(!pagelab::mm::vmscan::pgdat_balanced(&m.mm, 0, pagelab::mm::vmscan::ALL_ZONES), "no zone above its mark");
     m.mm.folios.free(0); // the first frame `take` handed out
-    assert!(pagelab::mm::vmscan::pgdat_balanced(&m.mm, pagelab::mm::vmscan::ALL_ZONES), "one free ZONE_DMA page past high + reserve balances it");
+    assert!(pagelab::mm::vmscan::pgdat_balanced(&m.mm, 0, pagelab::mm::vmscan::ALL_ZONES), "one free ZONE_DMA page past high + reserve balances it");
 }
 
 /// A machine whose kswapd has just finished a balanced run and taken its short sleep.
@@ -536,7 +536,7 @@ fn kswapd_napping() -> pagelab::sim::Machine<Classic> {
         m.apply(0, read(0, page));
         page += 1;
     }
-    assert!(m.mm.nodes[0].reclaim.kswapd.is_none() && pagelab::mm::vmscan::pgdat_balanced(&m.mm, pagelab::mm::vmscan::ALL_ZONES));
+    assert!(m.mm.nodes[0].reclaim.kswapd.is_none() && pagelab::mm::vmscan::pgdat_balanced(&m.mm, 0, pagelab::mm::vmscan::ALL_ZONES));
     m
 }
 
@@ -558,7 +558,7 @@ fn kswapd_try_to_sleep_naps_and_counts_who_ends_the_nap() {
     let end = m.mm.nodes[0].reclaim.nap_until.unwrap();
     assert!(m.mm.now() < end, "the task runs on during the nap");
     unbalance(&mut m);
-    pagelab::mm::vmscan::wakeup_kswapd(&mut m.mm, pagelab::mm::vmscan::ALL_ZONES);
+    pagelab::mm::vmscan::wakeup_kswapd(&mut m.mm, 0, pagelab::mm::vmscan::ALL_ZONES);
     assert_eq!(m.mm.events.get(Ev::KswapdLowWmarkHitQuickly), 1);
     assert!(m.mm.nodes[0].reclaim.kswapd.is_some() && m.mm.nodes[0].reclaim.nap_until.is_none());
     // A nap that ends with the node unbalanced and no wake-up sends kswapd back to work
@@ -569,7 +569,7 @@ fn kswapd_try_to_sleep_naps_and_counts_who_ends_the_nap() {
         if unbalanced {
             unbalance(&mut m);
         }
-        pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy);
+        pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy, 0);
         assert!(m.mm.nodes[0].reclaim.nap_until.is_none());
         assert_eq!(m.mm.events.get(Ev::PageOutRun) - before, runs, "unbalanced: {unbalanced}");
         assert_eq!(m.mm.events.get(Ev::KswapdHighWmarkHitQuickly) - high_before, runs);
@@ -655,10 +655,10 @@ fn a_boosted_zone_wakes_kswapd_on_a_balanced_node_whose_run_reclaims_the_boost_t
             m.apply(0, read(0, page));
         }
         while m.mm.nodes[0].reclaim.kswapd.is_some() {
-            pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy);
+            pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy, 0);
         }
-        assert!(pagelab::mm::vmscan::pgdat_balanced(&m.mm, pagelab::mm::vmscan::ALL_ZONES), "{kernel}: the node is balanced");
-        pagelab::mm::vmscan::wakeup_kswapd(&mut m.mm, pagelab::mm::vmscan::ALL_ZONES);
+        assert!(pagelab::mm::vmscan::pgdat_balanced(&m.mm, 0, pagelab::mm::vmscan::ALL_ZONES), "{kernel}: the node is balanced");
+        pagelab::mm::vmscan::wakeup_kswapd(&mut m.mm, 0, pagelab::mm::vmscan::ALL_ZONES);
         assert!(m.mm.nodes[0].reclaim.kswapd.is_none(), "{kernel}: a balanced node without a boost is not woken");
         let top = m.mm.nodes[0].zones.z.len() - 1;
         let pb = m.mm.pageblocks.as_mut().unwrap();
@@ -666,10 +666,10 @@ fn a_boosted_zone_wakes_kswapd_on_a_balanced_node_whose_run_reclaims_the_boost_t
         let boost = pb.watermark_boost[top];
         pagelab::mm::page_alloc::apply_boost(&mut m.mm.nodes[0].zones, m.mm.pageblocks.as_ref().unwrap(), top);
         let stolen = m.mm.events.get(Ev::PgStealKswapd);
-        pagelab::mm::vmscan::wakeup_kswapd(&mut m.mm, pagelab::mm::vmscan::ALL_ZONES);
+        pagelab::mm::vmscan::wakeup_kswapd(&mut m.mm, 0, pagelab::mm::vmscan::ALL_ZONES);
         assert!(m.mm.nodes[0].reclaim.kswapd.is_some(), "{kernel}: the boost wakes kswapd");
         while m.mm.nodes[0].reclaim.kswapd.is_some() {
-            pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy);
+            pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy, 0);
         }
         let reclaimed = m.mm.events.get(Ev::PgStealKswapd) - stolen;
         assert!(reclaimed >= boost, "{kernel}: {reclaimed} pages reclaimed for a boost of {boost}");
@@ -693,7 +693,7 @@ fn movable_allocations_fall_back_to_the_nonmovable_pageblocks_once_their_lists_r
         for page in 0..80_000 {
             m.apply(0, read(0, page));
             while m.mm.nodes[0].reclaim.kswapd.is_some() {
-                pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy);
+                pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy, 0);
             }
         }
         m.check().unwrap();
@@ -725,7 +725,7 @@ fn a_boost_of_zone_dma_wakes_kswapd_for_zone_dma_alone_whose_isolation_skips_dma
             m.apply(0, read(0, page));
         }
         while m.mm.nodes[0].reclaim.kswapd.is_some() {
-            pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy);
+            pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy, 0);
         }
         let pb = m.mm.pageblocks.as_mut().unwrap();
         assert!(pb.boost_watermark(0), "{kernel}: ZONE_DMA (3,840 pages) is large enough to boost");
@@ -735,10 +735,10 @@ fn a_boost_of_zone_dma_wakes_kswapd_for_zone_dma_alone_whose_isolation_skips_dma
         // The oldest DMA32 folio, which a DMA-only isolation meets first.
         let oldest_dma32 = *inactive(&m).iter().rev().find(|&&pfn| m.mm.folios.zone_of(pfn) == 1).expect("DMA32 folios on the list");
         let (stolen, scanned, dma_free) = (ev(&m, Ev::PgStealKswapd), ev(&m, Ev::PgScanKswapd), m.mm.zone_free(0));
-        pagelab::mm::vmscan::wakeup_kswapd(&mut m.mm, 0);
+        pagelab::mm::vmscan::wakeup_kswapd(&mut m.mm, 0, 0);
         assert_eq!(m.mm.nodes[0].reclaim.kswapd.as_ref().map(|b| b.classzone), Some(0), "{kernel}: the boost wakes kswapd for ZONE_DMA");
         while m.mm.nodes[0].reclaim.kswapd.is_some() {
-            pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy);
+            pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy, 0);
         }
         let (reclaimed, skipped) = (ev(&m, Ev::PgStealKswapd) - stolen, ev(&m, Ev::PgskipDma32));
         assert!(reclaimed >= boost && skipped > 0, "{kernel}: {reclaimed} pages reclaimed for a boost of {boost}, {skipped} DMA32 folios skipped");
@@ -767,7 +767,7 @@ fn read_with_kswapd(m: &mut pagelab::sim::Machine<Classic>, pages: u64) {
     for page in 0..pages {
         m.apply(0, read(0, page));
         while m.mm.nodes[0].reclaim.kswapd.is_some() {
-            pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy);
+            pagelab::mm::vmscan::kswapd_step(&mut m.mm, &mut m.policy, 0);
         }
     }
 }

@@ -465,7 +465,7 @@ fn large_folio_allocated_at_its_order() {
             }
             // Between the high watermark at order 0 and at order 5 the node is balanced
             // for one and not the other.
-            seen_between |= pgdat_balanced(&m.mm, ALL_ZONES) && !pgdat_balanced_order(&m.mm, ALL_ZONES, 5);
+            seen_between |= pgdat_balanced(&m.mm, 0, ALL_ZONES) && !pgdat_balanced_order(&m.mm, 0, ALL_ZONES, 5);
         }
         m.check().unwrap();
         got.push((runs_at_order, highest, seen_between, ev(&m, Ev::PgStealKswapd), ev(&m, Ev::PgStealDirect)));

@@ -76,6 +76,11 @@ fn a_one_node_table_is_the_machine_without_a_node_table() {
             assert_eq!(outcome(&with), outcome(&without), "{policy}, {table}");
             assert!(with.nodes.is_none(), "{policy}, {table}: one node reports no `nodes`");
         }
+        // Without the CPU model (node 0's kswapd on a CPU of its own): the same.
+        let own = |t: &str| run(&readers(policy, t).replace("cpus = 4\n", ""));
+        let without = own("");
+        assert!(without.vmstat["pgsteal_kswapd"] > 0, "{policy}: kswapd must reclaim: {:?}", without.vmstat);
+        assert_eq!(outcome(&own("[[machine.node]]\nmemory = \"128M\"")), outcome(&without), "{policy}, no machine.cpus");
     }
 }
 
@@ -112,10 +117,19 @@ fn a_node_table_is_validated_key_by_key() {
     let e = error(&readers("classic", "[[machine.node]]\nmemory = \"128M\"\ncpus = 4").replace("cpus = 4\n[[", "[["));
     assert_eq!(e.key, "machine.node[0].cpus", "{e}");
     assert!(e.message.contains("needs machine.cpus"), "{e}");
-    // Two valid nodes: refused by name while only one node is modeled, never run as one.
-    let e = error(&node("[[machine.node]]\nmemory = \"64M\"\ncpus = 2\n[[machine.node]]\nmemory = \"64M\"\ncpus = 2"));
+    // Two nodes: their memory adds up to machine.memory, their CPUs lie within machine.cpus.
+    let e = error(&node("[[machine.node]]\nmemory = \"64M\"\ncpus = 2\n[[machine.node]]\nmemory = \"32M\"\ncpus = 2"));
     assert_eq!(e.key, "machine.node", "{e}");
-    assert!(e.message.contains("2 nodes"), "{e}");
+    assert!(e.message.contains("adds up to 96M") && e.message.contains("128M"), "{e}");
+    let e = error(&node("[[machine.node]]\nmemory = \"64M\"\ncpus = \"0-1\"\n[[machine.node]]\nmemory = \"64M\"\ncpus = \"2-4\""));
+    assert_eq!(e.key, "machine.node[1].cpus", "{e}");
+    assert!(e.message.contains("CPU 4 does not exist"), "{e}");
+    // Two valid nodes run under either LRU, whose lists and kswapd are per node.
+    let two = "[[machine.node]]\nmemory = \"64M\"\ncpus = 2\n[[machine.node]]\nmemory = \"64M\"\ncpus = 2";
+    for policy in ["classic", "mglru"] {
+        let s = Scenario::parse(&readers(policy, two), "numa.toml", "numa", &[]).unwrap_or_else(|e| panic!("{policy}: {e}"));
+        assert_eq!(s.machine.nodes.len(), 2, "{policy}");
+    }
 }
 
 #[test]
@@ -143,8 +157,8 @@ fn mem_cgroup_lruvec_gives_each_memcg_one_lruvec_per_node() {
 
 /// One task on `cpus` of a 4-CPU machine reading `file` pages of a file, sequentially, twice
 /// over, on nodes of `node_mib` MiB each whose CPUs are split evenly (nodes are set on the
-/// validated scenario: the schema refuses more than one node until each node's kswapd is
-/// built).
+/// validated scenario: the tests below were written while the schema refused two nodes, and
+/// keep building them this way).
 fn numa_run(policy: &str, node_mib: &[u64], cpus: &str, file: &str) -> Report {
     let total: u64 = node_mib.iter().sum();
     let text = format!(
@@ -476,4 +490,66 @@ fn mglru_a_one_node_table_is_the_machine_without_a_node_table_on_6_12() {
     let with = run(&on_6_12("[[machine.node]]\nmemory = \"128M\"\ncpus = 4"));
     assert_eq!(outcome(&with), outcome(&without));
     assert_eq!(with.policy_state, without.policy_state, "the generations and the debugfs view too");
+
+#[test]
+fn a_nodes_kswapd_reclaims_its_own_node() {
+    // mm/vmscan.c: kswapd() (6.1/6.12) is one kthread per pgdat, bound to its node's CPUs;
+    // wake_all_kswapds() wakes each node's of the zonelist, and balance_pgdat() reclaims the
+    // node's own lruvecs only. A hog on node 0's CPUs fills node 0 with anonymous memory
+    // (no swap: nothing of it can be reclaimed) and spills a little onto node 1; a reader on
+    // node 1's CPUs fills node 1 with its file. Node 1's kswapd steals the reader's pages;
+    // node 0's, whose node holds the hog's memory alone, steals nothing. A kswapd of node 0
+    // alone could only have reclaimed node 0.
+    let text = r#"
+[machine]
+memory = "128M"
+kernel = "6.1"
+policy = "classic"
+storage = "ssd"
+cpus = 4
+
+[[workload]]
+name = "hog"
+cgroup = "/"
+kind = "anon-write"
+size = "72M"
+distribution = "uniform"
+cpus = "0-1"
+ops = 2000
+hold = true
+seed = 1
+
+[[workload]]
+name = "reader"
+cgroup = "/"
+kind = "file-read"
+file_size = "96M"
+distribution = "uniform"
+cpus = "2-3"
+ops = 40000
+seed = 2
+
+[[machine.node]]
+memory = "64M"
+cpus = "0-1"
+
+[[machine.node]]
+memory = "64M"
+cpus = "2-3"
+"#;
+    let s = super::common::scenario(text);
+    let mut m = pagelab::sim::Machine::new(&s, |mm| pagelab::policy::classic::Classic::new(mm.memcgs.cg.len()).with_nodes(mm.nodes.len())).unwrap();
+    m.run(|_| {});
+    let r = Report::collect(&s, &m);
+    let nodes = r.nodes.clone().unwrap();
+    assert!(nodes[1].pgsteal_kswapd > 1000, "node 1's kswapd reclaims node 1: {nodes:?}");
+    assert_eq!(nodes[0].pgsteal_kswapd, 0, "node 0 holds nothing its kswapd can reclaim: {nodes:?}");
+    assert_eq!(nodes.iter().map(|n| n.pgsteal_kswapd).sum::<u64>(), r.vmstat["pgsteal_kswapd"], "{nodes:?}");
+    assert_eq!(nodes[0].pgscan_kswapd, 0, "{nodes:?}");
+    assert!(nodes[1].kswapd_cpu_s > 0.0, "node 1's kswapd ran: {nodes:?}");
+    assert!((r.kswapd_cpu_s - (nodes[0].kswapd_cpu_s + nodes[1].kswapd_cpu_s)).abs() < 1e-9, "the report's kswapd CPU sums the nodes'");
+    // Each kswapd ran on its own node's CPUs.
+    let sched = m.mm.sched.as_ref().expect("a machine of CPUs");
+    assert!(sched.kswapd[0].last.is_none_or(|c| c < 2), "{:?}", sched.kswapd[0].last);
+    assert!(matches!(sched.kswapd[1].last, Some(2 | 3)), "{:?}", sched.kswapd[1].last);
 }

@@ -284,7 +284,7 @@ impl LruGen {
         if suitable_to_scan(total, young) {
             self.bloom_add(k, max_seq, pmd);
         }
-        let walk = mm.actor == Actor::Kswapd;
+        let walk = matches!(mm.actor, Actor::Kswapd(_));
         if v7_3 {
             for p in marked {
                 self.walk_update_folio(mm, p, new_gen, walk);

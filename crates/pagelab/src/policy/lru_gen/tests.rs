@@ -146,7 +146,7 @@ fn look_around_from_kswapd_updates_generations_in_place() {
         for p in 1..=5 {
             m.apply(0, op(Access::Anon, p, false));
         }
-        m.mm.actor = Actor::Kswapd;
+        m.mm.actor = Actor::Kswapd(0);
         let trigger = pfn(&m, 0);
         m.policy.look_around(&mut m.mm, trigger);
         let youngest = Some(gen_of(max_seq(&m)));
@@ -164,7 +164,7 @@ fn isolate_folio_needs_may_writepage_for_unswapped_anon_only_in_6_1() {
         let mut m = anon_in_oldest(kernel, 64, true);
         let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 32);
         sc.may_writepage = false;
-        m.mm.actor = Actor::Kswapd;
+        m.mm.actor = Actor::Kswapd(0);
         m.policy.evict_folios(&mut m.mm, ROOT_LV, &mut sc, 60, super::MAX_LRU_BATCH);
         let scanned = m.mm.events.get(Ev::PgScanAnon);
         assert_eq!(scanned > 0, isolates, "{kernel}: pgscan_anon {scanned}");
@@ -195,7 +195,7 @@ fn kswapd_ages_in_get_nr_to_scan_only_in_6_12() {
         let before = max_seq(&m);
         let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 32);
         sc.priority = DEF_PRIORITY - 1;
-        m.mm.actor = Actor::Kswapd;
+        m.mm.actor = Actor::Kswapd(0);
         m.policy.shrink_node(&mut m.mm, &mut sc);
         assert_eq!(max_seq(&m) > before, aged, "{kernel}");
         assert_eq!(sc.nr_reclaimed, 0, "{kernel}: nothing evicted in this pass");
@@ -208,7 +208,7 @@ fn v6_1_kswapd_ages_in_lru_gen_age_node_but_not_on_its_first_iteration() {
     let mut m = mapped_file_needing_aging("6.1");
     let before = max_seq(&m);
     let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 0);
-    m.mm.actor = Actor::Kswapd;
+    m.mm.actor = Actor::Kswapd(0);
     m.policy.kswapd_age_node(&mut m.mm, &mut sc);
     assert_eq!(max_seq(&m), before, "the first call only arms memcgs_need_aging");
     assert!(sc.memcgs_need_aging);
@@ -219,7 +219,7 @@ fn v6_1_kswapd_ages_in_lru_gen_age_node_but_not_on_its_first_iteration() {
     let mut m = mapped_file_needing_aging("6.12");
     let before = max_seq(&m);
     let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 0);
-    m.mm.actor = Actor::Kswapd;
+    m.mm.actor = Actor::Kswapd(0);
     for _ in 0..2 {
         m.policy.kswapd_age_node(&mut m.mm, &mut sc);
     }
@@ -245,7 +245,7 @@ fn boosted_kswapd_reclaims_clean_pages_in_6_1_and_nothing_in_6_12() {
         let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 64);
         sc.may_writepage = false;
         sc.priority = 4;
-        m.mm.actor = Actor::Kswapd;
+        m.mm.actor = Actor::Kswapd(0);
         m.policy.shrink_node(&mut m.mm, &mut sc);
         assert_eq!(sc.nr_reclaimed > 0, reclaims, "{kernel}: reclaimed {}", sc.nr_reclaimed);
         m.check().unwrap();
@@ -265,7 +265,7 @@ fn v6_12_kswapd_starts_at_the_priority_that_fits_its_target() {
             assert_eq!(expect, want, "inactive {inactive}");
         }
         let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, target);
-        m.mm.actor = Actor::Kswapd;
+        m.mm.actor = Actor::Kswapd(0);
         m.policy.shrink_node(&mut m.mm, &mut sc);
         assert_eq!(sc.priority, want, "{kernel}: {pages} pages, target {target}");
     }
@@ -298,7 +298,7 @@ fn kswapd_pass(kernel: &str, zones: &str) -> (u64, u64, u64) {
     // A later priority iteration of balance_pgdat(): the lruvec's scan budget
     // (total >> priority) exceeds the target, so only should_abort_scan() stops the pass.
     sc.priority = 2;
-    m.mm.actor = Actor::Kswapd;
+    m.mm.actor = Actor::Kswapd(0);
     m.policy.shrink_node(&mut m.mm, &mut sc);
     m.check().unwrap();
     (free, sc.nr_reclaimed, high)
@@ -340,7 +340,7 @@ fn min_ttl_ms_ooms_when_every_oldest_generation_is_younger_than_it() {
             m.drain();
             let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 0);
             sc.priority = DEF_PRIORITY - 1;
-            m.mm.actor = Actor::Kswapd;
+            m.mm.actor = Actor::Kswapd(0);
             m.mm.nodes[0].kswapd_clock = now_ns; // every generation was born at 0
             for _ in 0..2 {
                 m.policy.kswapd_age_node(&mut m.mm, &mut sc);

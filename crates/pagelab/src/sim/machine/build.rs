@@ -406,23 +406,30 @@ fn frames(m: &MachineSpec, sizes: &[Vec<(&'static str, u64)>], zones: &Zones) ->
     Ok((folios, pageblocks, m.kernel_used_pages.max(nonmovable_kernel)))
 }
 
-/// `machine.cpus` ≥ 2: the CPUs the tasks (each in its workload's CPU set) and kswapd share.
+/// `machine.cpus` ≥ 2: the CPUs the tasks (each in its workload's CPU set) and the nodes'
+/// kswapds (each on its node's CPUs; one node's on every CPU) share.
 fn sched(s: &Scenario, tasks: &[Task]) -> Option<Box<crate::sched::Sched>> {
     use crate::sched::{CpuSet, Entity, Sched};
     let n = s.machine.cpus.filter(|&n| n >= 2)?;
     let set = |t: &Task| s.workload_cpus[t.workload].clone().unwrap_or_else(|| CpuSet::all(n));
-    Some(Box::new(Sched::new(n, tasks.iter().map(|t| Entity::new(set(t))).collect())))
+    let nodes: Vec<CpuSet> = match s.machine.nodes.len() {
+        0 | 1 => vec![CpuSet::all(n)],
+        _ => s.machine.nodes.iter().map(|node| node.cpus.clone().unwrap_or_else(|| CpuSet::all(n))).collect(),
+    };
+    Some(Box::new(Sched::with_nodes(n, tasks.iter().map(|t| Entity::new(set(t))).collect(), nodes)))
 }
 
 /// The pressure accounting ([`crate::sched::psi`]): each task in its cgroup and those above,
-/// kswapd in the root's; on CPUs of their own without `machine.cpus`, else on CPU 0 until
-/// the scheduler grants another.
+/// each node's kswapd in the root's (actors `tasks + nid`); on CPUs of their own without
+/// `machine.cpus`, else on CPU 0 until the scheduler grants another.
 fn psi(m: &MachineSpec, chains: &[Vec<u16>], nr_groups: usize) -> crate::sched::psi::Psi {
     let nr_tasks = chains.len();
     let shared = m.cpus.is_some();
     let cpu = |a: usize| if shared { 0 } else { a as u32 };
     let mut actors: Vec<(Vec<u16>, u32)> = chains.iter().enumerate().map(|(t, c)| (c.clone(), cpu(t))).collect();
-    actors.push((vec![crate::mm::memcontrol::ROOT_MEMCG], cpu(nr_tasks)));
+    for nid in 0..m.nodes.len().max(1) {
+        actors.push((vec![crate::mm::memcontrol::ROOT_MEMCG], cpu(nr_tasks + nid)));
+    }
     let (period, jiffy) = crate::sched::psi::Psi::period_for(m.rstat_flush_ns);
     crate::sched::psi::Psi::new(nr_groups, actors, shared, period, jiffy)
 }
@@ -463,7 +470,7 @@ fn boot_mm(s: &Scenario, sizes: &[Vec<(&'static str, u64)>], zones: Vec<Zones>, 
         swap_dev: Device::new(m.swap_device, s.swap_cost.clone()),
         file_dev: Device::new(m.storage, s.storage_cost.clone()),
         events: Events::default(),
-        actor: Actor::Kswapd,
+        actor: Actor::Kswapd(0),
         tasks,
         one_cpu: (m.cpus == Some(1)).then(|| {
             let eevdf =

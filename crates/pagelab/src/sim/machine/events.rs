@@ -9,7 +9,7 @@
 use pagelab_workload::{Access, Op};
 
 use super::{Machine, LOOKAHEAD};
-use crate::mm::vmscan::{kswapd_next, kswapd_step};
+use crate::mm::vmscan::{kswapd_due, kswapd_step};
 use crate::mm::{Actor, Mm};
 use crate::policy::Policy;
 use crate::sim::scenario::Scenario;
@@ -27,8 +27,9 @@ enum Event {
     RstatFlush,
     /// The writeback flusher's periodic run (`wb_workfn()`, every dirty_writeback_centisecs).
     Flusher,
-    /// kswapd's next step (`balance_pgdat()`).
-    Kswapd,
+    /// A node's kswapd's next step (`balance_pgdat()` of node `nid`); the nodes' kswapds due
+    /// at one time run in node order.
+    Kswapd(usize),
     /// The per-CPU vmstat refresh (`vmstat_update()`, every sysctl_stat_interval): on 6.12
     /// it decays the per-CPU free lists' `high` (decay_pcp_high()).
     VmstatUpdate,
@@ -254,7 +255,7 @@ impl<P: Policy> Machine<P> {
             || self.next_wb <= now
             || self.next_sample <= now
             || self.next_timer <= now
-            || kswapd_next(&self.mm).is_some_and(|k| k <= now)
+            || kswapd_due(&self.mm).is_some_and(|(k, _)| k <= now)
             || self.mm.writeback.peek().is_some_and(|std::cmp::Reverse(w)| w.at <= now)
     }
 
@@ -279,24 +280,24 @@ impl<P: Policy> Machine<P> {
                     self.with_kernel_clock(at, |m| crate::mm::page_writeback::flusher_run(&mut m.mm, &mut m.policy, true));
                     self.next_wb += self.mm.cfg.tunables.dirty_writeback_ns;
                 }
-                Event::Kswapd => {
-                    self.kswapd_takes_cpu();
-                    let before = self.mm.nodes[0].kswapd_clock;
-                    let cpu_before = self.mm.nodes[0].kswapd_cpu_ns;
-                    kswapd_step(&mut self.mm, &mut self.policy);
-                    let usage = self.mm.usage(crate::sched::Who::Kswapd);
+                Event::Kswapd(nid) => {
+                    self.kswapd_takes_cpu(nid);
+                    let before = self.mm.nodes[nid].kswapd_clock;
+                    let cpu_before = self.mm.nodes[nid].kswapd_cpu_ns;
+                    kswapd_step(&mut self.mm, &mut self.policy, nid);
+                    let usage = self.mm.usage(crate::sched::Who::Kswapd(nid));
                     if let Some(sched) = self.mm.sched.as_mut() {
                         sched.end(usage);
                     }
-                    self.share_the_cpu(before, cpu_before, now);
-                    if self.mm.nodes[0].reclaim.kswapd.is_none() {
+                    self.share_the_cpu(nid, before, cpu_before, now);
+                    if self.mm.nodes[nid].reclaim.kswapd.is_none() {
                         if let Some(e) = self.mm.one_cpu.as_mut().and_then(|c| c.eevdf()) {
                             e.kswapd_sleeps();
                         }
                     }
                     // Every step costs at least a microsecond, so kswapd cannot stall time.
-                    if self.mm.nodes[0].kswapd_clock == before {
-                        self.mm.nodes[0].kswapd_clock += 1_000;
+                    if self.mm.nodes[nid].kswapd_clock == before {
+                        self.mm.nodes[nid].kswapd_clock += 1_000;
                     }
                 }
                 Event::VmstatUpdate => {
@@ -343,8 +344,8 @@ impl<P: Policy> Machine<P> {
         }
         consider(self.next_flush, Event::RstatFlush);
         consider(self.next_wb, Event::Flusher);
-        if let Some(k) = kswapd_next(&self.mm) {
-            consider(k, Event::Kswapd);
+        if let Some((k, nid)) = kswapd_due(&self.mm) {
+            consider(k, Event::Kswapd(nid));
         }
         consider(self.next_vmstat, Event::VmstatUpdate);
         consider(self.next_kcompactd, Event::Kcompactd);
@@ -359,30 +360,32 @@ impl<P: Policy> Machine<P> {
         self.next_vmstat.min(self.next_kcompactd).min(self.next_write_at).min(self.next_control_at)
     }
 
-    /// Several CPUs: kswapd, due to run a step of balancing, waits for a CPU of its node.
-    fn kswapd_takes_cpu(&mut self) {
+    /// Several CPUs: node `nid`'s kswapd, due to run a step of balancing, waits for a CPU of
+    /// its node.
+    fn kswapd_takes_cpu(&mut self, nid: usize) {
         use crate::sched::Who;
         // Not balancing (`kswapd` is `None`): the nap's end is a timer, not CPU work.
-        if self.mm.nodes[0].reclaim.kswapd.is_none() {
+        if self.mm.nodes[nid].reclaim.kswapd.is_none() {
             return;
         }
-        let usage = self.mm.usage(Who::Kswapd);
+        let usage = self.mm.usage(Who::Kswapd(nid));
         let Some(sched) = self.mm.sched.as_mut() else { return };
-        let g = sched.acquire(Who::Kswapd, self.mm.nodes[0].kswapd_clock);
-        self.mm.psi.set_cpu(self.mm.tasks.len(), self.mm.nodes[0].kswapd_clock, g.cpu);
-        self.mm.nodes[0].kswapd_clock = g.start;
-        sched.begin(Who::Kswapd, g, usage);
+        let g = sched.acquire(Who::Kswapd(nid), self.mm.nodes[nid].kswapd_clock);
+        self.mm.psi.set_cpu(self.mm.tasks.len() + nid, self.mm.nodes[nid].kswapd_clock, g.cpu);
+        self.mm.nodes[nid].kswapd_clock = g.start;
+        sched.begin(Who::Kswapd(nid), g, usage);
         crate::mm::swap::this_cpu(&mut self.mm, g.cpu);
     }
 
-    /// `machine.cpus = 1`: the kswapd step that began at `start` takes its CPU time from the
-    /// task's waits first, then half of the CPU from the task's present `now` on.
-    fn share_the_cpu(&mut self, start: u64, cpu_before: u64, now: u64) {
+    /// `machine.cpus = 1`: the step of node `nid`'s kswapd (one CPU is one node's) that began
+    /// at `start` takes its CPU time from the task's waits first, then half of the CPU from
+    /// the task's present `now` on.
+    fn share_the_cpu(&mut self, nid: usize, start: u64, cpu_before: u64, now: u64) {
         let Some(cpu) = self.mm.one_cpu.as_mut() else { return };
-        let cpu_ns = self.mm.nodes[0].kswapd_cpu_ns - cpu_before;
-        let waited = (self.mm.nodes[0].kswapd_clock - start).saturating_sub(cpu_ns);
+        let cpu_ns = self.mm.nodes[nid].kswapd_cpu_ns - cpu_before;
+        let waited = (self.mm.nodes[nid].kswapd_clock - start).saturating_sub(cpu_ns);
         let (end, lost) = cpu.kswapd_step(start, cpu_ns, now);
-        self.mm.nodes[0].kswapd_clock = self.mm.nodes[0].kswapd_clock.max(end + waited);
+        self.mm.nodes[nid].kswapd_clock = self.mm.nodes[nid].kswapd_clock.max(end + waited);
         if lost > 0 {
             for (t, task) in self.tasks.iter().enumerate() {
                 if !task.done && self.mm.tasks[t].clock <= end {
@@ -415,10 +418,10 @@ impl<P: Policy> Machine<P> {
         self.write_outcomes.push(super::WriteOutcome { at_ns: w.at_ns, memcg: w.memcg, kind: w.kind, result, taken_ns: end - at });
     }
 
-    /// Runs `f` as a kernel thread at time `at` (the flusher).
+    /// Runs `f` as a kernel thread at time `at` (the flusher), on node 0's kswapd's clock.
     pub(super) fn with_kernel_clock(&mut self, at: u64, f: impl FnOnce(&mut Self)) {
         let saved = (self.mm.actor, self.mm.nodes[0].kswapd_clock);
-        self.mm.actor = Actor::Kswapd;
+        self.mm.actor = Actor::Kswapd(0);
         self.mm.nodes[0].kswapd_clock = at;
         f(self);
         self.mm.actor = saved.0;
