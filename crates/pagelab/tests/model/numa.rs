@@ -490,6 +490,7 @@ fn mglru_a_one_node_table_is_the_machine_without_a_node_table_on_6_12() {
     let with = run(&on_6_12("[[machine.node]]\nmemory = \"128M\"\ncpus = 4"));
     assert_eq!(outcome(&with), outcome(&without));
     assert_eq!(with.policy_state, without.policy_state, "the generations and the debugfs view too");
+}
 
 #[test]
 fn a_nodes_kswapd_reclaims_its_own_node() {
