@@ -310,9 +310,12 @@ fn zone_allows(mm: &mut Mm, z: usize, mark: Wmark) -> bool {
     free > mark + zone.lowmem_reserve
 }
 
-/// Models mm/page_alloc.c: rmqueue_pcplist(): take the page from this CPU's list of zone
-/// `z`, refilling an empty list from the zone's buddy lists first (rmqueue_bulk(), which
-/// checks no watermark), and count it in the zone's PGALLOC.
+/// Models mm/page_alloc.c: rmqueue_pcplist() (6.1, 6.12; 7.3.4 alike): take the page from
+/// the running CPU's list of zone `z` (with `machine.cpus` ≥ 2, the scheduler's CPU: the
+/// zone's [`PerCpuPages`] is that CPU's, [`switch_pcp`]), refilling an empty list from the
+/// zone's buddy lists first (rmqueue_bulk(), which checks no watermark, under zone->lock),
+/// and count it in the zone's PGALLOC. Another CPU's list is not looked at: a page freed there
+/// waits for that CPU or a drain.
 #[inline(always)]
 fn rmqueue(mm: &mut Mm, z: usize) -> Option<Pfn> {
     if mm.pageblocks.is_some() {
@@ -480,7 +483,8 @@ pub fn parked_frames(mm: &Mm) -> u64 {
     mm.percpu.as_ref().map_or(0, |pc| pc.pcp.iter().flatten().map(|l| l.frames.len() as u64).sum())
 }
 
-/// Models the free of an order-0 page to this CPU's list of its zone (free_unref_page(), or
+/// Models the free of an order-0 page to the freeing CPU's list of its zone (6.1, 6.12;
+/// 7.3.4's free_frozen_pages() alike: free_unref_page(), or
 /// free_unref_folios()/free_unref_page_list() for a batch, which commit each page the same
 /// way): the list takes it, and gives a bulk back to the buddy lists when it reaches its
 /// `high` (free_unref_page_commit()). On 6.12 a bulk free that lifts the zone above its high
@@ -610,11 +614,13 @@ const PCP_BATCH_SCALE_MAX: u32 = 5;
 const MIN_PERCPU_PAGELIST_HIGH_FRACTION: u64 = 8;
 
 /// One CPU's free lists for the zone (mm/page_alloc.c: struct per_cpu_pages, order 0,
-/// movable pages: the only kind the model allocates). The pages themselves stay on the frame
-/// free list; this counts how many of them are on the per-CPU list, where NR_FREE_PAGES, and
-/// so every watermark check, does not see them. The model gives the machine one CPU's lists
-/// (the oracle's guests have one CPU): the kernel splits `high` over a node's CPUs, and which
-/// CPU's list a page goes to follows the scheduler, which the model does not have.
+/// movable pages: the only kind the model allocates). The running CPU's pages stay on the
+/// frame free list, its top `count` frames; this counts how many of them are on the per-CPU
+/// list, where NR_FREE_PAGES, and so every watermark check, does not see them. Without
+/// `machine.cpus` (and with 1) the machine has one CPU's lists, as the oracle's one-CPU guests;
+/// with several, each CPU has its own per zone ([`ParkedPages`], [`setup_zone_pagesets`]),
+/// `high` split over the node's CPUs ([`PerCpuPages::new_split`]), and a page goes to the
+/// list of the CPU that frees it and comes from the list of the CPU that allocates.
 #[derive(Clone, Debug)]
 pub struct PerCpuPages {
     /// Pages on the list.
