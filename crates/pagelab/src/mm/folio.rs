@@ -440,28 +440,32 @@ impl Folios {
 
     /// Takes the `n` frames of zone `z` that the allocator would hand out next (the top of its
     /// free stack: the listed frames from the last, then the never-used ones from the lowest),
-    /// in stack order (the next to be handed out last). Fewer when the zone has fewer, or the
-    /// host cannot hold the tables for a never-used one. [`Folios::push_top`] puts them back
-    /// as they were.
-    pub fn take_top(&mut self, z: usize, n: usize) -> Vec<Pfn> {
+    /// into `into` (emptied first) in stack order (the next to be handed out last). Fewer when
+    /// the zone has fewer, or the host cannot hold the tables for a never-used one.
+    /// [`Folios::push_top`] puts them back as they were.
+    pub fn take_top(&mut self, z: usize, n: usize, into: &mut Vec<Pfn>) {
+        into.clear();
         let listed = self.free[z].len().min(n);
-        let mut fresh = Vec::new();
-        while fresh.len() < n - listed {
+        while into.len() < n - listed {
             match self.alloc_fresh(z) {
-                Some(pfn) => fresh.push(pfn),
+                Some(pfn) => into.push(pfn),
                 None => break,
             }
         }
-        fresh.reverse();
+        into.reverse();
         let at = self.free[z].len() - listed;
-        fresh.extend(self.free[z].drain(at..));
-        fresh
+        into.extend_from_slice(&self.free[z][at..]);
+        self.free[z].truncate(at);
     }
 
     /// Puts `frames` (in stack order) on top of zone `z`'s free stack, below its top `keep`
     /// listed frames (those of the running CPU's per-CPU list, which stay the next handed out).
     pub fn push_top(&mut self, z: usize, keep: usize, frames: &[Pfn]) {
         let list = &mut self.free[z];
+        if keep == 0 {
+            list.extend_from_slice(frames);
+            return;
+        }
         let at = list.len().saturating_sub(keep);
         list.splice(at..at, frames.iter().copied());
     }

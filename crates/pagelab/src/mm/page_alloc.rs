@@ -463,15 +463,17 @@ pub fn setup_zone_pagesets(mm: &mut Mm, cpus: u32, high_fraction: u64) -> Vec<Ve
 pub fn switch_pcp(mm: &mut Mm, lists: &mut [Vec<ParkedPages>], old: usize, new: usize) {
     for z in 0..mm.folios.nr_zones() {
         let count = mm.zone(z).pcp.count.max(0) as usize;
-        let frames = mm.folios.take_top(z, count);
         let parked = &mut lists[old][z];
+        // The parked buffers are kept and reused: no allocation per switch once warm.
+        mm.folios.take_top(z, count, &mut parked.frames);
         parked.pcp = mm.zone(z).pcp.clone();
         // Short only when the host could not hold a never-used frame's table.
-        parked.pcp.count = frames.len() as i64;
-        parked.frames = frames;
+        parked.pcp.count = parked.frames.len() as i64;
         let next = &mut lists[new][z];
-        mm.folios.push_top(z, 0, &next.frames);
-        next.frames.clear();
+        if !next.frames.is_empty() {
+            mm.folios.push_top(z, 0, &next.frames);
+            next.frames.clear();
+        }
         mm.zone_mut(z).pcp = next.pcp.clone();
         // The slot of the running CPU holds nothing until it is parked again.
         next.pcp.count = 0;
