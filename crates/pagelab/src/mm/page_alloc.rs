@@ -460,6 +460,8 @@ pub fn setup_zone_pagesets(mm: &mut Mm, cpus: u32, high_fraction: u64) -> Vec<Ve
 /// The running actor moves from CPU `old` to CPU `new`: each zone's list of `old` is parked
 /// with its frames (the top of the free stack) and `new`'s takes its place, its frames back
 /// on top of the free stack.
+// `z` indexes the zones of two CPUs' lists and the machine's, not one slice.
+#[allow(clippy::needless_range_loop)]
 pub fn switch_pcp(mm: &mut Mm, lists: &mut [Vec<ParkedPages>], old: usize, new: usize) {
     for z in 0..mm.folios.nr_zones() {
         let count = mm.zone(z).pcp.count.max(0) as usize;
