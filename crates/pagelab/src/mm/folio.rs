@@ -438,6 +438,38 @@ impl Folios {
         self.free[z].extend_from_slice(frames);
     }
 
+    /// Takes the `n` frames of zone `z` that the allocator would hand out next (the top of its
+    /// free stack: the listed frames from the last, then the never-used ones from the lowest),
+    /// into `into` (emptied first) in stack order (the next to be handed out last). Fewer when
+    /// the zone has fewer, or the host cannot hold the tables for a never-used one.
+    /// [`Folios::push_top`] puts them back as they were.
+    pub fn take_top(&mut self, z: usize, n: usize, into: &mut Vec<Pfn>) {
+        into.clear();
+        let listed = self.free[z].len().min(n);
+        while into.len() < n - listed {
+            match self.alloc_fresh(z) {
+                Some(pfn) => into.push(pfn),
+                None => break,
+            }
+        }
+        into.reverse();
+        let at = self.free[z].len() - listed;
+        into.extend_from_slice(&self.free[z][at..]);
+        self.free[z].truncate(at);
+    }
+
+    /// Puts `frames` (in stack order) on top of zone `z`'s free stack, below its top `keep`
+    /// listed frames (those of the running CPU's per-CPU list, which stay the next handed out).
+    pub fn push_top(&mut self, z: usize, keep: usize, frames: &[Pfn]) {
+        let list = &mut self.free[z];
+        if keep == 0 {
+            list.extend_from_slice(frames);
+            return;
+        }
+        let at = list.len().saturating_sub(keep);
+        list.splice(at..at, frames.iter().copied());
+    }
+
     /// Takes a free frame of node 0's highest zone that has one (boot-time allocations, tests).
     pub fn alloc(&mut self) -> Option<Pfn> {
         (0..self.node0_zones).rev().find_map(|z| self.alloc_from(z))

@@ -61,12 +61,21 @@ pub fn check(mm: &Mm) -> Result<(), String> {
     if let Some(Err(e)) = mm.pageblocks.as_ref().map(|p| p.check()) {
         return Err(e);
     }
-    if used + mm.folios.nr_free() + nonmovable_free + mm.kernel_pages != frames {
+    // Other CPUs' per-CPU lists hold their frames off the free lists.
+    let parked = crate::mm::page_alloc::parked_frames(mm);
+    if used + mm.folios.nr_free() + parked + nonmovable_free + mm.kernel_pages != frames {
         return Err(format!(
-            "{used} used + {} free + {nonmovable_free} free in non-movable pageblocks + {} kernel != {frames} frames",
+            "{used} used + {} free + {parked} on other CPUs' lists + {nonmovable_free} free in non-movable pageblocks + {} kernel != {frames} frames",
             mm.folios.nr_free(),
             mm.kernel_pages
         ));
+    }
+    for (cpu, lists) in mm.percpu.iter().flat_map(|pc| pc.pcp.iter().enumerate()) {
+        for (z, l) in lists.iter().enumerate() {
+            if l.pcp.count != l.frames.len() as i64 || l.frames.iter().any(|&pfn| mm.folios.get(pfn).vpn != NIL || mm.folios.zone_of(pfn) != z) {
+                return Err(format!("CPU {cpu} zone {z}: its list counts {} pages for {} free frames of the zone", l.pcp.count, l.frames.len()));
+            }
+        }
     }
     for z in 0..mm.folios.nr_zones() {
         let zone = mm.zone(z);

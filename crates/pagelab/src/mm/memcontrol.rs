@@ -180,8 +180,13 @@ pub struct Memcgs {
     pub preorder: Vec<MemcgId>,
     /// Each memcg's subtree in pre-order (the tree is fixed once built).
     subtrees: Vec<Vec<MemcgId>>,
-    /// Per-CPU charge stock (one CPU): the cached memcg and its pre-charged pages.
+    /// Per-CPU charge stock of the running CPU: the cached memcg and its pre-charged pages.
     stock: Option<(MemcgId, u64)>,
+    /// On a machine of several CPUs (`machine.cpus` ≥ 2), every CPU's stock while it is not
+    /// the running one (the running CPU's slot is `None`); empty otherwise.
+    parked_stocks: Vec<Option<(MemcgId, u64)>>,
+    /// The CPU whose stock is `stock`.
+    stock_cpu: u32,
     pub rstat_mode: RstatMode,
     kernel: Kernel,
     /// 6.1: per-CPU update count and the global flush threshold.
@@ -232,6 +237,8 @@ impl Memcgs {
             preorder: Vec::new(),
             subtrees: Vec::new(),
             stock: None,
+            parked_stocks: Vec::new(),
+            stock_cpu: 0,
             rstat_mode,
             kernel,
             percpu_updates: 0,
@@ -405,12 +412,59 @@ impl Memcgs {
         }
     }
 
-    /// Pages cached in the per-CPU stock for `memcg` (counted in its usage).
-    pub fn stock_pages(&self, memcg: MemcgId) -> u64 {
-        match self.stock {
-            Some((c, n)) if c == memcg => n,
-            _ => 0,
+    /// Models mm/memcontrol.c: drain_all_stock(root) (6.1, 6.12): the running CPU's stock is
+    /// drained, and every other CPU's whose cached memcg is `root` or below it. The model
+    /// drains the running CPU's whatever memcg it caches (as the one-CPU model always did;
+    /// the kernel tests it like the others), and the other CPUs' at once, where the kernel
+    /// queues their drain_local_stock() as work on each (schedule_work_on()), done when that
+    /// CPU next runs its kworker. 7.3.4 caches up to NR_MEMCG_STOCK (7) memcgs per CPU and
+    /// drains those below `root`; the model keeps 6.1/6.12's one memcg per CPU.
+    pub fn drain_all_stock(&mut self, root: MemcgId) {
+        self.drain_stock();
+        for cpu in 0..self.parked_stocks.len() {
+            if let Some((c, n)) = self.parked_stocks[cpu] {
+                if self.is_descendant(c, root) {
+                    self.parked_stocks[cpu] = None;
+                    if n > 0 {
+                        self.uncharge_counters(c, n);
+                    }
+                }
+            }
         }
+    }
+
+    /// A machine of `cpus` CPUs (≥ 2): each keeps its own stock (memcg_stock_pcp, 6.1/6.12).
+    pub fn set_cpus(&mut self, cpus: u32) {
+        self.parked_stocks = vec![None; cpus as usize];
+    }
+
+    /// The running CPU is now `cpu`: its stock becomes the one charges use, the previous
+    /// CPU's is parked.
+    pub fn this_cpu(&mut self, cpu: u32) {
+        if self.parked_stocks.is_empty() || cpu == self.stock_cpu {
+            return;
+        }
+        self.parked_stocks[self.stock_cpu as usize] = self.stock.take();
+        self.stock = self.parked_stocks[cpu as usize].take();
+        self.stock_cpu = cpu;
+    }
+
+    /// Pages cached in the per-CPU stocks for `memcg`, every CPU's (counted in its usage).
+    pub fn stock_pages(&self, memcg: MemcgId) -> u64 {
+        std::iter::once(&self.stock)
+            .chain(&self.parked_stocks)
+            .map(|s| {
+                if let Some((c, n)) = *s {
+                    if c == memcg {
+                        n
+                    } else {
+                        0
+                    }
+                } else {
+                    0
+                }
+            })
+            .sum()
     }
 
     /// Models mem_cgroup_margin() (6.1, memory only).
@@ -909,7 +963,7 @@ fn try_charge_memcg_limited<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, n
             continue;
         }
         if !drained {
-            mm.memcgs.drain_stock();
+            mm.memcgs.drain_all_stock(over);
             drained = true;
             continue;
         }
@@ -1127,7 +1181,7 @@ pub fn memory_high_write<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, high
             return out;
         }
         if !drained {
-            mm.memcgs.drain_stock();
+            mm.memcgs.drain_all_stock(memcg);
             drained = true;
             continue;
         }
@@ -1158,7 +1212,7 @@ pub fn memory_max_write<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, max: 
             return out;
         }
         if !drained {
-            mm.memcgs.drain_stock();
+            mm.memcgs.drain_all_stock(memcg);
             drained = true;
             continue;
         }

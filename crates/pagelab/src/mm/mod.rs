@@ -459,8 +459,9 @@ impl Mm {
     /// as 6.1 and 6.12 take it once per refill of a per-CPU list (rmqueue_bulk(), the
     /// refill's size `pcp->batch`, or on 6.12 up to `batch << alloc_factor`) and once per
     /// bulk free (free_pcppages_bulk(), when a free lifts the list to its `high`, and for
-    /// a drain). The lock is the zone's own; with the model's one per-CPU list per zone, its
-    /// holds are those of the CPU that runs.
+    /// a drain: drain_all_pages() once per CPU whose list holds pages). The lock is the
+    /// zone's own; each CPU has its own list of the zone ([`crate::mm::page_alloc::ParkedPages`]),
+    /// so every CPU's refills and bulk frees take it.
     pub fn zone_lock(&mut self, z: usize, pages: u64) {
         if self.sched.is_none() {
             return;

@@ -306,9 +306,12 @@ fn zone_allows(mm: &mut Mm, z: usize, mark: Wmark) -> bool {
     free > mark + zone.lowmem_reserve
 }
 
-/// Models mm/page_alloc.c: rmqueue_pcplist(): take the page from this CPU's list of zone
-/// `z`, refilling an empty list from the zone's buddy lists first (rmqueue_bulk(), which
-/// checks no watermark), and count it in the zone's PGALLOC.
+/// Models mm/page_alloc.c: rmqueue_pcplist() (6.1, 6.12; 7.3.4 alike): take the page from
+/// the running CPU's list of zone `z` (with `machine.cpus` ≥ 2, the scheduler's CPU: the
+/// zone's [`PerCpuPages`] is that CPU's, [`switch_pcp`]), refilling an empty list from the
+/// zone's buddy lists first (rmqueue_bulk(), which checks no watermark, under zone->lock),
+/// and count it in the zone's PGALLOC. Another CPU's list is not looked at: a page freed there
+/// waits for that CPU or a drain.
 #[inline(always)]
 fn rmqueue(mm: &mut Mm, z: usize) -> Option<Pfn> {
     if mm.pageblocks.is_some() {
@@ -389,8 +392,11 @@ pub fn apply_boost(zones: &mut crate::mm::mmzone::Zones, pb: &crate::mm::pageblo
     (zone.wmark_min, zone.wmark_low, zone.wmark_high) = (min, low, high);
 }
 
-/// Models mm/page_alloc.c: drain_all_pages(): every page on the per-CPU lists goes back to
-/// the buddy lists.
+/// Models mm/page_alloc.c: drain_all_pages() (6.1, 6.12; 7.3.4 alike): every page on every
+/// CPU's per-CPU lists goes back to the buddy lists. Since 5.19 (__drain_all_pages() with
+/// drain_pages_zone(cpu, zone) under the list's own pcp->lock) the caller drains the other
+/// CPUs' lists itself, one free_pcppages_bulk() under zone->lock per CPU and zone that holds
+/// pages, so the caller pays every one of those holds.
 pub fn drain_all_pages(mm: &mut Mm) {
     for z in 0..mm.folios.nr_zones() {
         // free_pcppages_bulk() of the whole list under zone->lock.
@@ -399,9 +405,87 @@ pub fn drain_all_pages(mm: &mut Mm) {
             mm.zone_lock(z, count);
         }
     }
+    let Some(mut pc) = mm.percpu.take() else { return };
+    for cpu in pc.pcp.iter_mut() {
+        for (z, list) in cpu.iter_mut().enumerate() {
+            if list.frames.is_empty() {
+                continue;
+            }
+            // The running CPU's list is empty now: the frames go on top of the buddy lists.
+            mm.folios.push_top(z, 0, &list.frames);
+            let n = list.frames.len() as u64;
+            list.frames.clear();
+            list.pcp.count = 0;
+            mm.zone_lock(z, n);
+        }
+    }
+    mm.percpu = Some(pc);
 }
 
-/// Models the free of an order-0 page to this CPU's list of its zone (free_unref_page(), or
+/// The per-CPU list of one zone of a CPU that is not the running one, on a machine of
+/// several CPUs (`machine.cpus` ≥ 2): its state and its frames, in the order the list hands
+/// them out (the last first). The running CPU's lists are the zones' own [`PerCpuPages`],
+/// whose frames are the top of the zone's free stack ([`crate::mm::folio::Folios::take_top`]),
+/// so the one-CPU model and the hot path see one list per zone as before. A parked list's
+/// frames are off the free stack: no other CPU's allocation finds them, and NR_FREE_PAGES
+/// (every watermark check) does not count them.
+#[derive(Clone, Debug)]
+pub struct ParkedPages {
+    pub pcp: PerCpuPages,
+    pub frames: Vec<Pfn>,
+}
+
+/// Models the per-CPU `zone->per_cpu_pageset` of 6.1 and 6.12 (7.3.4 alike): `cpus` CPUs,
+/// each with a list per zone, sized by [`PerCpuPages::new_split`] over the CPUs of the
+/// zone's node (`cpu_node`, empty on one node: every CPU). The zones' own lists become CPU
+/// 0's (resized), the others start empty. Returns the other CPUs' lists, by CPU then zone
+/// (CPU 0's entries unused until it is parked).
+pub fn setup_zone_pagesets(mm: &mut Mm, cpus: u32, high_fraction: u64) -> Vec<Vec<ParkedPages>> {
+    let kernel = mm.cfg.kernel;
+    let mut lists = Vec::new();
+    for z in 0..mm.folios.nr_zones() {
+        let nid = mm.zone_nid(z);
+        let local = if mm.cpu_node.is_empty() { cpus as u64 } else { mm.cpu_node.iter().filter(|&&n| n as usize == nid).count() as u64 };
+        let nr_split = if local == 0 { cpus as u64 } else { local };
+        let zone = mm.zone_mut(z);
+        zone.pcp = PerCpuPages::new_split(kernel, zone.managed, zone.wmark_low, high_fraction, nr_split);
+        lists.push(ParkedPages { pcp: zone.pcp.clone(), frames: Vec::new() });
+    }
+    vec![lists; cpus as usize]
+}
+
+/// The running actor moves from CPU `old` to CPU `new`: each zone's list of `old` is parked
+/// with its frames (the top of the free stack) and `new`'s takes its place, its frames back
+/// on top of the free stack.
+// `z` indexes the zones of two CPUs' lists and the machine's, not one slice.
+#[allow(clippy::needless_range_loop)]
+pub fn switch_pcp(mm: &mut Mm, lists: &mut [Vec<ParkedPages>], old: usize, new: usize) {
+    for z in 0..mm.folios.nr_zones() {
+        let count = mm.zone(z).pcp.count.max(0) as usize;
+        let parked = &mut lists[old][z];
+        // The parked buffers are kept and reused: no allocation per switch once warm.
+        mm.folios.take_top(z, count, &mut parked.frames);
+        parked.pcp = mm.zone(z).pcp.clone();
+        // Short only when the host could not hold a never-used frame's table.
+        parked.pcp.count = parked.frames.len() as i64;
+        let next = &mut lists[new][z];
+        if !next.frames.is_empty() {
+            mm.folios.push_top(z, 0, &next.frames);
+            next.frames.clear();
+        }
+        mm.zone_mut(z).pcp = next.pcp.clone();
+        // The slot of the running CPU holds nothing until it is parked again.
+        next.pcp.count = 0;
+    }
+}
+
+/// Frames on the per-CPU lists of CPUs other than the running one.
+pub fn parked_frames(mm: &Mm) -> u64 {
+    mm.percpu.as_ref().map_or(0, |pc| pc.pcp.iter().flatten().map(|l| l.frames.len() as u64).sum())
+}
+
+/// Models the free of an order-0 page to the freeing CPU's list of its zone (6.1, 6.12;
+/// 7.3.4's free_frozen_pages() alike: free_unref_page(), or
 /// free_unref_folios()/free_unref_page_list() for a batch, which commit each page the same
 /// way): the list takes it, and gives a bulk back to the buddy lists when it reaches its
 /// `high` (free_unref_page_commit()). On 6.12 a bulk free that lifts the zone above its high
@@ -439,11 +523,27 @@ pub fn free_unref_page(mm: &mut Mm, pfn: Pfn) {
 /// Models mm/vmstat.c: refresh_cpu_vm_stats() -> decay_pcp_high() (6.12, every
 /// sysctl_stat_interval): in every zone, `high` sheds an eighth towards high_min and the list
 /// gives back what it holds above it. 6.1 and 5.7 drain nothing there on a single node.
+/// Every CPU does it for its own lists (each CPU's vmstat_update work): on a machine of
+/// several CPUs the parked lists give back their oldest frames, below the running CPU's.
 pub fn decay_pcp_high(mm: &mut Mm) {
     if mm.cfg.kernel.pcp_high_autotuned() {
         for zone in mm.nodes.iter_mut().flat_map(|n| &mut n.zones.z) {
             zone.pcp.decay_high();
         }
+        let Some(mut pc) = mm.percpu.take() else { return };
+        for cpu in pc.pcp.iter_mut() {
+            for (z, list) in cpu.iter_mut().enumerate() {
+                list.pcp.count = list.frames.len() as i64;
+                list.pcp.decay_high();
+                let gone = list.frames.len() - list.pcp.count.max(0) as usize;
+                if gone > 0 {
+                    let keep = mm.zone(z).pcp.count.max(0) as usize;
+                    mm.folios.push_top(z, keep, &list.frames[..gone]);
+                    list.frames.drain(..gone);
+                }
+            }
+        }
+        mm.percpu = Some(pc);
     }
 }
 
@@ -515,11 +615,13 @@ const PCP_BATCH_SCALE_MAX: u32 = 5;
 const MIN_PERCPU_PAGELIST_HIGH_FRACTION: u64 = 8;
 
 /// One CPU's free lists for the zone (mm/page_alloc.c: struct per_cpu_pages, order 0,
-/// movable pages: the only kind the model allocates). The pages themselves stay on the frame
-/// free list; this counts how many of them are on the per-CPU list, where NR_FREE_PAGES, and
-/// so every watermark check, does not see them. The model gives the machine one CPU's lists
-/// (the oracle's guests have one CPU): the kernel splits `high` over a node's CPUs, and which
-/// CPU's list a page goes to follows the scheduler, which the model does not have.
+/// movable pages: the only kind the model allocates). The running CPU's pages stay on the
+/// frame free list, its top `count` frames; this counts how many of them are on the per-CPU
+/// list, where NR_FREE_PAGES, and so every watermark check, does not see them. Without
+/// `machine.cpus` (and with 1) the machine has one CPU's lists, as the oracle's one-CPU guests;
+/// with several, each CPU has its own per zone ([`ParkedPages`], [`setup_zone_pagesets`]),
+/// `high` split over the node's CPUs ([`PerCpuPages::new_split`]), and a page goes to the
+/// list of the CPU that frees it and comes from the list of the CPU that allocates.
 #[derive(Clone, Debug)]
 pub struct PerCpuPages {
     /// Pages on the list.
@@ -545,11 +647,19 @@ impl PerCpuPages {
     /// batches). `high_fraction` is vm.percpu_pagelist_high_fraction (0: the default, high
     /// from the low watermark; on 6.12 it also turns the tuning off).
     pub fn new(kernel: Kernel, managed: u64, wmark_low: u64, high_fraction: u64) -> PerCpuPages {
+        PerCpuPages::new_split(kernel, managed, wmark_low, high_fraction, 1)
+    }
+
+    /// [`PerCpuPages::new`] for one of `nr_split_cpus` CPUs: zone_highsize() (6.1, 6.12; 7.3.4
+    /// alike) splits the high value (the low watermark, or the zone over the fraction) over
+    /// the online CPUs of the zone's node (all online CPUs for a node without any), at least
+    /// four batches; zone_batchsize() does not depend on the CPUs. 5.7's six batches neither.
+    pub fn new_split(kernel: Kernel, managed: u64, wmark_low: u64, high_fraction: u64, nr_split_cpus: u64) -> PerCpuPages {
         let batch = zone_batchsize(managed).max(1);
         let highsize = |fraction: u64| {
             // Fraction 0 is the default: the low watermark.
             let total = managed.checked_div(fraction).unwrap_or(wmark_low);
-            (total as i64).max(batch << 2)
+            ((total / nr_split_cpus.max(1)) as i64).max(batch << 2)
         };
         let (high_min, high_max) = if !kernel.pcp_limited_during_reclaim() {
             (6 * batch, 6 * batch)
@@ -747,6 +857,18 @@ mod tests {
         assert_eq!((p.high_min, p.high_max), (60, 60), "at least four batches");
         let p = guest_pcp(Kernel::V5_7);
         assert_eq!((p.high_min, p.high_max), (90, 90), "5.7: six batches");
+    }
+
+    #[test]
+    fn zone_highsize_splits_high_over_the_nodes_cpus_at_least_four_batches() {
+        let p = PerCpuPages::new_split(Kernel::V6_1, 50_098, 521, 0, 4);
+        assert_eq!((p.batch, p.high_min, p.high_max), (15, 130, 130));
+        let p = PerCpuPages::new_split(Kernel::V6_1, 50_098, 521, 0, 36);
+        assert_eq!(p.high, 60, "521 / 36 is below four batches");
+        let p = PerCpuPages::new_split(Kernel::V6_12, 50_098, 521, 0, 4);
+        assert_eq!((p.high_min, p.high_max), (130, 50_098 / 8 / 4));
+        let p = PerCpuPages::new_split(Kernel::V5_7, 50_098, 521, 0, 4);
+        assert_eq!(p.high, 90, "5.7: six batches whatever the CPUs");
     }
 
     #[test]

@@ -22,11 +22,19 @@ pub struct PerCpuBatches {
     cpu: u32,
     lru_add: Vec<Vec<Pfn>>,
     activate: Vec<Vec<Pfn>>,
+    /// Each CPU's per-CPU free lists of each zone, by CPU then zone, while it is not the
+    /// running CPU ([`crate::mm::page_alloc::ParkedPages`]); empty when built without them.
+    pub pcp: Vec<Vec<crate::mm::page_alloc::ParkedPages>>,
 }
 
 impl PerCpuBatches {
     pub fn new(cpus: u32) -> PerCpuBatches {
-        PerCpuBatches { cpu: 0, lru_add: vec![Vec::new(); cpus as usize], activate: vec![Vec::new(); cpus as usize] }
+        PerCpuBatches { cpu: 0, lru_add: vec![Vec::new(); cpus as usize], activate: vec![Vec::new(); cpus as usize], pcp: Vec::new() }
+    }
+
+    /// The CPU whose batches and lists are `Mm`'s (the running one).
+    pub fn cpu(&self) -> u32 {
+        self.cpu
     }
 
     /// Whether `pfn` waits in some CPU's activation batch other than the running one's.
@@ -41,8 +49,8 @@ pub fn in_activate_batch(mm: &Mm, pfn: Pfn) -> bool {
     (!mm.activate_batch.is_empty() && mm.activate_batch.contains(&pfn)) || mm.percpu.as_ref().is_some_and(|pc| pc.in_other_activate_batch(pfn))
 }
 
-/// The running actor is now on `cpu`: its batches become `Mm`'s and the previous CPU's are
-/// parked.
+/// The running actor is now on `cpu`: its batches and per-CPU free lists become `Mm`'s and
+/// the previous CPU's are parked.
 pub fn this_cpu(mm: &mut Mm, cpu: u32) {
     let Some(pc) = mm.percpu.as_mut() else { return };
     if pc.cpu == cpu {
@@ -54,6 +62,14 @@ pub fn this_cpu(mm: &mut Mm, cpu: u32) {
     std::mem::swap(&mut mm.lru_add_batch, &mut pc.lru_add[new]);
     std::mem::swap(&mut mm.activate_batch, &mut pc.activate[new]);
     pc.cpu = cpu;
+    let mut lists = std::mem::take(&mut pc.pcp);
+    if !lists.is_empty() {
+        crate::mm::page_alloc::switch_pcp(mm, &mut lists, old, new);
+    }
+    mm.memcgs.this_cpu(cpu);
+    if let Some(pc) = mm.percpu.as_mut() {
+        pc.pcp = lists;
+    }
 }
 
 /// Models mm/swap.c: lru_add_drain_all() (6.1, 6.12): every CPU's batches drained. The model

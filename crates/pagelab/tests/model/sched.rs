@@ -276,3 +276,92 @@ fn truncation_frees_a_folio_waiting_in_another_cpus_batch_only_after_draining_it
     m.check().unwrap();
     assert_eq!(m.mm.nr_file_pages, 1);
 }
+
+#[test]
+fn free_unref_page_puts_a_page_on_the_freeing_cpus_list_until_drain_all_pages() {
+    use pagelab::mm::page_alloc::{alloc_page, drain_all_pages, free_unref_page, Gfp};
+    use pagelab::mm::swap::this_cpu;
+    let mut m = two_cpus_one_file();
+    let top = m.mm.folios.nr_zones() - 1;
+    let locks = |m: &pagelab::sim::Machine<_>| m.mm.zone(top).lock.stat.acquisitions;
+    let alloc = |m: &mut pagelab::sim::Machine<pagelab::policy::classic::Classic>| alloc_page(&mut m.mm, &mut m.policy, Gfp::User).unwrap();
+    // CPU 1 refills its empty list (rmqueue_bulk() under zone->lock), takes a page and frees
+    // it back to its own list.
+    this_cpu(&mut m.mm, 1);
+    let a = alloc(&mut m);
+    assert_eq!(locks(&m), 1);
+    free_unref_page(&mut m.mm, a);
+    let free = m.mm.zone_free(top);
+    this_cpu(&mut m.mm, 0);
+    assert_eq!(m.mm.zone_free(top), free, "NR_FREE_PAGES counts no CPU's list, parked or running");
+    // CPU 0's list is empty: it refills from the buddy lists, where CPU 1's page is not.
+    let b = alloc(&mut m);
+    assert_ne!(b, a, "CPU 1's page waits on CPU 1's list");
+    assert_eq!(locks(&m), 2, "each CPU's refill takes the zone lock");
+    free_unref_page(&mut m.mm, b);
+    // CPU 1 finds its page on its list, without the zone lock.
+    this_cpu(&mut m.mm, 1);
+    let c = alloc(&mut m);
+    assert_eq!((c, locks(&m)), (a, 2));
+    free_unref_page(&mut m.mm, c);
+    m.check().unwrap();
+    // drain_all_pages() from CPU 0: one bulk free per CPU's list, CPU 1's page now on the
+    // buddy lists, the next handed out.
+    this_cpu(&mut m.mm, 0);
+    drain_all_pages(&mut m.mm);
+    assert_eq!(locks(&m), 4);
+    assert_eq!(m.mm.zone(top).pcp.count, 0);
+    m.check().unwrap();
+    let d = alloc(&mut m);
+    assert_eq!(d, a, "after the drain CPU 0 refills with CPU 1's page");
+    free_unref_page(&mut m.mm, d);
+    m.check().unwrap();
+}
+
+#[test]
+fn zone_highsize_splits_pcp_high_over_the_cpus() {
+    // The same machine with 1 and with 4 CPUs: each CPU's list gets a quarter of the one-CPU
+    // high (at least four batches).
+    let machine = |cpus: &str| {
+        common::classic(&format!("[machine]\nmemory = \"1G\"\nkernel = \"6.1\"\npolicy = \"classic\"\n{cpus}\n[[workload]]\nname = \"a\"\ncgroup = \"/\"\nkind = \"file-read\"\nfile_size = \"100p\"\nops = 0\n"))
+    };
+    let (one, four) = (machine(""), machine("cpus = 4"));
+    let top = one.mm.folios.nr_zones() - 1;
+    let (h1, h4) = (one.mm.zone(top).pcp.high, four.mm.zone(top).pcp.high);
+    assert!(h1 / 4 > 4 * 63, "the split stays above four batches here: {h1}");
+    assert_eq!(h4, h1 / 4);
+}
+
+/// Two tasks on CPUs 0 and 1 (or a machine without `machine.cpus`) reading one file in
+/// cgroup /a.
+fn two_cpus_in_a_cgroup(cpus: &str) -> pagelab::sim::Machine<pagelab::policy::classic::Classic> {
+    let w = |name: &str, cpu: u32| {
+        let set = if cpus.is_empty() { String::new() } else { format!("cpus = \"{cpu}\"\n") };
+        format!(
+            "[[workload]]\nname = \"{name}\"\ncgroup = \"/a\"\nkind = \"file-read\"\nfile = \"f\"\nfile_size = \"100p\"\nfadvise = \"random\"\nops = 0\n{set}"
+        )
+    };
+    common::classic(&format!(
+        "[machine]\nmemory = \"64M\"\nkernel = \"6.1\"\npolicy = \"classic\"\n{cpus}\n[[cgroup]]\npath = \"/a\"\nmax = \"4M\"\n{}{}",
+        w("a", 0),
+        w("b", 1)
+    ))
+}
+
+#[test]
+fn memcg_stock_is_per_cpu_and_drain_all_stock_empties_every_cpus() {
+    use common::read;
+    for (cpus, usage) in [("cpus = 2", 128), ("", 64)] {
+        let mut m = two_cpus_in_a_cgroup(cpus);
+        let a = m.task_memcg(0);
+        m.apply(0, read(0, 1));
+        m.apply(1, read(0, 2));
+        // Each CPU's first charge pre-charges MEMCG_CHARGE_BATCH (64) pages into its own stock.
+        assert_eq!(m.mm.memcgs.get(a).usage, usage, "{cpus:?}");
+        assert_eq!(m.mm.memcgs.stock_pages(a), usage - 2);
+        m.check().unwrap();
+        m.mm.memcgs.drain_all_stock(a);
+        assert_eq!(m.mm.memcgs.get(a).usage, 2, "{cpus:?}: only the pages in use stay charged");
+        m.check().unwrap();
+    }
+}

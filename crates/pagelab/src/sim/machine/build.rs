@@ -546,6 +546,13 @@ impl<P: Policy> Machine<P> {
         let mut mm = boot_mm(s, &sizes, zones, memcgs, space, task_mms)?;
         mm.sched = sched(s, &tasks);
         mm.percpu = mm.sched.as_ref().map(|sc| Box::new(crate::mm::swap::PerCpuBatches::new(sc.cpus.len())));
+        if let Some(n) = mm.sched.as_ref().map(|sc| sc.cpus.len()) {
+            let lists = crate::mm::page_alloc::setup_zone_pagesets(&mut mm, n, m.percpu_pagelist_high_fraction);
+            if let Some(pc) = mm.percpu.as_mut() {
+                pc.pcp = lists;
+            }
+            mm.memcgs.set_cpus(n);
+        }
         let mut policy = make_policy(&mm);
         check_policy_reclaims_zones(&mm, &policy)?;
         if let Some(obj) = shmem_object {
