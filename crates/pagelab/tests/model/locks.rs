@@ -153,3 +153,70 @@ fn swap_slots_take_the_devices_lock_per_batch_of_64_and_the_swap_cache_lock_per_
     assert!(cache.acquisitions >= 2 * steal_anon, "{cache:?}");
     assert_eq!(cache.hold_ns, cache.acquisitions * 100);
 }
+
+/// Seed 004's memcached at a small scale: eight threads on 16 CPUs fill an anonymous set
+/// 1.13x memory and read it back at random, swapping to a ramdisk, so that direct reclaim
+/// holds the lruvec's lock in long operations beside the other threads' faults.
+const SWAPPING_THREADS: &str = r#"
+[machine]
+memory = "64M"
+kernel = "6.1"
+policy = "classic"
+cpus = 16
+swap = { device = "ramdisk", size = "64M" }
+
+[[workload]]
+name = "m"
+cgroup = "/"
+jobs = 8
+seed = 40
+
+[[workload.phase]]
+kind = "anon-write"
+size = "9M"
+distribution = "seq"
+prefill = false
+ops = 2304
+
+[[workload.phase]]
+kind = "anon-read"
+size = "9M"
+distribution = "uniform"
+ops = 4608
+"#;
+
+/// The run with each lock's calendar limited to `calendar` busy spans.
+fn with_calendar(calendar: usize) -> Report {
+    let s = common::scenario(SWAPPING_THREADS);
+    let mut m = pagelab::sim::Machine::new(&s, |mm| pagelab::policy::classic::Classic::new(mm.memcgs.cg.len())).unwrap();
+    m.mm.sched.as_mut().expect("machine.cpus").calendar = calendar;
+    m.run(|_| {});
+    Report::collect(&s, &m)
+}
+
+/// Models kernel/locking/qspinlock.c's FIFO handoff (6.1, 6.12) as `crate::locking` places
+/// it: a saturated lock's back-to-back sections are kept as one busy span, so the waits are
+/// exact however far one operation (a long direct reclaim) runs ahead of the others, and a
+/// calendar too small to hold the spans says so in the report's warnings.
+#[test]
+fn lock_waits_are_exact_in_a_small_calendar_and_an_overflow_is_a_warning() {
+    let wide = with_calendar(pagelab::locking::CALENDAR);
+    let l = lock(&wide, "lru_lock");
+    assert!(l.contended > 1_000 && wide.vmstat["pgscan_direct"] > 0, "a contended lock and direct reclaim: {l:?}");
+    assert!(l.calendar_peak > 0 && l.calendar_peak < 256, "the spans kept at once: {l:?}");
+    // The sections that overlap the slowest actor's clock outnumber the calendar: one span
+    // per section would not fit 256.
+    assert!(l.acquisitions > 16 * 256, "{l:?}");
+    let narrow = with_calendar(256);
+    for name in ["lru_lock", "zone_lock", "swap_cache", "swap_lock"] {
+        assert_eq!(lock(&narrow, name).forgotten, 0, "{name}");
+        assert_eq!(lock(&narrow, name), lock(&wide, name), "{name}: the same sections, the same waits");
+    }
+    assert_eq!(narrow.throughput_ops_s, wide.throughput_ops_s);
+    assert!(wide.warnings.is_empty() && narrow.warnings.is_empty(), "{:?}", wide.warnings);
+    // Too small a calendar forgets, and the run says which lock.
+    let tiny = with_calendar(2);
+    let forgot = lock(&tiny, "lru_lock").forgotten;
+    assert!(forgot > 0);
+    assert!(tiny.warnings.iter().any(|w| w.starts_with("lru_lock: ") && w.contains("approximate")), "{:?}", tiny.warnings);
+}
