@@ -57,7 +57,9 @@ pub struct Section {
 #[derive(Clone, Debug, Default)]
 pub struct SpinLock {
     /// The sections after the horizon, start → end, in time order and not overlapping.
-    busy: std::collections::BTreeMap<u64, u64>,
+    busy: std::collections::BTreeMap<u64, Span>,
+    /// The sections the spans of `busy` hold.
+    sections: u64,
     /// No section can start before this: the end of the sections forgotten.
     floor: u64,
     pub stat: LockStat,
@@ -73,15 +75,16 @@ impl SpinLock {
 
     /// [`SpinLock::lock`] with a calendar of at most `calendar` busy spans.
     pub fn lock_within(&mut self, at: u64, hold: u64, handoff: u64, horizon: u64, calendar: usize) -> Section {
-        while self.busy.first_key_value().is_some_and(|(_, &e)| e <= horizon) {
-            self.busy.pop_first();
+        while self.busy.first_key_value().is_some_and(|(_, sp)| sp.end <= horizon) {
+            let (_, sp) = self.busy.pop_first().expect("the calendar is not empty");
+            self.sections -= sp.sections;
         }
         let mut t = at.max(self.floor);
         let mut contended = t > at;
         // The section that may hold the lock at `t` (the last to start by then), then the
         // later ones in order, until a gap fits the hold.
-        let before = self.busy.range(..=t).next_back().map(|(&s, &e)| (s, e));
-        for (s, e) in before.into_iter().chain(self.busy.range(t + 1..).map(|(&s, &e)| (s, e))) {
+        let before = self.busy.range(..=t).next_back().map(|(&s, sp)| (s, sp.end));
+        for (s, e) in before.into_iter().chain(self.busy.range(t + 1..).map(|(&s, sp)| (s, sp.end))) {
             if e <= t {
                 continue;
             }
@@ -98,11 +101,13 @@ impl SpinLock {
             self.occupy(t, end);
         }
         while self.busy.len() > calendar {
-            let (_, e) = self.busy.pop_first().expect("the calendar is not empty");
-            self.floor = self.floor.max(e);
+            let (_, sp) = self.busy.pop_first().expect("the calendar is not empty");
+            self.sections -= sp.sections;
+            self.floor = self.floor.max(sp.end);
             self.stat.forgotten += 1;
         }
         self.stat.calendar_peak = self.stat.calendar_peak.max(self.busy.len() as u64);
+        self.stat.sections_peak = self.stat.sections_peak.max(self.sections);
         self.stat.count(begin - at, hold, contended);
         Section { start: begin, end, spin: begin - at }
     }
@@ -112,26 +117,33 @@ impl SpinLock {
     /// Marks `from..to` busy (a gap of the calendar, from its start): one span with the span
     /// that ends at `from` and the one that begins at `to`, if they touch it.
     fn occupy(&mut self, from: u64, to: u64) {
+        let mut span = Span { end: to, sections: 1 };
         let mut start = from;
-        if let Some((&s, &e)) = self.busy.range(..from).next_back() {
-            if e == from {
+        if let Some((&s, before)) = self.busy.range(..from).next_back() {
+            if before.end == from {
                 start = s;
+                span.sections += before.sections;
             }
         }
-        let end = match self.busy.get(&to) {
-            Some(&e) => {
-                self.busy.remove(&to);
-                e
-            }
-            None => to,
-        };
-        self.busy.insert(start, end);
+        if let Some(after) = self.busy.remove(&to) {
+            span.end = after.end;
+            span.sections += after.sections;
+        }
+        self.busy.insert(start, span);
+        self.sections += 1;
     }
 
     /// The busy spans kept (for tests).
     pub fn spans(&self) -> usize {
         self.busy.len()
     }
+}
+
+/// A busy span of the calendar: its end, and how many sections it holds.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    end: u64,
+    sections: u64,
 }
 
 /// What one lock (or a class of locks, summed) saw.
@@ -146,6 +158,9 @@ pub struct LockStat {
     /// The most busy spans the calendar kept at once (its memory; the most of any one lock
     /// of a class).
     pub calendar_peak: u64,
+    /// The most sections those spans held at once: what a calendar of one entry a section
+    /// would have kept.
+    pub sections_peak: u64,
     /// The waits ([`crate::hist`]).
     waits: Histogram,
 }
@@ -167,6 +182,7 @@ impl LockStat {
         self.hold_ns += o.hold_ns;
         self.forgotten += o.forgotten;
         self.calendar_peak = self.calendar_peak.max(o.calendar_peak);
+        self.sections_peak = self.sections_peak.max(o.sections_peak);
         self.waits.merge(&o.waits);
     }
 
@@ -280,6 +296,7 @@ mod tests {
         }
         assert_eq!(last, 100 + 999 * 110, "each after the one before, with a handoff");
         assert_eq!(narrow.spans(), 1, "one busy span from the first hold to the last");
+        assert_eq!(narrow.stat.sections_peak, 1000, "holding the 1,000 sections");
         assert_eq!(narrow.stat.forgotten, 0);
         assert_eq!(narrow.stat, wide.stat);
         // One asked inside the span waits for its end, as for the last of its sections.

@@ -185,38 +185,44 @@ distribution = "uniform"
 ops = 4608
 "#;
 
-/// The run with each lock's calendar limited to `calendar` busy spans.
-fn with_calendar(calendar: usize) -> Report {
+/// The run with each lock's calendar limited to `calendar` busy spans, and what the lruvec
+/// locks saw (the most spans and sections each kept).
+fn with_calendar(calendar: usize) -> (Report, pagelab::locking::LockStat) {
     let s = common::scenario(SWAPPING_THREADS);
     let mut m = pagelab::sim::Machine::new(&s, |mm| pagelab::policy::classic::Classic::new(mm.memcgs.cg.len())).unwrap();
     m.mm.sched.as_mut().expect("machine.cpus").calendar = calendar;
     m.run(|_| {});
-    Report::collect(&s, &m)
+    let mut lru = pagelab::locking::LockStat::default();
+    for c in &m.mm.memcgs.cg {
+        lru.merge(&c.lruvec.lru_lock.stat);
+    }
+    (Report::collect(&s, &m), lru)
 }
 
 /// Models kernel/locking/qspinlock.c's FIFO handoff (6.1, 6.12) as `crate::locking` places
 /// it: a saturated lock's back-to-back sections are kept as one busy span, so the waits are
-/// exact however far one operation (a long direct reclaim) runs ahead of the others, and a
-/// calendar too small to hold the spans says so in the report's warnings.
+/// exact however far one operation (a long direct reclaim) runs ahead of the others, in a
+/// calendar smaller than the sections it spans; a calendar too small for the spans says so
+/// in the report's warnings.
 #[test]
 fn lock_waits_are_exact_in_a_small_calendar_and_an_overflow_is_a_warning() {
-    let wide = with_calendar(pagelab::locking::CALENDAR);
+    let (wide, lru) = with_calendar(pagelab::locking::CALENDAR);
     let l = lock(&wide, "lru_lock");
     assert!(l.contended > 1_000 && wide.vmstat["pgscan_direct"] > 0, "a contended lock and direct reclaim: {l:?}");
-    assert!(l.calendar_peak > 0 && l.calendar_peak < 256, "the spans kept at once: {l:?}");
-    // The sections that overlap the slowest actor's clock outnumber the calendar: one span
-    // per section would not fit 256.
-    assert!(l.acquisitions > 16 * 256, "{l:?}");
-    let narrow = with_calendar(256);
+    assert_eq!(l.forgotten, 0);
+    // A calendar just large enough for every lock's spans; one entry a section (the calendar
+    // before this test) would have overflowed it, the lruvec locks' sections being more than
+    // twice their spans.
+    let narrow = wide.sched.as_ref().unwrap().locks.values().map(|l| l.calendar_peak).max().unwrap();
+    assert!(lru.sections_peak > narrow && lru.sections_peak > 2 * lru.calendar_peak, "{lru:?}, a calendar of {narrow}");
+    let (small, _) = with_calendar(narrow as usize);
     for name in ["lru_lock", "zone_lock", "swap_cache", "swap_lock"] {
-        assert_eq!(lock(&narrow, name).forgotten, 0, "{name}");
-        assert_eq!(lock(&narrow, name), lock(&wide, name), "{name}: the same sections, the same waits");
+        assert_eq!(lock(&small, name), lock(&wide, name), "{name}: the same sections, the same waits");
     }
-    assert_eq!(narrow.throughput_ops_s, wide.throughput_ops_s);
-    assert!(wide.warnings.is_empty() && narrow.warnings.is_empty(), "{:?}", wide.warnings);
-    // Too small a calendar forgets, and the run says which lock.
-    let tiny = with_calendar(2);
-    let forgot = lock(&tiny, "lru_lock").forgotten;
-    assert!(forgot > 0);
+    assert_eq!(small.throughput_ops_s, wide.throughput_ops_s);
+    assert!(wide.warnings.is_empty() && small.warnings.is_empty(), "{:?}", small.warnings);
+    // Too small a calendar for the spans forgets, and the run says which lock.
+    let (tiny, _) = with_calendar(2);
+    assert!(lock(&tiny, "lru_lock").forgotten > 0);
     assert!(tiny.warnings.iter().any(|w| w.starts_with("lru_lock: ") && w.contains("approximate")), "{:?}", tiny.warnings);
 }
