@@ -280,6 +280,22 @@ pub struct Report {
     pub warnings: Vec<String>,
 }
 
+/// A lock whose calendar overflowed ([`crate::locking`]'s contract): its waits after the
+/// sections it forgot are approximate, which the run says rather than hides.
+fn lock_warnings(mm: &Mm) -> Vec<String> {
+    let Some(r) = SchedReport::of(mm, 1) else { return Vec::new() };
+    r.locks
+        .iter()
+        .filter(|(_, l)| l.forgotten > 0)
+        .map(|(name, l)| {
+            format!(
+                "{name}: {} busy spans dropped from a full lock calendar ({} kept at most; the actors' clocks spread {:.3} s apart): the waits after them are approximate",
+                l.forgotten, l.calendar_peak, r.horizon_lag_max_s
+            )
+        })
+        .collect()
+}
+
 /// Each workload's tasks' latency histograms merged, by workload name (workloads whose tasks
 /// did no operation are left out).
 fn workload_latency<P: Policy>(s: &Scenario, m: &Machine<P>) -> BTreeMap<String, crate::hist::Latency> {
@@ -558,6 +574,9 @@ pub struct SchedReport {
     /// (every file's mapping), `swap_lock` (the swap device's `si->lock`), `swap_cache`
     /// (every swap cache address space's), `zone_lock` (every zone's).
     pub locks: BTreeMap<String, crate::locking::LockSummary>,
+    /// The furthest a lock request ran ahead of the scheduler's horizon (the slowest actor's
+    /// clock): the span a lock's calendar covers.
+    pub horizon_lag_max_s: f64,
     /// Direct reclaimers that too_many_isolated() made sleep (reclaim_throttle()'s
     /// VMSCAN_THROTTLE_ISOLATED, which the kernel traces as mm_vmscan_throttled).
     pub isolated_throttle: IsolatedThrottle,
@@ -623,6 +642,7 @@ impl SchedReport {
                 ("swap_cache".to_string(), swap_cache.summary()),
                 ("zone_lock".to_string(), zone.summary()),
             ]),
+            horizon_lag_max_s: sched.horizon_lag_max_ns as f64 / 1e9,
             isolated_throttle: IsolatedThrottle {
                 sleeps: mm.nodes.iter().map(|n| n.reclaim.isolated.throttled).sum(),
                 sleep_s: mm.nodes.iter().map(|n| n.reclaim.isolated.throttled_ns).sum::<u64>() as f64 / 1e9,
@@ -943,7 +963,11 @@ impl Report {
                 .then(|| BTreeMap::from([("storage".to_string(), mm.file_dev.tags.stat.clone()), ("swap".to_string(), mm.swap_dev.tags.stat.clone())])),
             profile: s.report_profile.then(|| mm.profile.lines()),
             nodes: NodeReport::of(mm),
-            warnings: m.policy.warnings(mm),
+            warnings: {
+                let mut w = m.policy.warnings(mm);
+                w.extend(lock_warnings(mm));
+                w
+            },
         }
     }
 

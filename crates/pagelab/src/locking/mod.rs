@@ -22,10 +22,14 @@
 //!   first gap from its time on where the hold fits, so the requests' times, not their
 //!   processing order, decide. It forgets the sections that end before the **horizon**, the
 //!   time before which no actor asks any more ([`crate::sched::Sched::horizon`]), so the
-//!   calendar holds only the sections between the slowest and the fastest actor. Should that
-//!   exceed [`CALENDAR`] sections, the oldest are forgotten and a request older than what is
-//!   kept waits for its end (counted as `forgotten` in [`LockStat`]: zero in every bundled
-//!   scenario).
+//!   calendar holds only the sections between the slowest and the fastest actor. Sections
+//!   that touch (one begins where the other ends: a saturated lock's back-to-back holds) are
+//!   kept as one busy span, which places every request exactly as the separate sections
+//!   would (no hold fits into a gap of zero), and a section of no hold occupies nothing.
+//!   Should the spans still exceed the calendar's size ([`CALENDAR`], or the machine's
+//!   [`crate::sched::Sched::calendar`]), the oldest are forgotten and a request older than
+//!   what is kept waits for its end: counted as `forgotten` in [`LockStat`] and named in the
+//!   report's `warnings`, never silently.
 //!
 //! What a lock saw is counted in [`LockStat`]: acquisitions, contended ones, the wait
 //! (total, and its median and 99th percentile from a log-linear histogram) and the hold.
@@ -34,7 +38,7 @@ use serde::Serialize;
 
 use crate::hist::Histogram;
 
-/// The most sections a lock remembers after the horizon (a bound on its memory: about
+/// The most busy spans a lock remembers after the horizon (a bound on its memory: about
 /// 40 MiB). An operation runs whole, so one long direct reclaim adds all its sections
 /// before the other tasks' requests of the same span are placed among them.
 pub const CALENDAR: usize = 1 << 20;
@@ -53,7 +57,9 @@ pub struct Section {
 #[derive(Clone, Debug, Default)]
 pub struct SpinLock {
     /// The sections after the horizon, start → end, in time order and not overlapping.
-    busy: std::collections::BTreeMap<u64, u64>,
+    busy: std::collections::BTreeMap<u64, Span>,
+    /// The sections the spans of `busy` hold.
+    sections: u64,
     /// No section can start before this: the end of the sections forgotten.
     floor: u64,
     pub stat: LockStat,
@@ -64,15 +70,21 @@ impl SpinLock {
     /// before its hold. Models queued_spin_lock() and queued_spin_unlock() as the contract
     /// above states them.
     pub fn lock(&mut self, at: u64, hold: u64, handoff: u64, horizon: u64) -> Section {
-        while self.busy.first_key_value().is_some_and(|(_, &e)| e <= horizon) {
-            self.busy.pop_first();
+        self.lock_within(at, hold, handoff, horizon, CALENDAR)
+    }
+
+    /// [`SpinLock::lock`] with a calendar of at most `calendar` busy spans.
+    pub fn lock_within(&mut self, at: u64, hold: u64, handoff: u64, horizon: u64, calendar: usize) -> Section {
+        while self.busy.first_key_value().is_some_and(|(_, sp)| sp.end <= horizon) {
+            let (_, sp) = self.busy.pop_first().expect("the calendar is not empty");
+            self.sections -= sp.sections;
         }
         let mut t = at.max(self.floor);
         let mut contended = t > at;
         // The section that may hold the lock at `t` (the last to start by then), then the
         // later ones in order, until a gap fits the hold.
-        let before = self.busy.range(..=t).next_back().map(|(&s, &e)| (s, e));
-        for (s, e) in before.into_iter().chain(self.busy.range(t + 1..).map(|(&s, &e)| (s, e))) {
+        let before = self.busy.range(..=t).next_back().map(|(&s, sp)| (s, sp.end));
+        for (s, e) in before.into_iter().chain(self.busy.range(t + 1..).map(|(&s, sp)| (s, sp.end))) {
             if e <= t {
                 continue;
             }
@@ -85,15 +97,53 @@ impl SpinLock {
         }
         let begin = t + if contended { handoff } else { 0 };
         let end = begin + hold;
-        self.busy.insert(t, end);
-        if self.busy.len() > CALENDAR {
-            let (_, e) = self.busy.pop_first().expect("the calendar is not empty");
-            self.floor = self.floor.max(e);
+        if end > t {
+            self.occupy(t, end);
+        }
+        while self.busy.len() > calendar {
+            let (_, sp) = self.busy.pop_first().expect("the calendar is not empty");
+            self.sections -= sp.sections;
+            self.floor = self.floor.max(sp.end);
             self.stat.forgotten += 1;
         }
+        self.stat.calendar_peak = self.stat.calendar_peak.max(self.busy.len() as u64);
+        self.stat.sections_peak = self.stat.sections_peak.max(self.sections);
         self.stat.count(begin - at, hold, contended);
         Section { start: begin, end, spin: begin - at }
     }
+}
+
+impl SpinLock {
+    /// Marks `from..to` busy (a gap of the calendar, from its start): one span with the span
+    /// that ends at `from` and the one that begins at `to`, if they touch it.
+    fn occupy(&mut self, from: u64, to: u64) {
+        let mut span = Span { end: to, sections: 1 };
+        let mut start = from;
+        if let Some((&s, before)) = self.busy.range(..from).next_back() {
+            if before.end == from {
+                start = s;
+                span.sections += before.sections;
+            }
+        }
+        if let Some(after) = self.busy.remove(&to) {
+            span.end = after.end;
+            span.sections += after.sections;
+        }
+        self.busy.insert(start, span);
+        self.sections += 1;
+    }
+
+    /// The busy spans kept (for tests).
+    pub fn spans(&self) -> usize {
+        self.busy.len()
+    }
+}
+
+/// A busy span of the calendar: its end, and how many sections it holds.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    end: u64,
+    sections: u64,
 }
 
 /// What one lock (or a class of locks, summed) saw.
@@ -105,6 +155,12 @@ pub struct LockStat {
     pub hold_ns: u64,
     /// Sections dropped from a full calendar before the horizon passed them.
     pub forgotten: u64,
+    /// The most busy spans the calendar kept at once (its memory; the most of any one lock
+    /// of a class).
+    pub calendar_peak: u64,
+    /// The most sections those spans held at once: what a calendar of one entry a section
+    /// would have kept.
+    pub sections_peak: u64,
     /// The waits ([`crate::hist`]).
     waits: Histogram,
 }
@@ -125,6 +181,8 @@ impl LockStat {
         self.wait_ns += o.wait_ns;
         self.hold_ns += o.hold_ns;
         self.forgotten += o.forgotten;
+        self.calendar_peak = self.calendar_peak.max(o.calendar_peak);
+        self.sections_peak = self.sections_peak.max(o.sections_peak);
         self.waits.merge(&o.waits);
     }
 
@@ -143,6 +201,7 @@ impl LockStat {
             wait_p99_ns: self.wait_quantile(0.99),
             hold_ns: self.hold_ns,
             forgotten: self.forgotten,
+            calendar_peak: self.calendar_peak,
         }
     }
 }
@@ -157,8 +216,10 @@ pub struct LockSummary {
     pub wait_p99_ns: u64,
     pub hold_ns: u64,
     /// Sections a full calendar dropped (see the contract's "Order"): 0 unless the actors'
-    /// clocks drift apart by more than [`CALENDAR`] sections.
+    /// clocks drift apart by more than [`CALENDAR`] busy spans (the report warns of it).
     pub forgotten: u64,
+    /// The most busy spans one lock's calendar kept at once.
+    pub calendar_peak: u64,
 }
 
 #[cfg(test)]
@@ -218,6 +279,46 @@ mod tests {
         let old = l.lock(0, 10, 0, 0);
         assert!(old.start >= 4 * 1000 + 10, "a request older than the calendar waits past what it forgot: {old:?}");
         assert_eq!(l.stat.forgotten, 6);
+    }
+
+    #[test]
+    fn back_to_back_sections_are_one_span_and_a_small_calendar_places_them_exactly() {
+        // A saturated lock: 1,000 requests at once, each served after the one before. Kept as
+        // separate sections they overflowed any calendar of fewer (the 72-CPU memcached).
+        let mut wide = SpinLock::default();
+        let mut narrow = SpinLock::default();
+        let mut last = 0;
+        for i in 0..1000u64 {
+            let a = wide.lock(i % 7, 100, 10, 0);
+            let b = narrow.lock_within(i % 7, 100, 10, 0, 2);
+            assert_eq!(a, b, "request {i}");
+            last = b.end;
+        }
+        assert_eq!(last, 100 + 999 * 110, "each after the one before, with a handoff");
+        assert_eq!(narrow.spans(), 1, "one busy span from the first hold to the last");
+        assert_eq!(narrow.stat.sections_peak, 1000, "holding the 1,000 sections");
+        assert_eq!(narrow.stat.forgotten, 0);
+        assert_eq!(narrow.stat, wide.stat);
+        // One asked inside the span waits for its end, as for the last of its sections.
+        let inside = narrow.lock_within(5_000, 100, 10, 0, 2);
+        assert_eq!(inside.start, last + 10, "after the last of the 1,000 sections and a handoff");
+    }
+
+    #[test]
+    fn a_section_of_no_hold_occupies_nothing_and_erases_no_section() {
+        let mut l = SpinLock::default();
+        l.lock(0, 100, 0, 0);
+        let b = l.lock(50, 100, 0, 0);
+        assert_eq!((b.start, b.end), (100, 200));
+        // An empty putback at the two sections' meeting point (before this fix it replaced
+        // the second section in the calendar, which then let a request hold the lock
+        // inside it).
+        let empty = l.lock(100, 0, 0, 0);
+        assert_eq!(empty.end, 200, "it waits for the holder, holding nothing");
+        assert_eq!(l.lock(120, 10, 0, 0).start, 200, "the second section still holds the lock until 200");
+        // Nor does an empty section push a later-processed request that spans its time.
+        l.lock(1_000, 0, 0, 0);
+        assert_eq!(l.lock(950, 100, 0, 0).start, 950);
     }
 
     #[test]

@@ -428,8 +428,10 @@ impl Mm {
         }
         let at = self.now();
         let handoff = self.cfg.costs.cpu.lock_handoff_ns;
-        let horizon = self.sched.as_ref().map_or(0, |s| s.horizon);
-        let section = lock_of(self).lock(at, hold, handoff, horizon);
+        let Some(sched) = self.sched.as_mut() else { return };
+        let (horizon, calendar) = (sched.horizon, sched.calendar);
+        sched.horizon_lag_max_ns = sched.horizon_lag_max_ns.max(at.saturating_sub(horizon));
+        let section = lock_of(self).lock_within(at, hold, handoff, horizon, calendar);
         if let Some(sched) = self.sched.as_mut() {
             sched.spun(section.spin);
         }

@@ -245,6 +245,12 @@ pub struct Sched {
     /// task's burst (tasks begin in the order of their clocks, kswapd's steps due by then
     /// have run). A lock forgets the sections that end before it.
     pub horizon: u64,
+    /// The most busy spans each lock's calendar keeps ([`crate::locking::CALENDAR`]; tests
+    /// make it small to see a calendar overflow).
+    pub calendar: usize,
+    /// The furthest a lock request was ahead of the horizon: how far the actors' clocks
+    /// spread (one long operation runs whole ahead of the others).
+    pub horizon_lag_max_ns: u64,
 }
 
 impl Sched {
@@ -255,7 +261,15 @@ impl Sched {
 
     /// `n` CPUs, one kswapd for each node's CPU set of `nodes`.
     pub fn with_nodes(n: u32, tasks: Vec<Entity>, nodes: Vec<CpuSet>) -> Sched {
-        Sched { cpus: Cpus::new(n), tasks, kswapd: nodes.into_iter().map(Entity::new).collect(), current: None, horizon: 0 }
+        Sched {
+            cpus: Cpus::new(n),
+            tasks,
+            kswapd: nodes.into_iter().map(Entity::new).collect(),
+            current: None,
+            horizon: 0,
+            calendar: crate::locking::CALENDAR,
+            horizon_lag_max_ns: 0,
+        }
     }
 
     fn entity(&mut self, who: Who) -> &mut Entity {

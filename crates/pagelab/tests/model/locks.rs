@@ -153,3 +153,76 @@ fn swap_slots_take_the_devices_lock_per_batch_of_64_and_the_swap_cache_lock_per_
     assert!(cache.acquisitions >= 2 * steal_anon, "{cache:?}");
     assert_eq!(cache.hold_ns, cache.acquisitions * 100);
 }
+
+/// Seed 004's memcached at a small scale: eight threads on 16 CPUs fill an anonymous set
+/// 1.13x memory and read it back at random, swapping to a ramdisk, so that direct reclaim
+/// holds the lruvec's lock in long operations beside the other threads' faults.
+const SWAPPING_THREADS: &str = r#"
+[machine]
+memory = "64M"
+kernel = "6.1"
+policy = "classic"
+cpus = 16
+swap = { device = "ramdisk", size = "64M" }
+
+[[workload]]
+name = "m"
+cgroup = "/"
+jobs = 8
+seed = 40
+
+[[workload.phase]]
+kind = "anon-write"
+size = "9M"
+distribution = "seq"
+prefill = false
+ops = 2304
+
+[[workload.phase]]
+kind = "anon-read"
+size = "9M"
+distribution = "uniform"
+ops = 4608
+"#;
+
+/// The run with each lock's calendar limited to `calendar` busy spans, and what the lruvec
+/// locks saw (the most spans and sections each kept).
+fn with_calendar(calendar: usize) -> (Report, pagelab::locking::LockStat) {
+    let s = common::scenario(SWAPPING_THREADS);
+    let mut m = pagelab::sim::Machine::new(&s, |mm| pagelab::policy::classic::Classic::new(mm.memcgs.cg.len())).unwrap();
+    m.mm.sched.as_mut().expect("machine.cpus").calendar = calendar;
+    m.run(|_| {});
+    let mut lru = pagelab::locking::LockStat::default();
+    for c in &m.mm.memcgs.cg {
+        lru.merge(&c.lruvec.lru_lock.stat);
+    }
+    (Report::collect(&s, &m), lru)
+}
+
+/// Models kernel/locking/qspinlock.c's FIFO handoff (6.1, 6.12) as `crate::locking` places
+/// it: a saturated lock's back-to-back sections are kept as one busy span, so the waits are
+/// exact however far one operation (a long direct reclaim) runs ahead of the others, in a
+/// calendar smaller than the sections it spans; a calendar too small for the spans says so
+/// in the report's warnings.
+#[test]
+fn lock_waits_are_exact_in_a_small_calendar_and_an_overflow_is_a_warning() {
+    let (wide, lru) = with_calendar(pagelab::locking::CALENDAR);
+    let l = lock(&wide, "lru_lock");
+    assert!(l.contended > 1_000 && wide.vmstat["pgscan_direct"] > 0, "a contended lock and direct reclaim: {l:?}");
+    assert_eq!(l.forgotten, 0);
+    // A calendar just large enough for every lock's spans; one entry a section (the calendar
+    // before this test) would have overflowed it, the lruvec locks' sections being more than
+    // twice their spans.
+    let narrow = wide.sched.as_ref().unwrap().locks.values().map(|l| l.calendar_peak).max().unwrap();
+    assert!(lru.sections_peak > narrow && lru.sections_peak > 2 * lru.calendar_peak, "{lru:?}, a calendar of {narrow}");
+    let (small, _) = with_calendar(narrow as usize);
+    for name in ["lru_lock", "zone_lock", "swap_cache", "swap_lock"] {
+        assert_eq!(lock(&small, name), lock(&wide, name), "{name}: the same sections, the same waits");
+    }
+    assert_eq!(small.throughput_ops_s, wide.throughput_ops_s);
+    assert!(wide.warnings.is_empty() && small.warnings.is_empty(), "{:?}", small.warnings);
+    // Too small a calendar for the spans forgets, and the run says which lock.
+    let (tiny, _) = with_calendar(2);
+    assert!(lock(&tiny, "lru_lock").forgotten > 0);
+    assert!(tiny.warnings.iter().any(|w| w.starts_with("lru_lock: ") && w.contains("approximate")), "{:?}", tiny.warnings);
+}
