@@ -23,7 +23,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use pagelab_guest::report::{
-    parse_cpu_line, parse_key_values, parse_meminfo, parse_nonmovable_free, parse_pageblocks, parse_pressure, parse_slabinfo, parse_zones, Sample, SchedStat, SAMPLED_MEMINFO, SAMPLED_SLABS, SAMPLED_VMSTAT,
+    parse_cpu_line, parse_key_values, parse_meminfo, parse_nonmovable_free, parse_pageblocks, parse_pressure, parse_slabinfo, parse_zones, Sample, SchedStat,
+    SAMPLED_MEMINFO, SAMPLED_SLABS, SAMPLED_VMSTAT,
 };
 use pagelab_guest::{GuestReport, OpChecksum, Plan, PolicyChoice, Snapshot, SwapKind, TaskResult, REPORT_BEGIN, REPORT_END};
 use pagelab_workload::{Access, Advice, JobStream, PAGE_SIZE};

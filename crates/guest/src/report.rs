@@ -493,7 +493,8 @@ Node 0, zone    DMA32           12          106            2            0       
         assert_eq!(b[0], ZoneBlocks { zone: "DMA32".into(), unmovable: 12, movable: 106, reclaimable: 2, reclaimable_free: 2 + 4 + 16 + 256 + 512 });
         assert_eq!(b[1], ZoneBlocks { zone: "DMA".into(), unmovable: 1, movable: 7, reclaimable: 0, reclaimable_free: 0 });
         // A CMA column moves the others: the header names them.
-        let cma = "Number of blocks type     Unmovable      Movable  Reclaimable   CMA   HighAtomic      Isolate \nNode 0, zone    DMA32   3  100  4  9  0  0\n";
+        let cma =
+            "Number of blocks type     Unmovable      Movable  Reclaimable   CMA   HighAtomic      Isolate \nNode 0, zone    DMA32   3  100  4  9  0  0\n";
         assert_eq!(parse_pageblocks(cma)[0].reclaimable, 4);
         assert!(parse_pageblocks("").is_empty());
     }
