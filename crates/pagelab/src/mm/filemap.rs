@@ -75,7 +75,7 @@ pub fn filemap_add_folio<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, for_write:
 
 /// With non-movable pageblocks (`machine.nonmovable`): the slabs of the page cache's xarray
 /// nodes follow the nodes in use ([`xa_node_slabs_follow_the_nodes`]), taken from the
-/// highest laid-out zone's non-movable free lists ([`Pageblocks::alloc_slab`]), or, when
+/// highest zone's non-movable free lists (none when that zone has no layout) ([`Pageblocks::alloc_slab`]), or, when
 /// those have no chunk of two pages, off its movable free lists (the kernel's
 /// __rmqueue_fallback() would also claim that block: not modeled). Their pages are the
 /// kernel's from then on. Nodes that empty elsewhere (truncation, the shadow shrinker) give
@@ -88,7 +88,7 @@ pub fn xa_node_slabs(mm: &mut Mm) {
     use crate::mm::pageblock::{xa_node_slabs_follow_the_nodes, RADIX_TREE_NODE_SLAB_PAGES as SLAB};
     let Mm { pageblocks, folios, file_nodes, nodes, kernel_pages, .. } = mm;
     let Some(pb) = pageblocks.as_mut() else { return };
-    let Some(z) = pb.slab_zone() else { return };
+    let Some(z) = pb.slab_zone(nodes[0].zones.top()) else { return };
     let have = pb.nr_slabs();
     let want = xa_node_slabs_follow_the_nodes(file_nodes.nr_nodes(), have);
     for _ in have..want {

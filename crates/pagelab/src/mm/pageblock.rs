@@ -297,9 +297,11 @@ impl Pageblocks {
         }
     }
 
-    /// The highest zone with non-movable pageblocks (where the kernel's slabs are taken).
-    pub fn slab_zone(&self) -> Option<usize> {
-        (0..self.laid_out.len()).rev().find(|&z| self.laid_out[z])
+    /// Where the kernel's slabs are taken: the highest zone (`top`, the first of the
+    /// allocation's zonelist), when the scenario gave it non-movable pageblocks; a zone
+    /// without them has its reclaimable blocks in the kernel's pages, which the model leaves.
+    pub fn slab_zone(&self, top: usize) -> Option<usize> {
+        self.laid_out.get(top).copied().unwrap_or(false).then_some(top)
     }
 
     /// Whether zone `z` has non-movable pageblocks of the scenario's.
