@@ -14,7 +14,8 @@ One line per sample: each zone's free pages (and its high watermark, which inclu
 watermark boost), then pgalloc per zone, kswapd's and direct reclaim's steals, kswapd runs and
 the runs that ended with kswapd woken during its nap (kswapd_low_wmark_hit_quickly), and,
 where the guest recorded them (since 2026-11-28), each zone's free pages on the unmovable and
-reclaimable lists (`nonmov`), which movable allocations reach only by falling back.
+reclaimable lists (`nonmov`), which movable allocations reach only by falling back, and
+(since 2026-11-29) the kernel's own allocations: xarray nodes, slab, page tables, pageblocks.
 """
 import json
 import sys
@@ -71,7 +72,25 @@ def main():
             f"direct {v.get('pgsteal_direct', 0):7d} runs {v.get('pageoutrun', 0):6d} "
             f"nap-woken {v.get('kswapd_low_wmark_hit_quickly', 0):6d}"
             + "".join(f" | nonmov {name} {n:5d}" for name, n in s.get("nonmovable_free", []))
+            + slab_columns(s)
         )
+
+
+def slab_columns(s):
+    """The kernel's own allocations, where the guest recorded them (since 2026-11-29): the
+    page cache's xarray nodes (radix_tree_node objects and slab pages), all reclaimable and
+    unreclaimable slab and page tables in pages, DMA32's reclaimable free pages and its
+    pageblocks by type (unmovable/movable/reclaimable)."""
+    if not s.get("slab") and not s.get("meminfo"):
+        return ""
+    radix = s.get("slab", {}).get("radix_tree_node", {})
+    mi = s.get("meminfo", {})
+    blocks = {b["zone"]: b for b in s.get("pageblocks", [])}.get("DMA32")
+    out = f" | xa_nodes {radix.get('objects', 0):5d} ({radix.get('pages', 0):4d} p)"
+    out += f" slab R {mi.get('SReclaimable', 0) // 4:5d} U {mi.get('SUnreclaim', 0) // 4:5d} pt {mi.get('PageTables', 0) // 4:4d}"
+    if blocks:
+        out += f" | DMA32 recl free {blocks['reclaimable_free']:4d} blocks {blocks['unmovable']}/{blocks['movable']}/{blocks['reclaimable']}"
+    return out
 
 
 if __name__ == "__main__":

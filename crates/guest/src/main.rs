@@ -23,7 +23,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use pagelab_guest::report::{
-    parse_cpu_line, parse_key_values, parse_meminfo, parse_nonmovable_free, parse_pressure, parse_zones, Sample, SchedStat, SAMPLED_VMSTAT,
+    parse_cpu_line, parse_key_values, parse_meminfo, parse_nonmovable_free, parse_pageblocks, parse_pressure, parse_slabinfo, parse_zones, Sample, SchedStat,
+    SAMPLED_MEMINFO, SAMPLED_SLABS, SAMPLED_VMSTAT,
 };
 use pagelab_guest::{GuestReport, OpChecksum, Plan, PolicyChoice, Snapshot, SwapKind, TaskResult, REPORT_BEGIN, REPORT_END};
 use pagelab_workload::{Access, Advice, JobStream, PAGE_SIZE};
@@ -252,11 +253,16 @@ fn start_sampler(every: std::time::Duration, t0: Instant) -> Sampler {
         let mut out = Vec::new();
         while !flag.load(std::sync::atomic::Ordering::Relaxed) {
             let vm = parse_key_values(&fs::read_to_string("/proc/vmstat").unwrap_or_default());
+            let pagetypeinfo = fs::read_to_string("/proc/pagetypeinfo").unwrap_or_default();
+            let mi = parse_meminfo(&fs::read_to_string("/proc/meminfo").unwrap_or_default());
             out.push(Sample {
                 t_s: t0.elapsed().as_secs_f64(),
                 zones: parse_zones(&fs::read_to_string("/proc/zoneinfo").unwrap_or_default()),
                 vmstat: SAMPLED_VMSTAT.iter().filter_map(|k| Some((k.to_string(), *vm.get(*k)?))).collect(),
-                nonmovable_free: parse_nonmovable_free(&fs::read_to_string("/proc/pagetypeinfo").unwrap_or_default()),
+                nonmovable_free: parse_nonmovable_free(&pagetypeinfo),
+                slab: parse_slabinfo(&fs::read_to_string("/proc/slabinfo").unwrap_or_default(), SAMPLED_SLABS),
+                meminfo: SAMPLED_MEMINFO.iter().filter_map(|k| Some((k.to_string(), *mi.get(*k)?))).collect(),
+                pageblocks: parse_pageblocks(&pagetypeinfo),
             });
             std::thread::sleep(every);
         }

@@ -152,6 +152,112 @@ pub struct Sample {
     /// which movable allocations reach only by falling back (since 2026-11-28).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nonmovable_free: Vec<(String, u64)>,
+    /// The kernel's own allocations (since 2026-11-29): per slab cache of [`SAMPLED_SLABS`]
+    /// that `/proc/slabinfo` lists, its active objects and the pages its slabs hold.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub slab: BTreeMap<String, SlabCache>,
+    /// The `/proc/meminfo` lines of [`SAMPLED_MEMINFO`], in kB (since 2026-11-29).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub meminfo: BTreeMap<String, u64>,
+    /// Per zone: its pageblocks by migratetype and the free pages on its reclaimable lists,
+    /// from `/proc/pagetypeinfo` (since 2026-11-29).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pageblocks: Vec<ZoneBlocks>,
+}
+
+/// One slab cache's line of `/proc/slabinfo`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlabCache {
+    /// `<active_objs>`.
+    pub objects: u64,
+    /// `<num_slabs>` × `<pagesperslab>`.
+    pub pages: u64,
+    /// `<pagesperslab>`: the order of the cache's slab allocations is its log2.
+    pub pages_per_slab: u64,
+}
+
+/// One zone's pageblocks by migratetype (`/proc/pagetypeinfo`'s "Number of blocks type"),
+/// and the free pages on its reclaimable lists alone.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ZoneBlocks {
+    pub zone: String,
+    pub unmovable: u64,
+    pub movable: u64,
+    pub reclaimable: u64,
+    pub reclaimable_free: u64,
+}
+
+/// The slab caches a [`Sample`] keeps: the page cache's xarray nodes, ext4's inodes, buffer
+/// heads, dentries, and the slabs of the anonymous memory's metadata.
+pub const SAMPLED_SLABS: &[&str] =
+    &["radix_tree_node", "ext4_inode_cache", "buffer_head", "dentry", "inode_cache", "ext4_extent_status", "vm_area_struct", "anon_vma", "anon_vma_chain"];
+
+/// The `/proc/meminfo` lines a [`Sample`] keeps.
+pub const SAMPLED_MEMINFO: &[&str] = &["SReclaimable", "SUnreclaim", "PageTables", "KernelStack"];
+
+/// The caches of `names` that `/proc/slabinfo` lists (`name active_objs num_objs objsize
+/// objperslab pagesperslab : tunables ... : slabdata active_slabs num_slabs sharedavail`).
+/// A cache merged into another (SLUB's aliases) is not listed under its own name.
+pub fn parse_slabinfo(text: &str, names: &[&str]) -> BTreeMap<String, SlabCache> {
+    let mut out = BTreeMap::new();
+    for line in text.lines() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        let Some(name) = w.first().filter(|n| names.contains(n)) else { continue };
+        let num = |i: usize| w.get(i).and_then(|x| x.parse::<u64>().ok());
+        // Fields 1..=5, then ": tunables" and three, then ": slabdata" and three.
+        let Some(pos) = w.iter().position(|x| *x == "slabdata") else { continue };
+        let (Some(objects), Some(per_slab), Some(slabs)) = (num(1), num(5), num(pos + 2)) else { continue };
+        out.insert(name.to_string(), SlabCache { objects, pages: slabs * per_slab, pages_per_slab: per_slab });
+    }
+    out
+}
+
+/// Each zone's pageblocks by migratetype and its reclaimable free pages, from
+/// `/proc/pagetypeinfo`. The block table's columns are named by its header line (a kernel
+/// with CMA has one more).
+pub fn parse_pageblocks(text: &str) -> Vec<ZoneBlocks> {
+    let mut out: Vec<ZoneBlocks> = Vec::new();
+    let mut header: Vec<&str> = Vec::new();
+    for line in text.lines() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        if let Some(rest) = line.strip_prefix("Number of blocks type") {
+            header = rest.split_whitespace().collect();
+            continue;
+        }
+        if let [_, _, "zone", zone, "type", "Reclaimable", counts @ ..] = w.as_slice() {
+            let zone = zone.trim_end_matches(',');
+            let pages: u64 = counts.iter().enumerate().filter_map(|(o, c)| Some(c.parse::<u64>().ok()? << o)).sum();
+            zone_entry(&mut out, zone).reclaimable_free = pages;
+            continue;
+        }
+        if header.is_empty() {
+            continue;
+        }
+        if let ["Node", _, "zone", zone, counts @ ..] = w.as_slice() {
+            let e = zone_entry(&mut out, zone);
+            for (name, c) in header.iter().zip(counts) {
+                let Ok(n) = c.parse::<u64>() else { continue };
+                match *name {
+                    "Unmovable" => e.unmovable = n,
+                    "Movable" => e.movable = n,
+                    "Reclaimable" => e.reclaimable = n,
+                    _ => {}
+                }
+            }
+        }
+    }
+    out
+}
+
+fn zone_entry<'a>(out: &'a mut Vec<ZoneBlocks>, zone: &str) -> &'a mut ZoneBlocks {
+    let i = match out.iter().position(|z| z.zone == zone) {
+        Some(i) => i,
+        None => {
+            out.push(ZoneBlocks { zone: zone.to_string(), ..Default::default() });
+            out.len() - 1
+        }
+    };
+    &mut out[i]
 }
 
 /// Free pages on the unmovable and reclaimable lists of each zone, from `/proc/pagetypeinfo`
@@ -187,6 +293,16 @@ pub const SAMPLED_VMSTAT: &[&str] = &[
     "allocstall_movable",
     "kswapd_low_wmark_hit_quickly",
     "kswapd_high_wmark_hit_quickly",
+    // The kernel's own allocations and compaction (since 2026-11-29); /proc/vmstat names the
+    // slab's counters without their `_B` and gives them in pages.
+    "nr_slab_reclaimable",
+    "nr_slab_unreclaimable",
+    "nr_page_table_pages",
+    "nr_file_pages",
+    "workingset_nodes",
+    "compact_migrate_scanned",
+    "compact_isolated",
+    "pgmigrate_success",
 ];
 
 /// Parses the zones of `/proc/zoneinfo` that have managed pages: (name, free, min, low, high).
@@ -346,5 +462,48 @@ Node    0, zone    DMA32, type  Reclaimable      0      1      1      0      0  
 Node    0, zone    DMA32, type    Unmovable      0      0      0      0      0      0      0      0      0      0      0 \n";
         // DMA: 2 + 2 + 8 + 16 + 64 + 128; DMA32: 2 + 4 + 32.
         assert_eq!(parse_nonmovable_free(text), vec![("DMA".to_string(), 220), ("DMA32".to_string(), 38)]);
+    }
+
+    #[test]
+    fn slabinfo_gives_each_sampled_caches_objects_and_pages() {
+        let text = "slabinfo - version: 2.1\n\
+# name            <active_objs> <num_objs> <objsize> <objperslab> <pagesperslab> : tunables <limit> <batchcount> <sharedfactor> : slabdata <active_slabs> <num_slabs> <sharedavail>\n\
+radix_tree_node     1610   1652    576   14    2 : tunables    0    0    0 : slabdata    118    118      0\n\
+dentry              9000   9261    192   21    1 : tunables    0    0    0 : slabdata    441    441      0\n\
+kmalloc-64          3000   3072     64   64    1 : tunables    0    0    0 : slabdata     48     48      0\n\
+buffer_head          bad\n";
+        let s = parse_slabinfo(text, SAMPLED_SLABS);
+        assert_eq!(s["radix_tree_node"], SlabCache { objects: 1610, pages: 236, pages_per_slab: 2 });
+        assert_eq!(s["dentry"].pages, 441);
+        // Caches not asked for, and lines that do not parse, are left out.
+        assert_eq!(s.len(), 2);
+        assert!(parse_slabinfo("", SAMPLED_SLABS).is_empty());
+    }
+
+    #[test]
+    fn pagetypeinfo_gives_each_zones_pageblocks_by_type() {
+        let text = "Free pages count per migrate type at order       0      1      2      3      4      5      6      7      8      9     10 \n\
+Node    0, zone    DMA32, type    Unmovable      1      1      1      0      1      1      1      1      1      0      0 \n\
+Node    0, zone    DMA32, type  Reclaimable      0      1      1      0      1      0      0      2      0      1      0 \n\
+\n\
+Number of blocks type     Unmovable      Movable  Reclaimable   HighAtomic      Isolate \n\
+Node 0, zone      DMA            1            7            0            0            0 \n\
+Node 0, zone    DMA32           12          106            2            0            0 \n";
+        let b = parse_pageblocks(text);
+        assert_eq!(b[0], ZoneBlocks { zone: "DMA32".into(), unmovable: 12, movable: 106, reclaimable: 2, reclaimable_free: 2 + 4 + 16 + 256 + 512 });
+        assert_eq!(b[1], ZoneBlocks { zone: "DMA".into(), unmovable: 1, movable: 7, reclaimable: 0, reclaimable_free: 0 });
+        // A CMA column moves the others: the header names them.
+        let cma =
+            "Number of blocks type     Unmovable      Movable  Reclaimable   CMA   HighAtomic      Isolate \nNode 0, zone    DMA32   3  100  4  9  0  0\n";
+        assert_eq!(parse_pageblocks(cma)[0].reclaimable, 4);
+        assert!(parse_pageblocks("").is_empty());
+    }
+
+    #[test]
+    fn a_sample_saved_before_the_slab_fields_still_reads() {
+        let old = r#"{"t_s":1.5,"zones":[["DMA32",500,300,400,500]],"vmstat":{"pgalloc_dma32":7},"nonmovable_free":[["DMA32",44]]}"#;
+        let s: Sample = serde_json::from_str(old).unwrap();
+        assert_eq!(s.nonmovable_free, vec![("DMA32".to_string(), 44)]);
+        assert!(s.slab.is_empty() && s.meminfo.is_empty() && s.pageblocks.is_empty());
     }
 }

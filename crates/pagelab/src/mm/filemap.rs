@@ -57,6 +57,9 @@ pub fn filemap_add_folio<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, for_write:
         mm.file_nodes.shadow_replaced_by_page(vpn, memcg);
     } else {
         mm.file_nodes.page_added(vpn, memcg);
+        if mm.pageblocks.is_some() {
+            xa_node_slabs(mm);
+        }
     }
     if let Entry::Shadow(s) = old {
         if !for_write {
@@ -68,6 +71,53 @@ pub fn filemap_add_folio<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, for_write:
     }
     folio_add_lru(mm, p, pfn);
     Some(pfn)
+}
+
+/// With non-movable pageblocks (`machine.nonmovable`): the slabs of the page cache's xarray
+/// nodes follow the nodes in use ([`xa_node_slabs_follow_the_nodes`]), taken from the
+/// highest zone's non-movable free lists (none when that zone has no layout) ([`Pageblocks::alloc_slab`]), or, when
+/// those have no chunk of two pages, off its movable free lists (the kernel's
+/// __rmqueue_fallback() would also claim that block: not modeled). Their pages are the
+/// kernel's from then on. Nodes that empty elsewhere (truncation, the shadow shrinker) give
+/// their slabs back at the next insertion.
+///
+/// [`xa_node_slabs_follow_the_nodes`]: crate::mm::pageblock::xa_node_slabs_follow_the_nodes
+/// [`Pageblocks::alloc_slab`]: crate::mm::pageblock::Pageblocks::alloc_slab
+#[inline(never)]
+pub fn xa_node_slabs(mm: &mut Mm) {
+    use crate::mm::pageblock::{xa_node_slabs_follow_the_nodes, RADIX_TREE_NODE_SLAB_PAGES as SLAB};
+    let Mm { pageblocks, folios, file_nodes, nodes, kernel_pages, .. } = mm;
+    let Some(pb) = pageblocks.as_mut() else { return };
+    let Some(z) = pb.slab_zone(nodes[0].zones.top()) else { return };
+    let have = pb.nr_slabs();
+    let want = xa_node_slabs_follow_the_nodes(file_nodes.nr_nodes(), have);
+    for _ in have..want {
+        if pb.alloc_slab(z).is_none() {
+            // The per-CPU lists' count must stay within the free frames.
+            if folios.nr_free_in(z) < nodes[0].zones.z[z].pcp.count.max(0) as u64 + SLAB {
+                return;
+            }
+            match (folios.alloc_from(z), folios.alloc_from(z)) {
+                (Some(a), Some(b)) => pb.slab_from_movable([a, b]),
+                (a, _) => {
+                    // The host could not cover a never-used frame (Folios::failure says why).
+                    if let Some(pfn) = a {
+                        folios.free(pfn);
+                    }
+                    return;
+                }
+            }
+        }
+        *kernel_pages += SLAB;
+    }
+    for _ in want..have {
+        if let Some(frames) = pb.free_slab(z) {
+            for pfn in frames {
+                folios.free(pfn);
+            }
+        }
+        *kernel_pages -= SLAB;
+    }
 }
 
 /// Models mm/filemap.c: filemap_add_folio() of a large folio (7.3,
@@ -148,6 +198,9 @@ pub fn filemap_add_large_folio<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, orde
         } else {
             mm.file_nodes.page_added(vpn + k, memcg);
         }
+    }
+    if mm.pageblocks.is_some() {
+        xa_node_slabs(mm);
     }
     if let Some(s) = shadow {
         p.workingset_refault(mm, head, s);

@@ -14,9 +14,13 @@
 //!
 //! What is modeled: a buddy allocator over those pageblocks' free pages (splits and merges by
 //! order), the fallback rules of both kernels for order-0 movable allocations, the claim of a
-//! block that is at least half free or movable, the boost and its wake-up of kswapd. What is
-//! not: the kernel's own allocations over the run (the blocks' other pages stay the kernel's),
-//! per-CPU lists of the other migratetypes (a page freed in such a block goes straight back to
+//! block that is at least half free or movable, the boost and its wake-up of kswapd, and of
+//! the kernel's own allocations over the run the one that grows with the workload: the page
+//! cache's xarray nodes, whose reclaimable slabs come off these blocks' free lists
+//! ([`xa_node_slabs_follow_the_nodes`]; measured in the guest: +1,568 nodes, +224 slab pages
+//! in mixed-anon-file, docs/journal/2026-11-29-kernel-slab-pool.md). What is not: the other
+//! kernel allocations (page tables, inodes, dentries, buffer heads: the blocks' other pages
+//! stay the kernel's), the swap cache's xarray nodes, per-CPU lists of the other migratetypes (a page freed in such a block goes straight back to
 //! its buddy lists), and ALLOC_NOFRAGMENT (a machine with ZONE_NORMAL). A boost of a lower zone
 //! wakes kswapd for that zone alone (its classzone, mm/vmscan.rs), which only the classic LRU
 //! models, so under other policies only the highest zone may have such blocks.
@@ -61,6 +65,53 @@ pub struct Fallback {
     pub claimed: bool,
 }
 
+/// Where one slab's pages came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SlabPages {
+    /// A chunk of a non-movable block (physical frame of its head).
+    Nonmovable(Pfn),
+    /// Frames off the movable free lists (model frame numbers), when the non-movable blocks
+    /// had no chunk of the slab's order.
+    Movable([Pfn; RADIX_TREE_NODE_SLAB_PAGES as usize]),
+}
+
+/// `radix_tree_node` objects per slab: 576-byte nodes (64 slots) in order-1 slabs. mm/slub.c:
+/// calculate_order() asks for at least `4 * (fls(nr_cpus) + 1)` = 8 objects on a one-CPU
+/// guest, 8 × 576 bytes needs order 1, which holds 14 (the guest's /proc/slabinfo: 14
+/// objects, 2 pages per slab).
+pub const RADIX_TREE_NODES_PER_SLAB: u64 = 14;
+/// Pages per `radix_tree_node` slab (order 1).
+pub const RADIX_TREE_NODE_SLAB_PAGES: u64 = 2;
+/// mm/slub.c: MIN_PARTIAL, the empty slabs a node's partial list keeps before
+/// discard_slab() frees one (`min_partial` of a 576-byte cache: ilog2(576) / 2 = 4, raised to 5).
+pub const SLUB_MIN_PARTIAL: u64 = 5;
+
+/// Models the page allocator's side of the page cache's xarray nodes (6.1.x, 6.12.95,
+/// 7.3.4 agree): lib/radix-tree.c: radix_tree_init() creates the `radix_tree_node` cache
+/// with SLAB_RECLAIM_ACCOUNT, so mm/slub.c: allocate_slab() takes its slabs with
+/// __GFP_RECLAIMABLE (MIGRATE_RECLAIMABLE pageblocks' free lists); lib/xarray.c:
+/// xas_create() allocates a node when the first slot of a 64-page range is stored
+/// (filemap_add_folio() -> __filemap_add_folio()), and a node is freed when its last entry
+/// goes (xas_delete_node(); the shadow shrinker's shadow_lru_isolate()). SLUB takes a new
+/// slab when its slabs are full, and frees an empty one (discard_slab()) once the partial
+/// list holds [`SLUB_MIN_PARTIAL`].
+///
+/// Given the file address space's nodes in use (`nodes`), returns how many slabs the cache
+/// needs now, starting from `slabs`: one more when the nodes outgrow them, one fewer when
+/// more than [`SLUB_MIN_PARTIAL`] slabs' worth of objects are free. Simplification: the
+/// model packs the nodes (a free slab exists as soon as the count allows it); the kernel's
+/// freed nodes are scattered over the slabs, so its slabs empty later.
+pub fn xa_node_slabs_follow_the_nodes(nodes: u64, slabs: u64) -> u64 {
+    let needed = nodes.div_ceil(RADIX_TREE_NODES_PER_SLAB);
+    if needed > slabs {
+        needed
+    } else if slabs > needed + SLUB_MIN_PARTIAL {
+        needed + SLUB_MIN_PARTIAL
+    } else {
+        slabs
+    }
+}
+
 /// 6.12's rmqueue_bulk() remembers, across one refill, where the previous page came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RmqueueMode {
@@ -98,6 +149,9 @@ pub struct Pageblocks {
     frame_at: Vec<Pfn>,
     /// kcompactd's state (mm/compaction.rs).
     pub kcompactd: crate::mm::compaction::Kcompactd,
+    /// The page cache's xarray-node slabs the model holds ([`xa_node_slabs_follow_the_nodes`]),
+    /// newest last.
+    slabs: Vec<SlabPages>,
     /// Events for the report: fallbacks, boosts, claims.
     pub fallbacks: u64,
     pub boosts: u64,
@@ -123,6 +177,7 @@ impl Pageblocks {
             phys: (0..frames as Pfn).collect(),
             frame_at: (0..frames as Pfn).collect(),
             kcompactd: crate::mm::compaction::Kcompactd::new(zones),
+            slabs: Vec::new(),
             fallbacks: 0,
             boosts: 0,
             claims: 0,
@@ -188,6 +243,65 @@ impl Pageblocks {
             kernel += PAGEBLOCK_PAGES - f;
         }
         Ok(kernel)
+    }
+
+    /// Slabs of the page cache's xarray nodes held ([`xa_node_slabs_follow_the_nodes`]).
+    pub fn nr_slabs(&self) -> u64 {
+        self.slabs.len() as u64
+    }
+
+    /// Models mm/page_alloc.c: __rmqueue_smallest() for one order-1 reclaimable slab
+    /// allocation (6.1, 6.12, 7.3): the smallest free chunk of at least that order on zone
+    /// `z`'s non-movable lists (the model keeps the unmovable and reclaimable lists as one),
+    /// split by expand(), the upper halves back on the lists; the frames become the kernel's.
+    /// None when no chunk is that large: the kernel then falls back to the movable lists
+    /// (__rmqueue_fallback(), which for a reclaimable allocation also claims the block), which
+    /// the caller models by taking movable frames, without the claim.
+    pub fn alloc_slab(&mut self, z: usize) -> Option<Pfn> {
+        let order = RADIX_TREE_NODE_SLAB_PAGES.trailing_zeros() as usize;
+        let from = (order..NR_ORDERS).find(|&o| !self.buddy[z].lists[o].is_empty())?;
+        let pfn = *self.buddy[z].lists[from].last().expect("a chunk of this order");
+        self.remove(z, pfn, from);
+        for o in (order..from).rev() {
+            self.insert(z, pfn + (1 << o), o);
+        }
+        self.kernel_frames[(pfn as u64 >> PAGEBLOCK_ORDER) as usize] += RADIX_TREE_NODE_SLAB_PAGES as u32;
+        self.slabs.push(SlabPages::Nonmovable(pfn));
+        Some(pfn)
+    }
+
+    /// A slab taken off the movable free lists (`frames`, model frame numbers).
+    pub fn slab_from_movable(&mut self, frames: [Pfn; RADIX_TREE_NODE_SLAB_PAGES as usize]) {
+        self.slabs.push(SlabPages::Movable(frames));
+    }
+
+    /// Frees the newest slab (discard_slab() -> __free_pages()): a chunk of a block that is
+    /// still non-movable goes back to its buddy lists; otherwise (the block was claimed for
+    /// movable pages since, or the slab came off the movable lists) its frames, as model
+    /// frame numbers, are returned for the caller to put on the movable free lists.
+    pub fn free_slab(&mut self, z: usize) -> Option<Vec<Pfn>> {
+        match self.slabs.pop()? {
+            SlabPages::Nonmovable(pfn) => {
+                let block = (pfn as u64 >> PAGEBLOCK_ORDER) as usize;
+                self.kernel_frames[block] -= RADIX_TREE_NODE_SLAB_PAGES as u32;
+                let frames = pfn..pfn + RADIX_TREE_NODE_SLAB_PAGES as Pfn;
+                if !self.nonmovable[block] {
+                    return Some(frames.map(|p| self.frame_at[p as usize]).collect());
+                }
+                for p in frames {
+                    self.free_phys(z, p);
+                }
+                None
+            }
+            SlabPages::Movable(frames) => Some(frames.to_vec()),
+        }
+    }
+
+    /// Where the kernel's slabs are taken: the highest zone (`top`, the first of the
+    /// allocation's zonelist), when the scenario gave it non-movable pageblocks; a zone
+    /// without them has its reclaimable blocks in the kernel's pages, which the model leaves.
+    pub fn slab_zone(&self, top: usize) -> Option<usize> {
+        self.laid_out.get(top).copied().unwrap_or(false).then_some(top)
     }
 
     /// Whether zone `z` has non-movable pageblocks of the scenario's.

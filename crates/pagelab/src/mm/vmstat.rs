@@ -241,6 +241,8 @@ pub fn gauges(mm: &crate::mm::Mm) -> std::collections::BTreeMap<&'static str, u6
             g.insert(high, zone.wmark_high);
             g.insert(nonmovable, pb.nr_free(z));
         }
+        // The page cache's xarray-node slabs (part of the kernel's nr_slab_reclaimable).
+        g.insert("xa_node_slab_pages", pb.nr_slabs() * crate::mm::pageblock::RADIX_TREE_NODE_SLAB_PAGES);
     }
     g
 }

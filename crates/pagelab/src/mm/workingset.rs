@@ -446,11 +446,13 @@ pub struct ShadowNodes {
     /// Per memcg: (head = oldest, tail = newest, length).
     lists: Vec<(u32, u32, u64)>,
     deferred: Vec<u64>,
+    /// Nodes with at least one entry: the xa_nodes allocated ([`ShadowNodes::nr_nodes`]).
+    live: u64,
 }
 
 impl ShadowNodes {
     pub fn new(nodes: usize, memcgs: usize) -> ShadowNodes {
-        ShadowNodes { nodes: Table::new(nodes, Node::default()), lists: vec![(NIL, NIL, 0); memcgs], deferred: vec![0; memcgs] }
+        ShadowNodes { nodes: Table::new(nodes, Node::default()), lists: vec![(NIL, NIL, 0); memcgs], deferred: vec![0; memcgs], live: 0 }
     }
 
     /// Covers `nodes` nodes (the address space grew); the new ones are empty.
@@ -468,6 +470,15 @@ impl ShadowNodes {
         self.lists.iter().map(|l| l.2).sum()
     }
 
+    /// Nodes that hold an entry (a page or a shadow): lib/xarray.c allocates a node when the
+    /// first of its 64 slots is stored (xas_create() -> xas_alloc()) and frees it when the
+    /// last entry goes (xas_delete_node(), or the shadow shrinker's
+    /// shadow_lru_isolate() -> xa_delete_node()). Leaf nodes only: the levels above add one
+    /// node per 64 leaves.
+    pub fn nr_nodes(&self) -> u64 {
+        self.live
+    }
+
     pub fn nr_on_list(&self, memcg: MemcgId) -> u64 {
         self.lists[memcg as usize].2
     }
@@ -481,6 +492,7 @@ impl ShadowNodes {
         let node = &mut self.nodes[n];
         if node.is_empty() {
             node.owner = memcg;
+            self.live += 1;
         }
         node.present += 1;
         let node = *node;
@@ -490,6 +502,9 @@ impl ShadowNodes {
     pub fn page_removed(&mut self, index: u32) {
         let n = (index >> XA_CHUNK_SHIFT) as usize;
         self.nodes[n].present -= 1;
+        if self.nodes[n].is_empty() {
+            self.live -= 1;
+        }
         self.update(n);
     }
     /// A shadow entry was stored; a node that had no entries is charged to `memcg`.
@@ -499,6 +514,7 @@ impl ShadowNodes {
         let node = &mut self.nodes[n];
         if node.is_empty() {
             node.owner = memcg;
+            self.live += 1;
         }
         node.shadows |= slot_bit(index);
         let node = *node;
@@ -507,7 +523,11 @@ impl ShadowNodes {
     #[inline]
     pub fn shadow_removed(&mut self, index: u32) {
         let n = (index >> XA_CHUNK_SHIFT) as usize;
+        let was_empty = self.nodes[n].is_empty();
         self.nodes[n].shadows &= !slot_bit(index);
+        if !was_empty && self.nodes[n].is_empty() {
+            self.live -= 1;
+        }
         self.update(n);
     }
     /// An evicted page left its shadow in its slot: page_removed() then shadow_added(),
@@ -598,6 +618,7 @@ impl ShadowNodes {
         debug_assert!(self.nodes[n].on_list && self.nodes[n].present == 0);
         let shadows = std::mem::take(&mut self.nodes[n].shadows);
         self.unlink(n);
+        self.live -= 1;
         shadows
     }
 

@@ -803,11 +803,16 @@ fn compaction_moves_the_lru_pages_that_fallbacks_left_in_nonmovable_pageblocks_o
         // Room for the migrations: reclaim (memory.reclaim of the root) and drain the per-CPU
         // lists, so that the free scanner finds free pages; then hold every other free frame
         // of the zone, so that no free pageblock forms and ends the run early.
+        let slab_pages = m.mm.pageblocks.as_ref().unwrap().nr_slabs() * pagelab::mm::pageblock::RADIX_TREE_NODE_SLAB_PAGES;
         pagelab::mm::vmscan::try_to_free_mem_cgroup_pages(&mut m.mm, &mut m.policy, ROOT_MEMCG, 1_000, true);
         pagelab::mm::page_alloc::drain_all_pages(&mut m.mm);
         let stranded = lru_pages_in_nonmovable_blocks(&m);
         assert!(stranded > 0, "{kernel}: the reclaim left some of them");
-        let even = hold_every_other_free_frame(&mut m, top);
+        let mut even = hold_every_other_free_frame(&mut m, top);
+        // The free scanner's targets, less what the file's xarray-node slabs took from the zone
+        // (since 2026-11-29): give that many back, twice.
+        let back = even.split_off(even.len().saturating_sub(2 * slab_pages as usize));
+        m.mm.folios.push_free(top, &back);
         let resident = |m: &pagelab::sim::Machine<Classic>| (0..m.mm.space.len() as u32).map(|vpn| m.mm.space.resident(vpn)).collect::<Vec<_>>();
         let (pages, nonmovable_free, migrated) = (resident(&m), m.mm.pageblocks.as_ref().unwrap().nr_free(top), ev(&m, Ev::PgmigrateSuccess));
         let outcome = pagelab::mm::compaction::compact_zone(&mut m.mm, top);

@@ -15,6 +15,7 @@ mod controllers;
 mod held_out;
 mod iodepth;
 mod kernel_7_3;
+mod kernel_slab;
 mod large_folios;
 mod latency;
 mod layers;
