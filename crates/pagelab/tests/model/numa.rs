@@ -297,8 +297,13 @@ fn what_is_modeled_on_one_node_only_is_refused_by_name_on_two() {
 /// Two nodes of `node_mib` MiB with CPUs 0-1 and 2-3, and `body` (cgroups and workloads) on
 /// them, under `policy` (nodes set on the validated scenario, as [`numa_run`]).
 fn two_node_run(policy: &str, node_mib: [u64; 2], body: &str) -> Report {
+    two_node_run_on("6.1", policy, node_mib, body)
+}
+
+/// [`two_node_run`] on `kernel`.
+fn two_node_run_on(kernel: &str, policy: &str, node_mib: [u64; 2], body: &str) -> Report {
     let total: u64 = node_mib.iter().sum();
-    let text = format!("[machine]\nmemory = \"{total}M\"\nkernel = \"6.1\"\npolicy = \"{policy}\"\nstorage = \"ssd\"\ncpus = 4\n{body}");
+    let text = format!("[machine]\nmemory = \"{total}M\"\nkernel = \"{kernel}\"\npolicy = \"{policy}\"\nstorage = \"ssd\"\ncpus = 4\n{body}");
     let mut s = super::common::scenario(&text);
     let cpus = |t: &str| Some(CpuSet::parse(t, 4).unwrap());
     s.machine.nodes = vec![NodeSpec { memory_pages: node_mib[0] * 256, cpus: cpus("0-1") }, NodeSpec { memory_pages: node_mib[1] * 256, cpus: cpus("2-3") }];
@@ -349,19 +354,24 @@ fn the_reports_lru_lock_class_counts_every_nodes_lruvec_locks() {
 fn memcg_limit_reclaim_takes_from_every_nodes_lruvec_try_to_free_mem_cgroup_pages_6_1_6_12() {
     // One cgroup of 24M with a reader on each node's CPUs, on a machine with room to spare:
     // only the cgroup's limit reclaims (no kswapd), and it shrinks the cgroup's lruvec on each
-    // node (shrink_zones() over the zonelist), so both nodes' pages are reclaimed.
+    // node (shrink_zones() over the zonelist: shrink_lruvec() under the classic LRU,
+    // lru_gen_shrink_lruvec() of mem_cgroup_lruvec(memcg, pgdat) under MGLRU), so both nodes'
+    // pages are reclaimed and each node's pgsteal adds up to the cgroup's.
     let body = format!(
         "\n[[cgroup]]\npath = \"/a\"\nmax = \"24M\"\n{}{}",
         reader("left", "/a", "0-1", "64M", 40_000, 7),
         reader("right", "/a", "2-3", "64M", 40_000, 8)
     );
-    let r = two_node_run("classic", [256, 256], &body);
-    let nodes = r.nodes.clone().unwrap();
-    assert_eq!(r.vmstat["pgscan_kswapd"], 0, "the machine has room: {:?}", r.vmstat);
-    assert!(nodes[0].pgsteal_direct > 2000 && nodes[1].pgsteal_direct > 2000, "{nodes:?}");
-    assert_eq!(nodes[0].pgsteal_direct + nodes[1].pgsteal_direct, r.memcg["/a"]["pgsteal"], "{nodes:?}");
-    // Each node's pages stay on its own lruvecs after the reclaim: the cgroup's 24M is split.
-    assert!(nodes[0].lru_pages > 1000 && nodes[1].lru_pages > 1000, "{nodes:?}");
+    for (kernel, policy) in [("6.1", "classic"), ("6.12", "classic"), ("6.1", "mglru"), ("6.12", "mglru")] {
+        let r = two_node_run_on(kernel, policy, [256, 256], &body);
+        let nodes = r.nodes.clone().unwrap();
+        let at = format!("{kernel} {policy}");
+        assert_eq!(r.vmstat["pgscan_kswapd"], 0, "{at}: the machine has room: {:?}", r.vmstat);
+        assert!(nodes[0].pgsteal_direct > 2000 && nodes[1].pgsteal_direct > 2000, "{at}: {nodes:?}");
+        assert_eq!(nodes[0].pgsteal_direct + nodes[1].pgsteal_direct, r.memcg["/a"]["pgsteal"], "{at}: {nodes:?}");
+        // Each node's pages stay on its own lruvecs after the reclaim: the cgroup's 24M is split.
+        assert!(nodes[0].lru_pages > 1000 && nodes[1].lru_pages > 1000, "{at}: {nodes:?}");
+    }
 }
 
 #[test]
@@ -410,32 +420,6 @@ fn mglru_a_folio_goes_on_its_frames_nodes_lrugen_lru_gen_add_folio_folio_lruvec_
         // /sys/kernel/debug/lru_gen shows a block per node under each memcg.
         let debugfs = pagelab::policy::Inspect::debugfs(&m.policy, &m.mm).unwrap();
         assert!(debugfs.contains(" node     0\n") && debugfs.contains(" node     1\n"), "{kernel}: {debugfs}");
-    }
-}
-
-#[test]
-fn mglru_memcg_limit_reclaim_takes_from_every_nodes_lruvec_try_to_shrink_lruvec_6_1_6_12() {
-    // One cgroup of 24M with a reader on each node's CPUs, on a machine with room to spare:
-    // only the cgroup's limit reclaims, and shrink_zones() shrinks the cgroup's lruvec on each
-    // node (lru_gen_shrink_lruvec() of mem_cgroup_lruvec(memcg, pgdat)): both nodes' lruvecs
-    // are evicted from, and each node's pgsteal adds up to the cgroup's.
-    for kernel in ["6.1", "6.12"] {
-        let body = format!(
-            "\n[[cgroup]]\npath = \"/a\"\nmax = \"24M\"\n{}{}",
-            reader("left", "/a", "0-1", "64M", 40_000, 7),
-            reader("right", "/a", "2-3", "64M", 40_000, 8)
-        );
-        let total = 512;
-        let text = format!("[machine]\nmemory = \"{total}M\"\nkernel = \"{kernel}\"\npolicy = \"mglru\"\nstorage = \"ssd\"\ncpus = 4\n{body}");
-        let mut s = super::common::scenario(&text);
-        let cpus = |t: &str| Some(CpuSet::parse(t, 4).unwrap());
-        s.machine.nodes = vec![NodeSpec { memory_pages: 256 * 256, cpus: cpus("0-1") }, NodeSpec { memory_pages: 256 * 256, cpus: cpus("2-3") }];
-        let r = pagelab::run(&s, |_, _| {}).unwrap();
-        let nodes = r.nodes.clone().unwrap();
-        assert_eq!(r.vmstat["pgscan_kswapd"], 0, "{kernel}: the machine has room: {:?}", r.vmstat);
-        assert!(nodes[0].pgsteal_direct > 2000 && nodes[1].pgsteal_direct > 2000, "{kernel}: {nodes:?}");
-        assert_eq!(nodes[0].pgsteal_direct + nodes[1].pgsteal_direct, r.memcg["/a"]["pgsteal"], "{kernel}: {nodes:?}");
-        assert!(nodes[0].lru_pages > 1000 && nodes[1].lru_pages > 1000, "{kernel}: {nodes:?}");
     }
 }
 
