@@ -76,8 +76,7 @@ impl SpinLock {
     /// [`SpinLock::lock`] with a calendar of at most `calendar` busy spans.
     pub fn lock_within(&mut self, at: u64, hold: u64, handoff: u64, horizon: u64, calendar: usize) -> Section {
         while self.busy.first_key_value().is_some_and(|(_, sp)| sp.end <= horizon) {
-            let (_, sp) = self.busy.pop_first().expect("the calendar is not empty");
-            self.sections -= sp.sections;
+            self.pop_oldest();
         }
         let mut t = at.max(self.floor);
         let mut contended = t > at;
@@ -101,8 +100,7 @@ impl SpinLock {
             self.occupy(t, end);
         }
         while self.busy.len() > calendar {
-            let (_, sp) = self.busy.pop_first().expect("the calendar is not empty");
-            self.sections -= sp.sections;
+            let sp = self.pop_oldest();
             self.floor = self.floor.max(sp.end);
             self.stat.forgotten += 1;
         }
@@ -114,6 +112,13 @@ impl SpinLock {
 }
 
 impl SpinLock {
+    /// Drops the oldest busy span from the calendar (it is not empty).
+    fn pop_oldest(&mut self) -> Span {
+        let (_, sp) = self.busy.pop_first().expect("the calendar is not empty");
+        self.sections -= sp.sections;
+        sp
+    }
+
     /// Marks `from..to` busy (a gap of the calendar, from its start): one span with the span
     /// that ends at `from` and the one that begins at `to`, if they touch it.
     fn occupy(&mut self, from: u64, to: u64) {

@@ -31,7 +31,7 @@ pub struct Lruvec {
     /// 5.7's `zone_reclaim_stat`: recent_scanned/recent_rotated per type.
     pub recent_scanned: [u64; 2],
     pub recent_rotated: [u64; 2],
-    /// lruvec->lru_lock, contended only on a machine of several CPUs ([`crate::mm::Mm::lru_lock`]).
+    /// lruvec->lru_lock, contended only on a machine of several CPUs ([`crate::mm::Mm::lru_lock_on`]).
     pub lru_lock: crate::locking::SpinLock,
 }
 
@@ -451,20 +451,7 @@ impl Memcgs {
 
     /// Pages cached in the per-CPU stocks for `memcg`, every CPU's (counted in its usage).
     pub fn stock_pages(&self, memcg: MemcgId) -> u64 {
-        std::iter::once(&self.stock)
-            .chain(&self.parked_stocks)
-            .map(|s| {
-                if let Some((c, n)) = *s {
-                    if c == memcg {
-                        n
-                    } else {
-                        0
-                    }
-                } else {
-                    0
-                }
-            })
-            .sum()
+        std::iter::once(&self.stock).chain(&self.parked_stocks).flatten().filter(|&&(c, _)| c == memcg).map(|&(_, n)| n).sum()
     }
 
     /// Models mem_cgroup_margin() (6.1, memory only).

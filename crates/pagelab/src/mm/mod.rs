@@ -394,18 +394,14 @@ impl Mm {
         }
     }
 
-    /// Takes `memcg`'s lruvec->lru_lock to move `folios` folios on or off its lists, with
+    /// Takes `memcg`'s lruvec->lru_lock on node `nid` to move `folios` folios on or off its lists, with
     /// several CPUs ([`crate::locking`]): the current actor spins until the lock is its own,
     /// then holds it for `[time.cpu] lru_move_ns` a folio, both on its CPU. Nothing without
     /// `machine.cpus` ≥ 2. Models spin_lock_irq(&lruvec->lru_lock) as 6.1 and 6.12 take it
     /// per batch (folio_batch_move_lru() relocks per lruvec run, shrink_inactive_list()
     /// and evict_folios() once per isolation and once per putback); on 5.7 the lock is the
     /// node's `pgdat->lru_lock`, shared by every memcg ([`Kernel::lru_lock_per_memcg`]).
-    pub fn lru_lock(&mut self, memcg: MemcgId, folios: u64) {
-        self.lru_lock_on(memcg, 0, folios);
-    }
-
-    /// [`Mm::lru_lock`] of `memcg`'s lruvec on node `nid` (its `pgdat->lru_lock` on 5.7).
+    /// The lruvec is `memcg`'s on node `nid` (node `nid`'s `pgdat->lru_lock` on 5.7).
     pub fn lru_lock_on(&mut self, memcg: MemcgId, nid: usize, folios: u64) {
         let hold = folios * self.cfg.costs.cpu.lru_move_ns;
         self.hold_lock(hold, Func::LruMove, |mm| {

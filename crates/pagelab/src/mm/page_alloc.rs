@@ -240,9 +240,7 @@ fn get_page_from_freelist(mm: &mut Mm, mark: Wmark) -> Option<Pfn> {
 #[inline(never)]
 fn numa_zonelist(mm: &mut Mm, mark: Wmark) -> Option<Pfn> {
     let local = mm.numa_node_id();
-    let n = mm.nodes.len();
-    for k in 0..n {
-        let nid = (local + k) % n;
+    for nid in zonelist_nodes(local, mm.nodes.len()) {
         for z in mm.node_zones(nid).rev() {
             if zone_allows(mm, z, mark) {
                 if let Some(pfn) = rmqueue(mm, z) {
@@ -253,6 +251,14 @@ fn numa_zonelist(mm: &mut Mm, mark: Wmark) -> Option<Pfn> {
         }
     }
     None
+}
+
+/// The nodes of a zonelist built for node `local` on a machine of `n` nodes, in the order
+/// build_zonelists() gives them (6.1, 6.12; 7.3.4 alike) with every remote node at one
+/// distance (find_next_best_node()): local, local + 1, …, wrapping. The allocator, the
+/// kswapd wake-ups and direct reclaim walk the nodes in this order.
+pub fn zonelist_nodes(local: usize, n: usize) -> impl Iterator<Item = usize> {
+    (0..n).map(move |k| (local + k) % n)
 }
 
 /// Models mm/page_alloc.c: zone_statistics() (6.1, 6.12) for one page of node `nid` for an

@@ -9,7 +9,7 @@ use crate::mm::folio::{pg, Pfn};
 use crate::mm::hooks::Policy;
 use crate::mm::mapping::{Entry, Shadow};
 use crate::mm::memcontrol::{FedStat, MemcgId, ROOT_MEMCG};
-use crate::mm::page_alloc::free_folio;
+use crate::mm::page_alloc::{free_folio, zonelist_nodes};
 use crate::mm::profile::Func;
 use crate::mm::swap_state::add_to_swap;
 use crate::mm::vmstat::{Ev, Reclaimer};
@@ -367,9 +367,8 @@ fn reclaim_nodes<P: Policy>(mm: &Mm, p: &P) -> usize {
 /// takes from every node's lruvec of the memcg. One node: shrink_node() of node 0.
 pub fn shrink_zones<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanControl) {
     let n = reclaim_nodes(mm, p);
-    let local = mm.numa_node_id();
-    for k in 0..n {
-        sc.nid = (local + k) % n;
+    for nid in zonelist_nodes(mm.numa_node_id(), n) {
+        sc.nid = nid;
         shrink_node(mm, p, sc);
     }
     sc.nid = 0;
@@ -1239,8 +1238,7 @@ pub fn wake_all_kswapds(mm: &mut Mm, order: u32) -> bool {
     let n = mm.nodes.len();
     let local = if n == 1 { 0 } else { mm.numa_node_id() };
     let mut woke = false;
-    for k in 0..n {
-        let nid = (local + k) % n;
+    for nid in zonelist_nodes(local, n) {
         let asleep = mm.nodes[nid].reclaim.kswapd.is_none();
         wakeup_kswapd_order(mm, nid, ALL_ZONES, order);
         woke |= asleep && mm.nodes[nid].reclaim.kswapd.is_some();
