@@ -667,7 +667,8 @@ fn isolate_free(
         let block = (*free_block >> PAGEBLOCK_ORDER) as usize;
         let first = (*free_block - map.base) as usize / PAGEBLOCK_PAGES as usize;
         let whole_free = free_at.is_none() && map.block_full(first);
-        if !pb.is_nonmovable_phys(*free_block) && !(honor_skip && skip[block]) && !whole_free {
+        let marked = honor_skip && skip[block];
+        if !pb.is_nonmovable_phys(*free_block) && !marked && !whole_free {
             let block_end = (*free_block + PAGEBLOCK_PAGES as Pfn).min(map.end);
             let mut p = free_at.unwrap_or(*free_block).max(map.start);
             while p < block_end {

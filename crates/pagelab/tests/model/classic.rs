@@ -819,8 +819,8 @@ fn compaction_moves_the_lru_pages_that_fallbacks_left_in_nonmovable_pageblocks_o
         // (since 2026-11-29): give that many back, twice, spread over the zone (a pageblock
         // made wholly free is not a target: suitable_migration_target()).
         let step = (even.len() / (2 * slab_pages as usize).max(1)).max(2);
-        let (back, even): (Vec<(usize, u32)>, Vec<(usize, u32)>) = even.into_iter().enumerate().partition(|(i, _)| i % step == 0);
-        let (back, even): (Vec<u32>, Vec<u32>) = (back.into_iter().map(|x| x.1).collect(), even.into_iter().map(|x| x.1).collect());
+        let back: Vec<u32> = even.iter().step_by(step).copied().collect();
+        let even: Vec<u32> = even.iter().enumerate().filter(|(i, _)| i % step != 0).map(|(_, &pfn)| pfn).collect();
         m.mm.folios.push_free(top, &back);
         let resident = |m: &pagelab::sim::Machine<Classic>| (0..m.mm.space.len() as u32).map(|vpn| m.mm.space.resident(vpn)).collect::<Vec<_>>();
         let (pages, nonmovable_free, migrated) = (resident(&m), m.mm.pageblocks.as_ref().unwrap().nr_free(top), ev(&m, Ev::PgmigrateSuccess));
