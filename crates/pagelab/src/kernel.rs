@@ -309,6 +309,23 @@ impl Kernel {
         self >= Kernel::V6_12
     }
 
+    /// mm/compaction.c: kcompactd compacts proactively (5.9 on: 6.1 and 6.12). When its
+    /// 500 ms sleep times out with no work requested and kswapd asleep, it compacts every zone
+    /// whole while the node's fragmentation score (extfrag at order 9, zones weighted by size)
+    /// is above 90, until each zone's is at most 80 (vm.compaction_proactiveness = 20:
+    /// kcompactd(), should_proactive_compact_node(), __compact_finished()). 5.7 has none.
+    pub fn compacts_proactively(self) -> bool {
+        self >= Kernel::V6_1
+    }
+
+    /// mm/compaction.c: a proactive pass counts its scanned pages as kcompactd's
+    /// (compact_daemon_migrate_scanned, compact_daemon_free_scanned: compact_node() with
+    /// `proactive`, 6.12.95). 6.1's proactive_compact_node() counts them only in
+    /// compact_migrate_scanned and compact_free_scanned.
+    pub fn proactive_compaction_counts_as_kcompactd(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
     /// mm/page_alloc.c: nr_pcp_high() caps a per-CPU list at four batches while kswapd
     /// reclaims the zone (ZONE_RECLAIM_ACTIVE), and nr_pcp_free() frees growing batches
     /// (5.14 on: 6.1 and 6.12). 5.7 keeps `high` at six batches and frees one batch at a time.
@@ -545,6 +562,8 @@ pub const PREDICATES: &[(&str, Predicate)] = &[
     ("lru_gen_debugfs_four_walk_stats", Kernel::lru_gen_debugfs_four_walk_stats),
     ("pcp_high_autotuned", Kernel::pcp_high_autotuned),
     ("steals_single_pages_without_boost", Kernel::steals_single_pages_without_boost),
+    ("compacts_proactively", Kernel::compacts_proactively),
+    ("proactive_compaction_counts_as_kcompactd", Kernel::proactive_compaction_counts_as_kcompactd),
     ("pcp_limited_during_reclaim", Kernel::pcp_limited_during_reclaim),
     ("kswapd_preempts_its_waker", Kernel::kswapd_preempts_its_waker),
     ("reclaim_counters_are_node_stats", Kernel::reclaim_counters_are_node_stats),

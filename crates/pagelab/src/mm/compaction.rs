@@ -21,9 +21,15 @@
 //! and the pageblock skip bits, which make later runs pass over the blocks earlier ones
 //! found nothing in (and which kcompactd alone never clears).
 //!
+//! Proactive compaction (6.1 on, [`kcompactd_timeout`]): when kcompactd's 500 ms sleep times
+//! out with no work requested and kswapd asleep, and the node's fragmentation score is above
+//! 90, it compacts every zone whole, ignoring the skip bits (it still sets them), until each
+//! zone's score is at most 80; a pass that did not lower the node's score makes kcompactd
+//! sleep 64 times as long. The free scanner passes over a block that is one free chunk of a
+//! pageblock or more (suitable_migration_target()), in both kinds of run.
+//!
 //! What is not: the free scanner's fast search of the free lists (fast_isolate_freepages():
-//! the model's free scanner walks block by block, so it scans more pages), proactive compaction (every 500 ms while the node's fragmentation score is high: in
-//! the saved runs one pass of about 7,000 pages scanned and 32 isolated), direct compaction
+//! the model's free scanner walks block by block, so it scans more pages), direct compaction
 //! (order-0 allocations never compact), kcompactd's CPU time, and where a migrated page goes
 //! on its LRU: the kernel puts the new folio back at the head of its list
 //! (folio_putback_lru()), the model keeps the page where it was, with its flags. The free
@@ -43,6 +49,8 @@ const COMPACT_CLUSTER_MAX: usize = 32;
 const PAGE_ALLOC_COSTLY_ORDER: u32 = 3;
 /// vm.extfrag_threshold's default.
 const EXTFRAG_THRESHOLD: i64 = 500;
+/// vm.compaction_proactiveness's default (sysctl_compaction_proactiveness).
+const COMPACTION_PROACTIVENESS: u64 = 20;
 
 /// One zone's compaction state (struct zone's compact_* fields).
 #[derive(Clone, Debug, Default)]
@@ -70,11 +78,30 @@ pub struct Kcompactd {
     highest_zoneidx: usize,
     /// For the report and tests: pages migrated (pgmigrate_success).
     pub migrated: u64,
+    /// Timeouts kcompactd still sleeps through after a proactive pass that did not lower the
+    /// node's fragmentation score (its timeout is then default_timeout <<
+    /// COMPACT_MAX_DEFER_SHIFT: 63 more of the model's 500 ms ticks); a run of
+    /// kcompactd_do_work() sets the default timeout again.
+    proactive_wait: u32,
+    /// For the report and tests: proactive passes (compact_node() with `proactive`).
+    pub proactive_passes: u64,
 }
 
 impl Kcompactd {
+    /// The timeouts kcompactd still sleeps through after a proactive pass without progress.
+    pub fn proactive_wait(&self) -> u32 {
+        self.proactive_wait
+    }
+
     pub fn new(zones: usize) -> Kcompactd {
-        Kcompactd { zones: vec![ZoneCompaction::default(); zones], max_order: 0, highest_zoneidx: zones - 1, migrated: 0 }
+        Kcompactd {
+            zones: vec![ZoneCompaction::default(); zones],
+            max_order: 0,
+            highest_zoneidx: zones - 1,
+            migrated: 0,
+            proactive_wait: 0,
+            proactive_passes: 0,
+        }
     }
 }
 
@@ -117,13 +144,81 @@ pub fn wakeup_kcompactd(mm: &mut Mm, order: u32, classzone: usize) {
     }
 }
 
-/// Models kcompactd()'s timeout (every HPAGE_FRAG_CHECK_INTERVAL_MSEC): a wake-up that found
-/// no zone suitable still set kcompactd_max_order, so kcompactd_work_requested() holds when its
-/// sleep times out, and it runs kcompactd_do_work(), which judges each zone again.
+/// Models kcompactd()'s timeout (every HPAGE_FRAG_CHECK_INTERVAL_MSEC; mm/compaction.c of 6.1
+/// and 6.12.95, which agree here). A wake-up that found no zone suitable still set
+/// kcompactd_max_order, so kcompactd_work_requested() holds when its sleep times out, and it
+/// runs kcompactd_do_work(), which judges each zone again. With no work requested it compacts
+/// proactively if should_proactive_compact_node() says so (6.1 on), and sleeps 64 times as
+/// long after a pass that did not lower the node's fragmentation score.
 pub fn kcompactd_timeout(mm: &mut Mm) {
-    if mm.pageblocks.as_ref().is_some_and(|p| p.kcompactd.max_order > 0) {
-        kcompactd_do_work(mm);
+    let Some(pb) = mm.pageblocks.as_mut() else { return };
+    let k = &mut pb.kcompactd;
+    if k.proactive_wait > 0 {
+        // The longer sleep: only a wake-up (kcompactd_do_work() at once) ends it early.
+        k.proactive_wait -= 1;
+        return;
     }
+    if k.max_order > 0 {
+        kcompactd_do_work(mm);
+        return;
+    }
+    if !should_proactive_compact_node(mm) {
+        return;
+    }
+    let before = fragmentation_score_node(mm);
+    for z in 0..mm.nodes[0].zones.z.len() {
+        let (start, end) = mm.folios.zone_span(z);
+        if end > start {
+            compact_zone_as(mm, z, true);
+        }
+    }
+    let after = fragmentation_score_node(mm);
+    let k = &mut mm.pageblocks.as_mut().expect("kcompactd runs with pageblocks").kcompactd;
+    k.proactive_passes += 1;
+    if after >= before {
+        k.proactive_wait = (1 << COMPACT_MAX_DEFER_SHIFT) - 1;
+    }
+}
+
+/// Models fragmentation_score_wmark() (6.1, 6.12.95; 7.3.4's leeway gives the same at the
+/// default proactiveness): a proactive pass starts above the high mark (90) and ends each
+/// zone at the low one (80).
+fn fragmentation_score_wmark(low: bool) -> u64 {
+    let wmark_low = (100 - COMPACTION_PROACTIVENESS).max(5);
+    if low {
+        wmark_low
+    } else {
+        (wmark_low + 10).min(100)
+    }
+}
+
+/// Models should_proactive_compact_node() (6.1, 6.12.95): proactive compaction on, kswapd not
+/// running (kswapd_is_running(): in balance_pgdat(), not asleep), and the node's score above
+/// the high mark.
+fn should_proactive_compact_node(mm: &Mm) -> bool {
+    mm.cfg.kernel.compacts_proactively() && mm.nodes[0].reclaim.kswapd.is_none() && fragmentation_score_node(mm) > fragmentation_score_wmark(false)
+}
+
+/// Models fragmentation_score_zone() (6.1, 6.12.95): extfrag_for_order() at
+/// COMPACTION_HPAGE_ORDER (9 on x86-64, the pageblock order), 0 to 100.
+pub fn fragmentation_score_zone(mm: &Mm, z: usize) -> u64 {
+    ZoneMap::of(mm, z).extfrag_for_pageblock_order()
+}
+
+/// Models fragmentation_score_node() (6.1, 6.12.95): each zone's score (extfrag_for_order()
+/// at COMPACTION_HPAGE_ORDER, 9 on x86-64) weighted by its pages over the node's pages + 1
+/// (fragmentation_score_zone_weighted(); the model's zones have their managed pages, where
+/// the kernel weighs the present ones).
+pub fn fragmentation_score_node(mm: &Mm) -> u64 {
+    let zones = &mm.nodes[0].zones.z;
+    let node: u64 = zones.iter().map(|z| z.managed).sum();
+    (0..zones.len())
+        .filter(|&z| {
+            let (start, end) = mm.folios.zone_span(z);
+            end > start
+        })
+        .map(|z| zones[z].managed * fragmentation_score_zone(mm, z) / (node + 1))
+        .sum()
 }
 
 /// Models kcompactd_node_suitable(): a zone up to kcompactd's classzone where compaction for
@@ -160,6 +255,8 @@ fn kcompactd_do_work(mm: &mut Mm) {
         }
     }
     let k = &mut mm.pageblocks.as_mut().expect("kcompactd runs with pageblocks").kcompactd;
+    // kcompactd(): back from a run, it sleeps the default timeout again.
+    k.proactive_wait = 0;
     if k.max_order <= order {
         k.max_order = 0;
     }
@@ -345,6 +442,18 @@ impl ZoneMap {
         (by_order, free)
     }
 
+    /// Models extfrag_for_order() at pageblock order (mm/vmstat.c, 6.1 and 6.12.95): the
+    /// percentage of the free pages not in free chunks of a pageblock or more; 0 with no free
+    /// pages.
+    fn extfrag_for_pageblock_order(&self) -> u64 {
+        let free: u64 = self.words.iter().map(|w| w.count_ones() as u64).sum();
+        if free == 0 {
+            return 0;
+        }
+        let blocks = (0..self.words.len() / WORDS_PER_BLOCK).filter(|&b| self.block_full(b)).count() as u64;
+        (free - blocks * PAGEBLOCK_PAGES) * 100 / free
+    }
+
     /// [`fragmentation_index`] of this zone.
     fn fragmentation_index(&self, order: u32) -> i64 {
         let (by_order, free) = self.chunks();
@@ -399,17 +508,34 @@ fn multiples_of(step: u32) -> u64 {
 /// pageblock, or at a pageblock boundary once a whole pageblock is free (__compact_finished():
 /// kcompactd's migratetype is unmovable, which may take any free pageblock).
 pub fn compact_zone(mm: &mut Mm, z: usize) -> Outcome {
+    compact_zone_as(mm, z, false)
+}
+
+/// Models compact_zone() for a proactive pass (compact_node() with `proactive`, 6.1 and
+/// 6.12.95): order -1 in MIGRATE_SYNC_LIGHT, the whole zone from both ends, the skip bits
+/// ignored (and still set), finished when the scanners meet or, before any batch, once the
+/// zone's fragmentation score is at most the low mark (__compact_finished()); no deferral and
+/// no drain follow it.
+pub fn compact_zone_proactively(mm: &mut Mm, z: usize) -> Outcome {
+    compact_zone_as(mm, z, true)
+}
+
+fn compact_zone_as(mm: &mut Mm, z: usize, proactive: bool) -> Outcome {
     let mut map = ZoneMap::of(mm, z);
     let (start, end) = (map.start, map.end);
     let last_block = (end - 1) & !(PAGEBLOCK_PAGES as Pfn - 1);
     let order = mm.pageblocks.as_ref().expect("compaction runs with pageblocks").kcompactd.max_order;
     let st = zone_state(mm, z);
-    if compaction_restarting(st, order) {
+    let (cached_migrate, cached_free) = (st.cached_migrate, st.cached_free);
+    if !proactive && compaction_restarting(st, order) {
         st.cached_migrate = None;
         st.cached_free = None;
     }
-    let mut migrate = st.cached_migrate.unwrap_or(start).max(start);
-    let mut free_block = st.cached_free.unwrap_or(last_block).max(start);
+    let (mut migrate, mut free_block) = if proactive {
+        (start, last_block.max(start))
+    } else {
+        (st.cached_migrate.unwrap_or(start).max(start), st.cached_free.unwrap_or(last_block).max(start))
+    };
     let whole_zone = migrate == start && free_block == last_block.max(start);
     let mut free_at: Option<Pfn> = None;
     let min_mark = mm.pageblocks.as_ref().expect("compaction runs with pageblocks").base_marks[z][0];
@@ -422,14 +548,18 @@ pub fn compact_zone(mm: &mut Mm, z: usize) -> Outcome {
         if met(migrate, free_block) {
             break if whole_zone { Outcome::Complete } else { Outcome::PartialSkipped };
         }
-        if migrate % PAGEBLOCK_PAGES as Pfn == 0 && map.any_free_pageblock() {
+        if proactive {
+            if map.extfrag_for_pageblock_order() <= fragmentation_score_wmark(true) {
+                break Outcome::Success;
+            }
+        } else if migrate % PAGEBLOCK_PAGES as Pfn == 0 && map.any_free_pageblock() {
             break Outcome::Success;
         }
         // isolate_migratepages_block(): the rest of the migrate scanner's pageblock, up to a
         // batch.
         let block_end = ((migrate >> PAGEBLOCK_ORDER) + 1) << PAGEBLOCK_ORDER;
         let block_start = migrate % PAGEBLOCK_PAGES as Pfn == 0 || migrate == start;
-        if block_start && skip[(migrate >> PAGEBLOCK_ORDER) as usize] {
+        if block_start && !proactive && skip[(migrate >> PAGEBLOCK_ORDER) as usize] {
             // isolation_suitable(): a block marked skip is passed over.
             migrate = block_end;
             continue;
@@ -455,7 +585,7 @@ pub fn compact_zone(mm: &mut Mm, z: usize) -> Outcome {
         isolated += batch.len() as u64;
         for page in batch {
             // compaction_alloc() -> isolate_freepages().
-            let Some(target) = isolate_free(mm, &map, z, migrate, &mut free_block, &mut free_at, &mut free_scanned, min_mark, &mut skip) else {
+            let Some(target) = isolate_free(mm, &map, z, migrate, &mut free_block, &mut free_at, &mut free_scanned, min_mark, &mut skip, !proactive) else {
                 break 'run Outcome::Contended;
             };
             isolated += 1;
@@ -479,15 +609,22 @@ pub fn compact_zone(mm: &mut Mm, z: usize) -> Outcome {
         // reset_cached_positions(): the next run starts anew.
         st.cached_migrate = None;
         st.cached_free = None;
+    } else if proactive {
+        // A pass that stopped early moves the cached positions only inwards
+        // (update_cached_migrate(), update_pageblock_skip()).
+        st.cached_migrate = Some(cached_migrate.unwrap_or(start).max(migrate));
+        st.cached_free = Some(cached_free.unwrap_or(last_block).min(free_block));
     } else {
         st.cached_migrate = Some(migrate);
         st.cached_free = Some(free_block);
     }
     mm.pageblocks.as_mut().expect("compaction runs with pageblocks").kcompactd.migrated += migrated;
     mm.count(Ev::CompactMigrateScanned, scanned);
-    mm.count(Ev::CompactDaemonMigrateScanned, scanned);
     mm.count(Ev::CompactFreeScanned, free_scanned);
-    mm.count(Ev::CompactDaemonFreeScanned, free_scanned);
+    if !proactive || mm.cfg.kernel.proactive_compaction_counts_as_kcompactd() {
+        mm.count(Ev::CompactDaemonMigrateScanned, scanned);
+        mm.count(Ev::CompactDaemonFreeScanned, free_scanned);
+    }
     mm.count(Ev::CompactIsolated, isolated);
     mm.count(Ev::PgmigrateSuccess, migrated);
     outcome
@@ -501,7 +638,9 @@ fn migratable(flags: u32) -> bool {
 
 /// Models isolate_freepages() for one page: the free scanner's pageblock from its next frame
 /// up, then the blocks below it, movable ones not marked skip (suitable_migration_target(),
-/// isolation_suitable()), a block scanned to its end marked skip, until it
+/// isolation_suitable(); a proactive pass does not `honor_skip`) and not wholly one free
+/// chunk (suitable_migration_target(): a free page of pageblock order or more is not a
+/// target), a block scanned to its end marked skip, until it
 /// reaches the migrate scanner's block; each page taken only while the zone stays above its
 /// unboosted min watermark (__isolate_free_page()).
 #[allow(clippy::too_many_arguments)]
@@ -515,6 +654,7 @@ fn isolate_free(
     scanned: &mut u64,
     min_mark: u64,
     skip: &mut [bool],
+    honor_skip: bool,
 ) -> Option<Pfn> {
     let pb = mm.pageblocks.as_ref().expect("compaction runs with pageblocks");
     if mm.zone_free(z) <= min_mark + 1 {
@@ -525,7 +665,10 @@ fn isolate_free(
             return None;
         }
         let block = (*free_block >> PAGEBLOCK_ORDER) as usize;
-        if !pb.is_nonmovable_phys(*free_block) && !skip[block] {
+        let first = (*free_block - map.base) as usize / PAGEBLOCK_PAGES as usize;
+        let whole_free = free_at.is_none() && map.block_full(first);
+        let marked = honor_skip && skip[block];
+        if !pb.is_nonmovable_phys(*free_block) && !marked && !whole_free {
             let block_end = (*free_block + PAGEBLOCK_PAGES as Pfn).min(map.end);
             let mut p = free_at.unwrap_or(*free_block).max(map.start);
             while p < block_end {

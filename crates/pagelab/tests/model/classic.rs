@@ -795,7 +795,13 @@ fn compaction_moves_the_lru_pages_that_fallbacks_left_in_nonmovable_pageblocks_o
         // Four blocks a quarter free (as in the fallback test above): the movable lists run
         // dry, and the fallbacks move the blocks' free pages (6.1) or steal them one at a time
         // (6.12) without claiming the blocks.
-        let mut m = with_nonmovable_blocks("64M", kernel, "{ DMA32 = { blocks = 4, free = [0, 0, 0, 0, 0, 0, 0, 4] } }");
+        // kcompactd's timeout kept out of the setup (its proactive passes set skip bits that
+        // the run below would honour): a flush period far past the reads.
+        let layout = "{ DMA32 = { blocks = 4, free = [0, 0, 0, 0, 0, 0, 0, 4] } }";
+        let mut m = classic(
+            &one_file_scenario("64M", kernel, "classic", 80_000)
+                .replace("[machine]\n", &format!("[machine]\nrstat_flush = \"1000s\"\nnonmovable = {layout}\n")),
+        );
         read_with_kswapd(&mut m, 40_000);
         let top = m.mm.nodes[0].zones.top();
         let stranded = lru_pages_in_nonmovable_blocks(&m);
@@ -808,10 +814,13 @@ fn compaction_moves_the_lru_pages_that_fallbacks_left_in_nonmovable_pageblocks_o
         pagelab::mm::page_alloc::drain_all_pages(&mut m.mm);
         let stranded = lru_pages_in_nonmovable_blocks(&m);
         assert!(stranded > 0, "{kernel}: the reclaim left some of them");
-        let mut even = hold_every_other_free_frame(&mut m, top);
+        let even = hold_every_other_free_frame(&mut m, top);
         // The free scanner's targets, less what the file's xarray-node slabs took from the zone
-        // (since 2026-11-29): give that many back, twice.
-        let back = even.split_off(even.len().saturating_sub(2 * slab_pages as usize));
+        // (since 2026-11-29): give that many back, twice, spread over the zone (a pageblock
+        // made wholly free is not a target: suitable_migration_target()).
+        let step = (even.len() / (2 * slab_pages as usize).max(1)).max(2);
+        let back: Vec<u32> = even.iter().step_by(step).copied().collect();
+        let even: Vec<u32> = even.iter().enumerate().filter(|(i, _)| i % step != 0).map(|(_, &pfn)| pfn).collect();
         m.mm.folios.push_free(top, &back);
         let resident = |m: &pagelab::sim::Machine<Classic>| (0..m.mm.space.len() as u32).map(|vpn| m.mm.space.resident(vpn)).collect::<Vec<_>>();
         let (pages, nonmovable_free, migrated) = (resident(&m), m.mm.pageblocks.as_ref().unwrap().nr_free(top), ev(&m, Ev::PgmigrateSuccess));
@@ -832,19 +841,25 @@ fn kcompactd_runs_at_once_when_a_zone_is_suitable_and_otherwise_at_its_timeout_w
     // order and wakes kcompactd only if some zone passes compaction_suitable(): free pages
     // above the low watermark plus compact_gap() (1,024 pages for a pageblock). Otherwise the
     // recorded order makes kcompactd_work_requested() true, so kcompactd runs at its next
-    // 500 ms timeout all the same (kcompactd()).
+    // 500 ms timeout all the same (kcompactd()), or at the end of the long sleep that follows
+    // a proactive pass without progress.
     for kernel in ["6.1", "6.12"] {
         let mut m = with_nonmovable_blocks("64M", kernel, "{ DMA32 = { blocks = 2, free = [8, 8, 8, 8] } }");
         read_with_kswapd(&mut m, 40_000);
         let top = m.mm.nodes[0].zones.top();
         let zone = &m.mm.nodes[0].zones.z[top];
         assert!(m.mm.zone_free(top) < zone.wmark_low + 1024, "{kernel}: a balanced zone is below low + compact_gap()");
+        let wakes = ev(&m, Ev::CompactDaemonWake);
         pagelab::mm::compaction::wakeup_kcompactd(&mut m.mm, 9, top);
-        assert_eq!(ev(&m, Ev::CompactDaemonWake), 0, "{kernel}: no zone suitable, kcompactd sleeps on");
+        assert_eq!(ev(&m, Ev::CompactDaemonWake), wakes, "{kernel}: no zone suitable, kcompactd sleeps on");
+        for _ in 0..m.mm.pageblocks.as_ref().unwrap().kcompactd.proactive_wait() {
+            pagelab::mm::compaction::kcompactd_timeout(&mut m.mm);
+            assert_eq!(ev(&m, Ev::CompactDaemonWake), wakes, "{kernel}: the long sleep goes on");
+        }
         pagelab::mm::compaction::kcompactd_timeout(&mut m.mm);
-        assert_eq!(ev(&m, Ev::CompactDaemonWake), 1, "{kernel}: its timeout finds the work requested");
+        assert_eq!(ev(&m, Ev::CompactDaemonWake), wakes + 1, "{kernel}: its timeout finds the work requested");
         pagelab::mm::compaction::kcompactd_timeout(&mut m.mm);
-        assert_eq!(ev(&m, Ev::CompactDaemonWake), 1, "{kernel}: the run cleared the request");
+        assert_eq!(ev(&m, Ev::CompactDaemonWake), wakes + 1, "{kernel}: the run cleared the request");
         m.check().unwrap();
     }
     // A zone far above low + compact_gap() whose free pages are every other frame (no chunk
@@ -881,6 +896,84 @@ fn a_pageblock_compaction_finished_without_isolating_is_skipped_by_the_next_run_
         assert_eq!(first, pagelab::mm::compaction::Outcome::Complete, "{kernel}");
         assert!(scanned_1 > 20_000, "{kernel}: the first run walks the zone ({scanned_1} pages)");
         assert_eq!(scanned_2, 0, "{kernel}: the second run ({second:?}) passes over every marked block");
+        m.mm.folios.push_free(top, &even);
+        m.check().unwrap();
+    }
+}
+
+/// The proactive passes kcompactd has made.
+fn proactive_passes(m: &pagelab::sim::Machine<Classic>) -> u64 {
+    m.mm.pageblocks.as_ref().unwrap().kcompactd.proactive_passes
+}
+
+#[test]
+fn kcompactd_compacts_proactively_at_its_timeout_until_the_zone_scores_80_proactive_compact_node_6_1_6_12() {
+    // mm/compaction.c: with no work requested and kswapd asleep, kcompactd's timeout compacts
+    // when the node's fragmentation score (extfrag at order 9, zones weighted by size) is
+    // above 90 (should_proactive_compact_node()); each zone whole, until its own score is at
+    // most 80 (__compact_finished()). The free scanner passes over a block that is one free
+    // chunk (suitable_migration_target()). 6.12.95 counts the scans as kcompactd's, 6.1 not.
+    for kernel in ["6.1", "6.12"] {
+        let mut m = with_nonmovable_blocks("256M", kernel, "{ DMA32 = { blocks = 2, free = [8, 8, 8, 8] } }");
+        read_with_kswapd(&mut m, 20_000);
+        pagelab::mm::page_alloc::drain_all_pages(&mut m.mm);
+        let top = m.mm.nodes[0].zones.top();
+        let even = hold_every_other_free_frame(&mut m, top);
+        // The zone's last pageblock wholly free: the first block the free scanner comes to.
+        let (_, end) = m.mm.folios.zone_span(top);
+        let last = (end - 1) & !511;
+        let (back, held): (Vec<u32>, Vec<u32>) = even.iter().partition(|&&pfn| pfn >= last);
+        m.mm.folios.push_free(top, &back);
+        let free_at = |m: &pagelab::sim::Machine<Classic>, phys: u32| {
+            let page = m.mm.pageblocks.as_ref().unwrap().page_at(phys);
+            m.mm.folios.free_list(top).contains(&page)
+        };
+        assert!((last..end).all(|p| free_at(&m, p)), "{kernel}: the last block is free");
+        let before = pagelab::mm::compaction::fragmentation_score_node(&m.mm);
+        assert!(before > 90, "{kernel}: node score {before}");
+        pagelab::mm::compaction::kcompactd_timeout(&mut m.mm);
+        assert_eq!(proactive_passes(&m), 1, "{kernel}: a proactive pass");
+        assert_eq!(ev(&m, Ev::CompactDaemonWake), 0, "{kernel}: not a kcompactd_do_work()");
+        let scanned = ev(&m, Ev::CompactMigrateScanned);
+        assert!(ev(&m, Ev::PgmigrateSuccess) > 0 && scanned > 0, "{kernel}: it migrated");
+        let score = pagelab::mm::compaction::fragmentation_score_zone(&m.mm, top);
+        assert!(score <= 80, "{kernel}: it ran until the zone scored {score}");
+        assert!(scanned < (end - m.mm.folios.zone_span(top).0) as u64 / 2, "{kernel}: and stopped there ({scanned} scanned)");
+        assert!((last..end).all(|p| free_at(&m, p)), "{kernel}: the free scanner passed over the free block");
+        let daemon = ev(&m, Ev::CompactDaemonMigrateScanned);
+        assert_eq!(daemon, if kernel == "6.12" { scanned } else { 0 }, "{kernel}: kcompactd's scan counters");
+        m.mm.folios.push_free(top, &held);
+        m.check().unwrap();
+        m.mm.pageblocks.as_ref().unwrap().check().unwrap();
+    }
+}
+
+#[test]
+fn a_proactive_pass_that_does_not_lower_the_score_makes_kcompactd_sleep_64_timeouts_kcompactd_6_1_6_12() {
+    // mm/compaction.c: kcompactd() sleeps default_timeout << COMPACT_MAX_DEFER_SHIFT after a
+    // proactive pass that left the node's score where it was, until a wake-up runs
+    // kcompactd_do_work() and the default timeout is back. A zone with no LRU pages and every
+    // other frame free: nothing to migrate, the score stays near 100.
+    for kernel in ["6.1", "6.12"] {
+        let mut m = with_nonmovable_blocks("256M", kernel, "{ DMA32 = { blocks = 2, free = [8, 8, 8, 8] } }");
+        let top = m.mm.nodes[0].zones.top();
+        let even = hold_every_other_free_frame(&mut m, top);
+        pagelab::mm::compaction::kcompactd_timeout(&mut m.mm);
+        assert_eq!(proactive_passes(&m), 1, "{kernel}");
+        assert!(pagelab::mm::compaction::fragmentation_score_node(&m.mm) > 90, "{kernel}: no progress");
+        for _ in 0..63 {
+            pagelab::mm::compaction::kcompactd_timeout(&mut m.mm);
+        }
+        assert_eq!(proactive_passes(&m), 1, "{kernel}: 63 timeouts slept through");
+        pagelab::mm::compaction::kcompactd_timeout(&mut m.mm);
+        assert_eq!(proactive_passes(&m), 2, "{kernel}: the 64th compacts again");
+        pagelab::mm::compaction::kcompactd_timeout(&mut m.mm);
+        assert_eq!(proactive_passes(&m), 2, "{kernel}: and sleeps long again");
+        // A suitable zone (far above low + compact_gap(), fragmented) wakes kcompactd at once.
+        pagelab::mm::compaction::wakeup_kcompactd(&mut m.mm, 9, top);
+        assert_eq!(ev(&m, Ev::CompactDaemonWake), 1, "{kernel}");
+        pagelab::mm::compaction::kcompactd_timeout(&mut m.mm);
+        assert_eq!(proactive_passes(&m), 3, "{kernel}: the run set the default timeout again");
         m.mm.folios.push_free(top, &even);
         m.check().unwrap();
     }
