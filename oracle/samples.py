@@ -4,11 +4,16 @@
     PAGELAB_ORACLE_SAMPLE_MS=100 pagelab oracle SCENARIO --kernel K --policy P --json RUN.json
     oracle/samples.py RUN.json [FROM_S [TO_S]]
     oracle/samples.py --model RUN.json [FROM_S [TO_S]]
+    oracle/samples.py --lru-gen RUN.json [FROM_S [TO_S]]
 
 `--model` prints the model's side instead, from its series (`--set report.interval=100ms` for
 the same period); the per-zone columns need a run with non-movable pageblocks
 (`--pageblocks`), whose series carry each zone's free pages, high watermark and non-movable
 free pages. The model's clock is not the guest's: compare the phases, not the seconds.
+
+`--lru-gen` prints MGLRU's generations instead, where the guest sampled
+/sys/kernel/debug/lru_gen (since 2026-11-29): per sample and memcg, each generation as
+`seq:age_ms anon/file` pages, oldest first.
 
 One line per sample: each zone's free pages (and its high watermark, which includes any
 watermark boost), then pgalloc per zone, kswapd's and direct reclaim's steals, kswapd runs and
@@ -42,10 +47,24 @@ def model_lines(run, lo, hi):
         )
 
 
+def lru_gen_line(text):
+    """One sample of /sys/kernel/debug/lru_gen: per memcg, its generations on every node."""
+    out, memcg = [], None
+    for line in text.splitlines():
+        f = line.split()
+        if f and f[0] == "memcg":
+            memcg = f[2] if len(f) > 2 else f[1]
+            out.append(f"{memcg}:")
+        elif len(f) >= 4 and f[0].isdigit() and memcg is not None:
+            out.append(f"{f[0]}:{f[1]}ms {f[2]}/{f[3]}")
+    return " ".join(out)
+
+
 def main():
     args = sys.argv[1:]
     model = "--model" in args
-    args = [a for a in args if a != "--model"]
+    gens = "--lru-gen" in args
+    args = [a for a in args if a not in ("--model", "--lru-gen")]
     if not args:
         sys.exit(__doc__)
     sys.argv = [sys.argv[0]] + args
@@ -61,8 +80,13 @@ def main():
         sys.exit(f"{sys.argv[1]}: no samples (set PAGELAB_ORACLE_SAMPLE_MS when running the oracle)")
     lo = float(sys.argv[2]) if len(sys.argv) > 2 else 0.0
     hi = float(sys.argv[3]) if len(sys.argv) > 3 else float("inf")
+    if gens and not any(s.get("lru_gen") for s in samples):
+        sys.exit(f"{sys.argv[1]}: its samples have no lru_gen (a guest before 2026-11-29, or MGLRU off)")
     for s in samples:
         if not lo <= s["t_s"] <= hi:
+            continue
+        if gens:
+            print(f"{s['t_s']:7.2f}s  {lru_gen_line(s.get('lru_gen') or '')}")
             continue
         v = s["vmstat"]
         zones = " ".join(f"{name} {free:6d}/{high:<4d}" for name, free, _min, _low, high in s["zones"])

@@ -263,6 +263,8 @@ fn start_sampler(every: std::time::Duration, t0: Instant) -> Sampler {
                 slab: parse_slabinfo(&fs::read_to_string("/proc/slabinfo").unwrap_or_default(), SAMPLED_SLABS),
                 meminfo: SAMPLED_MEMINFO.iter().filter_map(|k| Some((k.to_string(), *mi.get(*k)?))).collect(),
                 pageblocks: parse_pageblocks(&pagetypeinfo),
+                // MGLRU's generations: absent (None) with MGLRU off or no debugfs.
+                lru_gen: fs::read_to_string("/sys/kernel/debug/lru_gen").ok().filter(|t| !t.trim().is_empty()),
             });
             std::thread::sleep(every);
         }

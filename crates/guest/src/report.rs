@@ -163,6 +163,10 @@ pub struct Sample {
     /// from `/proc/pagetypeinfo` (since 2026-11-29).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pageblocks: Vec<ZoneBlocks>,
+    /// `/sys/kernel/debug/lru_gen` as the kernel prints it (since 2026-11-29, MGLRU runs):
+    /// each lruvec's generations, their ages and sizes, over the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lru_gen: Option<String>,
 }
 
 /// One slab cache's line of `/proc/slabinfo`.
@@ -505,5 +509,14 @@ Node 0, zone    DMA32           12          106            2            0       
         let s: Sample = serde_json::from_str(old).unwrap();
         assert_eq!(s.nonmovable_free, vec![("DMA32".to_string(), 44)]);
         assert!(s.slab.is_empty() && s.meminfo.is_empty() && s.pageblocks.is_empty());
+        assert_eq!(s.lru_gen, None);
+    }
+
+    #[test]
+    fn a_sampled_lru_gen_survives_the_report() {
+        let text = "memcg     1 /\n node     0\n          3       6048      0      57344 \n";
+        let s = Sample { t_s: 0.1, lru_gen: Some(text.into()), ..Default::default() };
+        let back: Sample = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(back.lru_gen.as_deref(), Some(text));
     }
 }

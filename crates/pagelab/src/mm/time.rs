@@ -18,7 +18,9 @@ pub struct Costs {
     pub touch_ns: u64,
     /// A page fault that does not wait for IO (zero-fill, page-cache hit, swap-cache hit).
     pub minor_fault_ns: u64,
-    /// Reclaim's CPU time per page scanned.
+    /// Reclaim's CPU time per page scanned; also MGLRU's page-table walk per young PTE it
+    /// clears and promotes (walk_pte_range(): the folio's struct, the test-and-clear,
+    /// folio_update_gen()), beside `touch_ns` per PTE read.
     pub scan_page_ns: u64,
     /// Reclaim's CPU time per page freed (remove from the mapping, free).
     pub reclaim_page_ns: u64,

@@ -107,12 +107,16 @@ impl LruGen {
         used
     }
 
-    /// Models iterate_mm_list() + walk_mm() for one full pass of lruvec `k`: the tasks of the
-    /// memcg that ran since the node's last walk (6.1 also skips tasks with fewer than 64
-    /// eligible pages).
+    /// Models iterate_mm_list() + walk_mm() for one full pass of lruvec `k` (6.1/6.12/7.3):
+    /// the tasks of the memcg that ran since the node's last walk (6.1 also skips tasks with
+    /// fewer than 64 eligible pages). The Bloom filter of the next generation is cleared
+    /// only when the pass takes a task (iterate_mm_list(): `mm && first`); a pass that takes
+    /// none, as a second aging before the task runs again, leaves that filter as the walk
+    /// two generations back filled it.
     fn walk_mms(&mut self, mm: &mut Mm, k: LvId, max_seq: u64, can_swap: bool) {
-        // A new pass clears the filter the walk fills for the next generation.
-        self.bloom_reset(k, max_seq + 1);
+        // reset_bloom_filter() of the next generation comes with the first task the pass
+        // takes (iterate_mm_list(): `mm && first`).
+        let mut first = true;
         for t in 0..mm.tasks.len() {
             if mm.tasks[t].memcg != k.memcg || mm.tasks[t].killed || !self.mm_used_since_walk(mm, t, k.nid) {
                 continue;
@@ -127,6 +131,10 @@ impl LruGen {
                 if eligible < MIN_LRU_BATCH {
                     continue;
                 }
+            }
+            if first {
+                self.bloom_reset(k, max_seq + 1);
+                first = false;
             }
             for obj in objects {
                 let (base, pages) = (mm.space.objects[obj].base, mm.space.objects[obj].pages);
@@ -203,7 +211,10 @@ impl LruGen {
             self.promote(mm, pfn, new_gen);
         }
         self.lrugen_mut(k).mm_stats[0] += total as u64;
-        let cost = mm.cfg.costs.touch_ns * total as u64;
+        // Each PTE read costs a load; each young one the walk clears and promotes costs a
+        // scanned folio's work (its cold struct page, the PTE's atomic test-and-clear,
+        // folio_update_gen()'s cmpxchg of the flags).
+        let cost = mm.cfg.costs.touch_ns * total as u64 + mm.cfg.costs.scan_page_ns * young as u64;
         mm.cpu_in(Func::WalkPageRange, cost);
         suitable_to_scan(total, young)
     }
