@@ -429,6 +429,7 @@ pub fn shrink_node_memcgs<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanContro
     let start = if partial { memcg_cursor(mm, sc.nid, sc.target) % n } else { 0 };
     for i in start..n {
         let memcg = mm.memcgs.subtree(sc.target)[i];
+        mm.cond_resched(p);
         mm.memcgs.calculate_protection(sc.target, memcg, mm.cfg.tunables.memory_recursiveprot);
         if mm.memcgs.below_min(Some(sc.target), memcg) {
             continue;
