@@ -134,6 +134,10 @@ pub struct TaskMm {
     pub killed: bool,
     /// Modeled time spent in reclaim (direct and memcg) and waiting for IO.
     pub reclaim_ns: u64,
+    /// Inside do_try_to_free_pages() since this time (its time is added to `reclaim_ns` when
+    /// it returns): a reclaim suspended at cond_resched() counts its part so far in the CPU
+    /// burst that ends there ([`Mm::usage`]).
+    pub reclaim_since: Option<u64>,
     pub io_wait_ns: u64,
     /// On one CPU: time runnable while kswapd had the CPU.
     pub cpu_wait_ns: u64,
@@ -340,7 +344,10 @@ impl Mm {
     /// a task's CPU and reclaim time; all of a kswapd's CPU is reclaim.
     pub fn usage(&self, who: crate::sched::Who) -> crate::sched::Usage {
         match who {
-            crate::sched::Who::Task(t) => crate::sched::Usage { cpu_ns: self.tasks[t].cpu_ns, reclaim_ns: self.tasks[t].reclaim_ns },
+            crate::sched::Who::Task(t) => {
+                let tm = &self.tasks[t];
+                crate::sched::Usage { cpu_ns: tm.cpu_ns, reclaim_ns: tm.reclaim_ns + tm.reclaim_since.map_or(0, |s| tm.clock - s) }
+            }
             crate::sched::Who::Kswapd(nid) => crate::sched::Usage { cpu_ns: self.nodes[nid].kswapd_cpu_ns, reclaim_ns: self.nodes[nid].kswapd_cpu_ns },
         }
     }

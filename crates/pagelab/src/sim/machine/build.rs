@@ -333,6 +333,7 @@ fn task_mm(w: &pagelab_workload::Workload, job: u32, memcg: crate::mm::memcontro
         in_lru_fault: false,
         killed: false,
         reclaim_ns: 0,
+        reclaim_since: None,
         io_wait_ns: 0,
         cpu_wait_ns: 0,
         cpu_ns: 0,
