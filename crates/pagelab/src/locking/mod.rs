@@ -16,8 +16,8 @@
 //!   CPU ([`crate::mm::time::CpuCosts::lock_handoff_ns`]).
 //! - **A waiter spins**: its wait is CPU time of its own CPU (spin_lock_irq() neither sleeps
 //!   nor yields), charged before its hold.
-//! - **Order.** Actors run in the order of their clocks, but an operation runs whole, so a
-//!   section asked for later in the machine's order may have an earlier time than one already
+//! - **Order.** Actors run in the order of their clocks, but an operation runs whole (a
+//!   task's reclaim yields only at its cond_resched() points), so a section asked for later in the machine's order may have an earlier time than one already
 //!   granted. The lock keeps its sections on a calendar and fits such a request into the
 //!   first gap from its time on where the hold fits, so the requests' times, not their
 //!   processing order, decide. It forgets the sections that end before the **horizon**, the
@@ -39,8 +39,9 @@ use serde::Serialize;
 use crate::hist::Histogram;
 
 /// The most busy spans a lock remembers after the horizon (a bound on its memory: about
-/// 40 MiB). An operation runs whole, so one long direct reclaim adds all its sections
-/// before the other tasks' requests of the same span are placed among them.
+/// 40 MiB). An operation runs whole between its reclaim's cond_resched() points, so one long
+/// stretch of work adds its sections before the other tasks' requests of the same span are
+/// placed among them.
 pub const CALENDAR: usize = 1 << 20;
 
 /// A section granted: it waited from the request until `start` (spinning), and holds the

@@ -55,6 +55,11 @@ pub struct Caps {
     /// each node's lruvecs in turn (shrink_zones(), 6.1/6.12). A policy whose lists span the
     /// nodes (one list set per memcg) is reclaimed as one node: node 0's pass takes from all.
     pub lists_per_node: bool,
+    /// Whether a task's reclaim in the policy may be suspended at cond_resched()
+    /// ([`crate::mm::Mm::cond_resched`]) and resumed on another host thread, as a run of
+    /// several CPUs does. The kernel's LRUs may; a seam policy may not (its host can call
+    /// into Python, whose lock stays with the run's thread), so its reclaims run whole.
+    pub reclaim_yields: bool,
 }
 
 impl Caps {
@@ -68,6 +73,7 @@ impl Caps {
         putback_ages_nonresident: true,
         large_folios: false,
         lists_per_node: false,
+        reclaim_yields: false,
     };
 
     /// MGLRU's answers, with `lru_gen_enabled()`.
@@ -79,6 +85,7 @@ impl Caps {
         putback_ages_nonresident: false,
         large_folios: true,
         lists_per_node: true,
+        reclaim_yields: true,
     };
 }
 

@@ -946,6 +946,12 @@ fn try_charge_memcg_limited<P: Policy>(mm: &mut Mm, p: &mut P, memcg: MemcgId, n
         let stall = mm.memstall_enter();
         let reclaimed = crate::mm::vmscan::try_to_free_mem_cgroup_pages(mm, p, over, nr, true);
         mm.memstall_leave(stall);
+        // try_charge_memcg()'s task_is_dying() test (6.1/6.12): a task killed while its
+        // reclaim yielded (several CPUs: another actor's OOM kill or cgroup kill) fails the
+        // charge rather than charging pages its exit has already freed.
+        if mm.current_task().is_some_and(|t| mm.tasks[t].killed) {
+            return Err(ChargeFailed);
+        }
         if mm.memcgs.margin(over) >= nr {
             continue;
         }

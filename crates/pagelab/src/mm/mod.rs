@@ -134,6 +134,10 @@ pub struct TaskMm {
     pub killed: bool,
     /// Modeled time spent in reclaim (direct and memcg) and waiting for IO.
     pub reclaim_ns: u64,
+    /// Inside do_try_to_free_pages() since this time (its time is added to `reclaim_ns` when
+    /// it returns): a reclaim suspended at cond_resched() counts its part so far in the CPU
+    /// burst that ends there ([`Mm::usage`]).
+    pub reclaim_since: Option<u64>,
     pub io_wait_ns: u64,
     /// On one CPU: time runnable while kswapd had the CPU.
     pub cpu_wait_ns: u64,
@@ -235,9 +239,39 @@ pub struct Mm {
     /// `machine.nonmovable`: the pageblocks that are not movable and the watermark boosts;
     /// `None`: every pageblock is movable.
     pub pageblocks: Option<Box<crate::mm::pageblock::Pageblocks>>,
+    /// A run of several CPUs whose policy's reclaim can be suspended: the machine's way in at
+    /// the kernel's cond_resched() points of a task's reclaim ([`Mm::cond_resched`]);
+    /// `None`: a reclaim runs whole.
+    pub resched: Option<Resched>,
+}
+
+/// Where [`Mm::cond_resched`] calls the machine: `yield_now(ctx, mm, policy)` lets the
+/// actors whose clocks are earlier than the task's run before it goes on (sim/machine's
+/// `resched.rs`). `ctx` is the machine's address, kept as a number so that `Mm` stays `Send`.
+#[derive(Clone, Copy, Debug)]
+pub struct Resched {
+    pub ctx: usize,
+    pub yield_now: fn(usize, &mut Mm, *mut ()),
 }
 
 impl Mm {
+    /// Models include/linux/sched.h: cond_resched() (6.1/6.12) where vmscan.c calls it in a
+    /// task's reclaim: between shrink_lruvec()'s rounds of SWAP_CLUSTER_MAX a list, between
+    /// MGLRU's evict_folios() batches (lru_gen_shrink_lruvec() of 6.1, try_to_shrink_lruvec()
+    /// of 6.12) and before each memcg of shrink_node_memcgs(). With several CPUs the kernel's
+    /// other CPUs run meanwhile; the machine, which runs one actor at a time, suspends the
+    /// task here when another actor's clock is earlier and resumes it when its own is the
+    /// earliest again, so that concurrent reclaimers take their batches from the same lists
+    /// in time order (issue 42). kswapd's steps are events of their own and do not yield.
+    /// The policy `p` is handed over so that nothing of it is assumed unchanged across the
+    /// call.
+    #[inline(always)]
+    pub fn cond_resched<P>(&mut self, p: &mut P) {
+        if let (Some(r), Actor::Task(_)) = (self.resched, self.actor) {
+            (r.yield_now)(r.ctx, self, p as *mut P as *mut ());
+        }
+    }
+
     /// The full machine's count of pages for `n` of this machine's (`n` itself unless the
     /// machine is a miniature).
     #[inline]
@@ -310,7 +344,10 @@ impl Mm {
     /// a task's CPU and reclaim time; all of a kswapd's CPU is reclaim.
     pub fn usage(&self, who: crate::sched::Who) -> crate::sched::Usage {
         match who {
-            crate::sched::Who::Task(t) => crate::sched::Usage { cpu_ns: self.tasks[t].cpu_ns, reclaim_ns: self.tasks[t].reclaim_ns },
+            crate::sched::Who::Task(t) => {
+                let tm = &self.tasks[t];
+                crate::sched::Usage { cpu_ns: tm.cpu_ns, reclaim_ns: tm.reclaim_ns + tm.reclaim_since.map_or(0, |s| tm.clock - s) }
+            }
             crate::sched::Who::Kswapd(nid) => crate::sched::Usage { cpu_ns: self.nodes[nid].kswapd_cpu_ns, reclaim_ns: self.nodes[nid].kswapd_cpu_ns },
         }
     }

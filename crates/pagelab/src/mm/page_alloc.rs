@@ -59,6 +59,11 @@ fn alloc_pages_slowpath<P: Policy>(mm: &mut Mm, p: &mut P, gfp: Gfp) -> Option<P
         let stall = mm.memstall_enter();
         let reclaimed = try_to_free_pages(mm, p);
         mm.memstall_leave(stall);
+        // A task killed while its reclaim yielded (several CPUs) takes no page: its exit has
+        // freed its memory (the slow path's tsk_is_oom_victim() exit, 6.1/6.12).
+        if current_killed(mm) {
+            return None;
+        }
         if reclaimed > 0 {
             if let Some(pfn) = get_page_from_freelist(mm, Wmark::Min) {
                 return Some(pfn);

@@ -294,6 +294,13 @@ fn consider_reclaim_throttle<P: Policy>(mm: &mut Mm, p: &mut P, sc: &ScanControl
 /// Models mm/vmscan.c: do_try_to_free_pages(): the priority loop and its retry passes.
 pub fn do_try_to_free_pages<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanControl) -> u64 {
     let start_scan_cost = mm.now();
+    let task = match mm.actor {
+        Actor::Task(t) if mm.tasks[t].reclaim_since.is_none() => Some(t),
+        _ => None,
+    };
+    if let Some(t) = task {
+        mm.tasks[t].reclaim_since = Some(start_scan_cost);
+    }
     loop {
         if !sc.cgroup_reclaim() {
             mm.count(Ev::AllocStall, 1);
@@ -344,6 +351,9 @@ pub fn do_try_to_free_pages<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanCont
     }
     if let Actor::Task(t) = mm.actor {
         mm.tasks[t].reclaim_ns += mm.now() - start_scan_cost;
+    }
+    if let Some(t) = task {
+        mm.tasks[t].reclaim_since = None;
     }
     sc.nr_reclaimed
 }
@@ -429,6 +439,7 @@ pub fn shrink_node_memcgs<P: Policy>(mm: &mut Mm, p: &mut P, sc: &mut ScanContro
     let start = if partial { memcg_cursor(mm, sc.nid, sc.target) % n } else { 0 };
     for i in start..n {
         let memcg = mm.memcgs.subtree(sc.target)[i];
+        mm.cond_resched(p);
         mm.memcgs.calculate_protection(sc.target, memcg, mm.cfg.tunables.memory_recursiveprot);
         if mm.memcgs.below_min(Some(sc.target), memcg) {
             continue;

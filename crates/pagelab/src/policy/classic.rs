@@ -566,7 +566,7 @@ fn scan_fraction_by_rotation(lv: &mut crate::mm::memcontrol::Lruvec, swappiness:
 
 impl Policy for Classic {
     fn caps(&self) -> Caps {
-        Caps { reclaims_by_zone: true, large_folios: true, lists_per_node: true, ..Caps::DEFAULT }
+        Caps { reclaims_by_zone: true, large_folios: true, lists_per_node: true, reclaim_yields: true, ..Caps::DEFAULT }
     }
 
     fn name(&self) -> &'static str {
@@ -658,6 +658,7 @@ impl Policy for Classic {
                     nr_reclaimed += self.shrink_list(mm, memcg, lru, n, sc);
                 }
             }
+            mm.cond_resched(self);
             if nr_reclaimed < nr_to_reclaim || proportional {
                 continue;
             }

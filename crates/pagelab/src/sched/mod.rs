@@ -14,6 +14,10 @@
 //!   a contended lock included), as one burst from its start. Its IO waits are counted after
 //!   the burst and leave the CPU to the others. This is pagelab's approximation, not a
 //!   kernel rule: an operation's CPU work and its waits are not interleaved on the CPU.
+//!   One exception: a task's direct or memcg reclaim ends its burst at a cond_resched()
+//!   point when another actor's clock is earlier (`Mm::cond_resched`), and asks again for a
+//!   CPU when its own clock is the earliest (sim/machine's `resched.rs`), so concurrent
+//!   reclaimers share the lists batch by batch as the kernel's CPUs do.
 //! - **In which order.** Actors ask in the order of their clocks: the machine steps the task
 //!   whose clock is earliest and runs the kernel threads' events when they are due. A CPU's
 //!   bursts are therefore only ever appended, and each CPU needs only the time it is free.

@@ -210,11 +210,12 @@ fn lock_waits_are_exact_in_a_small_calendar_and_an_overflow_is_a_warning() {
     let l = lock(&wide, "lru_lock");
     assert!(l.contended > 1_000 && wide.vmstat["pgscan_direct"] > 0, "a contended lock and direct reclaim: {l:?}");
     assert_eq!(l.forgotten, 0);
-    // A calendar just large enough for every lock's spans; one entry a section (the calendar
-    // before this test) would have overflowed it, the lruvec locks' sections being more than
-    // twice their spans.
+    // A calendar just large enough for every lock's spans; the lruvec locks' sections are more
+    // than twice their spans, so one entry a section (the calendar before this test) needs
+    // more. (Since reclaims yield at cond_resched(), issue 42, no reclaim runs far ahead of
+    // the others, and the zone lock's spans, not the lruvec's sections, set the size.)
     let narrow = wide.sched.as_ref().unwrap().locks.values().map(|l| l.calendar_peak).max().unwrap();
-    assert!(lru.sections_peak > narrow && lru.sections_peak > 2 * lru.calendar_peak, "{lru:?}, a calendar of {narrow}");
+    assert!(lru.sections_peak > 2 * lru.calendar_peak, "{lru:?}, a calendar of {narrow}");
     let (small, _) = with_calendar(narrow as usize);
     for name in ["lru_lock", "zone_lock", "swap_cache", "swap_lock"] {
         assert_eq!(lock(&small, name), lock(&wide, name), "{name}: the same sections, the same waits");

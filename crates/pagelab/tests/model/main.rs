@@ -30,6 +30,7 @@ mod pace_lockstep;
 mod properties;
 mod psi;
 mod reclaim_batch;
+mod reclaim_yields;
 mod refault_models;
 mod report_text;
 mod run_entry;

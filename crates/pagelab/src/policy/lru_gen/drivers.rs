@@ -127,6 +127,7 @@ impl LruGen {
             if self.should_abort_scan_6_1(mm, k, max_seq_at_start, sc) {
                 break;
             }
+            mm.cond_resched(self);
         }
         if sc.nr_reclaimed - reclaimed >= MIN_LRU_BATCH && !need_aging {
             sc.memcgs_need_aging = false;
@@ -359,6 +360,7 @@ impl LruGen {
             if scanned >= nr_to_scan as u64 || self.should_abort_scan_6_12(mm, sc) {
                 return false;
             }
+            mm.cond_resched(self);
         }
     }
 
@@ -433,6 +435,7 @@ impl LruGen {
                 break;
             }
             nr_to_scan = nr_to_scan.saturating_sub(delta);
+            mm.cond_resched(self);
         }
         need_rotate
     }

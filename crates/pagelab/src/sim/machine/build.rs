@@ -333,6 +333,7 @@ fn task_mm(w: &pagelab_workload::Workload, job: u32, memcg: crate::mm::memcontro
         in_lru_fault: false,
         killed: false,
         reclaim_ns: 0,
+        reclaim_since: None,
         io_wait_ns: 0,
         cpu_wait_ns: 0,
         cpu_ns: 0,
@@ -377,6 +378,7 @@ fn tasks(s: &Scenario, memcgs: &Memcgs, space: &mut AddressSpace, streams: Strea
             end_ns: w.start_ns,
             pacing: None,
             op_start: 0,
+            parked: None,
             latency: crate::hist::Histogram::default(),
         });
     }
@@ -495,6 +497,7 @@ fn boot_mm(s: &Scenario, sizes: &[Vec<(&'static str, u64)>], zones: Vec<Zones>, 
         oom_kills: Vec::new(),
         kernel_pages,
         pageblocks,
+        resched: None,
         swap_ra_global: SwapRaState::default(),
         ra_scratch: Vec::with_capacity(64),
         dirty_fifo: VecDeque::new(),
@@ -567,6 +570,8 @@ impl<P: Policy> Machine<P> {
         let next_control_at = controllers.iter().map(|c| c.next_at).min().unwrap_or(u64::MAX);
         Ok(Machine {
             queue: (tasks.len() > TASK_SCAN_MAX).then(|| TaskQueue::new(&mm)),
+            coop: None,
+            reclaim_yields: 0,
             locks: lock_tasks(s, &tasks),
             hold: tasks.iter().map(|t| s.workloads[t.workload].hold).collect(),
             workloads: s

@@ -85,11 +85,13 @@ impl<P: Policy> Machine<P> {
             self.run_trace_reads(read, &mut progress);
         } else {
             let mut since_report = 0u64;
+            self.coop_begin();
             while self.step() {
                 if !self.keep_going(&mut since_report, &mut progress) {
                     break;
                 }
             }
+            self.coop_end();
         }
         self.finish();
         progress(self.done_ops);
@@ -98,7 +100,7 @@ impl<P: Policy> Machine<P> {
     /// After an operation: every 4,096 of them, reports progress and says whether the run
     /// goes on (false: a stop was asked for, or the host cannot hold more frames).
     #[inline(always)]
-    fn keep_going(&self, since_report: &mut u64, progress: &mut impl FnMut(u64)) -> bool {
+    pub(super) fn keep_going(&self, since_report: &mut u64, progress: &mut impl FnMut(u64)) -> bool {
         *since_report += 1;
         if *since_report < 4096 {
             return true;
@@ -187,6 +189,7 @@ impl<P: Policy> Machine<P> {
     /// Performs one operation of the task whose clock is earliest; false when all are done.
     pub fn step(&mut self) -> bool {
         match self.next_task() {
+            Some(t) if self.tasks[t].parked.is_some() => self.resume(t),
             Some(t) => {
                 self.step_task(t);
                 true
@@ -250,7 +253,7 @@ impl<P: Policy> Machine<P> {
     /// Whether any event is due by `now`: the test every operation makes first, so it is
     /// kept to a few comparisons (most operations find nothing due).
     #[inline(always)]
-    fn event_due(&self, now: u64) -> bool {
+    pub(super) fn event_due(&self, now: u64) -> bool {
         self.next_flush <= now
             || self.next_wb <= now
             || self.next_sample <= now
@@ -494,7 +497,7 @@ impl<P: Policy> Machine<P> {
     /// Several CPUs: task `t`, runnable at its clock, waits for a CPU of its set. The events
     /// due meanwhile (kswapd's steps among them, which take CPUs too) run before it asks again.
     #[inline(never)]
-    fn take_cpu(&mut self, t: usize) {
+    pub(super) fn take_cpu(&mut self, t: usize) {
         use crate::sched::Who;
         loop {
             let at = self.mm.tasks[t].clock;

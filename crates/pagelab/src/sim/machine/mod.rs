@@ -29,6 +29,7 @@ mod control;
 mod events;
 mod lockstep;
 mod ops;
+mod resched;
 mod series;
 
 use events::TaskQueue;
@@ -78,6 +79,9 @@ pub struct Task {
     pub pacing: Option<Box<Pacing>>,
     /// When the operation under way began: the task's clock after its think time.
     op_start: u64,
+    /// Suspended in a reclaim at a cond_resched() point: the host thread that holds its
+    /// operation's call stack (`resched.rs`).
+    parked: Option<usize>,
     /// Its operations' modeled latencies (fills included): from the end of the think time
     /// to the return to user space, so waits for a CPU, IO and memory.high throttling count.
     pub latency: crate::hist::Histogram,
@@ -136,6 +140,12 @@ pub struct Machine<P: Policy> {
     pub locks: Vec<LockTask>,
     /// With many tasks, the runnable ones by clock ([`Machine::next_task`]).
     queue: Option<TaskQueue>,
+    /// A run whose reclaims yield at cond_resched(): the host threads that hold suspended
+    /// operations (`resched.rs`).
+    coop: Option<Box<resched::Coop>>,
+    /// Reclaims suspended at a cond_resched() point so far, in runs of several CPUs
+    /// (`resched.rs`).
+    pub reclaim_yields: u64,
 }
 
 /// A scenario's `[[event]]`, its cgroup looked up.
