@@ -365,3 +365,39 @@ fn memcg_stock_is_per_cpu_and_drain_all_stock_empties_every_cpus() {
         m.check().unwrap();
     }
 }
+
+#[test]
+fn a_change_of_cpu_swaps_the_per_cpu_lists_without_moving_their_frames() {
+    use pagelab::mm::page_alloc::{alloc_page, free_unref_page, Gfp};
+    use pagelab::mm::swap::this_cpu;
+    let mut m = two_cpus_one_file();
+    let top = m.mm.folios.nr_zones() - 1;
+    let alloc = |m: &mut pagelab::sim::Machine<pagelab::policy::classic::Classic>| alloc_page(&mut m.mm, &mut m.policy, Gfp::User).unwrap();
+    // Each CPU refills its list (a batch) and gives its page back: both lists hold pages.
+    for cpu in [1, 0] {
+        this_cpu(&mut m.mm, cpu);
+        let a = alloc(&mut m);
+        free_unref_page(&mut m.mm, a);
+    }
+    let (count0, count1) = (m.mm.zone(top).pcp.count, m.mm.percpu.as_ref().unwrap().pcp[1][top].frames.len() as i64);
+    assert!(count0 > 1 && count1 > 1, "{count0} and {count1} pages listed");
+    // The first park of CPU 0's list splits its frames off the free stack once; after that a
+    // change of CPU moves none, however often it comes.
+    this_cpu(&mut m.mm, 1);
+    let moved = m.mm.folios.split_moves();
+    assert!(moved <= count0 as u64 + count1 as u64, "{moved} frames moved by the first switch");
+    let next1 = m.mm.percpu.as_ref().unwrap().pcp[0][top].frames.back().copied();
+    for _ in 0..1000 {
+        this_cpu(&mut m.mm, 0);
+        this_cpu(&mut m.mm, 1);
+    }
+    assert_eq!(m.mm.folios.split_moves(), moved, "2,000 changes of CPU moved frames");
+    assert_eq!(m.mm.zone(top).pcp.count, count1);
+    m.check().unwrap();
+    // Each CPU's list still hands out its own last freed page first.
+    this_cpu(&mut m.mm, 0);
+    let c = alloc(&mut m);
+    assert_eq!((Some(c), m.mm.zone(top).pcp.count), (next1, count0 - 1));
+    free_unref_page(&mut m.mm, c);
+    m.check().unwrap();
+}
