@@ -949,7 +949,7 @@ mod tests {
                     // The held frames are parked, the parked list's frames held in their place.
                     let (list, list_ref) = &mut parked[z][k];
                     let taken = v.split_off(v.len() - n);
-                    v.extend(list_ref.drain(..));
+                    v.append(list_ref);
                     *list_ref = taken;
                     let mut slot = VecDeque::new();
                     std::mem::swap(f.top_mut(z), &mut slot);
@@ -986,7 +986,7 @@ mod tests {
         for z in 0..3 {
             for (list, list_ref) in &mut parked[z] {
                 f.push_top(z, 0, list.make_contiguous());
-                reference[z].extend(list_ref.drain(..));
+                reference[z].append(list_ref);
             }
         }
         f.list_all_fresh();
