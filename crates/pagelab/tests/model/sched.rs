@@ -401,3 +401,30 @@ fn a_change_of_cpu_swaps_the_per_cpu_lists_without_moving_their_frames() {
     free_unref_page(&mut m.mm, c);
     m.check().unwrap();
 }
+
+#[test]
+fn a_folio_queued_for_activation_on_two_cpus_holds_a_reference_until_both_drain() {
+    use common::{pfn_of, read};
+    use pagelab::mm::folio::pg;
+    use pagelab::mm::swap::{folio_activate, in_activate_batch, lru_add_drain, this_cpu};
+    let mut m = two_cpus_one_file();
+    m.apply(0, read(0, 7));
+    m.drain();
+    let p7 = pfn_of(&m, 0, 0, 7).unwrap();
+    assert!(!in_activate_batch(&m.mm, p7));
+    // folio_activate() leaves it on the LRU, inactive, so a second CPU queues it too.
+    for cpu in [0, 1] {
+        this_cpu(&mut m.mm, cpu);
+        folio_activate(&mut m.mm, &mut m.policy, p7);
+    }
+    assert!(in_activate_batch(&m.mm, p7));
+    // CPU 1 drains its batch (the folio is activated); CPU 0's still holds its reference.
+    lru_add_drain(&mut m.mm, &mut m.policy);
+    assert!(m.mm.folios.test(p7, pg::ACTIVE));
+    assert!(in_activate_batch(&m.mm, p7), "CPU 0's batch still holds it");
+    this_cpu(&mut m.mm, 0);
+    assert!(in_activate_batch(&m.mm, p7));
+    lru_add_drain(&mut m.mm, &mut m.policy);
+    assert!(!in_activate_batch(&m.mm, p7), "both batches drained");
+    m.check().unwrap();
+}
