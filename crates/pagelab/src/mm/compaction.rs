@@ -351,9 +351,9 @@ impl ZoneMap {
         let base = start & !(PAGEBLOCK_PAGES as Pfn - 1);
         let blocks = (end - base).div_ceil(PAGEBLOCK_PAGES as Pfn) as usize;
         let mut map = ZoneMap { start, end, base, words: vec![0; blocks * WORDS_PER_BLOCK] };
-        let list = mm.folios.free_list(z);
-        let on_buddy = list.len().saturating_sub(mm.nodes[0].zones.z[z].pcp.count.max(0) as usize);
-        for &pfn in &list[..on_buddy] {
+        let listed = mm.folios.nr_free_in(z) as usize;
+        let on_buddy = listed.saturating_sub(mm.nodes[0].zones.z[z].pcp.count.max(0) as usize);
+        for pfn in mm.folios.free_list(z).take(on_buddy) {
             map.set(pb.phys_of(pfn));
         }
         for (head, order) in pb.chunks(z) {

@@ -14,6 +14,8 @@
 //! folios: a scan reads the next frames' numbers from contiguous memory and can prefetch
 //! several folios ahead (Kairui Song's lru_gen scan prefetch (2024), made deep), and a deletion touches no neighbour.
 
+use std::collections::VecDeque;
+
 /// A page frame number: an index into [`Folios`].
 pub type Pfn = u32;
 /// The end of a list, or "no page".
@@ -148,6 +150,15 @@ pub struct Folios {
     frames: u32,
     /// Per zone, the frames freed since boot, the next to be handed out last.
     free: Vec<Vec<Pfn>>,
+    /// Per zone, the top of the free stack held apart from `free` (above it: the next to be
+    /// handed out last): on a machine of several CPUs, the running CPU's per-CPU list, so that
+    /// a change of CPU swaps the list rather than moving its frames
+    /// ([`Folios::split_top`], [`Folios::top_mut`]). The free stack is `fresh`, `free` and
+    /// `top`, in that order, whatever the split: every operation here sees that one stack.
+    /// Always empty on a machine of one CPU.
+    top: Vec<VecDeque<Pfn>>,
+    /// Frames [`Folios::split_top`] moved between `free` and `top`, since boot.
+    split_moves: u64,
     /// Per zone, the frames never handed out, `lo..hi`: below every frame of `free` in the
     /// order frames are handed out, lowest first (the list the zone began with, kept as a
     /// range so that it costs nothing per frame).
@@ -215,6 +226,8 @@ impl Folios {
             host_limit: u32::MAX,
             frames,
             free: vec![Vec::new(); sizes.len()],
+            top: vec![VecDeque::new(); sizes.len()],
+            split_moves: 0,
             fresh,
             zone_start,
             top_start,
@@ -233,7 +246,7 @@ impl Folios {
     #[inline]
     pub fn nr_free_in(&self, z: usize) -> u64 {
         let (lo, hi) = self.fresh[z];
-        self.free[z].len() as u64 + (hi - lo) as u64
+        self.free[z].len() as u64 + self.top[z].len() as u64 + (hi - lo) as u64
     }
 
     /// The zone a frame belongs to (page_zone()).
@@ -277,7 +290,8 @@ impl Folios {
 
     /// Bytes of the frame table, the read completions and the free lists.
     pub fn state_bytes(&self) -> u64 {
-        (self.f.capacity() * std::mem::size_of::<Folio>() + self.free.iter().map(|l| l.capacity() * 4).sum::<usize>()) as u64 + self.read_done.state_bytes()
+        let lists = self.free.iter().map(|l| l.capacity() * 4).sum::<usize>() + self.top.iter().map(|l| l.capacity() * 4).sum::<usize>();
+        (self.f.capacity() * std::mem::size_of::<Folio>() + lists) as u64 + self.read_done.state_bytes()
     }
 
     /// When the read of frame `pfn` completes (0 if it was never read into).
@@ -309,6 +323,9 @@ impl Folios {
     /// Takes a free frame of zone `z` (the buddy allocator's hot path).
     #[inline]
     pub fn alloc_from(&mut self, z: usize) -> Option<Pfn> {
+        if let Some(pfn) = self.top[z].pop_back() {
+            return Some(pfn);
+        }
         match self.free[z].pop() {
             Some(pfn) => Some(pfn),
             None => self.alloc_fresh(z),
@@ -372,6 +389,7 @@ impl Folios {
     /// Puts zone `z`'s never-used frames on its free list as the list it began with held
     /// them (below the freed ones), for the callers that need the list itself.
     fn list_fresh(&mut self, z: usize) {
+        self.settle_top(z);
         let (lo, hi) = std::mem::take(&mut self.fresh[z]);
         if lo < hi {
             // Walks of a listed zone's free frames read their table entries.
@@ -419,9 +437,9 @@ impl Folios {
 
     /// Zone `z`'s free frames, the next to be handed out last ([`Folios::list_all_fresh`]
     /// must have listed the never-used ones).
-    pub fn free_list(&self, z: usize) -> &[Pfn] {
+    pub fn free_list(&self, z: usize) -> impl Iterator<Item = Pfn> + '_ {
         debug_assert!(self.fresh[z].0 == self.fresh[z].1, "never-used frames not listed");
-        &self.free[z]
+        self.free[z].iter().chain(&self.top[z]).copied()
     }
 
     /// Takes the frames `gone` off zone `z`'s free list (free pages that compaction moved into
@@ -444,6 +462,7 @@ impl Folios {
     /// the zone has fewer, or the host cannot hold the tables for a never-used one.
     /// [`Folios::push_top`] puts them back as they were.
     pub fn take_top(&mut self, z: usize, n: usize, into: &mut Vec<Pfn>) {
+        self.settle_top(z);
         into.clear();
         let listed = self.free[z].len().min(n);
         while into.len() < n - listed {
@@ -461,6 +480,22 @@ impl Folios {
     /// Puts `frames` (in stack order) on top of zone `z`'s free stack, below its top `keep`
     /// listed frames (those of the running CPU's per-CPU list, which stay the next handed out).
     pub fn push_top(&mut self, z: usize, keep: usize, frames: &[Pfn]) {
+        // Those `keep` frames may be all in `top`, in part, or none (below it, in `free`).
+        let held = self.top[z].len();
+        if keep >= held || keep == 0 {
+            if keep == 0 && held > 0 {
+                self.top[z].extend(frames.iter().copied());
+                return;
+            }
+            return self.push_below(z, keep - held, frames);
+        }
+        // Below `keep` of the held frames: the rest of them go down to `free` first.
+        self.lower_top(z, held - keep);
+        self.free[z].extend_from_slice(frames);
+    }
+
+    /// [`Folios::push_top`] into `free`, below its top `keep` frames.
+    fn push_below(&mut self, z: usize, keep: usize, frames: &[Pfn]) {
         let list = &mut self.free[z];
         if keep == 0 {
             list.extend_from_slice(frames);
@@ -480,8 +515,76 @@ impl Folios {
     pub fn free(&mut self, pfn: Pfn) -> usize {
         self.f[pfn as usize] = Folio::FREE;
         let z = self.zone_of(pfn);
-        self.free[z].push(pfn);
+        let top = &mut self.top[z];
+        if top.is_empty() {
+            self.free[z].push(pfn);
+        } else {
+            top.push_back(pfn);
+        }
         z
+    }
+
+    /// Moves the `n` lowest frames held in zone `z`'s `top` down onto `free` (the stack is
+    /// unchanged).
+    fn lower_top(&mut self, z: usize, n: usize) {
+        self.free[z].extend(self.top[z].drain(..n));
+    }
+
+    /// Moves every frame held in zone `z`'s `top` down onto `free`, for the operations that
+    /// read or edit `free` as the whole stack (the stack is unchanged).
+    #[inline]
+    fn settle_top(&mut self, z: usize) {
+        let n = self.top[z].len();
+        if n > 0 {
+            self.lower_top(z, n);
+        }
+    }
+
+    /// Makes zone `z`'s `top` hold exactly the top `n` frames of its free stack (fewer when
+    /// the zone has fewer, or the host cannot hold the tables for a never-used one): frames
+    /// go down to `free` or come up from it (and from the never-used ones, as
+    /// [`Folios::take_top`] takes them), so the cost is the difference, not `n`. The stack is
+    /// unchanged. Returns how many frames moved.
+    pub fn split_top(&mut self, z: usize, n: usize) -> usize {
+        let held = self.top[z].len();
+        if held > n {
+            self.lower_top(z, held - n);
+            self.split_moves += (held - n) as u64;
+            return held - n;
+        }
+        if held == n {
+            return 0;
+        }
+        let want = n - held;
+        let listed = self.free[z].len().min(want);
+        let at = self.free[z].len() - listed;
+        let top = &mut self.top[z];
+        for &pfn in self.free[z][at..].iter().rev() {
+            top.push_front(pfn);
+        }
+        self.free[z].truncate(at);
+        // Then, below all the listed frames, the never-used ones: they leave the stack's
+        // bottom end lowest first, so each one taken lies below those taken before it.
+        for _ in 0..want - listed {
+            match self.alloc_fresh(z) {
+                Some(pfn) => self.top[z].push_front(pfn),
+                None => break,
+            }
+        }
+        let moved = self.top[z].len() - held;
+        self.split_moves += moved as u64;
+        moved
+    }
+
+    /// Frames [`Folios::split_top`] has moved since boot: what the changes of CPU cost in
+    /// frames (the difference between a list's count and its held frames, not the lists).
+    pub fn split_moves(&self) -> u64 {
+        self.split_moves
+    }
+
+    /// Zone `z`'s `top`, to swap with a parked per-CPU list (after [`Folios::split_top`]).
+    pub fn top_mut(&mut self, z: usize) -> &mut VecDeque<Pfn> {
+        &mut self.top[z]
     }
 
     /// folio_nr_pages() of the folio whose head is `pfn`.
@@ -795,7 +898,100 @@ mod tests {
         }
         f.list_all_fresh();
         for (z, list) in reference.iter().enumerate() {
-            assert_eq!(f.free_list(z), &list[..]);
+            assert_eq!(&f.free_list(z).collect::<Vec<_>>(), list);
+        }
+    }
+
+    /// The top of a free stack held apart (a running CPU's per-CPU list: split_top(), swapped
+    /// with parked lists) is still the top of the one stack: frees, allocations, pushes below
+    /// a kept top and parked lists going and coming back hand out the frames a single stack
+    /// per zone does, and a split that finds the held frames already right moves none.
+    #[test]
+    fn a_held_top_of_the_free_stack_hands_out_the_single_stacks_order() {
+        let sizes = [40u32, 300, 700];
+        let mut f = Folios::try_zoned(&sizes).unwrap();
+        let mut reference: Vec<Vec<Pfn>> = Vec::new();
+        let mut start = 0;
+        for &n in &sizes {
+            reference.push((start..start + n).rev().collect());
+            start += n;
+        }
+        // Two parked lists a zone, each with its reference copy.
+        let mut parked: Vec<Vec<(VecDeque<Pfn>, Vec<Pfn>)>> = vec![vec![Default::default(); 2]; 3];
+        let mut held: Vec<Pfn> = Vec::new();
+        let mut x = 777u64;
+        let mut rnd = |m: usize| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) as usize % m
+        };
+        for step in 0..20_000 {
+            let z = rnd(3);
+            let v = &mut reference[z];
+            match rnd(10) {
+                0..=3 => {
+                    let got = f.alloc_from(z);
+                    assert_eq!(got, v.pop(), "step {step}, zone {z}");
+                    held.extend(got);
+                }
+                4..=6 if !held.is_empty() => {
+                    let p = held.swap_remove(rnd(held.len()));
+                    let z = f.free(p);
+                    reference[z].push(p);
+                }
+                7 => {
+                    // split_top(n) then the held frames swap with a parked list.
+                    let (n, k) = (rnd(80), rnd(2));
+                    f.split_top(z, n);
+                    let n = n.min(v.len());
+                    assert_eq!(f.top[z].len(), n, "step {step}");
+                    assert!(f.top[z].iter().eq(&v[v.len() - n..]), "step {step}: the held frames are the stack's top");
+                    assert_eq!(f.split_top(z, n), 0, "nothing to move once split");
+                    // The held frames are parked, the parked list's frames held in their place.
+                    let (list, list_ref) = &mut parked[z][k];
+                    let taken = v.split_off(v.len() - n);
+                    v.append(list_ref);
+                    *list_ref = taken;
+                    let mut slot = VecDeque::new();
+                    std::mem::swap(f.top_mut(z), &mut slot);
+                    std::mem::swap(f.top_mut(z), list);
+                    std::mem::swap(list, &mut slot);
+                    assert!(list.iter().eq(list_ref.iter()));
+                }
+                8 => {
+                    // Below at most the listed frames (push_top()'s callers keep a per-CPU
+                    // list's count, which the listed frames hold once it is split).
+                    let (keep, n) = (rnd(60).min(f.free[z].len() + f.top[z].len()), rnd(5));
+                    let (list, list_ref) = &mut parked[z][0];
+                    let frames: Vec<Pfn> = list_ref.drain(..n.min(list_ref.len())).collect();
+                    list.drain(..frames.len());
+                    f.push_top(z, keep, &frames);
+                    let at = v.len().saturating_sub(keep);
+                    v.splice(at..at, frames);
+                }
+                _ => {
+                    let mut into = Vec::new();
+                    let n = rnd(30);
+                    f.take_top(z, n, &mut into);
+                    let n = n.min(v.len());
+                    assert_eq!(into, v.split_off(v.len() - n), "step {step}");
+                    f.push_top(z, 0, &into);
+                    v.extend(into);
+                }
+            }
+            for (z, v) in reference.iter().enumerate() {
+                assert_eq!(f.nr_free_in(z), v.len() as u64, "step {step}, zone {z}");
+            }
+        }
+        // The parked frames back, every zone's frames in the reference's order.
+        for z in 0..3 {
+            for (list, list_ref) in &mut parked[z] {
+                f.push_top(z, 0, list.make_contiguous());
+                reference[z].append(list_ref);
+            }
+        }
+        f.list_all_fresh();
+        for (z, list) in reference.iter().enumerate() {
+            assert_eq!(&f.free_list(z).collect::<Vec<_>>(), list);
         }
     }
 

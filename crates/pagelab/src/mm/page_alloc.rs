@@ -423,7 +423,7 @@ pub fn drain_all_pages(mm: &mut Mm) {
                 continue;
             }
             // The running CPU's list is empty now: the frames go on top of the buddy lists.
-            mm.folios.push_top(z, 0, &list.frames);
+            mm.folios.push_top(z, 0, list.frames.make_contiguous());
             let n = list.frames.len() as u64;
             list.frames.clear();
             list.pcp.count = 0;
@@ -436,14 +436,13 @@ pub fn drain_all_pages(mm: &mut Mm) {
 /// The per-CPU list of one zone of a CPU that is not the running one, on a machine of
 /// several CPUs (`machine.cpus` ≥ 2): its state and its frames, in the order the list hands
 /// them out (the last first). The running CPU's lists are the zones' own [`PerCpuPages`],
-/// whose frames are the top of the zone's free stack ([`crate::mm::folio::Folios::take_top`]),
-/// so the one-CPU model and the hot path see one list per zone as before. A parked list's
-/// frames are off the free stack: no other CPU's allocation finds them, and NR_FREE_PAGES
-/// (every watermark check) does not count them.
+/// whose frames are the top of the zone's free stack, so the one-CPU model and the hot path
+/// see one list per zone as before. A parked list's frames are off the free stack: no other
+/// CPU's allocation finds them, and NR_FREE_PAGES (every watermark check) does not count them.
 #[derive(Clone, Debug)]
 pub struct ParkedPages {
     pub pcp: PerCpuPages,
-    pub frames: Vec<Pfn>,
+    pub frames: std::collections::VecDeque<Pfn>,
 }
 
 /// Models the per-CPU `zone->per_cpu_pageset` of 6.1 and 6.12 (7.3.4 alike): `cpus` CPUs,
@@ -460,7 +459,7 @@ pub fn setup_zone_pagesets(mm: &mut Mm, cpus: u32, high_fraction: u64) -> Vec<Ve
         let nr_split = if local == 0 { cpus as u64 } else { local };
         let zone = mm.zone_mut(z);
         zone.pcp = PerCpuPages::new_split(kernel, zone.managed, zone.wmark_low, high_fraction, nr_split);
-        lists.push(ParkedPages { pcp: zone.pcp.clone(), frames: Vec::new() });
+        lists.push(ParkedPages { pcp: zone.pcp.clone(), frames: Default::default() });
     }
     vec![lists; cpus as usize]
 }
@@ -468,22 +467,27 @@ pub fn setup_zone_pagesets(mm: &mut Mm, cpus: u32, high_fraction: u64) -> Vec<Ve
 /// The running actor moves from CPU `old` to CPU `new`: each zone's list of `old` is parked
 /// with its frames (the top of the free stack) and `new`'s takes its place, its frames back
 /// on top of the free stack.
+///
+/// The frames do not move: the top of the free stack is held apart
+/// ([`crate::mm::folio::Folios::split_top`]), and the lists swap places with it. The split
+/// costs what the list's count moved away from the frames held since the last switch (the
+/// refills and bulk frees of the time between), so a switch is O(zones), not O(pages listed).
 // `z` indexes the zones of two CPUs' lists and the machine's, not one slice.
 #[allow(clippy::needless_range_loop)]
 pub fn switch_pcp(mm: &mut Mm, lists: &mut [Vec<ParkedPages>], old: usize, new: usize) {
     for z in 0..mm.folios.nr_zones() {
         let count = mm.zone(z).pcp.count.max(0) as usize;
+        mm.folios.split_top(z, count);
         let parked = &mut lists[old][z];
-        // The parked buffers are kept and reused: no allocation per switch once warm.
-        mm.folios.take_top(z, count, &mut parked.frames);
+        // The running CPU's slot holds an empty buffer: it becomes the held top's, the held
+        // frames the slot's (the buffers are kept and reused: no allocation once warm).
+        debug_assert!(parked.frames.is_empty());
+        std::mem::swap(mm.folios.top_mut(z), &mut parked.frames);
         parked.pcp = mm.zone(z).pcp.clone();
         // Short only when the host could not hold a never-used frame's table.
         parked.pcp.count = parked.frames.len() as i64;
         let next = &mut lists[new][z];
-        if !next.frames.is_empty() {
-            mm.folios.push_top(z, 0, &next.frames);
-            next.frames.clear();
-        }
+        std::mem::swap(mm.folios.top_mut(z), &mut next.frames);
         mm.zone_mut(z).pcp = next.pcp.clone();
         // The slot of the running CPU holds nothing until it is parked again.
         next.pcp.count = 0;
@@ -549,7 +553,7 @@ pub fn decay_pcp_high(mm: &mut Mm) {
                 let gone = list.frames.len() - list.pcp.count.max(0) as usize;
                 if gone > 0 {
                     let keep = mm.zone(z).pcp.count.max(0) as usize;
-                    mm.folios.push_top(z, keep, &list.frames[..gone]);
+                    mm.folios.push_top(z, keep, &list.frames.make_contiguous()[..gone]);
                     list.frames.drain(..gone);
                 }
             }

@@ -25,11 +25,22 @@ pub struct PerCpuBatches {
     /// Each CPU's per-CPU free lists of each zone, by CPU then zone, while it is not the
     /// running CPU ([`crate::mm::page_alloc::ParkedPages`]); empty when built without them.
     pub pcp: Vec<Vec<crate::mm::page_alloc::ParkedPages>>,
+    /// By frame, how many times it waits in the CPUs' activation batches, the running one's
+    /// included (a folio may be queued on several CPUs): reclaim's test of the batches'
+    /// reference is one lookup, not a search of every CPU's batch. Grown to the highest frame
+    /// queued so far.
+    activate_refs: Vec<u16>,
 }
 
 impl PerCpuBatches {
     pub fn new(cpus: u32) -> PerCpuBatches {
-        PerCpuBatches { cpu: 0, lru_add: vec![Vec::new(); cpus as usize], activate: vec![Vec::new(); cpus as usize], pcp: Vec::new() }
+        PerCpuBatches {
+            cpu: 0,
+            lru_add: vec![Vec::new(); cpus as usize],
+            activate: vec![Vec::new(); cpus as usize],
+            pcp: Vec::new(),
+            activate_refs: Vec::new(),
+        }
     }
 
     /// The CPU whose batches and lists are `Mm`'s (the running one).
@@ -37,16 +48,36 @@ impl PerCpuBatches {
         self.cpu
     }
 
-    /// Whether `pfn` waits in some CPU's activation batch other than the running one's.
-    pub fn in_other_activate_batch(&self, pfn: Pfn) -> bool {
-        self.activate.iter().any(|b| b.contains(&pfn))
+    /// Whether `pfn` waits in some CPU's activation batch, the running one's included.
+    #[inline]
+    pub fn in_some_activate_batch(&self, pfn: Pfn) -> bool {
+        self.activate_refs.get(pfn as usize).is_some_and(|&n| n > 0)
+    }
+
+    /// `pfn` joined the running CPU's activation batch.
+    fn queued_for_activation(&mut self, pfn: Pfn) {
+        let i = pfn as usize;
+        if i >= self.activate_refs.len() {
+            self.activate_refs.resize(i + 1, 0);
+        }
+        self.activate_refs[i] += 1;
+    }
+
+    /// The running CPU's activation batch, `batch`, was drained.
+    fn activation_drained(&mut self, batch: &[Pfn]) {
+        for &pfn in batch {
+            self.activate_refs[pfn as usize] -= 1;
+        }
     }
 }
 
 /// Whether `pfn` waits in any CPU's activation batch (which holds a reference to it).
 #[inline]
 pub fn in_activate_batch(mm: &Mm, pfn: Pfn) -> bool {
-    (!mm.activate_batch.is_empty() && mm.activate_batch.contains(&pfn)) || mm.percpu.as_ref().is_some_and(|pc| pc.in_other_activate_batch(pfn))
+    match mm.percpu.as_ref() {
+        Some(pc) => pc.in_some_activate_batch(pfn),
+        None => !mm.activate_batch.is_empty() && mm.activate_batch.contains(&pfn),
+    }
 }
 
 /// The running actor is now on `cpu`: its batches and per-CPU free lists become `Mm`'s and
@@ -196,6 +227,9 @@ pub fn folio_activate<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) {
     }
     let large = f.nr_pages() > 1;
     mm.activate_batch.push(pfn);
+    if let Some(pc) = mm.percpu.as_mut() {
+        pc.queued_for_activation(pfn);
+    }
     if mm.activate_batch.len() >= mm.cfg.kernel.pagevec_size() || large {
         drain_activate(mm, p);
     }
@@ -205,6 +239,9 @@ pub fn folio_activate<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) {
 /// (PG_lru clear) is skipped.
 fn drain_activate<P: Policy>(mm: &mut Mm, p: &mut P) {
     let batch = std::mem::take(&mut mm.activate_batch);
+    if let Some(pc) = mm.percpu.as_mut() {
+        pc.activation_drained(&batch);
+    }
     lock_lruvecs(mm, &batch);
     for &pfn in &batch {
         if !mm.folios.test(pfn, pg::LRU) {

@@ -365,3 +365,66 @@ fn memcg_stock_is_per_cpu_and_drain_all_stock_empties_every_cpus() {
         m.check().unwrap();
     }
 }
+
+#[test]
+fn a_change_of_cpu_swaps_the_per_cpu_lists_without_moving_their_frames() {
+    use pagelab::mm::page_alloc::{alloc_page, free_unref_page, Gfp};
+    use pagelab::mm::swap::this_cpu;
+    let mut m = two_cpus_one_file();
+    let top = m.mm.folios.nr_zones() - 1;
+    let alloc = |m: &mut pagelab::sim::Machine<pagelab::policy::classic::Classic>| alloc_page(&mut m.mm, &mut m.policy, Gfp::User).unwrap();
+    // Each CPU refills its list (a batch) and gives its page back: both lists hold pages.
+    for cpu in [1, 0] {
+        this_cpu(&mut m.mm, cpu);
+        let a = alloc(&mut m);
+        free_unref_page(&mut m.mm, a);
+    }
+    let (count0, count1) = (m.mm.zone(top).pcp.count, m.mm.percpu.as_ref().unwrap().pcp[1][top].frames.len() as i64);
+    assert!(count0 > 1 && count1 > 1, "{count0} and {count1} pages listed");
+    // The first park of CPU 0's list splits its frames off the free stack once; after that a
+    // change of CPU moves none, however often it comes.
+    this_cpu(&mut m.mm, 1);
+    let moved = m.mm.folios.split_moves();
+    assert!(moved <= count0 as u64 + count1 as u64, "{moved} frames moved by the first switch");
+    let next1 = m.mm.percpu.as_ref().unwrap().pcp[0][top].frames.back().copied();
+    for _ in 0..1000 {
+        this_cpu(&mut m.mm, 0);
+        this_cpu(&mut m.mm, 1);
+    }
+    assert_eq!(m.mm.folios.split_moves(), moved, "2,000 changes of CPU moved frames");
+    assert_eq!(m.mm.zone(top).pcp.count, count1);
+    m.check().unwrap();
+    // Each CPU's list still hands out its own last freed page first.
+    this_cpu(&mut m.mm, 0);
+    let c = alloc(&mut m);
+    assert_eq!((Some(c), m.mm.zone(top).pcp.count), (next1, count0 - 1));
+    free_unref_page(&mut m.mm, c);
+    m.check().unwrap();
+}
+
+#[test]
+fn a_folio_queued_for_activation_on_two_cpus_holds_a_reference_until_both_drain() {
+    use common::{pfn_of, read};
+    use pagelab::mm::folio::pg;
+    use pagelab::mm::swap::{folio_activate, in_activate_batch, lru_add_drain, this_cpu};
+    let mut m = two_cpus_one_file();
+    m.apply(0, read(0, 7));
+    m.drain();
+    let p7 = pfn_of(&m, 0, 0, 7).unwrap();
+    assert!(!in_activate_batch(&m.mm, p7));
+    // folio_activate() leaves it on the LRU, inactive, so a second CPU queues it too.
+    for cpu in [0, 1] {
+        this_cpu(&mut m.mm, cpu);
+        folio_activate(&mut m.mm, &mut m.policy, p7);
+    }
+    assert!(in_activate_batch(&m.mm, p7));
+    // CPU 1 drains its batch (the folio is activated); CPU 0's still holds its reference.
+    lru_add_drain(&mut m.mm, &mut m.policy);
+    assert!(m.mm.folios.test(p7, pg::ACTIVE));
+    assert!(in_activate_batch(&m.mm, p7), "CPU 0's batch still holds it");
+    this_cpu(&mut m.mm, 0);
+    assert!(in_activate_batch(&m.mm, p7));
+    lru_add_drain(&mut m.mm, &mut m.policy);
+    assert!(!in_activate_batch(&m.mm, p7), "both batches drained");
+    m.check().unwrap();
+}
