@@ -136,6 +136,7 @@ pub struct LsmToml {
     pub l1_size: Option<String>,
     pub scan_length: Option<u64>,
     pub update_reads: Option<bool>,
+    pub unaligned_blocks: Option<bool>,
 }
 
 /// YCSB's operation mix: fractions of reads, updates, inserts, scans and read-modify-writes.
@@ -186,6 +187,11 @@ pub struct LsmSpec {
     /// An update reads the record first (My-YCSB's LevelDB client: `do_update()` is
     /// `do_read_modify_write()`).
     pub update_reads: bool,
+    /// Blocks lie at their byte offsets, as LevelDB's TableBuilder writes them (a block of a
+    /// little over 4 KiB and its 5-byte trailer right after the previous one), so a block's
+    /// pread spans the pages its bytes do: two for a data block, mostly. False: every block
+    /// is a page of its own (the model before; one page a data block read).
+    pub unaligned_blocks: bool,
 }
 
 impl LsmToml {
@@ -274,6 +280,7 @@ impl LsmToml {
             l1_bytes,
             scan_length: self.scan_length,
             update_reads: self.update_reads.unwrap_or(false),
+            unaligned_blocks: self.unaligned_blocks.unwrap_or(false),
         };
         if spec.records() == 0 {
             return Err(("db_size", "holds not one record".into()));
@@ -323,6 +330,8 @@ pub struct Layout {
     pub false_positive: f64,
     /// The shape of an L0 table: a flushed memtable (`write_buffer_size` of records).
     pub l0: Shape,
+    /// The shape of a table of L1 and below.
+    main: Shape,
 }
 
 /// A table file's parts, in file order: data blocks, filter block, index block, footer.
@@ -331,13 +340,41 @@ pub struct Shape {
     pub data_blocks: u64,
     pub filter_pages: u64,
     pub index_pages: u64,
+    /// With `unaligned_blocks`: the bytes of the file's parts, each block with its trailer,
+    /// laid end to end ([`Bytes`]); `None`: every block starts a page.
+    pub bytes: Option<Bytes>,
+}
+
+/// A table's parts in bytes, as LevelDB's TableBuilder (table/table_builder.cc) and
+/// Footer (table/format.h) lay them out: the data blocks, the filter block (with a filter
+/// policy), the metaindex block, the index block, each followed by its 5-byte trailer
+/// (kBlockTrailerSize: type and CRC), then the 48-byte footer (Footer::kEncodedLength).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bytes {
+    /// A data block with its trailer: its records, its restart array (a restart point every
+    /// 16 records, LevelDB's block_restart_interval, 4 bytes each, and their count) and 5.
+    pub data_block: u64,
+    pub filter: u64,
+    pub metaindex: u64,
+    pub index: u64,
+}
+
+/// LevelDB's kBlockTrailerSize.
+const BLOCK_TRAILER: u64 = 5;
+/// LevelDB's Footer::kEncodedLength.
+const FOOTER: u64 = 48;
+
+/// The pages `len` bytes at byte `offset` span: (first page, pages).
+fn span(offset: u64, len: u64) -> (u64, u64) {
+    let first = offset / PAGE_SIZE;
+    (first, (offset + len.max(1) - 1) / PAGE_SIZE + 1 - first)
 }
 
 impl Shape {
     fn of(records: u64, records_per_block: u64, s: &LsmSpec) -> Shape {
         let data_blocks = records.div_ceil(records_per_block).max(1);
         let records = data_blocks * records_per_block;
-        Shape {
+        let mut shape = Shape {
             data_blocks,
             // No filter policy: TableBuilder writes no filter block (table_builder.cc).
             filter_pages: match s.bloom_bits_per_key {
@@ -345,14 +382,83 @@ impl Shape {
                 b => (records * b as u64).div_ceil(8 * PAGE_SIZE).max(1),
             },
             index_pages: (data_blocks * (s.key_bytes + INDEX_ENTRY_OVERHEAD)).div_ceil(PAGE_SIZE).max(1),
+            bytes: None,
+        };
+        if s.unaligned_blocks {
+            let restarts = (records_per_block.div_ceil(16) + 1) * 4;
+            let b = Bytes {
+                data_block: records_per_block * s.record_bytes() + restarts + BLOCK_TRAILER,
+                // The filter's bits, a 4-byte offset per 2 KiB of data (FilterBlockBuilder's
+                // kFilterBase), the offsets' start and base lg, and the trailer.
+                filter: match s.bloom_bits_per_key {
+                    0 => 0,
+                    bits => (records * bits as u64).div_ceil(8) + 1 + 4 * (data_blocks * PAGE_SIZE).div_ceil(2048) + 5 + BLOCK_TRAILER,
+                },
+                // Empty, or one entry naming the filter ("filter.leveldb.BuiltinBloomFilter2").
+                metaindex: if s.bloom_bits_per_key == 0 { 8 } else { 8 + 3 + 34 + 4 } + BLOCK_TRAILER,
+                index: data_blocks * (s.key_bytes + INDEX_ENTRY_OVERHEAD) + 4 + BLOCK_TRAILER,
+            };
+            shape.filter_pages = b.filter.div_ceil(PAGE_SIZE);
+            shape.index_pages = b.index.div_ceil(PAGE_SIZE);
+            shape.bytes = Some(b);
         }
+        shape
     }
     pub fn pages(&self) -> u64 {
-        self.data_blocks + self.filter_pages + self.index_pages + 1
+        match self.bytes {
+            Some(b) => (self.data_blocks * b.data_block + b.filter + b.metaindex + b.index + FOOTER).div_ceil(PAGE_SIZE),
+            None => self.data_blocks + self.filter_pages + self.index_pages + 1,
+        }
     }
     /// The pages an open table keeps: its filter and index blocks.
     pub fn meta_pages(&self) -> u64 {
-        self.filter_pages + self.index_pages
+        match self.bytes {
+            Some(b) => (b.filter + b.index).div_ceil(PAGE_SIZE).max(1),
+            None => self.filter_pages + self.index_pages,
+        }
+    }
+    /// The pages the pread of data block `block` spans (Table::BlockReader(), ReadBlock():
+    /// the block and its trailer).
+    pub fn data_span(&self, block: u64) -> (u64, u64) {
+        match self.bytes {
+            Some(b) => span(block * b.data_block, b.data_block),
+            None => (block, 1),
+        }
+    }
+    /// The pages of the footer's pread (Table::Open(): the file's last 48 bytes).
+    pub fn footer_span(&self) -> (u64, u64) {
+        match self.bytes {
+            Some(b) => span(self.data_blocks * b.data_block + b.filter + b.metaindex + b.index, FOOTER),
+            None => (self.pages() - 1, 1),
+        }
+    }
+    /// The pages of the index block's pread.
+    pub fn index_span(&self) -> (u64, u64) {
+        match self.bytes {
+            Some(b) => span(self.data_blocks * b.data_block + b.filter + b.metaindex, b.index),
+            None => (self.data_blocks + self.filter_pages, self.index_pages),
+        }
+    }
+    /// The preads of Table::ReadMeta() with a filter policy: the metaindex block, then the
+    /// filter block (aligned: the filter block alone). None without a filter.
+    pub fn filter_spans(&self) -> Option<[(u64, u64); 2]> {
+        if self.filter_pages == 0 {
+            return None;
+        }
+        Some(match self.bytes {
+            Some(b) => {
+                let filter = self.data_blocks * b.data_block;
+                [span(filter + b.filter, b.metaindex), span(filter, b.filter)]
+            }
+            None => [(self.data_blocks, self.filter_pages), (self.data_blocks, 0)],
+        })
+    }
+    /// The most pages one pread of the table spans.
+    fn largest_read(&self) -> u64 {
+        match self.bytes {
+            Some(_) => [self.data_span(0).1 + 1, self.index_span().1 + 1, self.filter_pages + 1].into_iter().max().unwrap_or(1),
+            None => self.index_pages.max(self.filter_pages),
+        }
     }
 }
 
@@ -364,7 +470,7 @@ impl Layout {
         // once it reaches `max_file_size`.
         let records_per_block = PAGE_SIZE.div_ceil(s.record_bytes());
         let shape = Shape::of((s.table_bytes / s.record_bytes()).max(1), records_per_block, s);
-        let Shape { data_blocks, filter_pages, index_pages } = shape;
+        let Shape { data_blocks, filter_pages, index_pages, .. } = shape;
         let per_table = data_blocks * records_per_block;
         let l0 = Shape::of((s.write_buffer_bytes / s.record_bytes()).max(1), records_per_block, s);
         let mut tables = Vec::new();
@@ -395,12 +501,12 @@ impl Layout {
                 (1.0 - (-k / b).exp()).powf(k)
             }
         };
-        Layout { records, data_blocks, records_per_block, filter_pages, index_pages, tables, cumulative, false_positive, l0 }
+        Layout { records, data_blocks, records_per_block, filter_pages, index_pages, tables, cumulative, false_positive, l0, main: shape }
     }
 
     /// The shape of a table of L1 and below.
     pub fn shape(&self) -> Shape {
-        Shape { data_blocks: self.data_blocks, filter_pages: self.filter_pages, index_pages: self.index_pages }
+        self.main
     }
 
     /// Pages of a table file: data blocks, filter block, index block, footer.
@@ -411,7 +517,7 @@ impl Layout {
     /// The most pages one read or write of the store moves: a table's index block, or 64 KiB
     /// of a table being written.
     pub fn largest_io(&self) -> u64 {
-        [WRITE_PAGES, self.index_pages, self.filter_pages, self.l0.index_pages, self.l0.filter_pages].into_iter().max().unwrap_or(1)
+        [WRITE_PAGES, self.main.largest_read(), self.l0.largest_read()].into_iter().max().unwrap_or(1)
     }
 
     /// Pages of a table cache slot: the largest open table's filter and index blocks.
@@ -593,11 +699,13 @@ impl LsmState {
         match self.table_cache.lookup(self.table_key(object)) {
             Lookup::Hit(slot) => out.push_back(Self::anon(self.objects.table_cache, slot as u64 * slot_pages, meta, false)),
             Lookup::Miss(slot) => {
-                out.push_back(self.read(object, shape.pages() - 1, 1));
-                out.push_back(self.read(object, shape.data_blocks + shape.filter_pages, shape.index_pages));
+                let (page, n) = shape.footer_span();
+                out.push_back(self.read(object, page, n));
+                let (page, n) = shape.index_span();
+                out.push_back(self.read(object, page, n));
                 // Table::ReadMeta() reads nothing more without a filter policy.
-                if shape.filter_pages > 0 {
-                    out.push_back(self.read(object, shape.data_blocks, shape.filter_pages));
+                for (page, n) in shape.filter_spans().into_iter().flatten().filter(|&(_, n)| n > 0) {
+                    out.push_back(self.read(object, page, n));
                 }
                 out.push_back(Self::anon(self.objects.table_cache, slot as u64 * slot_pages, meta, true));
             }
@@ -605,11 +713,12 @@ impl LsmState {
     }
 
     /// A data block through the block cache.
-    fn data_block(&mut self, object: u32, block: u64, out: &mut VecDeque<Op>) {
+    fn data_block(&mut self, object: u32, shape: Shape, block: u64, out: &mut VecDeque<Op>) {
         match self.block_cache.lookup(self.block_key(object, block)) {
             Lookup::Hit(slot) => out.push_back(Self::anon(self.objects.block_cache, slot as u64, 1, false)),
             Lookup::Miss(slot) => {
-                out.push_back(self.read(object, block, 1));
+                let (page, n) = shape.data_span(block);
+                out.push_back(self.read(object, page, n));
                 out.push_back(Self::anon(self.objects.block_cache, slot as u64, 1, true));
             }
         }
@@ -631,7 +740,7 @@ impl LsmState {
             let object = self.objects.tables[level][table as usize];
             self.open_table(object, shape, out);
             if level == home || self.layout.false_positive(key, level) {
-                self.data_block(object, block, out);
+                self.data_block(object, shape, block, out);
             }
         }
     }
@@ -646,7 +755,7 @@ impl LsmState {
             self.open_table(object, shape, out);
             if !get || self.layout.false_positive(key, LEVELS + i) {
                 let block = (key as u128 * shape.data_blocks as u128 / self.layout.records as u128) as u64;
-                self.data_block(object, block, out);
+                self.data_block(object, shape, block, out);
             }
         }
     }
@@ -682,7 +791,7 @@ impl LsmState {
                     self.open_table(object, shape, out);
                     open = Some(table);
                 }
-                self.data_block(object, block, out);
+                self.data_block(object, shape, block, out);
             }
         }
     }
@@ -744,7 +853,8 @@ impl LsmState {
         for &(object, shape) in inputs {
             self.open_table(object, shape, out);
             for block in 0..shape.data_blocks {
-                out.push_back(self.read(object, block, 1));
+                let (page, n) = shape.data_span(block);
+                out.push_back(self.read(object, page, n));
             }
         }
         for &(object, shape) in inputs {
@@ -1092,6 +1202,47 @@ mod tests {
         with.get(key, &mut ops);
         let data = ops.iter().filter(|o| o.access == Access::Buffered && o.npages == 1 && o.page < with.layout.data_blocks).count();
         assert!(data <= 2, "{data}");
+    }
+
+    #[test]
+    fn unaligned_blocks_a_pread_spans_the_pages_of_the_blocks_bytes() {
+        // LevelDB writes blocks end to end (a block of just over 4 KiB, then its 5-byte
+        // trailer), so ReadBlock()'s pread of a data block starts inside a page and spans two;
+        // a table's index block and footer share its last page. The paper's records and
+        // pagelab's 1/32 tables (ycsb-paper.toml): 18 records of 228 bytes, 12 bytes of
+        // restarts, 5 of trailer: 4,121 bytes a block, 16 blocks a 64 KiB table.
+        let s = my_ycsb("3200M", |t| {
+            t.ycsb = Some("c".into());
+            t.table_size = Some("64K".into());
+            t.l1_size = Some("320K".into());
+            t.unaligned_blocks = Some(true);
+        });
+        let l = Layout::new(&s);
+        let shape = l.shape();
+        let b = shape.bytes.expect("unaligned");
+        assert_eq!((l.records_per_block, b.data_block, shape.data_blocks), (18, 4121, 16));
+        // 16 blocks (65,936 bytes), an empty metaindex (13), an index of 16 entries of 28 bytes
+        // and its restart count and trailer (457), the footer (48): 66,454 bytes, 17 pages.
+        assert_eq!(shape.pages(), 17);
+        assert_eq!((shape.footer_span(), shape.index_span()), ((16, 1), (16, 1)));
+        let spans: Vec<(u64, u64)> = (0..shape.data_blocks).map(|i| shape.data_span(i)).collect();
+        assert_eq!(spans[0], (0, 2), "block 0: bytes 0..4121");
+        assert_eq!(spans[1], (1, 2), "block 1: bytes 4121..8242");
+        assert_eq!(spans[15], (15, 2), "block 15: bytes 61815..65936");
+        assert!(spans.iter().all(|&(_, n)| n == 2), "{spans:?}");
+        // A get reads them so: footer and index of each table it opens, the key's block.
+        let mut st = state(&s);
+        let last = l.tables.len() - 1;
+        let key = (0..).find(|&k| l.level_of(k) == last).unwrap();
+        let mut ops = VecDeque::new();
+        st.get(key, &mut ops);
+        let (table, block) = l.table_and_block(key, last);
+        let object = st.objects.tables[last][table as usize];
+        let reads: Vec<(u64, u32)> = ops.iter().filter(|o| o.object == object && o.access == Access::Buffered).map(|o| (o.page, o.npages)).collect();
+        assert_eq!(reads, vec![(16, 1), (16, 1), (spans[block as usize].0, 2)]);
+        // The aligned layout (the default) keeps a page a block.
+        let aligned = Layout::new(&my_ycsb("3200M", |t| t.table_size = Some("64K".into())));
+        assert_eq!((aligned.shape().bytes, aligned.table_pages(), aligned.shape().data_span(3)), (None, 18, (3, 1)));
     }
 
     #[test]
