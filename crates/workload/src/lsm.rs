@@ -137,6 +137,7 @@ pub struct LsmToml {
     pub scan_length: Option<u64>,
     pub update_reads: Option<bool>,
     pub unaligned_blocks: Option<bool>,
+    pub seek_compaction: Option<bool>,
 }
 
 /// YCSB's operation mix: fractions of reads, updates, inserts, scans and read-modify-writes.
@@ -192,6 +193,12 @@ pub struct LsmSpec {
     /// pread spans the pages its bytes do: two for a data block, mostly. False: every block
     /// is a page of its own (the model before; one page a data block read).
     pub unaligned_blocks: bool,
+    /// LevelDB's seek compactions (db/version_set.cc, LevelDB 1.23): every table starts with
+    /// `allowed_seeks = max(100, file_size / 16 KiB)`; a get that consults more than one
+    /// table charges the first it consulted (Version::Get() and UpdateStats()), and a table
+    /// whose count reaches zero is compacted into the level below. False: no seek
+    /// compactions (the model before).
+    pub seek_compaction: bool,
 }
 
 impl LsmToml {
@@ -281,6 +288,7 @@ impl LsmToml {
             scan_length: self.scan_length,
             update_reads: self.update_reads.unwrap_or(false),
             unaligned_blocks: self.unaligned_blocks.unwrap_or(false),
+            seek_compaction: self.seek_compaction.unwrap_or(false),
         };
         if spec.records() == 0 {
             return Err(("db_size", "holds not one record".into()));
@@ -409,6 +417,19 @@ impl Shape {
             Some(b) => (self.data_blocks * b.data_block + b.filter + b.metaindex + b.index + FOOTER).div_ceil(PAGE_SIZE),
             None => self.data_blocks + self.filter_pages + self.index_pages + 1,
         }
+    }
+    /// The file's size in bytes (a page a part without `unaligned_blocks`).
+    pub fn file_bytes(&self) -> u64 {
+        match self.bytes {
+            Some(b) => self.data_blocks * b.data_block + b.filter + b.metaindex + b.index + FOOTER,
+            None => self.pages() * PAGE_SIZE,
+        }
+    }
+    /// LevelDB's allowed_seeks of a new table of this shape (VersionSet::Builder::Apply(),
+    /// db/version_set.cc, LevelDB 1.23): a seek costs about as much as compacting 16 KiB,
+    /// and at least 100 seeks are allowed.
+    pub fn allowed_seeks(&self) -> u64 {
+        (self.file_bytes() / 16384).max(100)
     }
     /// The pages an open table keeps: its filter and index blocks.
     pub fn meta_pages(&self) -> u64 {
@@ -623,6 +644,10 @@ pub struct LsmState {
     cursor: Vec<u64>,
     pub flushes: u64,
     pub compactions: u64,
+    /// With `seek_compaction`: each table object's seeks left (LevelDB's allowed_seeks).
+    allowed_seeks: Vec<u64>,
+    /// Seek compactions done (a part of `compactions`).
+    pub seek_compactions: u64,
 }
 
 impl LsmState {
@@ -645,6 +670,15 @@ impl LsmState {
         });
         let max_object = objects.tables.iter().flatten().chain(&objects.l0).copied().max().unwrap_or(0);
         let cursor = vec![0; layout.tables.len()];
+        let mut allowed_seeks = vec![0; max_object as usize + 1];
+        if spec.seek_compaction {
+            for &o in objects.tables.iter().flatten() {
+                allowed_seeks[o as usize] = layout.shape().allowed_seeks();
+            }
+            for &o in &objects.l0 {
+                allowed_seeks[o as usize] = layout.l0.allowed_seeks();
+            }
+        }
         LsmState {
             spec: spec.clone(),
             layout,
@@ -659,6 +693,8 @@ impl LsmState {
             cursor,
             flushes: 0,
             compactions: 0,
+            allowed_seeks,
+            seek_compactions: 0,
         }
     }
 
@@ -743,6 +779,50 @@ impl LsmState {
                 self.data_block(object, shape, block, out);
             }
         }
+        if self.spec.seek_compaction {
+            self.charge_seek(key, home, out);
+        }
+    }
+
+    /// Models LevelDB 1.23's seek accounting (db/version_set.cc: Version::Get() records the
+    /// first table a get consulted once it consults a second; Version::UpdateStats() takes
+    /// one from that table's allowed_seeks and, at zero, marks it for compaction;
+    /// DBImpl::BackgroundCompaction() then compacts it, PickCompaction()'s seek branch, when
+    /// no level is over its size): the get of `key`, whose record lies in L`home + 1`,
+    /// consulted every live L0 table, newest first, then one table a level down to its own.
+    /// An L0 table's compaction is L0's into L1 ([`LsmState::compact`]); an L`n` table's
+    /// takes it and the tables of the level below its key range overlaps, and writes them
+    /// anew (new files, with their own allowed_seeks). The compaction's IO is queued after
+    /// the get's, on the same thread, as the model's flushes are.
+    fn charge_seek(&mut self, key: u64, home: usize, out: &mut VecDeque<Op>) {
+        if self.l0_live + home + 1 < 2 {
+            return;
+        }
+        let (first, level) = if self.l0_live > 0 {
+            (self.objects.l0[self.l0_live - 1], None)
+        } else {
+            let (table, _) = self.layout.table_and_block(key, 0);
+            (self.objects.tables[0][table as usize], Some(table))
+        };
+        let left = &mut self.allowed_seeks[first as usize];
+        *left = left.saturating_sub(1);
+        if *left > 0 {
+            return;
+        }
+        self.seek_compactions += 1;
+        let Some(j) = level else {
+            self.compact(out);
+            return;
+        };
+        let shape = self.layout.shape();
+        let here = self.layout.tables[0];
+        let mut group = vec![(first, shape)];
+        if let Some(&below) = self.layout.tables.get(1) {
+            let lo = j * below / here;
+            let hi = ((j + 1) * below).div_ceil(here).clamp(lo + 1, below);
+            group.extend(self.objects.tables[1][lo as usize..hi as usize].iter().map(|&o| (o, shape)));
+        }
+        self.compaction(&group, &group, out);
     }
 
     /// The L0 tables a get or a scan looks at, newest first: every one overlaps the key. A
@@ -815,6 +895,9 @@ impl LsmState {
     /// Writes a whole table, 64 KiB at a time, and opens it (LevelDB verifies every table it
     /// builds through the table cache: BuildTable(), FinishCompactionOutputFile()).
     fn write_table(&mut self, object: u32, shape: Shape, out: &mut VecDeque<Op>) {
+        if self.spec.seek_compaction {
+            self.allowed_seeks[object as usize] = shape.allowed_seeks();
+        }
         let pages = shape.pages();
         for page in (0..pages).step_by(WRITE_PAGES as usize) {
             out.push_back(Op { write: true, ..self.read(object, page, WRITE_PAGES.min(pages - page)) });
@@ -875,8 +958,10 @@ impl LsmState {
         let l1: Vec<(u32, Shape)> = self.objects.tables[0].iter().map(|&o| (o, shape)).collect();
         let inputs: Vec<(u32, Shape)> = self.objects.l0[..self.l0_live].iter().map(|&o| (o, l0)).chain(l1.iter().copied()).collect();
         self.compaction(&inputs, &l1, out);
+        // The bytes L0's tables brought down, pushed on down each level: four tables' after
+        // a flush, fewer after a seek compaction of L0.
+        let moved = (self.l0_live as u64 * l0.data_blocks).div_ceil(shape.data_blocks);
         self.l0_live = 0;
-        let moved = (L0_TRIGGER as u64 * l0.data_blocks).div_ceil(shape.data_blocks);
         let tables = self.layout.tables.clone();
         for level in 0..tables.len().saturating_sub(1) {
             let (here, below) = (tables[level], tables[level + 1]);
@@ -1243,6 +1328,54 @@ mod tests {
         // The aligned layout (the default) keeps a page a block.
         let aligned = Layout::new(&my_ycsb("3200M", |t| t.table_size = Some("64K".into())));
         assert_eq!((aligned.shape().bytes, aligned.table_pages(), aligned.shape().data_span(3)), (None, 18, (3, 1)));
+    }
+
+    #[test]
+    fn seek_compaction_compacts_the_first_table_a_get_consults_after_its_allowed_seeks() {
+        // LevelDB 1.23 (db/version_set.cc): a table starts with max(100, size / 16 KiB)
+        // allowed seeks; a get that consults a second table charges the first, and at zero
+        // that table is compacted with the tables below it that its key range overlaps.
+        let spec = |on| {
+            my_ycsb("256M", |t| {
+                t.ycsb = Some("c".into());
+                t.seek_compaction = on;
+            })
+        };
+        let (on, off) = (spec(Some(true)), spec(None));
+        assert!(!off.seek_compaction, "off by default");
+        let (mut st, mut plain) = (state(&on), state(&off));
+        // Keys whose records lie below L1 and share one L1 table: each get charges it.
+        let layout = st.layout.clone();
+        let mut keys = (0..layout.records).filter(|&k| layout.level_of(k) >= 1 && layout.table_and_block(k, 0).0 == 0);
+        let first = st.objects.tables[0][0];
+        let allowed = st.layout.shape().allowed_seeks();
+        assert_eq!((st.layout.shape().pages(), allowed), (516, 129), "a 2 MiB table, its index block and footer: 516 pages");
+        let truncated = |ops: &VecDeque<Op>, o: u32| ops.iter().any(|op| op.object == o && op.access == Access::Truncate);
+        for i in 1..=allowed {
+            let key = keys.next().unwrap();
+            let (mut ops, mut plain_ops) = (VecDeque::new(), VecDeque::new());
+            st.get(key, &mut ops);
+            plain.get(key, &mut plain_ops);
+            assert!(!truncated(&plain_ops, first), "no seek compactions when off");
+            if i < allowed {
+                assert_eq!(ops, plain_ops, "get {i}: the same reads until the table's seeks run out");
+                continue;
+            }
+            // The last allowed get compacts the L1 table and the L2 tables under its range: read,
+            // deleted and written anew, each with its allowed seeks reset.
+            assert_eq!(st.seek_compactions, 1);
+            let (lo, hi) = (0, st.layout.tables[1].div_ceil(st.layout.tables[0]));
+            for &o in std::iter::once(&first).chain(&st.objects.tables[1][lo as usize..hi as usize]) {
+                assert!(truncated(&ops, o), "table {o} deleted");
+                assert!(ops.iter().any(|op| op.object == o && op.write), "table {o} written anew");
+                assert_eq!(st.allowed_seeks[o as usize], allowed);
+            }
+            assert!(!truncated(&ops, st.objects.tables[0][1]), "the other L1 tables stay");
+        }
+        // A key in L1 itself consults one table: nothing charged.
+        let l1_key = (0..).find(|&k| st.layout.level_of(k) == 0 && st.layout.table_and_block(k, 0).0 == 0).unwrap();
+        st.get(l1_key, &mut VecDeque::new());
+        assert_eq!(st.allowed_seeks[first as usize], allowed);
     }
 
     #[test]
