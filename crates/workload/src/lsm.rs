@@ -136,6 +136,8 @@ pub struct LsmToml {
     pub l1_size: Option<String>,
     pub scan_length: Option<u64>,
     pub update_reads: Option<bool>,
+    pub unaligned_blocks: Option<bool>,
+    pub seek_compaction: Option<bool>,
 }
 
 /// YCSB's operation mix: fractions of reads, updates, inserts, scans and read-modify-writes.
@@ -186,6 +188,17 @@ pub struct LsmSpec {
     /// An update reads the record first (My-YCSB's LevelDB client: `do_update()` is
     /// `do_read_modify_write()`).
     pub update_reads: bool,
+    /// Blocks lie at their byte offsets, as LevelDB's TableBuilder writes them (a block of a
+    /// little over 4 KiB and its 5-byte trailer right after the previous one), so a block's
+    /// pread spans the pages its bytes do: two for a data block, mostly. False: every block
+    /// is a page of its own (the model before; one page a data block read).
+    pub unaligned_blocks: bool,
+    /// LevelDB's seek compactions (db/version_set.cc, LevelDB 1.23): every table starts with
+    /// `allowed_seeks = max(100, file_size / 16 KiB)`; a get that consults more than one
+    /// table charges the first it consulted (Version::Get() and UpdateStats()), and a table
+    /// whose count reaches zero is compacted into the level below. False: no seek
+    /// compactions (the model before).
+    pub seek_compaction: bool,
 }
 
 impl LsmToml {
@@ -274,6 +287,8 @@ impl LsmToml {
             l1_bytes,
             scan_length: self.scan_length,
             update_reads: self.update_reads.unwrap_or(false),
+            unaligned_blocks: self.unaligned_blocks.unwrap_or(false),
+            seek_compaction: self.seek_compaction.unwrap_or(false),
         };
         if spec.records() == 0 {
             return Err(("db_size", "holds not one record".into()));
@@ -323,6 +338,8 @@ pub struct Layout {
     pub false_positive: f64,
     /// The shape of an L0 table: a flushed memtable (`write_buffer_size` of records).
     pub l0: Shape,
+    /// The shape of a table of L1 and below.
+    main: Shape,
 }
 
 /// A table file's parts, in file order: data blocks, filter block, index block, footer.
@@ -331,13 +348,41 @@ pub struct Shape {
     pub data_blocks: u64,
     pub filter_pages: u64,
     pub index_pages: u64,
+    /// With `unaligned_blocks`: the bytes of the file's parts, each block with its trailer,
+    /// laid end to end ([`Bytes`]); `None`: every block starts a page.
+    pub bytes: Option<Bytes>,
+}
+
+/// A table's parts in bytes, as LevelDB's TableBuilder (table/table_builder.cc) and
+/// Footer (table/format.h) lay them out: the data blocks, the filter block (with a filter
+/// policy), the metaindex block, the index block, each followed by its 5-byte trailer
+/// (kBlockTrailerSize: type and CRC), then the 48-byte footer (Footer::kEncodedLength).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bytes {
+    /// A data block with its trailer: its records, its restart array (a restart point every
+    /// 16 records, LevelDB's block_restart_interval, 4 bytes each, and their count) and 5.
+    pub data_block: u64,
+    pub filter: u64,
+    pub metaindex: u64,
+    pub index: u64,
+}
+
+/// LevelDB's kBlockTrailerSize.
+const BLOCK_TRAILER: u64 = 5;
+/// LevelDB's Footer::kEncodedLength.
+const FOOTER: u64 = 48;
+
+/// The pages `len` bytes at byte `offset` span: (first page, pages).
+fn span(offset: u64, len: u64) -> (u64, u64) {
+    let first = offset / PAGE_SIZE;
+    (first, (offset + len.max(1) - 1) / PAGE_SIZE + 1 - first)
 }
 
 impl Shape {
     fn of(records: u64, records_per_block: u64, s: &LsmSpec) -> Shape {
         let data_blocks = records.div_ceil(records_per_block).max(1);
         let records = data_blocks * records_per_block;
-        Shape {
+        let mut shape = Shape {
             data_blocks,
             // No filter policy: TableBuilder writes no filter block (table_builder.cc).
             filter_pages: match s.bloom_bits_per_key {
@@ -345,14 +390,96 @@ impl Shape {
                 b => (records * b as u64).div_ceil(8 * PAGE_SIZE).max(1),
             },
             index_pages: (data_blocks * (s.key_bytes + INDEX_ENTRY_OVERHEAD)).div_ceil(PAGE_SIZE).max(1),
+            bytes: None,
+        };
+        if s.unaligned_blocks {
+            let restarts = (records_per_block.div_ceil(16) + 1) * 4;
+            let b = Bytes {
+                data_block: records_per_block * s.record_bytes() + restarts + BLOCK_TRAILER,
+                // The filter's bits, a 4-byte offset per 2 KiB of data (FilterBlockBuilder's
+                // kFilterBase), the offsets' start and base lg, and the trailer.
+                filter: match s.bloom_bits_per_key {
+                    0 => 0,
+                    bits => (records * bits as u64).div_ceil(8) + 1 + 4 * (data_blocks * PAGE_SIZE).div_ceil(2048) + 5 + BLOCK_TRAILER,
+                },
+                // Empty, or one entry naming the filter ("filter.leveldb.BuiltinBloomFilter2").
+                metaindex: if s.bloom_bits_per_key == 0 { 8 } else { 8 + 3 + 34 + 4 } + BLOCK_TRAILER,
+                index: data_blocks * (s.key_bytes + INDEX_ENTRY_OVERHEAD) + 4 + BLOCK_TRAILER,
+            };
+            shape.filter_pages = b.filter.div_ceil(PAGE_SIZE);
+            shape.index_pages = b.index.div_ceil(PAGE_SIZE);
+            shape.bytes = Some(b);
         }
+        shape
     }
     pub fn pages(&self) -> u64 {
-        self.data_blocks + self.filter_pages + self.index_pages + 1
+        match self.bytes {
+            Some(b) => (self.data_blocks * b.data_block + b.filter + b.metaindex + b.index + FOOTER).div_ceil(PAGE_SIZE),
+            None => self.data_blocks + self.filter_pages + self.index_pages + 1,
+        }
+    }
+    /// The file's size in bytes (a page a part without `unaligned_blocks`).
+    pub fn file_bytes(&self) -> u64 {
+        match self.bytes {
+            Some(b) => self.data_blocks * b.data_block + b.filter + b.metaindex + b.index + FOOTER,
+            None => self.pages() * PAGE_SIZE,
+        }
+    }
+    /// LevelDB's allowed_seeks of a new table of this shape (VersionSet::Builder::Apply(),
+    /// db/version_set.cc, LevelDB 1.23): a seek costs about as much as compacting 16 KiB,
+    /// and at least 100 seeks are allowed.
+    pub fn allowed_seeks(&self) -> u64 {
+        (self.file_bytes() / 16384).max(100)
     }
     /// The pages an open table keeps: its filter and index blocks.
     pub fn meta_pages(&self) -> u64 {
-        self.filter_pages + self.index_pages
+        match self.bytes {
+            Some(b) => (b.filter + b.index).div_ceil(PAGE_SIZE).max(1),
+            None => self.filter_pages + self.index_pages,
+        }
+    }
+    /// The pages the pread of data block `block` spans (Table::BlockReader(), ReadBlock():
+    /// the block and its trailer).
+    pub fn data_span(&self, block: u64) -> (u64, u64) {
+        match self.bytes {
+            Some(b) => span(block * b.data_block, b.data_block),
+            None => (block, 1),
+        }
+    }
+    /// The pages of the footer's pread (Table::Open(): the file's last 48 bytes).
+    pub fn footer_span(&self) -> (u64, u64) {
+        match self.bytes {
+            Some(b) => span(self.data_blocks * b.data_block + b.filter + b.metaindex + b.index, FOOTER),
+            None => (self.pages() - 1, 1),
+        }
+    }
+    /// The pages of the index block's pread.
+    pub fn index_span(&self) -> (u64, u64) {
+        match self.bytes {
+            Some(b) => span(self.data_blocks * b.data_block + b.filter + b.metaindex, b.index),
+            None => (self.data_blocks + self.filter_pages, self.index_pages),
+        }
+    }
+    /// The preads of Table::ReadMeta() with a filter policy: the metaindex block, then the
+    /// filter block (aligned: the filter block alone). None without a filter.
+    pub fn filter_spans(&self) -> Option<[(u64, u64); 2]> {
+        if self.filter_pages == 0 {
+            return None;
+        }
+        Some(match self.bytes {
+            Some(b) => {
+                let filter = self.data_blocks * b.data_block;
+                [span(filter + b.filter, b.metaindex), span(filter, b.filter)]
+            }
+            None => [(self.data_blocks, self.filter_pages), (self.data_blocks, 0)],
+        })
+    }
+    /// The most pages one pread of the table spans.
+    fn largest_read(&self) -> u64 {
+        match self.bytes {
+            Some(_) => [self.data_span(0).1 + 1, self.index_span().1 + 1, self.filter_pages + 1].into_iter().max().unwrap_or(1),
+            None => self.index_pages.max(self.filter_pages),
+        }
     }
 }
 
@@ -364,7 +491,7 @@ impl Layout {
         // once it reaches `max_file_size`.
         let records_per_block = PAGE_SIZE.div_ceil(s.record_bytes());
         let shape = Shape::of((s.table_bytes / s.record_bytes()).max(1), records_per_block, s);
-        let Shape { data_blocks, filter_pages, index_pages } = shape;
+        let Shape { data_blocks, filter_pages, index_pages, .. } = shape;
         let per_table = data_blocks * records_per_block;
         let l0 = Shape::of((s.write_buffer_bytes / s.record_bytes()).max(1), records_per_block, s);
         let mut tables = Vec::new();
@@ -395,12 +522,12 @@ impl Layout {
                 (1.0 - (-k / b).exp()).powf(k)
             }
         };
-        Layout { records, data_blocks, records_per_block, filter_pages, index_pages, tables, cumulative, false_positive, l0 }
+        Layout { records, data_blocks, records_per_block, filter_pages, index_pages, tables, cumulative, false_positive, l0, main: shape }
     }
 
     /// The shape of a table of L1 and below.
     pub fn shape(&self) -> Shape {
-        Shape { data_blocks: self.data_blocks, filter_pages: self.filter_pages, index_pages: self.index_pages }
+        self.main
     }
 
     /// Pages of a table file: data blocks, filter block, index block, footer.
@@ -411,7 +538,7 @@ impl Layout {
     /// The most pages one read or write of the store moves: a table's index block, or 64 KiB
     /// of a table being written.
     pub fn largest_io(&self) -> u64 {
-        [WRITE_PAGES, self.index_pages, self.filter_pages, self.l0.index_pages, self.l0.filter_pages].into_iter().max().unwrap_or(1)
+        [WRITE_PAGES, self.main.largest_read(), self.l0.largest_read()].into_iter().max().unwrap_or(1)
     }
 
     /// Pages of a table cache slot: the largest open table's filter and index blocks.
@@ -517,6 +644,10 @@ pub struct LsmState {
     cursor: Vec<u64>,
     pub flushes: u64,
     pub compactions: u64,
+    /// With `seek_compaction`: each table object's seeks left (LevelDB's allowed_seeks).
+    allowed_seeks: Vec<u64>,
+    /// Seek compactions done (a part of `compactions`).
+    pub seek_compactions: u64,
 }
 
 impl LsmState {
@@ -539,6 +670,15 @@ impl LsmState {
         });
         let max_object = objects.tables.iter().flatten().chain(&objects.l0).copied().max().unwrap_or(0);
         let cursor = vec![0; layout.tables.len()];
+        let mut allowed_seeks = vec![0; max_object as usize + 1];
+        if spec.seek_compaction {
+            for &o in objects.tables.iter().flatten() {
+                allowed_seeks[o as usize] = layout.shape().allowed_seeks();
+            }
+            for &o in &objects.l0 {
+                allowed_seeks[o as usize] = layout.l0.allowed_seeks();
+            }
+        }
         LsmState {
             spec: spec.clone(),
             layout,
@@ -553,6 +693,8 @@ impl LsmState {
             cursor,
             flushes: 0,
             compactions: 0,
+            allowed_seeks,
+            seek_compactions: 0,
         }
     }
 
@@ -593,11 +735,13 @@ impl LsmState {
         match self.table_cache.lookup(self.table_key(object)) {
             Lookup::Hit(slot) => out.push_back(Self::anon(self.objects.table_cache, slot as u64 * slot_pages, meta, false)),
             Lookup::Miss(slot) => {
-                out.push_back(self.read(object, shape.pages() - 1, 1));
-                out.push_back(self.read(object, shape.data_blocks + shape.filter_pages, shape.index_pages));
+                let (page, n) = shape.footer_span();
+                out.push_back(self.read(object, page, n));
+                let (page, n) = shape.index_span();
+                out.push_back(self.read(object, page, n));
                 // Table::ReadMeta() reads nothing more without a filter policy.
-                if shape.filter_pages > 0 {
-                    out.push_back(self.read(object, shape.data_blocks, shape.filter_pages));
+                for (page, n) in shape.filter_spans().into_iter().flatten().filter(|&(_, n)| n > 0) {
+                    out.push_back(self.read(object, page, n));
                 }
                 out.push_back(Self::anon(self.objects.table_cache, slot as u64 * slot_pages, meta, true));
             }
@@ -605,11 +749,12 @@ impl LsmState {
     }
 
     /// A data block through the block cache.
-    fn data_block(&mut self, object: u32, block: u64, out: &mut VecDeque<Op>) {
+    fn data_block(&mut self, object: u32, shape: Shape, block: u64, out: &mut VecDeque<Op>) {
         match self.block_cache.lookup(self.block_key(object, block)) {
             Lookup::Hit(slot) => out.push_back(Self::anon(self.objects.block_cache, slot as u64, 1, false)),
             Lookup::Miss(slot) => {
-                out.push_back(self.read(object, block, 1));
+                let (page, n) = shape.data_span(block);
+                out.push_back(self.read(object, page, n));
                 out.push_back(Self::anon(self.objects.block_cache, slot as u64, 1, true));
             }
         }
@@ -631,9 +776,53 @@ impl LsmState {
             let object = self.objects.tables[level][table as usize];
             self.open_table(object, shape, out);
             if level == home || self.layout.false_positive(key, level) {
-                self.data_block(object, block, out);
+                self.data_block(object, shape, block, out);
             }
         }
+        if self.spec.seek_compaction {
+            self.charge_seek(key, home, out);
+        }
+    }
+
+    /// Models LevelDB 1.23's seek accounting (db/version_set.cc: Version::Get() records the
+    /// first table a get consulted once it consults a second; Version::UpdateStats() takes
+    /// one from that table's allowed_seeks and, at zero, marks it for compaction;
+    /// DBImpl::BackgroundCompaction() then compacts it, PickCompaction()'s seek branch, when
+    /// no level is over its size): the get of `key`, whose record lies in L`home + 1`,
+    /// consulted every live L0 table, newest first, then one table a level down to its own.
+    /// An L0 table's compaction is L0's into L1 ([`LsmState::compact`]); an L`n` table's
+    /// takes it and the tables of the level below its key range overlaps, and writes them
+    /// anew (new files, with their own allowed_seeks). The compaction's IO is queued after
+    /// the get's, on the same thread, as the model's flushes are.
+    fn charge_seek(&mut self, key: u64, home: usize, out: &mut VecDeque<Op>) {
+        if self.l0_live + home + 1 < 2 {
+            return;
+        }
+        let (first, level) = if self.l0_live > 0 {
+            (self.objects.l0[self.l0_live - 1], None)
+        } else {
+            let (table, _) = self.layout.table_and_block(key, 0);
+            (self.objects.tables[0][table as usize], Some(table))
+        };
+        let left = &mut self.allowed_seeks[first as usize];
+        *left = left.saturating_sub(1);
+        if *left > 0 {
+            return;
+        }
+        self.seek_compactions += 1;
+        let Some(j) = level else {
+            self.compact(out);
+            return;
+        };
+        let shape = self.layout.shape();
+        let here = self.layout.tables[0];
+        let mut group = vec![(first, shape)];
+        if let Some(&below) = self.layout.tables.get(1) {
+            let lo = j * below / here;
+            let hi = ((j + 1) * below).div_ceil(here).clamp(lo + 1, below);
+            group.extend(self.objects.tables[1][lo as usize..hi as usize].iter().map(|&o| (o, shape)));
+        }
+        self.compaction(&group, &group, out);
     }
 
     /// The L0 tables a get or a scan looks at, newest first: every one overlaps the key. A
@@ -646,7 +835,7 @@ impl LsmState {
             self.open_table(object, shape, out);
             if !get || self.layout.false_positive(key, LEVELS + i) {
                 let block = (key as u128 * shape.data_blocks as u128 / self.layout.records as u128) as u64;
-                self.data_block(object, block, out);
+                self.data_block(object, shape, block, out);
             }
         }
     }
@@ -682,7 +871,7 @@ impl LsmState {
                     self.open_table(object, shape, out);
                     open = Some(table);
                 }
-                self.data_block(object, block, out);
+                self.data_block(object, shape, block, out);
             }
         }
     }
@@ -706,6 +895,9 @@ impl LsmState {
     /// Writes a whole table, 64 KiB at a time, and opens it (LevelDB verifies every table it
     /// builds through the table cache: BuildTable(), FinishCompactionOutputFile()).
     fn write_table(&mut self, object: u32, shape: Shape, out: &mut VecDeque<Op>) {
+        if self.spec.seek_compaction {
+            self.allowed_seeks[object as usize] = shape.allowed_seeks();
+        }
         let pages = shape.pages();
         for page in (0..pages).step_by(WRITE_PAGES as usize) {
             out.push_back(Op { write: true, ..self.read(object, page, WRITE_PAGES.min(pages - page)) });
@@ -744,7 +936,8 @@ impl LsmState {
         for &(object, shape) in inputs {
             self.open_table(object, shape, out);
             for block in 0..shape.data_blocks {
-                out.push_back(self.read(object, block, 1));
+                let (page, n) = shape.data_span(block);
+                out.push_back(self.read(object, page, n));
             }
         }
         for &(object, shape) in inputs {
@@ -765,8 +958,10 @@ impl LsmState {
         let l1: Vec<(u32, Shape)> = self.objects.tables[0].iter().map(|&o| (o, shape)).collect();
         let inputs: Vec<(u32, Shape)> = self.objects.l0[..self.l0_live].iter().map(|&o| (o, l0)).chain(l1.iter().copied()).collect();
         self.compaction(&inputs, &l1, out);
+        // The bytes L0's tables brought down, pushed on down each level: four tables' after
+        // a flush, fewer after a seek compaction of L0.
+        let moved = (self.l0_live as u64 * l0.data_blocks).div_ceil(shape.data_blocks);
         self.l0_live = 0;
-        let moved = (L0_TRIGGER as u64 * l0.data_blocks).div_ceil(shape.data_blocks);
         let tables = self.layout.tables.clone();
         for level in 0..tables.len().saturating_sub(1) {
             let (here, below) = (tables[level], tables[level + 1]);
@@ -1092,6 +1287,95 @@ mod tests {
         with.get(key, &mut ops);
         let data = ops.iter().filter(|o| o.access == Access::Buffered && o.npages == 1 && o.page < with.layout.data_blocks).count();
         assert!(data <= 2, "{data}");
+    }
+
+    #[test]
+    fn unaligned_blocks_a_pread_spans_the_pages_of_the_blocks_bytes() {
+        // LevelDB writes blocks end to end (a block of just over 4 KiB, then its 5-byte
+        // trailer), so ReadBlock()'s pread of a data block starts inside a page and spans two;
+        // a table's index block and footer share its last page. The paper's records and
+        // pagelab's 1/32 tables (ycsb-paper.toml): 18 records of 228 bytes, 12 bytes of
+        // restarts, 5 of trailer: 4,121 bytes a block, 16 blocks a 64 KiB table.
+        let s = my_ycsb("3200M", |t| {
+            t.ycsb = Some("c".into());
+            t.table_size = Some("64K".into());
+            t.l1_size = Some("320K".into());
+            t.unaligned_blocks = Some(true);
+        });
+        let l = Layout::new(&s);
+        let shape = l.shape();
+        let b = shape.bytes.expect("unaligned");
+        assert_eq!((l.records_per_block, b.data_block, shape.data_blocks), (18, 4121, 16));
+        // 16 blocks (65,936 bytes), an empty metaindex (13), an index of 16 entries of 28 bytes
+        // and its restart count and trailer (457), the footer (48): 66,454 bytes, 17 pages.
+        assert_eq!(shape.pages(), 17);
+        assert_eq!((shape.footer_span(), shape.index_span()), ((16, 1), (16, 1)));
+        let spans: Vec<(u64, u64)> = (0..shape.data_blocks).map(|i| shape.data_span(i)).collect();
+        assert_eq!(spans[0], (0, 2), "block 0: bytes 0..4121");
+        assert_eq!(spans[1], (1, 2), "block 1: bytes 4121..8242");
+        assert_eq!(spans[15], (15, 2), "block 15: bytes 61815..65936");
+        assert!(spans.iter().all(|&(_, n)| n == 2), "{spans:?}");
+        // A get reads them so: footer and index of each table it opens, the key's block.
+        let mut st = state(&s);
+        let last = l.tables.len() - 1;
+        let key = (0..).find(|&k| l.level_of(k) == last).unwrap();
+        let mut ops = VecDeque::new();
+        st.get(key, &mut ops);
+        let (table, block) = l.table_and_block(key, last);
+        let object = st.objects.tables[last][table as usize];
+        let reads: Vec<(u64, u32)> = ops.iter().filter(|o| o.object == object && o.access == Access::Buffered).map(|o| (o.page, o.npages)).collect();
+        assert_eq!(reads, vec![(16, 1), (16, 1), (spans[block as usize].0, 2)]);
+        // The aligned layout (the default) keeps a page a block.
+        let aligned = Layout::new(&my_ycsb("3200M", |t| t.table_size = Some("64K".into())));
+        assert_eq!((aligned.shape().bytes, aligned.table_pages(), aligned.shape().data_span(3)), (None, 18, (3, 1)));
+    }
+
+    #[test]
+    fn seek_compaction_compacts_the_first_table_a_get_consults_after_its_allowed_seeks() {
+        // LevelDB 1.23 (db/version_set.cc): a table starts with max(100, size / 16 KiB)
+        // allowed seeks; a get that consults a second table charges the first, and at zero
+        // that table is compacted with the tables below it that its key range overlaps.
+        let spec = |on| {
+            my_ycsb("256M", |t| {
+                t.ycsb = Some("c".into());
+                t.seek_compaction = on;
+            })
+        };
+        let (on, off) = (spec(Some(true)), spec(None));
+        assert!(!off.seek_compaction, "off by default");
+        let (mut st, mut plain) = (state(&on), state(&off));
+        // Keys whose records lie below L1 and share one L1 table: each get charges it.
+        let layout = st.layout.clone();
+        let mut keys = (0..layout.records).filter(|&k| layout.level_of(k) >= 1 && layout.table_and_block(k, 0).0 == 0);
+        let first = st.objects.tables[0][0];
+        let allowed = st.layout.shape().allowed_seeks();
+        assert_eq!((st.layout.shape().pages(), allowed), (516, 129), "a 2 MiB table, its index block and footer: 516 pages");
+        let truncated = |ops: &VecDeque<Op>, o: u32| ops.iter().any(|op| op.object == o && op.access == Access::Truncate);
+        for i in 1..=allowed {
+            let key = keys.next().unwrap();
+            let (mut ops, mut plain_ops) = (VecDeque::new(), VecDeque::new());
+            st.get(key, &mut ops);
+            plain.get(key, &mut plain_ops);
+            assert!(!truncated(&plain_ops, first), "no seek compactions when off");
+            if i < allowed {
+                assert_eq!(ops, plain_ops, "get {i}: the same reads until the table's seeks run out");
+                continue;
+            }
+            // The last allowed get compacts the L1 table and the L2 tables under its range: read,
+            // deleted and written anew, each with its allowed seeks reset.
+            assert_eq!(st.seek_compactions, 1);
+            let (lo, hi) = (0, st.layout.tables[1].div_ceil(st.layout.tables[0]));
+            for &o in std::iter::once(&first).chain(&st.objects.tables[1][lo as usize..hi as usize]) {
+                assert!(truncated(&ops, o), "table {o} deleted");
+                assert!(ops.iter().any(|op| op.object == o && op.write), "table {o} written anew");
+                assert_eq!(st.allowed_seeks[o as usize], allowed);
+            }
+            assert!(!truncated(&ops, st.objects.tables[0][1]), "the other L1 tables stay");
+        }
+        // A key in L1 itself consults one table: nothing charged.
+        let l1_key = (0..).find(|&k| st.layout.level_of(k) == 0 && st.layout.table_and_block(k, 0).0 == 0).unwrap();
+        st.get(l1_key, &mut VecDeque::new());
+        assert_eq!(st.allowed_seeks[first as usize], allowed);
     }
 
     #[test]
