@@ -926,7 +926,7 @@ fn kcompactd_compacts_proactively_at_its_timeout_until_the_zone_scores_80_proact
         m.mm.folios.push_free(top, &back);
         let free_at = |m: &pagelab::sim::Machine<Classic>, phys: u32| {
             let page = m.mm.pageblocks.as_ref().unwrap().page_at(phys);
-            m.mm.folios.free_list(top).contains(&page)
+            m.mm.folios.free_list(top).any(|p| p == page)
         };
         assert!((last..end).all(|p| free_at(&m, p)), "{kernel}: the last block is free");
         let before = pagelab::mm::compaction::fragmentation_score_node(&m.mm);
