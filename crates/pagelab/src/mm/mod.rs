@@ -233,6 +233,9 @@ pub struct Mm {
     /// `machine.cpus` ≥ 2: the CPUs the tasks and kswapd share ([`crate::sched`]), and with
     /// them contended locks; `None`: every actor has a CPU of its own and no lock waits.
     pub sched: Option<Box<crate::sched::Sched>>,
+    /// `pcpu_drain_mutex` of mm/page_alloc.c: the span of modeled time of the last
+    /// [`crate::mm::page_alloc::drain_all_pages`] on a machine of several CPUs.
+    pub pcpu_drain: crate::mm::page_alloc::DrainMutex,
     /// Memory pressure stall information of the system and every cgroup
     /// ([`crate::sched::psi`]): the tasks are actors `0..n`, node `nid`'s kswapd is actor `n + nid`.
     pub psi: crate::sched::psi::Psi,

@@ -408,7 +408,43 @@ pub fn apply_boost(zones: &mut crate::mm::mmzone::Zones, pb: &crate::mm::pageblo
 /// drain_pages_zone(cpu, zone) under the list's own pcp->lock) the caller drains the other
 /// CPUs' lists itself, one free_pcppages_bulk() under zone->lock per CPU and zone that holds
 /// pages, so the caller pays every one of those holds.
+///
+/// On a machine of several CPUs, a drain that finds another in progress does nothing
+/// (__drain_all_pages() of 6.1, 6.12 and 7.3.4 with no zone: `mutex_trylock(&pcpu_drain_mutex)`
+/// fails and it returns): the caller goes on to its retry of the free lists, as the
+/// allocator's slow path does after either. In progress means the caller's clock lies in the
+/// modeled span of the last drain, from its start to its last zone->lock release
+/// ([`DrainMutex`]). The model's 5.7 follows the same rule.
 pub fn drain_all_pages(mm: &mut Mm) {
+    let multi_cpu = mm.sched.is_some();
+    let start = mm.now();
+    if multi_cpu && mm.pcpu_drain.busy_at(start) {
+        return;
+    }
+    drain_all_lists(mm);
+    if multi_cpu {
+        let end = mm.now();
+        mm.pcpu_drain = DrainMutex { from: start, until: end };
+    }
+}
+
+/// The modeled span of the last [`drain_all_pages`] on a machine of several CPUs, during which
+/// `pcpu_drain_mutex` is held (mm/page_alloc.c, 6.1, 6.12, 7.3.4).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DrainMutex {
+    from: u64,
+    until: u64,
+}
+
+impl DrainMutex {
+    /// Whether a drain that starts at `t` finds the mutex held (its trylock fails).
+    pub fn busy_at(&self, t: u64) -> bool {
+        self.from <= t && t < self.until
+    }
+}
+
+/// [`drain_all_pages`]'s work: the running CPU's lists, then the other CPUs'.
+fn drain_all_lists(mm: &mut Mm) {
     for z in 0..mm.folios.nr_zones() {
         // free_pcppages_bulk() of the whole list under zone->lock.
         let count = std::mem::take(&mut mm.zone_mut(z).pcp.count) as u64;
@@ -987,5 +1023,53 @@ mod tests {
         p.count = 0;
         p.decay_high();
         assert_eq!(p.high, 521);
+    }
+
+    /// A machine of 4 CPUs and one zone whose CPUs 1 and 2 each park 40 free pages on their
+    /// per-CPU lists; the running actor is task 0 at `clock`.
+    fn four_cpus_with_parked_pages(m: &mut crate::sim::Machine<crate::policy::classic::Classic>, clock: u64) {
+        for cpu in [1, 2] {
+            let pc = m.mm.percpu.as_mut().expect("machine.cpus sets up the other CPUs' lists");
+            let list = &mut pc.pcp[cpu][0];
+            m.mm.folios.take_top(0, 40, &mut list.frames);
+            list.pcp.count = list.frames.len() as i64;
+        }
+        m.mm.actor = crate::mm::Actor::Task(0);
+        m.mm.tasks[0].clock = clock;
+    }
+
+    /// Models mm/page_alloc.c: __drain_all_pages() with no zone (6.1, 6.12, 7.3.4): a drain
+    /// that finds pcpu_drain_mutex held returns without draining. The first drain takes
+    /// zone->lock once per CPU list that holds pages, for each of its pages; a second one
+    /// that starts within the first's span finds the lists as they are, one that starts at
+    /// its end drains them.
+    #[test]
+    fn drain_all_pages_does_nothing_while_another_drain_holds_the_mutex() {
+        use crate::policy::classic::Classic;
+        use crate::sim::scenario::Scenario;
+        let text = "[machine]\nmemory = \"64M\"\nkernel = \"6.1\"\ncpus = 4\nzones = \"one\"\n\
+                    [time.cpu]\nzone_move_ns = 100\nlock_handoff_ns = 0\n\
+                    [[workload]]\nname = \"f\"\ncgroup = \"/\"\nkind = \"file-read\"\nfile_size = \"1M\"\nops = 0\n";
+        let s = Scenario::parse(text, "t.toml", "t", &[]).unwrap_or_else(|e| panic!("{e}"));
+        let mut m = crate::sim::Machine::new(&s, |mm| Classic::new(mm.memcgs.cg.len())).unwrap();
+        let parked = |m: &crate::sim::Machine<Classic>| parked_frames(&m.mm);
+        let acquisitions = |m: &crate::sim::Machine<Classic>| m.mm.zone(0).lock.stat.acquisitions;
+        four_cpus_with_parked_pages(&mut m, 1_000);
+        assert_eq!(parked(&m), 80);
+        let free = m.mm.nr_free();
+        drain_all_pages(&mut m.mm);
+        assert_eq!((parked(&m), acquisitions(&m)), (0, 2), "one free_pcppages_bulk() per list");
+        assert_eq!(m.mm.nr_free(), free + 80);
+        let end = m.mm.tasks[0].clock;
+        assert_eq!(end, 1_000 + 80 * 100, "the drainer held zone->lock for each page");
+        // Another CPU's drain within that span: the trylock fails.
+        four_cpus_with_parked_pages(&mut m, end - 1);
+        drain_all_pages(&mut m.mm);
+        assert_eq!((parked(&m), acquisitions(&m)), (80, 2), "a drain in progress: nothing drained");
+        assert_eq!(m.mm.tasks[0].clock, end - 1, "and nothing held");
+        // At the span's end the mutex is free again.
+        m.mm.tasks[0].clock = end;
+        drain_all_pages(&mut m.mm);
+        assert_eq!((parked(&m), acquisitions(&m)), (0, 4));
     }
 }

@@ -480,6 +480,7 @@ fn boot_mm(s: &Scenario, sizes: &[Vec<(&'static str, u64)>], zones: Vec<Zones>, 
             crate::mm::time::OneCpu::new(eevdf)
         }),
         sched: None,
+        pcpu_drain: Default::default(),
         psi: psi(m, &memcgs_chains, nr_memcgs),
         profile: Default::default(),
         lru_add_batch: Vec::with_capacity(32),
