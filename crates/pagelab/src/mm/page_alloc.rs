@@ -1031,7 +1031,9 @@ mod tests {
         for cpu in [1, 2] {
             let pc = m.mm.percpu.as_mut().expect("machine.cpus sets up the other CPUs' lists");
             let list = &mut pc.pcp[cpu][0];
-            m.mm.folios.take_top(0, 40, &mut list.frames);
+            let mut frames = Vec::new();
+            m.mm.folios.take_top(0, 40, &mut frames);
+            list.frames = frames.into();
             list.pcp.count = list.frames.len() as i64;
         }
         m.mm.actor = crate::mm::Actor::Task(0);
