@@ -862,6 +862,21 @@ impl List {
 mod tests {
     use super::*;
 
+    /// A free stack per zone of `sizes` frames numbered from 0 across the zones, each as a
+    /// fresh zone hands them out (its lowest frame on top): the reference the tests compare
+    /// `Folios` with.
+    fn reference_stacks(sizes: &[u32]) -> Vec<Vec<Pfn>> {
+        let mut start = 0;
+        sizes
+            .iter()
+            .map(|&n| {
+                let stack = (start..start + n).rev().collect();
+                start += n;
+                stack
+            })
+            .collect()
+    }
+
     /// The free lists with never-used frames as a range hand out frames in the order the
     /// full lists did (a stack per zone that began with the zone's frames, lowest on top),
     /// through frees and a pageblock call that lists the range midway.
@@ -869,12 +884,7 @@ mod tests {
     fn never_used_frames_as_a_range_hand_out_the_full_lists_order() {
         let sizes = [16u32, 300, 700];
         let mut f = Folios::try_zoned(&sizes).unwrap();
-        let mut reference: Vec<Vec<Pfn>> = Vec::new();
-        let mut start = 0;
-        for &n in &sizes {
-            reference.push((start..start + n).rev().collect());
-            start += n;
-        }
+        let mut reference = reference_stacks(&sizes);
         // The read completions' one shared chunk of defaults (8 KiB), and nothing else.
         assert_eq!(f.state_bytes(), 8192, "no frame table or free list per frame before one is handed out");
         let mut held: Vec<Pfn> = Vec::new();
@@ -910,12 +920,7 @@ mod tests {
     fn a_held_top_of_the_free_stack_hands_out_the_single_stacks_order() {
         let sizes = [40u32, 300, 700];
         let mut f = Folios::try_zoned(&sizes).unwrap();
-        let mut reference: Vec<Vec<Pfn>> = Vec::new();
-        let mut start = 0;
-        for &n in &sizes {
-            reference.push((start..start + n).rev().collect());
-            start += n;
-        }
+        let mut reference = reference_stacks(&sizes);
         // Two parked lists a zone, each with its reference copy.
         let mut parked: Vec<Vec<(VecDeque<Pfn>, Vec<Pfn>)>> = vec![vec![Default::default(); 2]; 3];
         let mut held: Vec<Pfn> = Vec::new();
