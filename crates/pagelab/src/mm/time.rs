@@ -62,10 +62,11 @@ pub struct Costs {
     /// anon_vma or i_mmap, search its interval tree, walk the page table down to the PTE).
     /// The multi-gen LRU's posted kswapd profile (Yu Zhao, 2022) has the classic LRU spending 40% in page_vma_mapped_walk.
     /// Default 400 ns: pagelab's estimate. No per-walk figure is published; the anchor is that
-    /// profile's ratio (seed 004, 5.18-rc1 on a Snapdragon 7c, memcached on zram):
-    /// page_vma_mapped_walk 40.53% against lzo1x_1_do_compress's 20.37% of kswapd's cycles,
-    /// 19.40% against 35.99% with the multi-gen LRU, for `pagelab run --profile` to be
-    /// compared with (not yet done).
+    /// profile's ratio (seed 004's client benchmark: Chrome OS MemoryPressure, 5.18-rc1 on a
+    /// Snapdragon 7c with 4 GiB and zram, not its memcached run): page_vma_mapped_walk
+    /// 40.53% against lzo1x_1_do_compress's 20.37% of kswapd's cycles, 19.40% against
+    /// 35.99% with the multi-gen LRU, for a `--profile` run of a like scenario to be compared
+    /// with (not yet done).
     pub rmap_walk_ns: u64,
     /// An rstat flush's CPU time per memcg it visits (with one CPU): cgroup_rstat_flush()'s
     /// per-cgroup call of mem_cgroup_css_rstat_flush() (mm/memcontrol.c, 6.1 and 6.12). Default 300 ns:
