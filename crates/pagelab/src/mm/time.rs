@@ -7,28 +7,72 @@ use serde::{Deserialize, Serialize};
 use crate::mm::swapfile::DeviceKind;
 
 /// CPU costs in nanoseconds.
+///
+/// Where each default comes from (issue 42: a bundled measurement or a cited published
+/// figure) is said on its field and tabled in docs/scenarios.md, "Where the `[time]` defaults
+/// come from"; docs/journal/2026-11-29-time-defaults-provenance.md has the reading. Four of
+/// the eight kernel costs have a measurement or a published figure; `scan_page_ns`,
+/// `reclaim_page_ns`, `rmap_walk_ns` and `rstat_flush_memcg_ns` have none published per page
+/// or per memcg (shared/reference/field-survey-2026.md, Q4) and stay pagelab's estimates,
+/// each with the published anchor it can be checked against.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Costs {
-    /// A read()/write() system call: entry, exit and the page-cache lookup.
+    /// A read()/write() system call: entry, exit and the page-cache lookup (filemap_read()'s
+    /// filemap_get_pages(), 6.1 and 6.12). Default 600 ns. Source for the entry and exit: a
+    /// null system call (`syscall(SYS_getpid)`) measured at about 300 ns on a Skylake desktop
+    /// and about 500 ns on a Ryzen 9 3900X under Linux 5.11, against about 100 ns before the
+    /// 2018 page-table-isolation and Spectre mitigations (blog.i0.pm, "what a syscall actually
+    /// costs you" and "what does a syscall actually cost?": one machine each, not a survey).
+    /// The lookup's share (the rest of the 600) is pagelab's estimate, not measured.
     pub syscall_ns: u64,
-    /// Copying one 4 KiB page between the page cache and the user buffer.
+    /// Copying one 4 KiB page between the page cache and the user buffer
+    /// (copy_folio_to_iter() from filemap_read(), 6.1 and 6.12). Default 250 ns, 4 KiB at about
+    /// 16 GB/s; measured: `pagelab calibrate` times it on the user's host (a page memcpy
+    /// between buffers larger than the last-level cache). On the development host, a 2-vCPU
+    /// virtual machine under load, it measured 510 to 839 ns
+    /// (docs/journal/2026-11-29-machine-costs.md): a nested-paging guest's cold misses, kept
+    /// apart from the default until a bare-metal figure is taken.
     pub copy_page_ns: u64,
-    /// A load or store through a present page-table entry.
+    /// A load or store through a present page-table entry. Default 5 ns: a load that hits the
+    /// L2 cache, 14 cycles on Intel's Skylake server cores (Intel 64 and IA-32 Architectures
+    /// Optimization Reference Manual, Skylake Server microarchitecture's cache parameters; L1 is
+    /// 4 to 5 cycles), 4.7 ns at 3 GHz. A DRAM miss (about 80 to 100 ns) is not charged: the
+    /// model has no CPU caches.
     pub touch_ns: u64,
-    /// A page fault that does not wait for IO (zero-fill, page-cache hit, swap-cache hit).
+    /// A page fault that does not wait for IO (zero-fill, page-cache hit, swap-cache hit):
+    /// handle_mm_fault() to do_anonymous_page() or filemap_map_pages()/filemap_fault(), 6.1
+    /// and 6.12. Default 700 ns. Source: an anonymous zero-fill fault timed with rdtsc on
+    /// Linux 6.6, an 11th-generation Core i7 at 3.2 GHz: 575 ns at least, 1,013 ns median over
+    /// 100 faults (ddumbying.vercel.app, "Page fault latency measurement"; one machine, a
+    /// blog). Seed 002's will-it-scale page_fault figures (Shakeel Butt, 2021) are throughputs
+    /// of unstated task counts and give no time per fault.
     pub minor_fault_ns: u64,
     /// Reclaim's CPU time per page scanned; also MGLRU's page-table walk per young PTE it
     /// clears and promotes (walk_pte_range(): the folio's struct, the test-and-clear,
-    /// folio_update_gen()), beside `touch_ns` per PTE read.
+    /// folio_update_gen()), beside `touch_ns` per PTE read. Default 120 ns: pagelab's
+    /// estimate. No per-page figure for isolate_lru_folios()/shrink_folio_list() is published
+    /// (field-survey-2026.md, Q4); the anchors are profile shares (seed 004's kswapd profiles).
     pub scan_page_ns: u64,
-    /// Reclaim's CPU time per page freed (remove from the mapping, free).
+    /// Reclaim's CPU time per page freed (remove from the mapping, free: __remove_mapping()
+    /// and free_unref_page_list() on 6.1, free_unref_folios() on 6.12). Default 350 ns: pagelab's estimate, no
+    /// published per-page figure (field-survey-2026.md, Q4).
     pub reclaim_page_ns: u64,
     /// One reverse-map walk of a mapped page (folio_referenced() or try_to_unmap(): lock the
     /// anon_vma or i_mmap, search its interval tree, walk the page table down to the PTE).
     /// The multi-gen LRU's posted kswapd profile (Yu Zhao, 2022) has the classic LRU spending 40% in page_vma_mapped_walk.
+    /// Default 400 ns: pagelab's estimate. No per-walk figure is published; the anchor is that
+    /// profile's ratio (seed 004's client benchmark: Chrome OS MemoryPressure, 5.18-rc1 on a
+    /// Snapdragon 7c with 4 GiB and zram, not its memcached run): page_vma_mapped_walk
+    /// 40.53% against lzo1x_1_do_compress's 20.37% of kswapd's cycles, 19.40% against
+    /// 35.99% with the multi-gen LRU, for a `--profile` run of a like scenario to be compared
+    /// with (not yet done).
     pub rmap_walk_ns: u64,
-    /// An rstat flush's CPU time per memcg it visits (with one CPU).
+    /// An rstat flush's CPU time per memcg it visits (with one CPU): cgroup_rstat_flush()'s
+    /// per-cgroup call of mem_cgroup_css_rstat_flush() (mm/memcontrol.c, 6.1 and 6.12). Default 300 ns:
+    /// pagelab's estimate. No per-memcg figure is published; seed 002 (Shakeel Butt, 2021)
+    /// gives only end-to-end will-it-scale page_fault gains of 10 to 15% from moving the flush
+    /// into the refault path.
     pub rstat_flush_memcg_ns: u64,
     /// cache_ext's work per hook call on a cgroup with a seam policy (policy/seam, "What a
     /// hook costs"): the BPF call into the policy and the framework's valid-folio registry
