@@ -460,7 +460,9 @@ impl Folios {
     /// free stack: the listed frames from the last, then the never-used ones from the lowest),
     /// into `into` (emptied first) in stack order (the next to be handed out last). Fewer when
     /// the zone has fewer, or the host cannot hold the tables for a never-used one.
-    /// [`Folios::push_top`] puts them back as they were.
+    /// [`Folios::push_top`] puts them back as they were. Only tests park frames this way;
+    /// a change of CPU splits the top ([`Folios::split_top`]) and swaps it instead.
+    #[cfg(test)]
     pub fn take_top(&mut self, z: usize, n: usize, into: &mut Vec<Pfn>) {
         self.settle_top(z);
         into.clear();

@@ -219,7 +219,7 @@ impl<P: Policy> Machine<P> {
     /// With more than [`TASK_SCAN_MAX`] tasks, from the heap: the first valid entry at its top
     /// is the least (clock, task) pair, the one the scan finds, since every runnable task
     /// has an entry whose clock is at most its own.
-    fn next_task(&mut self) -> Option<usize> {
+    pub(super) fn next_task(&mut self) -> Option<usize> {
         if let Some(q) = self.queue.as_mut() {
             while let Some(&std::cmp::Reverse((at, t))) = q.heap.peek() {
                 if self.tasks[t].done || self.tasks[t].waiting {

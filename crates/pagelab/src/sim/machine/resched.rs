@@ -167,23 +167,18 @@ impl<P: Policy> Machine<P> {
         coop.slots.len() - 1
     }
 
-    /// Whether an actor other than task `t`, at `now`, comes before it: a runnable task whose
-    /// clock is earlier (ties: the lower number, as `next_task` chooses), or an event due.
-    fn someone_before(&self, t: usize, now: u64) -> bool {
-        if self.event_due(now) {
-            return true;
-        }
-        self.tasks.iter().enumerate().any(|(u, task)| {
-            let c = self.mm.tasks[u].clock;
-            u != t && !task.done && !task.waiting && (c < now || (c == now && u < t))
-        })
+    /// Whether an actor other than task `t` comes before it: an event due by its clock, or
+    /// another runnable task that `next_task` would choose first (an earlier clock; ties: the
+    /// lower number). `t` itself is runnable, so the choice is `t` exactly when none does.
+    fn someone_before(&mut self, t: usize) -> bool {
+        self.event_due(self.mm.tasks[t].clock) || self.next_task().is_some_and(|u| u != t)
     }
 
     /// cond_resched() in task `t`'s reclaim: when another actor comes first, the task leaves
     /// its CPU and the loop goes on elsewhere until the task is resumed (`resume`).
     fn resched_point(&mut self) {
         let Actor::Task(t) = self.mm.actor else { return };
-        if self.coop.as_ref().is_none_or(|c| c.off) || !self.someone_before(t, self.mm.tasks[t].clock) {
+        if self.coop.as_ref().is_none_or(|c| c.off) || !self.someone_before(t) {
             return;
         }
         let usage = self.mm.usage(Who::Task(t));
