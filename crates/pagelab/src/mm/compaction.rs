@@ -169,7 +169,7 @@ pub fn kcompactd_timeout(mm: &mut Mm) {
     for z in 0..mm.nodes[0].zones.z.len() {
         let (start, end) = mm.folios.zone_span(z);
         if end > start {
-            compact_zone_as(mm, z, true);
+            compact_zone_proactively(mm, z);
         }
     }
     let after = fragmentation_score_node(mm);
