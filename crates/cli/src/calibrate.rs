@@ -60,6 +60,9 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
+#[cfg(target_os = "linux")]
+mod kernel;
+
 const PAGE: usize = 4096;
 
 /// What to measure and where to write it.
@@ -72,32 +75,46 @@ pub struct Options<'a> {
     pub quick: bool,
     /// Where to write the TOML; `None` or "-": standard output.
     pub out: Option<&'a Path>,
+    /// The directory of the scratch file the page-cache measurements use; `None`: the
+    /// system's temporary directory.
+    pub scratch: Option<&'a Path>,
 }
 
 /// The algorithms `--algorithm` takes.
 pub const ALGORITHMS: &[&str] = &["lz4", "zstd"];
 
-/// One measured figure: the median time per repetition and what the batches were.
+/// One measured figure: the median time per repetition, the fastest and slowest batch's,
+/// and what the batches were.
 #[derive(Clone, Copy, Debug)]
 pub struct Figure {
     pub median_ns: f64,
+    pub min_ns: f64,
+    pub max_ns: f64,
     pub batches: usize,
     pub reps: usize,
+}
+
+impl Figure {
+    /// The figure of batches that took `per_rep` nanoseconds a repetition (at least one).
+    fn of(mut per_rep: Vec<f64>, reps: usize) -> Figure {
+        per_rep.sort_by(f64::total_cmp);
+        let (min_ns, max_ns) = (per_rep[0], per_rep[per_rep.len() - 1]);
+        Figure { median_ns: per_rep[per_rep.len() / 2], min_ns, max_ns, batches: per_rep.len(), reps }
+    }
 }
 
 /// Runs `f` (which does `reps` repetitions) `batches` times and keeps the median time per
 /// repetition; one untimed run first warms caches and frequency.
 fn measure(batches: usize, reps: usize, mut f: impl FnMut()) -> Figure {
     f();
-    let mut t: Vec<f64> = (0..batches)
+    let t: Vec<f64> = (0..batches)
         .map(|_| {
             let s = Instant::now();
             f();
             s.elapsed().as_nanos() as f64 / reps as f64
         })
         .collect();
-    t.sort_by(f64::total_cmp);
-    Figure { median_ns: t[t.len() / 2], batches, reps }
+    Figure::of(t, reps)
 }
 
 /// A small seeded generator for the pages' random bytes (the figures must not depend on
@@ -417,7 +434,7 @@ fn ns(f: Figure) -> u64 {
 }
 
 fn how(f: Figure) -> String {
-    format!("median of {} batches of {} ({:.1} ns)", f.batches, f.reps, f.median_ns)
+    format!("median of {} batches of {} ({:.1} ns; {:.1} to {:.1})", f.batches, f.reps, f.median_ns, f.min_ns, f.max_ns)
 }
 
 /// Measures everything and returns the TOML text.
@@ -455,6 +472,7 @@ pub fn measure_all(o: &Options) -> Result<String> {
     writeln!(w, "# memcpy of a 4 KiB page between buffers larger than the last-level cache: {}", how(cold))?;
     writeln!(w, "# (between two cached pages: {} ns, {})", ns(hot), how(hot))?;
     writeln!(w, "copy_page_ns = {}", ns(cold).max(1))?;
+    write_kernel(w, o)?;
     writeln!(w)?;
     let pct = (o.compressibility * 100.0).round();
     writeln!(w, "# A zram swap device (machine.swap.device = \"zram\"), {} on pages {pct}% zeros and", o.algorithm)?;
@@ -504,6 +522,18 @@ pub fn measure_all(o: &Options) -> Result<String> {
     Ok(t)
 }
 
+/// The host kernel's own costs (`kernel`), into the `[time]` table being written.
+#[cfg(target_os = "linux")]
+fn write_kernel(w: &mut String, o: &Options) -> std::fmt::Result {
+    let scratch = o.scratch.map_or_else(std::env::temp_dir, Path::to_path_buf);
+    kernel::write_table(w, &kernel::measure_kernel(&scratch, o.quick))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn write_kernel(w: &mut String, _: &Options) -> std::fmt::Result {
+    writeln!(w, "# The host kernel's own costs are measured on Linux only; their defaults stay.")
+}
+
 /// `pagelab calibrate`: measures and writes the TOML, to a file as every output of the
 /// command line is written (claimed before the measurement, put in place only when whole:
 /// `output::Files`) or to standard output.
@@ -547,10 +577,10 @@ mod tests {
 
     #[test]
     fn a_compressibility_outside_0_to_1_is_refused() {
-        let o = Options { compressibility: 1.5, algorithm: "lz4", quick: true, out: None };
+        let o = Options { compressibility: 1.5, algorithm: "lz4", quick: true, out: None, scratch: None };
         let e = measure_all(&o).unwrap_err().to_string();
         assert!(e.contains("--compressibility 1.5"), "{e}");
-        let o = Options { compressibility: 0.5, algorithm: "lzo", quick: true, out: None };
+        let o = Options { compressibility: 0.5, algorithm: "lzo", quick: true, out: None, scratch: None };
         assert!(measure_all(&o).unwrap_err().to_string().contains("`lzo`"));
     }
 }

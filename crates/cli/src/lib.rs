@@ -211,7 +211,8 @@ enum Cmd {
     /// List every policy, one line each: name, where it runs (trace, machine, both), what it is.
     Policies,
     /// Measure this host's costs (a page copy, zram's compression and decompression on pages
-    /// of a declared compressibility, a contended cache line) and write them as `[time]`
+    /// of a declared compressibility, a contended cache line, and its kernel's own: a system
+    /// call, a minor fault, page-cache reclaim, an rstat flush) and write them as `[time]`
     /// tables a scenario can take in (docs/scenarios.md, "Costs measured on your host").
     Calibrate {
         /// Write the TOML to this file ("-" or absent: standard output).
@@ -226,6 +227,10 @@ enum Cmd {
         /// Fewer, shorter batches: a quick look, noisier figures.
         #[arg(long)]
         quick: bool,
+        /// The directory of the scratch file whose page-cache reclaim is timed (default: the
+        /// temporary directory); it must be on a disk file system, not tmpfs.
+        #[arg(long)]
+        scratch: Option<PathBuf>,
     },
     /// The counters of a trace's replay at a range of memory sizes: every point a full replay,
     /// or (--sample R) a miniature simulation of a spatially hashed R of the pages in R of
@@ -561,8 +566,8 @@ fn real_main(cli: Cli) -> Result<()> {
             sweep(&scenario, &vary, &set, threads, Outputs { json: json.as_deref(), csv: csv.as_deref(), parquet: parquet.as_deref() }, quiet)
         }
         Cmd::Policies => policies(),
-        Cmd::Calibrate { out, compressibility, algorithm, quick } => {
-            calibrate::run(&calibrate::Options { compressibility, algorithm: &algorithm, quick, out: out.as_deref() })
+        Cmd::Calibrate { out, compressibility, algorithm, quick, scratch } => {
+            calibrate::run(&calibrate::Options { compressibility, algorithm: &algorithm, quick, out: out.as_deref(), scratch: scratch.as_deref() })
         }
     }
 }

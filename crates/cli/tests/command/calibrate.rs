@@ -20,6 +20,10 @@ fn calibrate_writes_time_tables_a_scenario_takes_in() {
     assert!(copy > 0 && read > 0 && write > 0, "{text}");
     // The locks' costs: an xarray store, a buddy/per-CPU list move, a swap slot.
     assert!(value("xa_store_ns") > 0 && value("zone_move_ns") > 0 && value("swap_slot_ns") > 0, "{text}");
+    // The host kernel's own work: each key measured, or the reason it was not.
+    for key in ["syscall_ns", "minor_fault_ns", "reclaim_page_ns", "rstat_flush_memcg_ns"] {
+        assert!(text.contains(&format!("# {key} is not measured (")) || value(key) > 0, "{key}: {text}");
+    }
 
     let elapsed = |name: &str, text: &str| -> f64 {
         let scenario = format!(
@@ -58,4 +62,20 @@ fn calibrate_refuses_what_it_cannot_measure() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("`lzo-rle`"));
     assert!(!table.exists());
+}
+
+/// A scratch directory the host refuses (here, one that does not exist) costs the page-cache
+/// measurements, each replaced by the reason, and nothing else: the table is still written.
+#[test]
+fn calibrate_writes_why_a_kernel_cost_was_not_measured() {
+    let dir = scratch_dir("calibrate");
+    let table = dir.join("refused.toml");
+    let out = pagelab().args(["calibrate", "--quick", "--scratch", "/nonexistent-pagelab-dir", "--out"]).arg(&table).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&table).unwrap();
+    for key in ["syscall_ns", "reclaim_page_ns"] {
+        assert!(text.contains(&format!("# {key} is not measured (")) && text.contains("statfs(/nonexistent-pagelab-dir) failed"), "{text}");
+        assert!(!text.contains(&format!("\n{key} =")), "{text}");
+    }
+    assert!(text.contains("madvise(MADV_PAGEOUT) is not measured"), "{text}");
 }
