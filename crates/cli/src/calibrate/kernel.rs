@@ -133,12 +133,12 @@ pub fn write_table(w: &mut String, k: &Measured) -> std::fmt::Result {
     }
     let read = "a 1-byte pread() of a cached page (entry, exit, the page-cache lookup)";
     key(w, "syscall_ns", read, k.cached_read.as_ref().map(|f| (ns(*f), how(*f))))?;
-    if let Ok(f) = &k.file_fault {
-        let (per, pages) = (f.per_fault, f.pages_per_fault);
-        writeln!(w, "# (the first load of a cached file page through a shared mapping: {} ns a fault,", ns(per))?;
-        writeln!(w, "# {pages:.1} pages mapped a fault (fault-around), {})", how(per))?;
-    } else if let Err(e) = &k.file_fault {
-        writeln!(w, "# (a file-backed minor fault is not measured: {e})")?;
+    match &k.file_fault {
+        Ok(Faults { per_fault, pages_per_fault }) => {
+            writeln!(w, "# (the first load of a cached file page through a shared mapping: {} ns a fault,", ns(*per_fault))?;
+            writeln!(w, "# {pages_per_fault:.1} pages mapped a fault (fault-around), {})", how(*per_fault))?;
+        }
+        Err(e) => writeln!(w, "# (a file-backed minor fault is not measured: {e})")?,
     }
     let anon = "the first store to an anonymous page (an order-0 page zero-filled, charged, mapped)";
     key(w, "minor_fault_ns", anon, k.anon_fault.as_ref().map(|f| (ns(f.per_fault), format!("{}, {:.1} pages a fault", how(f.per_fault), f.pages_per_fault))))?;
@@ -186,7 +186,7 @@ fn flush_cost(with: Figure, without: Figure) -> Result<(u64, String), String> {
 }
 
 /// The running kernel's release, as `uname -r` prints it.
-pub fn release() -> String {
+fn release() -> String {
     std::fs::read_to_string("/proc/sys/kernel/osrelease").map_or_else(|_| "unknown".into(), |s| s.trim().to_string())
 }
 
@@ -331,7 +331,7 @@ fn memory_stat_file() -> Result<PathBuf, String> {
 
 /// Where this process's memcg's `memory.stat` is: under cgroup v1's memory hierarchy if the
 /// memory controller is bound to one, else under the cgroup v2 mount.
-pub fn memory_stat_path(mounts: &str, cgroups: &str) -> Result<PathBuf, String> {
+fn memory_stat_path(mounts: &str, cgroups: &str) -> Result<PathBuf, String> {
     let mount_of = |fstype: &str, needs_memory: bool| {
         mounts.lines().map(|l| l.split(' ').collect::<Vec<_>>()).find_map(|f| {
             let fits = f.len() > 3 && f[2] == fstype && (!needs_memory || f[3].split(',').any(|o| o == "memory"));
