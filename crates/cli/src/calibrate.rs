@@ -48,6 +48,12 @@
 //!   the next waiter). A `fetch_add` on one cache line by two threads at once against one
 //!   thread alone is written beside it as a comment. With one CPU these are not measured.
 //!
+//! - **The host kernel's own work** (`[time] syscall_ns`, `minor_fault_ns`,
+//!   `reclaim_page_ns`, `rstat_flush_memcg_ns`, and a bound on `scan_page_ns` +
+//!   `rmap_walk_ns`): a system call, minor faults, page-cache reclaim by `MADV_PAGEOUT` and
+//!   `POSIX_FADV_DONTNEED`, and an rstat flush, each made to happen on the running kernel
+//!   and timed in the thread's CPU time; `calibrate/kernel.rs` says what each includes.
+//!
 //! Figures depend on the host, its load and its frequency scaling: measure on an idle
 //! machine, and compare only figures from the same host.
 

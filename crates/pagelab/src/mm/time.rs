@@ -14,7 +14,10 @@ use crate::mm::swapfile::DeviceKind;
 /// the eight kernel costs have a measurement or a published figure; `scan_page_ns`,
 /// `reclaim_page_ns`, `rmap_walk_ns` and `rstat_flush_memcg_ns` have none published per page
 /// or per memcg (shared/reference/field-survey-2026.md, Q4) and stay pagelab's estimates,
-/// each with the published anchor it can be checked against.
+/// each with the published anchor it can be checked against. `pagelab calibrate` times the
+/// host kernel's own work for `syscall_ns`, `minor_fault_ns`, `reclaim_page_ns` and
+/// `rstat_flush_memcg_ns`, and bounds `scan_page_ns` + `rmap_walk_ns`
+/// (docs/journal/2026-11-30-host-kernel-costs.md); no default was changed from its figures.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Costs {
@@ -24,7 +27,9 @@ pub struct Costs {
     /// and about 500 ns on a Ryzen 9 3900X under Linux 5.11, against about 100 ns before the
     /// 2018 page-table-isolation and Spectre mitigations (blog.i0.pm, "what a syscall actually
     /// costs you" and "what does a syscall actually cost?": one machine each, not a survey).
-    /// The lookup's share (the rest of the 600) is pagelab's estimate, not measured.
+    /// `pagelab calibrate` measures the whole key on the user's host (a 1-byte `pread()` of a
+    /// cached page) and a null system call beside it; the development host, a loaded 2-vCPU
+    /// virtual machine on Linux 6.18, measured 237 to 1,139 ns and 114 to 151 ns (docs/journal/2026-11-30-host-kernel-costs.md).
     pub syscall_ns: u64,
     /// Copying one 4 KiB page between the page cache and the user buffer
     /// (copy_folio_to_iter() from filemap_read(), 6.1 and 6.12). Default 250 ns, 4 KiB at about
@@ -46,17 +51,25 @@ pub struct Costs {
     /// Linux 6.6, an 11th-generation Core i7 at 3.2 GHz: 575 ns at least, 1,013 ns median over
     /// 100 faults (ddumbying.vercel.app, "Page fault latency measurement"; one machine, a
     /// blog). Seed 002's will-it-scale page_fault figures (Shakeel Butt, 2021) are throughputs
-    /// of unstated task counts and give no time per fault.
+    /// of unstated task counts and give no time per fault. `pagelab calibrate` measures an
+    /// anonymous zero-fill fault on the user's host (the figure it sets) and a file-backed one
+    /// (16 pages a fault by fault-around) beside it; the development host, a loaded 2-vCPU
+    /// virtual machine on Linux 6.18, measured 1,179 to 2,266 ns and 3,050 to 6,418 ns (docs/journal/2026-11-30-host-kernel-costs.md).
     pub minor_fault_ns: u64,
     /// Reclaim's CPU time per page scanned; also MGLRU's page-table walk per young PTE it
     /// clears and promotes (walk_pte_range(): the folio's struct, the test-and-clear,
     /// folio_update_gen()), beside `touch_ns` per PTE read. Default 120 ns: pagelab's
     /// estimate. No per-page figure for isolate_lru_folios()/shrink_folio_list() is published
     /// (field-survey-2026.md, Q4); the anchors are profile shares (seed 004's kswapd profiles).
+    /// `pagelab calibrate` prints an upper bound on it plus `rmap_walk_ns` (see there).
     pub scan_page_ns: u64,
     /// Reclaim's CPU time per page freed (remove from the mapping, free: __remove_mapping()
     /// and free_unref_page_list() on 6.1, free_unref_folios() on 6.12). Default 350 ns: pagelab's estimate, no
-    /// published per-page figure (field-survey-2026.md, Q4).
+    /// published per-page figure (field-survey-2026.md, Q4). `pagelab calibrate` measures it on
+    /// the user's host: `posix_fadvise(POSIX_FADV_DONTNEED)` of clean unmapped page-cache pages
+    /// (mapping_evict_folio(): __remove_mapping() without a shadow, the free), per page; the
+    /// development host, a loaded 2-vCPU virtual machine on Linux 6.18, measured 185 to 427 ns
+    /// (docs/journal/2026-11-30-host-kernel-costs.md).
     pub reclaim_page_ns: u64,
     /// One reverse-map walk of a mapped page (folio_referenced() or try_to_unmap(): lock the
     /// anon_vma or i_mmap, search its interval tree, walk the page table down to the PTE).
@@ -66,13 +79,19 @@ pub struct Costs {
     /// Snapdragon 7c with 4 GiB and zram, not its memcached run): page_vma_mapped_walk
     /// 40.53% against lzo1x_1_do_compress's 20.37% of kswapd's cycles, 19.40% against
     /// 35.99% with the multi-gen LRU, for a `--profile` run of a like scenario to be compared
-    /// with (not yet done).
+    /// with (not yet done). `pagelab calibrate` bounds it: `madvise(MADV_PAGEOUT)` of clean
+    /// page-cache pages mapped once, less the `reclaim_page_ns` figure, bounds `scan_page_ns` +
+    /// `rmap_walk_ns` from above; the development host measured 879 to 1,148 ns, so a walk of a
+    /// page mapped once is at most about 640 ns there, and 400 is consistent (docs/journal/2026-11-30-host-kernel-costs.md).
     pub rmap_walk_ns: u64,
     /// An rstat flush's CPU time per memcg it visits (with one CPU): cgroup_rstat_flush()'s
     /// per-cgroup call of mem_cgroup_css_rstat_flush() (mm/memcontrol.c, 6.1 and 6.12). Default 300 ns:
     /// pagelab's estimate. No per-memcg figure is published; seed 002 (Shakeel Butt, 2021)
     /// gives only end-to-end will-it-scale page_fault gains of 10 to 15% from moving the flush
-    /// into the refault path.
+    /// into the refault path. `pagelab calibrate` measures one flush of the process's own memcg
+    /// on the user's host (a `memory.stat` read that flushes, less one that does not); the
+    /// development host, a loaded 2-vCPU virtual machine on Linux 6.18, measured 9,092 to
+    /// 32,995 ns, fixed costs included: not a per-memcg figure (docs/journal/2026-11-30-host-kernel-costs.md).
     pub rstat_flush_memcg_ns: u64,
     /// cache_ext's work per hook call on a cgroup with a seam policy (policy/seam, "What a
     /// hook costs"): the BPF call into the policy and the framework's valid-folio registry
