@@ -32,7 +32,8 @@
 //!   report's `warnings`, never silently.
 //!
 //! What a lock saw is counted in [`LockStat`]: acquisitions, contended ones, the wait
-//! (total, and its median and 99th percentile from a log-linear histogram) and the hold.
+//! (total, and its median and 99th percentile from a log-linear histogram) and the hold, and
+//! the same split by the kernel function that took the lock ([`SpinLock::lock_by`]).
 
 use serde::Serialize;
 
@@ -72,6 +73,14 @@ impl SpinLock {
     /// above states them.
     pub fn lock(&mut self, at: u64, hold: u64, handoff: u64, horizon: u64) -> Section {
         self.lock_within(at, hold, handoff, horizon, CALENDAR)
+    }
+
+    /// [`SpinLock::lock_within`] on behalf of the kernel function `by` (`"rmqueue_bulk"`): its
+    /// section is also counted under that name ([`LockStat::by_function`]).
+    pub fn lock_by(&mut self, by: &'static str, at: u64, hold: u64, handoff: u64, horizon: u64, calendar: usize) -> Section {
+        let section = self.lock_within(at, hold, handoff, horizon, calendar);
+        self.stat.by_function(by).count(section.spin, hold);
+        section
     }
 
     /// [`SpinLock::lock`] with a calendar of at most `calendar` busy spans.
@@ -169,6 +178,34 @@ pub struct LockStat {
     pub sections_peak: u64,
     /// The waits ([`crate::hist`]).
     waits: Histogram,
+    /// The same counts by the kernel function that took the lock, in the order first seen.
+    by_function: Vec<(&'static str, TakerStat)>,
+}
+
+/// What one kernel function's sections of a lock (or a class of locks) saw: a section waited
+/// (spun) when its wait is not zero, and it then counts as contended.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TakerStat {
+    pub acquisitions: u64,
+    pub contended: u64,
+    pub wait_ns: u64,
+    pub hold_ns: u64,
+}
+
+impl TakerStat {
+    fn count(&mut self, wait: u64, hold: u64) {
+        self.acquisitions += 1;
+        self.contended += (wait > 0) as u64;
+        self.wait_ns += wait;
+        self.hold_ns += hold;
+    }
+
+    fn merge(&mut self, o: &TakerStat) {
+        self.acquisitions += o.acquisitions;
+        self.contended += o.contended;
+        self.wait_ns += o.wait_ns;
+        self.hold_ns += o.hold_ns;
+    }
 }
 
 impl LockStat {
@@ -190,6 +227,21 @@ impl LockStat {
         self.calendar_peak = self.calendar_peak.max(o.calendar_peak);
         self.sections_peak = self.sections_peak.max(o.sections_peak);
         self.waits.merge(&o.waits);
+        for (by, t) in &o.by_function {
+            self.by_function(by).merge(t);
+        }
+    }
+
+    /// The counts of the sections taken by `by`.
+    fn by_function(&mut self, by: &'static str) -> &mut TakerStat {
+        let i = match self.by_function.iter().position(|(f, _)| *f == by) {
+            Some(i) => i,
+            None => {
+                self.by_function.push((by, TakerStat::default()));
+                self.by_function.len() - 1
+            }
+        };
+        &mut self.by_function[i].1
     }
 
     /// The wait at quantile `q` (0..1): the upper bound of its bucket (within 1/8 of it).
@@ -208,6 +260,7 @@ impl LockStat {
             hold_ns: self.hold_ns,
             forgotten: self.forgotten,
             calendar_peak: self.calendar_peak,
+            by_function: self.by_function.iter().map(|(f, t)| (f.to_string(), *t)).collect(),
         }
     }
 }
@@ -226,6 +279,10 @@ pub struct LockSummary {
     pub forgotten: u64,
     /// The most busy spans one lock's calendar kept at once.
     pub calendar_peak: u64,
+    /// The same figures by the kernel function that took the lock (`rmqueue_bulk`,
+    /// `drain_all_pages`, `evict_folios`, …); absent when no section was taken.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub by_function: std::collections::BTreeMap<String, TakerStat>,
 }
 
 #[cfg(test)]
@@ -338,6 +395,29 @@ mod tests {
         assert_eq!((s.start, s.spin), (60_500, 0), "the gap after the section at 60,000 fits");
         assert_eq!(l.busy.len(), 50 + 1);
         assert_eq!(l.stat.forgotten, 0);
+    }
+
+    #[test]
+    fn sections_are_counted_by_the_function_that_took_the_lock_and_summed_over_a_class() {
+        let mut a = SpinLock::default();
+        a.lock_by("rmqueue_bulk", 0, 100, 10, 0, CALENDAR);
+        a.lock_by("drain_all_pages", 50, 200, 10, 0, CALENDAR);
+        a.lock_by("rmqueue_bulk", 1_000, 100, 10, 0, CALENDAR);
+        let mut b = SpinLock::default();
+        b.lock_by("drain_all_pages", 0, 300, 10, 0, CALENDAR);
+        let mut class = LockStat::default();
+        class.merge(&a.stat);
+        class.merge(&b.stat);
+        let s = class.summary();
+        let refill = s.by_function["rmqueue_bulk"];
+        let drain = s.by_function["drain_all_pages"];
+        assert_eq!(refill, TakerStat { acquisitions: 2, contended: 0, wait_ns: 0, hold_ns: 200 });
+        assert_eq!(drain, TakerStat { acquisitions: 2, contended: 1, wait_ns: 60, hold_ns: 500 }, "the drain at 50 waited for the refill and a handoff");
+        assert_eq!(
+            (refill.acquisitions + drain.acquisitions, refill.wait_ns + drain.wait_ns),
+            (s.acquisitions, s.wait_ns),
+            "the split sums to the lock's figures"
+        );
     }
 
     #[test]

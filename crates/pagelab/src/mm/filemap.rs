@@ -50,7 +50,7 @@ fn current_memcg(mm: &Mm) -> MemcgId {
 pub fn filemap_add_folio<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, for_write: bool, gfp: Gfp) -> Option<Pfn> {
     let memcg = current_memcg(mm);
     let pfn = new_folio(mm, p, memcg, vpn, false, gfp)?;
-    mm.i_pages_lock(vpn, 1);
+    mm.i_pages_lock("__filemap_add_folio", vpn, 1);
     mm.memcgs.stat_updated(memcg, FedStat::FilePages, 1);
     let old = mm.space.replace(vpn, Entry::Resident(pfn));
     if let Entry::Shadow(_) = old {
@@ -188,7 +188,7 @@ pub fn filemap_add_large_folio<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, orde
     }
     mm.memcgs.stat_updated(memcg, FedStat::FilePages, nr);
     // One xas_store() of the multi-index entry under the lock.
-    mm.i_pages_lock(vpn, 1);
+    mm.i_pages_lock("__filemap_add_folio", vpn, 1);
     let mut shadow = None;
     for k in 0..nr as Vpn {
         let old = mm.space.replace(vpn + k, Entry::Resident(head));
@@ -275,7 +275,7 @@ pub fn filemap_end_dropbehind_read<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn) 
     }
     // folio_unmap_invalidate() -> __filemap_remove_folio() under the i_pages lock.
     let vpn = mm.folios.get(pfn).vpn;
-    mm.i_pages_lock(vpn, 1);
+    mm.i_pages_lock("filemap_remove_folio", vpn, 1);
     page_cache_delete(mm, pfn, None);
     crate::mm::page_alloc::free_folio(mm, pfn);
 }
@@ -623,7 +623,7 @@ pub fn truncate_inode_pages_range<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef,
                 next = mm.folios.get(pfn).vpn as u64 + nr;
                 batched += 1;
                 if batched == batch_size {
-                    mm.i_pages_lock(f.base, batched);
+                    mm.i_pages_lock("delete_from_page_cache_batch", f.base, batched);
                     batched = 0;
                 }
                 page_cache_delete(mm, pfn, None);
@@ -639,7 +639,7 @@ pub fn truncate_inode_pages_range<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef,
         }
     }
     if batched > 0 {
-        mm.i_pages_lock(f.base, batched);
+        mm.i_pages_lock("delete_from_page_cache_batch", f.base, batched);
     }
     removed
 }

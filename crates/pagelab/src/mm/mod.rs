@@ -442,9 +442,9 @@ impl Mm {
     /// and evict_folios() once per isolation and once per putback); on 5.7 the lock is the
     /// node's `pgdat->lru_lock`, shared by every memcg ([`Kernel::lru_lock_per_memcg`]).
     /// The lruvec is `memcg`'s on node `nid` (node `nid`'s `pgdat->lru_lock` on 5.7).
-    pub fn lru_lock_on(&mut self, memcg: MemcgId, nid: usize, folios: u64) {
+    pub fn lru_lock_on(&mut self, by: &'static str, memcg: MemcgId, nid: usize, folios: u64) {
         let hold = folios * self.cfg.costs.cpu.lru_move_ns;
-        self.hold_lock(hold, Func::LruMove, |mm| {
+        self.hold_lock(by, hold, Func::LruMove, |mm| {
             if mm.cfg.kernel.lru_lock_per_memcg() {
                 &mut mm.memcgs.get_mut(memcg).lruvec_of_mut(nid).lru_lock
             } else {
@@ -455,10 +455,11 @@ impl Mm {
 
     /// The current actor takes `lock` at its clock to hold it for `hold` ns, with several
     /// CPUs ([`crate::locking`]): it spins until the lock is its own, then holds it, both on
-    /// its CPU, the hold booked to `f`. Nothing without `machine.cpus` ≥ 2. The lock is
-    /// reached through `lock_of`, as each lock lives in the structure it guards.
+    /// its CPU, the hold booked to `f`, the section counted under the kernel function `by`.
+    /// Nothing without `machine.cpus` ≥ 2. The lock is reached through `lock_of`, as each lock
+    /// lives in the structure it guards.
     #[inline]
-    fn hold_lock(&mut self, hold: u64, f: Func, lock_of: impl FnOnce(&mut Mm) -> &mut crate::locking::SpinLock) {
+    fn hold_lock(&mut self, by: &'static str, hold: u64, f: Func, lock_of: impl FnOnce(&mut Mm) -> &mut crate::locking::SpinLock) {
         if self.sched.is_none() {
             return;
         }
@@ -467,7 +468,7 @@ impl Mm {
         let Some(sched) = self.sched.as_mut() else { return };
         let (horizon, calendar) = (sched.horizon, sched.calendar);
         sched.horizon_lag_max_ns = sched.horizon_lag_max_ns.max(at.saturating_sub(horizon));
-        let section = lock_of(self).lock_within(at, hold, handoff, horizon, calendar);
+        let section = lock_of(self).lock_by(by, at, hold, handoff, horizon, calendar);
         if let Some(sched) = self.sched.as_mut() {
             sched.spun(section.spin);
         }
@@ -483,13 +484,13 @@ impl Mm {
     /// once per folio batch (`PAGEVEC_SIZE`) by truncation's delete_from_page_cache_batch().
     /// The lock is the file's own (`struct address_space`): tasks on one file contend, tasks
     /// on their own files do not.
-    pub fn i_pages_lock(&mut self, vpn: Vpn, folios: u64) {
+    pub fn i_pages_lock(&mut self, by: &'static str, vpn: Vpn, folios: u64) {
         if self.sched.is_none() {
             return;
         }
         let hold = folios * self.cfg.costs.cpu.xa_store_ns;
         let object = self.space.object_of(vpn);
-        self.hold_lock(hold, Func::XaStore, |mm| &mut mm.space.objects[object].i_pages);
+        self.hold_lock(by, hold, Func::XaStore, |mm| &mut mm.space.objects[object].i_pages);
     }
 
     /// Takes zone `z`'s `zone->lock` to move `pages` pages between its buddy lists and a
@@ -500,12 +501,12 @@ impl Mm {
     /// a drain: drain_all_pages() once per CPU whose list holds pages). The lock is the
     /// zone's own; each CPU has its own list of the zone ([`crate::mm::page_alloc::ParkedPages`]),
     /// so every CPU's refills and bulk frees take it.
-    pub fn zone_lock(&mut self, z: usize, pages: u64) {
+    pub fn zone_lock(&mut self, by: &'static str, z: usize, pages: u64) {
         if self.sched.is_none() {
             return;
         }
         let hold = pages * self.cfg.costs.cpu.zone_move_ns;
-        self.hold_lock(hold, Func::ZoneBulk, |mm| &mut mm.zone_mut(z).lock);
+        self.hold_lock(by, hold, Func::ZoneBulk, |mm| &mut mm.zone_mut(z).lock);
     }
 
     /// Takes the swap cache's lock of `slot` to store `folios` folios into its xarray or
@@ -517,12 +518,12 @@ impl Mm {
     /// slot). The swap cache is split into address spaces of SWAP_ADDRESS_SPACE_PAGES
     /// (2^14) slots, each with its own lock (`swapper_spaces[type][offset >> 14]`), so
     /// reclaimers on different 64 MiB of the device do not contend.
-    pub fn swap_cache_lock(&mut self, slot: u32, folios: u64) {
+    pub fn swap_cache_lock(&mut self, by: &'static str, slot: u32, folios: u64) {
         if self.sched.is_none() {
             return;
         }
         let hold = folios * self.cfg.costs.cpu.xa_store_ns;
-        self.hold_lock(hold, Func::XaStore, |mm| mm.swap.cache_lock(slot));
+        self.hold_lock(by, hold, Func::XaStore, |mm| mm.swap.cache_lock(slot));
     }
 
     /// A swap slot taken (`alloc`) or given back through the current CPU's swap slots cache,
@@ -544,7 +545,7 @@ impl Mm {
             return;
         }
         let hold = crate::mm::swapfile::SWAP_SLOTS_CACHE_SIZE * self.cfg.costs.cpu.swap_slot_ns;
-        self.hold_lock(hold, Func::SwapSlots, |mm| &mut mm.swap.lock);
+        self.hold_lock(if alloc { "folio_alloc_swap" } else { "free_swap_slot" }, hold, Func::SwapSlots, |mm| &mut mm.swap.lock);
     }
 
     /// Models kernel/sched/psi.c: psi_memstall_enter() (6.1, 6.12) for the current task: it

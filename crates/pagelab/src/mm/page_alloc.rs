@@ -338,7 +338,7 @@ fn rmqueue(mm: &mut Mm, z: usize) -> Option<Pfn> {
     if empty {
         // rmqueue_bulk() took the refill, and the page just taken, under zone->lock.
         let refill = zone.pcp.count as u64 + 1;
-        mm.zone_lock(z, refill);
+        mm.zone_lock("rmqueue_bulk", z, refill);
     }
     let zone = mm.zone(z);
     let ev = zone.pgalloc;
@@ -383,7 +383,7 @@ fn rmqueue_with_fallback(mm: &mut Mm, z: usize) -> Option<Pfn> {
     }
     let refill = zones.z[z].pcp.count as u64 + 1;
     if empty {
-        mm.zone_lock(z, refill);
+        mm.zone_lock("rmqueue_bulk", z, refill);
     }
     let ev = mm.zone(z).pgalloc;
     mm.count(ev, 1);
@@ -449,7 +449,7 @@ fn drain_all_lists(mm: &mut Mm) {
         // free_pcppages_bulk() of the whole list under zone->lock.
         let count = std::mem::take(&mut mm.zone_mut(z).pcp.count) as u64;
         if count > 0 {
-            mm.zone_lock(z, count);
+            mm.zone_lock("drain_all_pages", z, count);
         }
     }
     let Some(mut pc) = mm.percpu.take() else { return };
@@ -463,7 +463,7 @@ fn drain_all_lists(mm: &mut Mm) {
             let n = list.frames.len() as u64;
             list.frames.clear();
             list.pcp.count = 0;
-            mm.zone_lock(z, n);
+            mm.zone_lock("drain_all_pages", z, n);
         }
     }
     mm.percpu = Some(pc);
@@ -560,7 +560,7 @@ pub fn free_unref_page(mm: &mut Mm, pfn: Pfn) {
     if zone.pcp.commit_free(kernel, reclaim_active, below_high) {
         // free_pcppages_bulk() gave the bulk back under zone->lock.
         let freed = (before + 1 - mm.zone(z).pcp.count).max(0) as u64;
-        mm.zone_lock(z, freed);
+        mm.zone_lock("free_pcppages_bulk", z, freed);
         if below_high {
             let zone = mm.zone(z);
             let mark = zone.wmark_high + zone.lowmem_reserve;

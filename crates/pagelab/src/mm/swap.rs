@@ -181,7 +181,7 @@ fn lock_lruvecs(mm: &mut Mm, batch: &[Pfn]) {
     while i < batch.len() {
         let (memcg, nid) = (mm.folios.get(batch[i]).memcg, mm.folio_nid(batch[i]));
         let run = batch[i..].iter().take_while(|&&f| mm.folios.get(f).memcg == memcg && mm.folio_nid(f) == nid).count();
-        mm.lru_lock_on(memcg, nid, run as u64);
+        mm.lru_lock_on("folio_batch_move_lru", memcg, nid, run as u64);
         i += run;
     }
 }
@@ -274,7 +274,7 @@ pub fn lru_note_cost(mm: &mut Mm, memcg: MemcgId, nid: usize, file: bool, nr_io:
     while let Some(c) = cur {
         // Each level's costs are updated under that lruvec's lru_lock, taken and dropped
         // level by level (6.1, 6.12): one line's update held.
-        mm.lru_lock_on(c, nid, 1);
+        mm.lru_lock_on("lru_note_cost", c, nid, 1);
         let lrusize: u64 = Lru::EVICTABLE.iter().map(|&l| mm.memcgs.page_state(c, StatItem::Lru(l))).sum();
         let lv = mm.memcgs.get_mut(c).lruvec_of_mut(nid);
         if file {

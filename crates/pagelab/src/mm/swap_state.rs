@@ -20,7 +20,7 @@ pub fn add_to_swap(mm: &mut Mm, pfn: Pfn) -> bool {
     let Some(slot) = mm.swap.alloc(vpn) else { return false };
     // folio_alloc_swap() from this CPU's swap slots cache, then add_to_swap_cache().
     mm.swap_slot_lock(true);
-    mm.swap_cache_lock(slot, 1);
+    mm.swap_cache_lock("add_to_swap_cache", slot, 1);
     // The swap cache's nodes cover the slots the map covers (both grow with use).
     mm.swap_nodes.grow(mm.swap.covered().div_ceil(1 << XA_CHUNK_SHIFT));
     charge_swap(mm, memcg, 1);
@@ -51,7 +51,7 @@ pub fn folio_free_swap(mm: &mut Mm, pfn: Pfn) {
         return;
     }
     // delete_from_swap_cache() under the swap cache's lock, then put_swap_folio().
-    mm.swap_cache_lock(f.swap, 1);
+    mm.swap_cache_lock("delete_from_swap_cache", f.swap, 1);
     mm.swap_nodes.page_removed(f.swap);
     release_slot(mm, f.swap);
     let fm = mm.folios.get_mut(pfn);
@@ -143,7 +143,7 @@ fn read_swap_page<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, slot: u32, readah
         // through it without the NR_SWAPCACHE update); 7.3's swapin_sync() adds it.
         mm.memcgs.stat_updated(memcg, FedStat::SwapCache, 1);
         // add_to_swap_cache() under the swap cache's lock.
-        mm.swap_cache_lock(slot, 1);
+        mm.swap_cache_lock("add_to_swap_cache", slot, 1);
     }
     mm.space.set(vpn, Entry::Resident(pfn));
     if let Some(t) = crate::mm::vmscan::owner_task(mm, vpn) {
@@ -195,7 +195,7 @@ pub fn swapin<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, slot: u32) 
         if mm.cfg.kernel.sync_swapin_through_swap_cache() {
             // folio_free_swap() takes the folio out of the swap cache: NR_SWAPCACHE -1.
             mm.memcgs.stat_updated(memcg, FedStat::SwapCache, 1);
-            mm.swap_cache_lock(slot, 1);
+            mm.swap_cache_lock("delete_from_swap_cache", slot, 1);
         }
         release_slot(mm, slot);
         return Some(pfn);

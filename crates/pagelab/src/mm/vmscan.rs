@@ -656,24 +656,26 @@ pub enum DirtyFeedback {
 pub struct BatchRules {
     pub pgscan: Pgscan,
     pub dirty: DirtyFeedback,
+    /// The kernel function whose lruvec lock sections these are (the lock's `by_function`).
+    pub caller: &'static str,
 }
 
 impl BatchRules {
     /// The classic LRU's shrink_inactive_list(): pgscan of `scanned` (`[anon, file]`), flusher
     /// and `sc->nr` fed.
     pub fn shrink_inactive_list(scanned: [u64; 2]) -> BatchRules {
-        BatchRules { pgscan: Pgscan::Here(scanned), dirty: DirtyFeedback::WakeFlusherAndAccount }
+        BatchRules { pgscan: Pgscan::Here(scanned), dirty: DirtyFeedback::WakeFlusherAndAccount, caller: "shrink_inactive_list" }
     }
 
     /// MGLRU's evict_folios(): pgscan counted by scan_folios(), dirty state not fed back.
     pub fn evict_folios() -> BatchRules {
-        BatchRules { pgscan: Pgscan::AtIsolation, dirty: DirtyFeedback::Ignore }
+        BatchRules { pgscan: Pgscan::AtIsolation, dirty: DirtyFeedback::Ignore, caller: "evict_folios" }
     }
 
     /// 7.3's evict_folios() on its isolating pass: pgscan counted by scan_folios(), the dirty
     /// state fed back by handle_reclaim_writeback().
     pub fn evict_folios_7_2() -> BatchRules {
-        BatchRules { pgscan: Pgscan::AtIsolation, dirty: DirtyFeedback::HandleReclaimWriteback }
+        BatchRules { pgscan: Pgscan::AtIsolation, dirty: DirtyFeedback::HandleReclaimWriteback, caller: "evict_folios" }
     }
 }
 
@@ -752,7 +754,7 @@ pub fn reclaim_batch<P: Policy, E: Epilogue<P>>(
         Pgscan::Here(scanned) => scanned[0] + scanned[1],
         Pgscan::AtIsolation => list.len() as u64,
     };
-    mm.lru_lock_on(memcg, sc.nid, isolated);
+    mm.lru_lock_on(rules.caller, memcg, sc.nid, isolated);
     if nr_taken == 0 {
         return 0;
     }
@@ -763,7 +765,7 @@ pub fn reclaim_batch<P: Policy, E: Epilogue<P>>(
     let reclaimed = shrink_folio_list(mm, p, list, sc, &mut stat, false);
     let file_freed = file_taken - file_folios(mm, list);
     // The survivors go back under the lock (move_folios_to_lru(), MGLRU's putback).
-    mm.lru_lock_on(memcg, sc.nid, list.len() as u64);
+    mm.lru_lock_on(rules.caller, memcg, sc.nid, list.len() as u64);
     epilogue.putback(mm, p, list);
     count_pgsteal(mm, memcg, sc, [reclaimed - file_freed, file_freed]);
     epilogue.note_cost(mm, reclaimed, &stat);
@@ -1113,7 +1115,7 @@ pub fn remove_mapping<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, target: Memcg
     if anon {
         let slot = f.swap;
         // __delete_from_swap_cache() under the swap cache's lock, the shadow stored there.
-        mm.swap_cache_lock(slot, 1);
+        mm.swap_cache_lock("__remove_mapping", slot, 1);
         mm.space.set(f.vpn, Entry::Swapped(slot));
         if let Some(s) = shadow {
             mm.swap.set_shadow(slot, Some(s));
@@ -1130,7 +1132,7 @@ pub fn remove_mapping<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, target: Memcg
     } else {
         // One shadow over a large folio's whole range (page_cache_delete()), stored under the
         // file's i_pages lock.
-        mm.i_pages_lock(f.vpn, 1);
+        mm.i_pages_lock("__remove_mapping", f.vpn, 1);
         let s = shadow.unwrap_or(Shadow::pack(0, 0, false));
         crate::mm::filemap::page_cache_delete(mm, pfn, Some(s));
     }

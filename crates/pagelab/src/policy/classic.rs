@@ -470,7 +470,7 @@ impl Classic {
         let isolated_at = mm.now();
         let (list, nr_scanned) = self.isolate_lru_folios(mm, memcg, lru, nr_to_scan, sc);
         // isolate_lru_folios() runs under the lruvec's lock, in proportion to what it scanned.
-        mm.lru_lock_on(memcg, sc.nid, nr_scanned);
+        mm.lru_lock_on("shrink_active_list", memcg, sc.nid, nr_scanned);
         count_reclaim(mm, memcg, sc, Ev::PgRefill, nr_scanned);
         let scan_cost = mm.cfg.costs.scan_page_ns * list.len() as u64;
         mm.cpu_in(Func::IsolateLruFolios, scan_cost);
@@ -483,7 +483,7 @@ impl Classic {
             f.flags = (f.flags & !pg::ACTIVE) | pg::WORKINGSET;
         }
         // move_folios_to_lru() under the lock again.
-        mm.lru_lock_on(memcg, sc.nid, list.len() as u64);
+        mm.lru_lock_on("shrink_active_list", memcg, sc.nid, list.len() as u64);
         move_folios_to_lru(mm, self, &list);
         // Pages, as move_folios_to_lru() returns them.
         let nr_deactivated = crate::mm::vmscan::list_pages(mm, &list);

@@ -120,6 +120,29 @@ fn zone_lock_is_held_per_pcp_refill_for_each_page_of_its_batch() {
     assert_eq!(lr.hold_ns % 10, 0);
 }
 
+/// Each lock's figures split by the kernel function that took it (`by_function`), summing to
+/// the lock's: without reclaim every zone->lock section is a pcp refill (rmqueue_bulk()); a
+/// swapping run adds the bulk frees of full lists (free_pcppages_bulk()) and the lruvec lock's
+/// sections name shrink_inactive_list() and folio_batch_move_lru().
+#[test]
+fn lock_sections_are_split_by_the_kernel_function_that_took_them() {
+    let plain = run(&two_readers(false, &costs("zone_move_ns", 10)));
+    let zl = lock(&plain, "zone_lock");
+    assert_eq!(zl.by_function.keys().collect::<Vec<_>>(), ["rmqueue_bulk"], "{zl:?}");
+    assert_eq!(zl.by_function["rmqueue_bulk"].acquisitions, zl.acquisitions);
+    let swapping = run(SWAPPING_THREADS);
+    for (name, l) in &swapping.sched.as_ref().unwrap().locks {
+        let sum = |f: fn(&pagelab::locking::TakerStat) -> u64| l.by_function.values().map(f).sum::<u64>();
+        assert_eq!((sum(|t| t.acquisitions), sum(|t| t.contended)), (l.acquisitions, l.contended), "{name}: {l:?}");
+        assert_eq!((sum(|t| t.wait_ns), sum(|t| t.hold_ns)), (l.wait_ns, l.hold_ns), "{name}: {l:?}");
+    }
+    let zl = lock(&swapping, "zone_lock");
+    assert!(zl.by_function.keys().all(|k| ["rmqueue_bulk", "free_pcppages_bulk", "drain_all_pages"].contains(&k.as_str())), "{zl:?}");
+    assert!(zl.by_function["free_pcppages_bulk"].acquisitions > 0, "{zl:?}");
+    let lru = lock(&swapping, "lru_lock");
+    assert!(lru.by_function["shrink_inactive_list"].acquisitions > 0 && lru.by_function["folio_batch_move_lru"].acquisitions > 0, "{lru:?}");
+}
+
 /// Two cgroups' tasks on two CPUs swapping their anonymous memory to one SSD.
 fn two_swappers(extra: &str) -> String {
     let w = |name: &str| {
