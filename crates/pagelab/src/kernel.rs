@@ -655,7 +655,8 @@ mod tests {
                 "mmap_miss_lowered_once_per_hit",
                 "reclaim_never_writes_file_folios",
                 "large_folio_readahead",
-                "large_folio_allocated_at_its_order"
+                "large_folio_allocated_at_its_order",
+                "fair_preemption_is_lazy"
             ]
         );
         assert!(Kernel::V6_1.differing_rules(Kernel::V6_1).is_empty());
