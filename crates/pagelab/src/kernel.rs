@@ -516,6 +516,21 @@ impl Kernel {
     pub fn large_folio_allocated_at_its_order(self) -> bool {
         self >= Kernel::V7_3
     }
+
+    /// kernel/sched/core.c, kernel/sched/fair.c, kernel/Kconfig.preempt: Debian's 7.3.4 runs
+    /// PREEMPT_LAZY (its config: CONFIG_PREEMPT_LAZY=y, PREEMPT_DYNAMIC, no `preempt=` on the
+    /// oracle's command line; x86 offers no PREEMPT_VOLUNTARY since it selects
+    /// ARCH_HAS_PREEMPT_LAZY). A fair task's reschedule, at the end of its slice
+    /// (update_curr()) or by a wake-up (check_preempt_wakeup_fair()), is resched_curr_lazy():
+    /// TIF_NEED_RESCHED_LAZY, which a task in the kernel does not act on until sched_tick()
+    /// upgrades it at the next tick (or it returns to user space or sleeps). 6.12.95 runs
+    /// PREEMPT_VOLUNTARY (Debian's config): resched_curr() at once, acted on at the next
+    /// might_resched(), which the allocator and reclaim pass often. Used by the one-CPU EEVDF
+    /// turns ([`crate::mm::time::Eevdf`]): kswapd's wake-up preemption and its turns inside
+    /// the task's operation begin a tick later on 7.3.
+    pub fn fair_preemption_is_lazy(self) -> bool {
+        self >= Kernel::V7_3
+    }
 }
 
 /// A version predicate of [`Kernel`].
@@ -580,6 +595,7 @@ pub const PREDICATES: &[(&str, Predicate)] = &[
     ("reclaim_never_writes_file_folios", Kernel::reclaim_never_writes_file_folios),
     ("large_folio_readahead", Kernel::large_folio_readahead),
     ("large_folio_allocated_at_its_order", Kernel::large_folio_allocated_at_its_order),
+    ("fair_preemption_is_lazy", Kernel::fair_preemption_is_lazy),
 ];
 
 impl Kernel {
@@ -639,7 +655,8 @@ mod tests {
                 "mmap_miss_lowered_once_per_hit",
                 "reclaim_never_writes_file_folios",
                 "large_folio_readahead",
-                "large_folio_allocated_at_its_order"
+                "large_folio_allocated_at_its_order",
+                "fair_preemption_is_lazy"
             ]
         );
         assert!(Kernel::V6_1.differing_rules(Kernel::V6_1).is_empty());

@@ -355,6 +355,9 @@ pub struct Eevdf {
     /// When the task last got the CPU back (from a wait, or from kswapd's last turn): its
     /// slice is protected until it has run a slice since (RUN_TO_PARITY).
     task_picked_at: u64,
+    /// PREEMPT_LAZY ([`crate::kernel::Kernel::fair_preemption_is_lazy`]): a reschedule of a
+    /// task in the kernel takes effect at the next tick.
+    lazy: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -368,6 +371,9 @@ struct Stretch {
     at: u64,
     /// Whether kswapd's last CPU came from the task's waits (it ran alone).
     alone: bool,
+    /// PREEMPT_LAZY: when a wake-up preemption flagged at kswapd's wake-up takes effect (the
+    /// next tick).
+    resched: Option<u64>,
 }
 
 /// EEVDF's base slice, sysctl_sched_base_slice (0.75 ms with one CPU).
@@ -379,7 +385,50 @@ impl Eevdf {
     /// `scale`: the model's clock per ns of the guest's (the oracle's rstat flush period over
     /// FLUSH_TIME), as a fraction `num / den`.
     pub fn new(num: u64, den: u64) -> Eevdf {
-        Eevdf { tick: (TICK_NS * num / den).max(1), slice: (EEVDF_SLICE_NS * num / den).max(1), stretch: None, kept_lag: 0, task_picked_at: 0 }
+        Eevdf { tick: (TICK_NS * num / den).max(1), slice: (EEVDF_SLICE_NS * num / den).max(1), stretch: None, kept_lag: 0, task_picked_at: 0, lazy: false }
+    }
+
+    /// The same under PREEMPT_LAZY when `lazy` ([`Eevdf::lazy`]).
+    pub fn with_lazy(self, lazy: bool) -> Eevdf {
+        Eevdf { lazy, ..self }
+    }
+
+    /// The first tick at or after `at`.
+    fn tick_at_or_after(&self, at: u64) -> u64 {
+        at.div_ceil(self.tick) * self.tick
+    }
+
+    /// Inside the task's operation, at its clock `now`, kswapd awake and waiting for the CPU:
+    /// whether kswapd's turn has begun by `now`. It begins at the first tick at which the task
+    /// has run a slice since it was picked (update_curr() → update_deadline(), RUN_TO_PARITY)
+    /// with kswapd eligible (`d > 0`: the task has run more than kswapd since both were
+    /// queued); the reschedule acts at once on a voluntary-preemption kernel (6.12: the
+    /// allocation's might_resched()), at the next tick under PREEMPT_LAZY (7.3: sched_tick()
+    /// upgrades the lazy flag). kswapd then takes the CPU from `now` and runs to the first tick
+    /// at which it has run a slice and is owed nothing more (`d ≤ 0`; one tick later under
+    /// PREEMPT_LAZY). Returns that run (0: the task keeps the CPU).
+    pub fn kswapd_turn_in_op(&mut self, now: u64) -> u64 {
+        let (tick, slice, lazy, picked) = (self.tick, self.slice, self.lazy, self.task_picked_at);
+        let st = *self.stretch(now);
+        if st.at >= now {
+            return 0;
+        }
+        // kswapd's last turn ended where its steps did; the task has run since.
+        let began = if st.kswapd_runs { st.at } else { st.turn_began }.max(picked);
+        let eligible_from = (st.at as i64 - st.d + 1).max(0) as u64;
+        let noticed = self.tick_at_or_after((st.at + 1).max(began + slice).max(eligible_from));
+        let acts = match st.resched {
+            Some(r) => r.min(noticed),
+            None if lazy => noticed + tick,
+            None => noticed,
+        };
+        if acts > now {
+            return 0;
+        }
+        let d = st.d + (now - st.at) as i64;
+        let end = self.tick_at_or_after(now + slice.max(d as u64)) + if lazy { tick } else { 0 };
+        *self.stretch(now) = Stretch { d, kswapd_runs: true, turn_began: now, at: now, alone: false, resched: None };
+        end - now
     }
 
     fn next_tick(&self, at: u64) -> u64 {
@@ -394,23 +443,31 @@ impl Eevdf {
         // (pick_eevdf() returns it while its deadline is the one it was picked with).
         let protected = now < self.task_picked_at + self.slice;
         if lag == 0 {
-            self.stretch = Some(Stretch { d: 0, kswapd_runs: false, turn_began: 0, at: now, alone: false });
+            self.stretch = Some(Stretch { d: 0, kswapd_runs: false, turn_began: 0, at: now, alone: false, resched: None });
             return 0;
         }
         if protected {
             // Placed with its lag, kswapd takes the CPU at the first tick after the task's
             // protected slice.
-            self.stretch = Some(Stretch { d: 2 * lag as i64, kswapd_runs: false, turn_began: self.task_picked_at, at: now, alone: false });
+            self.stretch = Some(Stretch { d: 2 * lag as i64, kswapd_runs: false, turn_began: self.task_picked_at, at: now, alone: false, resched: None });
+            return 0;
+        }
+        if self.lazy {
+            // PREEMPT_LAZY: check_preempt_wakeup_fair() sets the lazy flag, which the next
+            // tick makes a preemption ([`Eevdf::kswapd_turn_in_op`] takes it).
+            let resched = Some(self.next_tick(now));
+            self.stretch = Some(Stretch { d: 2 * lag as i64, kswapd_runs: false, turn_began: self.task_picked_at, at: now, alone: false, resched });
             return 0;
         }
         let run = self.next_tick(now + self.slice) - now;
-        self.stretch = Some(Stretch { d: 2 * lag as i64, kswapd_runs: true, turn_began: now, at: now, alone: false });
+        self.stretch = Some(Stretch { d: 2 * lag as i64, kswapd_runs: true, turn_began: now, at: now, alone: false, resched: None });
         run
     }
 
     /// After a preemption: kswapd ran `ran` of CPU from the stretch's start.
     pub fn preempted_for(&mut self, ran: u64) {
         if let Some(st) = self.stretch.as_mut() {
+            st.resched = None;
             st.d -= ran as i64;
             st.at += ran;
             if st.d <= 0 {
@@ -432,7 +489,7 @@ impl Eevdf {
     }
 
     fn stretch(&mut self, at: u64) -> &mut Stretch {
-        self.stretch.get_or_insert(Stretch { d: 0, kswapd_runs: false, turn_began: 0, at, alone: false })
+        self.stretch.get_or_insert(Stretch { d: 0, kswapd_runs: false, turn_began: 0, at, alone: false, resched: None })
     }
 
     /// kswapd ran `used` alone, in the task's wait, up to `at`.
@@ -453,6 +510,7 @@ impl Eevdf {
         let (tick_of, slice) = (self.tick, self.slice);
         let next_tick = |at: u64| (at / tick_of + 1) * tick_of;
         let st = self.stretch(from);
+        let resched = st.resched.take();
         if st.alone {
             // The task is back from its wait: a task with lag to spare preempts.
             st.alone = false;
@@ -467,6 +525,12 @@ impl Eevdf {
                 st.d += (from - st.at) as i64;
             }
             st.at = from;
+        }
+        if resched.is_some() && !st.kswapd_runs {
+            // PREEMPT_LAZY: the task's return to user space acts on the flag kswapd's wake-up
+            // set (exit_to_user_mode()), before any tick.
+            st.kswapd_runs = true;
+            st.turn_began = st.at;
         }
         let mut at = st.at;
         while need > 0 {
@@ -613,6 +677,35 @@ mod one_cpu_tests {
         let e = cpu.eevdf().unwrap();
         e.kswapd_sleeps();
         assert_eq!(e.kswapd_woken(20 * MS), 0);
+    }
+
+    #[test]
+    fn eevdf_update_curr_ends_the_tasks_slice_inside_its_operation_and_kswapd_takes_its_turn() {
+        let mut cpu = eevdf_cpu();
+        let e = cpu.eevdf().unwrap();
+        // Woken at 1 ms without lag: the task keeps the CPU; still at 3.9 ms (no tick yet).
+        assert_eq!(e.kswapd_woken(MS), 0);
+        assert_eq!(e.kswapd_turn_in_op(3 * MS + 9 * MS / 10), 0);
+        // At the 4 ms tick the task has run a slice and kswapd is eligible: met at 4.5 ms,
+        // kswapd runs to the first tick at which it has run a slice and is owed nothing
+        // (it is owed 3.5 ms): 8 ms.
+        assert_eq!(e.kswapd_turn_in_op(4 * MS + MS / 2), 7 * MS / 2);
+    }
+
+    #[test]
+    fn eevdf_under_preempt_lazy_the_turn_waits_for_the_next_tick_and_a_wake_up_for_the_tick() {
+        let mut cpu = OneCpu::new(Some(Eevdf::new(1, 1).with_lazy(true)));
+        let e = cpu.eevdf().unwrap();
+        assert_eq!(e.kswapd_woken(MS), 0);
+        // The 4 ms tick sets the lazy flag; the 8 ms tick acts on it. kswapd, owed 7.5 ms, runs
+        // to the 16 ms tick, and on to the next: 20 ms.
+        assert_eq!(e.kswapd_turn_in_op(4 * MS + MS / 2), 0);
+        assert_eq!(e.kswapd_turn_in_op(8 * MS + MS / 2), 20 * MS - 8 * MS - MS / 2);
+        // With lag kept, the wake-up does not preempt at once: the next tick does.
+        e.kept_lag = MS;
+        e.stretch = None;
+        assert_eq!(e.kswapd_woken(17 * MS), 0);
+        assert!(e.kswapd_turn_in_op(19 * MS) == 0 && e.kswapd_turn_in_op(20 * MS + 1) > 0);
     }
 
     #[test]

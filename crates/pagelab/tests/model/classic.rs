@@ -610,6 +610,42 @@ fn on_one_cpu_a_woken_kswapd_preempts_its_waker_under_cfs_6_1_and_not_under_eevd
 }
 
 #[test]
+fn on_one_cpu_update_curr_gives_kswapd_its_turn_inside_the_tasks_operation_under_eevdf() {
+    // kernel/sched/fair.c (6.12, EEVDF): the tick ends the task's slice inside a long
+    // operation, and kswapd, eligible, takes its turn (update_curr(), pick_eevdf()). A random
+    // mmap reader with an 8 MiB read-around window allocates 2,048 pages a major fault, far
+    // past the watermarks' gaps; at the guest's clock (the oracle's rstat period) that
+    // operation spans many ticks. Before the rule the operation ran to its end before
+    // kswapd's next step, and the task reclaimed about eight pages for each of kswapd's.
+    let text = r#"
+[machine]
+memory = "128M"
+kernel = "6.12"
+cpus = 1
+read_ahead_kb = 8192
+rstat_flush = "45735466ns"
+[time.storage]
+read_latency_ns = 1000
+write_latency_ns = 1000
+page_transfer_ns = 400
+cpu_page_ns = 2099
+[[workload]]
+name = "mapped"
+cgroup = "/"
+kind = "mmap-read"
+file_size = "256M"
+distribution = "zipf:1.0"
+ops = 3000
+seed = 10
+"#;
+    let mut m = classic(text);
+    while m.step() {}
+    m.check().unwrap();
+    let (kswapd, direct) = (ev(&m, Ev::PgStealKswapd), ev(&m, Ev::PgStealDirect));
+    assert!(kswapd > direct, "kswapd reclaims in its turns inside the read-arounds: kswapd {kswapd}, direct {direct}");
+}
+
+#[test]
 fn a_disk_whose_requests_cost_cpu_charges_its_reader_per_page_and_per_read_request_and_a_workload_op_its_own_cpu() {
     // DeviceCost::cpu_page_ns (a virtio disk's exits, the block layer), cpu_read_request_ns
     // (the sleep on a read and its wake-up) and Costs::op_ns (the workload's own loop) are CPU

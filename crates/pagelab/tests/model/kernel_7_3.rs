@@ -476,3 +476,19 @@ fn large_folio_allocated_at_its_order() {
     assert!(new.2, "7.3: the order's watermark is met later than order 0's: {got:?}");
     assert!(Kernel::V7_3.large_folio_allocated_at_its_order() && !Kernel::V6_12.large_folio_allocated_at_its_order());
 }
+
+#[test]
+fn fair_preemption_is_lazy() {
+    // 7.3 (PREEMPT_LAZY): the end of the task's slice, noticed at a tick inside its
+    // operation, preempts it at the next tick; 6.12 (PREEMPT_VOLUNTARY) at once. At the
+    // guest's clock (tick 4 ms, slice 0.75 ms), kswapd woken without lag at 1 ms.
+    use pagelab::mm::time::Eevdf;
+    const MS: u64 = 1_000_000;
+    let turn_at = |k: Kernel| {
+        let mut e = Eevdf::new(1, 1).with_lazy(k.fair_preemption_is_lazy());
+        assert_eq!(e.kswapd_woken(MS), 0);
+        (1..=20).map(|ms| ms * MS + MS / 2).find(|&now| e.kswapd_turn_in_op(now) > 0)
+    };
+    assert_eq!(turn_at(Kernel::V6_12), Some(4 * MS + MS / 2), "6.12: at the 4 ms tick");
+    assert_eq!(turn_at(Kernel::V7_3), Some(8 * MS + MS / 2), "7.3: at the 8 ms tick");
+}

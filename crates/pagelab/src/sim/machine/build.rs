@@ -475,8 +475,8 @@ fn boot_mm(s: &Scenario, sizes: &[Vec<(&'static str, u64)>], zones: Vec<Zones>, 
         actor: Actor::Kswapd(0),
         tasks,
         one_cpu: (m.cpus == Some(1)).then(|| {
-            let eevdf =
-                (m.eevdf_turns && !m.kernel.kswapd_preempts_its_waker()).then(|| crate::mm::time::Eevdf::new(m.rstat_flush_ns, crate::kernel::RSTAT_FLUSH_NS));
+            let eevdf = (m.eevdf_turns && !m.kernel.kswapd_preempts_its_waker())
+                .then(|| crate::mm::time::Eevdf::new(m.rstat_flush_ns, crate::kernel::RSTAT_FLUSH_NS).with_lazy(m.kernel.fair_preemption_is_lazy()));
             crate::mm::time::OneCpu::new(eevdf)
         }),
         sched: None,
