@@ -23,7 +23,7 @@ LIST_GENERAL, LIST_FOR_SCANS, NUM_LISTS = 0, 1, 2
 
 
 class GetScan:
-    """`scan_tasks`: the names of the tasks that scan. `scan_threshold`: the scan list is
+    """`scan_tasks`: the names of the tasks that scan (workloads, or jobs: "leveldb.0"). `scan_threshold`: the scan list is
     evicted from once it holds this many folios (cache_ext: 1,000 × the sampling rate, in a
     10 GiB cgroup)."""
 
@@ -34,9 +34,10 @@ class GetScan:
     def init(self, cgroup):  # mixed_init
         self.lists = pagelab.Lists()
         self.sampling_list_map = [self.lists.create() for _ in range(NUM_LISTS)]
-        # scan_pids: the tasks the application registered as scanners (a job of a workload
-        # with several jobs is "name.N").
-        self.scan_pids = {t for t, name in enumerate(cgroup.tasks) if name.split(".")[0] in self.scan_names}
+        # scan_pids: the tasks the application registered as scanners, by workload name (a
+        # job of a workload with several jobs is "name.N") or by a job's own ("leveldb.0":
+        # the scan thread of examples/cache_ext/get-scan-lsm.toml's store).
+        self.scan_pids = {t for t, name in enumerate(cgroup.tasks) if name in self.scan_names or name.split(".")[0] in self.scan_names}
         self.folio_metadata_map = {}  # folio id -> [accesses, touched_by_scan]
         self.scan_pages = 0
         self.evicted = [0, 0]

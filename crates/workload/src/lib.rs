@@ -382,6 +382,42 @@ mod tests {
     }
 
     #[test]
+    fn my_ycsbs_scan_threads_only_scan_and_the_other_threads_read_in_place_of_scans() {
+        // My-YCSB's leveldb-scan branch (cache_ext's GET-SCAN benchmark): the first
+        // scan_worker_count threads are do_only_scans; every other thread's mix has its scans
+        // moved to reads (core/workload.cpp, ZipfianWorkload::next_op()). YCSB-E: 95% scans
+        // and 5% inserts; a scan's preads carry `scan_fadvise`, a get's do not.
+        let workload = |scan_threads: Option<u32>, jobs: u32| {
+            let mut t = WorkloadToml { cgroup: Some("/t".into()), name: Some("db".into()), jobs: Some(jobs), ..Default::default() };
+            t.defaults.kind = Some(Kind::Lsm);
+            t.defaults.ops = Some(400);
+            t.defaults.lsm = Some(lsm::LsmToml {
+                db_size: Some("256M".into()),
+                ycsb: Some("e".into()),
+                scan_threads,
+                scan_fadvise: Some(Advice::Sequential),
+                ..Default::default()
+            });
+            t.resolve(0)
+        };
+        // (file reads with the scan hint, other file reads, file writes) of job `job`.
+        let counts = |w: &Workload, job: u32| {
+            let ops: Vec<Op> = JobStream::new(w, job).collect();
+            let reads = |hinted: bool| ops.iter().filter(|o| o.access == Access::Buffered && !o.write && (o.advice == Advice::Sequential) == hinted).count();
+            (reads(true), reads(false), ops.iter().filter(|o| o.write && o.access == Access::Buffered).count())
+        };
+        let pools = workload(Some(1), 2).unwrap();
+        let (scan_reads, other_reads, writes) = counts(&pools, 0);
+        assert!(scan_reads > 0 && other_reads == 0 && writes == 0, "thread 0 only scans: {scan_reads}, {other_reads}, {writes}");
+        let (scan_reads, other_reads, writes) = counts(&pools, 1);
+        assert!(scan_reads == 0 && other_reads > 0 && writes > 0, "thread 1 gets and inserts: {scan_reads}, {other_reads}, {writes}");
+        let mixed = workload(None, 2).unwrap();
+        let (scan_reads, _, writes) = counts(&mixed, 1);
+        assert!(scan_reads > 0 && writes > 0, "without scan threads every thread runs YCSB-E's mix");
+        assert_eq!(workload(Some(2), 2).unwrap_err().key, "lsm.scan_threads", "no thread left for the gets");
+    }
+
+    #[test]
     fn an_lsm_workload_writes_its_log_on_updates() {
         let w = lsm("256M", "a", 4000);
         let s = JobStream::new(&w, 0);
