@@ -663,6 +663,9 @@ impl JobStream {
                 let u = self.rng.unit();
                 let (rng, queue) = (&mut self.rng, &mut ph.lsm_queue);
                 l.with(|l| l.operation(mix, block, u, rng, queue));
+                // The parts of one YCSB operation: the last ends it (the task's operations).
+                let n = queue.len();
+                queue.iter_mut().enumerate().for_each(|(i, o)| o.more = i + 1 < n);
                 let mut op = ph.lsm_queue.pop_front().expect("an operation touches memory");
                 op.think_ns = ph.think_ns;
                 return Some(op);

@@ -345,6 +345,7 @@ mod tests {
         let ops: Vec<Op> = s.collect();
         // YCSB-C: gets only; each reads at least the memtable and one data block.
         assert!(ops.len() >= 2 * 2000, "{} operations", ops.len());
+        assert_eq!(ops.iter().filter(|o| !o.more).count(), 2000, "a YCSB operation's last part ends it (the task's workload_ops)");
         assert!(ops.iter().all(|o| !o.write || o.access == Access::Anon), "no file is written by reads");
         assert!(ops.iter().all(|o| o.access != Access::Truncate), "nor deleted");
     }
