@@ -229,7 +229,7 @@ def fig11(a, tmp):
          for i, (c, s) in enumerate(configs.items())}
 
     def ycsb(x):
-        return steady(x, "leveldb")
+        return steady_workload_ops(x, {t["name"] for t in x["tasks"] if t["name"].startswith("leveldb")})
 
     def search(x):
         # the ten passes end with the search's last thread (a task's time excludes its start)
