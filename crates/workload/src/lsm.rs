@@ -50,7 +50,11 @@
 //! one process. An operation's cache decisions are made when the simulator draws its first
 //! part, in the deterministic order it draws the jobs' operations; the flush or compaction a
 //! write triggers runs in that writer's task. With one job the store and its regions are as
-//! before (`lsm_block_cache`, the job's own).
+//! before (`lsm_block_cache`, the job's own). `scan_threads = N` makes the first N jobs scan
+//! only and the others read where the mix scans ([`Mix::of_thread`]: My-YCSB's leveldb-scan
+//! branch, which cache_ext's GET-SCAN benchmark runs); `scan_fadvise` is the hint a scan's
+//! preads carry. A YCSB operation's parts are one operation of its task (`Op::more` on all
+//! but the last: the report's `workload_ops`).
 //!
 //! **Writes** (update, insert, the write of read-modify-write): appended to the log (the
 //! `wal` file, written page by page) and stored into the memtable (anonymous memory). A
