@@ -7,8 +7,12 @@ once it holds 5,000 folios.
 
     python3 examples/policies/get_scan.py
 
-What differs from the BPF program: every folio of the cgroup is the policy's (cache_ext
-watches one directory's files); the score's bonus for a file's last page (LevelDB's index
+What differs from the BPF program: every page-cache folio of the cgroup is the policy's
+(cache_ext watches one directory's files); anonymous folios are not listed, as cache_ext's
+hooks see page cache only (pagelab's seam hands a policy its cgroup's anon too: listed,
+a scan thread's heap filled the scan list with folios reclaim cannot free without swap —
+shrink_folio_list() activates an anon folio add_to_swap() cannot place — and the memcg
+OOMed); the score's bonus for a file's last page (LevelDB's index
 block) is left out (pagelab's files have no index block there); with no scan folio at all
 the general list is sampled (the BPF program returns no candidate, which here would be the
 cgroup's OOM).
@@ -46,6 +50,8 @@ class GetScan:
         return folio.task in self.scan_pids
 
     def folio_added(self, folio):  # mixed_folio_added
+        if folio.anon:
+            return  # cache_ext's hooks are page cache only
         list_type = LIST_GENERAL
         touched_by_scan = self.is_scanning_pid(folio)
         if touched_by_scan:
@@ -58,6 +64,8 @@ class GetScan:
         self.folio_metadata_map[folio.id] = [1, touched_by_scan]
 
     def folio_accessed(self, folio):  # mixed_folio_accessed
+        if folio.anon:
+            return
         meta = self.folio_metadata_map.setdefault(folio.id, [0, False])
         meta[0] += 1
 
