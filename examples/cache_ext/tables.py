@@ -2,7 +2,7 @@
 """Prints the tables of examples/cache_ext/README.md: cache_ext's evaluation (SOSP '25,
 Zussman et al.) beside pagelab's runs of the same setups, scaled.
 
-    python3 examples/cache_ext/tables.py fig9|fig6|fig10|fig11|zipf-check [--pagelab PATH] [--keep DIR]
+    python3 examples/cache_ext/tables.py fig9|fig6|fig10|fig10-mini|fig11|zipf-check [--pagelab PATH] [--keep DIR]
 
 Each cell compares the paper's ratio to the default policy (classic) with pagelab's:
 direction agrees when both are above 1, both below, or both within 5% of 1 ("="); the
@@ -52,18 +52,22 @@ def run(pagelab, scenario, sets, out):
         return json.load(f)
 
 
-def steady(r, task_prefix=None):
+def steady(r, task=None):
     """Operations a second once the page cache is full: the intervals after the first whose
-    file pages reach 98% of the run's most (the paper measures after a warm-up)."""
+    file pages reach 98% of the run's most (the paper measures after a warm-up). `task`: the
+    tasks counted (a name prefix, or a test of the name), else every task."""
+    if isinstance(task, str):
+        prefix = task
+        task = lambda name: name.startswith(prefix)  # noqa: E731
     s = r["series"]
     full = max(x["vmstat"]["nr_file_pages"] for x in s)
     prev, ops, dt, on = 0.0, 0, 0.0, False
     for x in s:
         if on:
-            if task_prefix is None:
+            if task is None:
                 ops += x["ops"]
             else:
-                ops += sum(v for k, v in x.get("task_ops", {}).items() if k.startswith(task_prefix))
+                ops += sum(v for k, v in x.get("task_ops", {}).items() if task(k))
             dt += x["t_s"] - prev
         if x["vmstat"]["nr_file_pages"] >= 0.98 * full:
             on = True
@@ -225,7 +229,7 @@ def fig11(a, tmp):
          for i, (c, s) in enumerate(configs.items())}
 
     def ycsb(x):
-        return steady(x, "leveldb")
+        return steady_workload_ops(x, {t["name"] for t in x["tasks"] if t["name"].startswith("leveldb")})
 
     def search(x):
         # the ten passes end with the search's last thread (a task's time excludes its start)
@@ -252,8 +256,74 @@ def fig11(a, tmp):
     print(t.line("Fig. 11"))
 
 
+def steady_workload_ops(r, names):
+    """The steady rate (steady()) of the tasks `names`' workload operations (YCSB gets and
+    scans), from their parts: the steady rate of their `ops` times their workload operations
+    an op over the whole run."""
+    tasks = [t for t in r["tasks"] if t["name"] in names]
+    parts = sum(t["ops"] for t in tasks)
+    rate = steady(r, lambda name: name in names)
+    return rate * sum(t["workload_ops"] for t in tasks) / parts if parts else float("nan")
+
+
 def fig10(a, tmp):
-    """Fig. 10: GET-SCAN on get-scan.toml (GETs of a Zipf 0.99 file and a task scanning it,
+    """Fig. 10 on the LSM store (get-scan-lsm.toml): My-YCSB's mixed_get_scan, one scan thread
+    (leveldb.0) and three get threads on one LevelDB; steady YCSB operations a second."""
+    scan, gets = {"leveldb.0"}, {"leveldb.1", "leveldb.2", "leveldb.3"}
+    runs = {
+        "default": [],
+        "MGLRU": ["machine.policy=\"mglru\""],
+        "scan FADV_SEQUENTIAL": ["workload.leveldb.lsm.scan_fadvise=\"sequential\""],
+    }
+    r = {c: run(a.pagelab, "get-scan-lsm.toml", s, f"{tmp}/gl-{i}.json") for i, (c, s) in enumerate(runs.items())}
+    # The GET-SCAN policy (examples/policies/get_scan.py, needs the Python package): the scan
+    # thread's tid registered as cache_ext's scan_pids. Its threshold: 1,000 x the sampling
+    # rate, the BPF program's constant (5,000 folios, 0.19% of the paper's 10 GiB cgroup);
+    # and, beside it, the same share of the 320 MiB cgroup here (156).
+    try:
+        sys.path.insert(0, os.path.join(ROOT, "examples", "policies"))
+        import get_scan
+        import pagelab  # noqa: F401
+    except ImportError as e:
+        missing = e
+    else:
+        missing = None
+        for label, threshold in (("GET-SCAN", 5000), ("GET-SCAN, threshold 156", 5000 * 81920 // 2621440)):
+            out = f"{tmp}/gl-{label}.json"
+            if REUSE and os.path.exists(out):
+                with open(out) as f:
+                    r[label] = json.load(f)
+                continue
+            r[label] = get_scan.pagelab.run(os.path.join(HERE, "get-scan-lsm.toml"),
+                                            policies={"/db": get_scan.GetScan(("leveldb.0",), threshold)})
+            with open(out, "w") as f:
+                json.dump(r[label], f)
+    tp = {c: (steady_workload_ops(x, gets), steady_workload_ops(x, scan)) for c, x in r.items()}
+    d = tp["default"]
+    print("| setup | GET ops/s (steady) | vs default | SCAN ops/s (steady) | vs default | file refaults | read from disk (MiB) | ran (s) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for c, (g, s_) in tp.items():
+        x = r[c]
+        oom = " (OOM)" if x["memcg"]["/db"].get("memory.events.oom_kill") else ""
+        print(f"| {c} | {g:,.0f} | {g / d[0]:.3f}x | {s_:,.2f} | {s_ / d[1]:.3f}x | "
+              f"{x['memcg']['/db']['workingset_refault_file']:,} | {x['vmstat']['pgpgin'] / 1024:,.0f} | {x['elapsed_s']:.2f}{oom} |")
+    print()
+    print(HEAD)
+    t = Tally()
+    row("MGLRU, GET", 0.5, tp["MGLRU"][0] / d[0], r["MGLRU"], r["default"], "/db", t, True)
+    row("scan FADV_SEQUENTIAL, GET", 1.0, tp["scan FADV_SEQUENTIAL"][0] / d[0], r["scan FADV_SEQUENTIAL"], r["default"], "/db", t)
+    if missing:
+        print(f"| GET-SCAN, GET | 1.70x | not run ({missing}) | | | | |")
+    else:
+        g = r["GET-SCAN"]
+        row("GET-SCAN, GET", 1.70, tp["GET-SCAN"][0] / d[0], g, r["default"], "/db", t)
+        row("GET-SCAN, SCAN", 0.82, tp["GET-SCAN"][1] / d[1], g, r["default"], "/db", t)
+    print()
+    print(t.line("Fig. 10"))
+
+
+def fig10_mini(a, tmp):
+    """Fig. 10's miniature: GET-SCAN on get-scan.toml (GETs of a Zipf 0.99 file and a task scanning it,
     side by side for 4 s, in a cgroup holding a quarter of it)."""
     runs = {
         "default": [],
@@ -310,7 +380,7 @@ def zipf_check(a, tmp):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("figure", choices=["fig9", "fig6", "fig10", "fig11", "zipf-check"])
+    ap.add_argument("figure", choices=["fig9", "fig6", "fig10", "fig10-mini", "fig11", "zipf-check"])
     ap.add_argument("--pagelab", default=os.path.join(ROOT, "target/release/pagelab"))
     ap.add_argument("--quick", action="store_true", help="fig6: YCSB-C only")
     ap.add_argument("--scenario", default="ycsb-paper.toml",
@@ -325,7 +395,8 @@ def main():
     ap.add_argument("--keep", metavar="DIR", help="keep the runs' JSON reports in DIR and reuse "
                     "the ones already there (to reprint a table without running again)")
     a = ap.parse_args()
-    fig = {"fig9": fig9, "fig6": fig6, "fig10": fig10, "fig11": fig11, "zipf-check": zipf_check}[a.figure]
+    fig = {"fig9": fig9, "fig6": fig6, "fig10": fig10, "fig10-mini": fig10_mini, "fig11": fig11,
+           "zipf-check": zipf_check}[a.figure]
     if a.keep:
         global REUSE
         REUSE = True

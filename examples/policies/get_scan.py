@@ -7,8 +7,12 @@ once it holds 5,000 folios.
 
     python3 examples/policies/get_scan.py
 
-What differs from the BPF program: every folio of the cgroup is the policy's (cache_ext
-watches one directory's files); the score's bonus for a file's last page (LevelDB's index
+What differs from the BPF program: every page-cache folio of the cgroup is the policy's
+(cache_ext watches one directory's files); anonymous folios are not listed, as cache_ext's
+hooks see page cache only (pagelab's seam hands a policy its cgroup's anon too: listed,
+a scan thread's heap filled the scan list with folios reclaim cannot free without swap —
+shrink_folio_list() activates an anon folio add_to_swap() cannot place — and the memcg
+OOMed); the score's bonus for a file's last page (LevelDB's index
 block) is left out (pagelab's files have no index block there); with no scan folio at all
 the general list is sampled (the BPF program returns no candidate, which here would be the
 cgroup's OOM).
@@ -23,7 +27,7 @@ LIST_GENERAL, LIST_FOR_SCANS, NUM_LISTS = 0, 1, 2
 
 
 class GetScan:
-    """`scan_tasks`: the names of the tasks that scan. `scan_threshold`: the scan list is
+    """`scan_tasks`: the names of the tasks that scan (workloads, or jobs: "leveldb.0"). `scan_threshold`: the scan list is
     evicted from once it holds this many folios (cache_ext: 1,000 × the sampling rate, in a
     10 GiB cgroup)."""
 
@@ -34,9 +38,10 @@ class GetScan:
     def init(self, cgroup):  # mixed_init
         self.lists = pagelab.Lists()
         self.sampling_list_map = [self.lists.create() for _ in range(NUM_LISTS)]
-        # scan_pids: the tasks the application registered as scanners (a job of a workload
-        # with several jobs is "name.N").
-        self.scan_pids = {t for t, name in enumerate(cgroup.tasks) if name.split(".")[0] in self.scan_names}
+        # scan_pids: the tasks the application registered as scanners, by workload name (a
+        # job of a workload with several jobs is "name.N") or by a job's own ("leveldb.0":
+        # the scan thread of examples/cache_ext/get-scan-lsm.toml's store).
+        self.scan_pids = {t for t, name in enumerate(cgroup.tasks) if name in self.scan_names or name.split(".")[0] in self.scan_names}
         self.folio_metadata_map = {}  # folio id -> [accesses, touched_by_scan]
         self.scan_pages = 0
         self.evicted = [0, 0]
@@ -45,6 +50,8 @@ class GetScan:
         return folio.task in self.scan_pids
 
     def folio_added(self, folio):  # mixed_folio_added
+        if folio.anon:
+            return  # cache_ext's hooks are page cache only
         list_type = LIST_GENERAL
         touched_by_scan = self.is_scanning_pid(folio)
         if touched_by_scan:
@@ -57,6 +64,8 @@ class GetScan:
         self.folio_metadata_map[folio.id] = [1, touched_by_scan]
 
     def folio_accessed(self, folio):  # mixed_folio_accessed
+        if folio.anon:
+            return
         meta = self.folio_metadata_map.setdefault(folio.id, [0, False])
         meta[0] += 1
 

@@ -179,3 +179,16 @@ def test_a_python_policy_sees_the_task_names_and_each_folios_task():
     pagelab.run(text=text, policies={"/c": Tasks})
     assert seen["tasks"] == ["get", "scan"]
     assert seen["added"] == {0, 1}, "both tasks brought pages in"
+
+
+def test_get_scan_lists_page_cache_only_as_cache_ext_hooks_see_it():
+    get_scan = _get_scan_module()
+    # The LSM store's scan thread (leveldb.0) owns the store's anonymous memory. Without
+    # swap, shrink_folio_list() activates an anon candidate add_to_swap() cannot place: a
+    # port that listed anon filled the scaled scan list (156 folios) with them and the
+    # cgroup OOMed at 1.5 s (kept 82% of candidates).
+    scenario = ROOT / "examples" / "cache_ext" / "get-scan-lsm.toml"
+    r = pagelab.run(scenario, set={"workload.leveldb.runtime": "2s"}, policies={"/db": get_scan.GetScan(("leveldb.0",), 156)})
+    assert r["memcg"]["/db"]["memory.events.oom_kill"] == 0
+    assert r["vmstat"].get("pgscan_anon", 0) == 0, "no anonymous candidate"
+    assert r["policy_state"]["state"]["seam"]["/db"]["state"]["evicted_scan"] > 0

@@ -65,7 +65,8 @@ pub struct TaskReport {
     pub ops: u64,
     pub fill_ops: u64,
     /// With an application cache, whose hits and misses are operations of their own in
-    /// `ops`: the workload's operations (a read of several cache blocks counts once).
+    /// `ops`, or an lsm store, whose YCSB operations are several each: the workload's
+    /// operations (a read of several cache blocks, a get or a scan, counts once).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workload_ops: Option<u64>,
     /// Processes that replaced an exited one (`lifetime_ops`).
@@ -879,7 +880,7 @@ impl Report {
                     cgroup: mm.memcgs.get(tm.memcg).path.clone(),
                     ops: t.ops,
                     fill_ops: t.fill_ops,
-                    workload_ops: t.app_cache_counts().map(|_| t.steps),
+                    workload_ops: t.workload_ops(),
                     respawns: t.respawns,
                     elapsed_s: el,
                     ops_per_s: if el > 0.0 { t.ops as f64 / el } else { 0.0 },

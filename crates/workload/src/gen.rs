@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::app_cache::{AppCache, Lookup};
 use crate::dist::Sampler;
-use crate::lsm::{declarations, Layout, LsmObjects, LsmState};
+use crate::lsm::{declarations, Layout, LsmObjects, LsmState, Mix};
 use crate::rng::Rng;
 use crate::search::{SearchCursor, SearchSpec};
 use crate::spec::{Access, Advice, Kind, TraceSpec, Workload};
@@ -223,6 +223,8 @@ struct PhaseState {
     /// An lsm phase's store, and the operations its last YCSB operation made, still to come.
     lsm: Option<LsmHandle>,
     lsm_queue: VecDeque<Op>,
+    /// The YCSB mix this job runs on an lsm phase's store (crate::lsm::Mix::of_thread).
+    lsm_mix: Option<Mix>,
 }
 
 /// The file name job `job` of workload `w` uses for `object`: fio names per-job files
@@ -345,6 +347,7 @@ impl JobStream {
                 search,
                 lsm,
                 lsm_queue: VecDeque::new(),
+                lsm_mix: p.lsm.as_ref().map(|s| s.mix.of_thread(job, s.scan_threads)),
             });
         }
         let app = w.app_cache.as_ref().map(|spec| {
@@ -656,10 +659,13 @@ impl JobStream {
                 });
             }
             let block = ph.sampler.as_mut().expect("sampler built in new()").next(&mut self.rng);
-            if let Some(l) = ph.lsm.as_mut() {
+            if let (Some(l), Some(mix)) = (ph.lsm.as_mut(), ph.lsm_mix) {
                 let u = self.rng.unit();
                 let (rng, queue) = (&mut self.rng, &mut ph.lsm_queue);
-                l.with(|l| l.operation(block, u, rng, queue));
+                l.with(|l| l.operation(mix, block, u, rng, queue));
+                // The parts of one YCSB operation: the last ends it (the task's operations).
+                let n = queue.len();
+                queue.iter_mut().enumerate().for_each(|(i, o)| o.more = i + 1 < n);
                 let mut op = ph.lsm_queue.pop_front().expect("an operation touches memory");
                 op.think_ns = ph.think_ns;
                 return Some(op);

@@ -345,6 +345,7 @@ mod tests {
         let ops: Vec<Op> = s.collect();
         // YCSB-C: gets only; each reads at least the memtable and one data block.
         assert!(ops.len() >= 2 * 2000, "{} operations", ops.len());
+        assert_eq!(ops.iter().filter(|o| !o.more).count(), 2000, "a YCSB operation's last part ends it (the task's workload_ops)");
         assert!(ops.iter().all(|o| !o.write || o.access == Access::Anon), "no file is written by reads");
         assert!(ops.iter().all(|o| o.access != Access::Truncate), "nor deleted");
     }
@@ -379,6 +380,42 @@ mod tests {
         let blocks = a.with_lsm(|l| l.block_cache.misses).unwrap();
         assert_eq!(file_reads(&mut b, 10_000), 0, "thread 0's reads filled the caches for thread 1");
         assert_eq!(b.with_lsm(|l| l.block_cache.misses), Some(blocks), "one cache: thread 1 missed nothing");
+    }
+
+    #[test]
+    fn my_ycsbs_scan_threads_only_scan_and_the_other_threads_read_in_place_of_scans() {
+        // My-YCSB's leveldb-scan branch (cache_ext's GET-SCAN benchmark): the first
+        // scan_worker_count threads are do_only_scans; every other thread's mix has its scans
+        // moved to reads (core/workload.cpp, ZipfianWorkload::next_op()). YCSB-E: 95% scans
+        // and 5% inserts; a scan's preads carry `scan_fadvise`, a get's do not.
+        let workload = |scan_threads: Option<u32>, jobs: u32| {
+            let mut t = WorkloadToml { cgroup: Some("/t".into()), name: Some("db".into()), jobs: Some(jobs), ..Default::default() };
+            t.defaults.kind = Some(Kind::Lsm);
+            t.defaults.ops = Some(400);
+            t.defaults.lsm = Some(lsm::LsmToml {
+                db_size: Some("256M".into()),
+                ycsb: Some("e".into()),
+                scan_threads,
+                scan_fadvise: Some(Advice::Sequential),
+                ..Default::default()
+            });
+            t.resolve(0)
+        };
+        // (file reads with the scan hint, other file reads, file writes) of job `job`.
+        let counts = |w: &Workload, job: u32| {
+            let ops: Vec<Op> = JobStream::new(w, job).collect();
+            let reads = |hinted: bool| ops.iter().filter(|o| o.access == Access::Buffered && !o.write && (o.advice == Advice::Sequential) == hinted).count();
+            (reads(true), reads(false), ops.iter().filter(|o| o.write && o.access == Access::Buffered).count())
+        };
+        let pools = workload(Some(1), 2).unwrap();
+        let (scan_reads, other_reads, writes) = counts(&pools, 0);
+        assert!(scan_reads > 0 && other_reads == 0 && writes == 0, "thread 0 only scans: {scan_reads}, {other_reads}, {writes}");
+        let (scan_reads, other_reads, writes) = counts(&pools, 1);
+        assert!(scan_reads == 0 && other_reads > 0 && writes > 0, "thread 1 gets and inserts: {scan_reads}, {other_reads}, {writes}");
+        let mixed = workload(None, 2).unwrap();
+        let (scan_reads, _, writes) = counts(&mixed, 1);
+        assert!(scan_reads > 0 && writes > 0, "without scan threads every thread runs YCSB-E's mix");
+        assert_eq!(workload(Some(2), 2).unwrap_err().key, "lsm.scan_threads", "no thread left for the gets");
     }
 
     #[test]

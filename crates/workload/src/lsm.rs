@@ -50,7 +50,11 @@
 //! one process. An operation's cache decisions are made when the simulator draws its first
 //! part, in the deterministic order it draws the jobs' operations; the flush or compaction a
 //! write triggers runs in that writer's task. With one job the store and its regions are as
-//! before (`lsm_block_cache`, the job's own).
+//! before (`lsm_block_cache`, the job's own). `scan_threads = N` makes the first N jobs scan
+//! only and the others read where the mix scans ([`Mix::of_thread`]: My-YCSB's leveldb-scan
+//! branch, which cache_ext's GET-SCAN benchmark runs); `scan_fadvise` is the hint a scan's
+//! preads carry. A YCSB operation's parts are one operation of its task (`Op::more` on all
+//! but the last: the report's `workload_ops`).
 //!
 //! **Writes** (update, insert, the write of read-modify-write): appended to the log (the
 //! `wal` file, written page by page) and stored into the memtable (anonymous memory). A
@@ -138,6 +142,8 @@ pub struct LsmToml {
     pub update_reads: Option<bool>,
     pub unaligned_blocks: Option<bool>,
     pub seek_compaction: Option<bool>,
+    pub scan_threads: Option<u32>,
+    pub scan_fadvise: Option<Advice>,
 }
 
 /// YCSB's operation mix: fractions of reads, updates, inserts, scans and read-modify-writes.
@@ -162,6 +168,18 @@ impl Mix {
             'e' => m(0.0, 0.0, 0.05, 0.95, 0.0),
             'f' => m(0.5, 0.0, 0.0, 0.0, 0.5),
             _ => None,
+        }
+    }
+
+    /// The mix thread `job` runs with `scan_threads` scan threads, as My-YCSB's leveldb-scan
+    /// branch runs its threads (core/worker.cpp: the first `scan_worker_count` threads are
+    /// `do_only_scans`; core/workload.cpp, ZipfianWorkload::next_op()): a scan thread only
+    /// scans; every other thread reads where the mix scans.
+    pub fn of_thread(self, job: u32, scan_threads: u32) -> Mix {
+        match (scan_threads, job < scan_threads) {
+            (0, _) => self,
+            (_, true) => Mix { read: 0.0, update: 0.0, insert: 0.0, scan: 1.0, rmw: 0.0, ..self },
+            (_, false) => Mix { read: self.read + self.scan, scan: 0.0, ..self },
         }
     }
 }
@@ -199,6 +217,12 @@ pub struct LsmSpec {
     /// whose count reaches zero is compacted into the level below. False: no seek
     /// compactions (the model before).
     pub seek_compaction: bool,
+    /// The first `scan_threads` jobs only scan; the others run the mix with its scans as
+    /// reads (My-YCSB's leveldb-scan branch, [`Mix::of_thread`]). 0: every job runs the mix.
+    pub scan_threads: u32,
+    /// The hint a scan's preads carry (My-YCSB's `ENABLE_SCAN_FADVISE`, which sets the
+    /// iterator's `is_scan` in cache_ext's LevelDB); `None`: the phase's `fadvise`.
+    pub scan_advice: Option<Advice>,
 }
 
 impl LsmToml {
@@ -265,6 +289,9 @@ impl LsmToml {
                 return Err(("scan_length", "must be between 1 and 1048576".into()));
             }
         }
+        if self.scan_fadvise.is_some() && mix.scan == 0.0 && self.scan_threads.unwrap_or(0) == 0 {
+            return Err(("scan_fadvise", format!("applies to scans: YCSB-{} has none and no job scans (`scan_threads`)", mix.letter.to_ascii_uppercase())));
+        }
         let write_buffer_bytes = size("write_buffer_size", &self.write_buffer_size, WRITE_BUFFER)?;
         if !(PAGE_SIZE..=1 << 30).contains(&write_buffer_bytes) || write_buffer_bytes % PAGE_SIZE != 0 {
             return Err(("write_buffer_size", "must be whole 4 KiB pages, between 4k and 1G".into()));
@@ -289,6 +316,8 @@ impl LsmToml {
             update_reads: self.update_reads.unwrap_or(false),
             unaligned_blocks: self.unaligned_blocks.unwrap_or(false),
             seek_compaction: self.seek_compaction.unwrap_or(false),
+            scan_threads: self.scan_threads.unwrap_or(0),
+            scan_advice: self.scan_fadvise,
         };
         if spec.records() == 0 {
             return Err(("db_size", "holds not one record".into()));
@@ -979,10 +1008,9 @@ impl LsmState {
         }
     }
 
-    /// One YCSB operation on a key drawn by the caller; `u` picks the operation, `rng` the
-    /// scan's length.
-    pub fn operation(&mut self, key: u64, u: f64, rng: &mut Rng, out: &mut VecDeque<Op>) {
-        let m = self.spec.mix;
+    /// One YCSB operation on a key drawn by the caller; `u` picks the operation in the
+    /// thread's mix `m` ([`Mix::of_thread`]), `rng` the scan's length.
+    pub fn operation(&mut self, m: Mix, key: u64, u: f64, rng: &mut Rng, out: &mut VecDeque<Op>) {
         if u < m.read {
             self.get(key, out);
         } else if u < m.read + m.update {
@@ -998,7 +1026,11 @@ impl LsmState {
                 Some(n) => n,
                 None => 1 + rng.below(self.spec.max_scan),
             };
+            let from = out.len();
             self.scan(key, len, out);
+            if let Some(advice) = self.spec.scan_advice {
+                out.iter_mut().skip(from).filter(|o| o.access == Access::Buffered).for_each(|o| o.advice = advice);
+            }
         } else {
             self.get(key, out);
             self.write(out);
@@ -1195,7 +1227,7 @@ mod tests {
         for key in (0..50u64).map(|i| i * 7_919) {
             let scan = |spec: &LsmSpec, rng: &mut Rng| {
                 let mut ops = VecDeque::new();
-                state(spec).operation(key, 0.5, rng, &mut ops);
+                state(spec).operation(spec.mix, key, 0.5, rng, &mut ops);
                 ops
             };
             let mut want = VecDeque::new();
@@ -1218,7 +1250,7 @@ mod tests {
         // YCSB-A's updates are u in [0.5, 1).
         let ops = |s: &LsmSpec, rng: &mut Rng| {
             let mut ops = VecDeque::new();
-            state(s).operation(4_242, 0.7, rng, &mut ops);
+            state(s).operation(s.mix, 4_242, 0.7, rng, &mut ops);
             ops
         };
         let (plain, rmw) = (ops(&spec(None), &mut rng), ops(&spec(Some(true)), &mut rng));
@@ -1246,6 +1278,14 @@ mod tests {
         assert_eq!(t(&|t| t.key_size = Some("0".into())), Err("key_size"));
         assert_eq!(t(&|t| t.key_size = Some("65k".into())), Err("key_size"));
         assert_eq!(t(&|t| t.key_size = Some("16".into())), Ok(()));
+        assert_eq!(t(&|t| t.scan_fadvise = Some(Advice::Sequential)), Err("scan_fadvise"), "YCSB-C has no scans");
+        assert_eq!(
+            t(&|t| {
+                t.scan_fadvise = Some(Advice::Sequential);
+                t.scan_threads = Some(1);
+            }),
+            Ok(())
+        );
     }
 
     #[test]

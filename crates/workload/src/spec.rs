@@ -378,6 +378,13 @@ impl WorkloadToml {
                 ));
             }
         }
+        if let Some((i, n)) = phases.iter().enumerate().find_map(|(i, p)| p.lsm.as_ref().map(|l| (i, l.scan_threads)).filter(|&(_, n)| n >= jobs)) {
+            let at = if self.phase.is_empty() { String::new() } else { format!("phase[{i}].") };
+            return Err(err(
+                format!("{at}lsm.scan_threads"),
+                format!("{n} of the workload's {jobs} jobs: leave at least one job to run the mix's gets (raise `jobs`)"),
+            ));
+        }
         let app_cache = match &self.app_cache {
             None => None,
             Some(t) => Some(resolve_app_cache(t, &phases, lifetime_ops)?),

@@ -329,3 +329,17 @@ fn the_jobs_of_an_lsm_workload_are_threads_of_one_store() {
     assert!(anon(&one) >= 2 << 20, "the block cache holds the store's blocks: {}", anon(&one));
     assert!(anon(&four) <= anon(&one) + (anon(&one) >> 4), "one set of regions: {} against {}", anon(&four), anon(&one));
 }
+
+#[test]
+fn my_ycsbs_scan_thread_and_get_threads_are_tasks_counted_in_ycsb_operations() {
+    // My-YCSB's leveldb-scan branch (cache_ext's GET-SCAN): thread 0 only scans, the others
+    // get. Each thread is a task of its own, and its `workload_ops` are its YCSB operations,
+    // where `ops` counts their parts (a scan of 100 records is many block reads).
+    let body = "kind = \"lsm\"\nlsm = { db_size = \"64M\", ycsb = \"c\", scan_length = 100, scan_threads = 1 }\njobs = 3\nops = 300";
+    let r = run(&app_scenario(false, "64M", body));
+    let names: Vec<&str> = r.tasks.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["db.0", "db.1", "db.2"]);
+    assert!(r.tasks.iter().all(|t| t.workload_ops == Some(300)), "{:?}", r.tasks.iter().map(|t| t.workload_ops).collect::<Vec<_>>());
+    let parts = |i: usize| r.tasks[i].ops as f64 / 300.0;
+    assert!(parts(0) > 4.0 * parts(1), "a scan is many parts, a get a few: {} against {}", parts(0), parts(1));
+}

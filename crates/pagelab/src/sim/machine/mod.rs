@@ -176,6 +176,15 @@ impl Task {
             _ => None,
         }
     }
+
+    /// The workload's operations the task did, where one is several of its `ops`: a read
+    /// through an application cache, a YCSB operation on an lsm store.
+    pub fn workload_ops(&self) -> Option<u64> {
+        match &self.stream {
+            OpSource::Job(st) if st.app_cache_counts().is_some() || st.with_lsm(|_| ()).is_some() => Some(self.steps),
+            _ => None,
+        }
+    }
 }
 
 /// A workload's runtime, rate limit and process lifetime.
