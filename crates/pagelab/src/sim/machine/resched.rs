@@ -95,9 +95,8 @@ struct Flows {
 impl Flows {
     /// A new flow that runs the loop of a machine of policy `P`, on a stack of the pool.
     fn start<P: Policy>(&mut self) -> Flow {
-        let stack = self.stacks.pop().unwrap_or_else(|| {
-            DefaultStack::new(STACK_BYTES).unwrap_or_else(|e| panic!("cannot map a stack for a suspended reclaim: {e}"))
-        });
+        let stack =
+            self.stacks.pop().unwrap_or_else(|| DefaultStack::new(STACK_BYTES).unwrap_or_else(|e| panic!("cannot map a stack for a suspended reclaim: {e}")));
         Coroutine::with_stack(stack, flow::<P> as fn(&Yielder<Lend, Out>, Lend))
     }
 
@@ -201,12 +200,13 @@ impl<P: Policy> Machine<P> {
     fn flow_loop(&mut self, y: &Yielder<Lend, Out>) {
         self.mm.resched = Some(Resched { ctx: y as *const Yielder<Lend, Out> as usize, yield_now });
         while self.step() && self.mm.resched.is_some() {
-            let (mut since, mut report) = (self.relay.since_report, false);
-            let go = self.keep_going(&mut since, &mut |_| report = true);
-            self.relay.since_report = since;
-            if report {
+            // `run` reports the progress while this flow waits; nothing of the machine
+            // changes meanwhile.
+            let mut since = self.relay.since_report;
+            let go = self.keep_going(&mut since, &mut |_| {
                 y.suspend(Out::Report);
-            }
+            });
+            self.relay.since_report = since;
             if !go {
                 return;
             }
