@@ -56,9 +56,10 @@ pub struct Caps {
     /// nodes (one list set per memcg) is reclaimed as one node: node 0's pass takes from all.
     pub lists_per_node: bool,
     /// Whether a task's reclaim in the policy may be suspended at cond_resched()
-    /// ([`crate::mm::Mm::cond_resched`]) and resumed on another host thread, as a run of
-    /// several CPUs does. The kernel's LRUs may; a seam policy may not (its host can call
-    /// into Python, whose lock stays with the run's thread), so its reclaims run whole.
+    /// ([`crate::mm::Mm::cond_resched`]) and resumed later from another flow of the event
+    /// loop (a stackful coroutine), as a run of several CPUs does. The kernel's LRUs may; a
+    /// seam policy may not (its host can call into Python, which keeps its own stack of
+    /// frames per thread), so its reclaims run whole.
     pub reclaim_yields: bool,
 }
 

@@ -248,9 +248,10 @@ pub struct Mm {
     pub resched: Option<Resched>,
 }
 
-/// Where [`Mm::cond_resched`] calls the machine: `yield_now(ctx, mm, policy)` lets the
-/// actors whose clocks are earlier than the task's run before it goes on (sim/machine's
-/// `resched.rs`). `ctx` is the machine's address, kept as a number so that `Mm` stays `Send`.
+/// Where [`Mm::cond_resched`] calls the machine: `yield_now(ctx, mm, policy)` suspends the
+/// running flow of the event loop, and the machine lets the actors whose clocks are earlier
+/// than the task's run before the task goes on (sim/machine's `resched.rs`). `ctx` is the
+/// address of the running flow's yielder, kept as a number so that `Mm` stays `Send`.
 #[derive(Clone, Copy, Debug)]
 pub struct Resched {
     pub ctx: usize,

@@ -222,8 +222,14 @@ impl Slot {
 
     /// Adds a change at `t`, after the changes at or before `t` already pending.
     fn push(&mut self, t: u64, d: [i8; 3]) {
-        let i = self.pending.iter().rposition(|&(p, _)| p <= t).map_or(0, |i| i + 1);
-        self.pending.insert(i, (t, d));
+        // The changes are in time order: most come last; the others' place is found by
+        // bisection (after the last at or before `t`, as a scan from the back finds it).
+        if self.pending.back().is_none_or(|&(p, _)| p <= t) {
+            self.pending.push_back((t, d));
+        } else {
+            let i = self.pending.partition_point(|&(p, _)| p <= t);
+            self.pending.insert(i, (t, d));
+        }
     }
 }
 

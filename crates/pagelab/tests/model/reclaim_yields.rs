@@ -72,3 +72,73 @@ fn reclaims_that_yield_are_deterministic() {
         assert_eq!(a.elapsed_s, b.elapsed_s, "{policy}");
     }
 }
+
+/// Runs `m` and asks it to stop at its `k`-th progress report (every 4,096 operations).
+fn run_stopped_at_report<P: pagelab::policy::Policy>(m: &mut pagelab::sim::Machine<P>, k: u32) {
+    let token = pagelab::interrupt::StopToken::new();
+    let mut reports = 0;
+    pagelab::interrupt::scope(Some(token.clone()), || {
+        m.run(|_| {
+            reports += 1;
+            if reports == k {
+                token.stop();
+            }
+        })
+    });
+}
+
+#[test]
+fn a_run_stopped_with_reclaims_suspended_finishes_them() {
+    // cond_resched() returns to the reclaim that called it: a run that stops (a stop asked
+    // for at a progress report) while reclaims are suspended finishes each of them, without
+    // yields, so none leaves its isolated folios off the lists. Classic's third report falls
+    // while a task's reclaim is suspended: left there, its folios stay isolated.
+    for k in 1..=3 {
+        let mut m = common::classic(&two_writers("classic"));
+        run_stopped_at_report(&mut m, k);
+        m.check().unwrap_or_else(|e| panic!("classic, stopped at report {k}: {e}"));
+        assert!(m.mm.resched.is_none(), "the hook does not outlive the run");
+        let mut m = common::mglru(&two_writers("mglru"));
+        run_stopped_at_report(&mut m, k);
+        m.check().unwrap_or_else(|e| panic!("mglru, stopped at report {k}: {e}"));
+    }
+}
+
+/// A controller that panics at its `k`-th tick after the cgroup first reached its limit.
+struct PanicsInReclaim {
+    k: u32,
+}
+
+impl pagelab::sim::controller::Controller for PanicsInReclaim {
+    fn name(&self) -> String {
+        "panics".into()
+    }
+    fn interval_ns(&self) -> u64 {
+        1_000_000
+    }
+    fn tick(&mut self, _now_ns: u64, cgroups: &[pagelab::sim::controller::CgroupStats]) -> Vec<pagelab::sim::controller::Act> {
+        let max_events = cgroups[1].events.iter().find(|(name, _)| *name == "max").map_or(0, |&(_, n)| n);
+        if max_events > 0 {
+            if self.k == 0 {
+                panic!("a controller's panic");
+            }
+            self.k -= 1;
+        }
+        Vec::new()
+    }
+}
+
+#[test]
+fn a_panic_while_reclaims_are_suspended_reaches_the_caller_of_run() {
+    // The controller ticks in the event loop's flow while both tasks' reclaims are
+    // suspended in flows of their own: the panic reaches `run`'s caller, the suspended flows
+    // are unwound on the way, and the machine's cond_resched() hook is gone.
+    for k in 0..3 {
+        let mut m = common::classic(&two_writers("classic"));
+        m.add_controllers(vec![Box::new(PanicsInReclaim { k })]);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| m.run(|_| {})));
+        let payload = r.expect_err("the controller panics");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"a controller's panic"));
+        assert!(m.mm.resched.is_none());
+    }
+}

@@ -378,7 +378,7 @@ fn tasks(s: &Scenario, memcgs: &Memcgs, space: &mut AddressSpace, streams: Strea
             end_ns: w.start_ns,
             pacing: None,
             op_start: 0,
-            parked: None,
+            parked: false,
             latency: crate::hist::Histogram::default(),
         });
     }
@@ -571,7 +571,7 @@ impl<P: Policy> Machine<P> {
         let next_control_at = controllers.iter().map(|c| c.next_at).min().unwrap_or(u64::MAX);
         Ok(Machine {
             queue: (tasks.len() > TASK_SCAN_MAX).then(|| TaskQueue::new(&mm)),
-            coop: None,
+            relay: Default::default(),
             reclaim_yields: 0,
             locks: lock_tasks(s, &tasks),
             hold: tasks.iter().map(|t| s.workloads[t.workload].hold).collect(),

@@ -83,15 +83,15 @@ impl<P: Policy> Machine<P> {
     pub fn run(&mut self, mut progress: impl FnMut(u64)) {
         if let Some(read) = self.single_trace_of_reads() {
             self.run_trace_reads(read, &mut progress);
+        } else if self.reclaims_yield() {
+            self.run_flows(&mut progress);
         } else {
             let mut since_report = 0u64;
-            self.coop_begin();
             while self.step() {
                 if !self.keep_going(&mut since_report, &mut progress) {
                     break;
                 }
             }
-            self.coop_end();
         }
         self.finish();
         progress(self.done_ops);
@@ -189,7 +189,7 @@ impl<P: Policy> Machine<P> {
     /// Performs one operation of the task whose clock is earliest; false when all are done.
     pub fn step(&mut self) -> bool {
         match self.next_task() {
-            Some(t) if self.tasks[t].parked.is_some() => self.resume(t),
+            Some(t) if self.tasks[t].parked => self.hand_over(t),
             Some(t) => {
                 self.step_task(t);
                 true

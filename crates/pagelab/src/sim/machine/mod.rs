@@ -79,9 +79,9 @@ pub struct Task {
     pub pacing: Option<Box<Pacing>>,
     /// When the operation under way began: the task's clock after its think time.
     op_start: u64,
-    /// Suspended in a reclaim at a cond_resched() point: the host thread that holds its
-    /// operation's call stack (`resched.rs`).
-    parked: Option<usize>,
+    /// Suspended in a reclaim at a cond_resched() point: a flow holds its operation's call
+    /// stack (`resched.rs`).
+    parked: bool,
     /// Its operations' modeled latencies (fills included): from the end of the think time
     /// to the return to user space, so waits for a CPU, IO and memory.high throttling count.
     pub latency: crate::hist::Histogram,
@@ -140,9 +140,9 @@ pub struct Machine<P: Policy> {
     pub locks: Vec<LockTask>,
     /// With many tasks, the runnable ones by clock ([`Machine::next_task`]).
     queue: Option<TaskQueue>,
-    /// A run whose reclaims yield at cond_resched(): the host threads that hold suspended
-    /// operations (`resched.rs`).
-    coop: Option<Box<resched::Coop>>,
+    /// A run whose reclaims yield at cond_resched(): the state of the loop that passes from
+    /// flow to flow (`resched.rs`).
+    relay: resched::Relay,
     /// Reclaims suspended at a cond_resched() point so far, in runs of several CPUs
     /// (`resched.rs`).
     pub reclaim_yields: u64,
