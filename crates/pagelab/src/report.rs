@@ -578,6 +578,9 @@ pub struct SchedReport {
     /// The furthest a lock request ran ahead of the scheduler's horizon (the slowest actor's
     /// clock): the span a lock's calendar covers.
     pub horizon_lag_max_s: f64,
+    /// Times a task's direct or memcg reclaim left its CPU at a cond_resched() point for an
+    /// actor whose clock was earlier, and went on later where it stopped.
+    pub reclaim_yields: u64,
     /// Direct reclaimers that too_many_isolated() made sleep (reclaim_throttle()'s
     /// VMSCAN_THROTTLE_ISOLATED, which the kernel traces as mm_vmscan_throttled).
     pub isolated_throttle: IsolatedThrottle,
@@ -644,6 +647,7 @@ impl SchedReport {
                 ("zone_lock".to_string(), zone.summary()),
             ]),
             horizon_lag_max_s: sched.horizon_lag_max_ns as f64 / 1e9,
+            reclaim_yields: sched.reclaim_yields,
             isolated_throttle: IsolatedThrottle {
                 sleeps: mm.nodes.iter().map(|n| n.reclaim.isolated.throttled).sum(),
                 sleep_s: mm.nodes.iter().map(|n| n.reclaim.isolated.throttled_ns).sum::<u64>() as f64 / 1e9,

@@ -255,6 +255,9 @@ pub struct Sched {
     /// The furthest a lock request was ahead of the horizon: how far the actors' clocks
     /// spread (one long operation runs whole ahead of the others).
     pub horizon_lag_max_ns: u64,
+    /// Times a task's reclaim left its CPU at a cond_resched() point because another
+    /// actor's clock was earlier (`sim/machine/resched.rs`).
+    pub reclaim_yields: u64,
 }
 
 impl Sched {
@@ -273,6 +276,7 @@ impl Sched {
             horizon: 0,
             calendar: crate::locking::CALENDAR,
             horizon_lag_max_ns: 0,
+            reclaim_yields: 0,
         }
     }
 

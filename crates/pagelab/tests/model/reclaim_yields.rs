@@ -142,3 +142,14 @@ fn a_panic_while_reclaims_are_suspended_reaches_the_caller_of_run() {
         assert!(m.mm.resched.is_none());
     }
 }
+
+#[test]
+fn the_report_counts_the_reclaims_that_left_their_cpu_at_cond_resched() {
+    // sched.reclaim_yields: the two writers' reclaims leave their CPUs for each other in the
+    // shared first pass; a lone writer has nobody to yield to.
+    let two = run(&two_writers("classic"));
+    let yields = two.sched.as_ref().expect("machine.cpus").reclaim_yields;
+    assert!(yields > 0, "two reclaimers under one limit yield to each other");
+    let one = run(&two_writers("classic").replace("jobs = 2", "jobs = 1"));
+    assert_eq!(one.sched.as_ref().expect("machine.cpus").reclaim_yields, 0);
+}

@@ -572,7 +572,6 @@ impl<P: Policy> Machine<P> {
         Ok(Machine {
             queue: (tasks.len() > TASK_SCAN_MAX).then(|| TaskQueue::new(&mm)),
             relay: Default::default(),
-            reclaim_yields: 0,
             locks: lock_tasks(s, &tasks),
             hold: tasks.iter().map(|t| s.workloads[t.workload].hold).collect(),
             workloads: s

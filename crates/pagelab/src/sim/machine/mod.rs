@@ -143,9 +143,6 @@ pub struct Machine<P: Policy> {
     /// A run whose reclaims yield at cond_resched(): the state of the loop that passes from
     /// flow to flow (`resched.rs`).
     relay: resched::Relay,
-    /// Reclaims suspended at a cond_resched() point so far, in runs of several CPUs
-    /// (`resched.rs`).
-    pub reclaim_yields: u64,
 }
 
 /// A scenario's `[[event]]`, its cgroup looked up.

@@ -89,8 +89,6 @@ struct Flows {
     parked: Vec<Option<Flow>>,
     /// The stacks of flows that ended, for the next ones.
     stacks: Vec<DefaultStack>,
-    /// Reclaims suspended so far.
-    yields: u64,
 }
 
 impl Flows {
@@ -118,13 +116,12 @@ impl<P: Policy> Machine<P> {
     /// `run`'s loop in flows (see the module's text); `progress` is called as `keep_going`
     /// asks. A panic in a flow unwinds the flows still suspended, then goes on to the caller.
     pub(super) fn run_flows(&mut self, progress: &mut impl FnMut(u64)) {
-        let mut flows = Flows { parked: (0..self.tasks.len()).map(|_| None).collect(), stacks: Vec::new(), yields: 0 };
+        let mut flows = Flows { parked: (0..self.tasks.len()).map(|_| None).collect(), stacks: Vec::new() };
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             self.switch_flows(&mut flows, progress);
             self.finish_suspended(&mut flows);
         }));
         self.mm.resched = None;
-        self.reclaim_yields += flows.yields;
         drop(flows);
         if let Err(payload) = r {
             std::panic::resume_unwind(payload);
@@ -140,7 +137,9 @@ impl<P: Policy> Machine<P> {
                 CoroutineResult::Yield(Out::Point(t)) => {
                     if self.someone_before(t) {
                         self.leave_cpu(t);
-                        flows.yields += 1;
+                        if let Some(sched) = self.mm.sched.as_mut() {
+                            sched.reclaim_yields += 1;
+                        }
                         self.tasks[t].parked = true;
                         let next = flows.start::<P>();
                         flows.parked[t] = Some(std::mem::replace(&mut flow, next));
