@@ -116,7 +116,7 @@ impl SpinLock {
         }
         self.stat.calendar_peak = self.stat.calendar_peak.max(self.busy.len() as u64);
         self.stat.sections_peak = self.stat.sections_peak.max(self.sections);
-        self.stat.count(begin - at, hold, contended);
+        self.stat.count(begin - at, hold);
         Section { start: begin, end, spin: begin - at }
     }
 }
@@ -164,10 +164,8 @@ struct Span {
 /// What one lock (or a class of locks, summed) saw.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LockStat {
-    pub acquisitions: u64,
-    pub contended: u64,
-    pub wait_ns: u64,
-    pub hold_ns: u64,
+    /// Its sections: acquisitions, contended ones, their wait and hold.
+    pub total: TakerStat,
     /// Sections dropped from a full calendar before the horizon passed them.
     pub forgotten: u64,
     /// The most busy spans the calendar kept at once (its memory; the most of any one lock
@@ -182,8 +180,9 @@ pub struct LockStat {
     by_function: Vec<(&'static str, TakerStat)>,
 }
 
-/// What one kernel function's sections of a lock (or a class of locks) saw: a section waited
-/// (spun) when its wait is not zero, and it then counts as contended.
+/// What sections of a lock (or a class of locks) saw, all of them ([`LockStat::total`]) or one
+/// kernel function's: a section is contended when it waited (spun) before its hold, which
+/// [`SpinLock::lock_within`] makes the same as a wait that is not zero.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct TakerStat {
     pub acquisitions: u64,
@@ -209,20 +208,14 @@ impl TakerStat {
 }
 
 impl LockStat {
-    fn count(&mut self, wait: u64, hold: u64, contended: bool) {
-        self.acquisitions += 1;
-        self.contended += contended as u64;
-        self.wait_ns += wait;
-        self.hold_ns += hold;
+    fn count(&mut self, wait: u64, hold: u64) {
+        self.total.count(wait, hold);
         self.waits.record(wait);
     }
 
     /// Adds another lock's counts (a class of locks: every lruvec's lru_lock).
     pub fn merge(&mut self, o: &LockStat) {
-        self.acquisitions += o.acquisitions;
-        self.contended += o.contended;
-        self.wait_ns += o.wait_ns;
-        self.hold_ns += o.hold_ns;
+        self.total.merge(&o.total);
         self.forgotten += o.forgotten;
         self.calendar_peak = self.calendar_peak.max(o.calendar_peak);
         self.sections_peak = self.sections_peak.max(o.sections_peak);
@@ -252,12 +245,12 @@ impl LockStat {
     /// The report's figures.
     pub fn summary(&self) -> LockSummary {
         LockSummary {
-            acquisitions: self.acquisitions,
-            contended: self.contended,
-            wait_ns: self.wait_ns,
+            acquisitions: self.total.acquisitions,
+            contended: self.total.contended,
+            wait_ns: self.total.wait_ns,
             wait_p50_ns: self.wait_quantile(0.5),
             wait_p99_ns: self.wait_quantile(0.99),
-            hold_ns: self.hold_ns,
+            hold_ns: self.total.hold_ns,
             forgotten: self.forgotten,
             calendar_peak: self.calendar_peak,
             by_function: self.by_function.iter().map(|(f, t)| (f.to_string(), *t)).collect(),
@@ -294,7 +287,7 @@ mod tests {
         let mut l = SpinLock::default();
         let s = l.lock(100, 50, 7, 0);
         assert_eq!(s, Section { start: 100, end: 150, spin: 0 });
-        assert_eq!((l.stat.acquisitions, l.stat.contended), (1, 0));
+        assert_eq!((l.stat.total.acquisitions, l.stat.total.contended), (1, 0));
     }
 
     #[test]
@@ -306,8 +299,8 @@ mod tests {
         assert_eq!((a.start, a.end), (110, 210), "the first waiter gets it at the holder's release, after the handoff");
         assert_eq!((b.start, b.end), (220, 320), "the second after the first");
         assert_eq!(b.spin, 190);
-        assert_eq!(l.stat.contended, 2);
-        assert_eq!(l.stat.wait_ns, 90 + 190);
+        assert_eq!(l.stat.total.contended, 2);
+        assert_eq!(l.stat.total.wait_ns, 90 + 190);
     }
 
     #[test]
@@ -330,7 +323,7 @@ mod tests {
         let large = l.lock(10_000, 31 * per_folio, 0, 0);
         assert_eq!(small.end - small.start, 600);
         assert_eq!(large.end - large.start, 1240);
-        assert_eq!(l.stat.hold_ns, 1840);
+        assert_eq!(l.stat.total.hold_ns, 1840);
     }
 
     #[test]
@@ -424,7 +417,7 @@ mod tests {
     fn wait_quantiles_come_within_an_eighth_of_the_waits() {
         let mut s = LockStat::default();
         for w in 1..=1000u64 {
-            s.count(w * 100, 1, true);
+            s.count(w * 100, 1);
         }
         let p50 = s.wait_quantile(0.5);
         let p99 = s.wait_quantile(0.99);

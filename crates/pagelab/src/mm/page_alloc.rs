@@ -1088,7 +1088,7 @@ mod tests {
         let s = Scenario::parse(text, "t.toml", "t", &[]).unwrap_or_else(|e| panic!("{e}"));
         let mut m = crate::sim::Machine::new(&s, |mm| Classic::new(mm.memcgs.cg.len())).unwrap();
         let parked = |m: &crate::sim::Machine<Classic>| parked_frames(&m.mm);
-        let acquisitions = |m: &crate::sim::Machine<Classic>| m.mm.zone(0).lock.stat.acquisitions;
+        let acquisitions = |m: &crate::sim::Machine<Classic>| m.mm.zone(0).lock.stat.total.acquisitions;
         four_cpus_with_parked_pages(&mut m, 1_000);
         assert_eq!(parked(&m), 80);
         let free = m.mm.nr_free();

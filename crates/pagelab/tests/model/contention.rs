@@ -116,11 +116,11 @@ fn memcgs_share_the_nodes_lru_lock_on_5_7_and_each_own_one_from_5_11_lru_lock_pe
     };
     let (old_node, old_memcg) = (&old.mm.nodes[0].lru_lock.stat, memcg_locks(&old));
     let (new_node, new_memcg) = (&new.mm.nodes[0].lru_lock.stat, memcg_locks(&new));
-    assert!(old_node.acquisitions > 0 && old_memcg.acquisitions == 0, "5.7: the node's lock only");
-    assert!(new_node.acquisitions == 0 && new_memcg.acquisitions > 0, "6.1: the memcgs' locks only");
+    assert!(old_node.total.acquisitions > 0 && old_memcg.total.acquisitions == 0, "5.7: the node's lock only");
+    assert!(new_node.total.acquisitions == 0 && new_memcg.total.acquisitions > 0, "6.1: the memcgs' locks only");
     // Four containers on one lock wait for each other; on their own locks only a container's
     // two readers do.
-    let share = |s: &pagelab::locking::LockStat| s.contended as f64 / s.acquisitions as f64;
+    let share = |s: &pagelab::locking::LockStat| s.total.contended as f64 / s.total.acquisitions as f64;
     assert!(share(old_node) > 2.0 * share(&new_memcg), "5.7 {} against 6.1 {}", share(old_node), share(&new_memcg));
-    assert!(old_node.wait_ns > new_memcg.wait_ns, "{old_node:?} {new_memcg:?}");
+    assert!(old_node.total.wait_ns > new_memcg.total.wait_ns, "{old_node:?} {new_memcg:?}");
 }

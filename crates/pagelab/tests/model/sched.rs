@@ -283,7 +283,7 @@ fn free_unref_page_puts_a_page_on_the_freeing_cpus_list_until_drain_all_pages() 
     use pagelab::mm::swap::this_cpu;
     let mut m = two_cpus_one_file();
     let top = m.mm.folios.nr_zones() - 1;
-    let locks = |m: &pagelab::sim::Machine<_>| m.mm.zone(top).lock.stat.acquisitions;
+    let locks = |m: &pagelab::sim::Machine<_>| m.mm.zone(top).lock.stat.total.acquisitions;
     let alloc = |m: &mut pagelab::sim::Machine<pagelab::policy::classic::Classic>| alloc_page(&mut m.mm, &mut m.policy, Gfp::User).unwrap();
     // CPU 1 refills its empty list (rmqueue_bulk() under zone->lock), takes a page and frees
     // it back to its own list.
