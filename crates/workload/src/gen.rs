@@ -220,11 +220,18 @@ struct PhaseState {
     pace_last: u64,
     /// A search phase's files and place (crate::search).
     search: Option<SearchCursor>,
-    /// An lsm phase's store, and the operations its last YCSB operation made, still to come.
-    lsm: Option<LsmHandle>,
-    lsm_queue: VecDeque<Op>,
-    /// The YCSB mix this job runs on an lsm phase's store (crate::lsm::Mix::of_thread).
-    lsm_mix: Option<Mix>,
+    /// An lsm phase's store, the job's mix on it and its operations still to come.
+    lsm: Option<LsmPhase>,
+}
+
+/// What a job keeps of an lsm phase (crate::lsm).
+#[derive(Clone, Debug)]
+struct LsmPhase {
+    store: LsmHandle,
+    /// The YCSB mix this job runs on the store (crate::lsm::Mix::of_thread).
+    mix: Mix,
+    /// The operations the job's last YCSB operation made, still to come.
+    queue: VecDeque<Op>,
 }
 
 /// The file name job `job` of workload `w` uses for `object`: fio names per-job files
@@ -296,7 +303,8 @@ impl JobStream {
                     objects[idx].shared = threads;
                     idx as u32
                 });
-                LsmHandle::Own(Box::new(LsmState::new(spec, layout, LsmObjects { tables, l0, wal, memtable, block_cache, table_cache }, p.advice)))
+                let store = LsmHandle::Own(Box::new(LsmState::new(spec, layout, LsmObjects { tables, l0, wal, memtable, block_cache, table_cache }, p.advice)));
+                LsmPhase { store, mix: spec.mix.of_thread(job, spec.scan_threads), queue: VecDeque::new() }
             });
             let mut declare = |object: &str, pages: u64| {
                 let name = if anon { object.to_string() } else { job_file_name(w, object, job) };
@@ -309,7 +317,7 @@ impl JobStream {
                 // A search names no object of its own: its files were declared above.
                 (_, Some(c)) => vec![c.files.first().map_or(0, |f| f.0)],
                 // Nor does a store: its tables were.
-                _ if lsm.is_some() => vec![lsm.as_ref().map_or(0, |l| l.read(|l| l.objects.wal))],
+                _ if lsm.is_some() => vec![lsm.as_ref().map_or(0, |l| l.store.read(|l| l.objects.wal))],
                 _ => vec![declare(&p.object, p.object_pages) as u32],
             };
             let idx = trace_objects[0] as usize;
@@ -346,8 +354,6 @@ impl JobStream {
                 pace_last: 0,
                 search,
                 lsm,
-                lsm_queue: VecDeque::new(),
-                lsm_mix: p.lsm.as_ref().map(|s| s.mix.of_thread(job, s.scan_threads)),
             });
         }
         let app = w.app_cache.as_ref().map(|spec| {
@@ -364,7 +370,7 @@ impl JobStream {
         for ph in phases.iter().filter(|p| !p.is_trace) {
             match (&ph.search, &ph.lsm) {
                 (Some(c), _) => c.files.iter().for_each(|&(o, _)| largest[o as usize] = largest[o as usize].max(ph.block_pages)),
-                (_, Some(l)) => l.read(|l| {
+                (_, Some(l)) => l.store.read(|l| {
                     for &o in l.objects.tables.iter().flatten().chain(&l.objects.l0) {
                         largest[o as usize] = largest[o as usize].max(ph.block_pages);
                     }
@@ -385,7 +391,7 @@ impl JobStream {
         let dists: Vec<_> = s.phases.iter().map(|p| w.phases[p.spec_index].distribution.clone()).collect();
         for (ph, dist) in s.phases.iter_mut().zip(dists) {
             let blocks = match &ph.lsm {
-                Some(l) => l.read(|l| l.layout.records),
+                Some(l) => l.store.read(|l| l.layout.records),
                 None => ph.object_pages / ph.block_pages,
             };
             let scatter = w.phases[ph.spec_index].scatter;
@@ -432,15 +438,15 @@ impl JobStream {
 
     /// Operations still to come, fills included.
     pub fn remaining(&self) -> u64 {
-        self.phases[self.current.min(self.phases.len())..]
-            .iter()
-            .fold(self.pending.len() as u64, |a, p| a.saturating_add(p.ops_left).saturating_add(p.fill_left).saturating_add(p.lsm_queue.len() as u64))
+        self.phases[self.current.min(self.phases.len())..].iter().fold(self.pending.len() as u64, |a, p| {
+            a.saturating_add(p.ops_left).saturating_add(p.fill_left).saturating_add(p.lsm.as_ref().map_or(0, |l| l.queue.len() as u64))
+        })
     }
 
     /// `f` of the store of the job's last lsm phase (its caches' hits and misses), if it has
     /// one; of a shared store, all its threads' together.
     pub fn with_lsm<R>(&self, f: impl FnOnce(&LsmState) -> R) -> Option<R> {
-        self.phases.iter().rev().find_map(|p| p.lsm.as_ref()).map(|l| l.read(f))
+        self.phases.iter().rev().find_map(|p| p.lsm.as_ref()).map(|l| l.store.read(f))
     }
 
     /// Makes the stores of the job's lsm phases shareable and returns them, in phase order:
@@ -448,13 +454,14 @@ impl JobStream {
     pub fn lsm_stores(&mut self) -> Vec<SharedLsm> {
         let mut out = Vec::new();
         for ph in &mut self.phases {
-            if let Some(h) = ph.lsm.take() {
-                let shared = match h {
+            if let Some(mut l) = ph.lsm.take() {
+                let shared = match l.store {
                     LsmHandle::Own(s) => SharedLsm(Arc::new(Mutex::new(*s))),
                     LsmHandle::Shared(s) => s,
                 };
                 out.push(shared.clone());
-                ph.lsm = Some(LsmHandle::Shared(shared));
+                l.store = LsmHandle::Shared(shared);
+                ph.lsm = Some(l);
             }
         }
         out
@@ -467,9 +474,9 @@ impl JobStream {
     /// Before the first operation.
     pub fn share_lsm_stores(&mut self, stores: &[SharedLsm]) {
         let mut stores = stores.iter();
-        for ph in self.phases.iter_mut().filter(|p| p.lsm.is_some()) {
+        for l in self.phases.iter_mut().filter_map(|p| p.lsm.as_mut()) {
             if let Some(s) = stores.next() {
-                ph.lsm = Some(LsmHandle::Shared(s.clone()));
+                l.store = LsmHandle::Shared(s.clone());
             }
         }
     }
@@ -591,7 +598,7 @@ impl JobStream {
                     more: false,
                 });
             }
-            if let Some(op) = ph.lsm_queue.pop_front() {
+            if let Some(op) = ph.lsm.as_mut().and_then(|l| l.queue.pop_front()) {
                 return Some(op);
             }
             if ph.ops_left == 0 {
@@ -659,14 +666,14 @@ impl JobStream {
                 });
             }
             let block = ph.sampler.as_mut().expect("sampler built in new()").next(&mut self.rng);
-            if let (Some(l), Some(mix)) = (ph.lsm.as_mut(), ph.lsm_mix) {
+            if let Some(l) = ph.lsm.as_mut() {
                 let u = self.rng.unit();
-                let (rng, queue) = (&mut self.rng, &mut ph.lsm_queue);
-                l.with(|l| l.operation(mix, block, u, rng, queue));
+                let (rng, queue, mix) = (&mut self.rng, &mut l.queue, l.mix);
+                l.store.with(|s| s.operation(mix, block, u, rng, queue));
                 // The parts of one YCSB operation: the last ends it (the task's operations).
                 let n = queue.len();
                 queue.iter_mut().enumerate().for_each(|(i, o)| o.more = i + 1 < n);
-                let mut op = ph.lsm_queue.pop_front().expect("an operation touches memory");
+                let mut op = queue.pop_front().expect("an operation touches memory");
                 op.think_ns = ph.think_ns;
                 return Some(op);
             }
