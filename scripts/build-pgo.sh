@@ -7,7 +7,7 @@
 #   scripts/build-pgo.sh           build target/dist/pagelab
 #   scripts/build-pgo.sh --check   build, then require bit-identical reports from
 #                                  target/dist/pagelab and target/release/pagelab
-#                                  (scripts/same-counters.sh: 122 runs)
+#                                  (scripts/same-counters.sh: 214 runs)
 #   scripts/build-pgo.sh --wheel   also build the Python wheel the same way, trained through
 #                                  Python (the CLI's profile does not fit the extension
 #                                  module; scripts/pgo-train-wheel.py), into

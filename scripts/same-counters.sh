@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Holds two pagelab binaries to identical reports: every bundled scenario (examples, the
-# seeds' experiments, the oracle's scenarios) under both policies and both pinned kernels,
+# Holds two pagelab binaries to identical reports: every bundled scenario (examples and their
+# application, operator, policy and own-trace directories, the seeds' experiments, the
+# oracle's scenarios; not examples/cache_ext, whose runs take seconds each) under both
+# policies and the three pinned kernels (6.1, 6.12, 7.3),
 # and trace replays of a Zipf trace through every simulator at a 1% and a 10% cache, as
 # oracleGeneral and dense input. The timing fields (wall_s, accesses_per_s, convert_s) are
 # left out; anything else that differs fails the run and names the command.
@@ -20,7 +22,7 @@
 # identical: SAME_COUNTERS_EXPECT_DIFFER="examples/seeds/004/fio-randread-cpus.toml" runs
 # those too and says whether each differed, without failing.
 #
-# About a minute on 2 cores.
+# About two to three minutes of CPU on 2 cores (214 runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/venv.sh
@@ -77,12 +79,12 @@ same() {
   runs=$((runs + 1))
 }
 
-for f in examples/*.toml examples/seeds/0*/*.toml oracle/scenarios/*.toml; do
+for f in examples/*.toml examples/{apps,operators,policies,byo}/*.toml examples/seeds/0*/*.toml oracle/scenarios/*.toml; do
   # The seed-scale scenarios (32G, 900 modeled seconds, ~15 s and 450 MB a run) are covered
   # by their scaled-down versions here.
   case $f in *-full.toml) continue ;; esac
   for policy in classic mglru; do
-    for kernel in 6.1 6.12; do
+    for kernel in 6.1 6.12 7.3; do
       same run "$f" --set machine.policy=$policy --set machine.kernel=$kernel
     done
   done
