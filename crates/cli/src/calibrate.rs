@@ -29,7 +29,7 @@
 //!   cache line of a `struct folio` (its `lru` links and `flags`), unlinked from the head of
 //!   one doubly-linked list and added to the tail of another, over 64 MiB of nodes linked in
 //!   a shuffled order, so that each move misses the cache as reclaim's moves of cold folios
-//!   do.
+//!   do. Only the moves are timed, not the linking before each batch.
 //!   The same move stands for a page's between a zone's buddy and per-CPU lists under
 //!   `zone->lock` (`[time.cpu] zone_move_ns`).
 //! - **An xarray store** (`[time.cpu] xa_store_ns`): a store at a random index of a radix
@@ -177,10 +177,11 @@ struct Node {
 /// Moving one folio from the head of one LRU list to the tail of another, for folio structs
 /// not in the cache (`[time.cpu] lru_move_ns`): list_del() (the folio and its two
 /// neighbours), list_add_tail() and the flag updates of lruvec_del_folio() and
-/// lruvec_add_folio(), over 64 MiB of 64-byte nodes linked in a shuffled order.
+/// lruvec_add_folio(), over 64 MiB of 64-byte nodes linked in a shuffled order. Only the
+/// moves are timed: linking the nodes before each batch is not a folio's move (it took 10%
+/// of the batch's time on the development host, docs/journal/2026-11-30-fio-gain-mechanisms.md).
 fn lru_move(quick: bool) -> Figure {
     let n: usize = if quick { 1 << 17 } else { 1 << 20 };
-    const NIL: u32 = u32::MAX;
     let mut order: Vec<u32> = (0..n as u32).collect();
     let mut rng = pagelab_host::xorshift::XorShift64::new(0x9E37_79B9_7F4A_7C15);
     for i in (1..n).rev() {
@@ -188,32 +189,51 @@ fn lru_move(quick: bool) -> Figure {
     }
     let mut nodes = vec![Node::default(); n];
     let batches = if quick { 3 } else { 7 };
-    measure(batches, n, || {
-        // List A holds every node in the shuffled order; B is empty.
-        for (k, &i) in order.iter().enumerate() {
-            let node = &mut nodes[i as usize];
-            node.prev = if k == 0 { NIL } else { order[k - 1] };
-            node.next = order.get(k + 1).copied().unwrap_or(NIL);
-            node.flags = 1;
+    // One untimed batch first, as measure() runs one, to warm the caches and the frequency.
+    let per_rep = (0..=batches)
+        .map(|_| {
+            link_in_order(&mut nodes, &order);
+            let s = Instant::now();
+            move_all(&mut nodes, order[0]);
+            s.elapsed().as_nanos() as f64 / n as f64
+        })
+        .skip(1)
+        .collect();
+    Figure::of(per_rep, n)
+}
+
+/// No node: the end of a list.
+const NIL: u32 = u32::MAX;
+
+/// Links every node into one list (list A), in `order`.
+fn link_in_order(nodes: &mut [Node], order: &[u32]) {
+    for (k, &i) in order.iter().enumerate() {
+        let node = &mut nodes[i as usize];
+        node.prev = if k == 0 { NIL } else { order[k - 1] };
+        node.next = order.get(k + 1).copied().unwrap_or(NIL);
+        node.flags = 1;
+    }
+}
+
+/// Moves every node of the list that starts at `head` to the tail of another, one by one.
+fn move_all(nodes: &mut [Node], mut head: u32) {
+    let mut tail = NIL;
+    while head != NIL {
+        let i = head as usize;
+        let next = nodes[i].next;
+        if next != NIL {
+            nodes[next as usize].prev = NIL;
         }
-        let (mut a_head, mut b_tail) = (order[0], NIL);
-        while a_head != NIL {
-            let i = a_head as usize;
-            let next = nodes[i].next;
-            if next != NIL {
-                nodes[next as usize].prev = NIL;
-            }
-            a_head = next;
-            nodes[i].prev = b_tail;
-            nodes[i].next = NIL;
-            nodes[i].flags ^= 0b11;
-            if b_tail != NIL {
-                nodes[b_tail as usize].next = i as u32;
-            }
-            b_tail = i as u32;
+        head = next;
+        nodes[i].prev = tail;
+        nodes[i].next = NIL;
+        nodes[i].flags ^= 0b11;
+        if tail != NIL {
+            nodes[tail as usize].next = i as u32;
         }
-        black_box(&mut nodes);
-    })
+        tail = i as u32;
+    }
+    black_box(nodes);
 }
 
 /// cache_ext's valid-folio registry, per hook call (`[time] cache_ext_hook_ns`): each batch

@@ -118,7 +118,12 @@ pub struct CpuCosts {
     /// struct not in the CPU's cache. Default: `pagelab calibrate`'s figure for a cold
     /// 64-byte struct moved between two doubly-linked lists (238 to 249 ns over three runs),
     /// measured on the project's development host, a 2-CPU virtual machine
-    /// (docs/journal/2026-11-29-machine-costs.md); run it on yours.
+    /// (docs/journal/2026-11-29-machine-costs.md); run it on yours. Those runs also timed the
+    /// linking of the lists, about a tenth of the figure, which calibrate now leaves out
+    /// (docs/journal/2026-11-30-fio-gain-mechanisms.md). The kernel's units differ by what it
+    /// finds in the cache: a cold folio isolated from a list's tail costs about this, a folio
+    /// the CPU has just touched (an lru_add, a putback) far less; the same key is charged for
+    /// all of them.
     pub lru_move_ns: u64,
     /// A contended lock's handoff: its cache line's transfer from the releasing CPU to the
     /// next waiter's. Default: 42 ns, the modified-line core-to-core intervention latency

@@ -626,7 +626,9 @@ pub enum Pgscan {
     Here([u64; 2]),
     /// Counted where the folios were isolated: mm/vmscan.c: scan_folios() (6.1, 6.12) counts
     /// pgscan as MGLRU isolates, next to pgrefill, through [`count_pgscan`]; evict_folios()'s
-    /// retry of clean folios counts none.
+    /// retry of clean folios counts none. The isolation's lock section is the caller's too:
+    /// evict_folios() (6.1, 6.12, 7.3) holds the lruvec's lock for every folio scan_folios()
+    /// looks at, and its retry of clean folios isolates nothing, so takes no such section.
     AtIsolation,
 }
 
@@ -749,12 +751,10 @@ pub fn reclaim_batch<P: Policy, E: Epilogue<P>>(
     let (nr_taken, file_taken) =
         list.iter().map(|&pfn| mm.folios.get(pfn)).fold((0, 0), |(all, file), f| (all + f.nr_pages(), file + if f.is_file_lru() { f.nr_pages() } else { 0 }));
     // The isolation that filled `list` held the lruvec's lock for every folio it scanned
-    // (isolate_lru_folios()) or took (scan_folios()); several CPUs contend for it.
-    let isolated = match rules.pgscan {
-        Pgscan::Here(scanned) => scanned[0] + scanned[1],
-        Pgscan::AtIsolation => list.len() as u64,
-    };
-    mm.lru_lock_on(rules.caller, memcg, sc.nid, isolated);
+    // (isolate_lru_folios()); several CPUs contend for it. MGLRU's caller took its own.
+    if let Pgscan::Here(scanned) = rules.pgscan {
+        mm.lru_lock_on(rules.caller, memcg, sc.nid, scanned[0] + scanned[1]);
+    }
     if nr_taken == 0 {
         return 0;
     }

@@ -1,6 +1,6 @@
 //! The kernel's locks beyond the lruvec's on a machine of several CPUs (`crate::locking`):
 //! the mapping's `i_pages` lock, the swap locks and the zone lock, each where it lives, held
-//! in proportion to its batch.
+//! in proportion to its batch; and what MGLRU's eviction holds the lruvec's lock for.
 
 use super::common;
 use pagelab::locking::LockSummary;
@@ -249,4 +249,26 @@ fn lock_waits_are_exact_in_a_small_calendar_and_an_overflow_is_a_warning() {
     let (tiny, _) = with_calendar(2);
     assert!(lock(&tiny, "lru_lock").forgotten > 0);
     assert!(tiny.warnings.iter().any(|w| w.starts_with("lru_lock: ") && w.contains("approximate")), "{:?}", tiny.warnings);
+}
+
+/// Models mm/vmscan.c: evict_folios() (6.1): scan_folios() runs under the lruvec's lock and
+/// holds it for every folio it looks at, the ones sort_folio() moves on to a younger
+/// generation (pgrefill) as well as the ones it isolates (pgscan); the survivors go back under
+/// it once (pgscan - pgsteal, order-0 folios), and the retry of clean survivors takes no
+/// second isolation section. An anon cgroup at twice its limit: the aging walk finds pages
+/// young, so eviction sorts thousands.
+#[test]
+fn evict_folios_holds_the_lru_lock_for_every_folio_scan_folios_sorts_or_isolates() {
+    let text = format!(
+        "[machine]\nmemory = \"256M\"\nkernel = \"6.1\"\npolicy = \"mglru\"\ncpus = 2\nswap = {{ device = \"ssd\", size = \"256M\" }}\n\
+         [[cgroup]]\npath = \"/a\"\nmax = \"24M\"\n\
+         [[workload]]\nname = \"a\"\ncgroup = \"/a\"\nkind = \"anon-rw\"\nsize = \"48M\"\ndistribution = \"uniform\"\nops = 20000\nseed = 4\n{}",
+        costs("lru_move_ns", 10)
+    );
+    let r = run(&text);
+    let m = &r.memcg["/a"];
+    let (pgscan, pgsteal, pgrefill) = (m["pgscan"], m["pgsteal"], m["pgrefill"]);
+    assert!(pgrefill > 1000 && pgscan > pgsteal, "sorted {pgrefill}, scanned {pgscan}, stolen {pgsteal}");
+    let evict = &lock(&r, "lru_lock").by_function["evict_folios"];
+    assert_eq!(evict.hold_ns / 10, pgscan + pgrefill + (pgscan - pgsteal), "{evict:?}");
 }

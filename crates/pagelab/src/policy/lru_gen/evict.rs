@@ -246,6 +246,7 @@ impl LruGen {
                     skipped_zone += delta;
                 }
                 remaining -= 1;
+                self.scanned_locked += 1;
                 if remaining == 0 || isolated.max(skipped_zone) >= MIN_LRU_BATCH {
                     break;
                 }
@@ -337,7 +338,8 @@ impl LruGen {
     }
 
     /// Models mm/vmscan.c: evict_folios() (6.1/6.12) of lruvec `k` (the memcg's on the node
-    /// reclaim shrinks): isolate, drop empty generations,
+    /// reclaim shrinks): isolate, drop empty generations (one lruvec lock section, held for
+    /// every folio scan_folios() looked at: sorted, isolated or skipped; 6.1, 6.12 and 7.3),
     /// reclaim with the shared [`reclaim_batch`] (shrink_folio_list(), pgsteal) and
     /// [`MglruEpilogue`]: survivors that are active, referenced, mapped, locked, dirty or
     /// under writeback go to the youngest generation, clean ones get one more try. Returns
@@ -351,6 +353,7 @@ impl LruGen {
     pub fn evict_folios(&mut self, mm: &mut Mm, k: LvId, sc: &mut ScanControl, swappiness: u64, nr_to_scan: u64) -> u64 {
         let mut list = std::mem::take(&mut self.scratch);
         list.clear();
+        self.scanned_locked = 0;
         let scanned;
         let ty;
         if self.kernel.lru_gen_scan_budget_up_front() {
@@ -367,6 +370,9 @@ impl LruGen {
             }
             (scanned, ty) = (s, t);
         }
+        // The isolation ran under the lruvec's lock, for every folio scan_folios() looked at,
+        // whether it isolated anything or not.
+        mm.lru_lock_on("evict_folios", k.memcg, sc.nid, self.scanned_locked);
         if list.is_empty() {
             self.scratch = list;
             return scanned;

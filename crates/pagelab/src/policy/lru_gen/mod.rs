@@ -193,6 +193,9 @@ pub struct LruGen {
     mm_bitmap: Vec<u64>,
     rng: Rng,
     scratch: Vec<Pfn>,
+    /// The folios scan_folios() has looked at in this evict_folios() call (sorted, isolated
+    /// or skipped), all under the lruvec's lock: the units of its isolation section.
+    scanned_locked: u64,
 }
 
 impl LruGen {
@@ -216,6 +219,7 @@ impl LruGen {
             mm_bitmap: Vec::new(),
             rng,
             scratch: Vec::with_capacity(MIN_LRU_BATCH as usize),
+            scanned_locked: 0,
         }
     }
 
