@@ -204,27 +204,34 @@ pub fn read_census() -> Result<Vec<FrameCensus>, String> {
     for (zone, start, spanned) in zones {
         let block = 1u64 << PAGEBLOCK_ORDER;
         for first in (start & !(block - 1)..start + spanned).step_by(block as usize) {
-            let nr = first >> PFN_SECTION_SHIFT;
-            if !bitmaps.contains_key(&nr) {
-                bitmaps.insert(nr, section_bitmap(&kcore, mem_section, first)?);
-            }
-            let mt = block_migratetype(first, &bitmaps[&nr]).unwrap_or(1);
+            let bitmap = match bitmaps.entry(first >> PFN_SECTION_SHIFT) {
+                std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::btree_map::Entry::Vacant(e) => e.insert(section_bitmap(&kcore, mem_section, first)?),
+            };
+            let mt = block_migratetype(first, bitmap).unwrap_or(1);
             if mt == 1 {
                 continue;
             }
-            let name = migratetype_name(mt);
-            let pos = out.iter().position(|c| c.zone == zone && c.migratetype == name).unwrap_or_else(|| {
-                out.push(FrameCensus { zone: zone.clone(), migratetype: name.to_string(), ..Default::default() });
-                out.len() - 1
-            });
-            out[pos].blocks += 1;
+            let census = entry(&mut out, &zone, migratetype_name(mt));
+            census.blocks += 1;
             let (lo, hi) = (first.max(start), (first + block).min(start + spanned));
             for flags in read_kpageflags(&kpageflags, lo, hi)? {
-                out[pos].add(flags);
+                census.add(flags);
             }
         }
     }
     Ok(out)
+}
+
+/// The census of `zone`'s blocks of migratetype `name`, added to `out` if new.
+fn entry<'a>(out: &'a mut Vec<FrameCensus>, zone: &str, name: &str) -> &'a mut FrameCensus {
+    match out.iter().position(|c| c.zone == zone && c.migratetype == name) {
+        Some(i) => &mut out[i],
+        None => {
+            out.push(FrameCensus { zone: zone.to_string(), migratetype: name.to_string(), ..Default::default() });
+            out.last_mut().expect("just pushed")
+        }
+    }
 }
 
 /// The kpageflags words of pfns `lo..hi`.
