@@ -5,6 +5,7 @@
     oracle/samples.py RUN.json [FROM_S [TO_S]]
     oracle/samples.py --model RUN.json [FROM_S [TO_S]]
     oracle/samples.py --lru-gen RUN.json [FROM_S [TO_S]]
+    oracle/samples.py --frames RUN.json [FROM_S [TO_S]]
 
 `--model` prints the model's side instead, from its series (`--set report.interval=100ms` for
 the same period); the per-zone columns need a run with non-movable pageblocks
@@ -14,6 +15,11 @@ free pages. The model's clock is not the guest's: compare the phases, not the se
 `--lru-gen` prints MGLRU's generations instead, where the guest sampled
 /sys/kernel/debug/lru_gen (since 2026-11-29): per sample and memcg, each generation as
 `seq:age_ms anon/file` pages, oldest first.
+
+`--frames` prints what the frames of each zone's non-movable pageblocks hold, where the guest
+ran the census (`PAGELAB_ORACLE_KPAGEFLAGS=1`, since 2026-11-30): per zone and migratetype, its
+blocks, then frames by /proc/kpageflags: LRU (anon), slab, page tables, free (buddy), no flag
+at all (`none`: a page on a per-CPU list, or kernel memory the flags do not name), and the rest.
 
 One line per sample: each zone's free pages (and its high watermark, which includes any
 watermark boost), then pgalloc per zone, kswapd's and direct reclaim's steals, kswapd runs and
@@ -64,7 +70,8 @@ def main():
     args = sys.argv[1:]
     model = "--model" in args
     gens = "--lru-gen" in args
-    args = [a for a in args if a not in ("--model", "--lru-gen")]
+    frames = "--frames" in args
+    args = [a for a in args if a not in ("--model", "--lru-gen", "--frames")]
     if not args:
         sys.exit(__doc__)
     sys.argv = [sys.argv[0]] + args
@@ -82,8 +89,13 @@ def main():
     hi = float(sys.argv[3]) if len(sys.argv) > 3 else float("inf")
     if gens and not any(s.get("lru_gen") for s in samples):
         sys.exit(f"{sys.argv[1]}: its samples have no lru_gen (a guest before 2026-11-29, or MGLRU off)")
+    if frames and not any(s.get("frames") for s in samples):
+        sys.exit(f"{sys.argv[1]}: its samples have no census (set PAGELAB_ORACLE_KPAGEFLAGS=1)")
     for s in samples:
         if not lo <= s["t_s"] <= hi:
+            continue
+        if frames:
+            print(f"{s['t_s']:7.2f}s  {frames_line(s['frames'])}")
             continue
         if gens:
             print(f"{s['t_s']:7.2f}s  {lru_gen_line(s.get('lru_gen') or '')}")
@@ -98,6 +110,20 @@ def main():
             + "".join(f" | nonmov {name} {n:5d}" for name, n in s.get("nonmovable_free", []))
             + slab_columns(s)
         )
+
+
+def frames_line(census):
+    """One sample's census of the non-movable pageblocks' frames."""
+    out = []
+    for c in census:
+        f = c["frames"]
+        named = sum(f.get(k, 0) for k in ("lru", "slab", "pgtable", "buddy", "none"))
+        out.append(
+            f"{c['zone']} {c['migratetype'][:5]} {c['blocks']:2d} blocks: lru {f.get('lru', 0):4d} ({f.get('lru_anon', 0)} anon)"
+            f" slab {f.get('slab', 0):5d} pt {f.get('pgtable', 0):4d} free {f.get('buddy', 0):5d}"
+            f" none {f.get('none', 0):5d} rest {f.get('total', 0) - named:4d}"
+        )
+    return " | ".join(out)
 
 
 def slab_columns(s):

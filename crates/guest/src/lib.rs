@@ -13,6 +13,7 @@
 //! guest: files to create, cgroups, tasks, knobs), the access-sequence checksum both sides
 //! compute, and the report format.
 
+pub mod frames;
 pub mod plan;
 pub mod report;
 

@@ -201,6 +201,12 @@ fn wants_alloc_hists(scenario: &Path) -> bool {
     scenario.with_file_name("alloc_hist").exists()
 }
 
+/// Whether a `kpageflags` file beside the scenario asks each sample for the census of the
+/// non-movable pageblocks' frames ([`pagelab_guest::frames`]; an experiment's data).
+fn wants_frame_census(scenario: &Path) -> bool {
+    scenario.with_file_name("kpageflags").exists()
+}
+
 /// The kernel's trace events [`start_alloc_hists`] counts, with the keys of each histogram:
 /// every page allocation by migratetype and order (`mm_page_alloc`: how many unmovable and
 /// reclaimable pages the kernel takes beside the workload's movable ones), and every
@@ -243,10 +249,25 @@ fn read_alloc_hists(events: &[&str]) -> BTreeMap<String, String> {
     events.iter().filter_map(|event| Some((event.to_string(), fs::read_to_string(dir.join("events").join(event).join("hist")).ok()?))).collect()
 }
 
+/// Whether the frame census works on this kernel; a warning says why not.
+fn check_census(warnings: &mut Vec<String>) -> bool {
+    match pagelab_guest::frames::read_census() {
+        Ok(c) if !c.is_empty() => true,
+        Ok(_) => {
+            warnings.push("kpageflags: no non-movable pageblock found".into());
+            false
+        }
+        Err(e) => {
+            warnings.push(format!("kpageflags: {e}"));
+            false
+        }
+    }
+}
+
 type Sampler = (std::sync::Arc<std::sync::atomic::AtomicBool>, std::thread::JoinHandle<Vec<Sample>>);
 
 /// Samples the zones and a few counters every `every` until told to stop.
-fn start_sampler(every: std::time::Duration, t0: Instant) -> Sampler {
+fn start_sampler(every: std::time::Duration, t0: Instant, census: bool) -> Sampler {
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = stop.clone();
     let handle = std::thread::spawn(move || {
@@ -265,6 +286,7 @@ fn start_sampler(every: std::time::Duration, t0: Instant) -> Sampler {
                 pageblocks: parse_pageblocks(&pagetypeinfo),
                 // MGLRU's generations: absent (None) with MGLRU off or no debugfs.
                 lru_gen: fs::read_to_string("/sys/kernel/debug/lru_gen").ok().filter(|t| !t.trim().is_empty()),
+                frames: if census { pagelab_guest::frames::read_census().unwrap_or_default() } else { Vec::new() },
             });
             std::thread::sleep(every);
         }
@@ -451,6 +473,7 @@ fn run(o: &Opts) -> Result<(), String> {
     }
     lock_runner(&mut report.applied, &mut report.warnings);
     let alloc_hists = if wants_alloc_hists(&o.scenario) { start_alloc_hists(&mut report.applied, &mut report.warnings) } else { Vec::new() };
+    let census = wants_frame_census(&o.scenario) && check_census(&mut report.warnings);
     let pagetypeinfo_before = fs::read_to_string("/proc/pagetypeinfo").ok();
     report.before = snapshot(&o.cgroup_root, &cg_paths);
 
@@ -499,7 +522,7 @@ fn run(o: &Opts) -> Result<(), String> {
     close(rel_r);
     close(go_w); // all tasks start
                  // After the forks: the children never see this thread.
-    let sampler = sample_interval(&o.scenario).map(|every| start_sampler(every, t0));
+    let sampler = sample_interval(&o.scenario).map(|every| start_sampler(every, t0, census));
     let mut pending_status = Vec::new();
     for (t, c) in children.iter().enumerate() {
         let tp = &p.tasks[t];

@@ -167,6 +167,10 @@ pub struct Sample {
     /// each lruvec's generations, their ages and sizes, over the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lru_gen: Option<String>,
+    /// What the frames of each zone's non-movable pageblocks hold, by their kpageflags
+    /// (since 2026-11-30; only with a `kpageflags` file beside the scenario).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub frames: Vec<crate::frames::FrameCensus>,
 }
 
 /// One slab cache's line of `/proc/slabinfo`.

@@ -131,6 +131,11 @@ pub fn tools_image(run_dir: &Path, guest: &Path, scenario_text: &str) -> Result<
     if std::env::var_os("PAGELAB_ORACLE_ALLOC_HIST").is_some_and(|v| v == "1") {
         fs::write(src.join("alloc_hist"), "1")?;
     }
+    // An experiment's census of the non-movable pageblocks' frames in every sample
+    // (PAGELAB_ORACLE_KPAGEFLAGS=1, with PAGELAB_ORACLE_SAMPLE_MS): /proc/kpageflags.
+    if std::env::var_os("PAGELAB_ORACLE_KPAGEFLAGS").is_some_and(|v| v == "1") {
+        fs::write(src.join("kpageflags"), "1")?;
+    }
     let img = run_dir.join("tools.img");
     let size = fs::metadata(guest)?.len() + (8 << 20);
     mke2fs(&src, &img, size, "tools")?;
