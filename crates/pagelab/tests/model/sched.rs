@@ -429,7 +429,7 @@ fn a_folio_queued_for_activation_on_two_cpus_holds_a_reference_until_both_drain(
     m.check().unwrap();
 }
 
-/// An anonymous heap of 7/8 of memory written at random, swapping to zram: reclaim unmaps
+/// An anonymous heap of 5/4 of memory written at random, swapping to zram: reclaim unmaps
 /// pages of the task's `mm` while the task runs. `cpus` CPUs, each remote TLB flush costing
 /// `ipi_ns`.
 fn zram_heap(cpus: u32, ipi_ns: u64) -> Report {
@@ -444,8 +444,9 @@ swap = {{ device = "zram", size = "256M" }}
 
 [[workload]]
 name = "heap"
+cgroup = "/"
 kind = "anon-write"
-size = "112M"
+size = "160M"
 distribution = "zipf:0.9"
 ops = 60000
 seed = 5
