@@ -20,7 +20,7 @@ IRQ_FRAMES = {"sysvec_apic_timer_interrupt", "asm_sysvec_apic_timer_interrupt", 
 def places(part):
     """The profile's ticks by their innermost three frames outside the interrupt."""
     counts = collections.Counter()
-    for stack, hits in re.findall(r"\{ stacktrace:\n(.*?)\} hitcount:\s+(\d+)", part, re.S):
+    for stack, hits in re.findall(r"\{ (?:common_)?stacktrace:\n(.*?)\} hitcount:\s+(\d+)", part, re.S):
         frames = [line.strip().split("+")[0] for line in stack.strip().split("\n")]
         frames = [f for f in frames if f not in IRQ_FRAMES]
         counts[" < ".join(frames[:3]) or "[user space]"] += int(hits)
