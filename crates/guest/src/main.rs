@@ -243,6 +243,50 @@ fn start_alloc_hists(applied: &mut Vec<String>, warnings: &mut Vec<String>) -> V
     attached
 }
 
+/// Whether a `profile` file beside the scenario asks for the CPU profiles of kswapd and
+/// the tasks (an experiment's data: where each spends its CPU; normal runs collect none).
+fn wants_profiles(scenario: &Path) -> bool {
+    scenario.with_file_name("profile").exists()
+}
+
+/// The event each profile samples: the local APIC timer's tick, whose stack trace runs
+/// through the interrupt frames into whatever the tick interrupted.
+const PROFILE_EVENT: &str = "irq_vectors/local_timer_entry";
+
+/// Attaches a sampling profile per thread to [`PROFILE_EVENT`]: a histogram of the kernel
+/// stacks the timer tick interrupts, one filtered on kswapd0's PID and one on the tasks'
+/// name (they are forks of this runner). Returns whether any was attached.
+fn start_profiles(applied: &mut Vec<String>, warnings: &mut Vec<String>) -> bool {
+    let Some(dir) = tracing_dir() else {
+        warnings.push("profile: no tracefs in the guest (/sys/kernel/tracing)".into());
+        return false;
+    };
+    let me = fs::read_to_string("/proc/self/comm").unwrap_or_default().trim().to_string();
+    let filters = kswapd_pid().map(|pid| format!("common_pid == {pid}")).into_iter().chain(std::iter::once(format!("comm == \"{me}\"")));
+    let path = dir.join("events").join(PROFILE_EVENT).join("trigger");
+    let mut attached = false;
+    for filter in filters {
+        let trigger = format!("hist:keys=stacktrace:vals=hitcount:sort=hitcount.descending if {filter}");
+        match fs::OpenOptions::new().append(true).open(&path).and_then(|mut f| f.write_all(trigger.as_bytes())) {
+            Ok(()) => {
+                applied.push(format!("{} = {trigger}", path.display()));
+                attached = true;
+            }
+            Err(e) => warnings.push(format!("profile: cannot write {}: {e}", path.display())),
+        }
+    }
+    attached
+}
+
+/// The profiles' histograms under `alloc_hists["profile"]`: the event's `hist` file prints
+/// every trigger, each headed by its filter.
+fn read_profiles(report: &mut GuestReport) {
+    let Some(dir) = tracing_dir() else { return };
+    if let Ok(t) = fs::read_to_string(dir.join("events").join(PROFILE_EVENT).join("hist")) {
+        report.alloc_hists.insert("profile".into(), t);
+    }
+}
+
 /// The attached events' histograms, as the kernel prints them, keyed by event.
 fn read_alloc_hists(events: &[&str]) -> BTreeMap<String, String> {
     let Some(dir) = tracing_dir() else { return BTreeMap::new() };
@@ -474,6 +518,7 @@ fn run(o: &Opts) -> Result<(), String> {
     lock_runner(&mut report.applied, &mut report.warnings);
     let alloc_hists = if wants_alloc_hists(&o.scenario) { start_alloc_hists(&mut report.applied, &mut report.warnings) } else { Vec::new() };
     let census = wants_frame_census(&o.scenario) && check_census(&mut report.warnings);
+    let profiles = wants_profiles(&o.scenario) && start_profiles(&mut report.applied, &mut report.warnings);
     let pagetypeinfo_before = fs::read_to_string("/proc/pagetypeinfo").ok();
     report.before = snapshot(&o.cgroup_root, &cg_paths);
 
@@ -564,6 +609,9 @@ fn run(o: &Opts) -> Result<(), String> {
     report.after = snapshot(&o.cgroup_root, &cg_paths);
     if !alloc_hists.is_empty() {
         report.alloc_hists = read_alloc_hists(&alloc_hists);
+    }
+    if profiles {
+        read_profiles(&mut report);
     }
     // The pageblocks' migratetypes and the free pages by migratetype and order, before and
     // after, in every run (two reads of a small file): the layout `machine.nonmovable` takes,

@@ -136,6 +136,11 @@ pub fn tools_image(run_dir: &Path, guest: &Path, scenario_text: &str) -> Result<
     if std::env::var_os("PAGELAB_ORACLE_KPAGEFLAGS").is_some_and(|v| v == "1") {
         fs::write(src.join("kpageflags"), "1")?;
     }
+    // An experiment's CPU profiles (PAGELAB_ORACLE_PROFILE=1): the kernel stacks kswapd's and
+    // the tasks' timer ticks interrupt, as tracefs histograms.
+    if std::env::var_os("PAGELAB_ORACLE_PROFILE").is_some_and(|v| v == "1") {
+        fs::write(src.join("profile"), "1")?;
+    }
     let img = run_dir.join("tools.img");
     let size = fs::metadata(guest)?.len() + (8 << 20);
     mke2fs(&src, &img, size, "tools")?;

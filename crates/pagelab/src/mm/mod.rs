@@ -26,6 +26,7 @@ pub mod page_writeback;
 pub mod pageblock;
 pub mod profile;
 pub mod readahead;
+pub mod rmap;
 pub mod swap;
 pub mod swap_state;
 pub mod swapfile;
@@ -246,6 +247,8 @@ pub struct Mm {
     /// the kernel's cond_resched() points of a task's reclaim ([`Mm::cond_resched`]);
     /// `None`: a reclaim runs whole.
     pub resched: Option<Resched>,
+    /// current->tlb_ubc: the reclaimer's deferred TLB flush ([`crate::mm::rmap`]).
+    pub tlb_ubc: crate::mm::rmap::TlbUbc,
 }
 
 /// Where [`Mm::cond_resched`] calls the machine: `yield_now(ctx, mm, policy)` suspends the

@@ -154,11 +154,25 @@ pub struct CpuCosts {
     /// line (the cluster lock's lock and unlock), `pagelab calibrate`'s one-thread `fetch_add`
     /// figure on the development host, doubled (docs/journal/2026-11-29-machine-locks.md).
     pub swap_slot_ns: u64,
+    /// The reclaimer's wait for one batched TLB flush on the other CPUs that run the `mm`
+    /// of a page it unmapped (try_to_unmap_flush(): an IPI to each, the remote flush, the
+    /// acknowledgement; [`crate::mm::rmap`]). Default 0: not charged; no hardware figure
+    /// is bundled. The oracle's TCG guest measured about 2 to 4 ms a flush (kswapd on its
+    /// own vCPU, 73 % of its samples in smp_call_function_many_cond(); emulated IPIs, not
+    /// a hardware cost: docs/journal/2026-11-30-two-cpu-direct-reclaim.md).
+    pub tlb_flush_ipi_ns: u64,
 }
 
 impl Default for CpuCosts {
     fn default() -> Self {
-        CpuCosts { lru_move_ns: LRU_MOVE_NS, lock_handoff_ns: 42, xa_store_ns: XA_STORE_NS, zone_move_ns: LRU_MOVE_NS, swap_slot_ns: SWAP_SLOT_NS }
+        CpuCosts {
+            lru_move_ns: LRU_MOVE_NS,
+            lock_handoff_ns: 42,
+            xa_store_ns: XA_STORE_NS,
+            zone_move_ns: LRU_MOVE_NS,
+            swap_slot_ns: SWAP_SLOT_NS,
+            tlb_flush_ipi_ns: 0,
+        }
     }
 }
 

@@ -920,6 +920,8 @@ pub fn shrink_folio_list<P: Policy>(mm: &mut Mm, p: &mut P, list: &mut Vec<Pfn>,
             Verdict::Keep => survive(list),
         }
     }
+    // Before the freed folios go back to the allocator.
+    crate::mm::rmap::try_to_unmap_flush(mm);
     mm.count(Ev::PgActivate, stat.nr_activate[0] + stat.nr_activate[1]);
     list.truncate(kept);
     reclaimed
@@ -1015,6 +1017,7 @@ fn shrink_one_folio<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, sc: &mut ScanCo
         if references == FolioRef::ReclaimClean || !sc.may_writepage {
             return Verdict::Keep;
         }
+        crate::mm::rmap::try_to_unmap_flush_dirty(mm);
         if in_cpu_batch(mm, pfn) {
             // pageout(): is_page_cache_freeable() sees the batch's reference; PAGE_KEEP.
             return Verdict::Keep;
@@ -1045,6 +1048,10 @@ fn in_cpu_batch(mm: &Mm, pfn: Pfn) -> bool {
 /// swap entry, kept in the swap cache until the page is freed).
 pub fn try_to_unmap(mm: &mut Mm, pfn: Pfn) {
     mm.cpu_in(Func::PageVmaMappedWalk, mm.cfg.costs.rmap_walk_ns);
+    let (vpn, dirty) = (mm.folios.get(pfn).vpn, mm.folios.test(pfn, pg::DIRTY));
+    if mm.folios.test(pfn, pg::SWAPBACKED) {
+        crate::mm::rmap::set_tlb_ubc_flush_pending(mm, vpn, dirty);
+    }
     let f = mm.folios.get_mut(pfn);
     f.flags &= !(pg::MAPPED | pg::YOUNG);
     let (file, memcg, nr) = (f.flags & pg::SWAPBACKED == 0, f.memcg, f.nr_pages());

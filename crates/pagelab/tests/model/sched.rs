@@ -428,3 +428,50 @@ fn a_folio_queued_for_activation_on_two_cpus_holds_a_reference_until_both_drain(
     assert!(!in_activate_batch(&m.mm, p7), "both batches drained");
     m.check().unwrap();
 }
+
+/// An anonymous heap of 5/4 of memory written at random, swapping to zram: reclaim unmaps
+/// pages of the task's `mm` while the task runs. `cpus` CPUs, each remote TLB flush costing
+/// `ipi_ns`.
+fn zram_heap(cpus: u32, ipi_ns: u64) -> Report {
+    run(&format!(
+        r#"
+[machine]
+memory = "128M"
+cpus = {cpus}
+kernel = "6.1"
+policy = "classic"
+swap = {{ device = "zram", size = "256M" }}
+
+[[workload]]
+name = "heap"
+cgroup = "/"
+kind = "anon-write"
+size = "160M"
+distribution = "zipf:0.9"
+ops = 60000
+seed = 5
+
+[time.cpu]
+tlb_flush_ipi_ns = {ipi_ns}
+"#
+    ))
+}
+
+/// try_to_unmap_flush() (mm/rmap.c): kswapd, on a CPU of its own, unmaps pages of the `mm`
+/// the task runs on the other CPU, so each page it writes out first waits for that CPU's
+/// TLB flush. A slow flush slows kswapd alone, and the task reclaims more directly.
+#[test]
+fn try_to_unmap_flush_makes_kswapd_wait_for_the_cpu_running_the_tasks_mm() {
+    let (free, slow) = (zram_heap(2, 0), zram_heap(2, 500_000));
+    let v = |r: &Report, k: &str| r.vmstat[k];
+    assert!(v(&slow, "pgsteal_kswapd") * 2 < v(&free, "pgsteal_kswapd"), "kswapd {} against {}", v(&slow, "pgsteal_kswapd"), v(&free, "pgsteal_kswapd"));
+    assert!(v(&slow, "pgsteal_direct") > 2 * v(&free, "pgsteal_direct"), "direct {} against {}", v(&slow, "pgsteal_direct"), v(&free, "pgsteal_direct"));
+}
+
+/// should_defer_flush() (mm/rmap.c): on one CPU no other CPU runs the task's `mm`, so
+/// neither kswapd nor the task's direct reclaim sends a flush, whatever it would cost.
+#[test]
+fn should_defer_flush_finds_no_other_cpu_on_one_cpu() {
+    let (free, slow) = (zram_heap(1, 0), zram_heap(1, 500_000));
+    assert_eq!(free.vmstat, slow.vmstat);
+}
