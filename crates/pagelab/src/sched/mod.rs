@@ -274,7 +274,7 @@ impl Cpus {
 /// A CPU's place in [`Cpus`]' tree: its free time above its number, so that keys order as
 /// the pairs (free time, CPU) do.
 fn key(free: u64, cpu: u32) -> u128 {
-    (free as u128) << 32 | cpu as u128
+    ((free as u128) << 32) | cpu as u128
 }
 
 /// The free time of a [`key`].
