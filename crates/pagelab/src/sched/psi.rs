@@ -42,7 +42,7 @@
 //! the total (a read here leaves the state alone), the poll triggers, and the stalls of
 //! kernel threads other than kswapd (kcompactd, the flusher).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use serde::Serialize;
 
@@ -237,7 +237,8 @@ impl Slot {
 #[derive(Debug, Default)]
 struct Group {
     slots: Vec<Slot>,
-    slot_of: BTreeMap<u32, u32>,
+    /// The slot of each CPU the group has seen, by CPU number (`u32::MAX`: none yet).
+    slot_of: Vec<u32>,
     /// The sums of the periods from `first` on that CPUs have closed.
     sums: VecDeque<PeriodSum>,
     first: u64,
@@ -250,12 +251,16 @@ struct Group {
 
 impl Group {
     fn slot(&mut self, cpu: u32, at: u64) -> u32 {
-        if let Some(&s) = self.slot_of.get(&cpu) {
+        let c = cpu as usize;
+        if let Some(&s) = self.slot_of.get(c).filter(|&&s| s != u32::MAX) {
             return s;
         }
         let s = self.slots.len() as u32;
         self.slots.push(Slot::new(at));
-        self.slot_of.insert(cpu, s);
+        if self.slot_of.len() <= c {
+            self.slot_of.resize(c + 1, u32::MAX);
+        }
+        self.slot_of[c] = s;
         s
     }
 
