@@ -64,6 +64,9 @@ impl EvictionPolicy for Recorder {
     fn evict_folios(&mut self, cgroup: MemcgId, nr: usize, out: &mut Vec<FolioId>) {
         self.inner.evict_folios(cgroup, nr, out)
     }
+    fn hears_early_accesses(&self) -> bool {
+        self.inner.hears_early_accesses()
+    }
 }
 
 /// A machine whose cgroup `/c` runs `policy` (logged into `log`), the rest the classic LRU.
