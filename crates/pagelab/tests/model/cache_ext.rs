@@ -193,8 +193,9 @@ fn a_policy_sees_which_task_touched_a_folio() {
 #[test]
 fn the_read_that_inserts_a_folio_is_told_after_its_folio_added() {
     let (mut m, log, _) = machine(&cgroup_text(1000, 200, &[("r", "normal")]), |_| false);
-    // Page 0 is read; readahead brings the pages after it, which are not read.
-    m.apply(0, read(0, 0));
+    // Page 0 is read with the default advice; readahead brings the pages after it, which
+    // are not read.
+    m.apply(0, Op { advice: Advice::Normal, ..read(0, 0) });
     assert!(!log.borrow().iter().any(|h| matches!(h, Heard::Accessed { index: 0, .. })), "not before its folio_added");
     // Far from page 0 and one page each (no page before is cached), so the lru_add batch
     // (31 folios on 6.12) drains without page 0 being read again.
