@@ -185,6 +185,31 @@ fn a_policy_sees_which_task_touched_a_folio() {
     assert!(log.iter().all(|h| !matches!(h, Heard::Added { task: NO_TASK, .. })));
 }
 
+/// policy/seam/mod.rs's contract: cache_ext's folio_accessed runs first thing in
+/// folio_mark_accessed(), whatever PG_lru says, so the read that inserted a page (it marks the
+/// page while the page still waits in the lru_add batch) is told right after the page's
+/// folio_added, with the inserting task; a page read ahead and never read is added without an
+/// access.
+#[test]
+fn the_read_that_inserts_a_folio_is_told_after_its_folio_added() {
+    let (mut m, log, _) = machine(&cgroup_text(1000, 200, &[("r", "normal")]), |_| false);
+    // Page 0 is read with the default advice; readahead brings the pages after it, which
+    // are not read.
+    m.apply(0, Op { advice: Advice::Normal, ..read(0, 0) });
+    assert!(!log.borrow().iter().any(|h| matches!(h, Heard::Accessed { index: 0, .. })), "not before its folio_added");
+    // Far from page 0 and one page each (no page before is cached), so the lru_add batch
+    // (31 folios on 6.12) drains without page 0 being read again.
+    for p in (100..200).step_by(2) {
+        m.apply(0, read(0, p));
+    }
+    let log = log.borrow();
+    let added = log.iter().position(|h| *h == Heard::Added { index: 0, task: 0 }).expect("page 0 joined the policy");
+    assert_eq!(log.get(added + 1), Some(&Heard::Accessed { index: 0, task: 0 }), "the inserting read follows folio_added: {log:?}");
+    assert!(log.contains(&Heard::Added { index: 1, task: 0 }), "page 1 was read ahead: {log:?}");
+    assert!(!log.iter().any(|h| matches!(h, Heard::Accessed { index: 1, .. })), "and never read: no access");
+    m.check().unwrap();
+}
+
 /// Reads 10 hot pages 6 times each, then scans `scan` other pages once (reading the hot
 /// pages again every `rounds_between` scan reads, if not 0), in a cgroup of `limit` pages run
 /// by `policy`; returns how many hot pages are still cached, and the refaults (only hot

@@ -64,6 +64,9 @@ impl EvictionPolicy for Recorder {
     fn evict_folios(&mut self, cgroup: MemcgId, nr: usize, out: &mut Vec<FolioId>) {
         self.inner.evict_folios(cgroup, nr, out)
     }
+    fn hears_early_accesses(&self) -> bool {
+        self.inner.hears_early_accesses()
+    }
 }
 
 /// A machine whose cgroup `/c` runs `policy` (logged into `log`), the rest the classic LRU.
@@ -101,7 +104,8 @@ fn trace(pages: u64, n: usize, seed: u64) -> Vec<u64> {
 }
 
 /// The trace-mode algorithm driven as the kernel drives the seam: a missed page waits in the
-/// per-CPU lru_add batch (PAGEVEC_SIZE pages; accesses while it waits are not seen) and joins
+/// per-CPU lru_add batch (PAGEVEC_SIZE pages; a plain cache does not hear the accesses made
+/// while it waits, as a trace-mode miss is an insertion without a hit) and joins
 /// the policy when the batch fills or reclaim drains it; a miss with `limit` pages charged
 /// reclaims one batch of SWAP_CLUSTER_MAX victims. The read of a missed page is an access
 /// the policy sees only if the page's own insertion drained the batch. Returns the evicted
@@ -152,9 +156,9 @@ const PLAIN: [Plain; 8] = [Plain::Lru, Plain::Fifo, Plain::Clock, Plain::Sieve, 
 /// pages at once, the seam's batch for a memcg charge (try_charge_memcg() ->
 /// try_to_free_mem_cgroup_pages(), nr_to_reclaim = 32), instead of one page per miss; (2)
 /// a new page joins the policy when the per-CPU lru_add batch drains (15 pages on 6.1, 31
-/// on 6.12, or at reclaim), and a read of it before then is not reported (a trace-mode miss
-/// is an insertion without a hit, so only the read right after a draining insertion is an
-/// extra hit). Nothing else
+/// on 6.12, or at reclaim), and a plain cache does not hear a read of it before then
+/// (a trace-mode miss is an insertion without a hit, so only the read right after a draining
+/// insertion is an extra hit). Nothing else
 /// differs: the memcg charge batch (64 pages of per-CPU stock) does not move the point where
 /// reclaim starts, and every candidate is clean, unmapped and unlocked, so each is freed.
 #[test]

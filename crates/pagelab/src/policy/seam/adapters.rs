@@ -4,7 +4,9 @@
 //! trace.
 //!
 //! * An added folio is [`Online::insert`]ed (a putback after reclaim kept it, too: the
-//!   algorithm let it go when it nominated it); an access is [`Online::hit`].
+//!   algorithm let it go when it nominated it); an access is [`Online::hit`], but not the
+//!   accesses made while the folio waited in the lru_add batch (the read that inserted it:
+//!   in a trace, a miss).
 //! * `evict_folios` runs [`Online::evict`] `nr` times: the victims leave the algorithm as
 //!   they leave in a trace.
 //! * A folio freed outside reclaim (its task exited) leaves the algorithm lazily: it stays as
@@ -65,6 +67,12 @@ impl EvictionPolicy for PlainPolicy {
         } else {
             c.insert(folio.key);
         }
+    }
+
+    /// No: in a trace a miss is an insertion without a hit, so the read that inserted the
+    /// page is not a hit either.
+    fn hears_early_accesses(&self) -> bool {
+        false
     }
 
     fn folio_accessed(&mut self, folio: &Folio, _how: Access) {

@@ -78,6 +78,10 @@ pub struct Ext {
     /// Per pfn of a seam memcg's page-cache folio: the task that inserted it ([`NO_TASK`]
     /// if none), for [`Folio::task`].
     inserter: Vec<u32>,
+    /// Per pfn of a seam memcg's folio: the reads and writes that marked it accessed while
+    /// it waited in the per-CPU lru_add batch, told to the policy right after its
+    /// `folio_added` ([`Ext::accessed`]).
+    early: Vec<[u8; 2]>,
     taken: Vec<Pfn>,
     infos: Vec<Folio>,
     candidates: Vec<FolioId>,
@@ -184,6 +188,7 @@ impl Ext {
             refault: Vec::new(),
             workingset: Vec::new(),
             inserter: Vec::new(),
+            early: Vec::new(),
             taken: Vec::new(),
             infos: Vec::new(),
             candidates: Vec::new(),
@@ -275,7 +280,13 @@ impl Ext {
         info
     }
 
-    /// A folio of a seam memcg was accessed: the policy hears of it if the folio is on the LRU.
+    /// Models cache_ext's folio_accessed hook, which runs first thing in mm/swap.c:
+    /// folio_mark_accessed() whatever PG_lru says (cache_ext's 6.6.8 patch, linux-cache-ext
+    /// 7442a92): a folio of a seam memcg on the LRU is told at once; one still waiting in the
+    /// per-CPU lru_add batch (the read that inserted it, mostly) is told right after its
+    /// `folio_added` ([`Ext::tell_early`]), since the seam tells a policy of a folio only once
+    /// it can be a candidate, unless the policy does not want it (a plain cache). An isolated
+    /// folio is not told.
     fn accessed(&mut self, mm: &Mm, pfn: Pfn, how: Access) {
         if mm.folios.test(pfn, pg::LRU) {
             let mut info = self.folio_info(mm, pfn);
@@ -283,6 +294,32 @@ impl Ext {
                 info.task = t as u32;
             }
             self.with_policy(info.memcg, |p| p.folio_accessed(&info, how));
+        } else if mm.folios.test(pfn, pg::IN_LRU_ADD) && self.hears_early(mm.folios.get(pfn).memcg) {
+            let i = pfn as usize;
+            if i >= self.early.len() {
+                self.early.resize((i + 1).max(self.early.len() * 2), [0; 2]);
+            }
+            let n = &mut self.early[i][(how == Access::Write) as usize];
+            *n = n.saturating_add(1);
+        }
+    }
+
+    /// The memcg's policy wants the accesses made while a folio waited in the lru_add batch
+    /// ([`EvictionPolicy::hears_early_accesses`]).
+    fn hears_early(&self, memcg: MemcgId) -> bool {
+        self.slots[memcg as usize].as_ref().is_some_and(|s| s.policy.hears_early_accesses())
+    }
+
+    /// The accesses of `pfn` recorded while it waited in the lru_add batch, told to the
+    /// policy after its `folio_added` (reads, then writes; [`Folio::task`] is the inserter).
+    fn tell_early(&mut self, info: &Folio) {
+        let Some(early) = self.early.get_mut(info.id as usize).map(std::mem::take) else {
+            return;
+        };
+        for (how, n) in [(Access::Read, early[0]), (Access::Write, early[1])] {
+            for _ in 0..n {
+                self.with_policy(info.memcg, |p| p.folio_accessed(info, how));
+            }
         }
     }
 
@@ -544,6 +581,7 @@ impl Policy for Ext {
             set_bit(&mut ext.refault, pfn, false);
             set_bit(&mut ext.workingset, pfn, false);
             ext.with_policy(memcg, |p| p.folio_added(&info));
+            ext.tell_early(&info);
         });
         self.tell_deferred(mm, pfn, Told::Added);
     }
@@ -680,6 +718,7 @@ impl Inspect for Ext {
             + self.classic.as_ref().map_or(0, |c| c.state_bytes())
             + (self.refault.capacity() + self.workingset.capacity()) as u64 * 8
             + self.inserter.capacity() as u64 * 4
+            + self.early.capacity() as u64 * 2
     }
 
     /// Per seam cgroup: the seam's counts and the policy's own state

@@ -45,14 +45,21 @@
 //!   ([`Folio::anon`]).
 //! * `folio_added` when the folio joins its memcg's LRU: at the drain of the per-CPU lru_add
 //!   batch (mm/swap.c: folio_batch_move_lru(lru_add_fn)), which is where a folio becomes
-//!   visible to reclaim. An access while a folio still waits in that batch (a page read
-//!   again within the next PAGEVEC_SIZE = 15 new pages, or before reclaim's
-//!   lru_add_drain()) happens before the policy knows the folio and is not reported.
+//!   visible to reclaim. (cache_ext calls it earlier, in __filemap_add_folio(), when the
+//!   folio enters the page cache; the seam waits until the folio can be a candidate.)
 //! * `folio_accessed(Read)` for folio_mark_accessed() (a buffered read), `Write` for a
 //!   buffered write to a cached folio, `ReclaimReferenced` when reclaim found the folio's
 //!   mapping young (folio_referenced() in folio_check_references()). Loads and stores through
 //!   page tables are invisible to the kernel until reclaim looks at the accessed bit, and so
-//!   to the policy.
+//!   to the policy. cache_ext's hook runs first thing in folio_mark_accessed(), whatever
+//!   PG_lru says (its 6.6.8 patch, cache-ext/linux-cache-ext 7442a92, mm/swap.c), so **an
+//!   access while the folio still waits in the lru_add batch is reported too**, right after
+//!   its `folio_added` (with [`Folio::task`] the inserting task): the read that inserted a
+//!   page marks it accessed before the batch drains, and a policy that counts accesses
+//!   counts that read, as cache_ext's sampling LFU does (a page read once has 2, one read
+//!   ahead and never read 1). The plain caches ([`adapters`]) opt out
+//!   ([`EvictionPolicy::hears_early_accesses`]): in their trace form a miss is an insertion
+//!   without a hit.
 //! * `evict_folios(cgroup, nr)` hands candidates **over**: from then on the folio is the
 //!   kernel's. Each candidate then either leaves (`folio_removed(Evicted)`) or comes back
 //!   (`folio_added` with [`Folio::putback`] set, followed by `folio_accessed(ReclaimReferenced)`
@@ -228,6 +235,14 @@ pub trait EvictionPolicy {
     fn folio_accessed(&mut self, folio: &Folio, how: Access);
     /// A folio left memory.
     fn folio_removed(&mut self, folio: &Folio, why: Removal);
+    /// The accesses made while a folio waited in the per-CPU lru_add batch (the read that
+    /// inserted it, mostly) are told right after its `folio_added`, as cache_ext's hook in
+    /// folio_mark_accessed() sees them (true, the default); false drops them, for a cache
+    /// whose trace form counts a miss as an insertion without a hit. See the module's
+    /// contract.
+    fn hears_early_accesses(&self) -> bool {
+        true
+    }
     /// Up to `nr` eviction candidates, appended to `out` (cache_ext's `evict_folios`).
     fn evict_folios(&mut self, cgroup: MemcgId, nr: usize, out: &mut Vec<FolioId>);
     /// The policy leaves eviction to the kernel (cache_ext's no-op policy, SOSP '25 §6.3.2):

@@ -29,6 +29,25 @@ pub struct SamplingLfu {
     sampling_list: ListId,
     /// `folio_metadata_map`: per folio id, its accesses (0: no entry).
     accesses: Vec<u64>,
+    /// The evicted folios by their access count ([`bucket`]), for the report's state.
+    evicted_by_accesses: [u64; BUCKETS.len()],
+}
+
+/// The access-count buckets of the report's histograms: 1, 2, 3, 4–7, 8 or more.
+const BUCKETS: [&str; 5] = ["1", "2", "3", "4-7", "8+"];
+
+/// The bucket of an access count (a count of 0, no metadata, counts as 1).
+fn bucket(accesses: u64) -> usize {
+    match accesses {
+        0..=3 => accesses.max(1) as usize - 1,
+        4..=7 => 3,
+        _ => 4,
+    }
+}
+
+/// A histogram as the report shows it: bucket name to count.
+fn histogram(h: &[u64; BUCKETS.len()]) -> serde_json::Value {
+    BUCKETS.iter().zip(h).map(|(b, &n)| (b.to_string(), n.into())).collect::<serde_json::Map<_, _>>().into()
 }
 
 impl SamplingLfu {
@@ -66,10 +85,14 @@ impl EvictionPolicy for SamplingLfu {
         *self.meta(folio.id) += 1;
     }
 
-    /// sampling_folio_evicted(): the metadata goes (and, in pagelab, the list node).
-    fn folio_removed(&mut self, folio: &Folio, _why: Removal) {
+    /// sampling_folio_evicted(): the metadata goes (and, in pagelab, the list node). An
+    /// evicted folio's count goes to the report's histogram.
+    fn folio_removed(&mut self, folio: &Folio, why: Removal) {
         self.lists.del(folio.id);
         if let Some(a) = self.accesses.get_mut(folio.id as usize) {
+            if why == Removal::Evicted {
+                self.evicted_by_accesses[bucket(*a)] += 1;
+            }
             *a = 0;
         }
     }
@@ -90,6 +113,14 @@ impl EvictionPolicy for SamplingLfu {
     }
 
     fn state(&self) -> Option<serde_json::Value> {
-        Some(serde_json::json!({ "listed": self.lists.len(self.sampling_list) }))
+        let mut listed = [0; BUCKETS.len()];
+        for &a in self.accesses.iter().filter(|&&a| a > 0) {
+            listed[bucket(a)] += 1;
+        }
+        Some(serde_json::json!({
+            "listed": self.lists.len(self.sampling_list),
+            "listed_by_accesses": histogram(&listed),
+            "evicted_by_accesses": histogram(&self.evicted_by_accesses),
+        }))
     }
 }
