@@ -414,14 +414,16 @@ fn rstat_flush(stat: &Path, batches: usize) -> Result<(Figure, Figure), String> 
 }
 
 /// A remote TLB flush: `mprotect()` pairs (read-write to read-only and back) with a
-/// sibling thread on another CPU loading the page, and alone; and the TLB shootdowns the
-/// sibling's CPU took per pair, if /proc/interrupts lists them.
+/// sibling thread on another CPU loading the page, and alone; and the flush IPIs the
+/// sibling's CPU took per pair, if /proc/interrupts counts them.
 pub struct RemoteFlush {
     pub with_sibling: Figure,
     pub alone: Figure,
     /// The CPU of the calling thread and the sibling's.
     pub cpus: (usize, usize),
-    pub shootdowns_per_pair: Option<f64>,
+    /// TLB shootdowns the sibling's CPU took a pair with the sibling, less those it took
+    /// (from other processes) a pair alone: fewer than one when the sibling was not running.
+    pub ipis_per_pair: Option<f64>,
 }
 
 /// Measures the remote flush (the module's comment says what is timed), the calling thread
@@ -479,7 +481,9 @@ fn flush_pairs(cpus: (usize, usize), quick: bool) -> Result<RemoteFlush, String>
         let (ns, r) = cpu_timed(|| (0..pairs).try_for_each(|_| page.protect(libc::PROT_READ).and_then(|()| page.protect(rw))));
         r.map(|()| (ns, pairs))
     };
+    let alone_from = shootdowns(cpus.1);
     let alone = sample(batches, toggle)?;
+    let alone_took = shootdowns(cpus.1).zip(alone_from).map(|(a, b)| a.saturating_sub(b));
     let (stop, touching) = (AtomicBool::new(false), AtomicBool::new(false));
     let addr = page.addr as usize;
     std::thread::scope(|s| {
@@ -489,10 +493,12 @@ fn flush_pairs(cpus: (usize, usize), quick: bool) -> Result<RemoteFlush, String>
         }
         let before = shootdowns(cpus.1);
         let with = if sibling.is_finished() { Err(String::new()) } else { sample(batches, toggle) };
-        let taken = shootdowns(cpus.1).zip(before).map(|(a, b)| a.saturating_sub(b) as f64 / ((batches + 1) as u64 * pairs) as f64);
+        let took = shootdowns(cpus.1).zip(before).map(|(a, b)| a.saturating_sub(b));
+        let calls = ((batches + 1) as u64 * pairs) as f64;
+        let ipis = took.zip(alone_took).map(|(w, a)| (w as f64 - a as f64) / calls);
         stop.store(true, Ordering::Release);
         sibling.join().map_err(|_| "the sibling thread panicked".to_string())??;
-        Ok(RemoteFlush { with_sibling: with?, alone, cpus, shootdowns_per_pair: taken })
+        Ok(RemoteFlush { with_sibling: with?, alone, cpus, ipis_per_pair: ipis })
     })
 }
 
@@ -521,13 +527,21 @@ fn shootdowns(cpu: usize) -> Option<u64> {
 /// Writes `tlb_flush_ipi_ns` into the `[time.cpu]` table being written, or why it was not
 /// measured.
 pub fn write_remote_flush(w: &mut String, f: &Result<RemoteFlush, String>) -> std::fmt::Result {
-    let what = "mprotect() of a page read-write to read-only and back, with a sibling thread on another CPU loading it, less alone (the IPI's round trip; on a VM, a VM exit's)";
-    let value = f.as_ref().map_err(Clone::clone).and_then(|f| {
-        let (v, how) = excess(f.with_sibling, f.alone, ["with the sibling", "alone"])?;
-        let took = f.shootdowns_per_pair.map_or("not counted".into(), |n| format!("{n:.2} a pair"));
-        Ok((v, format!("CPU {} to CPU {}: {how}; TLB shootdowns CPU {} took: {took}", f.cpus.0, f.cpus.1, f.cpus.1)))
-    });
-    key(w, "tlb_flush_ipi_ns", what, value)
+    let what = "mprotect() of a page read-write to read-only and back, with a sibling thread on another CPU loading it, less alone, per flush IPI the sibling's CPU took (on a VM, an IPI is a VM exit)";
+    key(w, "tlb_flush_ipi_ns", what, f.as_ref().map_err(Clone::clone).and_then(per_ipi))
+}
+
+/// The excess time of a pair with the sibling, per flush IPI its CPU took (one a pair if
+/// /proc/interrupts does not count them); refused if the sibling hardly ran.
+fn per_ipi(f: &RemoteFlush) -> Result<(u64, String), String> {
+    let (per_pair, how) = excess(f.with_sibling, f.alone, ["with the sibling", "alone"])?;
+    let (ipis, counted) = match f.ipis_per_pair {
+        Some(n) if n < 0.05 => return Err(format!("CPU {} took {n:.2} flush IPIs a pair: the sibling hardly ran there", f.cpus.1)),
+        Some(n) => (n, format!("{n:.2} flush IPIs a pair (TLB shootdowns beyond those of as many pairs alone)")),
+        None => (1.0, "flush IPIs not counted (no TLB row in /proc/interrupts): one a pair assumed".into()),
+    };
+    let value = (per_pair as f64 / ipis).round() as u64;
+    Ok((value, format!("CPU {} to CPU {}: {how}, {per_pair} ns a pair over {counted}", f.cpus.0, f.cpus.1)))
 }
 
 /// A mapping of whole pages, unmapped when dropped.
@@ -727,12 +741,16 @@ mod tests {
     #[test]
     fn the_remote_flush_is_written_as_the_excess_over_the_flush_alone() {
         let fig = |ns: f64| Figure::of(vec![ns; 3], 2000);
-        let f = RemoteFlush { with_sibling: fig(9500.0), alone: fig(1500.0), cpus: (0, 1), shootdowns_per_pair: Some(1.0) };
+        let f = RemoteFlush { with_sibling: fig(9500.0), alone: fig(1500.0), cpus: (0, 1), ipis_per_pair: Some(0.5) };
         let mut table = String::new();
         write_remote_flush(&mut table, &Ok(f)).unwrap();
-        assert!(table.contains("\ntlb_flush_ipi_ns = 8000\n"), "{table}");
-        assert!(table.contains("CPU 0 to CPU 1") && table.contains("TLB shootdowns CPU 1 took: 1.00 a pair"), "{table}");
-        let f = RemoteFlush { with_sibling: fig(1400.0), alone: fig(1500.0), cpus: (0, 1), shootdowns_per_pair: None };
+        assert!(table.contains("\ntlb_flush_ipi_ns = 16000\n"), "{table}");
+        assert!(table.contains("CPU 0 to CPU 1") && table.contains("8000 ns a pair over 0.50 flush IPIs a pair"), "{table}");
+        let f = RemoteFlush { with_sibling: fig(9500.0), alone: fig(1500.0), cpus: (0, 1), ipis_per_pair: Some(0.01) };
+        let mut table = String::new();
+        write_remote_flush(&mut table, &Ok(f)).unwrap();
+        assert!(table.contains("CPU 1 took 0.01 flush IPIs a pair: the sibling hardly ran there"), "{table}");
+        let f = RemoteFlush { with_sibling: fig(1400.0), alone: fig(1500.0), cpus: (0, 1), ipis_per_pair: None };
         let mut table = String::new();
         write_remote_flush(&mut table, &Ok(f)).unwrap();
         assert!(
