@@ -66,26 +66,29 @@
 //!   difference is then an underestimate.
 //!
 //! - **A remote TLB flush** (`[time.cpu] tlb_flush_ipi_ns`): `mprotect()` of one page of a
-//!   shared anonymous mapping from read-write to read-only and back, by this thread pinned
-//!   to one CPU, while a sibling thread pinned to another keeps the page in its TLB by
-//!   loading it in a loop; the same calls with no sibling (the process single-threaded) are
-//!   the baseline, and the difference per pair of calls is the flush's round trip. Only the
-//!   downgrade flushes: mm/mprotect.c: change_pte_range() asks for a flush of a PTE whose
-//!   change pte_needs_flush() (x86: pte_flags_need_flush()) says needs one, which losing
-//!   `_PAGE_RW` does and gaining it does not (the PTE is dirty, so the upgrade keeps it
-//!   writable: can_change_pte_writable()). At the end of the call, arch/x86/mm/tlb.c:
+//!   shared anonymous mapping from read-write to read-only and back, by this thread pinned to
+//!   one CPU, while a sibling thread pinned to another keeps the page in its TLB by loading
+//!   it in a loop; the same calls with no sibling (the process single-threaded) are the
+//!   baseline, and the difference per pair of calls, per flush IPI, is the flush's round
+//!   trip. Only the downgrade flushes: mm/mprotect.c: change_pte_range() asks for a flush of
+//!   a PTE whose change pte_needs_flush() (x86: pte_flags_need_flush()) says needs one, which
+//!   losing `_PAGE_RW` does and gaining it does not (the PTE is dirty, so the upgrade keeps
+//!   it writable: can_change_pte_writable()). At the end of the call, arch/x86/mm/tlb.c:
 //!   flush_tlb_mm_range() flushes locally only, unless another CPU is in the mm's cpumask
 //!   (cpumask_any_but()): then flush_tlb_multi() → native_flush_tlb_multi() (on a KVM guest
 //!   with PV TLB flush, kvm_flush_tlb_multi() first, which skips a preempted vCPU) sends the
 //!   IPI to every CPU should_flush_tlb() picks (the mm loaded and not lazy: the sibling's)
 //!   and spins until each has run flush_tlb_func(). The spin is the calling thread's CPU
 //!   time, so the difference is the IPI's send, the remote CPU's interrupt, flush and
-//!   acknowledgement: the wait try_to_unmap_flush_dirty() has in the model (6.1, 6.12 and
-//!   7.3 alike, except that 7.3 on a CPU with INVLPGB may give a busy mm a global ASID and
-//!   flush it by broadcast, without an IPI). The TLB shootdowns the sibling's CPU took
-//!   (/proc/interrupts) are printed per pair as the check that the IPIs were sent. On a
-//!   virtual machine each IPI is a VM exit and re-entry: the figure is the hypervisor's,
-//!   not hardware's.
+//!   acknowledgement: the wait try_to_unmap_flush_dirty() has in the model (6.1, 6.12 and 7.3
+//!   alike, except that 7.3 on a CPU with INVLPGB may give a busy mm a global ASID and flush
+//!   it by broadcast, without an IPI). The flush IPIs are counted on the sibling's CPU (x86's
+//!   TLB shootdowns in /proc/interrupts) during the pairs with the sibling, less those during
+//!   as many pairs alone (other processes' flushes): on a loaded host the sibling is not
+//!   always running, and a pair sends fewer than one IPI, so the difference per pair is
+//!   divided by the IPIs per pair (where none are counted, one is assumed). On a virtual
+//!   machine each IPI is a VM exit and re-entry: the figure is the hypervisor's, not
+//!   hardware's.
 //!
 //! A host that refuses a measurement (no `MADV_PAGEOUT` before Linux 5.4, a seccomp filter,
 //! a scratch directory on tmpfs or not writable, no memory controller, one CPU) gets the
