@@ -49,10 +49,12 @@
 //!   thread alone is written beside it as a comment. With one CPU these are not measured.
 //!
 //! - **The host kernel's own work** (`[time] syscall_ns`, `minor_fault_ns`,
-//!   `reclaim_page_ns`, `rstat_flush_memcg_ns`, and a bound on `scan_page_ns` +
-//!   `rmap_walk_ns`): a system call, minor faults, page-cache reclaim by `MADV_PAGEOUT` and
-//!   `POSIX_FADV_DONTNEED`, and an rstat flush, each made to happen on the running kernel
-//!   and timed in the thread's CPU time; `calibrate/kernel.rs` says what each includes.
+//!   `reclaim_page_ns`, `rstat_flush_memcg_ns`, a bound on `scan_page_ns` +
+//!   `rmap_walk_ns`, and `[time.cpu] tlb_flush_ipi_ns`): a system call, minor faults,
+//!   page-cache reclaim by `MADV_PAGEOUT` and `POSIX_FADV_DONTNEED`, an rstat flush and a
+//!   TLB flush of another CPU (`mprotect()` of a page a thread there is loading), each made
+//!   to happen on the running kernel and timed in the thread's CPU time;
+//!   `calibrate/kernel.rs` says what each includes. With one CPU there is no remote flush.
 //!
 //! Figures depend on the host, its load and its frequency scaling: measure on an idle
 //! machine, and compare only figures from the same host.
@@ -545,6 +547,7 @@ pub fn measure_all(o: &Options) -> Result<String> {
         writeln!(w, "lock_handoff_ns = {}", ns(h).max(1))?;
         writeln!(w, "# fetch_add on one line, one thread: {} ns; two threads at once: {} ns an operation", ns(one), ns(two))?;
     }
+    write_remote_flush(w, o.quick)?;
     Ok(t)
 }
 
@@ -558,6 +561,17 @@ fn write_kernel(w: &mut String, o: &Options) -> std::fmt::Result {
 #[cfg(not(target_os = "linux"))]
 fn write_kernel(w: &mut String, _: &Options) -> std::fmt::Result {
     writeln!(w, "# The host kernel's own costs are measured on Linux only; their defaults stay.")
+}
+
+/// A remote TLB flush's round trip (`kernel::remote_flush`), into the `[time.cpu]` table.
+#[cfg(target_os = "linux")]
+fn write_remote_flush(w: &mut String, quick: bool) -> std::fmt::Result {
+    kernel::write_remote_flush(w, &kernel::remote_flush(quick))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn write_remote_flush(w: &mut String, _: bool) -> std::fmt::Result {
+    writeln!(w, "# tlb_flush_ipi_ns is measured on Linux only; its default stays.")
 }
 
 /// `pagelab calibrate`: measures and writes the TOML, to a file as every output of the

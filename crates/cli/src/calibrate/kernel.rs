@@ -65,9 +65,34 @@
 //!   read without this thread's updates sometimes flushes: the
 //!   difference is then an underestimate.
 //!
+//! - **A remote TLB flush** (`[time.cpu] tlb_flush_ipi_ns`): `mprotect()` of one page of a
+//!   shared anonymous mapping from read-write to read-only and back, by this thread pinned to
+//!   one CPU, while a sibling thread pinned to another keeps the page in its TLB by loading
+//!   it in a loop; the same calls with no sibling (the process single-threaded) are the
+//!   baseline, and the difference per pair of calls, per flush IPI, is the flush's round
+//!   trip. Only the downgrade flushes: mm/mprotect.c: change_pte_range() asks for a flush of
+//!   a PTE whose change pte_needs_flush() (x86: pte_flags_need_flush()) says needs one, which
+//!   losing `_PAGE_RW` does and gaining it does not (the PTE is dirty, so the upgrade keeps
+//!   it writable: can_change_pte_writable()). At the end of the call, arch/x86/mm/tlb.c:
+//!   flush_tlb_mm_range() flushes locally only, unless another CPU is in the mm's cpumask
+//!   (cpumask_any_but()): then flush_tlb_multi() → native_flush_tlb_multi() (on a KVM guest
+//!   with PV TLB flush, kvm_flush_tlb_multi() first, which skips a preempted vCPU) sends the
+//!   IPI to every CPU should_flush_tlb() picks (the mm loaded and not lazy: the sibling's)
+//!   and spins until each has run flush_tlb_func(). The spin is the calling thread's CPU
+//!   time, so the difference is the IPI's send, the remote CPU's interrupt, flush and
+//!   acknowledgement: the wait try_to_unmap_flush_dirty() has in the model (6.1, 6.12 and 7.3
+//!   alike, except that 7.3 on a CPU with INVLPGB may give a busy mm a global ASID and flush
+//!   it by broadcast, without an IPI). The flush IPIs are counted on the sibling's CPU (x86's
+//!   TLB shootdowns in /proc/interrupts) during the pairs with the sibling, less those during
+//!   as many pairs alone (other processes' flushes): on a loaded host the sibling is not
+//!   always running, and a pair sends fewer than one IPI, so the difference per pair is
+//!   divided by the IPIs per pair (where none are counted, one is assumed). On a virtual
+//!   machine each IPI is a VM exit and re-entry: the figure is the hypervisor's, not
+//!   hardware's.
+//!
 //! A host that refuses a measurement (no `MADV_PAGEOUT` before Linux 5.4, a seccomp filter,
-//! a scratch directory on tmpfs or not writable, no memory controller) gets the reason in the
-//! table in place of the value, and the default stays.
+//! a scratch directory on tmpfs or not writable, no memory controller, one CPU) gets the
+//! reason in the table in place of the value, and the default stays.
 
 use std::ffi::CString;
 use std::fmt::Write as _;
@@ -76,6 +101,7 @@ use std::io::Write as _;
 use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{how, ns, Figure, PAGE};
 
@@ -146,7 +172,12 @@ pub fn write_table(w: &mut String, k: &Measured) -> std::fmt::Result {
     key(w, "reclaim_page_ns", evict, k.dontneed.as_ref().map(|f| (ns(*f), how(*f))))?;
     write_pageout_bound(w, k)?;
     let flush = "a memory.stat read that flushes this process's memcg, less one with nothing to flush after as much cache pollution";
-    key(w, "rstat_flush_memcg_ns", flush, k.memory_stat.as_ref().map_err(Clone::clone).and_then(|&(with, without)| flush_cost(with, without)))
+    key(
+        w,
+        "rstat_flush_memcg_ns",
+        flush,
+        k.memory_stat.as_ref().map_err(Clone::clone).and_then(|&(with, without)| excess(with, without, ["a read with a flush", "one without"])),
+    )
 }
 
 /// One key: the comment saying what was timed and the value, or why it was not measured.
@@ -176,13 +207,14 @@ fn write_pageout_bound(w: &mut String, k: &Measured) -> std::fmt::Result {
     Ok(())
 }
 
-/// The flush's cost: a read with it less one without, if the difference is positive.
-fn flush_cost(with: Figure, without: Figure) -> Result<(u64, String), String> {
+/// What `with` took more than `without` (`what` names the two), if it took more.
+fn excess(with: Figure, without: Figure, what: [&str; 2]) -> Result<(u64, String), String> {
     let d = with.median_ns - without.median_ns;
+    let [w, wo] = what;
     if d < 1.0 {
-        return Err(format!("a read with a flush ({:.0} ns) took no longer than one without ({:.0} ns)", with.median_ns, without.median_ns));
+        return Err(format!("{w} ({:.0} ns) took no longer than {wo} ({:.0} ns)", with.median_ns, without.median_ns));
     }
-    Ok((d.round() as u64, format!("{:.0} ns less {:.0} ns (with a flush: {}; without: {})", with.median_ns, without.median_ns, how(with), how(without))))
+    Ok((d.round() as u64, format!("{:.0} ns less {:.0} ns ({w}: {}; {wo}: {})", with.median_ns, without.median_ns, how(with), how(without))))
 }
 
 /// The running kernel's release, as `uname -r` prints it.
@@ -384,6 +416,137 @@ fn rstat_flush(stat: &Path, batches: usize) -> Result<(Figure, Figure), String> 
     Ok((flushed, clean))
 }
 
+/// A remote TLB flush: `mprotect()` pairs (read-write to read-only and back) with a
+/// sibling thread on another CPU loading the page, and alone; and the flush IPIs the
+/// sibling's CPU took per pair, if /proc/interrupts counts them.
+pub struct RemoteFlush {
+    pub with_sibling: Figure,
+    pub alone: Figure,
+    /// The CPU of the calling thread and the sibling's.
+    pub cpus: (usize, usize),
+    /// TLB shootdowns the sibling's CPU took a pair with the sibling, less those it took
+    /// (from other processes) a pair alone: fewer than one when the sibling was not running.
+    pub ipis_per_pair: Option<f64>,
+}
+
+/// Measures the remote flush (the module's comment says what is timed), the calling thread
+/// pinned to the first CPU the process may use and the sibling to the second; the calling
+/// thread's affinity is given back after.
+pub fn remote_flush(quick: bool) -> Result<RemoteFlush, String> {
+    let allowed = allowed_cpus()?;
+    let cpus = two_cpus(&allowed)?;
+    pin(&[cpus.0])?;
+    let r = flush_pairs(cpus, quick);
+    pin(&allowed)?;
+    r
+}
+
+/// The first two of the CPUs the process may use, or why there are not two.
+fn two_cpus(allowed: &[usize]) -> Result<(usize, usize), String> {
+    match allowed {
+        [a, b, ..] => Ok((*a, *b)),
+        _ => Err(format!("this process may run on one CPU only ({allowed:?}, sched_getaffinity()): a remote TLB flush needs a second")),
+    }
+}
+
+/// The CPUs this process may run on.
+fn allowed_cpus() -> Result<Vec<usize>, String> {
+    // SAFETY: an all-zero cpu_set_t is an empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is valid to write and its size is given.
+    if unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) } != 0 {
+        return Err(os_error("sched_getaffinity()"));
+    }
+    // SAFETY: every index is below CPU_SETSIZE, inside the set.
+    Ok((0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect())
+}
+
+/// Lets the calling thread run on `cpus` only.
+fn pin(cpus: &[usize]) -> Result<(), String> {
+    // SAFETY: an all-zero cpu_set_t is an empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: each CPU came from sched_getaffinity(), below CPU_SETSIZE.
+    cpus.iter().for_each(|&c| unsafe { libc::CPU_SET(c, &mut set) });
+    // SAFETY: `set` is a valid set and its size is given; 0 names the calling thread.
+    match unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) } {
+        0 => Ok(()),
+        _ => Err(os_error(&format!("sched_setaffinity() to CPUs {cpus:?}"))),
+    }
+}
+
+/// The `mprotect()` pairs alone, then with the sibling on `cpus.1` loading the page.
+fn flush_pairs(cpus: (usize, usize), quick: bool) -> Result<RemoteFlush, String> {
+    let (batches, pairs) = if quick { (3, 200) } else { (9, 2000) };
+    let page = Mapping::new(1, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1)?;
+    page.touch(true);
+    let toggle = || {
+        let rw = libc::PROT_READ | libc::PROT_WRITE;
+        let (ns, r) = cpu_timed(|| (0..pairs).try_for_each(|_| page.protect(libc::PROT_READ).and_then(|()| page.protect(rw))));
+        r.map(|()| (ns, pairs))
+    };
+    let alone_from = shootdowns(cpus.1);
+    let alone = sample(batches, toggle)?;
+    let alone_took = shootdowns(cpus.1).zip(alone_from).map(|(a, b)| a.saturating_sub(b));
+    let (stop, touching) = (AtomicBool::new(false), AtomicBool::new(false));
+    let addr = page.addr as usize;
+    std::thread::scope(|s| {
+        let sibling = s.spawn(|| touch_until(addr, cpus.1, &touching, &stop));
+        while !touching.load(Ordering::Acquire) && !sibling.is_finished() {
+            std::thread::yield_now();
+        }
+        let before = shootdowns(cpus.1);
+        let with = if sibling.is_finished() { Err(String::new()) } else { sample(batches, toggle) };
+        let took = shootdowns(cpus.1).zip(before).map(|(a, b)| a.saturating_sub(b));
+        let calls = ((batches + 1) as u64 * pairs) as f64;
+        let ipis = took.zip(alone_took).map(|(w, a)| (w as f64 - a as f64) / calls);
+        stop.store(true, Ordering::Release);
+        sibling.join().map_err(|_| "the sibling thread panicked".to_string())??;
+        Ok(RemoteFlush { with_sibling: with?, alone, cpus, ipis_per_pair: ipis })
+    })
+}
+
+/// The sibling: pinned to `cpu`, loads the byte at `addr` until `stop`, keeping its page's
+/// translation in that CPU's TLB and the mm loaded there.
+fn touch_until(addr: usize, cpu: usize, touching: &AtomicBool, stop: &AtomicBool) -> Result<(), String> {
+    pin(&[cpu])?;
+    touching.store(true, Ordering::Release);
+    while !stop.load(Ordering::Acquire) {
+        // SAFETY: the page's first byte; the mapping outlives this thread (a scoped thread)
+        // and stays readable under every protection it is given.
+        unsafe { (addr as *const u8).read_volatile() };
+    }
+    Ok(())
+}
+
+/// The TLB shootdowns `cpu` has taken: x86's "TLB" row of /proc/interrupts, if there is one.
+fn shootdowns(cpu: usize) -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/interrupts").ok()?;
+    let mut lines = text.lines();
+    let column = lines.next()?.split_whitespace().position(|c| c == format!("CPU{cpu}"))?;
+    let row = lines.find(|l| l.trim_start().starts_with("TLB:"))?;
+    row.split_whitespace().nth(column + 1)?.parse().ok()
+}
+
+/// Writes `tlb_flush_ipi_ns` into the `[time.cpu]` table being written, or why it was not
+/// measured.
+pub fn write_remote_flush(w: &mut String, f: &Result<RemoteFlush, String>) -> std::fmt::Result {
+    let what = "mprotect() of a page read-write to read-only and back, with a sibling thread on another CPU loading it, less alone, per flush IPI the sibling's CPU took (on a VM, an IPI is a VM exit)";
+    key(w, "tlb_flush_ipi_ns", what, f.as_ref().map_err(Clone::clone).and_then(per_ipi))
+}
+
+/// The excess time of a pair with the sibling, per flush IPI its CPU took (one a pair if
+/// /proc/interrupts does not count them); refused if the sibling hardly ran.
+fn per_ipi(f: &RemoteFlush) -> Result<(u64, String), String> {
+    let (per_pair, how) = excess(f.with_sibling, f.alone, ["with the sibling", "alone"])?;
+    let (ipis, counted) = match f.ipis_per_pair {
+        Some(n) if n < 0.05 => return Err(format!("CPU {} took {n:.2} flush IPIs a pair: the sibling hardly ran there", f.cpus.1)),
+        Some(n) => (n, format!("{n:.2} flush IPIs a pair (TLB shootdowns beyond those of as many pairs alone)")),
+        None => (1.0, "flush IPIs not counted (no TLB row in /proc/interrupts): one a pair assumed".into()),
+    };
+    let value = (per_pair as f64 / ipis).round() as u64;
+    Ok((value, format!("CPU {} to CPU {}: {how}, {per_pair} ns a pair over {counted}", f.cpus.0, f.cpus.1)))
+}
+
 /// A mapping of whole pages, unmapped when dropped.
 struct Mapping {
     addr: *mut u8,
@@ -437,6 +600,14 @@ impl Mapping {
         match unsafe { libc::madvise(self.addr.cast(), self.pages * PAGE, advice) } {
             0 => Ok(()),
             _ => Err(os_error(what)),
+        }
+    }
+
+    fn protect(&self, prot: i32) -> Result<(), String> {
+        // SAFETY: the range is this mapping; every protection given keeps it readable.
+        match unsafe { libc::mprotect(self.addr.cast(), self.pages * PAGE, prot) } {
+            0 => Ok(()),
+            _ => Err(os_error("mprotect()")),
         }
     }
 
@@ -557,6 +728,38 @@ mod tests {
         assert!(e.contains("no cgroup file system with the memory controller"), "{e}");
         let e = memory_stat_path("cgroup2 /nonexistent-cgroup2 cgroup2 rw 0 0\n", "0::/user.slice\n").unwrap_err();
         assert!(e.contains("/nonexistent-cgroup2/user.slice/memory.stat does not exist"), "{e}");
+    }
+
+    #[test]
+    fn flush_tlb_mm_range_has_no_remote_cpu_to_flush_on_a_one_cpu_host() {
+        let e = two_cpus(&[3]).unwrap_err();
+        assert!(e.contains("one CPU only ([3]") && e.contains("needs a second"), "{e}");
+        assert_eq!(two_cpus(&[2, 5, 7]).unwrap(), (2, 5));
+        let mut table = String::new();
+        write_remote_flush(&mut table, &Err(e)).unwrap();
+        assert!(table.contains("# tlb_flush_ipi_ns is not measured (") && table.contains("needs a second"), "{table}");
+        assert!(!table.contains("\ntlb_flush_ipi_ns ="), "{table}");
+    }
+
+    #[test]
+    fn the_remote_flush_is_written_as_the_excess_over_the_flush_alone() {
+        let fig = |ns: f64| Figure::of(vec![ns; 3], 2000);
+        let f = RemoteFlush { with_sibling: fig(9500.0), alone: fig(1500.0), cpus: (0, 1), ipis_per_pair: Some(0.5) };
+        let mut table = String::new();
+        write_remote_flush(&mut table, &Ok(f)).unwrap();
+        assert!(table.contains("\ntlb_flush_ipi_ns = 16000\n"), "{table}");
+        assert!(table.contains("CPU 0 to CPU 1") && table.contains("8000 ns a pair over 0.50 flush IPIs a pair"), "{table}");
+        let f = RemoteFlush { with_sibling: fig(9500.0), alone: fig(1500.0), cpus: (0, 1), ipis_per_pair: Some(0.01) };
+        let mut table = String::new();
+        write_remote_flush(&mut table, &Ok(f)).unwrap();
+        assert!(table.contains("CPU 1 took 0.01 flush IPIs a pair: the sibling hardly ran there"), "{table}");
+        let f = RemoteFlush { with_sibling: fig(1400.0), alone: fig(1500.0), cpus: (0, 1), ipis_per_pair: None };
+        let mut table = String::new();
+        write_remote_flush(&mut table, &Ok(f)).unwrap();
+        assert!(
+            table.contains("# tlb_flush_ipi_ns is not measured (") && table.contains("with the sibling (1400 ns) took no longer than alone (1500 ns)"),
+            "{table}"
+        );
     }
 
     #[test]
