@@ -64,6 +64,12 @@ pub struct SpinLock {
     sections: u64,
     /// No section can start before this: the end of the sections forgotten.
     floor: u64,
+    /// The end of the last span of `busy` (0 when it is empty): a request at or after it
+    /// fits after every span without a search.
+    last_end: u64,
+    /// Search the calendar for every section (the tests' reference for the common case).
+    #[cfg(test)]
+    search_always: bool,
     pub stat: LockStat,
 }
 
@@ -88,10 +94,45 @@ impl SpinLock {
         while self.busy.first_key_value().is_some_and(|(_, sp)| sp.end <= horizon) {
             self.pop_oldest();
         }
-        let mut t = at.max(self.floor);
+        let t = at.max(self.floor);
+        let (t, contended) = if self.after_all(t) { (t, t > at) } else { self.first_gap(at, t, hold, handoff) };
+        let begin = t + if contended { handoff } else { 0 };
+        let end = begin + hold;
+        if end > t {
+            if self.after_all(t) {
+                self.append(t, end);
+            } else {
+                self.occupy(t, end);
+            }
+        }
+        while self.busy.len() > calendar {
+            let sp = self.pop_oldest();
+            self.floor = self.floor.max(sp.end);
+            self.stat.forgotten += 1;
+        }
+        self.stat.calendar_peak = self.stat.calendar_peak.max(self.busy.len() as u64);
+        self.stat.sections_peak = self.stat.sections_peak.max(self.sections);
+        self.stat.count(begin - at, hold);
+        Section { start: begin, end, spin: begin - at }
+    }
+
+    /// Whether a section from `t` on comes after every busy span: then nothing can hold it
+    /// back and it can touch only the last span, so neither the gap nor the neighbours need a
+    /// search of the calendar.
+    fn after_all(&self, t: u64) -> bool {
+        #[cfg(test)]
+        if self.search_always {
+            return false;
+        }
+        self.last_end <= t
+    }
+
+    /// The first moment from `t` (not before the request `at`) when the lock is free for the
+    /// hold, its handoff included if it waited, and whether it waited: the search of the
+    /// calendar for a gap that fits, the section that may hold the lock at `t` (the last to
+    /// start by then), then the later ones in order.
+    fn first_gap(&self, at: u64, mut t: u64, hold: u64, handoff: u64) -> (u64, bool) {
         let mut contended = t > at;
-        // The section that may hold the lock at `t` (the last to start by then), then the
-        // later ones in order, until a gap fits the hold.
         let before = self.busy.range(..=t).next_back().map(|(&s, sp)| (s, sp.end));
         for (s, e) in before.into_iter().chain(self.busy.range(t + 1..).map(|(&s, sp)| (s, sp.end))) {
             if e <= t {
@@ -104,20 +145,7 @@ impl SpinLock {
             t = t.max(e);
             contended = true;
         }
-        let begin = t + if contended { handoff } else { 0 };
-        let end = begin + hold;
-        if end > t {
-            self.occupy(t, end);
-        }
-        while self.busy.len() > calendar {
-            let sp = self.pop_oldest();
-            self.floor = self.floor.max(sp.end);
-            self.stat.forgotten += 1;
-        }
-        self.stat.calendar_peak = self.stat.calendar_peak.max(self.busy.len() as u64);
-        self.stat.sections_peak = self.stat.sections_peak.max(self.sections);
-        self.stat.count(begin - at, hold);
-        Section { start: begin, end, spin: begin - at }
+        (t, contended)
     }
 }
 
@@ -126,7 +154,27 @@ impl SpinLock {
     fn pop_oldest(&mut self) -> Span {
         let (_, sp) = self.busy.pop_first().expect("the calendar is not empty");
         self.sections -= sp.sections;
+        if self.busy.is_empty() {
+            self.last_end = 0;
+        }
         sp
+    }
+
+    /// [`SpinLock::occupy`] for a section from `from` on, at or after the end of every span:
+    /// it can only touch the last span, and nothing begins at its end.
+    fn append(&mut self, from: u64, to: u64) {
+        match self.busy.last_entry() {
+            Some(mut last) if last.get().end == from => {
+                let span = last.get_mut();
+                span.end = to;
+                span.sections += 1;
+            }
+            _ => {
+                self.busy.insert(from, Span { end: to, sections: 1 });
+            }
+        }
+        self.sections += 1;
+        self.last_end = to;
     }
 
     /// Marks `from..to` busy (a gap of the calendar, from its start): one span with the span
@@ -144,6 +192,7 @@ impl SpinLock {
             span.end = after.end;
             span.sections += after.sections;
         }
+        self.last_end = self.last_end.max(span.end);
         self.busy.insert(start, span);
         self.sections += 1;
     }
@@ -155,7 +204,7 @@ impl SpinLock {
 }
 
 /// A busy span of the calendar: its end, and how many sections it holds.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Span {
     end: u64,
     sections: u64,
@@ -301,6 +350,45 @@ mod tests {
         assert_eq!(b.spin, 190);
         assert_eq!(l.stat.total.contended, 2);
         assert_eq!(l.stat.total.wait_ns, 90 + 190);
+    }
+
+    #[test]
+    fn a_section_after_every_span_is_placed_as_the_calendar_search_places_it() {
+        // The common case without a search (queued_spin_lock() finding the lock free, or
+        // queueing behind the last holder) against the search of the calendar, on random
+        // requests: mostly in time order, some processed late, holds of zero, handoffs, a
+        // rising horizon and small calendars that forget. Times from few values, so that
+        // sections touching the last span are common.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let mut after_all = 0;
+        for calendar in [1, 2, 3, CALENDAR] {
+            let mut fast = SpinLock::default();
+            let mut search = SpinLock { search_always: true, ..SpinLock::default() };
+            let (mut clock, mut horizon) = (0, 0);
+            for round in 0..20_000 {
+                clock += 10 * next(6);
+                let at = if next(4) == 0 { clock.saturating_sub(10 * next(20)) } else { clock };
+                if next(8) == 0 {
+                    horizon = horizon.max(clock.saturating_sub(10 * next(30)));
+                }
+                let (hold, handoff) = (10 * next(3), 5 * next(2));
+                after_all += fast.after_all(at.max(fast.floor)) as u64;
+                let want = search.lock_within(at, hold, handoff, horizon, calendar);
+                let got = fast.lock_within(at, hold, handoff, horizon, calendar);
+                assert_eq!(got, want, "calendar {calendar}, round {round}");
+                assert!(fast.busy.iter().eq(search.busy.iter()), "calendar {calendar}, round {round}");
+                assert_eq!((fast.sections, fast.floor, fast.last_end), (search.sections, search.floor, search.last_end));
+                assert_eq!(fast.last_end, fast.busy.last_key_value().map_or(0, |(_, sp)| sp.end));
+            }
+            assert_eq!(fast.stat, search.stat, "calendar {calendar}");
+        }
+        assert!((20_000..70_000).contains(&after_all), "both paths taken: {after_all} of 80,000 without a search");
     }
 
     #[test]
