@@ -359,13 +359,8 @@ mod tests {
         // requests: mostly in time order, some processed late, holds of zero, handoffs, a
         // rising horizon and small calendars that forget. Times from few values, so that
         // sections touching the last span are common.
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
+        let mut rng = pagelab_workload::Rng::new(0x9e37_79b9_7f4a_7c15);
+        let mut next = |m: u64| rng.below(m);
         let mut after_all = 0;
         for calendar in [1, 2, 3, CALENDAR] {
             let mut fast = SpinLock::default();

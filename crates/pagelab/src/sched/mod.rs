@@ -488,13 +488,8 @@ mod tests {
         // that ties are common.
         let sets = ["0-36", "0", "36", "1-3,7,9-20,30-35", "5,10,15,20,25,30,35", "0-17", "18-36"];
         let mut c = Cpus::new(37);
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
+        let mut rng = pagelab_workload::Rng::new(0x9e37_79b9_7f4a_7c15);
+        let mut next = |m: u64| rng.below(m);
         for round in 0..20_000 {
             let set = CpuSet::parse(sets[round % sets.len()], 37).unwrap();
             let last = (round % 3 > 0).then(|| set.iter().nth(next(set.len() as u64) as usize).unwrap());
