@@ -194,17 +194,13 @@ fn sample_interval(scenario: &Path) -> Option<std::time::Duration> {
     (ms > 0).then(|| std::time::Duration::from_millis(ms))
 }
 
-/// Whether an `alloc_hist` file beside the scenario asks for the page allocator's histograms
-/// (an experiment's data for watermark boosting; normal oracle runs collect none, since a
-/// histogram trigger on every page allocation costs the guest time).
-fn wants_alloc_hists(scenario: &Path) -> bool {
-    scenario.with_file_name("alloc_hist").exists()
-}
-
-/// Whether a `kpageflags` file beside the scenario asks each sample for the census of the
-/// non-movable pageblocks' frames ([`pagelab_guest::frames`]; an experiment's data).
-fn wants_frame_census(scenario: &Path) -> bool {
-    scenario.with_file_name("kpageflags").exists()
+/// Whether a file `name` beside the scenario asks for an experiment's data, which normal
+/// oracle runs do not collect: `alloc_hist`, the page allocator's histograms (for watermark
+/// boosting; a histogram trigger on every page allocation costs the guest time);
+/// `kpageflags`, each sample's census of the non-movable pageblocks' frames
+/// ([`pagelab_guest::frames`]); `profile`, the CPU profiles of kswapd and the tasks.
+fn wants(scenario: &Path, name: &str) -> bool {
+    scenario.with_file_name(name).exists()
 }
 
 /// The kernel's trace events [`start_alloc_hists`] counts, with the keys of each histogram:
@@ -241,12 +237,6 @@ fn start_alloc_hists(applied: &mut Vec<String>, warnings: &mut Vec<String>) -> V
         }
     }
     attached
-}
-
-/// Whether a `profile` file beside the scenario asks for the CPU profiles of kswapd and
-/// the tasks (an experiment's data: where each spends its CPU; normal runs collect none).
-fn wants_profiles(scenario: &Path) -> bool {
-    scenario.with_file_name("profile").exists()
 }
 
 /// The event each profile samples: the local APIC timer's tick, whose stack trace runs
@@ -516,9 +506,9 @@ fn run(o: &Opts) -> Result<(), String> {
         std::thread::sleep(std::time::Duration::from_secs(1));
     }
     lock_runner(&mut report.applied, &mut report.warnings);
-    let alloc_hists = if wants_alloc_hists(&o.scenario) { start_alloc_hists(&mut report.applied, &mut report.warnings) } else { Vec::new() };
-    let census = wants_frame_census(&o.scenario) && check_census(&mut report.warnings);
-    let profiles = wants_profiles(&o.scenario) && start_profiles(&mut report.applied, &mut report.warnings);
+    let alloc_hists = if wants(&o.scenario, "alloc_hist") { start_alloc_hists(&mut report.applied, &mut report.warnings) } else { Vec::new() };
+    let census = wants(&o.scenario, "kpageflags") && check_census(&mut report.warnings);
+    let profiles = wants(&o.scenario, "profile") && start_profiles(&mut report.applied, &mut report.warnings);
     let pagetypeinfo_before = fs::read_to_string("/proc/pagetypeinfo").ok();
     report.before = snapshot(&o.cgroup_root, &cg_paths);
 

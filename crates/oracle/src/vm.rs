@@ -126,20 +126,16 @@ pub fn tools_image(run_dir: &Path, guest: &Path, scenario_text: &str) -> Result<
     if let Ok(ms) = std::env::var("PAGELAB_ORACLE_SAMPLE_MS") {
         fs::write(src.join("sample_ms"), ms)?;
     }
-    // An experiment's allocation histograms (PAGELAB_ORACLE_ALLOC_HIST=1): every page
-    // allocation by migratetype and order, and every migratetype fallback.
-    if std::env::var_os("PAGELAB_ORACLE_ALLOC_HIST").is_some_and(|v| v == "1") {
-        fs::write(src.join("alloc_hist"), "1")?;
-    }
-    // An experiment's census of the non-movable pageblocks' frames in every sample
-    // (PAGELAB_ORACLE_KPAGEFLAGS=1, with PAGELAB_ORACLE_SAMPLE_MS): /proc/kpageflags.
-    if std::env::var_os("PAGELAB_ORACLE_KPAGEFLAGS").is_some_and(|v| v == "1") {
-        fs::write(src.join("kpageflags"), "1")?;
-    }
-    // An experiment's CPU profiles (PAGELAB_ORACLE_PROFILE=1): the kernel stacks kswapd's and
-    // the tasks' timer ticks interrupt, as tracefs histograms.
-    if std::env::var_os("PAGELAB_ORACLE_PROFILE").is_some_and(|v| v == "1") {
-        fs::write(src.join("profile"), "1")?;
+    // An experiment's switches, each `PAGELAB_ORACLE_X=1` a file the guest runner finds
+    // beside the scenario: the allocation histograms (every page allocation by migratetype
+    // and order, and every migratetype fallback), the census of the non-movable pageblocks'
+    // frames in every sample (/proc/kpageflags; with PAGELAB_ORACLE_SAMPLE_MS), and CPU
+    // profiles (the kernel stacks kswapd's and the tasks' timer ticks interrupt, as tracefs
+    // histograms).
+    for (var, file) in [("PAGELAB_ORACLE_ALLOC_HIST", "alloc_hist"), ("PAGELAB_ORACLE_KPAGEFLAGS", "kpageflags"), ("PAGELAB_ORACLE_PROFILE", "profile")] {
+        if std::env::var_os(var).is_some_and(|v| v == "1") {
+            fs::write(src.join(file), "1")?;
+        }
     }
     let img = run_dir.join("tools.img");
     let size = fs::metadata(guest)?.len() + (8 << 20);
