@@ -99,6 +99,16 @@ fn bit(v: &[u64], pfn: Pfn) -> bool {
     v.get(pfn as usize / 64).is_some_and(|w| w >> (pfn % 64) & 1 != 0)
 }
 
+/// `pfn`'s entry of a per-pfn vector, grown (doubling, new entries `fill`) to hold it: the
+/// vectors grow with the pfns touched, not with the machine's memory.
+fn per_pfn<T: Copy>(v: &mut Vec<T>, pfn: Pfn, fill: T) -> &mut T {
+    let i = pfn as usize;
+    if i >= v.len() {
+        v.resize((i + 1).max(v.len() * 2), fill);
+    }
+    &mut v[i]
+}
+
 fn set_bit(v: &mut Vec<u64>, pfn: Pfn, on: bool) {
     let i = pfn as usize / 64;
     if i >= v.len() {
@@ -295,11 +305,7 @@ impl Ext {
             }
             self.with_policy(info.memcg, |p| p.folio_accessed(&info, how));
         } else if mm.folios.test(pfn, pg::IN_LRU_ADD) && self.hears_early(mm.folios.get(pfn).memcg) {
-            let i = pfn as usize;
-            if i >= self.early.len() {
-                self.early.resize((i + 1).max(self.early.len() * 2), [0; 2]);
-            }
-            let n = &mut self.early[i][(how == Access::Write) as usize];
+            let n = &mut per_pfn(&mut self.early, pfn, [0; 2])[(how == Access::Write) as usize];
             *n = n.saturating_add(1);
         }
     }
@@ -552,11 +558,7 @@ impl Policy for Ext {
             return true;
         }
         let task = mm.current_task().map_or(NO_TASK, |t| t as u32);
-        let i = pfn as usize;
-        if i >= self.inserter.len() {
-            self.inserter.resize((i + 1).max(self.inserter.len() * 2), NO_TASK);
-        }
-        self.inserter[i] = task;
+        *per_pfn(&mut self.inserter, pfn, NO_TASK) = task;
         if !read {
             return true;
         }
