@@ -172,6 +172,9 @@ fn read_swap_page<P: Policy>(mm: &mut Mm, p: &mut P, vpn: Vpn, slot: u32, readah
 /// [`Kernel::sync_swapin_through_swap_cache`](crate::kernel::Kernel::sync_swapin_through_swap_cache)); others go through
 /// swapin_readahead() (cluster readahead around the slot on rotational devices, VMA readahead
 /// around the address otherwise) and keep the slot in the swap cache. Returns the frame.
+/// The read request goes to the device after its folios are allocated (a direct reclaim of
+/// the allocation included) and its submitter's CPU is spent (swap_read_folio()'s
+/// submit_bio(), 6.1/6.12/7.3), and the task waits for it from there.
 pub fn swapin<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, slot: u32) -> Option<Pfn> {
     let now = mm.now();
     if mm.swap.kind.synchronous_io() {
@@ -226,7 +229,7 @@ pub fn swapin<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, vpn: Vpn, slot: u32) 
     // waits for it in one (folio_wait_bit_common()).
     let stall = pfn.is_some_and(|got| mm.folios.test(got, pg::WORKINGSET)).then(|| mm.memstall_enter());
     mm.swap_read_cpu(nr.max(1));
-    let done = mm.swap_dev.submit(now, nr.max(1), false);
+    let done = mm.swap_dev.submit(mm.now(), nr.max(1), false);
     mm.wait_until(done);
     if let Some(stall) = stall {
         mm.memstall_leave(stall);

@@ -4,6 +4,7 @@ use crate::common;
 use common::*;
 
 use pagelab::mm::folio::pg;
+use pagelab::mm::mapping::Entry;
 use pagelab::mm::memcontrol::ROOT_MEMCG;
 use pagelab::mm::vmstat::{Ev, Lru};
 use pagelab::policy::classic::{scan_fraction_by_cost, Classic};
@@ -676,6 +677,50 @@ fn a_disk_whose_requests_cost_cpu_charges_its_reader_per_page_and_per_read_reque
         "one op_ns per read, one cpu_page_ns per page read, one cpu_read_request_ns per request"
     );
     assert!(io_wait_cpu <= io_wait, "the disk's CPU is not IO wait");
+}
+
+#[test]
+fn do_swap_page_waits_for_a_swap_in_submitted_after_its_folio_and_cpu() {
+    // mm/memory.c: do_swap_page() -> swapin_readahead() allocates the folios, and
+    // swap_read_folio() submits the request (its CPU: DeviceCost::cpu_read_request_ns and
+    // cpu_page_ns) before folio_lock_or_retry() sleeps until the read completes. The device's
+    // latency starts at the submission, so the task waits for all of it even when the request's
+    // CPU outlasts the latency.
+    let text = r#"
+[machine]
+memory = "64M"
+kernel = "6.12"
+swap = { device = "ssd", size = "64M" }
+[time.swap]
+read_latency_ns = 20000
+write_latency_ns = 1000
+page_transfer_ns = 400
+cpu_page_ns = 5000
+cpu_read_request_ns = 50000
+[[cgroup]]
+path = "/a"
+max = "4M"
+[[workload]]
+name = "heap"
+cgroup = "/a"
+kind = "anon-write"
+size = "8M"
+distribution = "uniform"
+ops = 0
+"#;
+    let mut m = classic(text);
+    let (base, pages) = m.object(0, 0);
+    for p in 0..pages {
+        m.apply(0, touch(0, p, true));
+    }
+    m.drain();
+    let page = (0..pages).find(|&p| matches!(m.mm.space.get(base + p as u32), Entry::Swapped(_))).expect("a page in swap");
+    let (io_wait, swapins) = (m.mm.tasks[0].io_wait_ns, ev(&m, Ev::PswpIn));
+    m.apply(0, touch(0, page, false));
+    assert!(ev(&m, Ev::PswpIn) > swapins, "a swap-in");
+    let waited = m.mm.tasks[0].io_wait_ns - io_wait;
+    assert!(waited >= 20_000, "the task waits for the device's whole latency after submitting: {waited} ns");
+    m.check().unwrap();
 }
 
 #[test]
