@@ -178,7 +178,8 @@ pub struct OomKill {
 }
 
 /// Frames [`Mm::prefetch_frames`] fetches ahead of an operation over several pages: about
-/// what the first-level data cache holds in flight, and a WiredTiger leaf's 8 pages.
+/// the loads a core keeps in flight (its line-fill buffers), and twice a WiredTiger leaf's 8
+/// pages; a longer run's later frames would be evicted before they are used.
 pub const PREFETCH_FRAMES: u64 = 16;
 
 /// The shared state.
