@@ -553,7 +553,7 @@ impl JobStream {
             }
         }
         if let Some(next) = self.peeked.filter(|n| n.access == Access::Buffered && !n.fill) {
-            cache.prefetch((self.app_keys[next.object as usize] as u64) << 32 | next.page / cb);
+            cache.prefetch(((self.app_keys[next.object as usize] as u64) << 32) | (next.page / cb));
         }
         let n = self.pending.len();
         for (i, o) in self.pending.iter_mut().enumerate() {
