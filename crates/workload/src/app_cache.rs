@@ -49,14 +49,12 @@
 //! crate is also built into the oracle's static in-guest runner, which must not link
 //! cachesim's trace readers (zstd's C library, rayon).
 //!
-//! **Memory**: the tables grow with the slots filled, never with the declared size or the
-//! files: per slot filled, its key (8 bytes), its list links (8 bytes for lru/mru, 1 for
-//! clock, none for fifo) and its entry in the key → slot map (about 12 bytes at the map's
-//! load); a 5 GiB cache of 4 KiB blocks costs at most about 37 MiB of the generator's memory,
-//! a cache never filled costs what was filled.
-
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+//! **Memory**: the tables grow with the slots filled and the blocks read, never with the
+//! declared size: per slot filled, its key (8 bytes) and its list links (8 bytes for lru/mru,
+//! 1 for clock, none for fifo); per file, 4 bytes for each block up to the highest one read
+//! (the key → slot table). A 5 GiB cache of 4 KiB blocks costs at most about 21 MiB for its
+//! slots, and a file read to its end 1 MiB of table per GiB of 4 KiB blocks (seed 000's two
+//! collections, 47.5 GiB of 24k blocks: 8 MiB).
 
 use serde::Deserialize;
 
@@ -181,26 +179,45 @@ impl AppCacheToml {
     }
 }
 
-/// FxHash's multiply for the key → slot map: keys are (object, block) pairs, already well
-/// spread in their low bits; the map is never iterated, so its order reaches nothing.
-#[derive(Default)]
-struct KeyHasher(u64);
+const NONE: u32 = u32::MAX;
 
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
+/// The key → slot map. A key is a (file, block) pair, `file << 32 | block`, and the files are
+/// numbered densely from 0 (a job's objects, or the names a shared cache has seen), so the map
+/// is a table per file of each block's slot (`NONE`: not cached), grown to the highest block
+/// looked up. A lookup is one load, where a hash map's is a probe of its control bytes and a
+/// load of its bucket, and an eviction's removal and insertion are two stores.
+#[derive(Clone, Debug, Default)]
+struct Index {
+    files: Vec<Vec<u32>>,
 }
 
-const NONE: u32 = u32::MAX;
+impl Index {
+    fn split(key: u64) -> (usize, usize) {
+        ((key >> 32) as usize, (key & u32::MAX as u64) as usize)
+    }
+
+    fn get(&self, key: u64) -> Option<u32> {
+        let (file, block) = Index::split(key);
+        self.files.get(file).and_then(|t| t.get(block)).copied().filter(|&s| s != NONE)
+    }
+
+    /// Maps `key` to `slot` (`NONE`: unmaps it).
+    fn set(&mut self, key: u64, slot: u32) {
+        let (file, block) = Index::split(key);
+        if file >= self.files.len() {
+            self.files.resize_with(file + 1, Vec::new);
+        }
+        let table = &mut self.files[file];
+        if block >= table.len() {
+            table.resize(block + 1, NONE);
+        }
+        table[block] = slot;
+    }
+
+    fn bytes(&self) -> usize {
+        self.files.capacity() * std::mem::size_of::<Vec<u32>>() + self.files.iter().map(|t| t.capacity() * 4).sum::<usize>()
+    }
+}
 
 /// The recency list of the slots: `link[slot + 1] = [prev, next]` (node 0 the sentinel,
 /// `link[0] = [least recent, most recent]`), as crates/cachesim's `Lru` threads its pages.
@@ -270,7 +287,7 @@ pub enum Lookup {
 #[derive(Clone, Debug)]
 pub struct AppCache {
     spec: AppCacheSpec,
-    map: HashMap<u64, u32, BuildHasherDefault<KeyHasher>>,
+    map: Index,
     /// The key each filled slot holds.
     keys: Vec<u64>,
     victims: Victims,
@@ -286,7 +303,7 @@ impl AppCache {
             AppPolicy::Fifo => Victims::Fifo { hand: 0 },
             AppPolicy::Clock => Victims::Clock { referenced: Vec::new(), hand: 0 },
         };
-        AppCache { spec: spec.clone(), map: HashMap::default(), keys: Vec::new(), victims, hits: 0, misses: 0 }
+        AppCache { spec: spec.clone(), map: Index::default(), keys: Vec::new(), victims, hits: 0, misses: 0 }
     }
 
     pub fn spec(&self) -> &AppCacheSpec {
@@ -295,7 +312,7 @@ impl AppCache {
 
     /// Looks `key` up; a miss makes room and gives the slot the block is to be stored into.
     pub fn lookup(&mut self, key: u64) -> Lookup {
-        if let Some(&slot) = self.map.get(&key) {
+        if let Some(slot) = self.map.get(key) {
             self.hits += 1;
             match &mut self.victims {
                 Victims::Lru(r) | Victims::Mru(r) => r.touch(slot),
@@ -310,11 +327,11 @@ impl AppCache {
             (self.keys.len() - 1) as u32
         } else {
             let victim = self.evict();
-            self.map.remove(&self.keys[victim as usize]);
+            self.map.set(self.keys[victim as usize], NONE);
             self.keys[victim as usize] = key;
             victim
         };
-        self.map.insert(key, slot);
+        self.map.set(key, slot);
         match &mut self.victims {
             Victims::Lru(r) | Victims::Mru(r) => r.insert(slot),
             Victims::Fifo { .. } => {}
@@ -329,9 +346,26 @@ impl AppCache {
         Lookup::Miss(slot)
     }
 
+    /// Hints the CPU to fetch what a lookup of `key` loads first (no effect on decisions):
+    /// the key's entry in the table and, in a full LRU cache, the victim's links and key,
+    /// which a miss reads.
+    pub fn prefetch(&self, key: u64) {
+        let (file, block) = Index::split(key);
+        if let Some(entry) = self.map.files.get(file).and_then(|t| t.get(block)) {
+            prefetch(entry);
+        }
+        if let Victims::Lru(r) = &self.victims {
+            let tail = r.link[0][0];
+            if tail != 0 && self.keys.len() as u64 == self.spec.slots {
+                prefetch(&r.link[tail as usize]);
+                prefetch(&self.keys[tail as usize - 1]);
+            }
+        }
+    }
+
     /// Whether `key` is cached, its slot (no policy update).
     pub fn slot_of(&self, key: u64) -> Option<u32> {
-        self.map.get(&key).copied()
+        self.map.get(key)
     }
 
     /// The policy's victim in a full cache, taken off its list.
@@ -362,8 +396,20 @@ impl AppCache {
             Victims::Fifo { .. } => 0,
             Victims::Clock { referenced, .. } => referenced.capacity(),
         };
-        (self.keys.capacity() * 8 + lists + self.map.capacity() * 12) as u64
+        (self.keys.capacity() * 8 + lists + self.map.bytes()) as u64
     }
+}
+
+/// Prefetches `p` into the cache (no effect on results).
+#[inline(always)]
+fn prefetch<T>(p: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching a valid address has no observable effect.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch(p as *const T as *const i8, core::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 #[cfg(test)]
@@ -377,7 +423,8 @@ mod tests {
     }
 
     /// The same hits and misses as crates/cachesim's cache of the same policy, key for key
-    /// (cachesim's over dense page ids: here the keys are spread over 64 bits).
+    /// (cachesim's over dense page ids: here the blocks of a file other than the first,
+    /// spread out in it).
     fn agrees_with_cachesim(policy: AppPolicy, mut reference: Box<dyn Online>) {
         let capacity = 50;
         let mut c = AppCache::new(&spec(capacity, policy));
@@ -385,7 +432,7 @@ mod tests {
         for i in 0..20_000 {
             // A hot set of 40 ids and a cold range of 400, so that every policy both hits and evicts.
             let id = if rng.unit() < 0.6 { rng.below(40) } else { 40 + rng.below(400) };
-            let key = id.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (3 << 32);
+            let key = (3 << 32) | (id * 7919 % 100_003);
             let hit = matches!(c.lookup(key), Lookup::Hit(_));
             let want = pagelab_cachesim::access_online(reference.as_mut(), id as u32, capacity);
             assert_eq!(hit, want, "{policy:?}: access {i} to id {id}");
@@ -414,7 +461,7 @@ mod tests {
     }
 
     #[test]
-    fn the_tables_grow_with_the_slots_filled_not_the_size() {
+    fn the_tables_grow_with_the_blocks_read_not_the_size() {
         let mut c = AppCache::new(&spec(1 << 30, AppPolicy::Lru));
         for k in 0..1000 {
             c.lookup(k);

@@ -190,6 +190,9 @@ pub struct JobStream {
     app_misses: u64,
     /// Operations an application cache made of the last one, still to come.
     pending: VecDeque<Op>,
+    /// The workload's next operation, drawn before the application cache filters the present
+    /// one so that the cache can prefetch its entry ([`JobStream::peek_op`]).
+    peeked: Option<Op>,
 }
 
 #[derive(Clone, Debug)]
@@ -385,7 +388,7 @@ impl JobStream {
             largest[*idx as usize] = largest[*idx as usize].max(spec.slot_pages);
         }
         let rng = Rng::derive(w.seed, job as u64);
-        let mut s = JobStream { objects, phases, current: 0, rng, largest, app, app_keys, app_hits: 0, app_misses: 0, pending: VecDeque::new() };
+        let mut s = JobStream { objects, phases, current: 0, rng, largest, app, app_keys, app_hits: 0, app_misses: 0, pending: VecDeque::new(), peeked: None };
         // Build the samplers now, in phase order, so the random stream does not depend on
         // when a consumer first asks for an operation.
         let dists: Vec<_> = s.phases.iter().map(|p| w.phases[p.spec_index].distribution.clone()).collect();
@@ -438,9 +441,10 @@ impl JobStream {
 
     /// Operations still to come, fills included.
     pub fn remaining(&self) -> u64 {
-        self.phases[self.current.min(self.phases.len())..].iter().fold(self.pending.len() as u64, |a, p| {
-            a.saturating_add(p.ops_left).saturating_add(p.fill_left).saturating_add(p.lsm.as_ref().map_or(0, |l| l.queue.len() as u64))
-        })
+        let drawn = self.pending.len() as u64 + self.peeked.is_some() as u64;
+        self.phases[self.current.min(self.phases.len())..]
+            .iter()
+            .fold(drawn, |a, p| a.saturating_add(p.ops_left).saturating_add(p.fill_left).saturating_add(p.lsm.as_ref().map_or(0, |l| l.queue.len() as u64)))
     }
 
     /// `f` of the store of the job's last lsm phase (its caches' hits and misses), if it has
@@ -548,6 +552,9 @@ impl JobStream {
                 }
             }
         }
+        if let Some(next) = self.peeked.filter(|n| n.access == Access::Buffered && !n.fill) {
+            cache.prefetch(((self.app_keys[next.object as usize] as u64) << 32) | (next.page / cb));
+        }
         let n = self.pending.len();
         for (i, o) in self.pending.iter_mut().enumerate() {
             o.more = i + 1 < n;
@@ -567,8 +574,12 @@ impl Iterator for JobStream {
         if let Some(op) = self.pending.pop_front() {
             return Some(op);
         }
-        let op = self.next_op()?;
+        let op = match self.peeked.take() {
+            Some(op) => op,
+            None => self.next_op()?,
+        };
         if self.app.is_some() && op.access == Access::Buffered && !op.fill {
+            self.peeked = self.peek_op();
             return Some(self.through_app_cache(op));
         }
         Some(op)
@@ -576,6 +587,16 @@ impl Iterator for JobStream {
 }
 
 impl JobStream {
+    /// The operation after the present one, drawn early when that changes nothing: in a
+    /// phase whose operations come from its sampler (the job's own random stream), with
+    /// operations left, so the draw neither ends the phase nor reads a store or a trace
+    /// that other jobs share. Otherwise `None`, and it is drawn in its turn.
+    fn peek_op(&mut self) -> Option<Op> {
+        let ph = self.phases.get(self.current)?;
+        let own = ph.fill_left == 0 && ph.ops_left > 0 && ph.lsm.is_none() && !ph.is_trace && ph.search.is_none();
+        own.then(|| self.next_op()).flatten()
+    }
+
     /// The workload's next operation, before an application cache filters it.
     #[inline]
     fn next_op(&mut self) -> Option<Op> {

@@ -177,6 +177,11 @@ pub struct OomKill {
     pub freed_pages: u64,
 }
 
+/// Frames [`Mm::prefetch_frames`] fetches ahead of an operation over several pages: about
+/// the loads a core keeps in flight (its line-fill buffers), and twice a WiredTiger leaf's 8
+/// pages; a longer run's later frames would be evicted before they are used.
+pub const PREFETCH_FRAMES: u64 = 16;
+
 /// The shared state.
 pub struct Mm {
     pub cfg: Config,
@@ -757,6 +762,19 @@ impl Mm {
     /// Models get_swappiness()'s swap test: MGLRU needs at least MIN_LRU_BATCH free slots.
     pub fn swap_pages_free(&self) -> u64 {
         self.swap.free()
+    }
+
+    /// Hints the CPU to fetch the frames of the resident pages among the first
+    /// [`PREFETCH_FRAMES`] of the `npages` from `vpn`, before an operation walks them one
+    /// after another (no effect on results): their loads then overlap instead of each
+    /// waiting for the last. The pages must lie inside their object.
+    #[inline]
+    pub fn prefetch_frames(&self, vpn: Vpn, npages: u64) {
+        for v in vpn..vpn + npages.min(PREFETCH_FRAMES) as Vpn {
+            if let Some(pfn) = self.space.resident(v) {
+                self.folios.prefetch(pfn);
+            }
+        }
     }
 
     /// Marks the PMD covering `vpn` accessed.

@@ -555,6 +555,10 @@ impl<P: Policy> Machine<P> {
         if let (OpSource::Pages(pages), Access::Buffered, false) = (&mut self.tasks[t].stream, op.access, op.write) {
             pages.note_read(&self.mm.space, obj.file.base + op.page as crate::mm::mapping::Vpn);
         }
+        if op.npages > 1 && op.page < obj.file.pages {
+            let n = (op.npages as u64).min(obj.file.pages - op.page);
+            self.mm.prefetch_frames(obj.file.base + op.page as crate::mm::mapping::Vpn, n);
+        }
         let ok = match op.access {
             Access::Buffered => {
                 let bdi_ra_pages = self.mm.cfg.tunables.ra_pages;
