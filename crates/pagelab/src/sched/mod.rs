@@ -7,9 +7,31 @@
 //!   operation (after its think time, which is a sleep), kswapd before each step of its
 //!   node's balancing, the flusher before each run. It asks at its own clock, from its CPU
 //!   set (a workload's `cpus`, or every CPU).
-//! - **What it gets.** The CPU of its set that is free first (ties: the CPU it ran on last,
-//!   then the lowest number). It starts when that CPU is free; the difference from its clock
-//!   is its run-queue wait ([`Grant::wait`]).
+//! - **Where it runs: per-CPU run queues** ([`Cpus::acquire`]; models kernel/sched/fair.c:
+//!   select_task_rq_fair() → select_idle_sibling() → select_idle_cpu(), and the pull of
+//!   sched_balance_newidle() → load_balance(), 6.1, 6.12, 7.3). A CPU is *idle* at a time
+//!   when the bursts granted on it (the one running and those queued) end by then.
+//!   1. Its last CPU, if idle at its clock (select_idle_sibling()'s target = prev).
+//!   2. Else the first idle CPU of its set in the last CPU's cache domain (`sd_llc`; in
+//!      pagelab the last CPU's node), searched from the last CPU + 1 round to it, as
+//!      select_idle_cpu()'s for_each_cpu_wrap(…, target + 1) searches.
+//!   3. Else it waits on its last CPU's run queue: it starts when the bursts granted there
+//!      end. A task that is preempted (it asks again without sleeping) stays there too, as
+//!      the kernel keeps a runnable task on its run queue.
+//!   4. Except: a CPU of that domain that is free before then pulls it, once it has waited
+//!      [`MIGRATION_COST_NS`] (a CPU that goes idle balances, but can_migrate_task() leaves
+//!      a task that ran within `sysctl_sched_migration_cost` to its CPU, task_hot()).
+//!   A first placement (no last CPU) takes the CPU of the set free first (ties: the lowest
+//!   number), for fork balancing's choice of the idlest CPU.
+//!   Not modeled: wake_affine() (the waker's CPU as target: pagelab's tasks wake from their
+//!   own timers and IO), `recent_used_cpu`, idle cores (no SMT), SIS_UTIL's cut of the idle
+//!   search on a busy LLC, periodic and nohz idle balancing (the tick-driven
+//!   load_balance() with its `nr_balance_failed` that eventually moves hot tasks too), and
+//!   balancing across nodes. So tasks stay where the rules above put them: three tasks on
+//!   two CPUs with short operations share 1/2, 1/2 and 1 of a CPU, where the kernel's
+//!   periodic balancing swaps them every few milliseconds and evens out the long run.
+//!   Each change of CPU counts in the actor's `migrations` (schedstat's `nr_migrations`).
+//!   Its clock to its start is its run-queue wait ([`Grant::wait`]).
 //! - **What it holds.** The CPU, for the CPU time its work charges (`Mm::cpu`, the spinning on
 //!   a contended lock included), as one burst from its start. Its IO waits are counted after
 //!   the burst and leave the CPU to the others. This is pagelab's approximation, not a
@@ -21,12 +43,14 @@
 //! - **In which order.** Actors ask in the order of their clocks: the machine steps the task
 //!   whose clock is earliest and runs the kernel threads' events when they are due. A CPU's
 //!   bursts are therefore only ever appended, and each CPU needs only the time it is free.
-//! - **Sharing.** Tasks that outnumber their CPUs share them round-robin, an operation at a
-//!   time. With operations of equal cost each task gets an equal share, as CFS (5.7, 6.1:
-//!   `pick_next_entity()` runs the least virtual runtime) and EEVDF (6.12:
-//!   `pick_eevdf()`, the eligible entity with the earliest virtual deadline) give tasks of
-//!   equal weight over a slice. Not modeled: slices (a task with long operations gets more
-//!   than its share), wake-up preemption, migration costs, nice levels.
+//! - **Sharing.** The tasks queued on a CPU take it in turn, an operation at a time, in the
+//!   order they asked. With operations of equal cost each task of a run queue gets an
+//!   equal share, as CFS (5.7, 6.1: `pick_next_entity()` runs the least virtual runtime)
+//!   and EEVDF (6.12, 7.3: `pick_eevdf()`, the eligible entity with the earliest virtual
+//!   deadline) give tasks of equal weight over a slice; tasks spread evenly over their CPUs
+//!   (2 a CPU, as the seed's 72 jobs on 36) share every CPU equally. Not modeled: slices
+//!   (a task with long operations gets more than its share), wake-up preemption, migration
+//!   costs, nice levels.
 //! - **Unset.** Without `machine.cpus` every task and kernel thread runs on a CPU of its own
 //!   and none of this applies; `machine.cpus = 1` is the one-CPU model of
 //!   [`crate::mm::time::OneCpu`] (kswapd and one task, with 6.12's EEVDF turns).
@@ -40,6 +64,11 @@ use serde::Serialize;
 
 /// The most CPUs a machine can have (`machine.cpus`).
 pub const MAX_CPUS: u32 = 1024;
+
+/// How long a task that waits on a run queue stays cache-hot: load balancing does not move
+/// it before (kernel/sched/fair.c: task_hot(), `sysctl_sched_migration_cost`, 500 µs by
+/// default in 6.1, 6.12 and 7.3).
+pub const MIGRATION_COST_NS: u64 = 500_000;
 
 /// A set of CPUs, as a workload's `cpus` gives it: `"0-35"`, `"0,2,4-7"`, or a count N (the
 /// first N CPUs).
@@ -165,11 +194,26 @@ pub struct Cpus {
     /// The number of leaves: the CPUs, rounded up to a power of two.
     leaves: usize,
     n: u32,
+    /// The CPUs that share a last-level cache (the kernel's `sd_llc` domain; in pagelab a
+    /// node's CPUs), and each CPU's index in it.
+    llcs: Vec<CpuSet>,
+    llc_of: Vec<u32>,
     pub stats: Vec<CpuStat>,
 }
 
 impl Cpus {
+    /// `n` CPUs sharing one last-level cache.
     pub fn new(n: u32) -> Cpus {
+        Cpus::with_llcs(n, vec![CpuSet::all(n)])
+    }
+
+    /// `n` CPUs, each sharing a cache with those of its set in `llcs` (a CPU in several: the
+    /// last; in none: the first).
+    pub fn with_llcs(n: u32, llcs: Vec<CpuSet>) -> Cpus {
+        let mut llc_of = vec![0; n as usize];
+        for (i, set) in llcs.iter().enumerate() {
+            set.iter().for_each(|c| llc_of[c as usize] = i as u32);
+        }
         let leaves = (n as usize).next_power_of_two();
         let mut tree = vec![u128::MAX; 2 * leaves];
         for c in 0..n {
@@ -178,7 +222,7 @@ impl Cpus {
         for i in (1..leaves).rev() {
             tree[i] = tree[2 * i].min(tree[2 * i + 1]);
         }
-        Cpus { tree, leaves, n, stats: vec![CpuStat::default(); n as usize] }
+        Cpus { tree, leaves, n, llcs, llc_of, stats: vec![CpuStat::default(); n as usize] }
     }
 
     pub fn len(&self) -> u32 {
@@ -189,16 +233,38 @@ impl Cpus {
         self.n == 0
     }
 
-    /// An actor runnable at `at` asks for a CPU of `set`, having last run on `last`: the CPU
-    /// free first (ties: `last`, then the lowest number).
+    /// An actor runnable at `at` asks for a CPU of `set`, having last run on `last` (the
+    /// rules of the contract, [`crate::sched`]): `last` if it is idle; else the first idle
+    /// CPU of the set in `last`'s cache domain, searched from `last + 1` round;
+    /// else `last`'s run queue, unless a CPU of that domain is free before `last` and by
+    /// the time the actor has waited [`MIGRATION_COST_NS`], which pulls it. A first
+    /// placement (`last` unset) takes the CPU of the set free first (ties: the lowest).
     pub fn acquire(&self, set: &CpuSet, last: Option<u32>, at: u64) -> Grant {
-        if let Some(l) = last {
-            if self.free_at(l) <= at {
-                return Grant { cpu: l, start: at, wait: 0 };
-            }
+        let Some(l) = last else { return self.free_first(set.runs.iter().copied(), at).expect("a CPU set has a CPU") };
+        let queued = self.free_at(l);
+        if queued <= at {
+            return Grant { cpu: l, start: at, wait: 0 };
         }
-        let (start, cpu) = set.runs.iter().map(|&(lo, hi)| self.first_in_run(lo, hi, at)).min().expect("a CPU set has a CPU");
-        Grant { cpu, start, wait: start - at }
+        let domain = || intersect(&set.runs, &self.llcs[self.llc_of[l as usize] as usize].runs);
+        let after = domain().filter_map(|(lo, hi)| self.lowest_free_within(lo.max(l + 1), hi, at)).next();
+        if let Some(cpu) = after.or_else(|| domain().filter_map(|(lo, hi)| self.lowest_free_within(lo, hi.min(l), at)).next()) {
+            return Grant { cpu, start: at, wait: 0 };
+        }
+        match self.free_first(domain(), at + MIGRATION_COST_NS) {
+            Some(pull) if pull.start < queued => Grant { wait: pull.start - at, ..pull },
+            _ => Grant { cpu: l, start: queued, wait: queued - at },
+        }
+    }
+
+    /// The CPU of `runs` free first from `at` on, and when (none when `runs` is empty).
+    fn free_first(&self, runs: impl Iterator<Item = (u32, u32)>, at: u64) -> Option<Grant> {
+        let (start, cpu) = runs.map(|(lo, hi)| self.first_in_run(lo, hi, at)).min()?;
+        Some(Grant { cpu, start, wait: start - at })
+    }
+
+    /// The lowest CPU of `lo..=hi` idle at `at` (none when the range is empty).
+    fn lowest_free_within(&self, lo: u32, hi: u32, at: u64) -> Option<u32> {
+        (lo <= hi).then(|| self.lowest_free(1, 0, self.leaves, (lo as usize, hi as usize + 1), at)).flatten()
     }
 
     /// The CPU of `lo..=hi` free first from `at` on, and when: every CPU free by `at` starts
@@ -271,6 +337,11 @@ impl Cpus {
     }
 }
 
+/// The runs of CPUs in both `a` and `b` (each ascending and apart), ascending.
+fn intersect<'a>(a: &'a [(u32, u32)], b: &'a [(u32, u32)]) -> impl Iterator<Item = (u32, u32)> + 'a {
+    a.iter().flat_map(move |&(lo, hi)| b.iter().map(move |&(l, h)| (lo.max(l), hi.min(h))).filter(|&(lo, hi)| lo <= hi))
+}
+
 /// A CPU's place in [`Cpus`]' tree: its free time above its number, so that keys order as
 /// the pairs (free time, CPU) do.
 fn key(free: u64, cpu: u32) -> u128 {
@@ -293,11 +364,14 @@ pub struct Entity {
     pub lock_spin_ns: u64,
     /// Bursts that waited for a CPU.
     pub waits: u64,
+    /// Bursts on another CPU than the one before (schedstat's `nr_migrations`; the first
+    /// placement is not one).
+    pub migrations: u64,
 }
 
 impl Entity {
     pub fn new(set: CpuSet) -> Entity {
-        Entity { set, last: None, runq_wait_ns: 0, lock_spin_ns: 0, waits: 0 }
+        Entity { set, last: None, runq_wait_ns: 0, lock_spin_ns: 0, waits: 0, migrations: 0 }
     }
 }
 
@@ -345,7 +419,7 @@ impl Sched {
     /// `n` CPUs, one kswapd for each node's CPU set of `nodes`.
     pub fn with_nodes(n: u32, tasks: Vec<Entity>, nodes: Vec<CpuSet>) -> Sched {
         Sched {
-            cpus: Cpus::new(n),
+            cpus: Cpus::with_llcs(n, nodes.clone()),
             tasks,
             kswapd: nodes.into_iter().map(Entity::new).collect(),
             current: None,
@@ -383,6 +457,7 @@ impl Sched {
         let e = self.entity(who);
         e.runq_wait_ns += g.wait;
         e.waits += (g.wait > 0) as u64;
+        e.migrations += e.last.is_some_and(|l| l != g.cpu) as u64;
         e.last = Some(g.cpu);
         let spin = e.lock_spin_ns;
         self.current = Some((who, g, at_start, spin));
@@ -431,11 +506,50 @@ mod tests {
         assert_eq!((x.cpu, x.start, x.wait), (1, 50, 40), "CPU 1 frees first");
     }
 
+    /// Cpus busy until the times `free` gives (one a CPU), each by a burst from 0.
+    fn busy(free: &[u64], llcs: Vec<CpuSet>) -> Cpus {
+        let mut c = Cpus::with_llcs(free.len() as u32, llcs);
+        for (cpu, &f) in free.iter().enumerate() {
+            c.release(Grant { cpu: cpu as u32, start: 0, wait: 0 }, burst(f));
+        }
+        c
+    }
+
     #[test]
-    fn an_actor_stays_on_its_last_cpu_when_that_is_free() {
+    fn a_woken_task_runs_on_its_previous_cpu_when_idle() {
         let c = Cpus::new(4);
         let g = c.acquire(&CpuSet::all(4), Some(3), 7);
         assert_eq!((g.cpu, g.start), (3, 7));
+    }
+
+    #[test]
+    fn select_idle_cpu_searches_from_the_previous_cpu_on_and_wraps() {
+        // CPUs 2 and 7 idle at 100; the task last ran on 5.
+        let c = busy(&[900, 900, 0, 900, 900, 900, 900, 0], vec![CpuSet::all(8)]);
+        assert_eq!(c.acquire(&CpuSet::all(8), Some(5), 100), Grant { cpu: 7, start: 100, wait: 0 });
+        assert_eq!(c.acquire(&CpuSet::parse("0-6", 8).unwrap(), Some(5), 100), Grant { cpu: 2, start: 100, wait: 0 }, "round to 2");
+    }
+
+    #[test]
+    fn the_idle_search_stays_in_the_previous_cpus_cache_domain() {
+        let c = busy(&[900, 900, 0, 0], vec![CpuSet::parse("0-1", 4).unwrap(), CpuSet::parse("2-3", 4).unwrap()]);
+        assert_eq!(c.acquire(&CpuSet::all(4), Some(0), 100), Grant { cpu: 0, start: 900, wait: 800 }, "2 and 3 are another node's");
+    }
+
+    #[test]
+    fn a_preempted_task_waits_on_its_own_run_queue() {
+        // CPU 1 frees first, but within sysctl_sched_migration_cost of the request: the task,
+        // cache-hot, stays queued on CPU 0.
+        let c = busy(&[20_000, 10_000], vec![CpuSet::all(2)]);
+        assert_eq!(c.acquire(&CpuSet::all(2), Some(0), 5_000), Grant { cpu: 0, start: 20_000, wait: 15_000 });
+    }
+
+    #[test]
+    fn an_idle_cpu_pulls_a_queued_task() {
+        // CPU 1 goes idle at 100 µs; the task queued on CPU 0 (busy until 2 ms) is pulled
+        // once cache-cold, at 500 µs.
+        let c = busy(&[2_000_000, 100_000], vec![CpuSet::all(2)]);
+        assert_eq!(c.acquire(&CpuSet::all(2), Some(0), 0), Grant { cpu: 1, start: MIGRATION_COST_NS, wait: MIGRATION_COST_NS });
     }
 
     #[test]
@@ -482,26 +596,39 @@ mod tests {
     }
 
     #[test]
-    fn the_cpu_free_first_is_the_one_a_scan_of_the_set_finds() {
-        // The tree's answer against the scan it replaced: the least (max(free, at), cpu) over
-        // the set, unless the last CPU is free by `at`. Free times from a few values, so
-        // that ties are common.
+    fn the_placement_is_the_one_a_scan_of_the_run_queues_finds() {
+        // The tree's answer against a scan of the rules: the last CPU if idle; the first idle
+        // CPU of set ∩ its node from last + 1 round; a pull by the CPU of set ∩ node free
+        // first once cold, if before the last CPU's queue ends; else that queue. Free times
+        // from a few values around the migration cost, so that ties are common.
         let sets = ["0-36", "0", "36", "1-3,7,9-20,30-35", "5,10,15,20,25,30,35", "0-17", "18-36"];
-        let mut c = Cpus::new(37);
+        let nodes = vec![CpuSet::parse("0-17", 37).unwrap(), CpuSet::parse("18-36", 37).unwrap()];
+        let mut c = Cpus::with_llcs(37, nodes.clone());
         let mut rng = pagelab_workload::Rng::new(0x9e37_79b9_7f4a_7c15);
         let mut next = |m: u64| rng.below(m);
+        let step = MIGRATION_COST_NS / 4;
         for round in 0..20_000 {
             let set = CpuSet::parse(sets[round % sets.len()], 37).unwrap();
             let last = (round % 3 > 0).then(|| set.iter().nth(next(set.len() as u64) as usize).unwrap());
-            let at = 10 * next(8);
-            let scan = set.iter().map(|cpu| (c.free_at(cpu).max(at), cpu)).min().unwrap();
+            let at = step * next(8);
+            let first = |cpus: &mut dyn Iterator<Item = u32>, at: u64| cpus.map(|cpu| (c.free_at(cpu).max(at), cpu)).min();
             let want = match last {
+                None => first(&mut set.iter(), at).unwrap(),
                 Some(l) if c.free_at(l) <= at => (at, l),
-                _ => scan,
+                Some(l) => {
+                    let node = &nodes[(l >= 18) as usize];
+                    let domain: Vec<u32> = set.iter().filter(|&x| node.iter().any(|y| y == x)).collect();
+                    let idle = domain.iter().copied().filter(|&x| c.free_at(x) <= at).min_by_key(|&x| (x <= l, x));
+                    match (idle, first(&mut domain.iter().copied(), at + MIGRATION_COST_NS)) {
+                        (Some(x), _) => (at, x),
+                        (None, Some((start, x))) if start < c.free_at(l) => (start, x),
+                        _ => (c.free_at(l), l),
+                    }
+                }
             };
             let g = c.acquire(&set, last, at);
             assert_eq!((g.start, g.cpu, g.wait), (want.0, want.1, want.0 - at), "round {round}");
-            c.release(Grant { start: 10 * next(8), ..g }, burst(10 * next(4)));
+            c.release(Grant { start: step * next(8), ..g }, burst(step * next(4)));
         }
     }
 }
