@@ -18,18 +18,24 @@
 //!   3. Else it waits on its last CPU's run queue: it starts when the bursts granted there
 //!      end. A task that is preempted (it asks again without sleeping) stays there too, as
 //!      the kernel keeps a runnable task on its run queue.
-//!   4. Except: a CPU of that domain that is free before then pulls it, once it has waited
-//!      [`MIGRATION_COST_NS`] (a CPU that goes idle balances, but can_migrate_task() leaves
-//!      a task that ran within `sysctl_sched_migration_cost` to its CPU, task_hot()).
-//!   A first placement (no last CPU) takes the CPU of the set free first (ties: the lowest
-//!   number), for fork balancing's choice of the idlest CPU.
+//!   4. Except: a CPU of that domain with at least two actors fewer than the last CPU
+//!      (an actor of a CPU: one whose last CPU it is, runnable or asleep, until it exits)
+//!      that frees before the last CPU's queue ends pulls it, when it frees. This stands for
+//!      load_balance(), from newidle balance or the periodic one: it moves a task from the
+//!      busiest run queue when that evens the load out (calculate_imbalance() between CPUs
+//!      of equal capacity), never the running one.
+//!   A first placement (no last CPU) takes the CPU of the set with the fewest actors (ties:
+//!   the one free first, then the lowest number), as fork balancing's
+//!   sched_balance_find_dst_cpu() (find_idlest_cpu() in 6.1) takes the least loaded.
 //!   Not modeled: wake_affine() (the waker's CPU as target: pagelab's tasks wake from their
 //!   own timers and IO), `recent_used_cpu`, idle cores (no SMT), SIS_UTIL's cut of the idle
-//!   search on a busy LLC, periodic and nohz idle balancing (the tick-driven
-//!   load_balance() with its `nr_balance_failed` that eventually moves hot tasks too), and
-//!   balancing across nodes. So tasks stay where the rules above put them: three tasks on
-//!   two CPUs with short operations share 1/2, 1/2 and 1 of a CPU, where the kernel's
-//!   periodic balancing swaps them every few milliseconds and evens out the long run.
+//!   search on a busy LLC, load by PELT (an actor counts 1 on its CPU, asleep or not),
+//!   task_hot()'s refusal to move a task that ran within `sysctl_sched_migration_cost`
+//!   (500 µs) until a balance has failed (in the kernel a few milliseconds' delay), the
+//!   balance intervals, and balancing across nodes. A load that differs by one actor is
+//!   left alone: three tasks on two CPUs share 1/2, 1/2 and 1 of a CPU, where the kernel's
+//!   periodic balancing, once a balance has failed, moves a task every few milliseconds and
+//!   evens the shares out over a longer run.
 //!   Each change of CPU counts in the actor's `migrations` (schedstat's `nr_migrations`).
 //!   Its clock to its start is its run-queue wait ([`Grant::wait`]).
 //! - **What it holds.** The CPU, for the CPU time its work charges (`Mm::cpu`, the spinning on
@@ -64,11 +70,6 @@ use serde::Serialize;
 
 /// The most CPUs a machine can have (`machine.cpus`).
 pub const MAX_CPUS: u32 = 1024;
-
-/// How long a task that waits on a run queue stays cache-hot: load balancing does not move
-/// it before (kernel/sched/fair.c: task_hot(), `sysctl_sched_migration_cost`, 500 µs by
-/// default in 6.1, 6.12 and 7.3).
-pub const MIGRATION_COST_NS: u64 = 500_000;
 
 /// A set of CPUs, as a workload's `cpus` gives it: `"0-35"`, `"0,2,4-7"`, or a count N (the
 /// first N CPUs).
@@ -188,8 +189,8 @@ pub struct Cpus {
     /// When each CPU is free, as a tournament tree: leaf `leaves + c` holds the [`key`] of
     /// (the time CPU c is free, c), each inner node `i` the least of its children `2i` and
     /// `2i + 1`, the root at 1. The padding leaves past the last CPU hold `u128::MAX` and
-    /// never win. [`Cpus::acquire`] finds the CPU of a run free first in O(log n), not by a
-    /// scan.
+    /// never win. [`Cpus::acquire`] finds the lowest CPU of a run idle at a time in
+    /// O(log n), not by a scan.
     tree: Vec<u128>,
     /// The number of leaves: the CPUs, rounded up to a power of two.
     leaves: usize,
@@ -198,6 +199,10 @@ pub struct Cpus {
     /// node's CPUs), and each CPU's index in it.
     llcs: Vec<CpuSet>,
     llc_of: Vec<u32>,
+    /// Each CPU's actors: those whose last CPU it is, runnable or asleep (a task leaves at its
+    /// exit), the model's stand-in for a run queue's load; and how many CPUs have each count.
+    homed: Vec<u32>,
+    by_homed: Vec<u32>,
     pub stats: Vec<CpuStat>,
 }
 
@@ -222,7 +227,8 @@ impl Cpus {
         for i in (1..leaves).rev() {
             tree[i] = tree[2 * i].min(tree[2 * i + 1]);
         }
-        Cpus { tree, leaves, n, llcs, llc_of, stats: vec![CpuStat::default(); n as usize] }
+        let (homed, by_homed) = (vec![0; n as usize], vec![n]);
+        Cpus { tree, leaves, n, llcs, llc_of, homed, by_homed, stats: vec![CpuStat::default(); n as usize] }
     }
 
     pub fn len(&self) -> u32 {
@@ -235,12 +241,12 @@ impl Cpus {
 
     /// An actor runnable at `at` asks for a CPU of `set`, having last run on `last` (the
     /// rules of the contract, [`crate::sched`]): `last` if it is idle; else the first idle
-    /// CPU of the set in `last`'s cache domain, searched from `last + 1` round;
-    /// else `last`'s run queue, unless a CPU of that domain is free before `last` and by
-    /// the time the actor has waited [`MIGRATION_COST_NS`], which pulls it. A first
-    /// placement (`last` unset) takes the CPU of the set free first (ties: the lowest).
+    /// CPU of the set in `last`'s cache domain, searched from `last + 1` round; else
+    /// `last`'s run queue, unless a CPU of that domain with at least two actors fewer frees
+    /// before, which pulls it. A first placement (`last` unset) takes the CPU of the set
+    /// with the fewest actors (ties: the one free first, then the lowest).
     pub fn acquire(&self, set: &CpuSet, last: Option<u32>, at: u64) -> Grant {
-        let Some(l) = last else { return self.free_first(set.runs.iter().copied(), at).expect("a CPU set has a CPU") };
+        let Some(l) = last else { return self.idlest(set, at) };
         let queued = self.free_at(l);
         if queued <= at {
             return Grant { cpu: l, start: at, wait: 0 };
@@ -250,55 +256,51 @@ impl Cpus {
         if let Some(cpu) = after.or_else(|| domain().filter_map(|(lo, hi)| self.lowest_free_within(lo, hi.min(l), at)).next()) {
             return Grant { cpu, start: at, wait: 0 };
         }
-        match self.free_first(domain(), at + MIGRATION_COST_NS) {
-            Some(pull) if pull.start < queued => Grant { wait: pull.start - at, ..pull },
-            _ => Grant { cpu: l, start: queued, wait: queued - at },
+        let most = self.homed[l as usize].checked_sub(2);
+        if let Some(most) = most.filter(|&m| self.by_homed[..=m as usize].iter().any(|&n| n > 0)) {
+            let lighter = domain().flat_map(|(lo, hi)| lo..=hi).filter(|&c| self.homed[c as usize] <= most);
+            if let Some((start, cpu)) = lighter.map(|c| (self.free_at(c).max(at), c)).min().filter(|&(start, _)| start < queued) {
+                return Grant { cpu, start, wait: start - at };
+            }
         }
+        Grant { cpu: l, start: queued, wait: queued - at }
     }
 
-    /// The CPU of `runs` free first from `at` on, and when (none when `runs` is empty).
-    fn free_first(&self, runs: impl Iterator<Item = (u32, u32)>, at: u64) -> Option<Grant> {
-        let (start, cpu) = runs.map(|(lo, hi)| self.first_in_run(lo, hi, at)).min()?;
-        Some(Grant { cpu, start, wait: start - at })
+    /// The CPU of `set` with the fewest actors (ties: the one free first from `at`, then the
+    /// lowest), and when.
+    fn idlest(&self, set: &CpuSet, at: u64) -> Grant {
+        let (_, start, cpu) = set.iter().map(|c| (self.homed[c as usize], self.free_at(c).max(at), c)).min().expect("a CPU set has a CPU");
+        Grant { cpu, start, wait: start - at }
+    }
+
+    /// An actor that ran on `from` (none: a first placement) runs on `to` now.
+    pub fn rehome(&mut self, from: Option<u32>, to: u32) {
+        if from == Some(to) {
+            return;
+        }
+        if let Some(c) = from {
+            self.leave(c);
+        }
+        let n = &mut self.homed[to as usize];
+        self.by_homed[*n as usize] -= 1;
+        *n += 1;
+        if self.by_homed.len() <= *n as usize {
+            self.by_homed.push(0);
+        }
+        self.by_homed[*n as usize] += 1;
+    }
+
+    /// An actor whose last CPU is `c` exits.
+    pub fn leave(&mut self, c: u32) {
+        let n = &mut self.homed[c as usize];
+        self.by_homed[*n as usize] -= 1;
+        *n -= 1;
+        self.by_homed[*n as usize] += 1;
     }
 
     /// The lowest CPU of `lo..=hi` idle at `at` (none when the range is empty).
     fn lowest_free_within(&self, lo: u32, hi: u32, at: u64) -> Option<u32> {
         (lo <= hi).then(|| self.lowest_free(1, 0, self.leaves, (lo as usize, hi as usize + 1), at)).flatten()
-    }
-
-    /// The CPU of `lo..=hi` free first from `at` on, and when: every CPU free by `at` starts
-    /// at `at`, so the lowest numbered of those; if none is, the one free earliest (ties:
-    /// the lowest number, as the leaves' order gives).
-    fn first_in_run(&self, lo: u32, hi: u32, at: u64) -> (u64, u32) {
-        let least = self.least_in(lo as usize, hi as usize + 1);
-        if free_time(least) > at {
-            return (free_time(least), least as u32);
-        }
-        let cpu = self.lowest_free(1, 0, self.leaves, (lo as usize, hi as usize + 1), at).expect("the least is free by `at`");
-        (at, cpu)
-    }
-
-    /// The least key of the CPUs `lo..hi`, from the nodes that cover them.
-    fn least_in(&self, lo: usize, hi: usize) -> u128 {
-        if lo == 0 && hi == self.n as usize {
-            return self.tree[1];
-        }
-        let (mut l, mut r) = (lo + self.leaves, hi + self.leaves);
-        let mut least = u128::MAX;
-        while l < r {
-            if l & 1 == 1 {
-                least = least.min(self.tree[l]);
-                l += 1;
-            }
-            if r & 1 == 1 {
-                r -= 1;
-                least = least.min(self.tree[r]);
-            }
-            l /= 2;
-            r /= 2;
-        }
-        least
     }
 
     /// The lowest CPU of `run` (lo..hi) free by `at`, under node `i`, which covers the CPUs
@@ -367,11 +369,13 @@ pub struct Entity {
     /// Bursts on another CPU than the one before (schedstat's `nr_migrations`; the first
     /// placement is not one).
     pub migrations: u64,
+    /// A task that exited (no longer one of its CPU's actors).
+    pub exited: bool,
 }
 
 impl Entity {
     pub fn new(set: CpuSet) -> Entity {
-        Entity { set, last: None, runq_wait_ns: 0, lock_spin_ns: 0, waits: 0, migrations: 0 }
+        Entity { set, last: None, runq_wait_ns: 0, lock_spin_ns: 0, waits: 0, migrations: 0, exited: false }
     }
 }
 
@@ -458,9 +462,19 @@ impl Sched {
         e.runq_wait_ns += g.wait;
         e.waits += (g.wait > 0) as u64;
         e.migrations += e.last.is_some_and(|l| l != g.cpu) as u64;
-        e.last = Some(g.cpu);
+        let from = e.last.replace(g.cpu);
         let spin = e.lock_spin_ns;
+        self.cpus.rehome(from, g.cpu);
         self.current = Some((who, g, at_start, spin));
+    }
+
+    /// Task `t` exits: it leaves its CPU's actors.
+    pub fn exit(&mut self, t: usize) {
+        if let Some(c) = self.tasks[t].last {
+            if !std::mem::replace(&mut self.tasks[t].exited, true) {
+                self.cpus.leave(c);
+            }
+        }
     }
 
     /// The burst in progress ends, the actor's usage now `at_end`: its CPU is busy for the
@@ -536,20 +550,36 @@ mod tests {
         assert_eq!(c.acquire(&CpuSet::all(4), Some(0), 100), Grant { cpu: 0, start: 900, wait: 800 }, "2 and 3 are another node's");
     }
 
+    /// `n[c]` actors on each CPU c.
+    fn homed(c: &mut Cpus, n: &[u32]) {
+        for (cpu, &k) in n.iter().enumerate() {
+            (0..k).for_each(|_| c.rehome(None, cpu as u32));
+        }
+    }
+
     #[test]
     fn a_preempted_task_waits_on_its_own_run_queue() {
-        // CPU 1 frees first, but within sysctl_sched_migration_cost of the request: the task,
-        // cache-hot, stays queued on CPU 0.
-        let c = busy(&[20_000, 10_000], vec![CpuSet::all(2)]);
+        // CPU 1 frees first, but it has as many actors as CPU 0: the task stays queued on 0.
+        let mut c = busy(&[20_000, 10_000], vec![CpuSet::all(2)]);
+        homed(&mut c, &[2, 2]);
         assert_eq!(c.acquire(&CpuSet::all(2), Some(0), 5_000), Grant { cpu: 0, start: 20_000, wait: 15_000 });
     }
 
     #[test]
     fn an_idle_cpu_pulls_a_queued_task() {
-        // CPU 1 goes idle at 100 µs; the task queued on CPU 0 (busy until 2 ms) is pulled
-        // once cache-cold, at 500 µs.
-        let c = busy(&[2_000_000, 100_000], vec![CpuSet::all(2)]);
-        assert_eq!(c.acquire(&CpuSet::all(2), Some(0), 0), Grant { cpu: 1, start: MIGRATION_COST_NS, wait: MIGRATION_COST_NS });
+        // CPU 1, with two actors fewer, goes idle at 10 µs and pulls the task queued on CPU 0.
+        let mut c = busy(&[20_000, 10_000], vec![CpuSet::all(2)]);
+        homed(&mut c, &[3, 1]);
+        assert_eq!(c.acquire(&CpuSet::all(2), Some(0), 5_000), Grant { cpu: 1, start: 10_000, wait: 5_000 });
+        c.leave(0);
+        assert_eq!(c.acquire(&CpuSet::all(2), Some(0), 5_000).cpu, 0, "2 against 1: left alone");
+    }
+
+    #[test]
+    fn fork_balancing_places_a_new_task_on_the_cpu_with_the_fewest() {
+        let mut c = busy(&[0, 10_000, 10_000], vec![CpuSet::all(3)]);
+        homed(&mut c, &[2, 1, 1]);
+        assert_eq!(c.acquire(&CpuSet::all(3), None, 0), Grant { cpu: 1, start: 10_000, wait: 10_000 }, "not the idle CPU 0");
     }
 
     #[test]
@@ -597,29 +627,32 @@ mod tests {
 
     #[test]
     fn the_placement_is_the_one_a_scan_of_the_run_queues_finds() {
-        // The tree's answer against a scan of the rules: the last CPU if idle; the first idle
-        // CPU of set ∩ its node from last + 1 round; a pull by the CPU of set ∩ node free
-        // first once cold, if before the last CPU's queue ends; else that queue. Free times
-        // from a few values around the migration cost, so that ties are common.
+        // The tree's answer against a scan of the rules: the fewest actors for a first
+        // placement; the last CPU if idle; the first idle CPU of set ∩ its node from last + 1
+        // round; a pull by the CPU of set ∩ node with two actors fewer free first, if before
+        // the last CPU's queue ends; else that queue. Free times from a few values, so that
+        // ties are common.
         let sets = ["0-36", "0", "36", "1-3,7,9-20,30-35", "5,10,15,20,25,30,35", "0-17", "18-36"];
         let nodes = vec![CpuSet::parse("0-17", 37).unwrap(), CpuSet::parse("18-36", 37).unwrap()];
         let mut c = Cpus::with_llcs(37, nodes.clone());
         let mut rng = pagelab_workload::Rng::new(0x9e37_79b9_7f4a_7c15);
         let mut next = |m: u64| rng.below(m);
-        let step = MIGRATION_COST_NS / 4;
+        let mut n = [0u32; 37];
         for round in 0..20_000 {
             let set = CpuSet::parse(sets[round % sets.len()], 37).unwrap();
-            let last = (round % 3 > 0).then(|| set.iter().nth(next(set.len() as u64) as usize).unwrap());
-            let at = step * next(8);
-            let first = |cpus: &mut dyn Iterator<Item = u32>, at: u64| cpus.map(|cpu| (c.free_at(cpu).max(at), cpu)).min();
+            // An actor of the CPU drawn, if it has one.
+            let last = (round % 3 > 0).then(|| set.iter().nth(next(set.len() as u64) as usize).unwrap()).filter(|&l| n[l as usize] > 0);
+            let at = 10 * next(8);
+            let first = |cpus: &mut dyn Iterator<Item = u32>| cpus.map(|cpu| (c.free_at(cpu).max(at), cpu)).min().unwrap();
             let want = match last {
-                None => first(&mut set.iter(), at).unwrap(),
+                None => set.iter().map(|x| (n[x as usize], c.free_at(x).max(at), x)).min().map(|(_, s, x)| (s, x)).unwrap(),
                 Some(l) if c.free_at(l) <= at => (at, l),
                 Some(l) => {
                     let node = &nodes[(l >= 18) as usize];
                     let domain: Vec<u32> = set.iter().filter(|&x| node.iter().any(|y| y == x)).collect();
                     let idle = domain.iter().copied().filter(|&x| c.free_at(x) <= at).min_by_key(|&x| (x <= l, x));
-                    match (idle, first(&mut domain.iter().copied(), at + MIGRATION_COST_NS)) {
+                    let mut lighter = domain.iter().copied().filter(|&x| n[x as usize] + 2 <= n[l as usize]).peekable();
+                    match (idle, lighter.peek().is_some().then(|| first(&mut lighter))) {
                         (Some(x), _) => (at, x),
                         (None, Some((start, x))) if start < c.free_at(l) => (start, x),
                         _ => (c.free_at(l), l),
@@ -628,7 +661,19 @@ mod tests {
             };
             let g = c.acquire(&set, last, at);
             assert_eq!((g.start, g.cpu, g.wait), (want.0, want.1, want.0 - at), "round {round}");
-            c.release(Grant { start: step * next(8), ..g }, burst(step * next(4)));
+            c.release(Grant { start: 10 * next(8), ..g }, burst(10 * next(4)));
+            c.rehome(last, g.cpu);
+            n[g.cpu as usize] += (last != Some(g.cpu)) as u32;
+            if let Some(l) = last.filter(|&l| l != g.cpu) {
+                n[l as usize] -= 1;
+            }
+            if next(4) == 0 {
+                // An actor exits.
+                if let Some(x) = (0..37).find(|&x| n[x as usize] > 0 && next(2) == 0) {
+                    c.leave(x);
+                    n[x as usize] -= 1;
+                }
+            }
         }
     }
 }
