@@ -24,6 +24,7 @@
 //!      load_balance(), from newidle balance or the periodic one: it moves a task from the
 //!      busiest run queue when that evens the load out (calculate_imbalance() between CPUs
 //!      of equal capacity), never the running one.
+//!
 //!   A first placement (no last CPU) takes the CPU of the set with the fewest actors (ties:
 //!   the one free first, then the lowest number), as fork balancing's
 //!   sched_balance_find_dst_cpu() (find_idlest_cpu() in 6.1) takes the least loaded.
