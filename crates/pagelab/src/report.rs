@@ -84,6 +84,10 @@ pub struct TaskReport {
     pub cpu_s: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lock_spin_s: Option<f64>,
+    /// With `machine.cpus` ≥ 2: its operations that ran on another CPU than the one before
+    /// (schedstat's `nr_migrations`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub migrations: Option<u64>,
     pub reclaim_s: f64,
     pub oom_killed: bool,
     /// `pace = "trace"`: how far the task fell behind its trace's times.
@@ -571,6 +575,9 @@ pub struct SchedReport {
     /// kswapd, summed).
     pub kswapd_runq_wait_s: f64,
     pub kswapd_waits: u64,
+    /// Bursts (the CPUs' `runs`) that ran on another CPU than their actor's burst before,
+    /// tasks' and kswapds' (schedstat's `nr_migrations`, summed).
+    pub migrations: u64,
     /// Each lock class, summed over its instances: `lru_lock` (every lruvec's), `i_pages`
     /// (every file's mapping), `swap_lock` (the swap device's `si->lock`), `swap_cache`
     /// (every swap cache address space's), `zone_lock` (every zone's).
@@ -639,6 +646,7 @@ impl SchedReport {
             lock_spin_share: sum(|c| c.lock_spin_ns) / total,
             kswapd_runq_wait_s: sched.kswapd.iter().map(|k| k.runq_wait_ns).sum::<u64>() as f64 / 1e9,
             kswapd_waits: sched.kswapd.iter().map(|k| k.waits).sum(),
+            migrations: sched.tasks.iter().chain(&sched.kswapd).map(|e| e.migrations).sum(),
             locks: BTreeMap::from([
                 ("lru_lock".to_string(), lru.summary()),
                 ("i_pages".to_string(), i_pages.summary()),
@@ -896,6 +904,7 @@ impl Report {
                     },
                     cpu_s: mm.sched.as_ref().map(|_| tm.cpu_ns as f64 / 1e9),
                     lock_spin_s: mm.sched.as_ref().map(|s| s.tasks[i].lock_spin_ns as f64 / 1e9),
+                    migrations: mm.sched.as_ref().map(|s| s.tasks[i].migrations),
                     reclaim_s: tm.reclaim_ns as f64 / 1e9,
                     oom_killed: tm.killed,
                     pace: t.pacing.as_deref().map(|p| PaceReport {
@@ -1152,17 +1161,19 @@ impl SchedReport {
         let pct = |x: f64| format!("{:.1}%", x * 100.0);
         let _ = writeln!(
             out,
-            "\n{} CPUs: busy {}, in reclaim {}, spinning on locks {}; kswapd waited {:.6} s for a CPU",
+            "\n{} CPUs: busy {}, in reclaim {}, spinning on locks {}; kswapd waited {:.6} s for a CPU; {} migrations in {} bursts",
             self.cpus,
             pct(self.busy_share),
             pct(self.reclaim_share),
             pct(self.lock_spin_share),
-            self.kswapd_runq_wait_s
+            self.kswapd_runq_wait_s,
+            self.migrations,
+            self.cpu.iter().map(|c| c.runs).sum::<u64>()
         );
-        let _ = writeln!(out, "{:<24} {:>10} {:>12} {:>12}", "task", "cpu s", "runq wait s", "lock spin s");
+        let _ = writeln!(out, "{:<24} {:>10} {:>12} {:>12} {:>10}", "task", "cpu s", "runq wait s", "lock spin s", "migrations");
         for t in tasks {
-            let _ =
-                writeln!(out, "{:<24} {:>10.3} {:>12.3} {:>12.6}", t.name, t.cpu_s.unwrap_or(0.0), t.cpu_wait_s.unwrap_or(0.0), t.lock_spin_s.unwrap_or(0.0));
+            let (cpu, wait, spin) = (t.cpu_s.unwrap_or(0.0), t.cpu_wait_s.unwrap_or(0.0), t.lock_spin_s.unwrap_or(0.0));
+            let _ = writeln!(out, "{:<24} {cpu:>10.3} {wait:>12.3} {spin:>12.6} {:>10}", t.name, t.migrations.unwrap_or(0));
         }
         for (name, l) in &self.locks {
             let _ = writeln!(

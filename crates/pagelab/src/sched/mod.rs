@@ -7,9 +7,38 @@
 //!   operation (after its think time, which is a sleep), kswapd before each step of its
 //!   node's balancing, the flusher before each run. It asks at its own clock, from its CPU
 //!   set (a workload's `cpus`, or every CPU).
-//! - **What it gets.** The CPU of its set that is free first (ties: the CPU it ran on last,
-//!   then the lowest number). It starts when that CPU is free; the difference from its clock
-//!   is its run-queue wait ([`Grant::wait`]).
+//! - **Where it runs: per-CPU run queues** ([`Cpus::acquire`]; models kernel/sched/fair.c:
+//!   select_task_rq_fair() → select_idle_sibling() → select_idle_cpu(), and the pull of
+//!   sched_balance_newidle() → load_balance(), 6.1, 6.12, 7.3). A CPU is *idle* at a time
+//!   when the bursts granted on it (the one running and those queued) end by then.
+//!   1. Its last CPU, if idle at its clock (select_idle_sibling()'s target = prev).
+//!   2. Else the first idle CPU of its set in the last CPU's cache domain (`sd_llc`; in
+//!      pagelab the last CPU's node), searched from the last CPU + 1 round to it, as
+//!      select_idle_cpu()'s for_each_cpu_wrap(…, target + 1) searches.
+//!   3. Else it waits on its last CPU's run queue: it starts when the bursts granted there
+//!      end. A task that is preempted (it asks again without sleeping) stays there too, as
+//!      the kernel keeps a runnable task on its run queue.
+//!   4. Except: a CPU of that domain with at least two actors fewer than the last CPU
+//!      (an actor of a CPU: one whose last CPU it is, runnable or asleep, until it exits)
+//!      that frees before the last CPU's queue ends pulls it, when it frees. This stands for
+//!      load_balance(), from newidle balance or the periodic one: it moves a task from the
+//!      busiest run queue when that evens the load out (calculate_imbalance() between CPUs
+//!      of equal capacity), never the running one.
+//!
+//!   A first placement (no last CPU) takes the CPU of the set with the fewest actors (ties:
+//!   the one free first, then the lowest number), as fork balancing's
+//!   sched_balance_find_dst_cpu() (find_idlest_cpu() in 6.1) takes the least loaded.
+//!   Not modeled: wake_affine() (the waker's CPU as target: pagelab's tasks wake from their
+//!   own timers and IO), `recent_used_cpu`, idle cores (no SMT), SIS_UTIL's cut of the idle
+//!   search on a busy LLC, load by PELT (an actor counts 1 on its CPU, asleep or not),
+//!   task_hot()'s refusal to move a task that ran within `sysctl_sched_migration_cost`
+//!   (500 µs) until a balance has failed (in the kernel a few milliseconds' delay), the
+//!   balance intervals, and balancing across nodes. A load that differs by one actor is
+//!   left alone: three tasks on two CPUs share 1/2, 1/2 and 1 of a CPU, where the kernel's
+//!   periodic balancing, once a balance has failed, moves a task every few milliseconds and
+//!   evens the shares out over a longer run.
+//!   Each change of CPU counts in the actor's `migrations` (schedstat's `nr_migrations`).
+//!   Its clock to its start is its run-queue wait ([`Grant::wait`]).
 //! - **What it holds.** The CPU, for the CPU time its work charges (`Mm::cpu`, the spinning on
 //!   a contended lock included), as one burst from its start. Its IO waits are counted after
 //!   the burst and leave the CPU to the others. This is pagelab's approximation, not a
@@ -21,12 +50,14 @@
 //! - **In which order.** Actors ask in the order of their clocks: the machine steps the task
 //!   whose clock is earliest and runs the kernel threads' events when they are due. A CPU's
 //!   bursts are therefore only ever appended, and each CPU needs only the time it is free.
-//! - **Sharing.** Tasks that outnumber their CPUs share them round-robin, an operation at a
-//!   time. With operations of equal cost each task gets an equal share, as CFS (5.7, 6.1:
-//!   `pick_next_entity()` runs the least virtual runtime) and EEVDF (6.12:
-//!   `pick_eevdf()`, the eligible entity with the earliest virtual deadline) give tasks of
-//!   equal weight over a slice. Not modeled: slices (a task with long operations gets more
-//!   than its share), wake-up preemption, migration costs, nice levels.
+//! - **Sharing.** The tasks queued on a CPU take it in turn, an operation at a time, in the
+//!   order they asked. With operations of equal cost each task of a run queue gets an
+//!   equal share, as CFS (5.7, 6.1: `pick_next_entity()` runs the least virtual runtime)
+//!   and EEVDF (6.12, 7.3: `pick_eevdf()`, the eligible entity with the earliest virtual
+//!   deadline) give tasks of equal weight over a slice; tasks spread evenly over their CPUs
+//!   (2 a CPU, as the seed's 72 jobs on 36) share every CPU equally. Not modeled: slices
+//!   (a task with long operations gets more than its share), wake-up preemption, migration
+//!   costs, nice levels.
 //! - **Unset.** Without `machine.cpus` every task and kernel thread runs on a CPU of its own
 //!   and none of this applies; `machine.cpus = 1` is the one-CPU model of
 //!   [`crate::mm::time::OneCpu`] (kswapd and one task, with 6.12's EEVDF turns).
@@ -159,17 +190,36 @@ pub struct Cpus {
     /// When each CPU is free, as a tournament tree: leaf `leaves + c` holds the [`key`] of
     /// (the time CPU c is free, c), each inner node `i` the least of its children `2i` and
     /// `2i + 1`, the root at 1. The padding leaves past the last CPU hold `u128::MAX` and
-    /// never win. [`Cpus::acquire`] finds the CPU of a run free first in O(log n), not by a
-    /// scan.
+    /// never win. [`Cpus::acquire`] finds the lowest CPU of a run idle at a time in
+    /// O(log n), not by a scan.
     tree: Vec<u128>,
     /// The number of leaves: the CPUs, rounded up to a power of two.
     leaves: usize,
     n: u32,
+    /// The CPUs that share a last-level cache (the kernel's `sd_llc` domain; in pagelab a
+    /// node's CPUs), and each CPU's index in it.
+    llcs: Vec<CpuSet>,
+    llc_of: Vec<u32>,
+    /// Each CPU's actors: those whose last CPU it is, runnable or asleep (a task leaves at its
+    /// exit), the model's stand-in for a run queue's load; and how many CPUs have each count.
+    homed: Vec<u32>,
+    by_homed: Vec<u32>,
     pub stats: Vec<CpuStat>,
 }
 
 impl Cpus {
+    /// `n` CPUs sharing one last-level cache.
     pub fn new(n: u32) -> Cpus {
+        Cpus::with_llcs(n, vec![CpuSet::all(n)])
+    }
+
+    /// `n` CPUs, each sharing a cache with those of its set in `llcs` (a CPU in several: the
+    /// last; in none: the first).
+    pub fn with_llcs(n: u32, llcs: Vec<CpuSet>) -> Cpus {
+        let mut llc_of = vec![0; n as usize];
+        for (i, set) in llcs.iter().enumerate() {
+            set.iter().for_each(|c| llc_of[c as usize] = i as u32);
+        }
         let leaves = (n as usize).next_power_of_two();
         let mut tree = vec![u128::MAX; 2 * leaves];
         for c in 0..n {
@@ -178,7 +228,8 @@ impl Cpus {
         for i in (1..leaves).rev() {
             tree[i] = tree[2 * i].min(tree[2 * i + 1]);
         }
-        Cpus { tree, leaves, n, stats: vec![CpuStat::default(); n as usize] }
+        let (homed, by_homed) = (vec![0; n as usize], vec![n]);
+        Cpus { tree, leaves, n, llcs, llc_of, homed, by_homed, stats: vec![CpuStat::default(); n as usize] }
     }
 
     pub fn len(&self) -> u32 {
@@ -189,50 +240,68 @@ impl Cpus {
         self.n == 0
     }
 
-    /// An actor runnable at `at` asks for a CPU of `set`, having last run on `last`: the CPU
-    /// free first (ties: `last`, then the lowest number).
+    /// An actor runnable at `at` asks for a CPU of `set`, having last run on `last` (the
+    /// rules of the contract, [`crate::sched`]): `last` if it is idle; else the first idle
+    /// CPU of the set in `last`'s cache domain, searched from `last + 1` round; else
+    /// `last`'s run queue, unless a CPU of that domain with at least two actors fewer frees
+    /// before, which pulls it. A first placement (`last` unset) takes the CPU of the set
+    /// with the fewest actors (ties: the one free first, then the lowest).
     pub fn acquire(&self, set: &CpuSet, last: Option<u32>, at: u64) -> Grant {
-        if let Some(l) = last {
-            if self.free_at(l) <= at {
-                return Grant { cpu: l, start: at, wait: 0 };
+        let Some(l) = last else { return self.idlest(set, at) };
+        let queued = self.free_at(l);
+        if queued <= at {
+            return Grant { cpu: l, start: at, wait: 0 };
+        }
+        let domain = || intersect(&set.runs, &self.llcs[self.llc_of[l as usize] as usize].runs);
+        let after = domain().filter_map(|(lo, hi)| self.lowest_free_within(lo.max(l + 1), hi, at)).next();
+        if let Some(cpu) = after.or_else(|| domain().filter_map(|(lo, hi)| self.lowest_free_within(lo, hi.min(l), at)).next()) {
+            return Grant { cpu, start: at, wait: 0 };
+        }
+        let most = self.homed[l as usize].checked_sub(2);
+        if let Some(most) = most.filter(|&m| self.by_homed[..=m as usize].iter().any(|&n| n > 0)) {
+            let lighter = domain().flat_map(|(lo, hi)| lo..=hi).filter(|&c| self.homed[c as usize] <= most);
+            if let Some((start, cpu)) = lighter.map(|c| (self.free_at(c).max(at), c)).min().filter(|&(start, _)| start < queued) {
+                return Grant { cpu, start, wait: start - at };
             }
         }
-        let (start, cpu) = set.runs.iter().map(|&(lo, hi)| self.first_in_run(lo, hi, at)).min().expect("a CPU set has a CPU");
+        Grant { cpu: l, start: queued, wait: queued - at }
+    }
+
+    /// The CPU of `set` with the fewest actors (ties: the one free first from `at`, then the
+    /// lowest), and when.
+    fn idlest(&self, set: &CpuSet, at: u64) -> Grant {
+        let (_, start, cpu) = set.iter().map(|c| (self.homed[c as usize], self.free_at(c).max(at), c)).min().expect("a CPU set has a CPU");
         Grant { cpu, start, wait: start - at }
     }
 
-    /// The CPU of `lo..=hi` free first from `at` on, and when: every CPU free by `at` starts
-    /// at `at`, so the lowest numbered of those; if none is, the one free earliest (ties:
-    /// the lowest number, as the leaves' order gives).
-    fn first_in_run(&self, lo: u32, hi: u32, at: u64) -> (u64, u32) {
-        let least = self.least_in(lo as usize, hi as usize + 1);
-        if free_time(least) > at {
-            return (free_time(least), least as u32);
+    /// An actor that ran on `from` (none: a first placement) runs on `to` now.
+    pub fn rehome(&mut self, from: Option<u32>, to: u32) {
+        if from == Some(to) {
+            return;
         }
-        let cpu = self.lowest_free(1, 0, self.leaves, (lo as usize, hi as usize + 1), at).expect("the least is free by `at`");
-        (at, cpu)
+        if let Some(c) = from {
+            self.leave(c);
+        }
+        let n = &mut self.homed[to as usize];
+        self.by_homed[*n as usize] -= 1;
+        *n += 1;
+        if self.by_homed.len() <= *n as usize {
+            self.by_homed.push(0);
+        }
+        self.by_homed[*n as usize] += 1;
     }
 
-    /// The least key of the CPUs `lo..hi`, from the nodes that cover them.
-    fn least_in(&self, lo: usize, hi: usize) -> u128 {
-        if lo == 0 && hi == self.n as usize {
-            return self.tree[1];
-        }
-        let (mut l, mut r) = (lo + self.leaves, hi + self.leaves);
-        let mut least = u128::MAX;
-        while l < r {
-            if l & 1 == 1 {
-                least = least.min(self.tree[l]);
-                l += 1;
-            }
-            if r & 1 == 1 {
-                r -= 1;
-                least = least.min(self.tree[r]);
-            }
-            l /= 2;
-            r /= 2;
-        }
-        least
+    /// An actor whose last CPU is `c` exits.
+    pub fn leave(&mut self, c: u32) {
+        let n = &mut self.homed[c as usize];
+        self.by_homed[*n as usize] -= 1;
+        *n -= 1;
+        self.by_homed[*n as usize] += 1;
+    }
+
+    /// The lowest CPU of `lo..=hi` idle at `at` (none when the range is empty).
+    fn lowest_free_within(&self, lo: u32, hi: u32, at: u64) -> Option<u32> {
+        (lo <= hi).then(|| self.lowest_free(1, 0, self.leaves, (lo as usize, hi as usize + 1), at)).flatten()
     }
 
     /// The lowest CPU of `run` (lo..hi) free by `at`, under node `i`, which covers the CPUs
@@ -271,6 +340,11 @@ impl Cpus {
     }
 }
 
+/// The runs of CPUs in both `a` and `b` (each ascending and apart), ascending.
+fn intersect<'a>(a: &'a [(u32, u32)], b: &'a [(u32, u32)]) -> impl Iterator<Item = (u32, u32)> + 'a {
+    a.iter().flat_map(move |&(lo, hi)| b.iter().map(move |&(l, h)| (lo.max(l), hi.min(h))).filter(|&(lo, hi)| lo <= hi))
+}
+
 /// A CPU's place in [`Cpus`]' tree: its free time above its number, so that keys order as
 /// the pairs (free time, CPU) do.
 fn key(free: u64, cpu: u32) -> u128 {
@@ -293,11 +367,16 @@ pub struct Entity {
     pub lock_spin_ns: u64,
     /// Bursts that waited for a CPU.
     pub waits: u64,
+    /// Bursts on another CPU than the one before (schedstat's `nr_migrations`; the first
+    /// placement is not one).
+    pub migrations: u64,
+    /// A task that exited (no longer one of its CPU's actors).
+    pub exited: bool,
 }
 
 impl Entity {
     pub fn new(set: CpuSet) -> Entity {
-        Entity { set, last: None, runq_wait_ns: 0, lock_spin_ns: 0, waits: 0 }
+        Entity { set, last: None, runq_wait_ns: 0, lock_spin_ns: 0, waits: 0, migrations: 0, exited: false }
     }
 }
 
@@ -345,7 +424,7 @@ impl Sched {
     /// `n` CPUs, one kswapd for each node's CPU set of `nodes`.
     pub fn with_nodes(n: u32, tasks: Vec<Entity>, nodes: Vec<CpuSet>) -> Sched {
         Sched {
-            cpus: Cpus::new(n),
+            cpus: Cpus::with_llcs(n, nodes.clone()),
             tasks,
             kswapd: nodes.into_iter().map(Entity::new).collect(),
             current: None,
@@ -383,9 +462,20 @@ impl Sched {
         let e = self.entity(who);
         e.runq_wait_ns += g.wait;
         e.waits += (g.wait > 0) as u64;
-        e.last = Some(g.cpu);
+        e.migrations += e.last.is_some_and(|l| l != g.cpu) as u64;
+        let from = e.last.replace(g.cpu);
         let spin = e.lock_spin_ns;
+        self.cpus.rehome(from, g.cpu);
         self.current = Some((who, g, at_start, spin));
+    }
+
+    /// Task `t` exits: it leaves its CPU's actors.
+    pub fn exit(&mut self, t: usize) {
+        if let Some(c) = self.tasks[t].last {
+            if !std::mem::replace(&mut self.tasks[t].exited, true) {
+                self.cpus.leave(c);
+            }
+        }
     }
 
     /// The burst in progress ends, the actor's usage now `at_end`: its CPU is busy for the
@@ -431,11 +521,66 @@ mod tests {
         assert_eq!((x.cpu, x.start, x.wait), (1, 50, 40), "CPU 1 frees first");
     }
 
+    /// Cpus busy until the times `free` gives (one a CPU), each by a burst from 0.
+    fn busy(free: &[u64], llcs: Vec<CpuSet>) -> Cpus {
+        let mut c = Cpus::with_llcs(free.len() as u32, llcs);
+        for (cpu, &f) in free.iter().enumerate() {
+            c.release(Grant { cpu: cpu as u32, start: 0, wait: 0 }, burst(f));
+        }
+        c
+    }
+
     #[test]
-    fn an_actor_stays_on_its_last_cpu_when_that_is_free() {
+    fn a_woken_task_runs_on_its_previous_cpu_when_idle() {
         let c = Cpus::new(4);
         let g = c.acquire(&CpuSet::all(4), Some(3), 7);
         assert_eq!((g.cpu, g.start), (3, 7));
+    }
+
+    #[test]
+    fn select_idle_cpu_searches_from_the_previous_cpu_on_and_wraps() {
+        // CPUs 2 and 7 idle at 100; the task last ran on 5.
+        let c = busy(&[900, 900, 0, 900, 900, 900, 900, 0], vec![CpuSet::all(8)]);
+        assert_eq!(c.acquire(&CpuSet::all(8), Some(5), 100), Grant { cpu: 7, start: 100, wait: 0 });
+        assert_eq!(c.acquire(&CpuSet::parse("0-6", 8).unwrap(), Some(5), 100), Grant { cpu: 2, start: 100, wait: 0 }, "round to 2");
+    }
+
+    #[test]
+    fn the_idle_search_stays_in_the_previous_cpus_cache_domain() {
+        let c = busy(&[900, 900, 0, 0], vec![CpuSet::parse("0-1", 4).unwrap(), CpuSet::parse("2-3", 4).unwrap()]);
+        assert_eq!(c.acquire(&CpuSet::all(4), Some(0), 100), Grant { cpu: 0, start: 900, wait: 800 }, "2 and 3 are another node's");
+    }
+
+    /// `n[c]` actors on each CPU c.
+    fn homed(c: &mut Cpus, n: &[u32]) {
+        for (cpu, &k) in n.iter().enumerate() {
+            (0..k).for_each(|_| c.rehome(None, cpu as u32));
+        }
+    }
+
+    #[test]
+    fn a_preempted_task_waits_on_its_own_run_queue() {
+        // CPU 1 frees first, but it has as many actors as CPU 0: the task stays queued on 0.
+        let mut c = busy(&[20_000, 10_000], vec![CpuSet::all(2)]);
+        homed(&mut c, &[2, 2]);
+        assert_eq!(c.acquire(&CpuSet::all(2), Some(0), 5_000), Grant { cpu: 0, start: 20_000, wait: 15_000 });
+    }
+
+    #[test]
+    fn an_idle_cpu_pulls_a_queued_task() {
+        // CPU 1, with two actors fewer, goes idle at 10 µs and pulls the task queued on CPU 0.
+        let mut c = busy(&[20_000, 10_000], vec![CpuSet::all(2)]);
+        homed(&mut c, &[3, 1]);
+        assert_eq!(c.acquire(&CpuSet::all(2), Some(0), 5_000), Grant { cpu: 1, start: 10_000, wait: 5_000 });
+        c.leave(0);
+        assert_eq!(c.acquire(&CpuSet::all(2), Some(0), 5_000).cpu, 0, "2 against 1: left alone");
+    }
+
+    #[test]
+    fn fork_balancing_places_a_new_task_on_the_cpu_with_the_fewest() {
+        let mut c = busy(&[0, 10_000, 10_000], vec![CpuSet::all(3)]);
+        homed(&mut c, &[2, 1, 1]);
+        assert_eq!(c.acquire(&CpuSet::all(3), None, 0), Grant { cpu: 1, start: 10_000, wait: 10_000 }, "not the idle CPU 0");
     }
 
     #[test]
@@ -482,26 +627,54 @@ mod tests {
     }
 
     #[test]
-    fn the_cpu_free_first_is_the_one_a_scan_of_the_set_finds() {
-        // The tree's answer against the scan it replaced: the least (max(free, at), cpu) over
-        // the set, unless the last CPU is free by `at`. Free times from a few values, so
-        // that ties are common.
+    fn the_placement_is_the_one_a_scan_of_the_run_queues_finds() {
+        // The tree's answer against a scan of the rules: the fewest actors for a first
+        // placement; the last CPU if idle; the first idle CPU of set ∩ its node from last + 1
+        // round; a pull by the CPU of set ∩ node with two actors fewer free first, if before
+        // the last CPU's queue ends; else that queue. Free times from a few values, so that
+        // ties are common.
         let sets = ["0-36", "0", "36", "1-3,7,9-20,30-35", "5,10,15,20,25,30,35", "0-17", "18-36"];
-        let mut c = Cpus::new(37);
+        let nodes = vec![CpuSet::parse("0-17", 37).unwrap(), CpuSet::parse("18-36", 37).unwrap()];
+        let mut c = Cpus::with_llcs(37, nodes.clone());
         let mut rng = pagelab_workload::Rng::new(0x9e37_79b9_7f4a_7c15);
         let mut next = |m: u64| rng.below(m);
+        let mut n = [0u32; 37];
         for round in 0..20_000 {
             let set = CpuSet::parse(sets[round % sets.len()], 37).unwrap();
-            let last = (round % 3 > 0).then(|| set.iter().nth(next(set.len() as u64) as usize).unwrap());
+            // An actor of the CPU drawn, if it has one.
+            let last = (round % 3 > 0).then(|| set.iter().nth(next(set.len() as u64) as usize).unwrap()).filter(|&l| n[l as usize] > 0);
             let at = 10 * next(8);
-            let scan = set.iter().map(|cpu| (c.free_at(cpu).max(at), cpu)).min().unwrap();
+            let first = |cpus: &mut dyn Iterator<Item = u32>| cpus.map(|cpu| (c.free_at(cpu).max(at), cpu)).min().unwrap();
             let want = match last {
+                None => set.iter().map(|x| (n[x as usize], c.free_at(x).max(at), x)).min().map(|(_, s, x)| (s, x)).unwrap(),
                 Some(l) if c.free_at(l) <= at => (at, l),
-                _ => scan,
+                Some(l) => {
+                    let node = &nodes[(l >= 18) as usize];
+                    let domain: Vec<u32> = set.iter().filter(|&x| node.iter().any(|y| y == x)).collect();
+                    let idle = domain.iter().copied().filter(|&x| c.free_at(x) <= at).min_by_key(|&x| (x <= l, x));
+                    let mut lighter = domain.iter().copied().filter(|&x| n[x as usize] + 2 <= n[l as usize]).peekable();
+                    match (idle, lighter.peek().is_some().then(|| first(&mut lighter))) {
+                        (Some(x), _) => (at, x),
+                        (None, Some((start, x))) if start < c.free_at(l) => (start, x),
+                        _ => (c.free_at(l), l),
+                    }
+                }
             };
             let g = c.acquire(&set, last, at);
             assert_eq!((g.start, g.cpu, g.wait), (want.0, want.1, want.0 - at), "round {round}");
             c.release(Grant { start: 10 * next(8), ..g }, burst(10 * next(4)));
+            c.rehome(last, g.cpu);
+            n[g.cpu as usize] += (last != Some(g.cpu)) as u32;
+            if let Some(l) = last.filter(|&l| l != g.cpu) {
+                n[l as usize] -= 1;
+            }
+            if next(4) == 0 {
+                // An actor exits.
+                if let Some(x) = (0..37).find(|&x| n[x as usize] > 0 && next(2) == 0) {
+                    c.leave(x);
+                    n[x as usize] -= 1;
+                }
+            }
         }
     }
 }

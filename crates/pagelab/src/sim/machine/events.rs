@@ -628,6 +628,9 @@ impl<P: Policy> Machine<P> {
         let task = &mut self.tasks[t];
         task.done = true;
         task.end_ns = self.mm.tasks[t].clock;
+        if let Some(sched) = self.mm.sched.as_mut() {
+            sched.exit(t);
+        }
         self.mm.psi.op_ends_idle(t);
         self.mm.actor = Actor::Task(t);
         // The threads of a process (tasks that share an application cache) exit one by one;
