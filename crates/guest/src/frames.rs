@@ -79,8 +79,8 @@ pub struct FrameCensus {
     /// (`stable_page_flags()` marks every page of a free buddy chunk), so on a per-CPU list
     /// (or the tail of a non-compound allocation of order > 0, which is rare).
     pub frames: BTreeMap<String, u64>,
-    /// `pcp` per block, keyed by the block's first pfn (blocks with none left out): a block's
-    /// frames that stay free off the buddy lists all run are not on a per-CPU list.
+    /// `pcp` per block, keyed by the block's first pfn, for every block counted here: a
+    /// block's frames that stay free off the buddy lists all run are not on a per-CPU list.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub pcp_by_block: BTreeMap<u64, u64>,
 }
@@ -236,10 +236,7 @@ pub fn read_census() -> Result<Vec<FrameCensus>, String> {
             for (flags, refcount) in read_kpageflags(&kpageflags, lo, hi)?.into_iter().zip(refcounts) {
                 census.add(flags, refcount);
             }
-            let in_block = census.frames.get("pcp").copied().unwrap_or(0) - pcp;
-            if in_block > 0 {
-                census.pcp_by_block.insert(first, in_block);
-            }
+            census.pcp_by_block.insert(first, census.frames.get("pcp").copied().unwrap_or(0) - pcp);
         }
     }
     Ok(out)
