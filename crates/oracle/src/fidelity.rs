@@ -1054,7 +1054,7 @@ Node 0, zone    DMA32           12          106            2            0       
             &[calibrate_pageblocks(text, &BTreeMap::from([("DMA32".to_string(), 300)])).unwrap()],
         )
         .unwrap();
-        assert_eq!(s.machine.nonmovable.iter().map(|z| (z.0.as_str(), z.1, z.3)).collect::<Vec<_>>(), [("DMA", 1, 0), ("DMA32", 14, 300)]);
+        assert_eq!(s.machine.nonmovable.iter().map(|z| (z.0.as_str(), z.1, z.3)).collect::<Vec<_>>(), [("DMA", 1, None), ("DMA32", 14, Some(300))]);
     }
 
     #[test]
