@@ -25,6 +25,11 @@ pub const PAGEBLOCK_BITS: u64 = 4;
 /// Offset of `pageblock_flags` in `struct mem_section_usage`: an rcu_head (two pointers) and
 /// the one-long subsection map (64 subsections of 2 MiB in a 128 MiB section).
 pub const PAGEBLOCK_FLAGS_OFFSET: u64 = 24;
+/// `sizeof(struct page)` (x86-64 with CONFIG_MEMCG: flags, a five-word union, `_mapcount`
+/// and `_refcount`, `memcg_data`), the stride of the `vmemmap` array.
+pub const STRUCT_PAGE_SIZE: usize = 64;
+/// Offset of `_refcount` in `struct page` (after the flags word, the union and `_mapcount`).
+pub const REFCOUNT_OFFSET: usize = 52;
 
 /// The name of a pageblock's migratetype (`enum migratetype`, without CONFIG_CMA).
 pub fn migratetype_name(mt: u64) -> &'static str {
@@ -68,19 +73,29 @@ pub struct FrameCensus {
     pub migratetype: String,
     pub blocks: u64,
     /// Frames counted per flag of [`KPF`]; `lru_anon`, `lru_shmem` (swap-backed, not anon)
-    /// and `lru_file` split the LRU pages; `none` is a frame with no flag at all (a free
-    /// page's tail, or a kernel page the flags do not name).
+    /// and `lru_file` split the LRU pages; `none` is a frame with no flag at all (a kernel
+    /// page the flags do not name, or a free page off the buddy lists); `pcp` is the part of
+    /// `none` whose `struct page` has a zero `_refcount`: free, yet not on a buddy list
+    /// (`stable_page_flags()` marks every page of a free buddy chunk), so on a per-CPU list
+    /// (or the tail of a non-compound allocation of order > 0, which is rare).
     pub frames: BTreeMap<String, u64>,
+    /// `pcp` per block, keyed by the block's first pfn, for every block counted here: a
+    /// block's frames that stay free off the buddy lists all run are not on a per-CPU list.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub pcp_by_block: BTreeMap<u64, u64>,
 }
 
 impl FrameCensus {
-    /// Adds one frame's kpageflags word.
-    pub fn add(&mut self, flags: u64) {
+    /// Adds one frame's kpageflags word and its `struct page`'s `_refcount`.
+    pub fn add(&mut self, flags: u64, refcount: u32) {
         let bit = |b: u32| flags >> b & 1 == 1;
         let mut count = |k: &str| *self.frames.entry(k.to_string()).or_default() += 1;
         count("total");
         if flags == 0 {
             count("none");
+            if refcount == 0 {
+                count("pcp");
+            }
         }
         for (name, b) in KPF {
             if bit(*b) {
@@ -197,6 +212,7 @@ pub fn read_census() -> Result<Vec<FrameCensus>, String> {
     let syms = std::fs::read_to_string("/proc/kallsyms").map_err(|e| format!("/proc/kallsyms: {e}"))?;
     let mem_section = kallsyms_address(&syms, "mem_section").ok_or("/proc/kallsyms has no address for mem_section")?;
     let kcore = Kcore::open()?;
+    let vmemmap = kcore.u64_at(kallsyms_address(&syms, "vmemmap_base").ok_or("/proc/kallsyms has no address for vmemmap_base")?)?;
     let kpageflags = std::fs::File::open("/proc/kpageflags").map_err(|e| format!("/proc/kpageflags: {e}"))?;
     let zones = parse_zone_spans(&std::fs::read_to_string("/proc/zoneinfo").unwrap_or_default());
     let mut out: Vec<FrameCensus> = Vec::new();
@@ -215,9 +231,12 @@ pub fn read_census() -> Result<Vec<FrameCensus>, String> {
             let census = entry(&mut out, &zone, migratetype_name(mt));
             census.blocks += 1;
             let (lo, hi) = (first.max(start), (first + block).min(start + spanned));
-            for flags in read_kpageflags(&kpageflags, lo, hi)? {
-                census.add(flags);
+            let refcounts = read_refcounts(&kcore, vmemmap, lo, hi)?;
+            let pcp = census.frames.get("pcp").copied().unwrap_or(0);
+            for (flags, refcount) in read_kpageflags(&kpageflags, lo, hi)?.into_iter().zip(refcounts) {
+                census.add(flags, refcount);
             }
+            census.pcp_by_block.insert(first, census.frames.get("pcp").copied().unwrap_or(0) - pcp);
         }
     }
     Ok(out)
@@ -232,6 +251,19 @@ fn entry<'a>(out: &'a mut Vec<FrameCensus>, zone: &str, name: &str) -> &'a mut F
             out.last_mut().expect("just pushed")
         }
     }
+}
+
+/// The `_refcount` of the `struct page` of pfns `lo..hi`, read from the `vmemmap` array
+/// (SPARSEMEM_VMEMMAP: pfn `n`'s page at `vmemmap_base + n * sizeof(struct page)`).
+fn read_refcounts(kcore: &Kcore, vmemmap: u64, lo: u64, hi: u64) -> Result<Vec<u32>, String> {
+    let mut buf = vec![0u8; STRUCT_PAGE_SIZE * (hi - lo) as usize];
+    kcore.read(vmemmap + STRUCT_PAGE_SIZE as u64 * lo, &mut buf)?;
+    Ok(buf.chunks_exact(STRUCT_PAGE_SIZE).map(refcount_of).collect())
+}
+
+/// The `_refcount` of one `struct page`'s bytes.
+fn refcount_of(page: &[u8]) -> u32 {
+    u32::from_le_bytes(page[REFCOUNT_OFFSET..REFCOUNT_OFFSET + 4].try_into().expect("4 bytes"))
 }
 
 /// The kpageflags words of pfns `lo..hi`.
@@ -263,11 +295,26 @@ mod tests {
     fn the_census_splits_lru_frames_into_anon_shmem_and_file() {
         let mut c = FrameCensus::default();
         for flags in [1 << 5 | 1 << 12 | 1 << 14 | 1 << 11, 1 << 5 | 1 << 14, 1 << 5 | 1 << 6, 1 << 7, 0, 1 << 10] {
-            c.add(flags);
+            c.add(flags, 1);
         }
         let n = |k: &str| c.frames.get(k).copied().unwrap_or(0);
         assert_eq!((n("total"), n("lru"), n("lru_anon"), n("lru_shmem"), n("lru_file")), (6, 3, 1, 1, 1));
-        assert_eq!((n("active"), n("mmap"), n("slab"), n("buddy"), n("none")), (1, 1, 1, 1, 1));
+        assert_eq!((n("active"), n("mmap"), n("slab"), n("buddy"), n("none"), n("pcp")), (1, 1, 1, 1, 1, 0));
+    }
+
+    #[test]
+    fn a_frame_with_no_flag_and_no_reference_is_free_on_a_per_cpu_list() {
+        // free_unref_page() lists a page whose last reference is gone without PG_buddy: no
+        // kpageflags bit, `_refcount` 0. A kernel page with no flag holds a reference.
+        let mut c = FrameCensus::default();
+        c.add(0, 0);
+        c.add(0, 1);
+        c.add(1 << 10, 0);
+        let n = |k: &str| c.frames.get(k).copied().unwrap_or(0);
+        assert_eq!((n("none"), n("pcp"), n("buddy")), (2, 1, 1));
+        let mut page = [0u8; STRUCT_PAGE_SIZE];
+        page[REFCOUNT_OFFSET..REFCOUNT_OFFSET + 4].copy_from_slice(&3u32.to_le_bytes());
+        assert_eq!(refcount_of(&page), 3);
     }
 
     #[test]

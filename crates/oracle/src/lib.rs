@@ -237,11 +237,11 @@ pub fn oracle(a: &OracleArgs) -> Result<OracleOutput> {
             kernel.calibration.overrides.extend(kernel.zoneinfo.as_deref().and_then(fidelity::calibrate_zone_watermarks));
         }
         if a.pageblocks && !sets("machine.nonmovable") {
-            let source = match &a.pageblocks_from {
+            let (source, pcp) = match &a.pageblocks_from {
                 Some(p) => layout_source(p, &kernel.release)?,
-                None => kernel.alloc_hists.get("pagetypeinfo_before").cloned(),
+                None => (kernel.alloc_hists.get("pagetypeinfo_before").cloned(), fidelity::census_pcp_frames(&kernel.samples)),
             };
-            match source.as_deref().and_then(fidelity::calibrate_pageblocks) {
+            match source.as_deref().and_then(|t| fidelity::calibrate_pageblocks(t, &pcp)) {
                 Some(o) => kernel.calibration.overrides.push(o),
                 None => eprintln!(
                     "pagelab oracle: --pageblocks: the kernel's run has no /proc/pagetypeinfo with non-movable pageblocks; the model's are all movable"
@@ -459,15 +459,16 @@ pub fn render(o: &OracleOutput) -> String {
 }
 
 /// The /proc/pagetypeinfo before the workload of another saved run (`--pageblocks-from`),
-/// which must come from the same kernel release.
-fn layout_source(p: &std::path::Path, release: &str) -> Result<Option<String>> {
+/// which must come from the same kernel release, and the frames on per-CPU lists its census
+/// found ([`fidelity::census_pcp_frames`]).
+fn layout_source(p: &std::path::Path, release: &str) -> Result<(Option<String>, std::collections::BTreeMap<String, u64>)> {
     let text = fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
     let other: OracleOutput = serde_json::from_str(&text).with_context(|| format!("{}: not an oracle --json output", p.display()))?;
     if other.kernel.release != release {
         bail!("{}: a run of kernel {}, not of this run's {release}", p.display(), other.kernel.release);
     }
     match other.kernel.alloc_hists.get("pagetypeinfo_before") {
-        Some(t) => Ok(Some(t.clone())),
+        Some(t) => Ok((Some(t.clone()), fidelity::census_pcp_frames(&other.kernel.samples))),
         None => bail!("{}: the run recorded no /proc/pagetypeinfo", p.display()),
     }
 }

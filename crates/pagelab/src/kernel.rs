@@ -309,6 +309,17 @@ impl Kernel {
         self >= Kernel::V6_12
     }
 
+    /// mm/page_alloc.c: a page that leaves a per-CPU list for the buddy lists (a bulk free
+    /// past `high`, a drain, decay_pcp_high()) goes to the free lists of its pageblock's
+    /// migratetype (free_pcppages_bulk(): get_pfnblock_migratetype(), 6.12.95 and 7.3.4), so a
+    /// page a refill stole from an unmovable or reclaimable block and did not hand out goes
+    /// back to that block. 6.1's free_pcppages_bulk() frees it with the migratetype it was
+    /// listed with (get_pcppage_migratetype(): movable, set by __rmqueue_smallest()), and
+    /// 6.1's fallback had moved its chunk to the movable lists anyway.
+    pub fn pcp_drain_follows_the_pageblock(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
     /// mm/compaction.c: kcompactd compacts proactively (5.9 on: 6.1 and 6.12). When its
     /// 500 ms sleep times out with no work requested and kswapd asleep, it compacts every zone
     /// whole while the node's fragmentation score (extfrag at order 9, zones weighted by size)
@@ -577,6 +588,7 @@ pub const PREDICATES: &[(&str, Predicate)] = &[
     ("lru_gen_debugfs_four_walk_stats", Kernel::lru_gen_debugfs_four_walk_stats),
     ("pcp_high_autotuned", Kernel::pcp_high_autotuned),
     ("steals_single_pages_without_boost", Kernel::steals_single_pages_without_boost),
+    ("pcp_drain_follows_the_pageblock", Kernel::pcp_drain_follows_the_pageblock),
     ("compacts_proactively", Kernel::compacts_proactively),
     ("proactive_compaction_counts_as_kcompactd", Kernel::proactive_compaction_counts_as_kcompactd),
     ("pcp_limited_during_reclaim", Kernel::pcp_limited_during_reclaim),

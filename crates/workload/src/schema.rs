@@ -140,6 +140,10 @@ pub struct NonMovableToml {
     pub blocks: u64,
     /// Their free chunks by order, from order 0 (at most 11 orders).
     pub free: Vec<u64>,
+    /// Their other frames that are free pages on the per-CPU lists at the start (the guest's
+    /// census, `pagelab oracle --pageblocks`). Given, even as 0, it turns on the drain of
+    /// per-CPU lists to each page's pageblock (6.12, 7.3), which needs it.
+    pub pcp: Option<u64>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

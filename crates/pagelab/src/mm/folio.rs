@@ -456,6 +456,29 @@ impl Folios {
         self.free[z].extend_from_slice(frames);
     }
 
+    /// Puts free frames at the bottom of zone `z`'s free stack, below every listed frame (the
+    /// last handed out): rmqueue_bulk() lists a refill's fallback pages after the movable ones.
+    pub fn push_bottom(&mut self, z: usize, frames: &[Pfn]) {
+        self.list_fresh(z);
+        self.free[z].splice(0..0, frames.iter().copied());
+    }
+
+    /// Takes off zone `z`'s free stack the frames among the `n` just below its top `keep` for
+    /// which `off` holds, and returns them (frames that left a per-CPU list for the free lists
+    /// of another migratetype).
+    pub fn take_below_top(&mut self, z: usize, keep: usize, n: usize, off: impl Fn(Pfn) -> bool) -> Vec<Pfn> {
+        self.list_fresh(z);
+        let list = &mut self.free[z];
+        let end = list.len().saturating_sub(keep);
+        let window = end.saturating_sub(n)..end;
+        if !list[window.clone()].iter().any(|&p| off(p)) {
+            return Vec::new();
+        }
+        let (gone, stay): (Vec<Pfn>, Vec<Pfn>) = list[window.clone()].iter().partition(|&&p| off(p));
+        list.splice(window, stay);
+        gone
+    }
+
     /// Takes the `n` frames of zone `z` that the allocator would hand out next (the top of its
     /// free stack: the listed frames from the last, then the never-used ones from the lowest),
     /// into `into` (emptied first) in stack order (the next to be handed out last). Fewer when

@@ -402,8 +402,15 @@ fn rmqueue_with_fallback(mm: &mut Mm, z: usize) -> Option<Pfn> {
             got += f.frames as i64;
             boosted |= f.boosted;
         }
-        // The frames moved to the movable lists; what the refill does not take stays there.
-        folios.push_free(z, &frames);
+        // rmqueue_bulk() lists the pages in the order __rmqueue() returned them, the movable
+        // lists' first: the frames of the fallback go below them, and what the refill does not
+        // take stays on the movable lists. The order matters to the drain rule only, and is
+        // modeled with it (`pcp_lists_known`); without it the frames go on top.
+        if pb.pcp_lists_known {
+            folios.push_bottom(z, &frames);
+        } else {
+            folios.push_free(z, &frames);
+        }
         got
     });
     if boosted {
@@ -481,8 +488,10 @@ fn drain_all_lists(mm: &mut Mm) {
     for z in 0..mm.folios.nr_zones() {
         // free_pcppages_bulk() of the whole list under zone->lock.
         let count = std::mem::take(&mut mm.zone_mut(z).pcp.count) as u64;
-        if count > 0 {
-            mm.zone_lock("drain_all_pages", z, count);
+        pcp_bulk_to_block_lists(mm, z, 0, count as usize);
+        let held = return_held_pcp(mm, z, u64::MAX, 0);
+        if count + held > 0 {
+            mm.zone_lock("drain_all_pages", z, count + held);
         }
     }
     let Some(mut pc) = mm.percpu.take() else { return };
@@ -492,7 +501,8 @@ fn drain_all_lists(mm: &mut Mm) {
                 continue;
             }
             // The running CPU's list is empty now: the frames go on top of the buddy lists.
-            mm.folios.push_top(z, 0, list.frames.make_contiguous());
+            let movable = parked_to_block_lists(mm, z, list.frames.make_contiguous());
+            mm.folios.push_top(z, 0, &movable);
             let n = list.frames.len() as u64;
             list.frames.clear();
             list.pcp.count = 0;
@@ -563,6 +573,52 @@ pub fn switch_pcp(mm: &mut Mm, lists: &mut [Vec<ParkedPages>], old: usize, new: 
     }
 }
 
+/// Models mm/page_alloc.c: free_pcppages_bulk() (6.12.95, 7.3.4) for the running CPU's list
+/// of zone `z`, which has just given back the `n` frames below its top `keep` (a bulk free
+/// past `high`, a drain, decay_pcp_high()): each goes to the free lists of its pageblock's
+/// migratetype (get_pfnblock_migratetype()), so a frame a refill stole from an unmovable or
+/// reclaimable block and did not hand out goes back to that block's lists
+/// ([`Kernel::pcp_drain_follows_the_pageblock`]; 6.1's stay on the movable lists). Opt-in:
+/// only with a layout that says what the lists hold (`Pageblocks::pcp_lists_known`).
+pub fn pcp_bulk_to_block_lists(mm: &mut Mm, z: usize, keep: usize, n: usize) {
+    if !mm.pageblocks.as_ref().is_some_and(|pb| pb.pcp_lists_known) || n == 0 || !mm.cfg.kernel.pcp_drain_follows_the_pageblock() {
+        return;
+    }
+    let Mm { pageblocks, folios, .. } = mm;
+    let pb = pageblocks.as_mut().expect("checked above");
+    for pfn in folios.take_below_top(z, keep, n, |p| pb.is_nonmovable(p)) {
+        pb.free(z, pfn);
+    }
+}
+
+/// [`pcp_bulk_to_block_lists`] for `frames` of another CPU's list of zone `z`: frees those of
+/// non-movable blocks to their blocks' lists and returns the others, for the movable lists.
+fn parked_to_block_lists<'a>(mm: &mut Mm, z: usize, frames: &'a [Pfn]) -> std::borrow::Cow<'a, [Pfn]> {
+    let rule = mm.cfg.kernel.pcp_drain_follows_the_pageblock();
+    let Some(pb) = mm.pageblocks.as_mut().filter(|pb| rule && pb.pcp_lists_known) else {
+        return frames.into();
+    };
+    let (gone, movable): (Vec<Pfn>, Vec<Pfn>) = frames.iter().partition(|&&p| pb.is_nonmovable(p));
+    for pfn in gone {
+        pb.free(z, pfn);
+    }
+    movable.into()
+}
+
+/// Gives back up to `n` of the frames of zone `z`'s non-movable blocks that sit on the
+/// running CPU's per-CPU lists (`machine.nonmovable.Z.pcp`; [`Pageblocks::return_pcp`]):
+/// those of a block claimed since go on the movable lists below the list's top `keep`
+/// frames. Returns how many left. They are the kernel's frames no longer.
+///
+/// [`Pageblocks::return_pcp`]: crate::mm::pageblock::Pageblocks::return_pcp
+pub fn return_held_pcp(mm: &mut Mm, z: usize, n: u64, keep: usize) -> u64 {
+    let Some(pb) = mm.pageblocks.as_mut().filter(|pb| pb.nr_pcp_held(z) > 0) else { return 0 };
+    let (gone, movable) = pb.return_pcp(z, n);
+    mm.kernel_pages -= gone;
+    mm.folios.push_top(z, keep, &movable);
+    gone
+}
+
 /// Frames on the per-CPU lists of CPUs other than the running one.
 pub fn parked_frames(mm: &Mm) -> u64 {
     mm.percpu.as_ref().map_or(0, |pc| pc.pcp.iter().flatten().map(|l| l.frames.len() as u64).sum())
@@ -594,6 +650,8 @@ pub fn free_unref_page(mm: &mut Mm, pfn: Pfn) {
         // free_pcppages_bulk() gave the bulk back under zone->lock.
         let freed = (before + 1 - mm.zone(z).pcp.count).max(0) as u64;
         mm.zone_lock("free_pcppages_bulk", z, freed);
+        let keep = mm.zone(z).pcp.count.max(0) as usize;
+        pcp_bulk_to_block_lists(mm, z, keep, freed as usize);
         if below_high {
             let zone = mm.zone(z);
             let mark = zone.wmark_high + zone.lowmem_reserve;
@@ -611,8 +669,19 @@ pub fn free_unref_page(mm: &mut Mm, pfn: Pfn) {
 /// several CPUs the parked lists give back their oldest frames, below the running CPU's.
 pub fn decay_pcp_high(mm: &mut Mm) {
     if mm.cfg.kernel.pcp_high_autotuned() {
-        for zone in mm.nodes.iter_mut().flat_map(|n| &mut n.zones.z) {
-            zone.pcp.decay_high();
+        for z in 0..mm.folios.nr_zones() {
+            // The list counts the non-movable blocks' frames it holds, and gives them back
+            // first: decay_pcp_high() drains from pindex 0, the unmovable list.
+            let held = mm.pageblocks.as_ref().map_or(0, |pb| pb.nr_pcp_held(z)) as i64;
+            let before = mm.zone(z).pcp.count;
+            mm.zone_mut(z).pcp.count += held;
+            mm.zone_mut(z).pcp.decay_high();
+            let drained = before + held - mm.zone(z).pcp.count;
+            let back = held.min(drained.max(0));
+            mm.zone_mut(z).pcp.count -= held - back;
+            let after = mm.zone(z).pcp.count;
+            pcp_bulk_to_block_lists(mm, z, after.max(0) as usize, (before - after).max(0) as usize);
+            return_held_pcp(mm, z, back as u64, after.max(0) as usize);
         }
         let Some(mut pc) = mm.percpu.take() else { return };
         for cpu in pc.pcp.iter_mut() {
@@ -622,7 +691,8 @@ pub fn decay_pcp_high(mm: &mut Mm) {
                 let gone = list.frames.len() - list.pcp.count.max(0) as usize;
                 if gone > 0 {
                     let keep = mm.zone(z).pcp.count.max(0) as usize;
-                    mm.folios.push_top(z, keep, &list.frames.make_contiguous()[..gone]);
+                    let movable = parked_to_block_lists(mm, z, &list.frames.make_contiguous()[..gone]);
+                    mm.folios.push_top(z, keep, &movable);
                     list.frames.drain(..gone);
                 }
             }

@@ -44,6 +44,9 @@ pub struct ZoneLayout {
     pub blocks: u64,
     /// Free chunks in them, by order (pagetypeinfo's two rows added up).
     pub free: [u64; NR_ORDERS],
+    /// Their other frames that are free pages on the per-CPU lists (the guest's census), if
+    /// known.
+    pub pcp: Option<u64>,
 }
 
 /// The free pages of one zone's non-movable pageblocks, as the buddy allocator holds them.
@@ -125,8 +128,18 @@ pub enum RmqueueMode {
 pub struct Pageblocks {
     /// Per pageblock (frame number >> 9): not MIGRATE_MOVABLE.
     nonmovable: Vec<bool>,
-    /// Per pageblock: frames the kernel itself holds (never freed in the model).
+    /// Per pageblock: frames the kernel itself holds (never freed in the model), and those on
+    /// the per-CPU lists ([`Pageblocks::pcp_held`]).
     kernel_frames: Vec<u32>,
+    /// Per zone: the physical frames of its non-movable blocks that are free pages on the
+    /// running CPU's per-CPU lists (`machine.nonmovable.Z.pcp`), the next to leave last.
+    pcp_held: Vec<Vec<Pfn>>,
+    /// Whether the layout says what the per-CPU lists hold (`machine.nonmovable.Z.pcp`):
+    /// [`Kernel::pcp_drain_follows_the_pageblock`] runs only then. Without it, the rule would
+    /// model lists that hold no frame of these blocks, which 6.12's do at the start (about
+    /// 400 in a census boot), and the pool they fill would freeze below the kernel's
+    /// (docs/journal/2026-11-30-non-movable-pool.md).
+    pub pcp_lists_known: bool,
     /// Per frame of a non-movable block: the order of the free chunk it heads, or NOT_FREE.
     order_at: std::collections::HashMap<Pfn, u8>,
     buddy: Vec<Buddy>,
@@ -166,6 +179,8 @@ impl Pageblocks {
         Pageblocks {
             nonmovable: vec![false; blocks],
             kernel_frames: vec![0; blocks],
+            pcp_held: vec![Vec::new(); zones],
+            pcp_lists_known: false,
             order_at: Default::default(),
             buddy: vec![Buddy::default(); zones],
             boost_factor,
@@ -188,8 +203,9 @@ impl Pageblocks {
     /// a pageblock or more are whole free blocks; the smaller ones are spread over the other
     /// blocks one at a time, largest first, each aligned to its size (the kernel's own pages
     /// are scattered over its blocks, so a block is rarely half free and claimed at the first
-    /// fallback). Every other frame of the blocks is the kernel's. Returns the kernel's
-    /// frames, or an error when the chunks do not fit.
+    /// fallback). Every other frame of the blocks is the kernel's, but for `layout.pcp` of
+    /// them, free on a per-CPU list ([`Pageblocks::lay_out_pcp`]). Returns the frames that
+    /// are not free (the kernel's and the per-CPU lists'), or an error when they do not fit.
     pub fn lay_out(&mut self, first_block: u64, layout: &ZoneLayout) -> Result<u64, String> {
         let z = layout.zone;
         self.laid_out[z] = true;
@@ -224,6 +240,10 @@ impl Pageblocks {
                 turn = i + 1;
             }
         }
+        if let Some(n) = layout.pcp {
+            self.pcp_lists_known = true;
+            self.lay_out_pcp(z, &fill, n).ok_or_else(|| format!("{n} frames on per-CPU lists do not fit beside the free chunks"))?;
+        }
         let (lo, hi) = (first_block * PAGEBLOCK_PAGES, (first_block + layout.blocks) * PAGEBLOCK_PAGES);
         let mut free = vec![0u64; layout.blocks as usize];
         for (&head, &order) in &self.order_at {
@@ -243,6 +263,60 @@ impl Pageblocks {
             kernel += PAGEBLOCK_PAGES - f;
         }
         Ok(kernel)
+    }
+
+    /// Puts `n` frames of zone `z`'s blocks `fill` (each block with its first frame past its
+    /// free chunks) on the per-CPU lists, from the top of each block down, a block at a time
+    /// in turn. Which frames the kernel's lists hold is not measured (the census counts them
+    /// per block at most); the top of the blocks keeps them off the free chunks' buddies, so
+    /// they merge with one another when a drain frees them. None when they do not fit.
+    fn lay_out_pcp(&mut self, z: usize, fill: &[(u64, u64)], n: u64) -> Option<()> {
+        let mut next: Vec<u64> = fill.iter().map(|&(b, _)| (b + 1) * PAGEBLOCK_PAGES).collect();
+        let mut held = Vec::with_capacity(n as usize);
+        while (held.len() as u64) < n {
+            let before = held.len();
+            for (i, &(_, floor)) in fill.iter().enumerate() {
+                if (held.len() as u64) < n && next[i] > floor {
+                    next[i] -= 1;
+                    held.push(next[i] as Pfn);
+                }
+            }
+            if held.len() == before {
+                return None;
+            }
+        }
+        // The last laid out leaves first.
+        held.reverse();
+        self.pcp_held[z] = held;
+        Some(())
+    }
+
+    /// Frames of zone `z`'s non-movable blocks still on the per-CPU lists.
+    pub fn nr_pcp_held(&self, z: usize) -> u64 {
+        self.pcp_held[z].len() as u64
+    }
+
+    /// Models mm/page_alloc.c: free_pcppages_bulk() for up to `n` of the frames of zone `z`'s
+    /// non-movable blocks on the per-CPU lists (6.1, 6.12, 7.3): each goes to the free lists
+    /// of its block's migratetype as the block is now (get_pfnblock_migratetype() on 6.12 and
+    /// 7.3; 6.1's listed migratetype, the block's when the page was freed, is the same unless
+    /// a claim changed the block since). A non-movable block's frame joins its buddy lists;
+    /// the frames of a block claimed since are returned (the model's page numbers), for the
+    /// movable lists. Returns how many left the lists, and those.
+    pub fn return_pcp(&mut self, z: usize, n: u64) -> (u64, Vec<Pfn>) {
+        let keep = self.pcp_held[z].len().saturating_sub(n as usize);
+        let gone = self.pcp_held[z].split_off(keep);
+        let mut movable = Vec::new();
+        for &phys in &gone {
+            let block = (phys as u64 >> PAGEBLOCK_ORDER) as usize;
+            self.kernel_frames[block] -= 1;
+            if self.nonmovable[block] {
+                self.free_phys(z, phys);
+            } else {
+                movable.push(self.frame_at[phys as usize]);
+            }
+        }
+        (gone.len() as u64, movable)
     }
 
     /// Slabs of the page cache's xarray nodes held ([`xa_node_slabs_follow_the_nodes`]).
@@ -595,7 +669,7 @@ mod tests {
         for &(o, n) in free {
             f[o] = n;
         }
-        p.lay_out(4, &ZoneLayout { zone: 0, blocks, free: f }).unwrap();
+        p.lay_out(4, &ZoneLayout { zone: 0, blocks, free: f, pcp: None }).unwrap();
         p.check().unwrap();
         p
     }

@@ -724,6 +724,88 @@ ops = 0
 }
 
 #[test]
+fn free_pcppages_bulk_returns_a_refills_stolen_pages_to_their_pageblock_6_12_7_3_and_rmqueue_bulk_lists_movable_pages_first() {
+    // mm/page_alloc.c: rmqueue_bulk() lists a refill's pages in the order __rmqueue() returns
+    // them, so the last movable page is handed out before the pages the fallback found (6.1,
+    // 6.12, 7.3). A drain (free_pcppages_bulk()) then frees each listed page by its
+    // pageblock's migratetype on 6.12.95 and 7.3.4 (get_pfnblock_migratetype()): the pages
+    // stolen from a non-movable block go back to it. 6.1 frees them as movable
+    // (get_pcppage_migratetype()), and its fallback had moved the whole chunk to the movable
+    // lists. Eight blocks a quarter free (one chunk of order 7 each: never claimed).
+    use pagelab::mm::page_alloc::{alloc_page, drain_all_pages, Gfp};
+    for kernel in ["6.1", "6.12", "7.3"] {
+        let mut m = with_nonmovable_blocks("64M", kernel, "{ DMA32 = { blocks = 8, free = [0, 0, 0, 0, 0, 0, 0, 8], pcp = 0 } }");
+        let top = m.mm.nodes[0].zones.top();
+        drain_all_pages(&mut m.mm);
+        // Every movable free frame of the zone held but one.
+        let mut held = Vec::new();
+        while let Some(pfn) = m.mm.folios.alloc_from(top) {
+            held.push(pfn);
+        }
+        let last = held.pop().unwrap();
+        m.mm.folios.push_free(top, &[last]);
+        let pool = |m: &pagelab::sim::Machine<Classic>| m.mm.pageblocks.as_ref().unwrap().nr_free(top);
+        assert_eq!(pool(&m), 8 * 128);
+        let page = alloc_page(&mut m.mm, &mut m.policy, Gfp::User).unwrap();
+        assert_eq!(page, last, "{kernel}: the movable page first");
+        let listed = m.mm.zone(top).pcp.count as u64;
+        assert!(listed > 0 && m.mm.pageblocks.as_ref().unwrap().fallbacks > 0, "{kernel}: the refill fell back");
+        let (before, movable_before) = (pool(&m), m.mm.movable_free(top));
+        drain_all_pages(&mut m.mm);
+        if kernel == "6.1" {
+            assert_eq!(pool(&m), before, "6.1: the drained pages stay on the movable lists");
+            assert_eq!(m.mm.movable_free(top), movable_before + listed);
+        } else {
+            assert_eq!(pool(&m), 8 * 128, "{kernel}: every stolen page is back in its block");
+            assert_eq!(m.mm.movable_free(top), movable_before);
+        }
+        m.mm.pageblocks.as_ref().unwrap().check().unwrap();
+    }
+}
+
+#[test]
+fn free_pcppages_bulk_gives_a_non_movable_blocks_per_cpu_frames_back_to_it_at_a_drain_and_decay_pcp_high_first_6_12_7_3() {
+    // mm/page_alloc.c: a page freed in an unmovable block waits on the per-CPU list of that
+    // migratetype (free_unref_page()), which movable allocations never take from. A drain
+    // (drain_all_pages() -> free_pcppages_bulk()) frees it to its block's buddy lists (6.1,
+    // 6.12, 7.3); decay_pcp_high() (6.12, 7.3) drains from pindex 0, the unmovable list,
+    // first. `machine.nonmovable.DMA32.pcp` lays out such frames, the kernel's until then.
+    use pagelab::mm::page_alloc::{decay_pcp_high, drain_all_pages};
+    // The kernel's pages outside the blocks too, as the oracle's calibration gives them.
+    let layout = |pcp: &str| format!("{{ DMA32 = {{ blocks = 4, free = [0, 0, 0, 0, 0, 0, 0, 1]{pcp} }} }}\nkernel_used = \"16M\"");
+    for kernel in ["6.1", "6.12", "7.3"] {
+        let without = with_nonmovable_blocks("64M", kernel, &layout(""));
+        let mut m = with_nonmovable_blocks("64M", kernel, &layout(", pcp = 40"));
+        let top = m.mm.nodes[0].zones.top();
+        let pool = |m: &pagelab::sim::Machine<Classic>| m.mm.pageblocks.as_ref().unwrap().nr_free(top);
+        assert_eq!(pool(&m), 128);
+        // The calibration counts every per-CPU page free on the movable side; these are not.
+        assert_eq!(m.mm.movable_free(top) + 40, without.mm.movable_free(top), "{kernel}");
+        assert_eq!(m.mm.kernel_pages, without.mm.kernel_pages + 40, "{kernel}");
+        let (kernel_pages, movable) = (m.mm.kernel_pages, m.mm.movable_free(top));
+        m.mm.zone_mut(top).pcp.count = 0;
+        m.mm.zone_mut(top).pcp.high = 8;
+        decay_pcp_high(&mut m.mm);
+        let back = pool(&m) - 128;
+        if kernel == "6.1" {
+            assert_eq!(back, 0, "6.1 does not decay high");
+        } else {
+            let high = m.mm.zone(top).pcp.high as u64;
+            assert!(back > 0 && back == 40 - high.min(40), "{kernel}: {back} back, high {high}");
+            assert_eq!(m.mm.zone(top).pcp.count, 0, "{kernel}: the movable list gave nothing");
+        }
+        drain_all_pages(&mut m.mm);
+        assert_eq!(pool(&m), 128 + 40, "{kernel}: every frame back in its block");
+        assert_eq!(m.mm.kernel_pages, kernel_pages - 40);
+        assert_eq!(m.mm.movable_free(top), movable, "{kernel}: none to the movable lists");
+        drain_all_pages(&mut m.mm);
+        assert_eq!(pool(&m), 128 + 40);
+        m.mm.pageblocks.as_ref().unwrap().check().unwrap();
+        pagelab::mm::invariants::check(&m.mm).unwrap();
+    }
+}
+
+#[test]
 fn a_boosted_zone_wakes_kswapd_on_a_balanced_node_whose_run_reclaims_the_boost_then_clears_it_balance_pgdat_6_1_6_12() {
     // mm/vmscan.c: wakeup_kswapd() wakes kswapd on a balanced node while a zone's watermarks
     // are boosted (pgdat_watermark_boosted()); balance_pgdat() then reclaims the boosts'

@@ -74,7 +74,8 @@ fn sample_object(s: &Scenario, name: &str, pages: u64, block: u64) -> Result<(u6
 
 /// `machine.nonmovable`: the non-movable pageblocks at the bottom of their zone, their free
 /// chunks off the zone's movable free list and into the pageblocks' own buddy lists. Returns
-/// the pageblocks (`None` without the key) and the kernel's frames in them.
+/// the pageblocks (`None` without the key), the frames in them that are not free, and those
+/// of them on the per-CPU lists (`pcp`: free, but not the kernel's).
 ///
 /// Why the bottom: at boot every pageblock is movable and memory is freed in ascending order
 /// to the tail of the free lists (memblock_free_all() -> __free_pages_core(), FPI_TO_TAIL),
@@ -86,10 +87,10 @@ fn lay_out_pageblocks(
     sizes: &[(&'static str, u64)],
     zones: &crate::mm::mmzone::Zones,
     folios: &mut Folios,
-) -> Result<(Option<Box<crate::mm::pageblock::Pageblocks>>, u64), String> {
+) -> Result<(Option<Box<crate::mm::pageblock::Pageblocks>>, u64, u64), String> {
     use crate::mm::pageblock::{Pageblocks, ZoneLayout, PAGEBLOCK_PAGES};
     if m.nonmovable.is_empty() {
-        return Ok((None, 0));
+        return Ok((None, 0, 0));
     }
     // The pageblocks' free-list walks take the frames one by one.
     folios.list_all_fresh();
@@ -100,8 +101,8 @@ fn lay_out_pageblocks(
     let marks = zones.z.iter().map(|z| [z.wmark_min, z.wmark_low, z.wmark_high]).collect();
     let managed = zones.z.iter().map(|z| z.managed).collect();
     let mut pb = Pageblocks::new(total, marks, managed, m.watermark_boost_factor);
-    let mut kernel = 0;
-    for (name, blocks, free) in &m.nonmovable {
+    let (mut kernel, mut pcp_frames) = (0, 0);
+    for (name, blocks, free, pcp) in &m.nonmovable {
         let key = format!("machine.nonmovable.{name}");
         let Some(z) = sizes.iter().position(|&(n, _)| n == name.as_str()) else {
             return Err(format!("{key}: this machine has no zone {name} (its zones: {})", sizes.iter().map(|s| s.0).collect::<Vec<_>>().join(", ")));
@@ -112,10 +113,11 @@ fn lay_out_pageblocks(
         if end_block * PAGEBLOCK_PAGES > start + sizes[z].1 {
             return Err(format!("{key}.blocks: {blocks} pageblocks do not fit in zone {name}"));
         }
-        kernel += pb.lay_out(first, &ZoneLayout { zone: z, blocks: *blocks, free: *free }).map_err(|e| format!("{key}: {e}"))?;
+        kernel += pb.lay_out(first, &ZoneLayout { zone: z, blocks: *blocks, free: *free, pcp: *pcp }).map_err(|e| format!("{key}: {e}"))?;
+        pcp_frames += pcp.unwrap_or(0);
         folios.take_range(z, (first * PAGEBLOCK_PAGES) as crate::mm::folio::Pfn, (end_block * PAGEBLOCK_PAGES) as crate::mm::folio::Pfn);
     }
-    Ok((Some(Box::new(pb)), kernel))
+    Ok((Some(Box::new(pb)), kernel, pcp_frames))
 }
 
 /// The zones of machine `m`, node by node (`sizes`: each node's zones' frames), with the
@@ -399,13 +401,16 @@ fn frames(m: &MachineSpec, sizes: &[Vec<(&'static str, u64)>], zones: &Zones) ->
     let frames: Vec<u32> = sizes[0].iter().map(|&(_, n)| n as u32).collect();
     let remote: Vec<u32> = sizes[1..].iter().flatten().map(|&(_, n)| n as u32).collect();
     let mut folios = Folios::try_nodes(&frames, &remote)?;
-    let (pageblocks, nonmovable_kernel) = lay_out_pageblocks(m, &sizes[0], zones, &mut folios)?;
+    let (pageblocks, not_free, pcp) = lay_out_pageblocks(m, &sizes[0], zones, &mut folios)?;
     // The kernel's own pages: memblock hands out memory from the top down. Those in the
-    // non-movable pageblocks count as some of them.
+    // non-movable pageblocks count as some of them. Their frames on the per-CPU lists are
+    // not among them (`kernel_used` counts every per-CPU page free), but are held like the
+    // kernel's until a drain gives them back to their blocks.
+    let nonmovable_kernel = not_free - pcp;
     for _ in 0..m.kernel_used_pages.saturating_sub(nonmovable_kernel) {
         folios.alloc();
     }
-    Ok((folios, pageblocks, m.kernel_used_pages.max(nonmovable_kernel)))
+    Ok((folios, pageblocks, m.kernel_used_pages.max(nonmovable_kernel) + pcp))
 }
 
 /// `machine.cpus` ≥ 2: the CPUs the tasks (each in its workload's CPU set) and the nodes'

@@ -1048,7 +1048,7 @@ fn resolve_workingset(w: WorkingsetToml, mglru: &MglruToml, kernel: Kernel, err:
 fn nonmovable(
     t: Option<&std::collections::BTreeMap<String, pagelab_workload::schema::NonMovableToml>>,
     memory_pages: u64,
-) -> Result<Vec<(String, u64, [u64; crate::mm::pageblock::NR_ORDERS])>, (String, String)> {
+) -> Result<Vec<(String, u64, [u64; crate::mm::pageblock::NR_ORDERS], Option<u64>)>, (String, String)> {
     use crate::mm::pageblock::{NR_ORDERS, PAGEBLOCK_PAGES};
     let mut out = Vec::new();
     for (zone, z) in t.into_iter().flatten() {
@@ -1071,7 +1071,10 @@ fn nonmovable(
         if pages > z.blocks * PAGEBLOCK_PAGES {
             return Err((format!("{key}.free"), format!("{pages} free pages do not fit in {} pageblocks", z.blocks)));
         }
-        out.push((zone.clone(), z.blocks, free));
+        if let Some(pcp) = z.pcp.filter(|&n| n > z.blocks * PAGEBLOCK_PAGES - pages) {
+            return Err((format!("{key}.pcp"), format!("{pcp} frames on per-CPU lists do not fit beside {pages} free pages in {} pageblocks", z.blocks)));
+        }
+        out.push((zone.clone(), z.blocks, free, z.pcp));
     }
     Ok(out)
 }

@@ -174,9 +174,9 @@ pub struct MachineSpec {
     pub eevdf_turns: bool,
     /// `machine.zones`: x86-64's zones, or one zone holding all memory.
     pub zones: crate::mm::mmzone::ZoneLayout,
-    /// `machine.nonmovable`: per zone name, its non-movable pageblocks and their free chunks
-    /// by order (empty: every pageblock movable).
-    pub nonmovable: Vec<(String, u64, [u64; crate::mm::pageblock::NR_ORDERS])>,
+    /// `machine.nonmovable`: per zone name, its non-movable pageblocks, their free chunks by
+    /// order and their frames on the per-CPU lists if known (empty: every pageblock movable).
+    pub nonmovable: Vec<(String, u64, [u64; crate::mm::pageblock::NR_ORDERS], Option<u64>)>,
     /// vm.watermark_boost_factor.
     pub watermark_boost_factor: u64,
     /// `machine.zone_watermarks`: per zone name, the watermarks and lowmem reserves a running

@@ -157,9 +157,13 @@ fn nonmovable_pageblocks_are_checked_zone_orders_blocks_and_room() {
     assert!(e.message.contains("1024 free pages do not fit in 1 pageblocks"), "{e}");
     let e = with("{ DMA32 = { blocks = 1, free = [1], pages = 3 } }").unwrap_err();
     assert!(e.to_string().contains("pages"), "{e}");
+    let e = with("{ DMA32 = { blocks = 1, free = [0, 0, 0, 0, 0, 0, 0, 0, 1], pcp = 257 } }").unwrap_err();
+    assert_eq!(e.key, "machine.nonmovable.DMA32.pcp");
+    assert!(e.message.contains("257 frames on per-CPU lists do not fit beside 256 free pages"), "{e}");
     let s = with("{ DMA32 = { blocks = 14, free = [0, 2, 0, 1, 1, 2, 1, 0, 1, 2] } }").unwrap();
     assert_eq!(s.machine.nonmovable[0].0, "DMA32");
     assert_eq!(s.machine.nonmovable[0].2[9], 2);
+    assert_eq!(s.machine.nonmovable[0].3, None, "the per-CPU lists unknown unless given");
     assert_eq!(s.machine.watermark_boost_factor, 15_000);
 }
 
