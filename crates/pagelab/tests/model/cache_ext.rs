@@ -9,6 +9,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use common::{mmap_read, read, scenario};
+use pagelab::mm::hooks::Inspect;
 use pagelab::mm::memcontrol::MemcgId;
 use pagelab::mm::vmstat::Ev;
 use pagelab::policy::seam::lists::{ListId, Lists};
@@ -292,6 +293,28 @@ fn a_sampled_run_hands_over_a_clean_folio_before_a_dirty_one_with_fewer_accesses
         let (kept, written) = written_then_read(policy, 2000);
         assert_eq!((kept, written), (0, 8), "{policy}: candidates kept, written pages still cached");
     }
+}
+
+#[test]
+fn a_buffered_write_is_not_an_access_cache_ext_hears() {
+    // cache_ext's folio_accessed runs in folio_mark_accessed() only (linux-cache-ext
+    // 7442a92); 6.6.8's buffered write never calls it (FGP_WRITEBEGIN has no FGP_ACCESSED).
+    // A page written ten times keeps the count its folio_added gave it, 1; the 40 pages read
+    // once have 2 (folio_added and the read).
+    let text = cgroup_text(200, 100_000, &[("r", "random")]).replace("path = \"/c\"\n", "path = \"/c\"\npolicy = \"sampling-lfu\"\n");
+    let s = scenario(&text);
+    let mut m = Machine::new(&s, |mm| s.machine.policy.seam_host(mm, None)).unwrap();
+    m.apply(0, Op { write: true, ..read(0, 0) });
+    // Past the lru_add batch (31 folios on 6.12), so the writes below reach a listed folio.
+    for p in 1000..1040 {
+        m.apply(0, read(0, p));
+    }
+    for _ in 0..9 {
+        m.apply(0, Op { write: true, ..read(0, 0) });
+    }
+    let state = m.policy.state(&m.mm).unwrap();
+    let h = &state["seam"]["/c"]["state"]["listed_by_accesses"];
+    assert_eq!((h["1"].as_u64(), h["2"].as_u64(), h["8+"].as_u64()), (Some(1), Some(40), Some(0)), "{h}");
 }
 
 #[test]

@@ -434,7 +434,7 @@ impl Ext {
             let mut cands = std::mem::take(&mut self.candidates);
             cands.clear();
             let slot = self.slots[memcg as usize].as_mut().expect("a seam memcg");
-            slot.policy.evict_folios(memcg, want, &Freeable::new(&mm.folios), &mut cands);
+            slot.policy.evict_folios(memcg, want, &Freeable::new(&mm.folios, mm.now()), &mut cands);
             self.hooks += 1;
             slot.stats.requests += 1;
             slot.stats.candidates += cands.len() as u64;

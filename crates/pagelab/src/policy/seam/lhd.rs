@@ -295,8 +295,12 @@ impl EvictionPolicy for Lhd {
     }
 
     /// lhd_folio_accessed(): a hit at the folio's age in its (old) class; its hit ages
-    /// shift; a request.
-    fn folio_accessed(&mut self, folio: &Folio, _how: Access) {
+    /// shift; a request. Only for the accesses cache_ext's hook hears
+    /// ([`Access::marks_accessed`]: not a buffered write).
+    fn folio_accessed(&mut self, folio: &Folio, how: Access) {
+        if !how.marks_accessed() {
+            return;
+        }
         let Some(m) = self.get_meta(folio.id) else { return };
         let age = self.get_age(&m);
         let class = Self::class_of(&m);

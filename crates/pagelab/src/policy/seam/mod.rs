@@ -160,21 +160,26 @@ use crate::mm::memcontrol::MemcgId;
 /// (the module's contract).
 pub struct Freeable<'a> {
     folios: &'a Folios,
+    /// The modeled time of the request (a read completes at [`Folios::read_done`]).
+    now: u64,
 }
 
 impl<'a> Freeable<'a> {
-    /// The folios' current flags, as the host reads them at eviction.
-    pub(crate) fn new(folios: &'a Folios) -> Freeable<'a> {
-        Freeable { folios }
+    /// The folios' current flags at time `now`, as the host reads them at eviction.
+    pub(crate) fn new(folios: &'a Folios, now: u64) -> Freeable<'a> {
+        Freeable { folios, now }
     }
 
     /// Models the state test of cache_ext's score and iteration callbacks
     /// (policies/cache_ext_sampling.bpf.c: bpf_lfu_score_fn(), cache_ext_lhd.bpf.c:
     /// bpf_lhd_score_fn(); cache_ext 0d2eeca on linux-cache-ext 7442a92, 6.6.8): the folio
-    /// is uptodate (its read is complete), on the LRU, clean and not under writeback. An id
-    /// that names no folio is not freeable.
+    /// is uptodate (no read in flight: PG_locked is cleared lazily here, so a completed read
+    /// counts as done), on the LRU, clean and not under writeback. An id that names no folio
+    /// is not freeable.
     pub fn now(&self, id: FolioId) -> bool {
-        self.folios.f.get(id as usize).is_some_and(|f| f.flags & (pg::LOCKED | pg::LRU | pg::DIRTY | pg::WRITEBACK) == pg::LRU)
+        let Some(f) = self.folios.f.get(id as usize) else { return false };
+        let reading = f.flags & pg::LOCKED != 0 && self.folios.read_done(id) > self.now;
+        f.flags & (pg::LRU | pg::DIRTY | pg::WRITEBACK) == pg::LRU && !reading
     }
 }
 
@@ -227,6 +232,17 @@ pub enum Access {
     Write,
     /// Reclaim found a mapping of the folio young (folio_referenced()).
     ReclaimReferenced,
+}
+
+impl Access {
+    /// Models where cache_ext's `folio_accessed` hook runs (linux-cache-ext 7442a92, 6.6.8):
+    /// first thing in mm/swap.c: folio_mark_accessed(), which a buffered read calls; a
+    /// buffered write does not (generic_perform_write(): ext4's and iomap's write_begin ask
+    /// __filemap_get_folio() for FGP_WRITEBEGIN, without FGP_ACCESSED), nor does reclaim's
+    /// folio_check_references(). The ported cache_ext policies count these accesses only.
+    pub fn marks_accessed(self) -> bool {
+        self == Access::Read
+    }
 }
 
 /// Why a folio left.

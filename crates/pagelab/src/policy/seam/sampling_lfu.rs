@@ -77,8 +77,12 @@ impl EvictionPolicy for SamplingLfu {
         *self.meta(folio.id) = 1;
     }
 
-    /// sampling_folio_accessed(): one more access (an entry is created if missing).
-    fn folio_accessed(&mut self, folio: &Folio, _how: Access) {
+    /// sampling_folio_accessed(): one more access (an entry is created if missing), for the
+    /// accesses cache_ext's hook hears ([`Access::marks_accessed`]: not a buffered write).
+    fn folio_accessed(&mut self, folio: &Folio, how: Access) {
+        if !how.marks_accessed() {
+            return;
+        }
         *self.meta(folio.id) += 1;
     }
 
