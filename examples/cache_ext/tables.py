@@ -113,6 +113,30 @@ def counters(r, base, cg):
     return ", ".join(out)
 
 
+def order_agreement(paper, ours):
+    """How far pagelab ranks the policies as the paper does, over one mix (`paper`, `ours`:
+    policy to throughput): (pairs agreeing, pairs the paper orders, Kendall's tau-b). A pair
+    the paper ties (the same bar label) is left out of the agreement; tau-b counts ties on
+    either side as the statistic does."""
+    names = list(paper)
+    agree = strict = conc = disc = tp = to = 0
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            dp = (paper[a] > paper[b]) - (paper[a] < paper[b])
+            do = (ours[a] > ours[b]) - (ours[a] < ours[b])
+            tp += dp == 0
+            to += do == 0
+            if dp and do:
+                conc += dp == do
+                disc += dp != do
+            if dp:
+                strict += 1
+                agree += dp == do
+    n = len(names) * (len(names) - 1) // 2
+    denom = math.sqrt((n - tp) * (n - to))
+    return agree, strict, (conc - disc) / denom if denom else float("nan")
+
+
 class Tally:
     def __init__(self):
         self.cells = self.dirs = self.mags = self.mag_cells = 0
@@ -213,6 +237,14 @@ def fig6(a, tmp):
     for mix, mt in per.items():
         print(mt.line(f"YCSB {mix.upper()}"))
     print(t.line("Fig. 6"))
+    print()
+    print("| mix | pairs ordered as the paper orders them | Kendall tau-b |\n|---|---|---|")
+    agree = strict = 0
+    for mix, _, tp in tables:
+        a_, s_, tau = order_agreement({p: FIG6[p][mix] for p in policies}, tp)
+        agree, strict = agree + a_, strict + s_
+        print(f"| {mix.upper()} | {a_}/{s_} | {tau:.2f} |")
+    print(f"Fig. 6 order: {agree}/{strict} pairs ({100 * agree / max(strict, 1):.0f}%) ordered as the paper orders them")
 
 
 def fig11(a, tmp):

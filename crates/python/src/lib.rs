@@ -284,7 +284,7 @@ fn _pagelab(m: &Bound<'_, PyModule>) -> PyResult<()> {
 // ---- Python policies behind the eviction seam ----------------------------------------------
 
 use pagelab::policy::seam::lists::{Iter as ListIter, IterEnd, IterateOpts, ListId, Lists, Place};
-use pagelab::policy::seam::{Access, Cgroup as SeamCgroup, EvictionPolicy, Folio as SeamFolio, FolioId, Removal, NO_TASK};
+use pagelab::policy::seam::{Access, Cgroup as SeamCgroup, EvictionPolicy, Folio as SeamFolio, FolioId, Freeable, Removal, NO_TASK};
 
 /// A folio as a Python policy sees it. `id` is stable while the folio is resident (the
 /// candidate `evict_folios` returns); `key` names the page across residencies.
@@ -447,7 +447,7 @@ impl EvictionPolicy for PyPolicy {
         };
         self.call("folio_removed", folio, Some(why));
     }
-    fn evict_folios(&mut self, _cgroup: u16, nr: usize, out: &mut Vec<FolioId>) {
+    fn evict_folios(&mut self, _cgroup: u16, nr: usize, _freeable: &Freeable, out: &mut Vec<FolioId>) {
         if self.failure.is_some() {
             return;
         }

@@ -9,10 +9,11 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use common::{mmap_read, read, scenario};
+use pagelab::mm::hooks::Inspect;
 use pagelab::mm::memcontrol::MemcgId;
 use pagelab::mm::vmstat::Ev;
 use pagelab::policy::seam::lists::{ListId, Lists};
-use pagelab::policy::seam::{Access, Cgroup, EvictionPolicy, Ext, Folio, FolioId, Removal, NO_TASK};
+use pagelab::policy::seam::{Access, Cgroup, EvictionPolicy, Ext, Folio, FolioId, Freeable, Removal, NO_TASK};
 use pagelab::sim::Machine;
 use pagelab_workload::{Access as OpAccess, Advice, Op};
 
@@ -58,7 +59,7 @@ impl EvictionPolicy for ListFifo {
         self.lists.del(folio.id);
         self.log.borrow_mut().push(Heard::Removed { index: folio.index, why });
     }
-    fn evict_folios(&mut self, _cgroup: MemcgId, nr: usize, out: &mut Vec<FolioId>) {
+    fn evict_folios(&mut self, _cgroup: MemcgId, nr: usize, _freeable: &Freeable, out: &mut Vec<FolioId>) {
         self.lists.iterate(self.list, nr, out, |_, _| pagelab::policy::seam::lists::Iter::Evict);
     }
 }
@@ -259,6 +260,61 @@ fn lhd_keeps_the_folios_hit_recently_over_those_idle_longer() {
     let (_, lhd) = hot_after_scan("lhd", 4000, 20_000, 200);
     let (_, fifo) = hot_after_scan("fifo", 4000, 20_000, 200);
     assert!(lhd * 10 <= fifo && fifo >= 20, "hot-page refaults: lhd {lhd}, fifo {fifo}");
+}
+
+/// Writes 8 pages (dirty, each told once: no early access for a write that inserts; fewer
+/// than the cgroup's dirty background threshold, so no flusher cleans them),
+/// then reads `scan` other pages once (each told twice: its `folio_added` and the read) in a
+/// cgroup of 200 pages run by `policy`; returns the seam's kept candidates and how many of
+/// the written pages are still cached.
+fn written_then_read(policy: &str, scan: u64) -> (u64, usize) {
+    let text = cgroup_text(200, 100_000, &[("r", "random")]).replace("path = \"/c\"\n", &format!("path = \"/c\"\npolicy = \"{policy}\"\n"));
+    let s = scenario(&text);
+    let mut m = Machine::new(&s, |mm| s.machine.policy.seam_host(mm, None)).unwrap();
+    for p in 0..8 {
+        m.apply(0, Op { write: true, ..read(0, p) });
+    }
+    for p in 1000..1000 + scan {
+        m.apply(0, read(0, p));
+    }
+    m.check().unwrap();
+    let kept = m.policy.stats(m.mm.memcgs.find("/c").unwrap()).unwrap().kept;
+    (kept, (0..8).filter(|&p| resident(&m, p)).count())
+}
+
+#[test]
+fn a_sampled_run_hands_over_a_clean_folio_before_a_dirty_one_with_fewer_accesses() {
+    // cache_ext's bpf_lfu_score_fn() and bpf_lhd_score_fn() (cache_ext 0d2eeca) score a
+    // dirty or writeback folio INT64_MAX: of a run of 20 (16) the kernel gets a clean folio
+    // whenever the run holds one. Here the written pages have the fewest accesses, so without
+    // the test they are chosen first, and shrink_folio_list() (6.6.8, outside kswapd)
+    // activates each and keeps it.
+    for policy in ["sampling-lfu", "lhd"] {
+        let (kept, written) = written_then_read(policy, 2000);
+        assert_eq!((kept, written), (0, 8), "{policy}: candidates kept, written pages still cached");
+    }
+}
+
+#[test]
+fn a_buffered_write_is_not_an_access_cache_ext_hears() {
+    // cache_ext's folio_accessed runs in folio_mark_accessed() only (linux-cache-ext
+    // 7442a92); 6.6.8's buffered write never calls it (FGP_WRITEBEGIN has no FGP_ACCESSED).
+    // A page written ten times keeps the count its folio_added gave it, 1; the 30 pages read
+    // once that have left the lru_add batch have 2 (folio_added and the read).
+    let text = cgroup_text(200, 100_000, &[("r", "random")]).replace("path = \"/c\"\n", "path = \"/c\"\npolicy = \"sampling-lfu\"\n");
+    let s = scenario(&text);
+    let mut m = Machine::new(&s, |mm| s.machine.policy.seam_host(mm, None)).unwrap();
+    m.apply(0, Op { write: true, ..read(0, 0) });
+    // Past the lru_add batch (31 folios on 6.12), so the writes below reach a listed folio.
+    for p in 1000..1040 {
+        m.apply(0, read(0, p));
+    }
+    for _ in 0..9 {
+        m.apply(0, Op { write: true, ..read(0, 0) });
+    }
+    let state = m.policy.state(&m.mm).unwrap();
+    let h = &state["seam"]["/c"]["state"]["listed_by_accesses"];
+    assert_eq!((h["1"].as_u64(), h["2"].as_u64(), h["8+"].as_u64()), (Some(1), Some(30), Some(0)), "{h}");
 }
 
 #[test]

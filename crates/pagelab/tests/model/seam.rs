@@ -11,7 +11,7 @@ use pagelab::kernel::{Kernel, SWAP_CLUSTER_MAX};
 use pagelab::mm::memcontrol::MemcgId;
 use pagelab::mm::vmstat::Ev;
 use pagelab::policy::seam::adapters::PlainPolicy;
-use pagelab::policy::seam::{Access, Cgroup, EvictionPolicy, Ext, Folio, FolioId, Removal};
+use pagelab::policy::seam::{Access, Cgroup, EvictionPolicy, Ext, Folio, FolioId, Freeable, Removal};
 use pagelab::policy::Policy;
 use pagelab::sim::Machine;
 use pagelab_cachesim::{new_online, Online, PolicyKind as Plain};
@@ -61,8 +61,8 @@ impl EvictionPolicy for Recorder {
         }
         self.inner.folio_removed(folio, why)
     }
-    fn evict_folios(&mut self, cgroup: MemcgId, nr: usize, out: &mut Vec<FolioId>) {
-        self.inner.evict_folios(cgroup, nr, out)
+    fn evict_folios(&mut self, cgroup: MemcgId, nr: usize, freeable: &Freeable, out: &mut Vec<FolioId>) {
+        self.inner.evict_folios(cgroup, nr, freeable, out)
     }
     fn hears_early_accesses(&self) -> bool {
         self.inner.hears_early_accesses()
@@ -307,7 +307,7 @@ impl EvictionPolicy for Bad {
     }
     fn folio_accessed(&mut self, _folio: &Folio, _how: Access) {}
     fn folio_removed(&mut self, _folio: &Folio, _why: Removal) {}
-    fn evict_folios(&mut self, _cgroup: MemcgId, _nr: usize, out: &mut Vec<FolioId>) {
+    fn evict_folios(&mut self, _cgroup: MemcgId, _nr: usize, _freeable: &Freeable, out: &mut Vec<FolioId>) {
         self.calls += 1;
         if let Some(f) = self.seen.last() {
             out.extend((self.answer)(f, self.calls));
@@ -496,7 +496,7 @@ impl EvictionPolicy for SeesMax {
     fn folio_added(&mut self, _folio: &Folio) {}
     fn folio_accessed(&mut self, _folio: &Folio, _how: Access) {}
     fn folio_removed(&mut self, _folio: &Folio, _why: Removal) {}
-    fn evict_folios(&mut self, _cgroup: MemcgId, _nr: usize, _out: &mut Vec<FolioId>) {}
+    fn evict_folios(&mut self, _cgroup: MemcgId, _nr: usize, _freeable: &Freeable, _out: &mut Vec<FolioId>) {}
 }
 
 #[test]

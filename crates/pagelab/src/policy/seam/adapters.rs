@@ -15,7 +15,7 @@
 
 use pagelab_cachesim::{new_online, Online, PolicyKind as Plain};
 
-use super::{Access, Cgroup, EvictionPolicy, Folio, FolioId, Removal};
+use super::{Access, Cgroup, EvictionPolicy, Folio, FolioId, Freeable, Removal};
 use crate::mm::memcontrol::MemcgId;
 
 const NO_FOLIO: u32 = u32::MAX;
@@ -88,7 +88,7 @@ impl EvictionPolicy for PlainPolicy {
         }
     }
 
-    fn evict_folios(&mut self, _cgroup: MemcgId, nr: usize, out: &mut Vec<FolioId>) {
+    fn evict_folios(&mut self, _cgroup: MemcgId, nr: usize, _freeable: &Freeable, out: &mut Vec<FolioId>) {
         let start = out.len();
         while out.len() - start < nr {
             let Some(key) = self.cache().evict() else { break };

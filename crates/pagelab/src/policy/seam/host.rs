@@ -4,7 +4,7 @@
 //! `Ext::per_memcg`, which names what each kind of memcg does. Reclaim of a seam memcg runs
 //! the shared [`reclaim_batch`](crate::mm::vmscan::reclaim_batch) with the seam's epilogue.
 
-use super::{Access, Cgroup, EvictionPolicy, Folio, FolioId, Removal, NO_TASK};
+use super::{Access, Cgroup, EvictionPolicy, Folio, FolioId, Freeable, Removal, NO_TASK};
 use crate::kernel::SWAP_CLUSTER_MAX;
 use crate::mm::folio::{pg, Pfn};
 use crate::mm::hooks::{Inspect, Policy};
@@ -434,7 +434,7 @@ impl Ext {
             let mut cands = std::mem::take(&mut self.candidates);
             cands.clear();
             let slot = self.slots[memcg as usize].as_mut().expect("a seam memcg");
-            slot.policy.evict_folios(memcg, want, &mut cands);
+            slot.policy.evict_folios(memcg, want, &Freeable::new(&mm.folios, mm.now()), &mut cands);
             self.hooks += 1;
             slot.stats.requests += 1;
             slot.stats.candidates += cands.len() as u64;

@@ -20,12 +20,11 @@
 //!   after): the same computation at a deterministic point;
 //! * only the 16 classes the program can reach are allocated (its app class is constant):
 //!   6 MiB of counts a cgroup instead of 96 MiB, the same results;
-//! * every folio of the cgroup is the policy's, the score function's folio-state checks are
-//!   the host's, and short lists are sampled in shorter runs (as in
-//!   [`super::sampling_lfu`]).
+//! * every folio of the cgroup is the policy's, and short lists are sampled in shorter runs
+//!   (as in [`super::sampling_lfu`]).
 
 use super::lists::{ListId, Lists};
-use super::{Access, Cgroup, EvictionPolicy, Folio, FolioId, Removal};
+use super::{Access, Cgroup, EvictionPolicy, Folio, FolioId, Freeable, Removal};
 use crate::mm::memcontrol::MemcgId;
 
 const HIT_AGE_CLASSES: usize = 16;
@@ -296,8 +295,12 @@ impl EvictionPolicy for Lhd {
     }
 
     /// lhd_folio_accessed(): a hit at the folio's age in its (old) class; its hit ages
-    /// shift; a request.
-    fn folio_accessed(&mut self, folio: &Folio, _how: Access) {
+    /// shift; a request. Only for the accesses cache_ext's hook hears
+    /// ([`Access::marks_accessed`]: not a buffered write).
+    fn folio_accessed(&mut self, folio: &Folio, how: Access) {
+        if !how.marks_accessed() {
+            return;
+        }
         let Some(m) = self.get_meta(folio.id) else { return };
         let age = self.get_age(&m);
         let class = Self::class_of(&m);
@@ -325,11 +328,13 @@ impl EvictionPolicy for Lhd {
     }
 
     /// lhd_evict_folios(): `bpf_cache_ext_list_sample()` with a sample size of 16, the hit
-    /// density as the score (`INT64_MAX` without metadata).
-    fn evict_folios(&mut self, _cgroup: MemcgId, nr: usize, out: &mut Vec<FolioId>) {
+    /// density as the score (`INT64_MAX` without metadata, or for a folio the kernel could
+    /// not free now: [`Freeable::now`]).
+    fn evict_folios(&mut self, _cgroup: MemcgId, nr: usize, freeable: &Freeable, out: &mut Vec<FolioId>) {
         let mut lists = std::mem::take(&mut self.lists);
         let list = self.lhd_list;
         lists.sample(list, SAMPLE_SIZE, nr, out, |id| match self.get_meta(id) {
+            _ if !freeable.now(id) => i64::MAX,
             Some(m) => self.get_hit_density(&m).min(i64::MAX as u64) as i64,
             None => i64::MAX,
         });

@@ -65,6 +65,16 @@
 //!   (`folio_added` with [`Folio::putback`] set, followed by `folio_accessed(ReclaimReferenced)`
 //!   if reclaim found it referenced). A policy may therefore forget a candidate as it returns
 //!   it (the plain caches do: their eviction removes the victim).
+//! * **`evict_folios` sees which folios the kernel could free now** ([`Freeable`]): cache_ext's
+//!   policies read a candidate's flags as they choose (policies/cache_ext_sampling.bpf.c:
+//!   bpf_lfu_score_fn(), cache_ext_lhd.bpf.c: bpf_lhd_score_fn(), the FIFO and S3-FIFO
+//!   callbacks), and give a folio not uptodate, off the LRU, dirty or under writeback the
+//!   score `INT64_MAX` (or pass over it), so a run of samples hands over a clean folio
+//!   whenever it holds one. A dirty or writeback folio proposed anyway is kept by the kernel
+//!   (mm/vmscan.c: shrink_folio_list(), 6.6.8 as 6.1/6.12: outside kswapd, or under
+//!   writeback, it is marked PG_reclaim and activated) and stays where the policy's list
+//!   has it (cache_ext's putback does not call `folio_added`; here the putback's
+//!   `folio_added` finds it still listed).
 //! * `folio_removed(Evicted)` for every freed candidate, `Freed` for a folio that leaves for
 //!   another reason (its task exited or was OOM-killed). `folio_removed` may name a folio the
 //!   policy already forgot.
@@ -143,7 +153,35 @@ pub mod sampling_lfu;
 
 pub use host::{effective_max, folio_of, Ext, SeamStats};
 
+use crate::mm::folio::{pg, Folios};
 use crate::mm::memcontrol::MemcgId;
+
+/// Which of a cgroup's folios the kernel could free at once, as `evict_folios` sees them
+/// (the module's contract).
+pub struct Freeable<'a> {
+    folios: &'a Folios,
+    /// The modeled time of the request (a read completes at [`Folios::read_done`]).
+    now: u64,
+}
+
+impl<'a> Freeable<'a> {
+    /// The folios' current flags at time `now`, as the host reads them at eviction.
+    pub(crate) fn new(folios: &'a Folios, now: u64) -> Freeable<'a> {
+        Freeable { folios, now }
+    }
+
+    /// Models the state test of cache_ext's score and iteration callbacks
+    /// (policies/cache_ext_sampling.bpf.c: bpf_lfu_score_fn(), cache_ext_lhd.bpf.c:
+    /// bpf_lhd_score_fn(); cache_ext 0d2eeca on linux-cache-ext 7442a92, 6.6.8): the folio
+    /// is uptodate (no read in flight: PG_locked is cleared lazily here, so a completed read
+    /// counts as done), on the LRU, clean and not under writeback. An id that names no folio
+    /// is not freeable.
+    pub fn now(&self, id: FolioId) -> bool {
+        let Some(f) = self.folios.f.get(id as usize) else { return false };
+        let reading = f.flags & pg::LOCKED != 0 && self.folios.read_done(id) > self.now;
+        f.flags & (pg::LRU | pg::DIRTY | pg::WRITEBACK) == pg::LRU && !reading
+    }
+}
 
 /// A folio's identity while it is resident: its page frame number. A policy's candidates are
 /// these ids.
@@ -196,6 +234,17 @@ pub enum Access {
     ReclaimReferenced,
 }
 
+impl Access {
+    /// Models where cache_ext's `folio_accessed` hook runs (linux-cache-ext 7442a92, 6.6.8):
+    /// first thing in mm/swap.c: folio_mark_accessed(), which a buffered read calls; a
+    /// buffered write does not (generic_perform_write(): ext4's and iomap's write_begin ask
+    /// __filemap_get_folio() for FGP_WRITEBEGIN, without FGP_ACCESSED), nor does reclaim's
+    /// folio_check_references(). The ported cache_ext policies count these accesses only.
+    pub fn marks_accessed(self) -> bool {
+        self == Access::Read
+    }
+}
+
 /// Why a folio left.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Removal {
@@ -243,8 +292,10 @@ pub trait EvictionPolicy {
     fn hears_early_accesses(&self) -> bool {
         true
     }
-    /// Up to `nr` eviction candidates, appended to `out` (cache_ext's `evict_folios`).
-    fn evict_folios(&mut self, cgroup: MemcgId, nr: usize, out: &mut Vec<FolioId>);
+    /// Up to `nr` eviction candidates, appended to `out` (cache_ext's `evict_folios`);
+    /// `freeable` says which folios the kernel could free now, as cache_ext's policies read
+    /// their candidates' flags.
+    fn evict_folios(&mut self, cgroup: MemcgId, nr: usize, freeable: &Freeable, out: &mut Vec<FolioId>);
     /// The policy leaves eviction to the kernel (cache_ext's no-op policy, SOSP '25 §6.3.2):
     /// its cgroup keeps the kernel's classic LRU, which decides what to evict, and the policy
     /// still hears `folio_added`, `folio_accessed` and `folio_removed` (and `admit_folio`),

@@ -4,7 +4,7 @@
 //! to the kernel's classic LRU ([`EvictionPolicy::defers_eviction`]), so a run with it differs
 //! from the default only in what its hooks cost (`[time] cache_ext_hook_ns`).
 
-use super::{Access, EvictionPolicy, Folio, FolioId, Removal};
+use super::{Access, EvictionPolicy, Folio, FolioId, Freeable, Removal};
 use crate::mm::memcontrol::MemcgId;
 
 /// The registry: one bit per folio id, set while the policy holds the folio.
@@ -51,7 +51,7 @@ impl EvictionPolicy for Noop {
     }
 
     /// Never called: the kernel evicts.
-    fn evict_folios(&mut self, _cgroup: MemcgId, _nr: usize, _out: &mut Vec<FolioId>) {}
+    fn evict_folios(&mut self, _cgroup: MemcgId, _nr: usize, _freeable: &Freeable, _out: &mut Vec<FolioId>) {}
 
     fn defers_eviction(&self) -> bool {
         true

@@ -2,7 +2,7 @@
 //! baseline of caching papers). The example of a seam policy written for the kernel model:
 //! this file and one line in the registry (see docs/policies.md).
 
-use super::{Access, EvictionPolicy, Folio, FolioId, Removal};
+use super::{Access, EvictionPolicy, Folio, FolioId, Freeable, Removal};
 use crate::mm::memcontrol::MemcgId;
 use pagelab_host::xorshift::XorShift64;
 
@@ -56,7 +56,7 @@ impl EvictionPolicy for Random {
         }
     }
 
-    fn evict_folios(&mut self, _cgroup: MemcgId, nr: usize, out: &mut Vec<FolioId>) {
+    fn evict_folios(&mut self, _cgroup: MemcgId, nr: usize, _freeable: &Freeable, out: &mut Vec<FolioId>) {
         for _ in 0..nr.min(self.folios.len()) {
             let i = (self.next() % self.folios.len() as u64) as usize;
             out.push(self.take(i));

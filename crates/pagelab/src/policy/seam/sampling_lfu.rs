@@ -8,15 +8,12 @@
 //! What differs from the BPF program, and why:
 //! * every folio of the cgroup is the policy's (the seam's ownership; cache_ext watches the
 //!   files of one directory, `is_folio_relevant()`);
-//! * the score function's checks of the folio's state (not uptodate, not on the LRU, dirty,
-//!   under writeback: score `INT64_MAX`) are the host's: it validates each candidate and
-//!   keeps one it cannot free, which comes back (its place in the list unchanged);
 //! * `APP_TYPE` is `GENERIC_APP`, as built (the LevelDB bonus for a file's last page is off);
 //! * a list shorter than 20 × the request is sampled in shorter runs (cache_ext returns no
 //!   candidate then; see [`Lists::sample`]).
 
 use super::lists::{ListId, Lists};
-use super::{Access, Cgroup, EvictionPolicy, Folio, FolioId, Removal};
+use super::{Access, Cgroup, EvictionPolicy, Folio, FolioId, Freeable, Removal};
 use crate::mm::memcontrol::MemcgId;
 
 /// cache_ext's `sampling_opts.sample_size`.
@@ -80,8 +77,12 @@ impl EvictionPolicy for SamplingLfu {
         *self.meta(folio.id) = 1;
     }
 
-    /// sampling_folio_accessed(): one more access (an entry is created if missing).
-    fn folio_accessed(&mut self, folio: &Folio, _how: Access) {
+    /// sampling_folio_accessed(): one more access (an entry is created if missing), for the
+    /// accesses cache_ext's hook hears ([`Access::marks_accessed`]: not a buffered write).
+    fn folio_accessed(&mut self, folio: &Folio, how: Access) {
+        if !how.marks_accessed() {
+            return;
+        }
         *self.meta(folio.id) += 1;
     }
 
@@ -98,11 +99,13 @@ impl EvictionPolicy for SamplingLfu {
     }
 
     /// sampling_evict_folios(): `bpf_cache_ext_list_sample()` with a sample size of 20 and
-    /// the access count as the score (`INT64_MAX` without metadata).
-    fn evict_folios(&mut self, _cgroup: MemcgId, nr: usize, out: &mut Vec<FolioId>) {
+    /// the access count as the score (`INT64_MAX` without metadata, or for a folio the
+    /// kernel could not free now: [`Freeable::now`]).
+    fn evict_folios(&mut self, _cgroup: MemcgId, nr: usize, freeable: &Freeable, out: &mut Vec<FolioId>) {
         let accesses = &self.accesses;
         let score = |id: FolioId| match accesses.get(id as usize).copied().unwrap_or(0) {
             0 => i64::MAX,
+            _ if !freeable.now(id) => i64::MAX,
             a => a.min(i64::MAX as u64) as i64,
         };
         self.lists.sample(self.sampling_list, SAMPLE_SIZE, nr, out, score);
