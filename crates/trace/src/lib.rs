@@ -487,17 +487,7 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, (usize, io::Err
     Ok(n)
 }
 
-/// Prefetches `p` into the cache (no effect on results).
-#[inline(always)]
-pub fn prefetch<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching has no observable effect, whatever the address.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch(p as *const i8, core::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
+pub use pagelab_host::prefetch;
 
 const EMPTY: u32 = u32::MAX;
 

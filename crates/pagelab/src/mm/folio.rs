@@ -710,13 +710,8 @@ impl Folios {
     /// Hints the CPU to fetch a folio reclaim will handle soon.
     #[inline(always)]
     pub fn prefetch(&self, pfn: Pfn) {
-        #[cfg(target_arch = "x86_64")]
-        if (pfn as usize) < self.f.len() {
-            // SAFETY: the pointer is in bounds and prefetch has no observable effect.
-            unsafe {
-                let p = self.f.as_ptr().add(pfn as usize) as *const i8;
-                core::arch::x86_64::_mm_prefetch(p, core::arch::x86_64::_MM_HINT_T0);
-            }
+        if let Some(f) = self.f.get(pfn as usize) {
+            pagelab_host::prefetch(f);
         }
     }
 

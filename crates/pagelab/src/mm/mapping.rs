@@ -206,10 +206,8 @@ impl AddressSpace {
     /// stream; no effect on results).
     #[inline(always)]
     pub fn prefetch(&self, vpn: Vpn) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(e) = self.entries.try_ref(vpn as usize) {
-            // SAFETY: prefetching a valid address has no observable effect.
-            unsafe { core::arch::x86_64::_mm_prefetch(e as *const u64 as *const i8, core::arch::x86_64::_MM_HINT_T0) };
+            pagelab_host::prefetch(e);
         }
     }
 
