@@ -52,10 +52,13 @@
 //! **Memory**: the tables grow with the slots filled and the blocks read, never with the
 //! declared size: per slot filled, its key (8 bytes) and its list links (8 bytes for lru/mru,
 //! 1 for clock, none for fifo); per file, 4 bytes for each block up to the highest one read
-//! (the key → slot table). A 5 GiB cache of 4 KiB blocks costs at most about 21 MiB for its
-//! slots, and a file read to its end 1 MiB of table per GiB of 4 KiB blocks (seed 000's two
-//! collections, 47.5 GiB of 24k blocks: 8 MiB).
+//! (the key → slot table, flat up to 256 MiB and sparse beyond, as pagelab's per-page tables:
+//! `pagelab_host::sparse::Table`). A 5 GiB cache of 4 KiB blocks costs at most about 21 MiB
+//! for its slots, and a file read to its end 1 MiB of table per GiB of 4 KiB blocks (seed
+//! 000's two collections, 47.5 GiB of 24k blocks: 8 MiB).
 
+use pagelab_host::prefetch;
+use pagelab_host::sparse::Table;
 use serde::Deserialize;
 
 use crate::size::{parse_size, PAGE_SIZE};
@@ -184,11 +187,12 @@ const NONE: u32 = u32::MAX;
 /// The key → slot map. A key is a (file, block) pair, `file << 32 | block`, and the files are
 /// numbered densely from 0 (a job's objects, or the names a shared cache has seen), so the map
 /// is a table per file of each block's slot (`NONE`: not cached), grown to the highest block
-/// looked up. A lookup is one load, where a hash map's is a probe of its control bytes and a
-/// load of its bucket, and an eviction's removal and insertion are two stores.
+/// looked up. A lookup is one load while the table is flat, where a hash map's is a probe of
+/// its control bytes and a load of its bucket, and an eviction's removal and insertion are
+/// two stores.
 #[derive(Clone, Debug, Default)]
 struct Index {
-    files: Vec<Vec<u32>>,
+    files: Vec<Table<u32>>,
 }
 
 impl Index {
@@ -196,26 +200,29 @@ impl Index {
         ((key >> 32) as usize, (key & u32::MAX as u64) as usize)
     }
 
-    fn get(&self, key: u64) -> Option<u32> {
+    /// `key`'s entry, if its table reaches it (for a lookup and for a prefetch).
+    fn entry(&self, key: u64) -> Option<&u32> {
         let (file, block) = Index::split(key);
-        self.files.get(file).and_then(|t| t.get(block)).copied().filter(|&s| s != NONE)
+        self.files.get(file).and_then(|t| t.try_ref(block))
+    }
+
+    fn get(&self, key: u64) -> Option<u32> {
+        self.entry(key).copied().filter(|&s| s != NONE)
     }
 
     /// Maps `key` to `slot` (`NONE`: unmaps it).
     fn set(&mut self, key: u64, slot: u32) {
         let (file, block) = Index::split(key);
         if file >= self.files.len() {
-            self.files.resize_with(file + 1, Vec::new);
+            self.files.resize_with(file + 1, || Table::new(0, NONE));
         }
         let table = &mut self.files[file];
-        if block >= table.len() {
-            table.resize(block + 1, NONE);
-        }
-        table[block] = slot;
+        table.grow(block + 1);
+        table.set(block, slot);
     }
 
-    fn bytes(&self) -> usize {
-        self.files.capacity() * std::mem::size_of::<Vec<u32>>() + self.files.iter().map(|t| t.capacity() * 4).sum::<usize>()
+    fn bytes(&self) -> u64 {
+        (self.files.capacity() * std::mem::size_of::<Table<u32>>()) as u64 + self.files.iter().map(Table::state_bytes).sum::<u64>()
     }
 }
 
@@ -350,8 +357,7 @@ impl AppCache {
     /// the key's entry in the table and, in a full LRU cache, the victim's links and key,
     /// which a miss reads.
     pub fn prefetch(&self, key: u64) {
-        let (file, block) = Index::split(key);
-        if let Some(entry) = self.map.files.get(file).and_then(|t| t.get(block)) {
+        if let Some(entry) = self.map.entry(key) {
             prefetch(entry);
         }
         if let Victims::Lru(r) = &self.victims {
@@ -396,20 +402,8 @@ impl AppCache {
             Victims::Fifo { .. } => 0,
             Victims::Clock { referenced, .. } => referenced.capacity(),
         };
-        (self.keys.capacity() * 8 + lists + self.map.bytes()) as u64
+        (self.keys.capacity() * 8 + lists) as u64 + self.map.bytes()
     }
-}
-
-/// Prefetches `p` into the cache (no effect on results).
-#[inline(always)]
-fn prefetch<T>(p: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching a valid address has no observable effect.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch(p as *const T as *const i8, core::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 #[cfg(test)]
@@ -467,6 +461,15 @@ mod tests {
             c.lookup(k);
         }
         assert!(c.state_bytes() < 100_000, "{} bytes for 1000 blocks", c.state_bytes());
+    }
+
+    #[test]
+    fn a_block_far_into_a_file_costs_a_sparse_index_not_a_table_to_it() {
+        // The last block a key can name: a flat table up to it would be 16 GiB.
+        let mut c = AppCache::new(&spec(64, AppPolicy::Lru));
+        c.lookup((2 << 32) | (u32::MAX as u64 - 1));
+        assert!(matches!(c.lookup((2 << 32) | (u32::MAX as u64 - 1)), Lookup::Hit(_)));
+        assert!(c.state_bytes() < 32 << 20, "{} bytes for one block", c.state_bytes());
     }
 
     #[test]
