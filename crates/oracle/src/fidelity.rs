@@ -198,11 +198,11 @@ pub fn calibrate_pageblocks(pagetypeinfo: &str, pcp: &BTreeMap<String, u64>) -> 
 /// when the workload starts, from the guest's census (`PAGELAB_ORACLE_KPAGEFLAGS=1`;
 /// `pagelab_guest::frames`): for each block of the first sample, its `pcp` frames less the
 /// fewest that any sample finds in it while it is non-movable. The census counts a frame free
-/// off the buddy lists (every non-movable block listed), and some stay so all run: not on a list but, for instance, the tails
-/// of a non-compound allocation (238 and 77 frames in two blocks of a 6.12 boot, unchanged
-/// through every drain). A block no later sample lists (claimed) gives nothing, and a list that
-/// is never drained to empty leaves its fewest above the floor: the count errs low. Zones
-/// without a census are absent.
+/// off the buddy lists (every non-movable block listed), and some stay so all run: not on a
+/// list but, for instance, the tails of a non-compound allocation (238 and 77 frames in two
+/// blocks of a 6.12 boot, unchanged through every drain). A block no later sample lists
+/// (claimed) gives nothing, and a list that is never drained to empty leaves its fewest above
+/// the floor: the count errs low. Zones without a census are absent.
 pub fn census_pcp_frames(samples: &[pagelab_guest::report::Sample]) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
     let Some(first) = samples.first() else { return out };

@@ -248,9 +248,7 @@ fn kcompactd_do_work(mm: &mut Mm) {
         match outcome {
             Outcome::Success => compaction_defer_reset(zone_state(mm, z), order),
             Outcome::Complete | Outcome::PartialSkipped => {
-                let count = std::mem::take(&mut mm.nodes[0].zones.z[z].pcp.count);
-                crate::mm::page_alloc::pcp_bulk_to_block_lists(mm, z, 0, count.max(0) as usize);
-                crate::mm::page_alloc::return_held_pcp(mm, z, u64::MAX, 0);
+                crate::mm::page_alloc::drain_pages_zone(mm, z);
                 defer_compaction(zone_state(mm, z), order);
             }
             Outcome::Contended => {}

@@ -487,11 +487,9 @@ impl DrainMutex {
 fn drain_all_lists(mm: &mut Mm) {
     for z in 0..mm.folios.nr_zones() {
         // free_pcppages_bulk() of the whole list under zone->lock.
-        let count = std::mem::take(&mut mm.zone_mut(z).pcp.count) as u64;
-        pcp_bulk_to_block_lists(mm, z, 0, count as usize);
-        let held = return_held_pcp(mm, z, u64::MAX, 0);
-        if count + held > 0 {
-            mm.zone_lock("drain_all_pages", z, count + held);
+        let gone = drain_pages_zone(mm, z);
+        if gone > 0 {
+            mm.zone_lock("drain_all_pages", z, gone);
         }
     }
     let Some(mut pc) = mm.percpu.take() else { return };
@@ -580,8 +578,8 @@ pub fn switch_pcp(mm: &mut Mm, lists: &mut [Vec<ParkedPages>], old: usize, new: 
 /// reclaimable block and did not hand out goes back to that block's lists
 /// ([`Kernel::pcp_drain_follows_the_pageblock`]; 6.1's stay on the movable lists). Opt-in:
 /// only with a layout that says what the lists hold (`Pageblocks::pcp_lists_known`).
-pub fn pcp_bulk_to_block_lists(mm: &mut Mm, z: usize, keep: usize, n: usize) {
-    if !mm.pageblocks.as_ref().is_some_and(|pb| pb.pcp_lists_known) || n == 0 || !mm.cfg.kernel.pcp_drain_follows_the_pageblock() {
+fn pcp_bulk_to_block_lists(mm: &mut Mm, z: usize, keep: usize, n: usize) {
+    if n == 0 || !drains_to_block_lists(mm) {
         return;
     }
     let Mm { pageblocks, folios, .. } = mm;
@@ -591,13 +589,29 @@ pub fn pcp_bulk_to_block_lists(mm: &mut Mm, z: usize, keep: usize, n: usize) {
     }
 }
 
+/// Models mm/page_alloc.c: drain_pages_zone() for the running CPU (6.1, 6.12, 7.3): its list
+/// of zone `z` given back whole (free_pcppages_bulk()), with the frames of the non-movable
+/// blocks it holds ([`return_held_pcp`]). Returns the pages given back.
+pub fn drain_pages_zone(mm: &mut Mm, z: usize) -> u64 {
+    let count = std::mem::take(&mut mm.zone_mut(z).pcp.count).max(0) as u64;
+    pcp_bulk_to_block_lists(mm, z, 0, count as usize);
+    count + return_held_pcp(mm, z, u64::MAX, 0)
+}
+
+/// Whether a list's drain sends each frame to its pageblock's lists: the kernel's rule
+/// ([`Kernel::pcp_drain_follows_the_pageblock`]) with a layout that says what the lists hold
+/// (`Pageblocks::pcp_lists_known`).
+fn drains_to_block_lists(mm: &Mm) -> bool {
+    mm.cfg.kernel.pcp_drain_follows_the_pageblock() && mm.pageblocks.as_ref().is_some_and(|pb| pb.pcp_lists_known)
+}
+
 /// [`pcp_bulk_to_block_lists`] for `frames` of another CPU's list of zone `z`: frees those of
 /// non-movable blocks to their blocks' lists and returns the others, for the movable lists.
 fn parked_to_block_lists<'a>(mm: &mut Mm, z: usize, frames: &'a [Pfn]) -> std::borrow::Cow<'a, [Pfn]> {
-    let rule = mm.cfg.kernel.pcp_drain_follows_the_pageblock();
-    let Some(pb) = mm.pageblocks.as_mut().filter(|pb| rule && pb.pcp_lists_known) else {
+    if !drains_to_block_lists(mm) {
         return frames.into();
-    };
+    }
+    let pb = mm.pageblocks.as_mut().expect("drains_to_block_lists() checked it");
     let (gone, movable): (Vec<Pfn>, Vec<Pfn>) = frames.iter().partition(|&&p| pb.is_nonmovable(p));
     for pfn in gone {
         pb.free(z, pfn);
@@ -611,7 +625,7 @@ fn parked_to_block_lists<'a>(mm: &mut Mm, z: usize, frames: &'a [Pfn]) -> std::b
 /// frames. Returns how many left. They are the kernel's frames no longer.
 ///
 /// [`Pageblocks::return_pcp`]: crate::mm::pageblock::Pageblocks::return_pcp
-pub fn return_held_pcp(mm: &mut Mm, z: usize, n: u64, keep: usize) -> u64 {
+fn return_held_pcp(mm: &mut Mm, z: usize, n: u64, keep: usize) -> u64 {
     let Some(pb) = mm.pageblocks.as_mut().filter(|pb| pb.nr_pcp_held(z) > 0) else { return 0 };
     let (gone, movable) = pb.return_pcp(z, n);
     mm.kernel_pages -= gone;
