@@ -2,7 +2,7 @@
 """Prints the tables of examples/cache_ext/README.md: cache_ext's evaluation (SOSP '25,
 Zussman et al.) beside pagelab's runs of the same setups, scaled.
 
-    python3 examples/cache_ext/tables.py fig9|fig6|fig10|fig10-mini|fig11|zipf-check [--pagelab PATH] [--keep DIR]
+    python3 examples/cache_ext/tables.py fig9|fig6|fig7|fig10|fig10-mini|fig11|zipf-check [--pagelab PATH] [--keep DIR]
 
 Each cell compares the paper's ratio to the default policy (classic) with pagelab's:
 direction agrees when both are above 1, both below, or both within 5% of 1 ("="); the
@@ -32,6 +32,18 @@ FIG6 = {
     "s3fifo": {"a": 14, "b": 10, "c": 9, "d": 207, "e": 2, "f": 15, "u100": 5, "u50": 14},
     "lhd": {"a": 15, "b": 12, "c": 11, "d": 205, "e": 3, "f": 15, "u100": 5, "u50": 14},
     "sampling-lfu": {"a": 16, "b": 12, "c": 11, "d": 208, "e": 3, "f": 16, "u100": 5, "u50": 15},
+}
+# Fig. 7, YCSB A and C "for 8 million keys": each policy's throughput (ops/s) and total disk
+# read and write IO (GB). The paper prints no labels on this figure: the points are its
+# markers' centres in cache_ext_paper.pdf (cache-ext/cache_ext, page 11, the two plots' form
+# XObjects), mapped through the axes' tick positions (docs/journal/2026-11-30-fig6-mglru.md).
+FIG7 = {
+    "a": {"classic": (17740, 60.4), "mglru": (15526, 62.5), "mru": (9539, 123.5),
+          "fifo": (11770, 82.9), "s3fifo": (18787, 53.7), "lhd": (17907, 53.3),
+          "sampling-lfu": (18144, 53.0)},
+    "c": {"classic": (13007, 133.3), "mglru": (13093, 131.4), "mru": (5161, 247.5),
+          "fifo": (10855, 164.9), "s3fifo": (14020, 112.9), "lhd": (13546, 112.5),
+          "sampling-lfu": (13643, 112.7)},
 }
 # The uniform mixes: YCSB's read proportion 100% and 50% (the rest updates), uniform keys.
 MIXES = {"u100": ("c", "uniform"), "u50": ("a", "uniform")}
@@ -206,15 +218,8 @@ def fig6(a, tmp):
     per = {}
     tables = []
 
-    def one(mix, p):
-        ycsb, dist = MIXES.get(mix, (mix, None))
-        sets = [f"machine.policy=\"{p}\"", f"workload.leveldb.lsm.ycsb=\"{ycsb}\""]
-        if dist:
-            sets.append(f"workload.leveldb.distribution=\"{dist}\"")
-        return run(a.pagelab, a.scenario, sets + (a.set or []), f"{tmp}/y-{mix}-{p}.json")
-
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.parallel) as ex:
-        done = {(m, p): ex.submit(one, m, p) for m in mixes for p in policies}
+        done = {(m, p): ex.submit(fig6_run, a, tmp, m, p) for m in mixes for p in policies}
     for mix in mixes:
         res = {p: done[(mix, p)].result() for p in policies}
         tp = {p: steady(x) for p, x in res.items()}
@@ -245,6 +250,42 @@ def fig6(a, tmp):
         agree, strict = agree + a_, strict + s_
         print(f"| {mix.upper()} | {a_}/{s_} | {tau:.2f} |")
     print(f"Fig. 6 order: {agree}/{strict} pairs ({100 * agree / max(strict, 1):.0f}%) ordered as the paper orders them")
+
+
+def fig6_run(a, tmp, mix, p):
+    """One Fig. 6 run (`mix` a YCSB letter or a uniform mix, `p` the policy), kept as
+    y-MIX-POLICY.json, so Fig. 7 reuses Fig. 6's runs."""
+    ycsb, dist = MIXES.get(mix, (mix, None))
+    sets = [f"machine.policy=\"{p}\"", f"workload.leveldb.lsm.ycsb=\"{ycsb}\""]
+    if dist:
+        sets.append(f"workload.leveldb.distribution=\"{dist}\"")
+    return run(a.pagelab, a.scenario, sets + (a.set or []), f"{tmp}/y-{mix}-{p}.json")
+
+
+def fig7(a, tmp):
+    """Fig. 7: YCSB A and C, throughput and total disk IO (pgpgin + pgpgout), each policy
+    against the default, beside the paper's points."""
+    mixes = a.mixes.split(",") if a.mixes else ["a", "c"]
+    policies = [p for p in FIG7["c"] if not a.policies or p == "classic" or p in a.policies.split(",")]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.parallel) as ex:
+        done = {(m, p): ex.submit(fig6_run, a, tmp, m, p) for m in mixes for p in policies}
+    t, io = Tally(), Tally()
+    print("| cell | paper throughput | pagelab throughput | paper disk IO | pagelab disk IO | "
+          "direction agrees (throughput / IO) |\n|---|---|---|---|---|---|")
+    for mix in mixes:
+        res = {p: done[(mix, p)].result() for p in policies}
+        disk = {p: x["vmstat"].get("pgpgin", 0) + x["vmstat"].get("pgpgout", 0) for p, x in res.items()}
+        for p in policies[1:]:
+            pt, pio = (FIG7[mix][p][i] / FIG7[mix]["classic"][i] for i in (0, 1))
+            ot, oio = steady(res[p]) / steady(res["classic"]), disk[p] / disk["classic"]
+            ct, ci = compare(pt, ot), compare(pio, oio)
+            t.add(ct[0], ct[2])
+            io.add(ci[0], ci[2])
+            print(f"| {mix.upper()}: {p} | {pt:.3f}x | {ot:.3f}x | {pio:.3f}x | {oio:.3f}x | "
+                  f"{'yes' if ct[0] else 'no'} / {'yes' if ci[0] else 'no'} |")
+    print()
+    print(t.line("Fig. 7 throughput"))
+    print(io.line("Fig. 7 disk IO"))
 
 
 def fig11(a, tmp):
@@ -412,14 +453,14 @@ def zipf_check(a, tmp):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("figure", choices=["fig9", "fig6", "fig10", "fig10-mini", "fig11", "zipf-check"])
+    ap.add_argument("figure", choices=["fig9", "fig6", "fig7", "fig10", "fig10-mini", "fig11", "zipf-check"])
     ap.add_argument("--pagelab", default=os.path.join(ROOT, "target/release/pagelab"))
     ap.add_argument("--quick", action="store_true", help="fig6: YCSB-C only")
     ap.add_argument("--scenario", default="ycsb-paper.toml",
                     help="fig6: ycsb-paper.toml (the paper's LevelDB setup, default) or ycsb.toml "
                          "(pagelab's LevelDB defaults: a 10-bit Bloom filter, 1 KiB values)")
-    ap.add_argument("--mixes", help="fig6: these mixes only (a,b,c,d,e,f,u100,u50)")
-    ap.add_argument("--policies", help="fig6: these policies only, beside classic")
+    ap.add_argument("--mixes", help="fig6, fig7: these mixes only (a,b,c,d,e,f,u100,u50)")
+    ap.add_argument("--policies", help="fig6, fig7: these policies only, beside classic")
     ap.add_argument("--set", action="append", help="fig6: one more --set for every run "
                     "(a hypothesis's cells, e.g. workload.leveldb.jobs=1)")
     ap.add_argument("--parallel", type=int, default=1, help="fig6: runs at a time")
@@ -427,7 +468,7 @@ def main():
     ap.add_argument("--keep", metavar="DIR", help="keep the runs' JSON reports in DIR and reuse "
                     "the ones already there (to reprint a table without running again)")
     a = ap.parse_args()
-    fig = {"fig9": fig9, "fig6": fig6, "fig10": fig10, "fig10-mini": fig10_mini, "fig11": fig11,
+    fig = {"fig9": fig9, "fig6": fig6, "fig7": fig7, "fig10": fig10, "fig10-mini": fig10_mini, "fig11": fig11,
            "zipf-check": zipf_check}[a.figure]
     if a.keep:
         global REUSE
