@@ -12,6 +12,7 @@ column gives the counters that differ, as ratios to the default's run (see count
 """
 import argparse
 import concurrent.futures
+import fractions
 import json
 import math
 import os
@@ -47,6 +48,52 @@ FIG7 = {
 }
 # The uniform mixes: YCSB's read proportion 100% and 50% (the rest updates), uniform keys.
 MIXES = {"u100": ("c", "uniform"), "u50": ("a", "uniform")}
+
+
+# Fig. 6's sizes in the paper (bench_leveldb.py and My-YCSB as ycsb-paper.toml's header
+# gives them: a 100 GiB store in a 10 GiB cgroup, LevelDB's 2 MiB tables, 10 MiB L1, 4 MiB
+# write buffer, 8 MiB block cache), which --scale multiplies, and the scale the scenario
+# file is written at (ycsb-paper.toml: 1/32).
+PAPER_SIZES = {
+    "workload.leveldb.lsm.db_size": 100 << 30,
+    "cgroup./db.max": 10 << 30,
+    "workload.leveldb.lsm.table_size": 2 << 20,
+    "workload.leveldb.lsm.l1_size": 10 << 20,
+    "workload.leveldb.lsm.write_buffer_size": 4 << 20,
+    "workload.leveldb.lsm.block_cache": 8 << 20,
+}
+FILE_SCALE = fractions.Fraction(1, 32)
+# ycsb-paper.toml's operations a thread at FILE_SCALE: a run at another scale does as many
+# operations per page of its cgroup.
+FILE_OPS = 25000
+# ycsb-paper.toml's machine at FILE_SCALE (1 GiB); a larger scale's is as much larger, so
+# that it holds the cgroup (no global reclaim, as on the paper's 128 GB).
+FILE_MEMORY = 1 << 30
+
+
+def scale_sets(scale):
+    """The --set overrides that run ycsb-paper.toml at `scale` (a Fraction) of the paper's
+    store: every size of PAPER_SIZES, the classic LRU's miniature correction
+    (`machine.miniature`, crates/pagelab/src/mm/miniature.rs), the operations (in proportion)
+    and the machine's memory (at least the file's). At FILE_SCALE they are the file's values."""
+    sets = []
+    for key, full in PAPER_SIZES.items():
+        b = full * scale
+        if b.denominator != 1 or b % 1024:
+            sys.exit(f"--scale {scale}: {key} would be {float(b):.0f} bytes, not whole KiB")
+        sets.append(f'{key}="{b // 1024}K"')
+    ops = FILE_OPS * scale / FILE_SCALE
+    if ops.denominator != 1:
+        sys.exit(f"--scale {scale}: {float(ops)} operations a thread, not a whole number")
+    memory = max(FILE_MEMORY, FILE_MEMORY * scale / FILE_SCALE)
+    return sets + [f"machine.miniature={float(scale)}", f"workload.leveldb.ops={ops}",
+                   f'machine.memory="{int(memory) >> 20}M"']
+
+
+def scale_label(a):
+    if a.scale is None:
+        return f"1/{FILE_SCALE.denominator} (as written)" if a.scenario == "ycsb-paper.toml" else "as written"
+    return str(a.scale)
 
 
 REUSE = False
@@ -224,6 +271,8 @@ def fig6(a, tmp):
         res = {p: done[(mix, p)].result() for p in policies}
         tp = {p: steady(x) for p, x in res.items()}
         tables.append((mix, res, tp))
+    print(f"Fig. 6 on {a.scenario}, scale {scale_label(a)}")
+    print()
     print("| policy | " + " | ".join(m.upper() for m in mixes) + " |")
     print("|---|" + "---|" * len(mixes))
     for p in policies:
@@ -259,7 +308,8 @@ def fig6_run(a, tmp, mix, p):
     sets = [f"machine.policy=\"{p}\"", f"workload.leveldb.lsm.ycsb=\"{ycsb}\""]
     if dist:
         sets.append(f"workload.leveldb.distribution=\"{dist}\"")
-    return run(a.pagelab, a.scenario, sets + (a.set or []), f"{tmp}/y-{mix}-{p}.json")
+    scaled = scale_sets(a.scale) if getattr(a, "scale", None) is not None else []
+    return run(a.pagelab, a.scenario, sets + scaled + (a.set or []), f"{tmp}/y-{mix}-{p}.json")
 
 
 def fig7(a, tmp):
@@ -286,6 +336,82 @@ def fig7(a, tmp):
     print()
     print(t.line("Fig. 7 throughput"))
     print(io.line("Fig. 7 disk IO"))
+
+
+def page_skew(a, tmp, mix, scale):
+    """The page-read stream the store gives the page cache at `scale` (mix `mix`), before any
+    policy: the page_reads example (crates/pagelab/examples/page_reads.rs) writes the pages the
+    workload generator reads, `pagelab trace-stats` counts them. Returns trace-stats' JSON."""
+    out = f"{tmp}/skew-{mix}.json"
+    if not (REUSE and os.path.exists(out)):
+        ycsb, dist = MIXES.get(mix, (mix, None))
+        sets = [f"workload.leveldb.lsm.ycsb=\"{ycsb}\""] + scale_sets(scale) + (a.set or [])
+        if dist:
+            sets.append(f"workload.leveldb.distribution=\"{dist}\"")
+        reads = f"{tmp}/reads-{mix}.txt"
+        example = os.path.join(os.path.dirname(a.pagelab), "examples", "page_reads")
+        with open(reads, "w") as f:
+            subprocess.run([example, os.path.join(HERE, a.scenario), "leveldb"]
+                           + [x for v in sets for x in ("--set", v)], check=True, stdout=f)
+        subprocess.run([a.pagelab, "trace-stats", "--trace-format", "text", reads, "--json", out],
+                       check=True, stdout=subprocess.DEVNULL)
+        os.remove(reads)
+    with open(out) as f:
+        return json.load(f)
+
+
+def stream_bounds(sk, pages):
+    """Two hit ratios of the page-read stream `sk` (trace-stats' JSON) in `pages` of cache, no
+    policy run: an exact LRU's (the reads whose reuse distance is below `pages`, linear within
+    trace-stats' power-of-two bucket) and a cache of the `pages` most read pages' (their share
+    of the reads, the popularity curve's samples joined by straight lines)."""
+    lru = 0.0
+    for b in sk["reuse"]["histogram"]:
+        lo, hi = b["min"], b["max"]
+        lru += b["accesses"] * min(1.0, max(0.0, (pages - lo) / (hi - lo + 1)))
+    top, (r0, c0) = 0.0, (0, 0)
+    for r, c in sk["popularity"]:
+        if r0 >= pages:
+            break
+        r1 = min(r, pages)
+        c1 = c0 + (c - c0) * (r1 - r0) / (r - r0) if r > r0 else c
+        top += (c0 + c1) / 2 * (r1 - r0) if r0 else c
+        r0, c0 = r1, c1
+    return lru / sk["reads"], top / sk["reads"]
+
+
+def fig6_scale(a, tmp):
+    """Fig. 6's YCSB cells at several scales (--scales): each policy's steady throughput against
+    classic's, the page cache's hit ratio (1 - file refaults / page reads, the page reads the
+    generator's) and the stream's skew (the top 10% of the pages read take this share of the
+    reads; trace-stats on page_skew())."""
+    mixes = (a.mixes or "c").split(",")
+    policies = ["classic"] + (a.policies.split(",") if a.policies else ["sampling-lfu", "lhd", "mru", "fifo", "mglru"])
+    print("| mix | scale | store in cgroup | page reads a get | top 10% of pages | top 1% | exact LRU | "
+          "most read pages | " + " | ".join(f"{p} (hit ratio)" for p in policies) + " |")
+    print("|---|---|---|---|---|---|---|---|" + "---|" * len(policies))
+    for mix in mixes:
+        for scale in (fractions.Fraction(x) for x in a.scales.split(",")):
+            d = f"{tmp}/{mix}-{scale.numerator}_{scale.denominator}"
+            os.makedirs(d, exist_ok=True)
+            ycsb, dist = MIXES.get(mix, (mix, None))
+            sets = [f"workload.leveldb.lsm.ycsb=\"{ycsb}\""] + ([f"workload.leveldb.distribution=\"{dist}\""] if dist else [])
+            res = {}
+            for p in policies:
+                res[p] = run(a.pagelab, a.scenario, [f"machine.policy=\"{p}\""] + sets + scale_sets(scale) + (a.set or []), f"{d}/y-{p}.json")
+            sk = page_skew(a, d, mix, scale)
+            gets = sum(t["workload_ops"] for t in res["classic"]["tasks"] if t["cgroup"] == "/db")
+            base = steady(res["classic"])
+
+            def hit(r):
+                return 1 - r["memcg"]["/db"]["workingset_refault_file"] / sk["reads"]
+
+            cells = " | ".join(f"{steady(r) / base:.3f} ({hit(r):.3f})" for r in res.values())
+            cgroup = PAPER_SIZES["cgroup./db.max"] * scale
+            lru, top = stream_bounds(sk, cgroup / 4096)
+            print(f"| {mix.upper()} | {scale} | {cgroup * 10 / 2**20:,.0f} MiB in {cgroup / 2**20:,.0f} MiB | "
+                  f"{sk['reads'] / gets:.2f} | {sk['top_10pct_share']:.3f} | {sk['top_1pct_share']:.3f} | "
+                  f"{lru:.3f} | {top:.3f} | {cells} |")
 
 
 def fig11(a, tmp):
@@ -453,22 +579,29 @@ def zipf_check(a, tmp):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("figure", choices=["fig9", "fig6", "fig7", "fig10", "fig10-mini", "fig11", "zipf-check"])
+    ap.add_argument("figure", choices=["fig9", "fig6", "fig6-scale", "fig7", "fig10", "fig10-mini", "fig11",
+                                       "zipf-check"])
     ap.add_argument("--pagelab", default=os.path.join(ROOT, "target/release/pagelab"))
     ap.add_argument("--quick", action="store_true", help="fig6: YCSB-C only")
     ap.add_argument("--scenario", default="ycsb-paper.toml",
                     help="fig6: ycsb-paper.toml (the paper's LevelDB setup, default) or ycsb.toml "
                          "(pagelab's LevelDB defaults: a 10-bit Bloom filter, 1 KiB values)")
-    ap.add_argument("--mixes", help="fig6, fig7: these mixes only (a,b,c,d,e,f,u100,u50)")
-    ap.add_argument("--policies", help="fig6, fig7: these policies only, beside classic")
+    ap.add_argument("--mixes", help="fig6, fig7: these mixes only (a,b,c,d,e,f,u100,u50); fig6-scale: default c")
+    ap.add_argument("--policies", help="fig6, fig6-scale, fig7: these policies only, beside classic")
     ap.add_argument("--set", action="append", help="fig6: one more --set for every run "
                     "(a hypothesis's cells, e.g. workload.leveldb.jobs=1)")
+    ap.add_argument("--scale", type=fractions.Fraction, help="fig6: run ycsb-paper.toml at this "
+                    "scale of the paper's store (e.g. 1/16; default: the file's, 1/32): store, cgroup, "
+                    "tables, L1, write buffer, block cache, machine.miniature and the operations "
+                    "scaled together (scale_sets())")
+    ap.add_argument("--scales", default="1/128,1/64,1/32,1/16", help="fig6-scale: the scales (see --scale)")
     ap.add_argument("--parallel", type=int, default=1, help="fig6: runs at a time")
     ap.add_argument("--cpus", type=int, default=0, help="fig11: machine.cpus (default: none)")
     ap.add_argument("--keep", metavar="DIR", help="keep the runs' JSON reports in DIR and reuse "
                     "the ones already there (to reprint a table without running again)")
     a = ap.parse_args()
-    fig = {"fig9": fig9, "fig6": fig6, "fig7": fig7, "fig10": fig10, "fig10-mini": fig10_mini, "fig11": fig11,
+    fig = {"fig9": fig9, "fig6": fig6, "fig6-scale": fig6_scale, "fig7": fig7, "fig10": fig10,
+           "fig10-mini": fig10_mini, "fig11": fig11,
            "zipf-check": zipf_check}[a.figure]
     if a.keep:
         global REUSE
