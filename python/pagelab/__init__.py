@@ -138,7 +138,9 @@ def run(
     A policy is a class (instantiated once per cgroup) or an object with the methods
     `init(self, cgroup)`, `folio_added(self, folio)`, `folio_accessed(self, folio)`,
     `folio_removed(self, folio)` and `evict_folios(self, cgroup, nr)`, which returns an
-    iterable of up to `nr` folios or their ids. A folio has `id` (stable while resident),
+    iterable of up to `nr` folios or their ids; while it runs, `cgroup.freeable(folio)` says
+    whether the kernel could free a folio now (clean, not under writeback, on the LRU, its
+    read done), as cache_ext's policies test before they choose. A folio has `id` (stable while resident),
     `key` (the page, stable across residencies), `file`/`anon`, `object` and `index`,
     `cgroup`, `dirty`, `mapped`, `referenced`, `refault`, `workingset`, `putback`, `task`
     (an index into the cgroup's `tasks`, the task names) and `how`. An optional sixth hook,

@@ -20,6 +20,12 @@ class Cgroup(Protocol):
     #: The machine's task names by `Folio.task` (a workload's name, `name.N` for job N).
     tasks: list
 
+    def freeable(self, folio: Union["Folio", int]) -> bool:
+        """During this cgroup's `evict_folios` only (else RuntimeError): whether the kernel
+        could free the folio now (its read done, on the LRU, clean, not under writeback), the
+        state cache_ext's score functions test before they rank a folio."""
+        ...
+
 
 class Folio(Protocol):
     """A folio as the hooks see it."""

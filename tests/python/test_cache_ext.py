@@ -192,3 +192,76 @@ def test_get_scan_lists_page_cache_only_as_cache_ext_hooks_see_it():
     assert r["memcg"]["/db"]["memory.events.oom_kill"] == 0
     assert r["vmstat"].get("pgscan_anon", 0) == 0, "no anonymous candidate"
     assert r["policy_state"]["state"]["seam"]["/db"]["state"]["evicted_scan"] > 0
+
+
+class CleanFirstFifo:
+    """FIFO that passes over what the kernel could not free now, as cache_ext's FIFO
+    callback does (CACHE_EXT_CONTINUE_ITER for a dirty or writeback folio)."""
+
+    def init(self, cgroup):
+        self.lists = pagelab.Lists()
+        self.fifo = self.lists.create()
+        self.cgroup = cgroup
+        self.not_freeable = 0
+
+    def folio_added(self, folio):
+        self.lists.add_tail(self.fifo, folio)
+
+    def folio_accessed(self, folio):
+        pass
+
+    def folio_removed(self, folio):
+        self.lists.delete(folio)
+
+    def pick(self, i, fid):
+        if self.cgroup.freeable(fid):
+            return pagelab.Lists.EVICT
+        self.not_freeable += 1
+        return pagelab.Lists.CONTINUE
+
+    def evict_folios(self, cgroup, nr):
+        return self.lists.iterate(self.fifo, nr, self.pick)
+
+    def state(self):
+        return {"not_freeable": self.not_freeable}
+
+
+def written_then_read(tmp_path):
+    """8 pages written, then 2,000 others read once, in a 200-page cgroup (the Rust test
+    cache_ext::a_sampled_run_hands_over_a_clean_folio_before_a_dirty_one_with_fewer_accesses)."""
+    trace = tmp_path / "written-then-read.txt"
+    trace.write_text("".join(f"W {p}\n" for p in range(8)) + "".join(f"R {p}\n" for p in range(1000, 3000)))
+    return ('[machine]\nmemory = "256M"\nkernel = "6.12"\npolicy = "classic"\n[[cgroup]]\npath = "/c"\nmax = "200p"\n'
+            f'[[workload]]\nname = "r"\ncgroup = "/c"\nkind = "file-rw"\nfile = "db"\nfile_size = "100000p"\n'
+            f'fadvise = "random"\ntrace = "{trace}"\n')
+
+
+def test_evict_folios_sees_which_folios_the_kernel_could_free_now(tmp_path):
+    # cache_ext's policies read a candidate's flags as they choose (bpf_lfu_score_fn(): a
+    # folio not uptodate, off the LRU, dirty or under writeback scores INT64_MAX), so a
+    # policy that passes over the 8 written pages hands over none the kernel keeps; without
+    # `cgroup.freeable` the FIFO would hand them over first and shrink_folio_list() would
+    # activate and keep each.
+    text = written_then_read(tmp_path)
+    r = pagelab.run(text=text, policies={"/c": CleanFirstFifo})
+    seam = r["policy_state"]["state"]["seam"]["/c"]
+    assert seam["counts"]["evicted"] > 1000 and seam["counts"].get("kept", 0) == 0, seam["counts"]
+    assert seam["state"]["not_freeable"] >= 8, seam["state"]
+    # The docs' line-by-line port of sampling LFU scores as the built-in (which reads the
+    # seam's Freeable) on the same writes.
+    runs = [pagelab.run(text=text, policies={"/c": p}) for p in ("sampling-lfu", _docs_sampling_lfu())]
+    seen = [(x["policy_state"]["state"]["seam"]["/c"]["counts"], x["memcg"]["/c"]["workingset_refault_file"]) for x in runs]
+    assert seen[1] == seen[0], seen
+
+
+def test_freeable_answers_during_evict_folios_only():
+    class Asks(RefuseAll):
+        def folio_added(self, folio):
+            self.cgroup_seen.freeable(folio)
+
+        def init(self, cgroup):
+            super().init(cgroup)
+            self.cgroup_seen = cgroup
+
+    with pytest.raises(RuntimeError, match=r"freeable\(\) answers during the evict_folios of cgroup /c only"):
+        pagelab.run(text=one_file(1000, 200, 100), policies={"/c": Asks})

@@ -333,6 +333,46 @@ struct PyCgroup {
     tasks: Vec<String>,
 }
 
+#[pymethods]
+impl PyCgroup {
+    /// During this cgroup's `evict_folios` only: whether the kernel could free the folio (a
+    /// Folio or its id) now, as the seam's `Freeable` says (its read done, on the LRU, clean,
+    /// not under writeback): the state cache_ext's score functions test. Elsewhere a
+    /// RuntimeError: the answer is the folio's state at the request.
+    fn freeable(&self, folio: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let id = folio_id(folio)?;
+        let answer = REQUEST.with(|r| match r.get() {
+            // SAFETY: `InRequest` sets the pointer from a live `&Freeable` and clears it when
+            // dropped, before that borrow ends; this thread holds it throughout.
+            Some((cg, f)) if cg == self.id => Some(unsafe { &*f }.now(id)),
+            _ => None,
+        });
+        answer.ok_or_else(|| PyRuntimeError::new_err(format!("Cgroup.freeable() answers during the evict_folios of cgroup {} only", self.path)))
+    }
+}
+
+thread_local! {
+    /// The eviction request in progress on this thread (its cgroup and the kernel's
+    /// `Freeable`), for the length of a Python `evict_folios` call.
+    static REQUEST: std::cell::Cell<Option<(u16, *const Freeable<'static>)>> = const { std::cell::Cell::new(None) };
+}
+
+/// The scope of one `evict_folios` call: `Cgroup.freeable()` answers while it lives.
+struct InRequest(Option<(u16, *const Freeable<'static>)>);
+
+impl InRequest {
+    fn enter(cgroup: u16, freeable: &Freeable<'_>) -> InRequest {
+        let ptr = freeable as *const Freeable<'_> as *const Freeable<'static>;
+        InRequest(REQUEST.with(|r| r.replace(Some((cgroup, ptr)))))
+    }
+}
+
+impl Drop for InRequest {
+    fn drop(&mut self) {
+        REQUEST.with(|r| r.set(self.0));
+    }
+}
+
 /// A Python object with the five hooks, behind the seam. The first exception a hook raises
 /// stops the policy and ends the run with it.
 struct PyPolicy {
@@ -447,10 +487,12 @@ impl EvictionPolicy for PyPolicy {
         };
         self.call("folio_removed", folio, Some(why));
     }
-    fn evict_folios(&mut self, _cgroup: u16, nr: usize, _freeable: &Freeable, out: &mut Vec<FolioId>) {
+    /// `cgroup.freeable(folio)` answers during the call (the seam's `Freeable`).
+    fn evict_folios(&mut self, cgroup: u16, nr: usize, freeable: &Freeable, out: &mut Vec<FolioId>) {
         if self.failure.is_some() {
             return;
         }
+        let _request = InRequest::enter(cgroup, freeable);
         Python::with_gil(|py| {
             let r = (|| -> PyResult<()> {
                 let cg = self.cgroup.as_ref().map(|c| c.clone_ref(py).into_any()).unwrap_or_else(|| py.None());
