@@ -2,7 +2,7 @@
 """Prints the tables of examples/cache_ext/README.md: cache_ext's evaluation (SOSP '25,
 Zussman et al.) beside pagelab's runs of the same setups, scaled.
 
-    python3 examples/cache_ext/tables.py fig9|fig6|fig10|fig10-mini|fig11|zipf-check [--pagelab PATH] [--keep DIR]
+    python3 examples/cache_ext/tables.py fig9|fig6|fig10|fig10-mini|fig11|zipf-check [--pagelab PATH] [--keep DIR] [--plain]
 
 Each cell compares the paper's ratio to the default policy (classic) with pagelab's:
 direction agrees when both are above 1, both below, or both within 5% of 1 ("="); the
@@ -35,6 +35,15 @@ FIG6 = {
 }
 # The uniform mixes: YCSB's read proportion 100% and 50% (the rest updates), uniform keys.
 MIXES = {"u100": ("c", "uniform"), "u50": ("a", "uniform")}
+# The paper's FIFO, MRU and S3-FIFO are cache_ext's BPF policies: pagelab's ports of them
+# (policy/seam/cache_ext_*.rs). --plain runs pagelab-cachesim's trace algorithms instead.
+PORTS = {"fifo": "cache-ext-fifo", "mru": "cache-ext-mru", "s3fifo": "cache-ext-s3fifo"}
+PLAIN = False
+
+
+def policy(p):
+    """The pagelab policy that runs the paper's policy `p`."""
+    return p if PLAIN else PORTS.get(p, p)
 
 
 REUSE = False
@@ -176,9 +185,9 @@ def fig9(a, tmp):
     runs = {
         "classic": ["machine.policy=\"classic\""],
         "mglru": ["machine.policy=\"mglru\""],
-        "mru": ["cgroup./search.policy=\"mru\""],
+        "mru": [f"cgroup./search.policy=\"{policy('mru')}\""],
     }
-    r = {p: run(a.pagelab, "search.toml", s, f"{tmp}/s-{p}.json") for p, s in runs.items()}
+    r = {p: run(a.pagelab, "search.toml", s, f"{tmp}/s-{policy(p)}.json") for p, s in runs.items()}
     print("| policy | modeled time (s) | speed-up vs default | read from disk (GiB) | file refaults |")
     print("|---|---|---|---|---|")
     for p, x in r.items():
@@ -201,17 +210,18 @@ def fig6(a, tmp):
     mixes = ["a", "b", "c", "d", "e", "f", "u100", "u50"] if not a.quick else ["c"]
     if a.mixes:
         mixes = a.mixes.split(",")
-    policies = [p for p in FIG6 if not a.policies or p == "classic" or p in a.policies.split(",")]
+    chosen = a.policies.split(",") if a.policies else None
+    policies = [p for p in FIG6 if not chosen or p == "classic" or p in chosen or policy(p) in chosen]
     t = Tally()
     per = {}
     tables = []
 
     def one(mix, p):
         ycsb, dist = MIXES.get(mix, (mix, None))
-        sets = [f"machine.policy=\"{p}\"", f"workload.leveldb.lsm.ycsb=\"{ycsb}\""]
+        sets = [f"machine.policy=\"{policy(p)}\"", f"workload.leveldb.lsm.ycsb=\"{ycsb}\""]
         if dist:
             sets.append(f"workload.leveldb.distribution=\"{dist}\"")
-        return run(a.pagelab, a.scenario, sets + (a.set or []), f"{tmp}/y-{mix}-{p}.json")
+        return run(a.pagelab, a.scenario, sets + (a.set or []), f"{tmp}/y-{mix}-{policy(p)}.json")
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.parallel) as ex:
         done = {(m, p): ex.submit(one, m, p) for m in mixes for p in policies}
@@ -252,12 +262,12 @@ def fig11(a, tmp):
     configs = {
         "default": ["machine.policy=\"classic\""],
         "global LFU": ["machine.policy=\"sampling-lfu\""],
-        "global MRU": ["machine.policy=\"mru\""],
+        "global MRU": [f"machine.policy=\"{policy('mru')}\""],
         "tailored": ["machine.policy=\"classic\"", "cgroup./db.policy=\"sampling-lfu\"",
-                     "cgroup./search.policy=\"mru\""],
+                     f"cgroup./search.policy=\"{policy('mru')}\""],
     }
     extra = [f"machine.cpus={a.cpus}"] if a.cpus else []
-    r = {c: run(a.pagelab, "isolation.toml", s + extra, f"{tmp}/i-{i}.json")
+    r = {c: run(a.pagelab, "isolation.toml", s + extra, f"{tmp}/i-{i}{'-plain' if PLAIN else ''}.json")
          for i, (c, s) in enumerate(configs.items())}
 
     def ycsb(x):
@@ -419,7 +429,10 @@ def main():
                     help="fig6: ycsb-paper.toml (the paper's LevelDB setup, default) or ycsb.toml "
                          "(pagelab's LevelDB defaults: a 10-bit Bloom filter, 1 KiB values)")
     ap.add_argument("--mixes", help="fig6: these mixes only (a,b,c,d,e,f,u100,u50)")
-    ap.add_argument("--policies", help="fig6: these policies only, beside classic")
+    ap.add_argument("--policies", help="fig6: these policies only, beside classic (the paper's "
+                    "names or the ports': mru or cache-ext-mru)")
+    ap.add_argument("--plain", action="store_true", help="fig6, fig9, fig11: run the paper's fifo, "
+                    "mru and s3fifo as pagelab-cachesim's trace algorithms, not cache_ext's ports")
     ap.add_argument("--set", action="append", help="fig6: one more --set for every run "
                     "(a hypothesis's cells, e.g. workload.leveldb.jobs=1)")
     ap.add_argument("--parallel", type=int, default=1, help="fig6: runs at a time")
@@ -427,6 +440,8 @@ def main():
     ap.add_argument("--keep", metavar="DIR", help="keep the runs' JSON reports in DIR and reuse "
                     "the ones already there (to reprint a table without running again)")
     a = ap.parse_args()
+    global PLAIN
+    PLAIN = a.plain
     fig = {"fig9": fig9, "fig6": fig6, "fig10": fig10, "fig10-mini": fig10_mini, "fig11": fig11,
            "zipf-check": zipf_check}[a.figure]
     if a.keep:
