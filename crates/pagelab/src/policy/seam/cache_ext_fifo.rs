@@ -6,8 +6,10 @@
 //! LRU, clean and not under writeback, passing over the others where they stand.
 //!
 //! What differs from the BPF program, and why:
-//! * every folio of the cgroup is the policy's (the seam's ownership; cache_ext watches the
-//!   files of one directory, `is_folio_relevant()`);
+//! * every page-cache folio of the cgroup is the policy's (cache_ext watches the files of
+//!   one directory, `is_folio_relevant()`); anonymous folios are not listed, as cache_ext's
+//!   hooks never see them, so the cgroup's anon memory is never a candidate (the seam has
+//!   no kernel LRU beside the policy: under swap, such a cgroup does not swap);
 //! * the walk stops at the request's `nr` candidates (cache_ext's fills its array of 32
 //!   whatever the request; the seam takes no more than it asked for);
 //! * `fifo_folio_evicted()` is empty because cache_ext's kernel drops the node itself when
@@ -45,10 +47,13 @@ impl CacheExtFifo {
 impl EvictionPolicy for CacheExtFifo {
     fn init(&mut self, _cgroup: &Cgroup) {}
 
-    /// fifo_folio_added(): to the list's tail. A kept candidate coming back is still listed:
-    /// the add fails and it keeps its place.
+    /// fifo_folio_added(): to the list's tail, for a page-cache folio (cache_ext's hook runs
+    /// in __filemap_add_folio() only: anon is not the policy's). A kept candidate coming back
+    /// is still listed: the add fails and it keeps its place.
     fn folio_added(&mut self, folio: &Folio) {
-        self.lists.add_tail(self.main_list, folio.id);
+        if !folio.anon {
+            self.lists.add_tail(self.main_list, folio.id);
+        }
     }
 
     /// cache_ext's FIFO has no `folio_accessed`.
@@ -105,6 +110,17 @@ mod tests {
         let mut out = Vec::new();
         p.evict_folios(0, 3, &Freeable::new(&f, 5), &mut out);
         assert_eq!(out, [2]);
+    }
+
+    #[test]
+    fn cache_ext_fifo_lists_page_cache_folios_only() {
+        let mut p = CacheExtFifo::new();
+        p.folio_added(&Folio { anon: true, ..folio(0) });
+        p.folio_added(&folio(1));
+        let f = folios(&[pg::LRU; 2]);
+        let mut out = Vec::new();
+        p.evict_folios(0, 2, &Freeable::new(&f, 0), &mut out);
+        assert_eq!(out, [1]);
     }
 
     #[test]

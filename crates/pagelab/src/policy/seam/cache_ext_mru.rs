@@ -8,8 +8,9 @@
 //! kernel then keeps what it cannot free).
 //!
 //! What differs from the BPF program, and why:
-//! * every folio of the cgroup is the policy's (the seam's ownership; cache_ext watches the
-//!   files of one directory, `is_folio_relevant()`);
+//! * every page-cache folio of the cgroup is the policy's (cache_ext watches the files of
+//!   one directory, `is_folio_relevant()`); anonymous folios are not listed (as in
+//!   [`super::cache_ext_fifo`]);
 //! * the walk stops at the request's `nr` candidates (cache_ext's fills its array of 32
 //!   whatever the request; the seam takes no more than it asked for);
 //! * a folio handed over earlier in the same reclaim call counts in the walk's 200 without
@@ -52,10 +53,13 @@ impl CacheExtMru {
 impl EvictionPolicy for CacheExtMru {
     fn init(&mut self, _cgroup: &Cgroup) {}
 
-    /// mru_folio_added(): to the list's head (`bpf_cache_ext_list_add`). A kept candidate
-    /// coming back is still listed: the add fails and it keeps its place.
+    /// mru_folio_added(): to the list's head (`bpf_cache_ext_list_add`), for a page-cache
+    /// folio (anon is not the policy's: cache_ext's hook runs in __filemap_add_folio()). A
+    /// kept candidate coming back is still listed: the add fails and it keeps its place.
     fn folio_added(&mut self, folio: &Folio) {
-        self.lists.add(self.mru_list, folio.id);
+        if !folio.anon {
+            self.lists.add(self.mru_list, folio.id);
+        }
     }
 
     /// mru_folio_accessed(): back to the head, for the accesses cache_ext's hook hears
@@ -111,6 +115,16 @@ mod tests {
         let mut out = Vec::new();
         p.evict_folios(0, 3, &Freeable::new(&f, 0), &mut out);
         assert_eq!(out, [1, 3, 2], "a read moves 1 to the head; a buffered write does not move 2");
+    }
+
+    #[test]
+    fn cache_ext_mru_lists_page_cache_folios_only() {
+        let mut p = mru(1);
+        p.folio_added(&Folio { anon: true, ..folio(1) });
+        let f = folios(&[pg::LRU; 2]);
+        let mut out = Vec::new();
+        p.evict_folios(0, 2, &Freeable::new(&f, 0), &mut out);
+        assert_eq!(out, [0]);
     }
 
     #[test]

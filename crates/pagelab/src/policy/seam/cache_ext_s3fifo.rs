@@ -26,8 +26,9 @@
 //! negative count sends eviction to small, whose walk then resets it to 0.
 //!
 //! What differs from the BPF program, and why:
-//! * every folio of the cgroup is the policy's (the seam's ownership; cache_ext watches the
-//!   files of one directory, `is_folio_relevant()`); the ghost is keyed by the page's
+//! * every page-cache folio of the cgroup is the policy's (cache_ext watches the files of
+//!   one directory, `is_folio_relevant()`); anonymous folios are not listed and leave no
+//!   ghost entry (as in [`super::cache_ext_fifo`]); the ghost is keyed by the page's
 //!   identity ([`Folio::key`]: cache_ext's inode and index);
 //! * the ghost is a FIFO of `cache_size` entries: `ghost_map` is a per-CPU
 //!   `BPF_MAP_TYPE_LRU_HASH` that the program only updates and deletes (never looks up), so
@@ -233,9 +234,13 @@ impl EvictionPolicy for CacheExtS3Fifo {
     }
 
     /// s3fifo_folio_added(): to main's tail if the page is in the ghost (the entry goes),
-    /// else to small's; frequency 0. A kept candidate coming back is still listed and
+    /// else to small's; frequency 0. Page-cache folios only (cache_ext's hooks never see
+    /// anon: added, removed or in the ghost). A kept candidate coming back is still listed and
     /// stays where it is (cache_ext does not call `folio_added` for it).
     fn folio_added(&mut self, folio: &Folio) {
+        if folio.anon {
+            return;
+        }
         if folio.putback && self.lists.list_of(folio.id).is_some() {
             // The add fails: the folio rejoins the walks where it stands (lists.rs).
             self.lists.add_tail(self.small_list, folio.id);
@@ -270,6 +275,9 @@ impl EvictionPolicy for CacheExtS3Fifo {
     /// the page enters the ghost; its list's size goes down; the metadata goes (and, in
     /// pagelab, the list node).
     fn folio_removed(&mut self, folio: &Folio, _why: Removal) {
+        if folio.anon {
+            return;
+        }
         self.lists.del(folio.id);
         self.ghost.insert(folio.key);
         let Some(m) = self.meta.get_mut(folio.id as usize).filter(|m| m.present) else { return };
@@ -338,6 +346,15 @@ mod tests {
         p.folio_added(&folio(1));
         assert_eq!((listed(&p, p.main_list), listed(&p, p.small_list)), (vec![5], vec![1]));
         assert_eq!((p.main_list_size, p.small_list_size, p.ghost.live), (1, 1, 0), "the ghost entry went");
+    }
+
+    #[test]
+    fn cache_ext_s3fifo_leaves_anon_folios_out_of_its_lists_and_ghost() {
+        let mut p = s3fifo(100);
+        let anon = Folio { anon: true, ..folio(0) };
+        p.folio_added(&anon);
+        p.folio_removed(&anon, Removal::Freed);
+        assert_eq!((p.lists.list_of(0), p.small_list_size, p.ghost.live), (None, 0, 0));
     }
 
     #[test]
