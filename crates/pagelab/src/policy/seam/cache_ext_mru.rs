@@ -141,11 +141,11 @@ mod tests {
     fn cache_ext_mru_evicts_anything_after_200_nodes() {
         // 300 folios, none on the LRU: the first 200 nodes are passed over, the 201st is
         // handed over (iterate_mru()'s `idx < 200`).
-        let n = 300;
-        let mut p = mru(n);
-        let f = folios(&vec![0; n as usize]);
+        const N: u32 = 300;
+        let mut p = mru(N);
+        let f = folios(&[0; N as usize]);
         let mut out = Vec::new();
         p.evict_folios(0, 2, &Freeable::new(&f, 0), &mut out);
-        assert_eq!(out, [n - 1 - SKIP_WITHIN as u32, n - 2 - SKIP_WITHIN as u32]);
+        assert_eq!(out, [N - 1 - SKIP_WITHIN as u32, N - 2 - SKIP_WITHIN as u32]);
     }
 }
