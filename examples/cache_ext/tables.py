@@ -2,7 +2,7 @@
 """Prints the tables of examples/cache_ext/README.md: cache_ext's evaluation (SOSP '25,
 Zussman et al.) beside pagelab's runs of the same setups, scaled.
 
-    python3 examples/cache_ext/tables.py fig9|fig6|fig7|fig10|fig10-mini|fig11|zipf-check [--pagelab PATH] [--keep DIR]
+    python3 examples/cache_ext/tables.py fig9|fig6|fig6-scale|fig7|fig10|fig10-mini|fig11|zipf-check [--pagelab PATH] [--keep DIR] [--plain]
 
 Each cell compares the paper's ratio to the default policy (classic) with pagelab's:
 direction agrees when both are above 1, both below, or both within 5% of 1 ("="); the
@@ -48,6 +48,15 @@ FIG7 = {
 }
 # The uniform mixes: YCSB's read proportion 100% and 50% (the rest updates), uniform keys.
 MIXES = {"u100": ("c", "uniform"), "u50": ("a", "uniform")}
+# The paper's FIFO, MRU and S3-FIFO are cache_ext's BPF policies: pagelab's ports of them
+# (policy/seam/cache_ext_*.rs). --plain runs pagelab-cachesim's trace algorithms instead.
+PORTS = {"fifo": "cache-ext-fifo", "mru": "cache-ext-mru", "s3fifo": "cache-ext-s3fifo"}
+PLAIN = False
+
+
+def policy(p):
+    """The pagelab policy that runs the paper's policy `p`."""
+    return p if PLAIN else PORTS.get(p, p)
 
 
 # Fig. 6's sizes in the paper (bench_leveldb.py and My-YCSB as ycsb-paper.toml's header
@@ -241,9 +250,9 @@ def fig9(a, tmp):
     runs = {
         "classic": ["machine.policy=\"classic\""],
         "mglru": ["machine.policy=\"mglru\""],
-        "mru": ["cgroup./search.policy=\"mru\""],
+        "mru": [f"cgroup./search.policy=\"{policy('mru')}\""],
     }
-    r = {p: run(a.pagelab, "search.toml", s, f"{tmp}/s-{p}.json") for p, s in runs.items()}
+    r = {p: run(a.pagelab, "search.toml", s, f"{tmp}/s-{policy(p)}.json") for p, s in runs.items()}
     print("| policy | modeled time (s) | speed-up vs default | read from disk (GiB) | file refaults |")
     print("|---|---|---|---|---|")
     for p, x in r.items():
@@ -266,7 +275,8 @@ def fig6(a, tmp):
     mixes = ["a", "b", "c", "d", "e", "f", "u100", "u50"] if not a.quick else ["c"]
     if a.mixes:
         mixes = a.mixes.split(",")
-    policies = [p for p in FIG6 if not a.policies or p == "classic" or p in a.policies.split(",")]
+    chosen = a.policies.split(",") if a.policies else None
+    policies = [p for p in FIG6 if not chosen or p == "classic" or p in chosen or policy(p) in chosen]
     t = Tally()
     per = {}
     tables = []
@@ -311,11 +321,11 @@ def fig6_run(a, tmp, mix, p):
     """One Fig. 6 run (`mix` a YCSB letter or a uniform mix, `p` the policy), kept as
     y-MIX-POLICY.json, so Fig. 7 reuses Fig. 6's runs."""
     ycsb, dist = MIXES.get(mix, (mix, None))
-    sets = [f"machine.policy=\"{p}\"", f"workload.leveldb.lsm.ycsb=\"{ycsb}\""]
+    sets = [f"machine.policy=\"{policy(p)}\"", f"workload.leveldb.lsm.ycsb=\"{ycsb}\""]
     if dist:
         sets.append(f"workload.leveldb.distribution=\"{dist}\"")
     scaled = scale_sets(a.scale) if getattr(a, "scale", None) is not None else []
-    return run(a.pagelab, a.scenario, sets + scaled + (a.set or []), f"{tmp}/y-{mix}-{p}.json")
+    return run(a.pagelab, a.scenario, sets + scaled + (a.set or []), f"{tmp}/y-{mix}-{policy(p)}.json")
 
 
 def fig7(a, tmp):
@@ -404,7 +414,8 @@ def fig6_scale(a, tmp):
             sets = [f"workload.leveldb.lsm.ycsb=\"{ycsb}\""] + ([f"workload.leveldb.distribution=\"{dist}\""] if dist else [])
             res = {}
             for p in policies:
-                res[p] = run(a.pagelab, a.scenario, [f"machine.policy=\"{p}\""] + sets + scale_sets(scale) + (a.set or []), f"{d}/y-{p}.json")
+                res[p] = run(a.pagelab, a.scenario, [f"machine.policy=\"{policy(p)}\""] + sets + scale_sets(scale) + (a.set or []),
+                             f"{d}/y-{policy(p)}.json")
             sk = page_skew(a, d, mix, scale)
             gets = sum(t["workload_ops"] for t in res["classic"]["tasks"] if t["cgroup"] == "/db")
             base = steady(res["classic"])
@@ -425,12 +436,12 @@ def fig11(a, tmp):
     configs = {
         "default": ["machine.policy=\"classic\""],
         "global LFU": ["machine.policy=\"sampling-lfu\""],
-        "global MRU": ["machine.policy=\"mru\""],
+        "global MRU": [f"machine.policy=\"{policy('mru')}\""],
         "tailored": ["machine.policy=\"classic\"", "cgroup./db.policy=\"sampling-lfu\"",
-                     "cgroup./search.policy=\"mru\""],
+                     f"cgroup./search.policy=\"{policy('mru')}\""],
     }
     extra = [f"machine.cpus={a.cpus}"] if a.cpus else []
-    r = {c: run(a.pagelab, "isolation.toml", s + extra, f"{tmp}/i-{i}.json")
+    r = {c: run(a.pagelab, "isolation.toml", s + extra, f"{tmp}/i-{i}{'-plain' if PLAIN else ''}.json")
          for i, (c, s) in enumerate(configs.items())}
 
     def ycsb(x):
@@ -596,7 +607,10 @@ def main():
                     help="fig6: ycsb-paper.toml (the paper's LevelDB setup, default) or ycsb.toml "
                          "(pagelab's LevelDB defaults: a 10-bit Bloom filter, 1 KiB values)")
     ap.add_argument("--mixes", help="fig6, fig7: these mixes only (a,b,c,d,e,f,u100,u50); fig6-scale: default c")
-    ap.add_argument("--policies", help="fig6, fig6-scale, fig7: these policies only, beside classic")
+    ap.add_argument("--policies", help="fig6, fig6-scale, fig7: these policies only, beside classic (the "
+                    "paper's names or the ports': mru or cache-ext-mru)")
+    ap.add_argument("--plain", action="store_true", help="fig6, fig7, fig9, fig11: run the paper's fifo, "
+                    "mru and s3fifo as pagelab-cachesim's trace algorithms, not cache_ext's ports")
     ap.add_argument("--set", action="append", help="fig6: one more --set for every run "
                     "(a hypothesis's cells, e.g. workload.leveldb.jobs=1)")
     ap.add_argument("--scale", type=fractions.Fraction, help="fig6: run ycsb-paper.toml at this "
@@ -609,6 +623,8 @@ def main():
     ap.add_argument("--keep", metavar="DIR", help="keep the runs' JSON reports in DIR and reuse "
                     "the ones already there (to reprint a table without running again)")
     a = ap.parse_args()
+    global PLAIN
+    PLAIN = a.plain
     fig = {"fig9": fig9, "fig6": fig6, "fig6-scale": fig6_scale, "fig7": fig7, "fig10": fig10,
            "fig10-mini": fig10_mini, "fig11": fig11,
            "zipf-check": zipf_check}[a.figure]

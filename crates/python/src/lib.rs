@@ -798,9 +798,9 @@ impl PyLists {
     }
     /// Walks `list` from its head calling `fn(index, folio_id)` (cache_ext's
     /// list_iterate / list_iterate_extended): EVICT takes the folio (at most `nr`), STOP
-    /// ends the walk; at most 513 folios are visited. `continue_to` / `evict_to` (a list,
-    /// default this one) with `continue_place` / `evict_place` ("stay", "head", "tail") move
-    /// each folio after its callback. Returns the chosen ids.
+    /// ends the walk; at most 4,097 folios are visited (handed-over ones count, without a
+    /// call). `continue_to` / `evict_to` (a list, default this one) with `continue_place` /
+    /// `evict_place` ("stay", "head", "tail") move each folio after its callback. Returns the chosen ids.
     #[pyo3(signature = (list, nr, r#fn, continue_to=None, continue_place="stay", evict_to=None, evict_place="stay"))]
     #[allow(clippy::too_many_arguments)] // cache_ext's iterate options, one keyword each
     fn iterate(

@@ -12,6 +12,9 @@ use pagelab_cachesim::PolicyKind as Plain;
 use crate::mm::memcontrol::MemcgId;
 use crate::mm::Mm;
 use crate::policy::seam::adapters::PlainPolicy;
+use crate::policy::seam::cache_ext_fifo::CacheExtFifo;
+use crate::policy::seam::cache_ext_mru::CacheExtMru;
+use crate::policy::seam::cache_ext_s3fifo::CacheExtS3Fifo;
 use crate::policy::seam::lhd::Lhd;
 use crate::policy::seam::noop::Noop;
 use crate::policy::seam::random::Random;
@@ -87,7 +90,7 @@ const KERNEL: [PolicyInfo; 2] = [
 ];
 
 /// The seam policies written for the kernel model: a new one is one file and one line here.
-const SEAM: [PolicyInfo; 4] = [
+const SEAM: [PolicyInfo; 7] = [
     PolicyInfo {
         name: "random",
         description: "evict a random folio of the cgroup (seeded)",
@@ -115,6 +118,27 @@ const SEAM: [PolicyInfo; 4] = [
         params: "",
         runs: Runs::Machine,
         build: Build::Seam(|_| Box::new(Lhd::new())),
+    },
+    PolicyInfo {
+        name: "cache-ext-fifo",
+        description: "cache_ext's FIFO: the oldest folios first, passing over any not uptodate, off the LRU, dirty or under writeback",
+        params: "",
+        runs: Runs::Machine,
+        build: Build::Seam(|_| Box::new(CacheExtFifo::new())),
+    },
+    PolicyInfo {
+        name: "cache-ext-mru",
+        description: "cache_ext's MRU: the most recently used folios first, passing over those not uptodate or off the LRU within 200 nodes",
+        params: "",
+        runs: Runs::Machine,
+        build: Build::Seam(|_| Box::new(CacheExtMru::new())),
+    },
+    PolicyInfo {
+        name: "cache-ext-s3fifo",
+        description: "cache_ext's S3-FIFO: small and main lists, a ghost of the cgroup's size, small's share 1/15",
+        params: "",
+        runs: Runs::Machine,
+        build: Build::Seam(|pages| Box::new(CacheExtS3Fifo::new(pages))),
     },
 ];
 

@@ -1,7 +1,8 @@
 //! cache_ext's interface completed: the sixth hook (`admit_folio`), the task that touched a
-//! folio, and the built-in policies ported onto the eviction lists (sampling LFU, LHD). The
-//! tests are named after the clauses of policy/seam/mod.rs's "Admission" and of
-//! policy/seam/lists.rs.
+//! folio, and the built-in policies ported onto the eviction lists (sampling LFU, LHD, FIFO).
+//! The tests are named after the clauses of policy/seam/mod.rs's "Admission", of
+//! policy/seam/lists.rs and of the ported policies' rules (the MRU's and S3-FIFO's are unit
+//! tests in their files, which build the folio flags a candidate is judged by).
 
 use crate::common;
 
@@ -319,6 +320,17 @@ fn reclaim_pages_keeps_a_dirty_candidate_and_wakes_no_flusher() {
 }
 
 #[test]
+fn cache_ext_fifo_passes_over_written_pages_that_the_plain_fifo_hands_over() {
+    // bpf_fifo_evict_cb() (cache_ext 0d2eeca) continues past a dirty folio: the written
+    // pages, the oldest, stay cached and the kernel keeps no candidate. The plain FIFO
+    // proposes them first and shrink_folio_list() (outside kswapd) keeps each.
+    let (kept, written) = written_then_read("cache-ext-fifo", 2000);
+    assert_eq!((kept, written), (0, 8), "cache-ext-fifo: candidates kept, written pages still cached");
+    let (plain_kept, _) = written_then_read("fifo", 2000);
+    assert!(plain_kept >= 8, "the plain fifo's kept candidates: {plain_kept}");
+}
+
+#[test]
 fn a_buffered_write_is_not_an_access_cache_ext_hears() {
     // cache_ext's folio_accessed runs in folio_mark_accessed() only (linux-cache-ext
     // 7442a92); 6.6.8's buffered write never calls it (FGP_WRITEBEGIN has no FGP_ACCESSED).
@@ -343,5 +355,7 @@ fn a_buffered_write_is_not_an_access_cache_ext_hears() {
 #[test]
 fn policies_lists_them() {
     let names: Vec<_> = pagelab::policy::registry::POLICIES.iter().map(|p| p.name).collect();
-    assert!(names.contains(&"lhd") && names.contains(&"sampling-lfu"), "{names:?}");
+    for name in ["lhd", "sampling-lfu", "cache-ext-fifo", "cache-ext-mru", "cache-ext-s3fifo"] {
+        assert!(names.contains(&name), "{name}: {names:?}");
+    }
 }

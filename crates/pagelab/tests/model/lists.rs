@@ -42,7 +42,7 @@ fn add_puts_at_the_head_add_tail_at_the_tail_and_move_relinks() {
 fn iterate_evicts_up_to_nr_stops_on_stop_and_is_bounded_by_max_iter() {
     let mut l = Lists::new();
     let a = l.create();
-    for id in 0..2000 {
+    for id in 0..6000 {
         l.add_tail(a, id);
     }
     let mut out = Vec::new();
@@ -60,6 +60,48 @@ fn iterate_evicts_up_to_nr_stops_on_stop_and_is_bounded_by_max_iter() {
         IterEnd::MaxIter
     );
     assert_eq!(calls, MAX_ITER + 1);
+}
+
+#[test]
+fn a_walk_visits_cache_ext_max_iter_of_4096_nodes_plus_one() {
+    // mm/cache_ext_ds.c: cache_ext_list_iterate() (linux-cache-ext 7442a92) stops once
+    // it has visited more than its max_iter of 4096 nodes.
+    let mut l = Lists::new();
+    let a = l.create();
+    for id in 0..5000 {
+        l.add_tail(a, id);
+    }
+    let mut last = 0;
+    let mut out = Vec::new();
+    assert_eq!(
+        l.iterate(a, 32, &mut out, |i, _| {
+            last = i;
+            Iter::Continue
+        }),
+        IterEnd::MaxIter
+    );
+    assert_eq!(last, 4096);
+}
+
+#[test]
+fn a_handed_over_node_takes_its_index_in_a_walk_without_a_callback() {
+    // cache_ext's walk meets the node of a folio it handed over (isolated, or kept and not
+    // yet back on the LRU) and counts it; cache_ext_mru.bpf.c's 200 counts such nodes.
+    let mut l = Lists::new();
+    let a = l.create();
+    for id in 0..6 {
+        l.add_tail(a, id);
+    }
+    let mut out = Vec::new();
+    l.iterate(a, 2, &mut out, |_, _| Iter::Evict);
+    assert_eq!(out, [0, 1]);
+    let mut seen = Vec::new();
+    out.clear();
+    l.iterate(a, 6, &mut out, |i, id| {
+        seen.push((i, id));
+        Iter::Continue
+    });
+    assert_eq!(seen, [(2, 2), (3, 3), (4, 4), (5, 5)]);
 }
 
 #[test]

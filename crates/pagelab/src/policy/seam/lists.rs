@@ -25,9 +25,15 @@
 //!   is never added again, and the failed add returns the folio to the walks where it
 //!   stands. A freed candidate reaches `folio_removed`, where the policy calls
 //!   [`Lists::del`] (cache_ext's kernel drops the node itself on eviction).
-//! * **A walk is bounded**: [`Lists::iterate`] calls the callback for at most
-//!   [`MAX_ITER`] + 1 nodes (cache_ext's `max_iter` of 512) and stops once `nr` candidates
-//!   are chosen; [`Lists::sample`] scores at most `sample_size * nr` nodes.
+//! * **A walk is bounded**: [`Lists::iterate`] visits at most [`MAX_ITER`] + 1 nodes
+//!   (cache_ext's `max_iter` of 4096 in cache_ext_list_iterate() and
+//!   cache_ext_list_iterate_extended(), linux-cache-ext 7442a92) and stops once `nr`
+//!   candidates are chosen; [`Lists::sample`] scores at most `sample_size * nr` nodes.
+//! * **A handed-over node still counts in a walk**: it takes its index and counts against
+//!   the bound, but is not offered to the callback and does not move. cache_ext's kernel
+//!   walks the isolated (or kept, not yet back on the LRU) folio's node like any other, and
+//!   the callbacks of the ported policies pass over a folio off the LRU; so an index such as
+//!   cache_ext_mru.bpf.c's 200 counts it.
 //! * **Determinism**: walks go in list order; ties in a score keep the node nearer the
 //!   head (cache_ext's strict `<`).
 //! * **Memory** grows with the largest folio id listed (12 bytes a folio), never with a
@@ -38,8 +44,9 @@ use super::FolioId;
 /// A list's handle ([`Lists::create`]).
 pub type ListId = u32;
 
-/// cache_ext's `max_iter`: a walk visits at most this many nodes plus one.
-pub const MAX_ITER: usize = 512;
+/// cache_ext's `max_iter` (mm/cache_ext_ds.c: cache_ext_list_iterate(), linux-cache-ext
+/// 7442a92): a walk visits at most this many nodes plus one.
+pub const MAX_ITER: usize = 4096;
 
 const NONE: u32 = u32::MAX;
 /// The bit of `on` that marks a handed-over folio.
@@ -190,8 +197,9 @@ impl Lists {
     }
 
     /// Walks `list` from the head, calling `f(index, folio)` for each folio not handed over
-    /// (cache_ext's `bpf_cache_ext_list_iterate`): [`Iter::Evict`] appends it to `out` (at
-    /// most `nr`), [`Iter::Stop`] ends the walk.
+    /// (cache_ext's `bpf_cache_ext_list_iterate`; a handed-over folio takes its index
+    /// without a call): [`Iter::Evict`] appends it to `out` (at most `nr`), [`Iter::Stop`]
+    /// ends the walk.
     pub fn iterate(&mut self, list: ListId, nr: usize, out: &mut Vec<FolioId>, f: impl FnMut(usize, FolioId) -> Iter) -> IterEnd {
         self.iterate_extended(list, IterateOpts::default(), nr, out, f)
     }
@@ -219,15 +227,14 @@ impl Lists {
         while at != NONE {
             let id = at;
             at = self.next[id as usize];
-            if self.handed(id) {
-                continue;
-            }
             if visited > MAX_ITER {
                 return IterEnd::MaxIter;
             }
-            let verdict = f(visited, id);
             visited += 1;
-            match verdict {
+            if self.handed(id) {
+                continue;
+            }
+            match f(visited - 1, id) {
                 Iter::Continue => self.place_after(cont, id, opts.continue_place),
                 Iter::Stop => return IterEnd::Done,
                 Iter::Evict => {

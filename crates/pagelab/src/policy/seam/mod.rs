@@ -152,6 +152,9 @@
 //! policies do not see shadow entries; a policy that ignores the two flags behaves as there.
 
 pub mod adapters;
+pub mod cache_ext_fifo;
+pub mod cache_ext_mru;
+pub mod cache_ext_s3fifo;
 mod host;
 pub mod lhd;
 pub mod lists;
@@ -185,9 +188,16 @@ impl<'a> Freeable<'a> {
     /// counts as done), on the LRU, clean and not under writeback. An id that names no folio
     /// is not freeable.
     pub fn now(&self, id: FolioId) -> bool {
+        self.uptodate_on_lru(id) && self.folios.f[id as usize].flags & (pg::DIRTY | pg::WRITEBACK) == 0
+    }
+
+    /// The first half of [`Freeable::now`], the test cache_ext_mru.bpf.c: iterate_mru()
+    /// makes (cache_ext 0d2eeca): the folio is uptodate (no read in flight) and on the LRU,
+    /// dirty or not. An id that names no folio is neither.
+    pub fn uptodate_on_lru(&self, id: FolioId) -> bool {
         let Some(f) = self.folios.f.get(id as usize) else { return false };
         let reading = f.flags & pg::LOCKED != 0 && self.folios.read_done(id) > self.now;
-        f.flags & (pg::LRU | pg::DIRTY | pg::WRITEBACK) == pg::LRU && !reading
+        f.flags & pg::LRU != 0 && !reading
     }
 }
 
@@ -325,5 +335,39 @@ pub trait EvictionPolicy {
     /// call that can fail.
     fn failure(&self) -> Option<String> {
         None
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::{Folio, FolioId, NO_TASK};
+    use crate::mm::folio::Folios;
+
+    /// The policy's view of folio `id`: a clean file page of memcg 0, page `id` of object 0.
+    pub(crate) fn folio(id: FolioId) -> Folio {
+        Folio {
+            id,
+            key: id,
+            anon: false,
+            object: 0,
+            index: id as u64,
+            memcg: 0,
+            dirty: false,
+            mapped: false,
+            referenced: false,
+            refault: false,
+            workingset: false,
+            putback: false,
+            task: NO_TASK,
+        }
+    }
+
+    /// Frames 0.. with these flags (the rest of each folio as [`Folios::new`] leaves it).
+    pub(crate) fn folios(flags: &[u32]) -> Folios {
+        let mut f = Folios::new(flags.len() as u32);
+        for (i, &fl) in flags.iter().enumerate() {
+            f.f[i].flags = fl;
+        }
+        f
     }
 }
