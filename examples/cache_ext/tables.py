@@ -154,7 +154,10 @@ def direction(x):
 
 
 def compare(paper, ours):
-    """(direction agrees, magnitude ratio, within 1.5x)"""
+    """(direction agrees, magnitude ratio, within 1.5x); a run with no steady throughput
+    (`ours` not finite: the cgroup never filled, e.g. an OOM kill) agrees in nothing."""
+    if not math.isfinite(ours):
+        return False, float("nan"), False
     dp, dm = direction(paper), direction(ours)
     agree = dp == dm
     if dp == "=" or dm == "=":
