@@ -362,7 +362,7 @@ struct InRequest(Option<(u16, *const Freeable<'static>)>);
 
 impl InRequest {
     fn enter(cgroup: u16, freeable: &Freeable<'_>) -> InRequest {
-        let ptr = freeable as *const Freeable<'_> as *const Freeable<'static>;
+        let ptr = std::ptr::from_ref(freeable).cast::<Freeable<'static>>();
         InRequest(REQUEST.with(|r| r.replace(Some((cgroup, ptr)))))
     }
 }
