@@ -427,7 +427,7 @@ def fig6_scale(a, tmp):
                 return 1 - r["memcg"]["/db"]["workingset_refault_file"] / sk["reads"]
 
             cells = " | ".join(f"{steady(r) / base:.3f} ({hit(r):.3f})" for r in res.values())
-            cgroup = PAPER_SIZES["cgroup./db.max"] * scale
+            cgroup = float(PAPER_SIZES["cgroup./db.max"] * scale)
             lru, top = stream_bounds(sk, cgroup / 4096)
             print(f"| {mix.upper()} | {scale} | {cgroup * 10 / 2**20:,.0f} MiB in {cgroup / 2**20:,.0f} MiB | "
                   f"{sk['reads'] / gets:.2f} | {sk['top_10pct_share']:.3f} | {sk['top_1pct_share']:.3f} | "
