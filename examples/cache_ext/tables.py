@@ -320,15 +320,19 @@ def fig6(a, tmp):
     print(f"Fig. 6 order: {agree}/{strict} pairs ({100 * agree / max(strict, 1):.0f}%) ordered as the paper orders them")
 
 
-def fig6_run(a, tmp, mix, p):
-    """One Fig. 6 run (`mix` a YCSB letter or a uniform mix, `p` the policy), kept as
-    y-MIX-POLICY.json, so Fig. 7 reuses Fig. 6's runs."""
+def mix_sets(mix, scale=None):
+    """The --set values of Fig. 6's `mix` (a YCSB letter or a uniform mix) at `scale` (None:
+    the scenario file's own)."""
     ycsb, dist = MIXES.get(mix, (mix, None))
-    sets = [f"machine.policy=\"{policy(p)}\"", f"workload.leveldb.lsm.ycsb=\"{ycsb}\""]
-    if dist:
-        sets.append(f"workload.leveldb.distribution=\"{dist}\"")
-    scaled = scale_sets(a.scale) if getattr(a, "scale", None) is not None else []
-    return run(a.pagelab, a.scenario, sets + scaled + (a.set or []), f"{tmp}/y-{mix}-{policy(p)}.json")
+    sets = [f"workload.leveldb.lsm.ycsb=\"{ycsb}\""] + ([f"workload.leveldb.distribution=\"{dist}\""] if dist else [])
+    return sets + (scale_sets(scale) if scale is not None else [])
+
+
+def fig6_run(a, tmp, mix, p, scale=None):
+    """One Fig. 6 run (`p` the paper's policy) at `scale` (None: --scale), kept as
+    y-MIX-POLICY.json, so Fig. 7 reuses Fig. 6's runs."""
+    sets = [f"machine.policy=\"{policy(p)}\""] + mix_sets(mix, a.scale if scale is None else scale)
+    return run(a.pagelab, a.scenario, sets + (a.set or []), f"{tmp}/y-{mix}-{policy(p)}.json")
 
 
 def fig7(a, tmp):
@@ -363,10 +367,7 @@ def page_skew(a, tmp, mix, scale):
     workload generator reads, `pagelab trace-stats` counts them. Returns trace-stats' JSON."""
     out = f"{tmp}/skew-{mix}.json"
     if not (REUSE and os.path.exists(out)):
-        ycsb, dist = MIXES.get(mix, (mix, None))
-        sets = [f"workload.leveldb.lsm.ycsb=\"{ycsb}\""] + scale_sets(scale) + (a.set or [])
-        if dist:
-            sets.append(f"workload.leveldb.distribution=\"{dist}\"")
+        sets = mix_sets(mix, scale) + (a.set or [])
         reads = f"{tmp}/reads-{mix}.txt"
         example = os.path.join(os.path.dirname(a.pagelab), "examples", "page_reads")
         with open(reads, "w") as f:
@@ -413,12 +414,7 @@ def fig6_scale(a, tmp):
         for scale in (fractions.Fraction(x) for x in a.scales.split(",")):
             d = f"{tmp}/{mix}-{scale.numerator}_{scale.denominator}"
             os.makedirs(d, exist_ok=True)
-            ycsb, dist = MIXES.get(mix, (mix, None))
-            sets = [f"workload.leveldb.lsm.ycsb=\"{ycsb}\""] + ([f"workload.leveldb.distribution=\"{dist}\""] if dist else [])
-            res = {}
-            for p in policies:
-                res[p] = run(a.pagelab, a.scenario, [f"machine.policy=\"{policy(p)}\""] + sets + scale_sets(scale) + (a.set or []),
-                             f"{d}/y-{policy(p)}.json")
+            res = {p: fig6_run(a, d, mix, p, scale) for p in policies}
             sk = page_skew(a, d, mix, scale)
             gets = sum(t["workload_ops"] for t in res["classic"]["tasks"] if t["cgroup"] == "/db")
             base = steady(res["classic"])
