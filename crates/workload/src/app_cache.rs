@@ -184,6 +184,14 @@ impl AppCacheToml {
 
 const NONE: u32 = u32::MAX;
 
+/// The cache's key of block `block` of file `file` (files numbered densely from 0, a block
+/// index below 2^32): `file << 32 | block`, as [`Index`] splits it.
+#[inline]
+pub fn key(file: u32, block: u64) -> u64 {
+    debug_assert!(block <= u32::MAX as u64, "block {block} of file {file} does not fit a cache key");
+    ((file as u64) << 32) | block
+}
+
 /// The key → slot map. A key is a (file, block) pair, `file << 32 | block`, and the files are
 /// numbered densely from 0 (a job's objects, or the names a shared cache has seen), so the map
 /// is a table per file of each block's slot (`NONE`: not cached), grown to the highest block

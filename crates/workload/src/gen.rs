@@ -4,7 +4,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
-use crate::app_cache::{AppCache, Lookup};
+use crate::app_cache::{self, AppCache, Lookup};
 use crate::dist::Sampler;
 use crate::lsm::{declarations, Layout, LsmObjects, LsmState, Mix};
 use crate::rng::Rng;
@@ -499,7 +499,7 @@ impl JobStream {
                 &mut guard.0
             }
         };
-        let file_id = self.app_keys[op.object as usize] as u64;
+        let file_id = self.app_keys[op.object as usize];
         let cb = cache.spec().block_pages;
         let sp = cache.spec().slot_pages;
         let miss_think = cache.spec().miss_think_ns;
@@ -522,7 +522,7 @@ impl JobStream {
             // Write-through: the file is written as before; a cached block it covers is
             // stored into as well, a block not cached is not allocated.
             for b in first..=last {
-                let key = (file_id << 32) | b;
+                let key = app_cache::key(file_id, b);
                 if cache.slot_of(key).is_some() {
                     if let Lookup::Hit(slot) = cache.lookup(key) {
                         self.app_hits += 1;
@@ -537,7 +537,7 @@ impl JobStream {
             return Op { more: n > 0, ..op };
         }
         for b in first..=last {
-            let key = (file_id << 32) | b;
+            let key = app_cache::key(file_id, b);
             match cache.lookup(key) {
                 Lookup::Hit(slot) => {
                     self.app_hits += 1;
@@ -553,7 +553,7 @@ impl JobStream {
             }
         }
         if let Some(next) = self.peeked.filter(|n| n.access == Access::Buffered && !n.fill) {
-            cache.prefetch(((self.app_keys[next.object as usize] as u64) << 32) | (next.page / cb));
+            cache.prefetch(app_cache::key(self.app_keys[next.object as usize], next.page / cb));
         }
         let n = self.pending.len();
         for (i, o) in self.pending.iter_mut().enumerate() {

@@ -92,7 +92,7 @@ use std::collections::VecDeque;
 
 use serde::Deserialize;
 
-use crate::app_cache::{AppCache, AppCacheSpec, AppPolicy, Lookup};
+use crate::app_cache::{self, AppCache, AppCacheSpec, AppPolicy, Lookup};
 use crate::gen::Op;
 use crate::rng::Rng;
 use crate::size::{parse_size, PAGE_SIZE};
@@ -739,7 +739,7 @@ impl LsmState {
     /// The block cache's key of a data block: its file's number and the block (crate::app_cache's
     /// key of a file's block).
     fn block_key(&self, object: u32, block: u64) -> u64 {
-        ((self.file_number[object as usize] as u64) << 32) | block
+        app_cache::key(self.file_number[object as usize], block)
     }
 
     fn read(&self, object: u32, page: u64, npages: u64) -> Op {
