@@ -141,6 +141,15 @@ impl Kernel {
         self >= Kernel::V6_12
     }
 
+    /// mm/memcontrol.c: mem_cgroup_wb_stats(), which the dirty throttling of a cgroup's
+    /// writeback reads: 6.1 does a threshold flush of the stats first
+    /// (mem_cgroup_flush_stats()); 6.12 and 7.3 a ratelimited one
+    /// (mem_cgroup_flush_stats_ratelimited()). (5.7 read exact per-CPU sums,
+    /// memcg_exact_page_state(); pagelab's 5.7 takes 6.1's flush.)
+    pub fn wb_stats_flush_ratelimited(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
     /// MGLRU global reclaim: 6.12 walks the memcg LRU (lru_gen_shrink_node() -> shrink_many(),
     /// generations x bins of memcgs) and keeps lru_gen_shrink_lruvec() for memcg limit reclaim;
     /// 6.1 reaches every memcg through shrink_node_memcgs() -> lru_gen_shrink_lruvec().
@@ -564,6 +573,7 @@ pub const PREDICATES: &[(&str, Predicate)] = &[
     ("memcg_stats_flush_per_subtree", Kernel::memcg_stats_flush_per_subtree),
     ("memcg_counts_pgpgin", Kernel::memcg_counts_pgpgin),
     ("prepare_scan_flush_ratelimited", Kernel::prepare_scan_flush_ratelimited),
+    ("wb_stats_flush_ratelimited", Kernel::wb_stats_flush_ratelimited),
     ("lru_gen_memcg_lru", Kernel::lru_gen_memcg_lru),
     ("lru_gen_ages_in_get_nr_to_scan", Kernel::lru_gen_ages_in_get_nr_to_scan),
     ("lru_gen_aging_test_first", Kernel::lru_gen_aging_test_first),

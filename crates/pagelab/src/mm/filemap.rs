@@ -554,6 +554,8 @@ pub fn filemap_write<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, index: u64, 
     let costs = mm.cfg.costs.clone();
     mm.cpu_in(Func::FilemapRead, costs.syscall_ns);
     let end = (index + npages).min(f.pages);
+    // The cgroup whose writeback owns the file's dirty pages (the one that dirtied them).
+    let mut wb_memcg = crate::mm::memcontrol::ROOT_MEMCG;
     for i in index..end {
         let vpn = f.base + i as Vpn;
         let pfn = match mm.space.resident(vpn) {
@@ -568,9 +570,10 @@ pub fn filemap_write<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef, index: u64, 
         };
         mm.cpu_in(Func::CopyPage, costs.copy_page_ns);
         folio_mark_dirty(mm, pfn);
+        wb_memcg = mm.folio_memcg(pfn);
         p.mark_written(mm, pfn);
     }
-    balance_dirty_pages_ratelimited(mm, p);
+    balance_dirty_pages_ratelimited(mm, p, wb_memcg);
     true
 }
 
@@ -613,9 +616,8 @@ pub fn truncate_inode_pages_range<P: Policy>(mm: &mut Mm, p: &mut P, f: FileRef,
                 let nr = mm.folios.nr_pages(pfn);
                 if mm.folios.test(pfn, pg::WRITEBACK) {
                     mm.folios.clear(pfn, pg::WRITEBACK);
-                    mm.nr_writeback -= nr;
                     let memcg = mm.folio_memcg(pfn);
-                    mm.memcgs.stat_updated(memcg, FedStat::Writeback, nr);
+                    mm.account_writeback(memcg, -(nr as i64));
                 }
                 if mm.folios.test(pfn, pg::LRU) {
                     p.lru_del(mm, pfn);

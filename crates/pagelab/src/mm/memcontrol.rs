@@ -35,12 +35,20 @@ pub struct Lruvec {
     pub lru_lock: crate::locking::SpinLock,
 }
 
-/// Items of memory.stat that reclaim reads through rstat (`lruvec_page_state`).
+/// Items of memory.stat that reclaim and dirty throttling read through rstat (`lruvec_page_state`,
+/// `memcg_page_state`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StatItem {
     Lru(Lru),
     WorkingsetActivateAnon,
     WorkingsetActivateFile,
+    /// NR_FILE_DIRTY: folio_account_dirtied(), folio_clear_dirty_for_io(),
+    /// folio_account_cleaned(); read by the dirty throttling of a cgroup's writeback
+    /// (mem_cgroup_wb_stats()).
+    FileDirty,
+    /// NR_WRITEBACK: __folio_start_writeback(), __folio_end_writeback(); read with
+    /// NR_FILE_DIRTY.
+    Writeback,
 }
 
 impl StatItem {
@@ -51,10 +59,12 @@ impl StatItem {
             StatItem::Lru(l) => l as usize,
             StatItem::WorkingsetActivateAnon => 5,
             StatItem::WorkingsetActivateFile => 6,
+            StatItem::FileDirty => 7,
+            StatItem::Writeback => 8,
         }
     }
 }
-const NR_RSTAT: usize = 7;
+const NR_RSTAT: usize = 9;
 
 /// memcg statistics that reclaim never reads, kept only as the updates they feed to the
 /// rstat flush thresholds: the kernel calls memcg_rstat_updated() for every memcg stat and
@@ -72,10 +82,6 @@ pub enum FedStat {
     /// NR_ANON_MAPPED / NR_FILE_MAPPED: the first map and the last unmap of a page
     /// (page_add_new_anon_rmap(), page_add_file_rmap(), page_remove_rmap()).
     Mapped,
-    /// NR_FILE_DIRTY: folio_account_dirtied(), folio_clear_dirty_for_io(), folio_account_cleaned().
-    FileDirty,
-    /// NR_WRITEBACK: __folio_start_writeback(), __folio_end_writeback().
-    Writeback,
     /// NR_SWAPCACHE: add_to_swap_cache(), __delete_from_swap_cache().
     SwapCache,
     /// MEMCG_SWAP: __mem_cgroup_try_charge_swap(), __mem_cgroup_uncharge_swap().

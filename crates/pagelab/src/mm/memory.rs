@@ -182,7 +182,8 @@ pub fn file_mmap_access<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, f: FileRef,
                 // fault_dirty_shared_page(), which throttles against the dirty limits).
                 fault_begin(mm, t, advice);
                 folio_mark_dirty(mm, pfn);
-                crate::mm::page_writeback::balance_dirty_pages_ratelimited(mm, p);
+                let memcg = mm.folio_memcg(pfn);
+                crate::mm::page_writeback::balance_dirty_pages_ratelimited(mm, p, memcg);
                 fault_end(mm, t);
             }
             let c = mm.cfg.costs.touch_ns;
@@ -209,7 +210,8 @@ pub fn file_mmap_access<P: Policy>(mm: &mut Mm, p: &mut P, t: usize, f: FileRef,
         map_page(mm, pfn, advice);
         if write {
             folio_mark_dirty(mm, pfn);
-            crate::mm::page_writeback::balance_dirty_pages_ratelimited(mm, p);
+            let memcg = mm.folio_memcg(pfn);
+            crate::mm::page_writeback::balance_dirty_pages_ratelimited(mm, p, memcg);
         }
     }
     fault_end(mm, t);

@@ -222,14 +222,18 @@ pub struct Mm {
     pub swap_ra_global: crate::mm::swap_state::SwapRaState,
     /// A reusable buffer for the pages one readahead inserts.
     pub ra_scratch: Vec<Pfn>,
-    /// Dirty page-cache pages in the order they were dirtied (for the flusher).
-    pub dirty_fifo: std::collections::VecDeque<(Pfn, Vpn, u64)>,
+    /// Dirty page-cache pages in the order they were dirtied, queued on their cgroup's
+    /// writeback (for the flusher).
+    pub dirty_fifo: crate::mm::page_writeback::DirtyQueues,
     /// Accessed bits of the page-middle directories (one per 512 pages): set by any access
     /// through page tables, cleared by MGLRU's page-table walks (non-leaf PMD young).
     pub pmd_young: Vec<u64>,
     /// The flusher was asked to write everything (reclaim) or to background writeback.
     pub wb_pending_all: bool,
     pub wb_pending_background: bool,
+    /// Cgroups whose own writeback was started for their dirty limits (cgroup writeback's
+    /// wb_start_background_writeback() on a memcg's wb).
+    pub wb_pending_memcgs: Vec<MemcgId>,
     /// A miniature simulation's corrections (`machine.miniature`); `None` for a full machine.
     pub miniature: Option<crate::mm::miniature::Miniature>,
     /// `machine.cpus = 1`: kswapd shares the task's CPU; `None`: kswapd has its own.
@@ -729,6 +733,23 @@ impl Mm {
         let l = &mut self.memcgs.get_mut(memcg).lruvec_of_mut(nid).lru_size[lru as usize];
         *l = (*l as i64 + delta) as u64;
         self.memcgs.mod_state(memcg, StatItem::Lru(lru), delta);
+    }
+
+    /// Models NR_FILE_DIRTY's node and memcg updates (folio_account_dirtied(),
+    /// folio_clear_dirty_for_io(), folio_account_cleaned(); 6.1, 6.12, 7.3): `delta` pages of
+    /// `memcg`.
+    #[inline]
+    pub fn account_dirty(&mut self, memcg: MemcgId, delta: i64) {
+        self.nr_dirty = self.nr_dirty.wrapping_add_signed(delta);
+        self.memcgs.mod_state(memcg, StatItem::FileDirty, delta);
+    }
+
+    /// Models NR_WRITEBACK's node and memcg updates (__folio_start_writeback(),
+    /// __folio_end_writeback(); 6.1, 6.12, 7.3): `delta` pages of `memcg`.
+    #[inline]
+    pub fn account_writeback(&mut self, memcg: MemcgId, delta: i64) {
+        self.nr_writeback = self.nr_writeback.wrapping_add_signed(delta);
+        self.memcgs.mod_state(memcg, StatItem::Writeback, delta);
     }
 
     /// Machine-wide LRU size, every node's (the /proc/vmstat nr_* gauges).

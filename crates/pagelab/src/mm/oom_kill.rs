@@ -115,9 +115,8 @@ pub fn exit_mmap<P: Policy>(mm: &mut Mm, p: &mut P, t: usize) -> u64 {
                         crate::mm::swap_state::folio_free_swap(mm, pfn);
                     }
                     if mm.folios.test(pfn, pg::WRITEBACK) {
-                        mm.nr_writeback -= 1;
                         let memcg = mm.folio_memcg(pfn);
-                        mm.memcgs.stat_updated(memcg, FedStat::Writeback, 1);
+                        mm.account_writeback(memcg, -1);
                     }
                     mm.space.set(vpn, Entry::Empty);
                     crate::mm::page_alloc::free_folio(mm, pfn);

@@ -748,8 +748,7 @@ fn uncount_folio(mm: &mut Mm, memcg: MemcgId, flags: u32, nr: u64) {
     if flags & pg::SWAPBACKED == 0 {
         mm.memcgs.stat_updated(memcg, FedStat::FilePages, nr);
         if flags & pg::DIRTY != 0 {
-            mm.nr_dirty -= nr;
-            mm.memcgs.stat_updated(memcg, FedStat::FileDirty, nr);
+            mm.account_dirty(memcg, -(nr as i64));
         }
     }
     if flags & pg::MAPPED != 0 {

@@ -1083,16 +1083,16 @@ pub fn pageout(mm: &mut Mm, pfn: Pfn) {
             // the reclaiming CPU. The folio still starts and ends writeback.
             mm.cpu_in(Func::SyncDeviceIo, done - now);
             let memcg = mm.folio_memcg(pfn);
-            mm.memcgs.stat_updated(memcg, FedStat::Writeback, 2);
+            // NR_WRITEBACK up and down again: no change, two updates fed to rstat.
+            mm.memcgs.rstat_updated(memcg, 2);
             mm.folios.clear(pfn, pg::RECLAIM);
         } else {
             start_writeback(mm, pfn, done);
         }
     } else {
         let nr = mm.folios.nr_pages(pfn);
-        mm.nr_dirty -= nr;
         let memcg = mm.folio_memcg(pfn);
-        mm.memcgs.stat_updated(memcg, FedStat::FileDirty, nr);
+        mm.account_dirty(memcg, -(nr as i64));
         mm.count(Ev::PgpgOut, 4 * nr);
         mm.file_io_cpu(nr);
         let done = mm.submit_file(nr, true);
@@ -1104,9 +1104,8 @@ pub fn pageout(mm: &mut Mm, pfn: Pfn) {
 pub fn start_writeback(mm: &mut Mm, pfn: Pfn, done: u64) {
     mm.folios.set(pfn, pg::WRITEBACK);
     let nr = mm.folios.nr_pages(pfn);
-    mm.nr_writeback += nr;
     let memcg = mm.folio_memcg(pfn);
-    mm.memcgs.stat_updated(memcg, FedStat::Writeback, nr);
+    mm.account_writeback(memcg, nr as i64);
     let vpn = mm.folios.get(pfn).vpn;
     mm.writeback.push(std::cmp::Reverse(WritebackDone { at: done, pfn, vpn }));
 }

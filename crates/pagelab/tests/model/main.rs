@@ -40,3 +40,4 @@ mod seam;
 mod seam_defer;
 mod seeds;
 mod trace_workloads;
+mod writeback;

@@ -507,10 +507,11 @@ fn boot_mm(s: &Scenario, sizes: &[Vec<(&'static str, u64)>], zones: Vec<Zones>, 
         tlb_ubc: Default::default(),
         swap_ra_global: SwapRaState::default(),
         ra_scratch: Vec::with_capacity(64),
-        dirty_fifo: VecDeque::new(),
+        dirty_fifo: Default::default(),
         pmd_young: Vec::new(),
         wb_pending_all: false,
         wb_pending_background: false,
+        wb_pending_memcgs: Vec::new(),
         miniature: crate::mm::miniature::Miniature::new(m.miniature),
     };
     mm.pmd_young = vec![0; mm.space.len().div_ceil(512 * 64)];

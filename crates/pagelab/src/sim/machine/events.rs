@@ -526,7 +526,7 @@ impl<P: Policy> Machine<P> {
         if self.mm.tasks[t].nr_pages_over_high > 0 {
             crate::mm::memcontrol::mem_cgroup_handle_over_high(&mut self.mm, &mut self.policy, t);
         }
-        if self.mm.wb_pending_all || self.mm.wb_pending_background {
+        if self.mm.wb_pending_all || self.mm.wb_pending_background || !self.mm.wb_pending_memcgs.is_empty() {
             crate::mm::page_writeback::flusher_run(&mut self.mm, &mut self.policy, false);
         }
         let usage = self.mm.usage(crate::sched::Who::Task(t));
