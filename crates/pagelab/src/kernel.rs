@@ -497,6 +497,14 @@ impl Kernel {
         self >= Kernel::V7_3
     }
 
+    /// mm/vmscan.c: reclaim_pages() → reclaim_folio_list() (6.12, 7.3): the isolated folios
+    /// go through shrink_folio_list() with `ignore_references` true, so a referenced mapped
+    /// folio is not kept or activated for its references. 6.1 (and the 6.6.8 cache_ext
+    /// patched) passes false: folio_check_references() runs as in shrink_inactive_list().
+    pub fn reclaim_pages_ignores_references(self) -> bool {
+        self >= Kernel::V6_12
+    }
+
     /// mm/vmscan.c: shrink_folio_list() (7.3.4): reclaim never writes a dirty file folio
     /// itself: every one it meets is counted in nr_vmscan_immediate_reclaim, gets PG_reclaim
     /// and goes back active, for kswapd as for direct reclaim; the flushers write it

@@ -651,6 +651,22 @@ pub enum DirtyFeedback {
     ///
     /// [`Kernel::lru_gen_evict_handles_writeback`]: crate::kernel::Kernel::lru_gen_evict_handles_writeback
     HandleReclaimWriteback,
+    /// Models mm/vmscan.c: reclaim_folio_list() (6.1, 6.12, 7.3; cache_ext's 6.6.8 eviction
+    /// calls it through reclaim_pages()): shrink_folio_list() fills a local reclaim_stat that
+    /// is dropped, so nothing wakes the flushers (not even shrink_folio_list()'s own
+    /// wake-up for a dirty file folio it activates, see [`DirtyFeedback::wakes_flusher_per_folio`])
+    /// and `sc->nr` is untouched.
+    Dropped,
+}
+
+impl DirtyFeedback {
+    /// pagelab's shrink_folio_list() wakes the flushers when it activates a dirty file folio
+    /// for immediate reclaim (a stand-in: 6.1's, 6.12's and 7.3's shrink_folio_list() leave
+    /// that to their callers' batch-wide test); a caller whose statistics are dropped wakes
+    /// none.
+    pub fn wakes_flusher_per_folio(self) -> bool {
+        self != DirtyFeedback::Dropped
+    }
 }
 
 /// The named differences between the callers of [`reclaim_batch`].
@@ -658,6 +674,8 @@ pub enum DirtyFeedback {
 pub struct BatchRules {
     pub pgscan: Pgscan,
     pub dirty: DirtyFeedback,
+    /// shrink_folio_list()'s `ignore_references`: folio_check_references() is skipped.
+    pub ignore_references: bool,
     /// The kernel function whose lruvec lock sections these are (the lock's `by_function`).
     pub caller: &'static str,
 }
@@ -666,18 +684,27 @@ impl BatchRules {
     /// The classic LRU's shrink_inactive_list(): pgscan of `scanned` (`[anon, file]`), flusher
     /// and `sc->nr` fed.
     pub fn shrink_inactive_list(scanned: [u64; 2]) -> BatchRules {
-        BatchRules { pgscan: Pgscan::Here(scanned), dirty: DirtyFeedback::WakeFlusherAndAccount, caller: "shrink_inactive_list" }
+        BatchRules { pgscan: Pgscan::Here(scanned), dirty: DirtyFeedback::WakeFlusherAndAccount, ignore_references: false, caller: "shrink_inactive_list" }
+    }
+
+    /// cache_ext's eviction (its 6.6.8 patch's __page_cache_ext_isolate_and_reclaim()): the
+    /// seam's candidates, `scanned` (`[anon, file]`) counted here as pagelab counts them, go to
+    /// reclaim_pages(): the statistics dropped ([`DirtyFeedback::Dropped`]) and the
+    /// references ignored where `kernel`'s reclaim_folio_list() ignores them.
+    pub fn reclaim_pages(scanned: [u64; 2], kernel: crate::kernel::Kernel) -> BatchRules {
+        let ignore_references = kernel.reclaim_pages_ignores_references();
+        BatchRules { pgscan: Pgscan::Here(scanned), dirty: DirtyFeedback::Dropped, ignore_references, caller: "shrink_inactive_list" }
     }
 
     /// MGLRU's evict_folios(): pgscan counted by scan_folios(), dirty state not fed back.
     pub fn evict_folios() -> BatchRules {
-        BatchRules { pgscan: Pgscan::AtIsolation, dirty: DirtyFeedback::Ignore, caller: "evict_folios" }
+        BatchRules { pgscan: Pgscan::AtIsolation, dirty: DirtyFeedback::Ignore, ignore_references: false, caller: "evict_folios" }
     }
 
     /// 7.3's evict_folios() on its isolating pass: pgscan counted by scan_folios(), the dirty
     /// state fed back by handle_reclaim_writeback().
     pub fn evict_folios_7_2() -> BatchRules {
-        BatchRules { pgscan: Pgscan::AtIsolation, dirty: DirtyFeedback::HandleReclaimWriteback, caller: "evict_folios" }
+        BatchRules { pgscan: Pgscan::AtIsolation, dirty: DirtyFeedback::HandleReclaimWriteback, ignore_references: false, caller: "evict_folios" }
     }
 }
 
@@ -762,14 +789,14 @@ pub fn reclaim_batch<P: Policy, E: Epilogue<P>>(
     // freed folios' types.
     epilogue.before_shrink(mm, p, list);
     let mut stat = ReclaimStat::default();
-    let reclaimed = shrink_folio_list(mm, p, list, sc, &mut stat, false);
+    let reclaimed = shrink_folio_list(mm, p, list, sc, &mut stat, rules);
     let file_freed = file_taken - file_folios(mm, list);
     // The survivors go back under the lock (move_folios_to_lru(), MGLRU's putback).
     mm.lru_lock_on(rules.caller, memcg, sc.nid, list.len() as u64);
     epilogue.putback(mm, p, list);
     count_pgsteal(mm, memcg, sc, [reclaimed - file_freed, file_freed]);
     epilogue.note_cost(mm, reclaimed, &stat);
-    if rules.dirty != DirtyFeedback::Ignore {
+    if !matches!(rules.dirty, DirtyFeedback::Ignore | DirtyFeedback::Dropped) {
         if stat.nr_unqueued_dirty == nr_taken {
             crate::mm::page_writeback::wakeup_flusher_threads(mm);
         }
@@ -874,8 +901,9 @@ const SHADOW_PREFETCH_AHEAD: usize = 4;
 
 /// Models mm/vmscan.c: shrink_folio_list() (6.1/6.12, order-0 pages, no demotion tiers):
 /// reclaims what it can from `list`; survivors stay in `list` in order, activated ones with
-/// PG_active set. Returns pages reclaimed.
-pub fn shrink_folio_list<P: Policy>(mm: &mut Mm, p: &mut P, list: &mut Vec<Pfn>, sc: &mut ScanControl, stat: &mut ReclaimStat, ignore_references: bool) -> u64 {
+/// PG_active set. Returns pages reclaimed. `rules` are the caller's: whether references are
+/// ignored, whether a dirty file folio it activates wakes the flushers.
+pub fn shrink_folio_list<P: Policy>(mm: &mut Mm, p: &mut P, list: &mut Vec<Pfn>, sc: &mut ScanControl, stat: &mut ReclaimStat, rules: BatchRules) -> u64 {
     complete_writeback_in_reclaim(mm, p);
     let mut reclaimed = 0;
     let (scan_ns, reclaim_ns) = (mm.cfg.costs.scan_page_ns, mm.cfg.costs.reclaim_page_ns);
@@ -900,7 +928,7 @@ pub fn shrink_folio_list<P: Policy>(mm: &mut Mm, p: &mut P, list: &mut Vec<Pfn>,
         let nr = mm.folios.nr_pages(pfn);
         sc.nr_scanned += nr;
         mm.cpu_in(Func::ShrinkFolioList, scan_ns);
-        match shrink_one_folio(mm, p, pfn, sc, stat, ignore_references) {
+        match shrink_one_folio(mm, p, pfn, sc, stat, rules) {
             Verdict::Freed => {
                 reclaimed += nr;
                 mm.cpu_in(Func::RemoveMapping, reclaim_ns);
@@ -950,7 +978,8 @@ pub fn folio_check_dirty_writeback(f: &crate::mm::folio::Folio) -> (bool, bool) 
     (f.test(pg::DIRTY), f.test(pg::WRITEBACK))
 }
 
-fn shrink_one_folio<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, sc: &mut ScanControl, stat: &mut ReclaimStat, ignore_references: bool) -> Verdict {
+fn shrink_one_folio<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, sc: &mut ScanControl, stat: &mut ReclaimStat, rules: BatchRules) -> Verdict {
+    let ignore_references = rules.ignore_references;
     let f = *mm.folios.get(pfn);
     if f.test(pg::UNEVICTABLE) {
         return Verdict::Activate;
@@ -1011,7 +1040,9 @@ fn shrink_one_folio<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, sc: &mut ScanCo
         {
             mm.count(Ev::NrVmscanImmediateReclaim, 1);
             mm.folios.set(pfn, pg::RECLAIM);
-            crate::mm::page_writeback::wakeup_flusher_threads(mm);
+            if rules.dirty.wakes_flusher_per_folio() {
+                crate::mm::page_writeback::wakeup_flusher_threads(mm);
+            }
             return Verdict::Activate;
         }
         if references == FolioRef::ReclaimClean || !sc.may_writepage {

@@ -297,6 +297,29 @@ fn a_sampled_run_hands_over_a_clean_folio_before_a_dirty_one_with_fewer_accesses
 }
 
 #[test]
+fn reclaim_pages_keeps_a_dirty_candidate_and_wakes_no_flusher() {
+    // cache_ext reclaims its candidates through reclaim_pages() -> reclaim_folio_list()
+    // (linux-cache-ext 7442a92, 6.6.8; the same in 6.1, 6.12, 7.3), whose reclaim_stat is a
+    // dummy: shrink_folio_list() activates a dirty file candidate outside kswapd with
+    // PG_reclaim, and nothing wakes the flushers (shrink_inactive_list()'s wake-up is not on
+    // this path). FIFO hands over the 8 written pages first: each is kept, still dirty, and
+    // nothing is written.
+    let text = cgroup_text(200, 100_000, &[("r", "random")]).replace("path = \"/c\"\n", "path = \"/c\"\npolicy = \"fifo\"\n");
+    let s = scenario(&text);
+    let mut m = Machine::new(&s, |mm| s.machine.policy.seam_host(mm, None)).unwrap();
+    for p in 0..8 {
+        m.apply(0, Op { write: true, ..read(0, p) });
+    }
+    for p in 1000..3000 {
+        m.apply(0, read(0, p));
+    }
+    m.check().unwrap();
+    let kept = m.policy.stats(m.mm.memcgs.find("/c").unwrap()).unwrap().kept;
+    assert!(kept >= 8 && ev(&m, Ev::NrVmscanImmediateReclaim) >= 8, "the written pages were handed over and kept: {kept}");
+    assert_eq!((ev(&m, Ev::PgpgOut), (0..8).filter(|&p| resident(&m, p)).count()), (0, 8), "pages written, written pages still cached");
+}
+
+#[test]
 fn cache_ext_fifo_passes_over_written_pages_that_the_plain_fifo_hands_over() {
     // bpf_fifo_evict_cb() (cache_ext 0d2eeca) continues past a dirty folio: the written
     // pages, the oldest, stay cached and the kernel keeps no candidate. The plain FIFO

@@ -419,7 +419,8 @@ impl Ext {
     /// the scan budget of this priority is spent. The budget is the kernel's
     /// get_scan_count() share `lru_size >> priority`, but at least one batch (cache_ext asks
     /// for a full batch of 32); invalid candidates count against it, so a policy that
-    /// returns garbage ends the loop.
+    /// returns garbage ends the loop. The taken candidates are reclaimed as mm/vmscan.c:
+    /// reclaim_pages() reclaims a list (6.1, 6.12, 7.3; [`BatchRules::reclaim_pages`]).
     fn shrink_seam_lruvec(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) {
         let lv = &mm.memcgs.get(memcg).lruvec;
         let size = lv.lru_size[Lru::InactiveFile as usize] + lv.lru_size[Lru::InactiveAnon as usize];
@@ -480,7 +481,7 @@ impl Ext {
             slot.stats.invalid += invalid;
             scanned += want as u64;
             let nr_taken = taken.len() as u64;
-            let rules = BatchRules::shrink_inactive_list([anon_taken, file_taken]);
+            let rules = BatchRules::reclaim_pages([anon_taken, file_taken], mm.cfg.kernel);
             let freed = reclaim_batch(mm, self, memcg, sc, &mut taken, rules, &mut SeamEpilogue { memcg });
             self.taken = taken;
             if nr_taken == 0 {

@@ -14,9 +14,17 @@
 //!   candidates at a time, validates each (a folio that is resident, on the LRU, not isolated
 //!   and charged to this memcg; anything else is skipped and counted as an invalid candidate),
 //!   isolates the valid ones and runs the shared
-//!   [`shrink_folio_list()`](crate::mm::vmscan::shrink_folio_list), so writeback of dirty
-//!   candidates, swap-out of anon candidates, unmapping, the pgscan/pgsteal accounting and the
-//!   shadow entries happen exactly as for the kernel's own LRUs;
+//!   [`shrink_folio_list()`](crate::mm::vmscan::shrink_folio_list), so swap-out of anon
+//!   candidates, unmapping, the pgscan/pgsteal accounting (pagelab's: cache_ext's path
+//!   counts neither) and the shadow entries happen as for the kernel's own LRUs;
+//! * **the candidates are reclaimed as reclaim_pages() reclaims a list** (mm/vmscan.c:
+//!   reclaim_pages() → reclaim_folio_list(), 6.1, 6.12, 7.3; cache_ext's 6.6.8
+//!   __page_cache_ext_isolate_and_reclaim() calls it): shrink_folio_list() fills statistics
+//!   that are dropped, so a dirty file candidate outside kswapd is activated with PG_reclaim
+//!   and **nothing wakes the flushers for it**, and the seam's batches feed none of the
+//!   node's dirty, writeback and congestion flags or throttling (`sc->nr`); the references are
+//!   checked in 6.1 (and 6.6.8) and ignored in 6.12 and 7.3
+//!   ([`Kernel::reclaim_pages_ignores_references`](crate::kernel::Kernel::reclaim_pages_ignores_references));
 //! * a policy that returns no candidate, or only bad ones, ends the batch loop: reclaim makes
 //!   no progress at that priority, the kernel's priority loop runs out, and the kernel's own
 //!   fallback follows (memcg OOM or a forced charge, the global OOM killer) — never a hang;
