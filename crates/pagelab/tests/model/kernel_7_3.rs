@@ -411,7 +411,7 @@ fn reclaim_never_writes_file_folios() {
         let (written, immediate) = (ev(&m, Ev::NrVmscanWrite), ev(&m, Ev::NrVmscanImmediateReclaim));
         let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Kswapd, 32);
         let mut stat = ReclaimStat::default();
-        shrink_folio_list(&mut m.mm, &mut m.policy, &mut list, &mut sc, &mut stat, false);
+        shrink_folio_list(&mut m.mm, &mut m.policy, &mut list, &mut sc, &mut stat, pagelab::mm::vmscan::BatchRules::shrink_inactive_list([0, 0]));
         move_folios_to_lru(&mut m.mm, &mut m.policy, &list);
         got.push((n, ev(&m, Ev::NrVmscanWrite) - written, ev(&m, Ev::NrVmscanImmediateReclaim) - immediate));
     }

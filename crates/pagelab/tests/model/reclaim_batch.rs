@@ -70,7 +70,7 @@ fn an_all_dirty_batch_wakes_the_flusher_and_feeds_sc_nr_only_under_shrink_inacti
         let (mut m, mut list) = isolated_file_pages(true);
         assert!(!m.mm.wb_pending_all, "no flush was asked for before the batch");
         let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Direct, 32);
-        let rules = BatchRules { pgscan: Pgscan::AtIsolation, dirty, caller: "test" };
+        let rules = BatchRules { pgscan: Pgscan::AtIsolation, dirty, ignore_references: false, caller: "test" };
         reclaim_batch(&mut m.mm, &mut m.policy, ROOT_MEMCG, &mut sc, &mut list, rules, &mut Log(Vec::new(), true));
         (m.mm.wb_pending_all, sc.nr)
     };
@@ -80,6 +80,9 @@ fn an_all_dirty_batch_wakes_the_flusher_and_feeds_sc_nr_only_under_shrink_inacti
     let (woken, nr) = run(DirtyFeedback::Ignore);
     assert!(!woken, "evict_folios()'s rule does not wake the flusher");
     assert_eq!(nr, ReclaimStat::default(), "evict_folios()'s rule leaves sc->nr alone");
+    let (woken, nr) = run(DirtyFeedback::Dropped);
+    assert!(!woken, "reclaim_folio_list()'s dropped statistics wake no flusher, not even per folio");
+    assert_eq!(nr, ReclaimStat::default(), "reclaim_folio_list()'s rule leaves sc->nr alone");
 }
 
 #[test]
@@ -88,7 +91,7 @@ fn the_batch_counts_pgscan_where_its_rule_says_and_pgsteal_by_type_around_the_ep
         let (mut m, mut list) = isolated_file_pages(false);
         let mut sc = ScanControl::new(ROOT_MEMCG, Reclaimer::Direct, 32);
         let mut log = Log::default();
-        let rules = BatchRules { pgscan, dirty: DirtyFeedback::WakeFlusherAndAccount, caller: "test" };
+        let rules = BatchRules { pgscan, dirty: DirtyFeedback::WakeFlusherAndAccount, ignore_references: false, caller: "test" };
         let reclaimed = reclaim_batch(&mut m.mm, &mut m.policy, ROOT_MEMCG, &mut sc, &mut list, rules, &mut log);
         let memcg = |e| m.mm.memcgs.get(ROOT_MEMCG).events.get(e);
         assert!(reclaimed > 0, "clean, unmapped file pages are reclaimed");
