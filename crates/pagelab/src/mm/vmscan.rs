@@ -653,20 +653,8 @@ pub enum DirtyFeedback {
     HandleReclaimWriteback,
     /// Models mm/vmscan.c: reclaim_folio_list() (6.1, 6.12, 7.3; cache_ext's 6.6.8 eviction
     /// calls it through reclaim_pages()): shrink_folio_list() fills a local reclaim_stat that
-    /// is dropped, so nothing wakes the flushers (not even shrink_folio_list()'s own
-    /// wake-up for a dirty file folio it activates, see [`DirtyFeedback::wakes_flusher_per_folio`])
-    /// and `sc->nr` is untouched.
+    /// is dropped, so nothing wakes the flushers and `sc->nr` is untouched.
     Dropped,
-}
-
-impl DirtyFeedback {
-    /// pagelab's shrink_folio_list() wakes the flushers when it activates a dirty file folio
-    /// for immediate reclaim (a stand-in: 6.1's, 6.12's and 7.3's shrink_folio_list() leave
-    /// that to their callers' batch-wide test); a caller whose statistics are dropped wakes
-    /// none.
-    pub fn wakes_flusher_per_folio(self) -> bool {
-        self != DirtyFeedback::Dropped
-    }
 }
 
 /// The named differences between the callers of [`reclaim_batch`].
@@ -1040,9 +1028,6 @@ fn shrink_one_folio<P: Policy>(mm: &mut Mm, p: &mut P, pfn: Pfn, sc: &mut ScanCo
         {
             mm.count(Ev::NrVmscanImmediateReclaim, 1);
             mm.folios.set(pfn, pg::RECLAIM);
-            if rules.dirty.wakes_flusher_per_folio() {
-                crate::mm::page_writeback::wakeup_flusher_threads(mm);
-            }
             return Verdict::Activate;
         }
         if references == FolioRef::ReclaimClean || !sc.may_writepage {
