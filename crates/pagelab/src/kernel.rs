@@ -622,6 +622,7 @@ pub const PREDICATES: &[(&str, Predicate)] = &[
     ("lru_gen_refault_workingset", Kernel::lru_gen_refault_workingset),
     ("lru_gen_evict_handles_writeback", Kernel::lru_gen_evict_handles_writeback),
     ("mmap_miss_lowered_once_per_hit", Kernel::mmap_miss_lowered_once_per_hit),
+    ("reclaim_pages_ignores_references", Kernel::reclaim_pages_ignores_references),
     ("reclaim_never_writes_file_folios", Kernel::reclaim_never_writes_file_folios),
     ("large_folio_readahead", Kernel::large_folio_readahead),
     ("large_folio_allocated_at_its_order", Kernel::large_folio_allocated_at_its_order),
