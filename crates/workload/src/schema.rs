@@ -79,6 +79,9 @@ pub struct MachineToml {
     pub refault_flush: Option<String>,
     /// Flush from the stat update path when over the threshold (5.15-rc1).
     pub update_path_flush: Option<bool>,
+    /// cache_ext's kernel around seam policies: their cgroups keep the kernel's classic LRU
+    /// too, and reclaim falls back to it when the policy frees 80% or less of its target.
+    pub seam_fallback: Option<bool>,
     /// Not a kernel setting: the sampling rate R of a miniature simulation, set by `pagelab
     /// curve --sample R`, which corrects the classic LRU's rules that are not scale-free.
     pub miniature: Option<f64>,

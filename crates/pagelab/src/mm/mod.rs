@@ -85,6 +85,9 @@ pub struct Config {
     /// filemap_read()'s shortcuts for a one-page read (of a cached page, or of an uncached
     /// one without readahead); the tests turn them off to check that they change nothing.
     pub read_shortcuts: bool,
+    /// `machine.seam_fallback`: a seam cgroup keeps the classic LRU under its policy and
+    /// reclaim falls back to it, as cache_ext's kernel does.
+    pub seam_fallback: bool,
 }
 
 /// Integer square root (lib/math/int_sqrt.c semantics: floor).

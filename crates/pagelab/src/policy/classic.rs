@@ -203,6 +203,71 @@ impl Classic {
         }
     }
 
+    /// Models mm/vmscan.c: shrink_lruvec() with MGLRU off (6.1, 6.12, 7.3) from its scan
+    /// loop on: `nr` left to scan of each list, `targets` get_scan_count()'s, and
+    /// `nr_reclaimed` what this call reclaimed before the loop (0 but for cache_ext's
+    /// fallback, [`crate::policy::seam::Ext`]), added to `sc.nr_reclaimed` at the end.
+    pub fn shrink_lruvec_from(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl, mut nr: [u64; 4], targets: [u64; 4], mut nr_reclaimed: u64) {
+        let nr_to_reclaim = sc.nr_to_reclaim;
+        let proportional = !sc.cgroup_reclaim() && !sc.is_kswapd() && sc.priority == DEF_PRIORITY;
+        while nr[Lru::InactiveAnon as usize] > 0 || nr[Lru::ActiveFile as usize] > 0 || nr[Lru::InactiveFile as usize] > 0 {
+            for lru in Lru::EVICTABLE {
+                let i = lru as usize;
+                if nr[i] > 0 {
+                    let n = nr[i].min(SWAP_CLUSTER_MAX);
+                    nr[i] -= n;
+                    nr_reclaimed += self.shrink_list(mm, memcg, lru, n, sc);
+                }
+            }
+            mm.cond_resched(self);
+            if nr_reclaimed < nr_to_reclaim || proportional {
+                continue;
+            }
+            // The target is met: stop the type with less left to scan and scale the other
+            // down to the same fraction of its original target.
+            let nr_file = nr[2] + nr[3];
+            let nr_anon = nr[0] + nr[1];
+            if nr_file == 0 || nr_anon == 0 {
+                break;
+            }
+            let (stop, other, percentage) =
+                if nr_file > nr_anon { (0, 2, nr_anon * 100 / (targets[0] + targets[1] + 1)) } else { (2, 0, nr_file * 100 / (targets[2] + targets[3] + 1)) };
+            nr[stop] = 0;
+            nr[stop + 1] = 0;
+            for l in [other, other + 1] {
+                let scanned = targets[l] - nr[l];
+                nr[l] = targets[l] * (100 - percentage) / 100;
+                nr[l] -= nr[l].min(scanned);
+            }
+        }
+        sc.nr_reclaimed += nr_reclaimed;
+        if mm.swap.total() > 0 && Self::inactive_is_low(mm, memcg, Lru::InactiveAnon) {
+            self.shrink_active_list(mm, memcg, Lru::ActiveAnon, SWAP_CLUSTER_MAX, sc);
+        }
+    }
+
+    /// Models cache_ext's isolation of a policy's candidate (linux-cache-ext 7442a92, 6.6.8:
+    /// mm/vmscan.c: page_cache_ext_isolate_folio(), then reclaim_pages()'s
+    /// folio_clear_active()): an evictable folio on one of its memcg's lists leaves it, from
+    /// wherever it is on the list, and loses PG_active. False if it is on no list.
+    pub fn isolate_folio(&mut self, mm: &mut Mm, pfn: Pfn) -> bool {
+        if mm.folios.get(pfn).flags & (pg::LRU | pg::ISOLATED | pg::UNEVICTABLE) != pg::LRU {
+            return false;
+        }
+        self.lruvec_del_folio(mm, pfn);
+        mm.folios.clear(pfn, pg::LRU | pg::ACTIVE);
+        mm.folios.set(pfn, pg::ISOLATED);
+        true
+    }
+
+    /// Models mm/swap.c: folio_putback_lru() of an isolated folio (reclaim_folio_list()'s
+    /// survivors): back at the head of its list, active if reclaim activated it.
+    pub fn putback_folio(&mut self, mm: &mut Mm, pfn: Pfn) {
+        mm.folios.clear(pfn, pg::ISOLATED);
+        mm.folios.set(pfn, pg::LRU);
+        self.lruvec_add_folio(mm, pfn, false);
+    }
+
     pub fn list_len(&self, memcg: MemcgId, lru: Lru) -> u64 {
         self.list_len_on(memcg, 0, lru)
     }
@@ -644,45 +709,8 @@ impl Policy for Classic {
 
     /// Models mm/vmscan.c: shrink_lruvec() with MGLRU off.
     fn shrink_lruvec(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) {
-        let (mut nr, _) = Self::get_scan_count(mm, memcg, sc);
-        let targets = nr;
-        let nr_to_reclaim = sc.nr_to_reclaim;
-        let proportional = !sc.cgroup_reclaim() && !sc.is_kswapd() && sc.priority == DEF_PRIORITY;
-        let mut nr_reclaimed = 0;
-        while nr[Lru::InactiveAnon as usize] > 0 || nr[Lru::ActiveFile as usize] > 0 || nr[Lru::InactiveFile as usize] > 0 {
-            for lru in Lru::EVICTABLE {
-                let i = lru as usize;
-                if nr[i] > 0 {
-                    let n = nr[i].min(SWAP_CLUSTER_MAX);
-                    nr[i] -= n;
-                    nr_reclaimed += self.shrink_list(mm, memcg, lru, n, sc);
-                }
-            }
-            mm.cond_resched(self);
-            if nr_reclaimed < nr_to_reclaim || proportional {
-                continue;
-            }
-            // The target is met: stop the type with less left to scan and scale the other
-            // down to the same fraction of its original target.
-            let nr_file = nr[2] + nr[3];
-            let nr_anon = nr[0] + nr[1];
-            if nr_file == 0 || nr_anon == 0 {
-                break;
-            }
-            let (stop, other, percentage) =
-                if nr_file > nr_anon { (0, 2, nr_anon * 100 / (targets[0] + targets[1] + 1)) } else { (2, 0, nr_file * 100 / (targets[2] + targets[3] + 1)) };
-            nr[stop] = 0;
-            nr[stop + 1] = 0;
-            for l in [other, other + 1] {
-                let scanned = targets[l] - nr[l];
-                nr[l] = targets[l] * (100 - percentage) / 100;
-                nr[l] -= nr[l].min(scanned);
-            }
-        }
-        sc.nr_reclaimed += nr_reclaimed;
-        if mm.swap.total() > 0 && Self::inactive_is_low(mm, memcg, Lru::InactiveAnon) {
-            self.shrink_active_list(mm, memcg, Lru::ActiveAnon, SWAP_CLUSTER_MAX, sc);
-        }
+        let (nr, _) = Self::get_scan_count(mm, memcg, sc);
+        self.shrink_lruvec_from(mm, memcg, sc, nr, nr, 0);
     }
 
     /// Models mm/vmscan.c: shrink_node() with MGLRU off: prepare_scan_count(), then the

@@ -359,3 +359,59 @@ fn policies_lists_them() {
         assert!(names.contains(&name), "{name}: {names:?}");
     }
 }
+
+/// A policy that never hands over a candidate.
+struct Stubborn;
+
+impl EvictionPolicy for Stubborn {
+    fn folio_added(&mut self, _: &Folio) {}
+    fn folio_accessed(&mut self, _: &Folio, _: Access) {}
+    fn folio_removed(&mut self, _: &Folio, _: Removal) {}
+    fn evict_folios(&mut self, _: MemcgId, _: usize, _: &Freeable, _: &mut Vec<FolioId>) {}
+}
+
+/// 2,000 pages read once in a 200-page `/c` run by `policy` (`None`: [`Stubborn`]), with
+/// or without `machine.seam_fallback`.
+fn read_once(policy: Option<&str>, fallback: bool) -> Machine<Ext> {
+    let mut text = cgroup_text(200, 100_000, &[("r", "random")]);
+    if fallback {
+        text = text.replace("policy = \"classic\"\n", "policy = \"classic\"\nseam_fallback = true\n");
+    }
+    if let Some(p) = policy {
+        text = text.replace("path = \"/c\"\n", &format!("path = \"/c\"\npolicy = \"{p}\"\n"));
+    }
+    let s = scenario(&text);
+    let make = |path: &str| (path == "/c" && policy.is_none()).then(|| Box::new(Stubborn) as Box<dyn EvictionPolicy>);
+    let mut m =
+        Machine::new(&s, |mm| s.machine.policy.seam_host(mm, policy.is_none().then_some((&make as pagelab::policy::registry::Factory, "stubborn")))).unwrap();
+    for p in 0..2000 {
+        m.apply(0, read(0, p));
+    }
+    m.check().unwrap();
+    m
+}
+
+#[test]
+fn with_seam_fallback_the_kernel_lru_reclaims_when_the_policy_frees_80_percent_or_less() {
+    // cache_ext's shrink_lruvec() (linux-cache-ext 7442a92) asks the policy for the inactive
+    // file list's scan target and runs the kernel's own loop on its lists when the policy
+    // freed 80% or less of it. A policy that hands over nothing frees 0%: with the fallback
+    // the classic LRU evicts; without it the seam's contract ends reclaim with nothing freed.
+    let m = read_once(None, true);
+    let st = m.policy.stats(m.mm.memcgs.find("/c").unwrap()).unwrap();
+    assert!(st.fallbacks > 0 && st.evicted == 0, "{st:?}");
+    assert!(m.mm.oom_kills.is_empty(), "{:?}", m.mm.oom_kills);
+    assert!(ev(&m, Ev::PgStealFile) >= 1700, "the classic LRU reclaimed: {}", ev(&m, Ev::PgStealFile));
+    let m = read_once(None, false);
+    assert_eq!(ev(&m, Ev::PgStealFile), 0, "without the fallback nothing is reclaimed");
+}
+
+#[test]
+fn with_seam_fallback_a_policy_that_frees_its_target_leaves_the_kernel_lru_alone() {
+    // cache-ext-fifo hands over the oldest clean folios: each request frees what it asked
+    // for, so reclaim never falls back.
+    let m = read_once(Some("cache-ext-fifo"), true);
+    let st = m.policy.stats(m.mm.memcgs.find("/c").unwrap()).unwrap();
+    assert_eq!(st.fallbacks, 0, "{st:?}");
+    assert!(st.evicted >= 1700, "{st:?}");
+}

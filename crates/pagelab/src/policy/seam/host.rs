@@ -40,6 +40,10 @@ pub struct SeamStats {
     /// Folios `admit_folio` refused (marked dropbehind); shown only when not zero.
     #[serde(skip_serializing_if = "is_zero")]
     pub not_admitted: u64,
+    /// `machine.seam_fallback`: reclaim calls whose candidates freed 80% or less of the
+    /// target, so that the classic LRU reclaimed after them; shown only when not zero.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub fallbacks: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -58,9 +62,13 @@ enum Told {
 struct Slot {
     policy: Box<dyn EvictionPolicy>,
     stats: SeamStats,
-    /// The policy leaves eviction to the kernel's classic LRU and only hears the hooks
-    /// ([`EvictionPolicy::defers_eviction`]).
+    /// The kernel's classic LRU keeps the memcg's folios and the policy hears the hooks:
+    /// a policy that leaves eviction to it ([`EvictionPolicy::defers_eviction`]), or one
+    /// that evicts first under `machine.seam_fallback` (`evicts_first`).
     defers: bool,
+    /// cache_ext's kernel (`machine.seam_fallback`): reclaim asks the policy first and
+    /// falls back to the classic LRU ([`Ext::shrink_cache_ext_lruvec`]).
+    evicts_first: bool,
 }
 
 /// The host of seam policies: one [`EvictionPolicy`] per memcg that has one; the memcgs
@@ -170,7 +178,9 @@ impl Ext {
         let n = mm.memcgs.cg.len();
         policies.resize_with(n, || None);
         let tasks: Vec<String> = mm.tasks.iter().map(|t| t.name.clone()).collect();
-        let defers: Vec<bool> = policies.iter().map(|p| p.as_ref().is_some_and(|p| p.defers_eviction())).collect();
+        // Under `machine.seam_fallback` every evicting policy's memcg keeps the classic LRU too.
+        let evicts_first: Vec<bool> = policies.iter().map(|p| mm.cfg.seam_fallback && p.as_ref().is_some_and(|p| !p.defers_eviction())).collect();
+        let defers: Vec<bool> = policies.iter().zip(&evicts_first).map(|(p, &e)| e || p.as_ref().is_some_and(|p| p.defers_eviction())).collect();
         // The memcgs whose folios a seam policy keeps; the others keep the classic LRU.
         let owns: Vec<bool> = policies.iter().zip(&defers).map(|(p, &d)| p.is_some() && !d).collect();
         let classic = owns.iter().any(|&o| !o).then(|| {
@@ -181,13 +191,13 @@ impl Ext {
         });
         let slots = policies
             .into_iter()
-            .zip(defers)
+            .zip(defers.into_iter().zip(evicts_first))
             .enumerate()
-            .map(|(i, (p, defers))| {
+            .map(|(i, (p, (defers, evicts_first)))| {
                 p.map(|mut policy| {
                     let m = mm.memcgs.get(i as MemcgId);
                     policy.init(&Cgroup { id: i as MemcgId, path: m.path.clone(), max: effective_max(mm, i as MemcgId), tasks: tasks.clone() });
-                    Slot { policy, stats: SeamStats::default(), defers }
+                    Slot { policy, stats: SeamStats::default(), defers, evicts_first }
                 })
             })
             .collect();
@@ -221,10 +231,16 @@ impl Ext {
         self.slots[memcg as usize].as_ref().is_some_and(|s| !s.defers)
     }
 
-    /// The memcg keeps the classic LRU under a policy that only hears the hooks.
+    /// The memcg keeps the classic LRU under a policy that hears the hooks.
     #[inline]
     fn defers(&self, memcg: MemcgId) -> bool {
         self.slots[memcg as usize].as_ref().is_some_and(|s| s.defers)
+    }
+
+    /// The memcg's policy evicts first, over the classic LRU (`machine.seam_fallback`).
+    #[inline]
+    fn evicts_first(&self, memcg: MemcgId) -> bool {
+        self.slots[memcg as usize].as_ref().is_some_and(|s| s.evicts_first)
     }
 
     /// Charges the hook calls made since the last charge, `[time] cache_ext_hook_ns` each, to
@@ -340,6 +356,7 @@ impl Ext {
             Told::Added => {
                 let info = self.folio_info(mm, pfn);
                 self.with_policy(memcg, |p| p.folio_added(&info));
+                self.tell_early(&info);
             }
             Told::Accessed(how) => self.accessed(mm, pfn, how),
             Told::Removed(why) => {
@@ -482,7 +499,7 @@ impl Ext {
             scanned += want as u64;
             let nr_taken = taken.len() as u64;
             let rules = BatchRules::reclaim_pages([anon_taken, file_taken], mm.cfg.kernel);
-            let freed = reclaim_batch(mm, self, memcg, sc, &mut taken, rules, &mut SeamEpilogue { memcg });
+            let freed = reclaim_batch(mm, self, memcg, sc, &mut taken, rules, &mut SeamEpilogue { memcg, putback: Putback::Seam });
             self.taken = taken;
             if nr_taken == 0 {
                 // Only bad candidates: the batch loop ends, as the contract says (a policy
@@ -496,12 +513,103 @@ impl Ext {
     }
 }
 
+impl Ext {
+    /// Models cache_ext's mm/vmscan.c: shrink_lruvec() (its 6.6.8 patch, linux-cache-ext
+    /// 7442a92) for a memcg whose policy evicts over the classic LRU
+    /// (`machine.seam_fallback`): get_scan_count()'s targets as the classic LRU's; the
+    /// policy's candidates first, for the inactive file list's target
+    /// (page_cache_ext_isolate_and_reclaim(), [`Ext::evict_candidates`]), counted in
+    /// `sc.nr_reclaimed` and `sc.nr_scanned`; more than 80% of the target freed ends the
+    /// call, else the classic loop runs on the rest of the targets over the kernel's lists,
+    /// which cache_ext keeps under the policy. The patch's loop starts from the policy's
+    /// count and adds it to `sc.nr_reclaimed` again at its end (modelled as written).
+    fn shrink_cache_ext_lruvec(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) {
+        let (mut nr, _) = Classic::get_scan_count(mm, memcg, sc);
+        let targets = nr;
+        let want = nr[Lru::InactiveFile as usize];
+        let freed = self.evict_candidates(mm, memcg, sc, want);
+        nr[Lru::InactiveFile as usize] -= freed.min(want);
+        sc.nr_reclaimed += freed;
+        sc.nr_scanned += freed;
+        if want == 0 || freed * 100 / want > 80 {
+            return;
+        }
+        self.slots[memcg as usize].as_mut().expect("a seam memcg").stats.fallbacks += 1;
+        let classic = self.classic.as_mut().expect("a seam_fallback memcg keeps the classic LRU");
+        classic.shrink_lruvec_from(mm, memcg, sc, nr, targets, freed);
+    }
+
+    /// Models cache_ext's mm/vmscan.c: __page_cache_ext_isolate_and_reclaim() (linux-cache-ext
+    /// 7442a92): requests of SWAP_CLUSTER_MAX (or `want`, if fewer) candidates until `want`
+    /// is spent in steps of SWAP_CLUSTER_MAX; each candidate must be a page-cache folio of
+    /// the memcg on its LRU (the valid-folios set and page_cache_ext_isolate_folio()); the
+    /// taken ones are reclaimed as reclaim_pages() reclaims a list and the survivors put back
+    /// on the classic LRU (folio_putback_lru()). A request that yields no folio to take ends
+    /// the loop (cache_ext asks again, and frees nothing). Returns the pages freed.
+    fn evict_candidates(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl, want: u64) -> u64 {
+        let ask = want.min(SWAP_CLUSTER_MAX) as usize;
+        let (mut left, mut freed) = (want, 0);
+        while left > 0 && self.failure.is_none() {
+            left = left.saturating_sub(SWAP_CLUSTER_MAX);
+            let mut cands = std::mem::take(&mut self.candidates);
+            cands.clear();
+            let slot = self.slots[memcg as usize].as_mut().expect("a seam memcg");
+            slot.policy.evict_folios(memcg, ask, &Freeable::new(&mm.folios, mm.now()), &mut cands);
+            self.hooks += 1;
+            slot.stats.requests += 1;
+            slot.stats.candidates += cands.len() as u64;
+            if let Some(e) = slot.policy.failure() {
+                self.failure = Some(e);
+            }
+            if cands.is_empty() {
+                slot.stats.empty += 1;
+            }
+            let mut taken = std::mem::take(&mut self.taken);
+            taken.clear();
+            let mut invalid = cands.len().saturating_sub(ask) as u64;
+            let classic = self.classic.as_mut().expect("a seam_fallback memcg keeps the classic LRU");
+            for &id in cands.iter().take(ask) {
+                let ok = (id as usize) < mm.folios.f.len() && {
+                    let f = mm.folios.get(id);
+                    f.memcg == memcg && !f.test(pg::SWAPBACKED)
+                };
+                if ok && classic.isolate_folio(mm, id) {
+                    taken.push(id);
+                } else {
+                    invalid += 1;
+                }
+            }
+            self.candidates = cands;
+            self.slots[memcg as usize].as_mut().expect("a seam memcg").stats.invalid += invalid;
+            if taken.is_empty() || self.failure.is_some() {
+                self.taken = taken;
+                break;
+            }
+            let rules = BatchRules::reclaim_pages([0, taken.len() as u64], mm.cfg.kernel);
+            freed += reclaim_batch(mm, self, memcg, sc, &mut taken, rules, &mut SeamEpilogue { memcg, putback: Putback::Classic });
+            self.taken = taken;
+        }
+        self.release_parked(mm, memcg);
+        self.charge_hooks(mm);
+        freed
+    }
+}
+
+/// Where a batch's survivors go back: the seam's own accounting, or the classic LRU's lists
+/// (`machine.seam_fallback`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Putback {
+    Seam,
+    Classic,
+}
+
 /// The seam's part of a [`reclaim_batch`] in cache_ext's mm/vmscan.c: shrink_lruvec()
 /// (cache_ext's 6.6.8 patch, counted as 6.1/6.12's shrink_inactive_list() counts): the
 /// policy's view of what it handed over, `folio_removed(Evicted)` for the freed, the seam's
 /// putback of the kept.
 struct SeamEpilogue {
     memcg: MemcgId,
+    putback: Putback,
 }
 
 impl Epilogue<Ext> for SeamEpilogue {
@@ -535,7 +643,16 @@ impl Epilogue<Ext> for SeamEpilogue {
         slot.stats.evicted += freed;
         slot.stats.kept += list.len() as u64;
         slot.stats.kept_locked += list.iter().filter(|&&pfn| mm.folios.test(pfn, pg::LOCKED)).count() as u64;
-        p.putback(mm, memcg, list);
+        match self.putback {
+            Putback::Seam => p.putback(mm, memcg, list),
+            Putback::Classic => {
+                let classic = p.classic.as_mut().expect("a seam_fallback memcg keeps the classic LRU");
+                for &pfn in list.iter() {
+                    classic.putback_folio(mm, pfn);
+                }
+                p.parked.extend_from_slice(list);
+            }
+        }
         list.clear();
     }
 
@@ -657,7 +774,11 @@ impl Policy for Ext {
     /// which join their LRU through it), then the memcg's own LRU reclaims.
     fn shrink_lruvec(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) {
         lru_add_drain(mm, self);
-        self.per_memcg(mm, memcg, sc, |c, mm, sc| c.shrink_lruvec(mm, memcg, sc), |ext, mm, sc| ext.shrink_seam_lruvec(mm, memcg, sc));
+        if self.evicts_first(memcg) {
+            self.shrink_cache_ext_lruvec(mm, memcg, sc);
+        } else {
+            self.per_memcg(mm, memcg, sc, |c, mm, sc| c.shrink_lruvec(mm, memcg, sc), |ext, mm, sc| ext.shrink_seam_lruvec(mm, memcg, sc));
+        }
         if self.defers(memcg) {
             self.tell_evicted(mm);
         }

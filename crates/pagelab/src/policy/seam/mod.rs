@@ -123,11 +123,33 @@
 //!   cache_ext's evaluation runs it): the same lists, scans and choices as a cgroup without a
 //!   seam policy, so every counter is the classic LRU's;
 //! * **the policy hears the same hooks** as a seam policy: `folio_added` when a folio joins
-//!   the LRU, `folio_accessed(Read | Write)` for folio_mark_accessed() and a buffered write,
+//!   the LRU (then the reads made while it waited in the lru_add batch, as for a seam
+//!   policy), `folio_accessed(Read | Write)` for folio_mark_accessed() and a buffered write,
 //!   `folio_removed(Evicted)` for each folio the classic LRU's reclaim removed
 //!   (__remove_mapping(), where cache_ext's removal hook runs; told when that
 //!   shrink_lruvec() call ends) and `Freed` for one freed otherwise;
 //! * `evict_folios` is never called.
+//!
+//! ## cache_ext's kernel LRU under the policy (`machine.seam_fallback`)
+//!
+//! cache_ext's kernel does not take a cgroup's folios off the kernel's LRU: its
+//! shrink_lruvec() (linux-cache-ext 7442a92, 6.6.8) asks the policy first and falls back to
+//! the kernel's own scan when the policy freed 80% or less of the target. With
+//! `machine.seam_fallback = true` every evicting seam policy runs that way (off, the default,
+//! the seam owns its cgroup's folios as above):
+//!
+//! * **the cgroup keeps the classic LRU** and the policy hears the hooks as a deferring
+//!   policy does (the reads made while a folio waited in the lru_add batch right after its
+//!   `folio_added`);
+//! * **reclaim asks the policy for get_scan_count()'s inactive-file target**, in requests of
+//!   up to 32 until the target is spent (cache_ext's loop does not stop at the reclaim
+//!   goal); a candidate must be a page-cache folio of the cgroup on its LRU, active or
+//!   inactive, and is reclaimed as reclaim_pages() reclaims a list, the survivors put back
+//!   on the classic LRU and given back to the policy when the call ends;
+//! * **more than 80% of the target freed ends the call; otherwise the classic loop runs** on
+//!   the rest of the targets (the report's `fallbacks` counts those calls), starting from
+//!   the policy's count, which the patch then adds to the reclaimed pages a second time;
+//!   what the classic LRU evicts the policy hears as `folio_removed(Evicted)`.
 //!
 //! ## What a hook costs
 //!

@@ -390,7 +390,15 @@ fn tasks(s: &Scenario, memcgs: &Memcgs, space: &mut AddressSpace, streams: Strea
 /// What the model reads of the scenario: its machine's kernel and tunables, its costs and
 /// refault model.
 fn config(s: &Scenario) -> Config {
-    Config { kernel: s.machine.kernel, tunables: s.machine.tunables, costs: s.costs.clone(), refault: s.workingset, mglru_fg: s.mglru_fg, read_shortcuts: true }
+    Config {
+        kernel: s.machine.kernel,
+        tunables: s.machine.tunables,
+        costs: s.costs.clone(),
+        refault: s.workingset,
+        mglru_fg: s.mglru_fg,
+        read_shortcuts: true,
+        seam_fallback: s.machine.seam_fallback,
+    }
 }
 
 /// The frames of the zones (`sizes`), the non-movable pageblocks laid out and the kernel's

@@ -117,6 +117,7 @@ fn machine(m: &MachineToml, err: Err) -> Result<MachineSpec, ScenarioError> {
     let machine = MachineSpec {
         refault_flush,
         update_path_flush: m.update_path_flush.unwrap_or(false),
+        seam_fallback: m.seam_fallback.unwrap_or(false),
         miniature: miniature(m, err)?,
         memory_pages,
         kernel,

@@ -194,6 +194,9 @@ pub struct MachineSpec {
     pub rstat_flush_ns: u64,
     pub refault_flush: crate::mm::memcontrol::RefaultFlush,
     pub update_path_flush: bool,
+    /// `machine.seam_fallback`: seam cgroups keep the classic LRU under their policy, as
+    /// cache_ext's kernel does ([`crate::policy::seam::Ext`]).
+    pub seam_fallback: bool,
     /// `machine.miniature`: the sampling rate of a miniature simulation (1: a full machine).
     pub miniature: f64,
     /// `[[machine.node]]`, validated (empty: no node table, one node of everything).
