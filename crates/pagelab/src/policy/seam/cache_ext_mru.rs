@@ -15,8 +15,15 @@
 //!   whatever the request; the seam takes no more than it asked for);
 //! * a folio handed over earlier in the same reclaim call counts in the walk's 200 without
 //!   being offered again (the seam's "a kept candidate is not offered again in the same
-//!   call"; cache_ext's kernel would propose it again past the 200th node and fail to
-//!   isolate it: a wasted slot of its 32).
+//!   call"). cache_ext's kernel offers it again: reclaim_pages() puts a kept candidate back
+//!   with folio_putback_lru(), so once the per-CPU batch it waits in drains (15 folios in
+//!   6.6.8) it is uptodate and on the LRU, the next batch of the same call hands it over at
+//!   any index, and shrink_folio_list() keeps it again. With dirty folios at the head (the
+//!   LSM's new tables), that call frees little, and linux-cache-ext 7442a92's
+//!   shrink_lruvec() falls back to the kernel's own LRU scan when the policy freed 80% or
+//!   less of its target. The seam models no fallback; walking past the kept folios stands
+//!   in for it (offering them again without the fallback ends Fig. 6's C and A in a memcg
+//!   OOM kill within 2 s: docs/journal/2026-11-30-mru-harshness.md).
 //!
 //! The plain `mru` (pagelab-cachesim's trace algorithm behind [`super::adapters`]) hands
 //! over the most recent folio whatever its state, from the first node on.
