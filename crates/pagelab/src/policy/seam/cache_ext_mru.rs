@@ -21,9 +21,10 @@
 //!   any index, and shrink_folio_list() keeps it again. With dirty folios at the head (the
 //!   LSM's new tables), that call frees little, and linux-cache-ext 7442a92's
 //!   shrink_lruvec() falls back to the kernel's own LRU scan when the policy freed 80% or
-//!   less of its target. The seam models no fallback; walking past the kept folios stands
-//!   in for it (offering them again without the fallback ends Fig. 6's C and A in a memcg
-//!   OOM kill within 2 s: docs/journal/2026-11-30-mru-harshness.md).
+//!   less of its target, which `machine.seam_fallback` models (policy/seam/mod.rs). The seam
+//!   still walks past the kept folios in a call, with or without the fallback (offering
+//!   them again without the fallback ends Fig. 6's C and A in a memcg OOM kill within 2 s:
+//!   docs/journal/2026-11-30-mru-harshness.md).
 //!
 //! The plain `mru` (pagelab-cachesim's trace algorithm behind [`super::adapters`]) hands
 //! over the most recent folio whatever its state, from the first node on.
