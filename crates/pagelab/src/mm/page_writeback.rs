@@ -316,3 +316,42 @@ pub fn complete_writeback<P: Policy>(mm: &mut Mm, p: &mut P, now: u64) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{DirtyQueues, Wb};
+
+    fn queues() -> DirtyQueues {
+        // Dirtied in this order: memcg 2, 0, 2, 1, 0 (pfn = order of dirtying), 10 ns apart.
+        let mut q = DirtyQueues::default();
+        for (i, memcg) in [2, 0, 2, 1, 0].into_iter().enumerate() {
+            q.push(memcg, i as u32, i as u32, 10 * i as u64);
+        }
+        q
+    }
+
+    #[test]
+    fn writeback_of_every_cgroup_takes_the_folios_in_the_order_they_were_dirtied() {
+        let mut q = queues();
+        let order: Vec<u32> = std::iter::from_fn(|| q.pop(Wb::All).map(|d| d.pfn)).collect();
+        assert_eq!(order, [0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn a_cgroups_writeback_takes_only_its_own_folios_oldest_first() {
+        let mut q = queues();
+        let own: Vec<u32> = std::iter::from_fn(|| q.pop(Wb::Memcg(2)).map(|d| d.pfn)).collect();
+        assert_eq!(own, [0, 2]);
+        assert!(q.pop(Wb::Memcg(7)).is_none(), "a cgroup that dirtied nothing has nothing to write");
+        let rest: Vec<u32> = std::iter::from_fn(|| q.pop(Wb::All).map(|d| d.pfn)).collect();
+        assert_eq!(rest, [1, 3, 4]);
+    }
+
+    #[test]
+    fn dirty_expire_counts_the_folios_dirtied_by_the_deadline_across_cgroups() {
+        let q = queues();
+        assert_eq!(q.dirtied_by(25), 3);
+        assert_eq!(q.dirtied_by(40), 5);
+        assert_eq!(q.memcgs().collect::<Vec<_>>(), [0, 1, 2]);
+    }
+}

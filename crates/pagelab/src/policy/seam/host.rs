@@ -430,6 +430,24 @@ impl Ext {
         self.parked.clear();
     }
 
+    /// One `evict_folios` request for up to `nr` candidates of `memcg`'s policy, in the
+    /// reusable candidate buffer (the caller hands it back), counted in the seam's stats
+    /// (requests, candidates, empty); a policy's failure stops the seam.
+    fn request(&mut self, mm: &Mm, memcg: MemcgId, nr: usize) -> Vec<FolioId> {
+        let mut cands = std::mem::take(&mut self.candidates);
+        cands.clear();
+        let slot = self.slots[memcg as usize].as_mut().expect("a seam memcg");
+        slot.policy.evict_folios(memcg, nr, &Freeable::new(&mm.folios, mm.now()), &mut cands);
+        self.hooks += 1;
+        slot.stats.requests += 1;
+        slot.stats.candidates += cands.len() as u64;
+        slot.stats.empty += cands.is_empty() as u64;
+        if let Some(e) = slot.policy.failure() {
+            self.failure = Some(e);
+        }
+        cands
+    }
+
     /// Models cache_ext's eviction in mm/vmscan.c: shrink_lruvec() (cache_ext's 6.6.8 patch,
     /// around the 6.1/6.12 isolation, shrink_folio_list() and putback) for a memcg with a
     /// seam policy: batches of up to SWAP_CLUSTER_MAX candidates until the reclaim target is met or
@@ -449,18 +467,8 @@ impl Ext {
         let mut reclaimed = 0;
         while scanned < budget && sc.nr_reclaimed + reclaimed < sc.nr_to_reclaim && self.failure.is_none() {
             let want = (budget - scanned).min(SWAP_CLUSTER_MAX) as usize;
-            let mut cands = std::mem::take(&mut self.candidates);
-            cands.clear();
-            let slot = self.slots[memcg as usize].as_mut().expect("a seam memcg");
-            slot.policy.evict_folios(memcg, want, &Freeable::new(&mm.folios, mm.now()), &mut cands);
-            self.hooks += 1;
-            slot.stats.requests += 1;
-            slot.stats.candidates += cands.len() as u64;
-            if let Some(e) = slot.policy.failure() {
-                self.failure = Some(e);
-            }
+            let mut cands = self.request(mm, memcg, want);
             if cands.is_empty() || self.failure.is_some() {
-                slot.stats.empty += cands.is_empty() as u64;
                 self.candidates = cands;
                 break;
             }
@@ -551,19 +559,7 @@ impl Ext {
         let (mut left, mut freed) = (want, 0);
         while left > 0 && self.failure.is_none() {
             left = left.saturating_sub(SWAP_CLUSTER_MAX);
-            let mut cands = std::mem::take(&mut self.candidates);
-            cands.clear();
-            let slot = self.slots[memcg as usize].as_mut().expect("a seam memcg");
-            slot.policy.evict_folios(memcg, ask, &Freeable::new(&mm.folios, mm.now()), &mut cands);
-            self.hooks += 1;
-            slot.stats.requests += 1;
-            slot.stats.candidates += cands.len() as u64;
-            if let Some(e) = slot.policy.failure() {
-                self.failure = Some(e);
-            }
-            if cands.is_empty() {
-                slot.stats.empty += 1;
-            }
+            let cands = self.request(mm, memcg, ask);
             let mut taken = std::mem::take(&mut self.taken);
             taken.clear();
             let mut invalid = cands.len().saturating_sub(ask) as u64;
