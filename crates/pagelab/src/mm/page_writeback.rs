@@ -147,12 +147,6 @@ pub fn global_domain(mm: &Mm, with_writeback: bool) -> Domain {
     Domain::new(mm, dirtyable(mm), dirty)
 }
 
-/// (background threshold, dirty threshold) of the global domain, in pages.
-pub fn dirty_limits(mm: &Mm) -> (u64, u64) {
-    let d = global_domain(mm, true);
-    (d.bg_thresh, d.thresh)
-}
-
 /// Models mm/memcontrol.c: mem_cgroup_wb_stats() (6.1, 6.12, 7.3): the cgroup's file LRU
 /// pages, dirty pages and pages under writeback as rstat last published them (after the
 /// version's flush: [`crate::kernel::Kernel::wb_stats_flush_ratelimited`]), and its headroom,
@@ -270,9 +264,8 @@ pub fn flusher_run<P: Policy>(mm: &mut Mm, p: &mut P, periodic: bool) {
         wb_writeback(mm, p, Wb::All, n);
     }
     if std::mem::take(&mut mm.wb_pending_background) {
-        let (bg, _) = dirty_limits(mm);
-        let excess = (mm.nr_dirty + mm.nr_writeback).saturating_sub(bg);
-        wb_writeback(mm, p, Wb::All, excess);
+        let global = global_domain(mm, true);
+        wb_writeback(mm, p, Wb::All, global.dirty.saturating_sub(global.bg_thresh));
     }
     let memcgs = if periodic { mm.dirty_fifo.memcgs().collect() } else { std::mem::take(&mut mm.wb_pending_memcgs) };
     for memcg in memcgs {
