@@ -56,17 +56,13 @@ def test_lists_iterate_sample_and_lowest_return_ids_and_skip_handed_over_folios(
         lists.sample(a, 2, 1, lambda fid: 1 / 0)
 
 
-class RefuseAll:
-    """FIFO on one list; admits nothing."""
+class ListFifo:
+    """FIFO on one eviction list; `pick` says what to do with each folio of the walk."""
 
     def init(self, cgroup):
         self.lists = pagelab.Lists()
         self.fifo = self.lists.create()
-        self.asked = 0
-
-    def admit_folio(self, folio):
-        self.asked += 1
-        return False
+        self.cgroup = cgroup
 
     def folio_added(self, folio):
         self.lists.add_tail(self.fifo, folio)
@@ -77,8 +73,23 @@ class RefuseAll:
     def folio_removed(self, folio):
         self.lists.delete(folio)
 
+    def pick(self, i, fid):
+        return pagelab.Lists.EVICT
+
     def evict_folios(self, cgroup, nr):
-        return self.lists.iterate(self.fifo, nr, lambda i, fid: pagelab.Lists.EVICT)
+        return self.lists.iterate(self.fifo, nr, self.pick)
+
+
+class RefuseAll(ListFifo):
+    """FIFO on one list; admits nothing."""
+
+    def init(self, cgroup):
+        super().init(cgroup)
+        self.asked = 0
+
+    def admit_folio(self, folio):
+        self.asked += 1
+        return False
 
     def state(self):
         return {"asked": self.asked}
@@ -194,33 +205,19 @@ def test_get_scan_lists_page_cache_only_as_cache_ext_hooks_see_it():
     assert r["policy_state"]["state"]["seam"]["/db"]["state"]["evicted_scan"] > 0
 
 
-class CleanFirstFifo:
+class CleanFirstFifo(ListFifo):
     """FIFO that passes over what the kernel could not free now, as cache_ext's FIFO
     callback does (CACHE_EXT_CONTINUE_ITER for a dirty or writeback folio)."""
 
     def init(self, cgroup):
-        self.lists = pagelab.Lists()
-        self.fifo = self.lists.create()
-        self.cgroup = cgroup
+        super().init(cgroup)
         self.not_freeable = 0
-
-    def folio_added(self, folio):
-        self.lists.add_tail(self.fifo, folio)
-
-    def folio_accessed(self, folio):
-        pass
-
-    def folio_removed(self, folio):
-        self.lists.delete(folio)
 
     def pick(self, i, fid):
         if self.cgroup.freeable(fid):
             return pagelab.Lists.EVICT
         self.not_freeable += 1
         return pagelab.Lists.CONTINUE
-
-    def evict_folios(self, cgroup, nr):
-        return self.lists.iterate(self.fifo, nr, self.pick)
 
     def state(self):
         return {"not_freeable": self.not_freeable}
