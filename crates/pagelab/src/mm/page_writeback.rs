@@ -141,7 +141,8 @@ impl Domain {
 }
 
 /// Models mm/page-writeback.c: the global domain as balance_dirty_pages() (dirty with
-/// writeback) and wb_over_bg_thresh() (without) read it (6.1, 6.12: domain_dirty_avail()).
+/// writeback) and wb_over_bg_thresh() (without) read it (6.1 in those functions; 6.12 and
+/// 7.3 in domain_dirty_avail()).
 pub fn global_domain(mm: &Mm, with_writeback: bool) -> Domain {
     let dirty = mm.nr_dirty + if with_writeback { mm.nr_writeback } else { 0 };
     Domain::new(mm, dirtyable(mm), dirty)
