@@ -3,7 +3,7 @@
 //! --sample R`, Waldspurger et al., USENIX ATC '17). Everything else in the miniature machine
 //! is the kernel's, on R of the pages in R of the memory.
 //!
-//! Three of the classic LRU's rules are not scale-free. A miniature machine that follows the
+//! Three of the classic LRU's rules are not scale-free, and one of cache_ext's. A miniature machine that follows the
 //! first two literally keeps its active file list about twice as large (relative to its
 //! memory) as the full machine does, and misses 2–4 points less at a few thousand pages
 //! (docs/curve.md):
@@ -22,6 +22,12 @@
 //! * `inactive_is_low()` wants an inactive list at least sqrt(10 × GiB) times smaller than
 //!   the active one, GiB the size of both lists: 1 below 1 GiB, 3 at 1 GiB, 9 at 8 GiB. The
 //!   miniature machine takes the full machine's ratio, from its lists' unscaled size.
+//! * cache_ext's reclaim under its kernel-LRU fallback (`machine.seam_fallback`) asks the
+//!   policy for get_scan_count()'s inactive-file target in requests of up to 32 candidates.
+//!   A target scaled by R would make the requests R times smaller, and cache_ext's sampling
+//!   policies choose worse in small requests (docs/journal/2026-11-30-cache-ext-requests.md).
+//!   The miniature machine makes R of the full machine's requests, each of the full
+//!   machine's size (policy/seam/host.rs: `CacheExtCall`).
 
 /// A miniature simulation's scale and its deterministic rounding stream.
 #[derive(Clone, Debug)]

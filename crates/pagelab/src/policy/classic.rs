@@ -419,10 +419,23 @@ impl Classic {
     /// Models mm/vmscan.c: get_scan_count(): how many pages of each list to scan at this
     /// priority. 6.1/6.12 balance anon against file by the IO costs recorded at the reclaim
     /// root; 5.7 by the scanned/rotated ratios of this lruvec.
+    pub fn get_scan_count(mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) -> ([u64; 4], ScanBalance) {
+        let (mut nr, balance) = Self::get_scan_count_full(mm, memcg, sc);
+        // A miniature machine scans R of what the full machine would (mm/miniature.rs).
+        if let Some(m) = mm.miniature.as_mut() {
+            for lru in Lru::EVICTABLE {
+                nr[lru as usize] = m.scale(nr[lru as usize]);
+            }
+        }
+        (nr, balance)
+    }
+
+    /// [`Classic::get_scan_count`] as the full machine counts it: on a miniature machine,
+    /// the targets of the lists R times longer, before they are scaled back.
     // Each branch is one of the kernel's rules with its own reason, kept apart even where two
     // reach the same balance.
     #[allow(clippy::if_same_then_else)]
-    pub fn get_scan_count(mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) -> ([u64; 4], ScanBalance) {
+    pub fn get_scan_count_full(mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) -> ([u64; 4], ScanBalance) {
         let swappiness = sc.swappiness(mm) as u64;
         let balance = if !sc.may_swap || !mm.can_swap() {
             ScanBalance::File
@@ -452,7 +465,7 @@ impl Classic {
         for lru in Lru::EVICTABLE {
             let file = lru.is_file();
             let size = Self::lruvec_lru_size(mm, memcg, sc.nid, lru, sc.reclaim_idx);
-            let mut scan = if min > 0 || low > 0 {
+            let scan = if min > 0 || low > 0 {
                 let protection = if !sc.memcg_low_reclaim && low > min {
                     sc.memcg_low_skipped = true;
                     low
@@ -465,8 +478,8 @@ impl Classic {
             } else {
                 mm.unscaled(size)
             };
-            scan >>= sc.priority;
-            scan = match balance {
+            let scan = scan >> sc.priority;
+            nr[lru as usize] = match balance {
                 ScanBalance::Equal => scan,
                 ScanBalance::Fract => (scan as u128 * fraction[file as usize] as u128 / denominator as u128) as u64,
                 ScanBalance::File => {
@@ -484,11 +497,6 @@ impl Classic {
                     }
                 }
             };
-            // A miniature machine scans R of what the full machine would (mm/miniature.rs).
-            if let Some(m) = mm.miniature.as_mut() {
-                scan = m.scale(scan);
-            }
-            nr[lru as usize] = scan;
         }
         (nr, balance)
     }

@@ -415,3 +415,79 @@ fn with_seam_fallback_a_policy_that_frees_its_target_leaves_the_kernel_lru_alone
     assert_eq!(st.fallbacks, 0, "{st:?}");
     assert!(st.evicted >= 1700, "{st:?}");
 }
+
+/// A FIFO that records the size of every request and whether it was told of an anon folio.
+struct AskLog {
+    lists: Lists,
+    list: ListId,
+    asks: Rc<RefCell<Vec<usize>>>,
+    anon_heard: Rc<RefCell<u64>>,
+}
+
+impl EvictionPolicy for AskLog {
+    fn folio_added(&mut self, folio: &Folio) {
+        *self.anon_heard.borrow_mut() += folio.anon as u64;
+        self.lists.add_tail(self.list, folio.id);
+    }
+    fn folio_accessed(&mut self, folio: &Folio, _: Access) {
+        *self.anon_heard.borrow_mut() += folio.anon as u64;
+    }
+    fn folio_removed(&mut self, folio: &Folio, _: Removal) {
+        *self.anon_heard.borrow_mut() += folio.anon as u64;
+        self.lists.del(folio.id);
+    }
+    fn evict_folios(&mut self, _: MemcgId, nr: usize, _: &Freeable, out: &mut Vec<FolioId>) {
+        self.asks.borrow_mut().push(nr);
+        self.lists.iterate(self.list, nr, out, |_, _| pagelab::policy::seam::lists::Iter::Evict);
+    }
+}
+
+/// `/c` of 2,048 pages under `machine.seam_fallback` with an [`AskLog`], on a machine that
+/// stands for one `miniature` times larger (1.0: a full machine), after reading 20,000
+/// pages once and writing 300 anon pages: the requests' sizes and the anon hooks heard.
+fn asks(miniature: f64) -> (Vec<usize>, u64) {
+    let mut text = cgroup_text(2048, 100_000, &[("r", "random")]);
+    text = text.replace("policy = \"classic\"\n", &format!("policy = \"classic\"\nseam_fallback = true\nminiature = {miniature}\n"));
+    text += "[[workload]]\nname = \"a\"\ncgroup = \"/c\"\nkind = \"anon-write\"\nsize = \"300p\"\nops = 0\n";
+    let s = scenario(&text);
+    let (log, anon) = (Rc::new(RefCell::new(Vec::new())), Rc::new(RefCell::new(0)));
+    let make = |path: &str| {
+        (path == "/c").then(|| {
+            let mut lists = Lists::new();
+            let list = lists.create();
+            Box::new(AskLog { lists, list, asks: Rc::clone(&log), anon_heard: Rc::clone(&anon) }) as Box<dyn EvictionPolicy>
+        })
+    };
+    let mut m = Machine::new(&s, |mm| s.machine.policy.seam_host(mm, Some((&make as pagelab::policy::registry::Factory, "ask-log")))).unwrap();
+    for p in 0..300 {
+        m.apply(1, common::touch(0, p, true));
+    }
+    for p in 0..20_000 {
+        m.apply(0, read(0, p));
+    }
+    m.check().unwrap();
+    let asks = log.borrow().clone();
+    let heard = *anon.borrow();
+    (asks, heard)
+}
+
+#[test]
+fn on_a_miniature_machine_cache_ext_asks_in_requests_of_the_full_machines_size() {
+    // cache_ext asks for the inactive file target in requests of min(target, 32). A machine
+    // 1/32 the size scales the target down, not the request: it makes 1/32 of the full
+    // machine's requests, each as large as the full machine's.
+    let (full, _) = asks(1.0);
+    let (mini, _) = asks(1.0 / 32.0);
+    let mean = |a: &[usize]| a.iter().sum::<usize>() as f64 / a.len().max(1) as f64;
+    assert!(!full.is_empty() && !mini.is_empty(), "{} and {} requests", full.len(), mini.len());
+    assert!(mean(&full) < 16.0, "the 2,048-page cgroup's own targets are small: {:.1}", mean(&full));
+    assert!(mean(&mini) > 30.0, "the full machine's 65,536-page cgroup asks for 32 at a time: {:.1}", mean(&mini));
+}
+
+#[test]
+fn under_seam_fallback_the_policy_hears_page_cache_folios_only() {
+    // cache_ext's hooks are the page cache's: anon folios stay with the kernel's LRU.
+    let (asks, anon) = asks(1.0);
+    assert!(!asks.is_empty(), "reclaim asked the policy");
+    assert_eq!(anon, 0, "no hook told of an anon folio");
+}

@@ -346,10 +346,13 @@ impl Ext {
     }
 
     /// Tells a deferring policy (its memcg keeps the classic LRU) what the classic LRU just
-    /// did with one of its folios, and charges the call.
+    /// did with one of its page-cache folios, and charges the call. Anon folios are not told:
+    /// cache_ext's hooks are the page cache's (linux-cache-ext 7442a92: mm/filemap.c's
+    /// insertion and removal, folio_mark_accessed()), and its kernel leaves anon memory to
+    /// the LRU alone.
     fn tell_deferred(&mut self, mm: &mut Mm, pfn: Pfn, what: Told) {
         let memcg = mm.folio_memcg(pfn);
-        if !self.defers(memcg) {
+        if !self.defers(memcg) || mm.folios.test(pfn, pg::SWAPBACKED) {
             return;
         }
         match what {
@@ -373,7 +376,7 @@ impl Ext {
         let mut evicted = std::mem::take(&mut self.infos);
         evicted.clear();
         self.classic.as_mut().expect("a deferring memcg keeps the classic LRU").take_evicted(&mut evicted);
-        for info in &evicted {
+        for info in evicted.iter().filter(|i| !i.anon) {
             self.with_policy(info.memcg, |p| p.folio_removed(info, Removal::Evicted));
         }
         self.infos = evicted;
@@ -526,16 +529,17 @@ impl Ext {
     /// 7442a92) for a memcg whose policy evicts over the classic LRU
     /// (`machine.seam_fallback`): get_scan_count()'s targets as the classic LRU's; the
     /// policy's candidates first, for the inactive file list's target
-    /// (page_cache_ext_isolate_and_reclaim(), [`Ext::evict_candidates`]), counted in
-    /// `sc.nr_reclaimed` and `sc.nr_scanned`; more than 80% of the target freed ends the
-    /// call, else the classic loop runs on the rest of the targets over the kernel's lists,
-    /// which cache_ext keeps under the policy. The patch's loop starts from the policy's
-    /// count and adds it to `sc.nr_reclaimed` again at its end (modelled as written).
+    /// (page_cache_ext_isolate_and_reclaim(), [`Ext::evict_candidates`], in the requests
+    /// [`CacheExtCall`] sets), counted in `sc.nr_reclaimed` and `sc.nr_scanned`; more than
+    /// 80% of the target freed ends the call, else the classic loop runs on the rest of the
+    /// targets over the kernel's lists, which cache_ext keeps under the policy. The patch's
+    /// loop starts from the policy's count and adds it to `sc.nr_reclaimed` again at its end
+    /// (modelled as written).
     fn shrink_cache_ext_lruvec(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) {
-        let (mut nr, _) = Classic::get_scan_count(mm, memcg, sc);
-        let targets = nr;
+        let call = CacheExtCall::new(mm, memcg, sc);
+        let (mut nr, targets) = (call.targets, call.targets);
         let want = nr[Lru::InactiveFile as usize];
-        let freed = self.evict_candidates(mm, memcg, sc, want);
+        let freed = self.evict_candidates(mm, memcg, sc, call.requests, call.ask);
         nr[Lru::InactiveFile as usize] -= freed.min(want);
         sc.nr_reclaimed += freed;
         sc.nr_scanned += freed;
@@ -548,17 +552,17 @@ impl Ext {
     }
 
     /// Models cache_ext's mm/vmscan.c: __page_cache_ext_isolate_and_reclaim() (linux-cache-ext
-    /// 7442a92): requests of SWAP_CLUSTER_MAX (or `want`, if fewer) candidates until `want`
-    /// is spent in steps of SWAP_CLUSTER_MAX; each candidate must be a page-cache folio of
-    /// the memcg on its LRU (the valid-folios set and page_cache_ext_isolate_folio()); the
-    /// taken ones are reclaimed as reclaim_pages() reclaims a list and the survivors put back
-    /// on the classic LRU (folio_putback_lru()). A request that yields no folio to take ends
-    /// the loop (cache_ext asks again, and frees nothing). Returns the pages freed.
-    fn evict_candidates(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl, want: u64) -> u64 {
-        let ask = want.min(SWAP_CLUSTER_MAX) as usize;
-        let (mut left, mut freed) = (want, 0);
-        while left > 0 && self.failure.is_none() {
-            left = left.saturating_sub(SWAP_CLUSTER_MAX);
+    /// 7442a92): `requests` requests of `ask` candidates; each candidate must be a page-cache
+    /// folio of the memcg on its LRU (the valid-folios set and page_cache_ext_isolate_folio());
+    /// the taken ones are reclaimed as reclaim_pages() reclaims a list and the survivors put
+    /// back on the classic LRU (folio_putback_lru()). A request that yields no folio to take
+    /// ends the loop (cache_ext asks again, and frees nothing). Returns the pages freed.
+    fn evict_candidates(&mut self, mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl, requests: u64, ask: usize) -> u64 {
+        let mut freed = 0;
+        for _ in 0..requests {
+            if self.failure.is_some() {
+                break;
+            }
             let cands = self.request(mm, memcg, ask);
             let mut taken = std::mem::take(&mut self.taken);
             taken.clear();
@@ -588,6 +592,48 @@ impl Ext {
         self.release_parked(mm, memcg);
         self.charge_hooks(mm);
         freed
+    }
+}
+
+/// One cache_ext shrink_lruvec() call's work (`machine.seam_fallback`): the classic targets
+/// and the policy's requests for the inactive file target.
+struct CacheExtCall {
+    /// get_scan_count()'s targets, as the call spends them.
+    targets: [u64; 4],
+    /// How many `evict_folios` requests the call makes.
+    requests: u64,
+    /// Candidates asked for in each request.
+    ask: usize,
+}
+
+impl CacheExtCall {
+    /// Models the loop bounds of linux-cache-ext 7442a92's __page_cache_ext_isolate_and_reclaim():
+    /// a target of `want` pages is asked for in requests of min(`want`, SWAP_CLUSTER_MAX)
+    /// until it is spent in steps of SWAP_CLUSTER_MAX: ceil(`want` / 32) requests.
+    ///
+    /// Not a kernel rule, on a miniature machine (mm/miniature.rs): the request size is a
+    /// constant of the kernel, not a share of the lists. The full machine's call makes
+    /// ceil(`want` / 32) requests of 32 for a target `want` of its lists; a miniature machine
+    /// R times smaller that scaled `want` to `want` × R would ask for a few candidates at a
+    /// time, one request per call, and cache_ext's sampling policies choose differently in
+    /// small requests (docs/journal/2026-11-30-cache-ext-requests.md: sampling LFU's runs of
+    /// 20 then meet clumps of hot folios). So it makes the full machine's requests scaled by R
+    /// ([`Miniature::scale`](crate::mm::miniature::Miniature::scale): rounded at random, the
+    /// mean exact), of the full machine's size, and scales every target by the same ratio
+    /// (requests made / the full machine's), so that the call's work is R of the full
+    /// machine's in expectation and its targets match its requests.
+    fn new(mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) -> CacheExtCall {
+        if mm.miniature.is_none() {
+            let (targets, _) = Classic::get_scan_count(mm, memcg, sc);
+            let want = targets[Lru::InactiveFile as usize];
+            return CacheExtCall { targets, requests: want.div_ceil(SWAP_CLUSTER_MAX), ask: want.min(SWAP_CLUSTER_MAX) as usize };
+        }
+        let (full, _) = Classic::get_scan_count_full(mm, memcg, sc);
+        let want = full[Lru::InactiveFile as usize];
+        let full_requests = want.div_ceil(SWAP_CLUSTER_MAX);
+        let requests = mm.miniature.as_mut().map_or(full_requests, |m| m.scale(full_requests));
+        let targets = full.map(|t| if full_requests == 0 { 0 } else { (t as u128 * requests as u128 / full_requests as u128) as u64 });
+        CacheExtCall { targets, requests, ask: want.min(SWAP_CLUSTER_MAX) as usize }
     }
 }
 
@@ -729,11 +775,14 @@ impl Policy for Ext {
         self.tell_deferred(mm, pfn, Told::Accessed(Access::Write));
     }
 
-    /// A batched activation (5.7's activate_page() of a swapped-in page): an access.
+    /// A batched activation (mm/swap.c: folio_activate_fn()). On a seam memcg it is 5.7's
+    /// activate_page() of a swapped-in page, told as an access. On a memcg that keeps the
+    /// classic LRU it is the drain of an activation queued by folio_mark_accessed(), whose
+    /// access the policy heard there (cache_ext's folio_accessed hook runs in
+    /// folio_mark_accessed() only, linux-cache-ext 7442a92 mm/swap.c): not told again.
     fn activate(&mut self, mm: &mut Mm, pfn: Pfn) {
         let memcg = mm.folios.get(pfn).memcg;
         self.per_memcg(mm, memcg, pfn, Classic::activate, |ext, mm, pfn| ext.accessed(mm, pfn, Access::Read));
-        self.tell_deferred(mm, pfn, Told::Accessed(Access::Read));
     }
 
     /// Writeback of a candidate ended: on a seam memcg the folio stays where the policy put

@@ -122,7 +122,8 @@
 //! * **its cgroup keeps the kernel's classic LRU** (mm/vmscan.c, 6.1/6.12 with MGLRU off, as
 //!   cache_ext's evaluation runs it): the same lists, scans and choices as a cgroup without a
 //!   seam policy, so every counter is the classic LRU's;
-//! * **the policy hears the same hooks** as a seam policy: `folio_added` when a folio joins
+//! * **the policy hears the same hooks** as a seam policy, for page-cache folios only (cache_ext's
+//!   hooks are the page cache's; anon memory stays with the kernel's LRU): `folio_added` when a folio joins
 //!   the LRU (then the reads made while it waited in the lru_add batch, as for a seam
 //!   policy), `folio_accessed(Read | Write)` for folio_mark_accessed() and a buffered write,
 //!   `folio_removed(Evicted)` for each folio the classic LRU's reclaim removed
@@ -143,7 +144,8 @@
 //!   `folio_added`);
 //! * **reclaim asks the policy for get_scan_count()'s inactive-file target**, in requests of
 //!   up to 32 until the target is spent (cache_ext's loop does not stop at the reclaim
-//!   goal); a candidate must be a page-cache folio of the cgroup on its LRU, active or
+//!   goal; on a miniature machine, R of the full machine's requests, each of its size:
+//!   mm/miniature.rs); a candidate must be a page-cache folio of the cgroup on its LRU, active or
 //!   inactive, and is reclaimed as reclaim_pages() reclaims a list, the survivors put back
 //!   on the classic LRU and given back to the policy when the call ends;
 //! * **more than 80% of the target freed ends the call; otherwise the classic loop runs** on
