@@ -422,11 +422,13 @@ struct AskLog {
     list: ListId,
     asks: Rc<RefCell<Vec<usize>>>,
     anon_heard: Rc<RefCell<u64>>,
+    refaults_heard: Rc<RefCell<u64>>,
 }
 
 impl EvictionPolicy for AskLog {
     fn folio_added(&mut self, folio: &Folio) {
         *self.anon_heard.borrow_mut() += folio.anon as u64;
+        *self.refaults_heard.borrow_mut() += folio.refault as u64;
         self.lists.add_tail(self.list, folio.id);
     }
     fn folio_accessed(&mut self, folio: &Folio, _: Access) {
@@ -443,19 +445,21 @@ impl EvictionPolicy for AskLog {
 }
 
 /// `/c` of 2,048 pages under `machine.seam_fallback` with an [`AskLog`], on a machine that
-/// stands for one `miniature` times larger (1.0: a full machine), after reading 20,000
-/// pages once and writing 300 anon pages: the requests' sizes and the anon hooks heard.
-fn asks(miniature: f64) -> (Vec<usize>, u64) {
+/// stands for one `miniature` times larger (1.0: a full machine), after reading 5,000
+/// pages four times over and writing 300 anon pages: the requests' sizes, the anon hooks heard, and
+/// the refaults heard against the machine's `workingset_refault_file` (all of them `/c`'s).
+fn asks(miniature: f64) -> (Vec<usize>, u64, (u64, u64)) {
     let mut text = cgroup_text(2048, 100_000, &[("r", "random")]);
     text = text.replace("policy = \"classic\"\n", &format!("policy = \"classic\"\nseam_fallback = true\nminiature = {miniature}\n"));
     text += "[[workload]]\nname = \"a\"\ncgroup = \"/c\"\nkind = \"anon-write\"\nsize = \"300p\"\nops = 0\n";
     let s = scenario(&text);
-    let (log, anon) = (Rc::new(RefCell::new(Vec::new())), Rc::new(RefCell::new(0)));
+    let (log, anon, refaults) = (Rc::new(RefCell::new(Vec::new())), Rc::new(RefCell::new(0)), Rc::new(RefCell::new(0)));
     let make = |path: &str| {
         (path == "/c").then(|| {
             let mut lists = Lists::new();
             let list = lists.create();
-            Box::new(AskLog { lists, list, asks: Rc::clone(&log), anon_heard: Rc::clone(&anon) }) as Box<dyn EvictionPolicy>
+            Box::new(AskLog { lists, list, asks: Rc::clone(&log), anon_heard: Rc::clone(&anon), refaults_heard: Rc::clone(&refaults) })
+                as Box<dyn EvictionPolicy>
         })
     };
     let mut m = Machine::new(&s, |mm| s.machine.policy.seam_host(mm, Some((&make as pagelab::policy::registry::Factory, "ask-log")))).unwrap();
@@ -463,12 +467,13 @@ fn asks(miniature: f64) -> (Vec<usize>, u64) {
         m.apply(1, common::touch(0, p, true));
     }
     for p in 0..20_000 {
-        m.apply(0, read(0, p));
+        m.apply(0, read(0, p % 5000));
     }
+    m.drain();
     m.check().unwrap();
     let asks = log.borrow().clone();
-    let heard = *anon.borrow();
-    (asks, heard)
+    let (heard, refaults_heard) = (*anon.borrow(), *refaults.borrow());
+    (asks, heard, (refaults_heard, ev(&m, Ev::WorkingsetRefaultFile)))
 }
 
 #[test]
@@ -476,8 +481,8 @@ fn on_a_miniature_machine_cache_ext_asks_in_requests_of_the_full_machines_size()
     // cache_ext asks for the inactive file target in requests of min(target, 32). A machine
     // 1/32 the size scales the target down, not the request: it makes 1/32 of the full
     // machine's requests, each as large as the full machine's.
-    let (full, _) = asks(1.0);
-    let (mini, _) = asks(1.0 / 32.0);
+    let (full, _, _) = asks(1.0);
+    let (mini, _, _) = asks(1.0 / 32.0);
     let mean = |a: &[usize]| a.iter().sum::<usize>() as f64 / a.len().max(1) as f64;
     assert!(!full.is_empty() && !mini.is_empty(), "{} and {} requests", full.len(), mini.len());
     assert!(mean(&full) < 16.0, "the 2,048-page cgroup's own targets are small: {:.1}", mean(&full));
@@ -487,7 +492,16 @@ fn on_a_miniature_machine_cache_ext_asks_in_requests_of_the_full_machines_size()
 #[test]
 fn under_seam_fallback_the_policy_hears_page_cache_folios_only() {
     // cache_ext's hooks are the page cache's: anon folios stay with the kernel's LRU.
-    let (asks, anon) = asks(1.0);
+    let (asks, anon, _) = asks(1.0);
     assert!(!asks.is_empty(), "reclaim asked the policy");
     assert_eq!(anon, 0, "no hook told of an anon folio");
+}
+
+#[test]
+fn under_seam_fallback_the_policy_is_told_each_refault_in_folio_added() {
+    // The seam's contract (`Folio::refault`) holds for a policy over the kernel's LRU too:
+    // every file refault the cgroup counts reaches the policy as a refaulted folio_added.
+    let (_, _, (heard, counted)) = asks(1.0);
+    assert!(counted > 0, "the random reads refault");
+    assert_eq!(heard, counted);
 }

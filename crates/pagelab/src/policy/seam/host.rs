@@ -358,6 +358,8 @@ impl Ext {
         match what {
             Told::Added => {
                 let info = self.folio_info(mm, pfn);
+                set_bit(&mut self.refault, pfn, false);
+                set_bit(&mut self.workingset, pfn, false);
                 self.with_policy(memcg, |p| p.folio_added(&info));
                 self.tell_early(&info);
             }
@@ -798,21 +800,16 @@ impl Policy for Ext {
     }
 
     /// The classic refault test (mm/workingset.c: workingset_refault(), 6.1/6.12); the
-    /// policy hears of it in folio_added().
+    /// memcg's policy hears of it in folio_added(): a seam policy of any folio, a policy over
+    /// the classic LRU of a page-cache folio (the only ones it is told of).
     fn workingset_refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow) {
         let ws = classic_refault(mm, pfn, shadow);
-        let memcg = mm.folio_memcg(pfn);
         // The classic LRU's own workingset_refault() would repeat classic_refault().
-        self.per_memcg(
-            mm,
-            memcg,
-            pfn,
-            |_, _, _| {},
-            |ext, _, pfn| {
-                set_bit(&mut ext.refault, pfn, true);
-                set_bit(&mut ext.workingset, pfn, ws);
-            },
-        )
+        let memcg = mm.folio_memcg(pfn);
+        if self.seam(memcg) || (self.defers(memcg) && !mm.folios.test(pfn, pg::SWAPBACKED)) {
+            set_bit(&mut self.refault, pfn, true);
+            set_bit(&mut self.workingset, pfn, ws);
+        }
     }
 
     /// The per-CPU batches are drained through the seam first (they may hold seam folios,

@@ -169,7 +169,8 @@
 //! `workingset_refault_*`, `workingset_activate_*` and `workingset_restore_*` count as the
 //! kernel counts them, and a policy is told through [`Folio::refault`] (the page replaced a
 //! shadow entry) and [`Folio::workingset`] (the refault distance was within the workingset,
-//! the kernel would have activated it). The policy's folios are all accounted on the inactive
+//! the kernel would have activated it); so is a deferring policy, or one over the kernel's
+//! LRU (`machine.seam_fallback`), of its page-cache folios. The policy's folios are all accounted on the inactive
 //! lists (memory.stat shows them as `inactive_file`/`inactive_anon`), so the workingset size
 //! the refault distance is compared with (refault_workingset_sizes()) holds no active pages,
 //! and `workingset_activate_*` counts fewer refaults than under the classic LRU. cache_ext's
