@@ -3,10 +3,10 @@
 //! --sample R`, Waldspurger et al., USENIX ATC '17). Everything else in the miniature machine
 //! is the kernel's, on R of the pages in R of the memory.
 //!
-//! Three of the classic LRU's rules are not scale-free, and one of cache_ext's. A miniature machine that follows the
-//! first two literally keeps its active file list about twice as large (relative to its
-//! memory) as the full machine does, and misses 2–4 points less at a few thousand pages
-//! (docs/curve.md):
+//! Three of the classic LRU's rules are not scale-free, and one of cache_ext's. A miniature
+//! machine that follows the first two literally keeps its active file list about twice as
+//! large (relative to its memory) as the full machine does, and misses 2–4 points less at a
+//! few thousand pages (docs/curve.md):
 //!
 //! * `get_scan_count()` scans `lru_size >> priority` pages of a list: an integer that rounds
 //!   down, so a list R times shorter is scanned less than R times as much, and at kswapd's
