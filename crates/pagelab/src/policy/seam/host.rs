@@ -345,16 +345,22 @@ impl Ext {
         }
     }
 
+    /// The folio is one [`Ext::tell_deferred`] tells its memcg's policy of: a page-cache folio
+    /// of a memcg that keeps the classic LRU under its policy.
+    fn told_deferred(&self, mm: &Mm, pfn: Pfn) -> bool {
+        self.defers(mm.folio_memcg(pfn)) && !mm.folios.test(pfn, pg::SWAPBACKED)
+    }
+
     /// Tells a deferring policy (its memcg keeps the classic LRU) what the classic LRU just
     /// did with one of its page-cache folios, and charges the call. Anon folios are not told:
     /// cache_ext's hooks are the page cache's (linux-cache-ext 7442a92: mm/filemap.c's
     /// insertion and removal, folio_mark_accessed()), and its kernel leaves anon memory to
     /// the LRU alone.
     fn tell_deferred(&mut self, mm: &mut Mm, pfn: Pfn, what: Told) {
-        let memcg = mm.folio_memcg(pfn);
-        if !self.defers(memcg) || mm.folios.test(pfn, pg::SWAPBACKED) {
+        if !self.told_deferred(mm, pfn) {
             return;
         }
+        let memcg = mm.folio_memcg(pfn);
         match what {
             Told::Added => {
                 let info = self.folio_info(mm, pfn);
@@ -483,10 +489,7 @@ impl Ext {
             let mut invalid = cands.len().saturating_sub(want) as u64;
             let (mut file_taken, mut anon_taken) = (0u64, 0u64);
             for &id in cands.iter().take(want) {
-                let ok = (id as usize) < mm.folios.f.len() && {
-                    let f = mm.folios.get(id);
-                    f.flags & (pg::LRU | pg::ISOLATED | pg::UNEVICTABLE) == pg::LRU && f.memcg == memcg
-                };
+                let ok = candidate(mm, memcg, id).is_some_and(|f| f.flags & (pg::LRU | pg::ISOLATED | pg::UNEVICTABLE) == pg::LRU);
                 if !ok {
                     invalid += 1;
                     continue;
@@ -571,10 +574,7 @@ impl Ext {
             let mut invalid = cands.len().saturating_sub(ask) as u64;
             let classic = self.classic.as_mut().expect("a seam_fallback memcg keeps the classic LRU");
             for &id in cands.iter().take(ask) {
-                let ok = (id as usize) < mm.folios.f.len() && {
-                    let f = mm.folios.get(id);
-                    f.memcg == memcg && !f.test(pg::SWAPBACKED)
-                };
+                let ok = candidate(mm, memcg, id).is_some_and(|f| !f.test(pg::SWAPBACKED));
                 if ok && classic.isolate_folio(mm, id) {
                     taken.push(id);
                 } else {
@@ -595,6 +595,12 @@ impl Ext {
         self.charge_hooks(mm);
         freed
     }
+}
+
+/// The folio a policy's candidate `id` names, if it is one of `memcg`'s (a policy may return
+/// any id: an id past the frames names none).
+fn candidate(mm: &Mm, memcg: MemcgId, id: FolioId) -> Option<&crate::mm::folio::Folio> {
+    mm.folios.f.get(id as usize).filter(|f| f.memcg == memcg)
 }
 
 /// One cache_ext shrink_lruvec() call's work (`machine.seam_fallback`): the classic targets
@@ -625,17 +631,15 @@ impl CacheExtCall {
     /// (requests made / the full machine's), so that the call's work is R of the full
     /// machine's in expectation and its targets match its requests.
     fn new(mm: &mut Mm, memcg: MemcgId, sc: &mut ScanControl) -> CacheExtCall {
-        if mm.miniature.is_none() {
-            let (targets, _) = Classic::get_scan_count(mm, memcg, sc);
-            let want = targets[Lru::InactiveFile as usize];
-            return CacheExtCall { targets, requests: want.div_ceil(SWAP_CLUSTER_MAX), ask: want.min(SWAP_CLUSTER_MAX) as usize };
-        }
         let (full, _) = Classic::get_scan_count_full(mm, memcg, sc);
         let want = full[Lru::InactiveFile as usize];
-        let full_requests = want.div_ceil(SWAP_CLUSTER_MAX);
-        let requests = mm.miniature.as_mut().map_or(full_requests, |m| m.scale(full_requests));
+        let (full_requests, ask) = (want.div_ceil(SWAP_CLUSTER_MAX), want.min(SWAP_CLUSTER_MAX) as usize);
+        let Some(m) = mm.miniature.as_mut() else {
+            return CacheExtCall { targets: full, requests: full_requests, ask };
+        };
+        let requests = m.scale(full_requests);
         let targets = full.map(|t| if full_requests == 0 { 0 } else { (t as u128 * requests as u128 / full_requests as u128) as u64 });
-        CacheExtCall { targets, requests, ask: want.min(SWAP_CLUSTER_MAX) as usize }
+        CacheExtCall { targets, requests, ask }
     }
 }
 
@@ -805,8 +809,7 @@ impl Policy for Ext {
     fn workingset_refault(&mut self, mm: &mut Mm, pfn: Pfn, shadow: Shadow) {
         let ws = classic_refault(mm, pfn, shadow);
         // The classic LRU's own workingset_refault() would repeat classic_refault().
-        let memcg = mm.folio_memcg(pfn);
-        if self.seam(memcg) || (self.defers(memcg) && !mm.folios.test(pfn, pg::SWAPBACKED)) {
+        if self.seam(mm.folio_memcg(pfn)) || self.told_deferred(mm, pfn) {
             set_bit(&mut self.refault, pfn, true);
             set_bit(&mut self.workingset, pfn, ws);
         }
