@@ -43,6 +43,9 @@ pub enum Distribution {
     YcsbZipfian,
     /// YCSB's SkewedLatestGenerator: the last block the most popular.
     Latest,
+    /// My-YCSB's ZipfianWorkload (constant 0.99 over the blocks themselves, FNV-1 scrambling,
+    /// the two hottest ranks unscrambled).
+    MyYcsbZipfian,
     /// TPC-C's non-uniform random NURand(A, 0, n−1) over the blocks (TPC-C 5.11, clause
     /// 2.1.6): `((random(0, A) | random(0, n−1)) + C) mod n`, with C drawn once per task.
     NuRand(u64),
@@ -96,6 +99,7 @@ impl Distribution {
             "scrambled-zipfian" | "scrambled_zipfian" | "ycsb-scrambled-zipfian" => Distribution::ScrambledZipfian,
             "zipfian" | "ycsb-zipfian" => Distribution::YcsbZipfian,
             "latest" | "ycsb-latest" | "skewed-latest" => Distribution::Latest,
+            "my-ycsb-zipfian" | "my_ycsb_zipfian" => Distribution::MyYcsbZipfian,
             "nurand" => {
                 let a = args.ok_or_else(|| format!("`{text}`: nurand needs TPC-C's constant A, e.g. nurand:8191"))?;
                 let v: u64 = a.trim().parse().map_err(|_| format!("`{text}`: `{a}` is not a whole number"))?;
@@ -116,7 +120,7 @@ impl Distribution {
             }
             _ => {
                 return Err(format!(
-                "`{text}` is not a distribution (use seq, uniform, zipf:θ, zipf-exact:θ, scrambled-zipfian, zipfian, latest, pareto:h, normal:σ%, hotcold:f:p, nurand:A)"
+                "`{text}` is not a distribution (use seq, uniform, zipf:θ, zipf-exact:θ, scrambled-zipfian, zipfian, latest, my-ycsb-zipfian, pareto:h, normal:σ%, hotcold:f:p, nurand:A)"
             ))
             }
         };
@@ -190,6 +194,7 @@ impl Sampler {
             Distribution::ScrambledZipfian => SamplerKind::Ycsb(crate::ycsb::YcsbSampler::scrambled(n)),
             Distribution::YcsbZipfian => SamplerKind::Ycsb(crate::ycsb::YcsbSampler::zipfian(n)),
             Distribution::Latest => SamplerKind::Ycsb(crate::ycsb::YcsbSampler::latest(n)),
+            Distribution::MyYcsbZipfian => SamplerKind::Ycsb(crate::ycsb::YcsbSampler::my_ycsb(n)),
             // Built below, after the scatter offset is drawn.
             Distribution::NuRand(_) => SamplerKind::Uniform,
         };
@@ -501,10 +506,11 @@ mod exact_and_ycsb_tests {
         assert_eq!(Distribution::parse("zipf-exact:0.9").unwrap(), Distribution::ZipfExact(0.9));
         assert_eq!(Distribution::parse("scrambled-zipfian").unwrap(), Distribution::ScrambledZipfian);
         assert_eq!(Distribution::parse("latest").unwrap(), Distribution::Latest);
+        assert_eq!(Distribution::parse("my-ycsb-zipfian").unwrap(), Distribution::MyYcsbZipfian);
         assert_eq!(Distribution::parse("zipfian").unwrap(), Distribution::YcsbZipfian);
         assert!(Distribution::parse("zipf-exact").unwrap_err().contains("needs a parameter"));
         assert!(Distribution::parse("zipf-exact:-1").is_err());
-        for d in ["zipf-exact:0.9", "scrambled-zipfian", "latest", "zipfian"] {
+        for d in ["zipf-exact:0.9", "scrambled-zipfian", "latest", "zipfian", "my-ycsb-zipfian"] {
             let d = Distribution::parse(d).unwrap();
             for n in [1u64, 2, 7, 1000] {
                 for scatter in [false, true] {

@@ -105,6 +105,8 @@ enum How {
     Zipfian(Gray),
     Scrambled(Gray),
     Latest(Gray),
+    /// My-YCSB's ZipfianWorkload: the formula over the `n` records themselves.
+    MyYcsb(Gray),
 }
 
 /// A YCSB generator over `n` blocks.
@@ -129,6 +131,15 @@ impl YcsbSampler {
         YcsbSampler { n, how }
     }
 
+    /// My-YCSB's `ZipfianWorkload` (xrp-project/My-YCSB df9f1a6, core/workload.cpp), the
+    /// client cache_ext's evaluation ran: the formula over the `n` records themselves (its
+    /// `zetan` sums `1/i^θ` for i = 1..=n, as [`zetastatic`]), not over YCSB's 10^10 items,
+    /// so no draw lands on a rank past the records. See [`my_ycsb_key`].
+    pub fn my_ycsb(n: u64) -> YcsbSampler {
+        let how = if n < 2 { How::One } else { How::MyYcsb(Gray::new(n, ZIPFIAN_CONSTANT, zetastatic(n, ZIPFIAN_CONSTANT))) };
+        YcsbSampler { n, how }
+    }
+
     /// The block for the uniform draw `u`.
     pub fn block(&self, u: f64) -> u64 {
         let last = self.n - 1;
@@ -137,6 +148,7 @@ impl YcsbSampler {
             How::Zipfian(g) => g.rank(u).min(last),
             How::Scrambled(g) => scramble(g.rank(u), self.n),
             How::Latest(g) => last - g.rank(u).min(last),
+            How::MyYcsb(g) => my_ycsb_key(g.rank(u), self.n),
         }
     }
 
@@ -155,6 +167,27 @@ pub fn scramble(rank: u64, n: u64) -> u64 {
     } else {
         r as u64
     }
+}
+
+/// My-YCSB's `ZipfianWorkload::fnv1_64_hash`: FNV-1 (multiply, then xor) over the value's
+/// 8 bytes, low byte first, in unsigned 64-bit arithmetic; YCSB's `fnvhash64` is FNV-1a
+/// (xor, then multiply) and takes `Math.abs`.
+pub fn fnv1_64(value: u64) -> u64 {
+    let mut h = FNV_OFFSET_BASIS_64;
+    for byte in value.to_le_bytes() {
+        h = h.wrapping_mul(FNV_PRIME_64);
+        h ^= byte as u64;
+    }
+    h
+}
+
+/// The key My-YCSB's `ZipfianWorkload::next_op()` gives rank `rank` of `n` records:
+/// `generate_zipfian_random_ulong(true) % nr_entry`, where ranks 0 and 1 return before the
+/// hash (its two early returns), so the two most popular keys are 0 and 1, side by side in
+/// one data block, and every other rank is `fnv1_64(rank)`.
+pub fn my_ycsb_key(rank: u64, n: u64) -> u64 {
+    let hashed = if rank < 2 { rank } else { fnv1_64(rank) };
+    hashed % n
 }
 
 #[cfg(test)]
@@ -255,6 +288,50 @@ mod tests {
         let head: f64 = (1..=m).map(|i| (i as f64).powf(-th)).sum();
         let tail = ((ITEM_COUNT as f64 + 0.5).powf(1.0 - th) - (m as f64 + 0.5).powf(1.0 - th)) / (1.0 - th);
         assert!((head + tail - ZETAN).abs() < 1e-6, "{} vs {ZETAN}", head + tail);
+    }
+
+    #[test]
+    fn my_ycsb_hashes_with_fnv1_and_leaves_the_two_hottest_ranks_in_place() {
+        // FNV-1 as My-YCSB's fnv1_64_hash() computes it, worked out in Python's integers:
+        // h = 0xCBF29CE484222325; for 8 octets o (low first): h = h * 1099511628211 % 2**64;
+        // h ^= o. (YCSB's fnvhash64 xors first: a different key for every rank.)
+        for (v, h) in [
+            (2u64, 2_171_580_671_610_491_919u64),
+            (3, 6_399_761_937_749_426_484),
+            (255, 8_087_844_802_358_405_216),
+            (256, 14_713_704_181_997_794_188),
+            (12_345, 15_523_798_141_617_922_386),
+            (1 << 40, 12_161_005_637_925_820_060),
+        ] {
+            assert_eq!(fnv1_64(v), h, "{v}");
+        }
+        let n = 16_777_216;
+        assert_eq!((my_ycsb_key(0, n), my_ycsb_key(1, n)), (0, 1));
+        assert_eq!(my_ycsb_key(2, n), 7_509_007);
+        assert_eq!(my_ycsb_key(12_345, n), 90_450);
+    }
+
+    #[test]
+    fn my_ycsb_zipfian_draws_over_the_records_themselves() {
+        // Rank 0 (key 0) takes 1/zetan(n) of the draws, zeta over the n records: about
+        // 1/9.1 for n = 10,000, where YCSB's scrambled generator gives its hottest key
+        // 1/26.47 (its zeta over 10^10 items).
+        let n = 10_000u64;
+        let s = YcsbSampler::my_ycsb(n);
+        let mut rng = Rng::new(7);
+        let draws = 400_000;
+        let mut h = vec![0u64; n as usize];
+        for _ in 0..draws {
+            h[s.sample(&mut rng) as usize] += 1;
+        }
+        let z = zetastatic(n, ZIPFIAN_CONSTANT);
+        let got = h[0] as f64 / draws as f64;
+        assert!((got - 1.0 / z).abs() < 0.003, "key 0's share {got:.4}, want {:.4}", 1.0 / z);
+        let second = h[1] as f64 / draws as f64;
+        let want = 0.5f64.powf(ZIPFIAN_CONSTANT) / z;
+        assert!((second - want).abs() < 0.003, "key 1's share {second:.4}, want {want:.4}");
+        assert!(got > 1.5 / ZETAN, "more skewed than YCSB's scrambled zipfian");
+        assert_eq!(YcsbSampler::my_ycsb(1).block(0.3), 0);
     }
 
     #[test]
