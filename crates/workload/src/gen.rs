@@ -235,6 +235,19 @@ struct LsmPhase {
     mix: Mix,
     /// The operations the job's last YCSB operation made, still to come.
     queue: VecDeque<Op>,
+    /// The job is the store's background compaction thread (`lsm.compaction_thread`).
+    compactor: bool,
+}
+
+/// How long LevelDB's compaction thread, with nothing to do, sleeps before it looks again:
+/// the model's stand-in for its wait on `background_work_finished_signal_`, which a writer
+/// or a get's seek accounting signals (MaybeScheduleCompaction()).
+pub const COMPACTOR_POLL_NS: u64 = 100_000;
+
+/// Whether job `job` of `w` is an lsm store's background compaction thread: the last job of
+/// a workload of several whose store has `compaction_thread`.
+pub fn is_compaction_thread(w: &Workload, job: u32) -> bool {
+    w.jobs > 1 && job + 1 == w.jobs && w.phases.iter().any(|p| p.lsm.as_ref().is_some_and(|l| l.compaction_thread))
 }
 
 /// The file name job `job` of workload `w` uses for `object`: fio names per-job files
@@ -306,8 +319,10 @@ impl JobStream {
                     objects[idx].shared = threads;
                     idx as u32
                 });
-                let store = LsmHandle::Own(Box::new(LsmState::new(spec, layout, LsmObjects { tables, l0, wal, memtable, block_cache, table_cache }, p.advice)));
-                LsmPhase { store, mix: spec.mix.of_thread(job, spec.scan_threads), queue: VecDeque::new() }
+                let mut state = LsmState::new(spec, layout, LsmObjects { tables, l0, wal, memtable, block_cache, table_cache }, p.advice);
+                state.set_clients(w.jobs.saturating_sub(1));
+                let store = LsmHandle::Own(Box::new(state));
+                LsmPhase { store, mix: spec.mix.of_thread(job, spec.scan_threads), queue: VecDeque::new(), compactor: is_compaction_thread(w, job) }
             });
             let mut declare = |object: &str, pages: u64| {
                 let name = if anon { object.to_string() } else { job_file_name(w, object, job) };
@@ -597,6 +612,20 @@ impl JobStream {
         own.then(|| self.next_op()).flatten()
     }
 
+    /// The compaction thread's next operation (crate::lsm, `compaction_thread`): the first of
+    /// its next piece of work, or a sleep of [`COMPACTOR_POLL_NS`] touching the memtable
+    /// while the clients run and nothing waits; `None` once they are done.
+    fn compactor_op(l: &mut LsmPhase) -> Option<Op> {
+        let (work, running, idle) = l.store.with(|s| (s.background(&mut l.queue), s.clients_running(), s.idle_op()));
+        if work {
+            // A piece of work is one operation of the thread: every part but the last `more`.
+            let n = l.queue.len();
+            l.queue.iter_mut().enumerate().for_each(|(i, o)| o.more = i + 1 < n);
+            return l.queue.pop_front();
+        }
+        running.then_some(Op { think_ns: COMPACTOR_POLL_NS, ..idle })
+    }
+
     /// The workload's next operation, before an application cache filters it.
     #[inline]
     fn next_op(&mut self) -> Option<Op> {
@@ -623,8 +652,20 @@ impl JobStream {
                 return Some(op);
             }
             if ph.ops_left == 0 {
+                if let Some(l) = ph.lsm.as_mut().filter(|l| !l.compactor) {
+                    l.store.with(|s| s.client_done());
+                }
                 self.current += 1;
                 continue;
+            }
+            if let Some(l) = ph.lsm.as_mut().filter(|l| l.compactor) {
+                match Self::compactor_op(l) {
+                    Some(op) => return Some(op),
+                    None => {
+                        ph.ops_left = 0;
+                        continue;
+                    }
+                }
             }
             if ph.is_trace {
                 let next = ph.trace.as_ref().and_then(|t| t.0.lock().unwrap_or_else(|e| e.into_inner()).next_access());

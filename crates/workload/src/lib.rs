@@ -19,7 +19,7 @@ pub mod ycsb;
 
 pub use app_cache::{AppCache, AppCacheSpec, AppCacheToml, AppPolicy};
 pub use dist::{Distribution, Sampler};
-pub use gen::{job_file_name, JobStream, ObjectDecl, Op, SharedAppCache, SharedLsm};
+pub use gen::{is_compaction_thread, job_file_name, JobStream, ObjectDecl, Op, SharedAppCache, SharedLsm};
 pub use gen::{Due, TraceAccess, TraceAccesses, TraceKind};
 pub use rng::Rng;
 pub use search::{FileSizes, SearchSpec};
@@ -380,6 +380,50 @@ mod tests {
         let blocks = a.with_lsm(|l| l.block_cache.misses).unwrap();
         assert_eq!(file_reads(&mut b, 10_000), 0, "thread 0's reads filled the caches for thread 1");
         assert_eq!(b.with_lsm(|l| l.block_cache.misses), Some(blocks), "one cache: thread 1 missed nothing");
+    }
+
+    #[test]
+    fn an_lsm_stores_compaction_thread_does_the_flushes_and_ends_with_its_clients() {
+        // LevelDB's background thread (db/db_impl.cc): the writers fill memtables, the thread
+        // writes them as L0 tables; it sleeps while nothing waits and ends with the clients.
+        let mut t = WorkloadToml { cgroup: Some("/t".into()), name: Some("db".into()), jobs: Some(2), ..Default::default() };
+        t.defaults.kind = Some(Kind::Lsm);
+        t.defaults.ops = Some(3_000);
+        t.defaults.distribution = Some("uniform".into());
+        t.defaults.lsm = Some(lsm::LsmToml {
+            db_size: Some("64M".into()),
+            ycsb: Some("a".into()),
+            write_buffer_size: Some("64K".into()),
+            compaction_thread: Some(true),
+            ..Default::default()
+        });
+        let w = t.resolve(0).unwrap();
+        assert!(!is_compaction_thread(&w, 0) && is_compaction_thread(&w, 1));
+        let (mut client, mut bg) = (JobStream::new(&w, 0), JobStream::new(&w, 1));
+        bg.share_lsm_stores(&client.lsm_stores());
+        let wal = client.with_lsm(|l| l.objects.wal).unwrap();
+        let table_writes = |ops: &[Op]| ops.iter().filter(|o| o.write && o.access != Access::Anon && o.object != wal).count();
+        // Before any write the thread only sleeps, one poll at a time.
+        let idle = bg.next().unwrap();
+        assert_eq!((idle.think_ns, idle.access), (gen::COMPACTOR_POLL_NS, Access::Anon));
+        let writes: Vec<Op> = client.by_ref().collect();
+        assert_eq!(table_writes(&writes), 0, "the client writes its log, no table");
+        let waiting = client.with_lsm(|l| l.background_state().unwrap().flushes_waiting).unwrap();
+        assert!(waiting > 0, "full memtables wait for the thread");
+        let work: Vec<Op> = bg.by_ref().collect();
+        assert!(table_writes(&work) > 0, "the thread writes the L0 tables");
+        assert_eq!(client.with_lsm(|l| (l.flushes, l.background_state().unwrap().flushes_waiting)).unwrap(), (waiting as u64, 0));
+        assert!(work.iter().all(|o| o.think_ns == 0 || o.think_ns == gen::COMPACTOR_POLL_NS));
+    }
+
+    #[test]
+    fn a_compaction_thread_needs_a_client_job() {
+        let mut t = WorkloadToml { cgroup: Some("/t".into()), name: Some("db".into()), jobs: Some(1), ..Default::default() };
+        t.defaults.kind = Some(Kind::Lsm);
+        t.defaults.ops = Some(10);
+        t.defaults.lsm = Some(lsm::LsmToml { db_size: Some("64M".into()), ycsb: Some("a".into()), compaction_thread: Some(true), ..Default::default() });
+        let e = t.resolve(0).unwrap_err().to_string();
+        assert!(e.contains("lsm.compaction_thread") && e.contains("at least 2"), "{e}");
     }
 
     #[test]

@@ -142,6 +142,8 @@ pub struct LsmToml {
     pub update_reads: Option<bool>,
     pub unaligned_blocks: Option<bool>,
     pub seek_compaction: Option<bool>,
+    pub compaction_thread: Option<bool>,
+    pub allowed_seeks_min: Option<u64>,
     pub scan_threads: Option<u32>,
     pub scan_fadvise: Option<Advice>,
 }
@@ -217,6 +219,16 @@ pub struct LsmSpec {
     /// whose count reaches zero is compacted into the level below. False: no seek
     /// compactions (the model before).
     pub seek_compaction: bool,
+    /// LevelDB's background compaction thread (db/db_impl.cc, LevelDB 1.23): the workload's
+    /// last job is that thread, not a client. A writer that fills the memtable starts a new
+    /// log and leaves the flush to it; it takes flushes first, then L0's compaction, then
+    /// the table seek accounting marked ([`LsmState::background`]). False: flushes and
+    /// compactions run in the task that triggered them (the model before).
+    pub compaction_thread: bool,
+    /// The fewest seeks a table is allowed (LevelDB's 100, a constant). A store scaled down
+    /// scales it with its tables, so that a seek compaction moves as many bytes per get as
+    /// the full store's (ycsb-paper.toml: 3, for 128 of the paper's 2 MiB tables at 1/32).
+    pub allowed_seeks_min: u64,
     /// The first `scan_threads` jobs only scan; the others run the mix with its scans as
     /// reads (My-YCSB's leveldb-scan branch, [`Mix::of_thread`]). 0: every job runs the mix.
     pub scan_threads: u32,
@@ -300,6 +312,9 @@ impl LsmToml {
         if !(table_bytes..=1 << 40).contains(&l1_bytes) {
             return Err(("l1_size", "must hold at least one table (table_size) and at most 1T".into()));
         }
+        if self.allowed_seeks_min.is_some_and(|n| !(1..=1 << 30).contains(&n)) {
+            return Err(("allowed_seeks_min", "must be between 1 and 2^30 (LevelDB's is 100)".into()));
+        }
         let spec = LsmSpec {
             db_bytes,
             value_bytes,
@@ -316,6 +331,8 @@ impl LsmToml {
             update_reads: self.update_reads.unwrap_or(false),
             unaligned_blocks: self.unaligned_blocks.unwrap_or(false),
             seek_compaction: self.seek_compaction.unwrap_or(false),
+            compaction_thread: self.compaction_thread.unwrap_or(false),
+            allowed_seeks_min: self.allowed_seeks_min.unwrap_or(100),
             scan_threads: self.scan_threads.unwrap_or(0),
             scan_advice: self.scan_fadvise,
         };
@@ -456,9 +473,9 @@ impl Shape {
     }
     /// LevelDB's allowed_seeks of a new table of this shape (VersionSet::Builder::Apply(),
     /// db/version_set.cc, LevelDB 1.23): a seek costs about as much as compacting 16 KiB,
-    /// and at least 100 seeks are allowed.
-    pub fn allowed_seeks(&self) -> u64 {
-        (self.file_bytes() / 16384).max(100)
+    /// and at least `min` seeks are allowed (LevelDB's 100; `lsm.allowed_seeks_min`).
+    pub fn allowed_seeks(&self, min: u64) -> u64 {
+        (self.file_bytes() / 16384).max(min)
     }
     /// The pages an open table keeps: its filter and index blocks.
     pub fn meta_pages(&self) -> u64 {
@@ -680,6 +697,25 @@ pub struct LsmState {
     allowed_seeks: Vec<u64>,
     /// Seek compactions done (a part of `compactions`).
     pub seek_compactions: u64,
+    /// With `compaction_thread`: the work waiting for it.
+    bg: Option<Background>,
+}
+
+/// What LevelDB's background compaction thread has to do (DBImpl::MaybeScheduleCompaction()
+/// and BackgroundCompaction(), LevelDB 1.23), with `compaction_thread`.
+#[derive(Clone, Debug, Default)]
+pub struct Background {
+    /// Full memtables waiting for their flush (DBImpl::imm_). LevelDB holds one and makes a
+    /// writer that fills the next wait for it (MakeRoomForWrite()); here they queue, and
+    /// `most_flushes_waiting` says whether a writer would have waited.
+    pub flushes_waiting: u32,
+    pub most_flushes_waiting: u32,
+    /// The table the seek accounting marked (Version::file_to_compact_) and its level's
+    /// table index (`None`: an L0 table). Every flush or compaction installs a new version,
+    /// whose mark is empty: a table past its allowed seeks is marked again by its next seek.
+    file_to_compact: Option<(u32, Option<u64>)>,
+    /// The client threads still running; the thread ends when none is and no work waits.
+    pub clients: u32,
 }
 
 impl LsmState {
@@ -705,10 +741,10 @@ impl LsmState {
         let mut allowed_seeks = vec![0; max_object as usize + 1];
         if spec.seek_compaction {
             for &o in objects.tables.iter().flatten() {
-                allowed_seeks[o as usize] = layout.shape().allowed_seeks();
+                allowed_seeks[o as usize] = layout.shape().allowed_seeks(spec.allowed_seeks_min);
             }
             for &o in &objects.l0 {
-                allowed_seeks[o as usize] = layout.l0.allowed_seeks();
+                allowed_seeks[o as usize] = layout.l0.allowed_seeks(spec.allowed_seeks_min);
             }
         }
         LsmState {
@@ -728,6 +764,7 @@ impl LsmState {
             compactions: 0,
             allowed_seeks,
             seek_compactions: 0,
+            bg: spec.compaction_thread.then(Background::default),
         }
     }
 
@@ -843,6 +880,16 @@ impl LsmState {
         if *left > 0 {
             return;
         }
+        if let Some(bg) = self.bg.as_mut() {
+            bg.file_to_compact.get_or_insert((first, level));
+            return;
+        }
+        self.seek_compact(first, level, out);
+    }
+
+    /// The seek compaction of table `first` (`level`: its index in L1, `None` for an L0
+    /// table), PickCompaction()'s seek branch: an L0 table's is L0's into L1.
+    fn seek_compact(&mut self, first: u32, level: Option<u64>, out: &mut VecDeque<Op>) {
         self.seek_compactions += 1;
         let Some(j) = level else {
             self.compact(out);
@@ -857,6 +904,8 @@ impl LsmState {
             group.extend(self.objects.tables[1][lo as usize..hi as usize].iter().map(|&o| (o, shape)));
         }
         self.compaction(&group, &group, out);
+        // The table's bytes are L2's now: L2 is over its size and pushes them on down.
+        self.push_down(1, 1, out);
     }
 
     /// The L0 tables a get or a scan looks at, newest first: every one overlaps the key. A
@@ -917,9 +966,71 @@ impl LsmState {
         self.unflushed += self.spec.record_bytes();
         out.push_back(Op { write: true, ..self.read(self.objects.wal, page, 1) });
         out.push_back(Self::anon(self.objects.memtable, page, 1, true));
-        if self.unflushed >= self.spec.write_buffer_bytes {
-            self.flush(out);
+        if self.unflushed < self.spec.write_buffer_bytes {
+            return;
         }
+        match self.bg.as_mut() {
+            Some(bg) => {
+                // MakeRoomForWrite(): a new log and memtable; the full one waits for the thread.
+                bg.flushes_waiting += 1;
+                bg.most_flushes_waiting = bg.most_flushes_waiting.max(bg.flushes_waiting);
+                self.new_log(out);
+            }
+            None => self.flush(out),
+        }
+    }
+
+    /// The log is replaced by a new one (the old deleted) and the memtable starts empty.
+    fn new_log(&mut self, out: &mut VecDeque<Op>) {
+        out.push_back(Self::truncate(self.objects.wal, self.spec.write_buffer_bytes / PAGE_SIZE));
+        self.unflushed = 0;
+    }
+
+    /// LevelDB's background compaction thread's next piece of work, its operations put in
+    /// `out` (DBImpl::BackgroundCompaction(), LevelDB 1.23): a waiting memtable's flush
+    /// (CompactMemTable(), with L0's compaction after it at four tables: PickCompaction()'s
+    /// size branch), else the seek compaction of the marked table. False: nothing to do.
+    pub fn background(&mut self, out: &mut VecDeque<Op>) -> bool {
+        let Some(bg) = self.bg.as_mut() else { return false };
+        if bg.flushes_waiting > 0 {
+            bg.flushes_waiting -= 1;
+            bg.file_to_compact = None;
+            self.write_level0(out);
+            return true;
+        }
+        let Some((first, level)) = bg.file_to_compact.take() else { return false };
+        self.seek_compact(first, level, out);
+        true
+    }
+
+    /// What the idle compaction thread touches when it looks for work: the memtable's first
+    /// page (the DB's mutex and state it reads are the process's memory).
+    pub fn idle_op(&self) -> Op {
+        Self::anon(self.objects.memtable, 0, 1, false)
+    }
+
+    /// The background thread's state, with `compaction_thread`.
+    pub fn background_state(&self) -> Option<&Background> {
+        self.bg.as_ref()
+    }
+
+    /// `clients` client threads run on the store (the compaction thread waits for them).
+    pub fn set_clients(&mut self, clients: u32) {
+        if let Some(bg) = self.bg.as_mut() {
+            bg.clients = clients;
+        }
+    }
+
+    /// A client thread has done its operations.
+    pub fn client_done(&mut self) {
+        if let Some(bg) = self.bg.as_mut() {
+            bg.clients = bg.clients.saturating_sub(1);
+        }
+    }
+
+    /// Whether a client thread still runs.
+    pub fn clients_running(&self) -> bool {
+        self.bg.as_ref().is_some_and(|bg| bg.clients > 0)
     }
 
     fn truncate(object: u32, pages: u64) -> Op {
@@ -930,7 +1041,7 @@ impl LsmState {
     /// builds through the table cache: BuildTable(), FinishCompactionOutputFile()).
     fn write_table(&mut self, object: u32, shape: Shape, out: &mut VecDeque<Op>) {
         if self.spec.seek_compaction {
-            self.allowed_seeks[object as usize] = shape.allowed_seeks();
+            self.allowed_seeks[object as usize] = shape.allowed_seeks(self.spec.allowed_seeks_min);
         }
         let pages = shape.pages();
         for page in (0..pages).step_by(WRITE_PAGES as usize) {
@@ -953,8 +1064,20 @@ impl LsmState {
         let object = self.objects.l0[self.l0_live];
         let shape = self.layout.l0;
         self.write_table(object, shape, out);
-        out.push_back(Self::truncate(self.objects.wal, self.spec.write_buffer_bytes / PAGE_SIZE));
-        self.unflushed = 0;
+        self.new_log(out);
+        self.count_level0(out);
+    }
+
+    /// The background thread's flush: the waiting memtable becomes an L0 table (its log was
+    /// replaced when the writer filled it).
+    fn write_level0(&mut self, out: &mut VecDeque<Op>) {
+        let object = self.objects.l0[self.l0_live];
+        self.write_table(object, self.layout.l0, out);
+        self.count_level0(out);
+    }
+
+    /// A new L0 table: four are compacted.
+    fn count_level0(&mut self, out: &mut VecDeque<Op>) {
         self.l0_live += 1;
         self.flushes += 1;
         if self.l0_live == L0_TRIGGER {
@@ -997,8 +1120,17 @@ impl LsmState {
         // a flush, fewer after a seek compaction of L0.
         let moved = (self.l0_live as u64 * l0.data_blocks).div_ceil(shape.data_blocks);
         self.l0_live = 0;
+        self.push_down(0, moved, out);
+    }
+
+    /// `moved` tables' bytes arrived in level `from` (0-based from L1): each level from
+    /// there over its size compacts as many of its tables, round-robin, into the level
+    /// below (PickCompaction()'s size branch, one after another: DBImpl's
+    /// MaybeScheduleCompaction() after each compaction), down to the last level.
+    fn push_down(&mut self, from: usize, moved: u64, out: &mut VecDeque<Op>) {
+        let shape = self.layout.shape();
         let tables = self.layout.tables.clone();
-        for level in 0..tables.len().saturating_sub(1) {
+        for level in from..tables.len().saturating_sub(1) {
             let (here, below) = (tables[level], tables[level + 1]);
             for _ in 0..moved {
                 let j = self.cursor[level];
@@ -1395,7 +1527,7 @@ mod tests {
         let layout = st.layout.clone();
         let mut keys = (0..layout.records).filter(|&k| layout.level_of(k) >= 1 && layout.table_and_block(k, 0).0 == 0);
         let first = st.objects.tables[0][0];
-        let allowed = st.layout.shape().allowed_seeks();
+        let allowed = st.layout.shape().allowed_seeks(100);
         assert_eq!((st.layout.shape().pages(), allowed), (516, 129), "a 2 MiB table, its index block and footer: 516 pages");
         let truncated = |ops: &VecDeque<Op>, o: u32| ops.iter().any(|op| op.object == o && op.access == Access::Truncate);
         for i in 1..=allowed {
@@ -1423,6 +1555,68 @@ mod tests {
         let l1_key = (0..).find(|&k| st.layout.level_of(k) == 0 && st.layout.table_and_block(k, 0).0 == 0).unwrap();
         st.get(l1_key, &mut VecDeque::new());
         assert_eq!(st.allowed_seeks[first as usize], allowed);
+    }
+
+    #[test]
+    fn with_a_compaction_thread_a_get_marks_the_table_and_the_thread_compacts_it() {
+        // LevelDB 1.23: UpdateStats() marks the table whose seeks ran out (one at a time,
+        // Version::file_to_compact_); BackgroundCompaction() compacts it on its own thread.
+        let spec = my_ycsb("256M", |t| {
+            t.ycsb = Some("c".into());
+            t.seek_compaction = Some(true);
+            t.compaction_thread = Some(true);
+        });
+        let mut st = state(&spec);
+        let layout = st.layout.clone();
+        let keys: Vec<u64> = (0..layout.records).filter(|&k| layout.level_of(k) >= 1 && layout.table_and_block(k, 0).0 == 0).take(200).collect();
+        let first = st.objects.tables[0][0];
+        let allowed = layout.shape().allowed_seeks(spec.allowed_seeks_min) as usize;
+        let truncated = |ops: &VecDeque<Op>, o: u32| ops.iter().any(|op| op.object == o && op.access == Access::Truncate);
+        let mut idle = VecDeque::new();
+        assert!(!st.background(&mut idle) && idle.is_empty(), "nothing to do before the seeks run out");
+        for &key in &keys[..allowed + 5] {
+            let mut ops = VecDeque::new();
+            st.get(key, &mut ops);
+            let file_writes = ops.iter().filter(|o| o.write && o.access != Access::Anon).count();
+            assert!(!truncated(&ops, first) && file_writes == 0, "the get compacts nothing itself");
+        }
+        assert_eq!(st.seek_compactions, 0);
+        let mut work = VecDeque::new();
+        assert!(st.background(&mut work), "the marked table is the thread's work");
+        assert_eq!(st.seek_compactions, 1);
+        assert!(truncated(&work, first) && work.iter().any(|op| op.object == first && op.write), "read, deleted and written anew");
+        assert_eq!(st.allowed_seeks[first as usize], allowed as u64);
+        let last = st.layout.tables.len() - 1;
+        assert!(last >= 2 && st.objects.tables[last].iter().any(|&o| truncated(&work, o)), "its bytes cascade down to the last level");
+        assert!(!st.background(&mut VecDeque::new()), "one mark, one compaction");
+    }
+
+    #[test]
+    fn with_a_compaction_thread_a_writer_leaves_the_flush_to_it() {
+        // MakeRoomForWrite(): a writer that fills the memtable starts a new log; the thread
+        // writes the full memtable as an L0 table (CompactMemTable()).
+        let spec = my_ycsb("256M", |t| {
+            t.ycsb = Some("a".into());
+            t.compaction_thread = Some(true);
+        });
+        let mut st = state(&spec);
+        let l0 = st.objects.l0[0];
+        let mut writes = VecDeque::new();
+        while st.background_state().unwrap().flushes_waiting == 0 {
+            st.write(&mut writes);
+        }
+        assert!(writes.iter().any(|o| o.object == st.objects.wal && o.access == Access::Truncate), "the old log deleted");
+        assert!(writes.iter().all(|o| o.object != l0), "the writer writes no table");
+        assert_eq!(st.flushes, 0);
+        let mut work = VecDeque::new();
+        assert!(st.background(&mut work));
+        assert!(work.iter().any(|o| o.object == l0 && o.write), "the thread writes the L0 table");
+        assert_eq!((st.flushes, st.background_state().unwrap().flushes_waiting), (1, 0));
+        st.set_clients(2);
+        assert!(st.clients_running());
+        st.client_done();
+        st.client_done();
+        assert!(!st.clients_running(), "the thread ends with the clients");
     }
 
     #[test]

@@ -325,7 +325,13 @@ fn task_objects(
 fn task_mm(w: &pagelab_workload::Workload, job: u32, memcg: crate::mm::memcontrol::MemcgId, anon_objects: Vec<usize>, process: usize) -> TaskMm {
     TaskMm {
         process,
-        name: if w.jobs > 1 { format!("{}.{}", w.name, job) } else { w.name.clone() },
+        name: if pagelab_workload::is_compaction_thread(w, job) {
+            format!("{}.compaction", w.name)
+        } else if w.jobs > 1 {
+            format!("{}.{}", w.name, job)
+        } else {
+            w.name.clone()
+        },
         memcg,
         clock: w.start_ns,
         rss_anon: 0,
