@@ -228,6 +228,10 @@ pub struct Report {
     /// blocks its lookups hit and missed; absent without one.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub app_cache: BTreeMap<String, AppCacheReport>,
+    /// Each lsm workload's store (`kind = "lsm"`, its jobs' one store), by name: its
+    /// flushes and compactions; absent without one.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub lsm: BTreeMap<String, LsmReport>,
     pub oom_kills: Vec<OomKill>,
     /// `[[event]]`: each write to a cgroup's memory.reclaim, memory.high or memory.max, in
     /// time order, with what it asked for, reclaimed and took; absent without events.
@@ -323,6 +327,34 @@ pub struct AppCacheReport {
     pub misses: u64,
     /// hits / (hits + misses), 0 without lookups.
     pub hit_ratio: f64,
+}
+
+/// An lsm workload's store in a [`Report`] (pagelab_workload's lsm.rs), as its generator
+/// left it: the compactions are counted when they are made, which is up to the simulator's
+/// lookahead before their operations run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct LsmReport {
+    /// Memtables written as L0 tables.
+    pub flushes: u64,
+    /// Compactions, each one table (or L0) and its overlapping tables of the level below.
+    pub compactions: u64,
+    /// Seek compactions begun (LevelDB's allowed_seeks run out); a part of `compactions`.
+    pub seek_compactions: u64,
+    /// With `compaction_thread`: the most full memtables that waited for their flush at
+    /// once. Above 1, a LevelDB writer would have waited (MakeRoomForWrite()), which the
+    /// model leaves out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub most_flushes_waiting: Option<u32>,
+}
+
+/// Each lsm workload's store, by name (its first job's: the jobs share one store).
+fn lsm<P: Policy>(s: &Scenario, m: &Machine<P>) -> BTreeMap<String, LsmReport> {
+    let mut by: Vec<Option<LsmReport>> = vec![None; s.workloads.len()];
+    for t in &m.tasks {
+        let Some(slot) = by.get_mut(t.workload).filter(|r| r.is_none()) else { continue };
+        *slot = t.lsm_counts();
+    }
+    s.workloads.iter().zip(by).filter_map(|(w, r)| Some((w.name.clone(), r?))).collect()
 }
 
 /// Each workload's application cache's hits and misses, its jobs summed, by name.
@@ -942,6 +974,7 @@ impl Report {
             tasks,
             workload_latency: workload_latency(s, m),
             app_cache: app_cache(s, m),
+            lsm: lsm(s, m),
             oom_kills: mm.oom_kills.clone(),
             cgroup_events: CgroupEventReport::of(s, &m.write_outcomes, mm),
             controller_actions: ControllerActionReport::of(&m.control_outcomes, mm),

@@ -343,3 +343,20 @@ fn my_ycsbs_scan_thread_and_get_threads_are_tasks_counted_in_ycsb_operations() {
     let parts = |i: usize| r.tasks[i].ops as f64 / 300.0;
     assert!(parts(0) > 4.0 * parts(1), "a scan is many parts, a get a few: {} against {}", parts(0), parts(1));
 }
+
+#[test]
+fn an_lsm_stores_compaction_thread_is_a_task_of_its_own_that_the_report_counts() {
+    // LevelDB's background thread (lsm.compaction_thread): the last job, `db.compaction`,
+    // writes the memtables the clients fill; the report's `lsm` says what the store did.
+    let body = "kind = \"lsm\"\nlsm = { db_size = \"64M\", ycsb = \"a\", write_buffer_size = \"64K\", compaction_thread = true }\ndistribution = \"uniform\"\njobs = 3\nops = 2000";
+    let r = run(&app_scenario(false, "64M", body));
+    let names: Vec<&str> = r.tasks.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["db.0", "db.1", "db.compaction"]);
+    assert!(r.tasks[..2].iter().all(|t| t.workload_ops == Some(2000)));
+    let lsm = r.lsm["db"];
+    assert!(lsm.flushes > 0 && lsm.compactions > 0, "{lsm:?}");
+    assert!(lsm.most_flushes_waiting.is_some_and(|n| n >= 1), "{lsm:?}");
+    let plain = run(&app_scenario(false, "64M", &body.replace(", compaction_thread = true", "").replace("jobs = 3", "jobs = 2")));
+    assert_eq!(plain.lsm["db"].most_flushes_waiting, None, "no thread, no queue");
+    assert_eq!(plain.lsm["db"].flushes, lsm.flushes, "the same writes fill as many memtables");
+}

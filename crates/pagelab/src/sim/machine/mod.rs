@@ -174,6 +174,17 @@ impl Task {
         }
     }
 
+    /// The task's lsm store's flushes and compactions so far, if its workload has one.
+    pub fn lsm_counts(&self) -> Option<crate::report::LsmReport> {
+        let OpSource::Job(st) = &self.stream else { return None };
+        st.with_lsm(|l| crate::report::LsmReport {
+            flushes: l.flushes,
+            compactions: l.compactions,
+            seek_compactions: l.seek_compactions,
+            most_flushes_waiting: l.background_state().map(|b| b.most_flushes_waiting),
+        })
+    }
+
     /// The workload's operations the task did, where one is several of its `ops`: a read
     /// through an application cache, a YCSB operation on an lsm store.
     pub fn workload_ops(&self) -> Option<u64> {
