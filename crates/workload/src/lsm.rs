@@ -49,7 +49,8 @@
 //! process's (named after the store: `lsm_block_cache.<store>`), so the tasks are threads of
 //! one process. An operation's cache decisions are made when the simulator draws its first
 //! part, in the deterministic order it draws the jobs' operations; the flush or compaction a
-//! write triggers runs in that writer's task. With one job the store and its regions are as
+//! write or a get triggers runs in that task, or with `compaction_thread` on LevelDB's
+//! background thread, the workload's last job ([`LsmState::background`]). With one job the store and its regions are as
 //! before (`lsm_block_cache`, the job's own). `scan_threads = N` makes the first N jobs scan
 //! only and the others read where the mix scans ([`Mix::of_thread`]: My-YCSB's leveldb-scan
 //! branch, which cache_ext's GET-SCAN benchmark runs); `scan_fadvise` is the hint a scan's
@@ -72,10 +73,12 @@
 //! (LevelDB's new file numbers).
 //!
 //! **Left out**: the keys a write puts in the memtable and L0 (a get still finds every key
-//! at its level, looking at the L0 tables' filters on the way); compaction in a background
-//! thread (it runs in the writing task, in one burst when the memtable fills, where LevelDB
-//! overlaps it with the foreground and stalls writers only at 8 and 12 L0 tables);
-//! LevelDB's choice of the level with the highest score, seek compactions and trivial moves;
+//! at its level, looking at the L0 tables' filters on the way); without `compaction_thread`,
+//! a background thread (compactions run in the triggering task, in one burst, where LevelDB
+//! overlaps them with the foreground); with it, a writer's wait for an unflushed memtable
+//! (the report's `most_flushes_waiting` says whether one would have waited); the writers'
+//! stalls at 8 and 12 L0 tables; LevelDB's choice of the level with the highest score (the
+//! model pushes bytes down every level in turn) and trivial moves;
 //! compression (a block is one page); the manifest; iterator pinning.
 //!
 //! **YCSB mixes** (`ycsb`, YCSB's workloads/workload[a-f]): a 50% reads, 50% updates; b 95/5;
@@ -863,8 +866,10 @@ impl LsmState {
     /// consulted every live L0 table, newest first, then one table a level down to its own.
     /// An L0 table's compaction is L0's into L1 ([`LsmState::compact`]); an L`n` table's
     /// takes it and the tables of the level below its key range overlaps, and writes them
-    /// anew (new files, with their own allowed_seeks). The compaction's IO is queued after
-    /// the get's, on the same thread, as the model's flushes are.
+    /// anew (new files, with their own allowed_seeks), and the bytes cascade down
+    /// ([`LsmState::push_down`]). Without `compaction_thread` the compaction's IO is queued
+    /// after the get's, on the same thread, as the model's flushes are; with it the table is
+    /// marked for the thread (one at a time, Version::file_to_compact_).
     fn charge_seek(&mut self, key: u64, home: usize, out: &mut VecDeque<Op>) {
         if self.l0_live + home + 1 < 2 {
             return;
