@@ -125,6 +125,12 @@ def run(pagelab, scenario, sets, out):
         return json.load(f)
 
 
+def compaction_thread(name):
+    """Whether task `name` is an lsm store's background compaction thread
+    (lsm.compaction_thread's `<store>.compaction`), not a client of the store."""
+    return name.endswith(".compaction")
+
+
 def steady(r, task=None, cgroup=None):
     """Operations a second once the page cache is full: the intervals after the first whose
     file pages reach 98% of the run's most (the paper measures after a warm-up). `task`: the
@@ -145,8 +151,8 @@ def steady(r, task=None, cgroup=None):
     for x in s:
         if on:
             if task is None:
-                # Every task but an lsm store's background compaction thread (`<store>.compaction`).
-                ops += x["ops"] - sum(v for k, v in x.get("task_ops", {}).items() if k.endswith(".compaction"))
+                # Every task but an lsm store's background compaction thread.
+                ops += x["ops"] - sum(v for k, v in x.get("task_ops", {}).items() if compaction_thread(k))
             else:
                 ops += sum(v for k, v in x.get("task_ops", {}).items() if task(k))
             dt += x["t_s"] - prev
@@ -454,7 +460,7 @@ def fig11(a, tmp):
         # From the store's cgroup full (1 s), not the machine's page cache: that waits for
         # the search to fill its cgroup (3 s), and its last second held the default's
         # compaction burst (the README's Fig. 11 section).
-        return steady_workload_ops(x, {t["name"] for t in x["tasks"] if t["name"].startswith("leveldb") and not t["name"].endswith(".compaction")}, "/db")
+        return steady_workload_ops(x, {t["name"] for t in x["tasks"] if t["name"].startswith("leveldb") and not compaction_thread(t["name"])}, "/db")
 
     def search(x):
         # the ten passes end with the search's last thread (a task's time excludes its start)

@@ -616,14 +616,14 @@ impl JobStream {
     /// its next piece of work, or a sleep of [`COMPACTOR_POLL_NS`] touching the memtable
     /// while the clients run and nothing waits; `None` once they are done.
     fn compactor_op(l: &mut LsmPhase) -> Option<Op> {
-        let (work, running, idle) = l.store.with(|s| (s.background(&mut l.queue), s.clients_running(), s.idle_op()));
+        let (work, idle) = l.store.with(|s| (s.background(&mut l.queue), s.clients_running().then(|| s.idle_op())));
         if work {
             // A piece of work is one operation of the thread: every part but the last `more`.
             let n = l.queue.len();
             l.queue.iter_mut().enumerate().for_each(|(i, o)| o.more = i + 1 < n);
             return l.queue.pop_front();
         }
-        running.then_some(Op { think_ns: COMPACTOR_POLL_NS, ..idle })
+        idle.map(|op| Op { think_ns: COMPACTOR_POLL_NS, ..op })
     }
 
     /// The workload's next operation, before an application cache filters it.

@@ -378,14 +378,15 @@ impl WorkloadToml {
                 ));
             }
         }
-        if let Some(i) = phases.iter().position(|p| p.lsm.as_ref().is_some_and(|l| l.compaction_thread)).filter(|_| jobs < 2) {
+        let thread_phase = phases.iter().position(|p| p.lsm.as_ref().is_some_and(|l| l.compaction_thread));
+        if let Some(i) = thread_phase.filter(|_| jobs < 2) {
             let at = if self.phase.is_empty() { String::new() } else { format!("phase[{i}].") };
             return Err(err(
                 format!("{at}lsm.compaction_thread"),
                 "the compaction thread is the workload's last job: `jobs` must be at least 2 (one client thread and it)",
             ));
         }
-        let clients = jobs - phases.iter().any(|p| p.lsm.as_ref().is_some_and(|l| l.compaction_thread)) as u32;
+        let clients = jobs - thread_phase.is_some() as u32;
         if let Some((i, n)) = phases.iter().enumerate().find_map(|(i, p)| p.lsm.as_ref().map(|l| (i, l.scan_threads)).filter(|&(_, n)| n >= clients)) {
             let at = if self.phase.is_empty() { String::new() } else { format!("phase[{i}].") };
             return Err(err(

@@ -122,13 +122,13 @@
 //! * **its cgroup keeps the kernel's classic LRU** (mm/vmscan.c, 6.1/6.12 with MGLRU off, as
 //!   cache_ext's evaluation runs it): the same lists, scans and choices as a cgroup without a
 //!   seam policy, so every counter is the classic LRU's;
-//! * **the policy hears the same hooks** as a seam policy, for page-cache folios only (cache_ext's
-//!   hooks are the page cache's; anon memory stays with the kernel's LRU): `folio_added` when a folio joins
-//!   the LRU (then the reads made while it waited in the lru_add batch, as for a seam
-//!   policy), `folio_accessed(Read | Write)` for folio_mark_accessed() and a buffered write,
-//!   `folio_removed(Evicted)` for each folio the classic LRU's reclaim removed
-//!   (__remove_mapping(), where cache_ext's removal hook runs; told when that
-//!   shrink_lruvec() call ends) and `Freed` for one freed otherwise;
+//! * **the policy hears the same hooks** as a seam policy, for page-cache folios only
+//!   (cache_ext's hooks are the page cache's; anon memory stays with the kernel's LRU):
+//!   `folio_added` when a folio joins the LRU (then the reads made while it waited in the
+//!   lru_add batch, as for a seam policy), `folio_accessed(Read | Write)` for
+//!   folio_mark_accessed() and a buffered write, `folio_removed(Evicted)` for each folio the
+//!   classic LRU's reclaim removed (__remove_mapping(), where cache_ext's removal hook runs;
+//!   told when that shrink_lruvec() call ends) and `Freed` for one freed otherwise;
 //! * `evict_folios` is never called.
 //!
 //! ## cache_ext's kernel LRU under the policy (`machine.seam_fallback`)
@@ -145,8 +145,8 @@
 //! * **reclaim asks the policy for get_scan_count()'s inactive-file target**, in requests of
 //!   up to 32 until the target is spent (cache_ext's loop does not stop at the reclaim
 //!   goal; on a miniature machine, R of the full machine's requests, each of its size:
-//!   mm/miniature.rs); a candidate must be a page-cache folio of the cgroup on its LRU, active or
-//!   inactive, and is reclaimed as reclaim_pages() reclaims a list, the survivors put back
+//!   mm/miniature.rs); a candidate must be a page-cache folio of the cgroup on its LRU,
+//!   active or inactive, and is reclaimed as reclaim_pages() reclaims a list, the survivors put back
 //!   on the classic LRU and given back to the policy when the call ends;
 //! * **more than 80% of the target freed ends the call; otherwise the classic loop runs** on
 //!   the rest of the targets (the report's `fallbacks` counts those calls), starting from
@@ -170,8 +170,8 @@
 //! kernel counts them, and a policy is told through [`Folio::refault`] (the page replaced a
 //! shadow entry) and [`Folio::workingset`] (the refault distance was within the workingset,
 //! the kernel would have activated it); so is a deferring policy, or one over the kernel's
-//! LRU (`machine.seam_fallback`), of its page-cache folios. The policy's folios are all accounted on the inactive
-//! lists (memory.stat shows them as `inactive_file`/`inactive_anon`), so the workingset size
+//! LRU (`machine.seam_fallback`), of its page-cache folios. The policy's folios are all
+//! accounted on the inactive lists (memory.stat shows them as `inactive_file`/`inactive_anon`), so the workingset size
 //! the refault distance is compared with (refault_workingset_sizes()) holds no active pages,
 //! and `workingset_activate_*` counts fewer refaults than under the classic LRU. cache_ext's
 //! policies do not see shadow entries; a policy that ignores the two flags behaves as there.
