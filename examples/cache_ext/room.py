@@ -21,17 +21,35 @@ of the page the previous read ended in is folded (filemap_read() does not mark i
 import sys, collections, heapq
 
 def load(path):
+    """Reads as page numbers, deletions as ~page (negative), writes as (page,)."""
     out, last = [], None
     for line in open(path):
-        p = int(line.split()[1])
+        op, page = line.split()[:2]
+        p = int(page)
+        if op == "D":
+            out.append(~p); last = None
+            continue
+        if op == "W":
+            out.append((p,)); last = None
+            continue
         if p != last:          # a read of the page the previous read ended in: not marked again
             out.append(p)
         last = p
     return out
 
+def reads(tr):
+    return sum(1 for p in tr if type(p) is int and p >= 0)
+
 def lru(tr, cap):
     c = collections.OrderedDict(); miss = 0
     for p in tr:
+        if type(p) is tuple:
+            p = p[0]
+            if p not in c:
+                c[p] = 1
+                if len(c) > cap: c.popitem(last=False)
+            continue
+        if p < 0: c.pop(~p, None); continue
         if p in c: c.move_to_end(p)
         else:
             miss += 1; c[p] = 1
@@ -44,11 +62,27 @@ def classic(tr, cap, ratio=10, refault=True):
     ref = {}
     shadow = {}; age = 0; miss = 0
     def balance():
-        nonlocal age
         while len(inact) * ratio < len(act):
             p, _ = act.popitem(last=False)
             inact[p] = 1
+    def shrink():
+        nonlocal age
+        while len(inact) + len(act) > cap:
+            if not inact: balance()
+            q, _ = inact.popitem(last=False)
+            ref.pop(q, None); shadow[q] = age; age += 1
+        balance()
     for p in tr:
+        if type(p) is tuple:               # a write: added unreferenced, no access
+            p = p[0]
+            if p not in inact and p not in act:
+                inact[p] = 1; ref[p] = False
+                shrink()
+            continue
+        if p < 0:
+            q = ~p
+            inact.pop(q, None); act.pop(q, None); ref.pop(q, None); shadow.pop(q, None)
+            continue
         if p in inact:
             if ref.get(p):
                 del inact[p]; act[p] = 1; ref[p] = False; age += 1
@@ -63,33 +97,53 @@ def classic(tr, cap, ratio=10, refault=True):
                 act[p] = 1; ref[p] = False; age += 1
             else:
                 inact[p] = 1; ref[p] = True   # the read marks it accessed
-            while len(inact) + len(act) > cap:
-                if not inact: balance()
-                q, _ = inact.popitem(last=False)
-                ref.pop(q, None); shadow[q] = age; age += 1
-            balance()
+            shrink()
     return miss
 
 def sampling_lfu(tr, cap, k=20, req=32):
-    lst = collections.deque(); cnt = {}; miss = 0
+    lst = collections.deque(); cnt = {}; miss = 0; gone = set()
+    def make_room():
+        if len(cnt) < cap:
+            return
+        sample = []
+        while lst and len(sample) < req * k:
+            q = lst.popleft()
+            if q in gone: gone.discard(q)   # list_del() when the folio left the cache
+            else: sample.append(q)
+        victims = set()
+        for i in range(0, len(sample) - k + 1, k):
+            run = sample[i:i + k]
+            victims.add(min(run, key=lambda q: cnt[q]))
+        for q in sample:
+            if q in victims: del cnt[q]
+            else: lst.append(q)
     for p in tr:
+        if type(p) is tuple:
+            p = p[0]
+            if p not in cnt:
+                make_room(); cnt[p] = 1; lst.append(p)
+            continue
+        if p < 0:
+            if cnt.pop(~p, None) is not None: gone.add(~p)
+            continue
         if p in cnt: cnt[p] += 1; continue
         miss += 1
-        if len(cnt) >= cap:
-            sample = [lst.popleft() for _ in range(min(req * k, len(lst)))]
-            victims = set()
-            for i in range(0, len(sample) - k + 1, k):
-                run = sample[i:i + k]
-                victims.add(min(run, key=lambda q: cnt[q]))
-            for q in sample:
-                if q in victims: del cnt[q]
-                else: lst.append(q)
+        make_room()
         cnt[p] = 1; lst.append(p)
     return miss
 
 def exact_lfu(tr, cap):
     cnt = {}; h = []; miss = 0; t = 0
     for p in tr:
+        if p is not None and type(p) is tuple:
+            p = p[0]; t += 1
+            if p not in cnt:
+                while len(cnt) >= cap:
+                    c, tt, q = heapq.heappop(h)
+                    if q in cnt and cnt[q][0] == c and cnt[q][1] == tt: del cnt[q]
+                cnt[p] = [1, t]; heapq.heappush(h, (1, t, p))
+            continue
+        if p < 0: cnt.pop(~p, None); continue
         t += 1
         if p in cnt:
             cnt[p][0] += 1; heapq.heappush(h, (cnt[p][0], cnt[p][1], p)); continue
@@ -100,13 +154,46 @@ def exact_lfu(tr, cap):
         cnt[p] = [1, t]; heapq.heappush(h, (1, t, p))
     return miss
 
+def opt(tr, cap):
+    nxt = [0] * len(tr); last = {}
+    for i in range(len(tr) - 1, -1, -1):
+        p = tr[i]
+        w = type(p) is tuple
+        p = p[0] if w else p
+        if p < 0: last.pop(~p, None); continue   # a deleted page is never read again
+        nxt[i] = last.get(p, float("inf"))
+        if w: last.pop(p, None)   # a write makes the page; no read before it can hit
+        else: last[p] = i
+    cached = {}; h = []; miss = 0
+    for i, p in enumerate(tr):
+        w = type(p) is tuple
+        p = p[0] if w else p
+        if p < 0: cached.pop(~p, None); continue
+        if w:
+            # A written page joins the cache and competes with it: it leaves first when
+            # its next read is the farthest.
+            if p not in cached:
+                cached[p] = nxt[i]; heapq.heappush(h, (-nxt[i], p))
+                evict(cached, h, cap)
+            continue
+        if p not in cached:
+            miss += 1
+            evict(cached, h, cap - 1)
+        cached[p] = nxt[i]; heapq.heappush(h, (-nxt[i], p))
+    return miss
+
+def evict(cached, h, keep):
+    while len(cached) > keep:
+        n, q = heapq.heappop(h)
+        if cached.get(q) == -n: del cached[q]
+
 if __name__ == "__main__":
     tr = load(sys.argv[1]); cap = int(sys.argv[2])
     which = sys.argv[3:] or ["lru", "classic", "lfu20", "lfu100", "exact"]
-    n = len(tr)
+    n = reads(tr)
     for w in which:
         f = {"lru": lambda: lru(tr, cap), "classic": lambda: classic(tr, cap),
              "lfu20": lambda: sampling_lfu(tr, cap, 20), "lfu100": lambda: sampling_lfu(tr, cap, 100),
-             "exact": lambda: exact_lfu(tr, cap)}[w]
+             "exact": lambda: exact_lfu(tr, cap), "opt": lambda: opt(tr, cap)}[w]
         m = f()
         print(f"{w:18s} misses {m:9,d}  miss ratio {m / n:.4f}", flush=True)

@@ -1,0 +1,105 @@
+"""The page stream of an `strace -f -y -e trace=pread64,write,unlink` log, as `R PAGE` lines
+(the format of crates/pagelab/examples/page_reads.rs), `W PAGE` and `D PAGE` lines, with a
+count of calls by thread on stderr.
+
+    python3 strace_pages.py STRACE.log [DIR] > reads.txt
+
+Every pread64 of a file gives the 4 KiB pages its returned bytes span, in order. Pages are
+numbered densely in the order of their first read or write, a file's pages apart from every
+other file's. A write to a file gives the pages it spans from where the file's writes ended
+(LevelDB's PosixWritableFile appends to a file it created) as `W PAGE` lines. An unlink of a file gives a `D PAGE` line for each of its pages read so far
+(examples/cache_ext/room.py drops them from the cache), and a later file of that name gets new
+pages. A call strace split ("<unfinished ...>", then "<... pread64 resumed>") is joined by its
+thread id. With DIR, only the files whose path starts with DIR count. A line that is none of
+these is counted as skipped.
+"""
+import re, sys, collections
+
+CALL = re.compile(r'^(\d+)\s+pread64\((\d+)<([^>]*)>, .*?, (\d+), (\d+)\)\s+=\s+(-?\d+)')
+START = re.compile(r'^(\d+)\s+pread64\((\d+)<([^>]*)>, .*<unfinished \.\.\.>$')
+RESUME = re.compile(r'^(\d+)\s+<\.\.\. pread64 resumed>.*?, (\d+), (\d+)\)\s+=\s+(-?\d+)')
+WRITE = re.compile(r'^(\d+)\s+write\((\d+)<([^>]*)>, .*?, (\d+)\)\s+=\s+(-?\d+)')
+WRITE_START = re.compile(r'^(\d+)\s+write\((\d+)<([^>]*)>, .*<unfinished \.\.\.>$')
+WRITE_RESUME = re.compile(r'^(\d+)\s+<\.\.\. write resumed>.*?\)\s+=\s+(-?\d+)')
+UNLINK = re.compile(r'^(\d+)\s+unlink\("([^"]*)"\)\s+=\s+0')
+UNLINK_START = re.compile(r'^(\d+)\s+unlink\("([^"]*)"\s*<unfinished \.\.\.>$')
+UNLINK_RESUME = re.compile(r'^(\d+)\s+<\.\.\. unlink resumed>\)\s+=\s+0')
+
+
+def main(path, under=''):
+    files = {}      # path -> {page index: page id}
+    pending, unlinking, writing = {}, {}, {}
+    end = collections.Counter()   # path -> bytes written: LevelDB appends to new files
+    by_thread = collections.Counter()
+    counts = collections.Counter()
+    next_id = 0
+    out = sys.stdout
+
+    def emit(tid, name, off, n, op="R"):
+        nonlocal next_id
+        if n <= 0 or not name.startswith(under):
+            return
+        by_thread[tid, op] += 1
+        pages = files.setdefault(name, {})
+        for p in range(off // 4096, (off + n - 1) // 4096 + 1):
+            if p not in pages:
+                pages[p] = next_id
+                next_id += 1
+            out.write(f"{op} {pages[p]}\n")
+
+    def written(tid, name, n):
+        if n > 0:
+            emit(tid, name, end[name], n, "W")
+            end[name] += n
+
+    for line in open(path, errors='replace'):
+        m = CALL.match(line)
+        if m:
+            tid, _, name, _, off, ret = m.groups()
+            emit(tid, name, int(off), int(ret))
+            continue
+        m = START.match(line)
+        if m:
+            pending[m.group(1)] = m.group(3)
+            continue
+        m = RESUME.match(line)
+        if m and m.group(1) in pending:
+            emit(m.group(1), pending.pop(m.group(1)), int(m.group(3)), int(m.group(4)))
+            continue
+        m = WRITE.match(line)
+        if m:
+            written(m.group(1), m.group(3), int(m.group(5)))
+            continue
+        m = WRITE_START.match(line)
+        if m:
+            writing[m.group(1)] = m.group(3)
+            continue
+        m = WRITE_RESUME.match(line)
+        if m and m.group(1) in writing:
+            written(m.group(1), writing.pop(m.group(1)), int(m.group(2)))
+            continue
+        m = UNLINK.match(line)
+        m = (m.group(1), m.group(2)) if m else None
+        if m is None:
+            s = UNLINK_START.match(line)
+            if s:
+                unlinking[s.group(1)] = s.group(2)
+                continue
+            r = UNLINK_RESUME.match(line)
+            if r and r.group(1) in unlinking:
+                m = (r.group(1), unlinking.pop(r.group(1)))
+        if m:
+            end.pop(m[1], None)
+            for page in files.pop(m[1], {}).values():
+                out.write(f"D {page}\n")
+            counts['files deleted'] += 1
+            continue
+        counts['lines skipped'] += 1
+    print(f"calls by thread and kind: {dict(by_thread.most_common())}", file=sys.stderr)
+    print(f"distinct pages {next_id}, {dict(counts)}", file=sys.stderr)
+
+
+if __name__ == '__main__':
+    if len(sys.argv) not in (2, 3):
+        sys.exit(__doc__)
+    main(*sys.argv[1:])
