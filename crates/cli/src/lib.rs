@@ -43,7 +43,7 @@ enum Cmd {
         trace: Option<PathBuf>,
         /// The trace's format: oracleGeneral (libCacheSim; plain or zstd), dense (pagelab's),
         /// fio-iolog (fio's write_iolog, versions 2 and 3; kernel models only), text (pagelab's
-        /// `R|W|T PAGE` lines), lcs (libCacheSim), csv:COLUMNS (e.g. csv:time=1,id=2,op=3),
+        /// `R|W|T|D PAGE` lines), lcs (libCacheSim), csv:COLUMNS (e.g. csv:time=1,id=2,op=3),
         /// blkparse, msr (MSR Cambridge); see docs/workloads.md. Default: oracleGeneral.
         #[arg(long)]
         trace_format: Option<String>,

@@ -147,6 +147,10 @@ fn stats_within(path: &Path, spec: &Spec, heatmap: Option<(usize, usize)>, budge
     let (mut plain, mut first_t, mut last_t) = (0u64, None, 0u64);
     let mut s = AccessStream::open(path, spec)?;
     while let Some((pages, kinds, times)) = s.next_accesses()? {
+        if kinds.contains(&Kind::Drop) {
+            let msg = "`D` lines (pages dropped from their file) are for the kernel models' replays; trace statistics count accesses only".to_string();
+            return Err(TraceError { path: path.to_path_buf(), offset: None, msg });
+        }
         for &p in pages {
             let c = counts.get_mut(p);
             *c = c.saturating_add(1);

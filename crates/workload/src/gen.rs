@@ -24,6 +24,8 @@ pub enum TraceKind {
     Touch,
     /// The trace does not say: the phase's kind decides (and `read_ratio` for the rw kinds).
     Plain,
+    /// The page leaves its file (a deletion or truncation): an `Access::Truncate` of it.
+    Drop,
 }
 
 /// One access of a trace as a phase replays it.
@@ -675,7 +677,7 @@ impl JobStream {
                 };
                 let fill = a.kind == TraceKind::Touch && ph.access == Access::Anon;
                 let write = match a.kind {
-                    TraceKind::Read => false,
+                    TraceKind::Read | TraceKind::Drop => false,
                     TraceKind::Write | TraceKind::Touch => true,
                     TraceKind::Plain => match ph.kind {
                         Kind::FileRw | Kind::AnonRw => self.rng.unit() >= ph.read_ratio,
@@ -700,7 +702,7 @@ impl JobStream {
                     page: a.page,
                     npages: a.npages,
                     write,
-                    access: ph.access,
+                    access: if a.kind == TraceKind::Drop { Access::Truncate } else { ph.access },
                     advice: ph.advice,
                     fill,
                     think_ns: if fill { 0 } else { ph.think_ns },

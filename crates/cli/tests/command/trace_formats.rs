@@ -88,6 +88,36 @@ fn a_kernel_model_reads_the_reads_and_writes_the_writes() {
 }
 
 #[test]
+fn a_dropped_page_leaves_the_kernel_models_cache_without_a_shadow() {
+    // Pages 0 and 1 are read; page 0's file is deleted (`D 0`) and the page read again: a
+    // read from storage (pgpgin 12 KiB), not a refault, since truncation takes the shadow
+    // entry too. Page 1 stays cached.
+    let p = path("drop.txt");
+    std::fs::write(&p, "R 0\nR 1\nD 0\nR 0\nR 1\n").unwrap();
+    for policy in ["classic", "mglru"] {
+        let v = run_json(&["run", "--trace", p.to_str().unwrap(), "--trace-format", "text", "--memory", "64M", "--policy", policy]);
+        assert_eq!(v["vmstat"]["pgpgin"], 12, "{policy}");
+        assert_eq!(v["vmstat"]["workingset_refault_file"], 0, "{policy}");
+        assert_eq!(v["trace"]["counts"]["drops"], 1, "{policy}");
+        assert_eq!(v["trace"]["counts"]["reads"], 4, "{policy}");
+    }
+}
+
+#[test]
+fn a_plain_cache_and_trace_stats_refuse_dropped_pages() {
+    let p = path("drop-plain.txt");
+    std::fs::write(&p, "R 0\nD 0\nR 0\n").unwrap();
+    let out = pagelab().args(["run", "--trace", p.to_str().unwrap(), "--trace-format", "text", "--memory", "64M", "--policy", "lru"]).output().unwrap();
+    assert!(!out.status.success());
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("drop-plain.txt") && e.contains("a plain cache cannot replay `D` lines"), "{e}");
+    let out = pagelab().args(["trace-stats", p.to_str().unwrap(), "--trace-format", "text"]).output().unwrap();
+    assert!(!out.status.success());
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("drop-plain.txt") && e.contains("`D` lines"), "{e}");
+}
+
+#[test]
 fn a_malformed_trace_fails_the_run_with_file_and_line() {
     let p = path("bad.txt");
     std::fs::write(&p, "R 1\nR x\n").unwrap();

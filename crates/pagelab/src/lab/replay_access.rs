@@ -83,10 +83,14 @@ impl OpStream for AccessOps {
         self.pos += 1;
         self.remaining = self.remaining.saturating_sub(1);
         let write = match kind {
-            Kind::Read => false,
+            Kind::Read | Kind::Drop => false,
             Kind::Write | Kind::Touch => true,
             Kind::Plain => self.plain_write,
         };
+        if kind == Kind::Drop {
+            // The page leaves its file: truncate_inode_pages_range() on it.
+            return Some(Op { page, write, access: Access::Truncate, think_ns: 0, ..self.template });
+        }
         let fill = kind == Kind::Touch && self.touch_fills;
         Some(Op { page, write, fill, think_ns: if fill { 0 } else { self.template.think_ns }, ..self.template })
     }
@@ -98,7 +102,7 @@ impl OpStream for AccessOps {
 
 /// The trace's counts as the report gives them.
 pub fn counts_json(c: &StreamCounts) -> Value {
-    json!({"requests": c.requests, "accesses": c.accesses, "reads": c.reads, "writes": c.writes, "touches": c.touches, "skipped": c.skipped})
+    json!({"requests": c.requests, "accesses": c.accesses, "reads": c.reads, "writes": c.writes, "touches": c.touches, "drops": c.drops, "skipped": c.skipped})
 }
 
 /// Replays `spec` on every memory size (see [`crate::lab::replay::run`]).
@@ -155,6 +159,7 @@ fn run_kernel(o: &TraceRun, spec: &Spec, (counts, pages): (StreamCounts, u64)) -
     let m = v.as_object_mut().expect("a report is an object");
     m.insert("trace".into(), trace_json(o, &seen, pages));
     m.insert("wall_s".into(), wall.into());
-    let table = format!("{table}trace: {} accesses ({} reads, {} writes) over {pages} pages\n", seen.accesses, seen.reads, seen.writes + seen.touches);
+    let drops = if seen.drops > 0 { format!(", {} pages dropped", seen.drops) } else { String::new() };
+    let table = format!("{table}trace: {} accesses ({} reads, {} writes{drops}) over {pages} pages\n", seen.accesses, seen.reads, seen.writes + seen.touches);
     Ok((v, table))
 }

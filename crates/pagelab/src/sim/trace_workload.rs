@@ -69,6 +69,12 @@ pub fn size_traces(mut s: Scenario, file: &str, err: &dyn Fn(&str, String) -> Sc
                 (log.ops.len() as u64, 0)
             } else {
                 let (counts, bound) = AccessStream::scan(&path, &spec).map_err(|e| err(&key("trace"), e.to_string()))?;
+                if counts.drops > 0 && ph.kind.access() != pagelab_workload::Access::Buffered {
+                    return Err(err(
+                        &key("trace"),
+                        format!("{}: `D` lines drop pages from a file read and written with read(2)/write(2): they need a `file-*` kind", path.display()),
+                    ));
+                }
                 if t.pace && counts.timed < counts.accesses {
                     return Err(err(&key("pace"), format!("\"trace\" needs a trace with times: {} has accesses without one", path.display())));
                 }
@@ -129,6 +135,7 @@ fn kind(k: Kind) -> TraceKind {
         Kind::Write => TraceKind::Write,
         Kind::Touch => TraceKind::Touch,
         Kind::Plain => TraceKind::Plain,
+        Kind::Drop => TraceKind::Drop,
     }
 }
 

@@ -217,3 +217,20 @@ fn the_readme_example_swaps_the_traced_heap_to_zram_and_paces_the_loader() {
     assert!(l.waits > 1000 && l.wait_s > 0.0, "{l:?}");
     assert!(r.table().contains("lockstep: loader behind db (ratio 2)"));
 }
+
+#[test]
+fn d_lines_are_truncations_of_a_file_kind_and_an_error_for_others() {
+    use pagelab_workload::Access;
+    let s = scenario("drops", "R 0\nR 1\nD 0\nR 0\n", "kind = \"file-read\"\n").unwrap();
+    let ops = ops(&s);
+    let kinds: Vec<(u64, Access)> = ops.iter().map(|o| (o.page, o.access)).collect();
+    assert_eq!(kinds, [(0, Access::Buffered), (1, Access::Buffered), (0, Access::Truncate), (0, Access::Buffered)]);
+    assert!(ops.iter().all(|o| o.npages == 1 && !o.write));
+    // Run: the dropped page is read from storage again (3 pages in all), not refaulted.
+    let r = pagelab::run(&s, |_, _| {}).unwrap();
+    assert_eq!((r.vmstat["pgpgin"], r.vmstat["workingset_refault_file"]), (12, 0));
+    for kind in ["anon-read", "mmap-read"] {
+        let e = scenario(&format!("drops-{kind}"), "R 0\nD 0\n", &format!("kind = \"{kind}\"\n")).unwrap_err().to_string();
+        assert!(e.contains("`D` lines") && e.contains("drops-") && e.contains("file-*"), "{kind}: {e}");
+    }
+}

@@ -57,6 +57,9 @@ pub enum Kind {
     Touch,
     /// The format does not say: the workload's kind decides (a read in a replay).
     Plain,
+    /// The page leaves the file (the text format's `D`: its file was deleted or truncated),
+    /// as truncate_inode_pages_range() drops it: no access, no miss.
+    Drop,
 }
 
 impl Kind {
@@ -206,6 +209,8 @@ pub struct StreamCounts {
     pub reads: u64,
     pub writes: u64,
     pub touches: u64,
+    /// Pages dropped (`Kind::Drop`), counted in `accesses`.
+    pub drops: u64,
     /// Accesses that carry a time.
     pub timed: u64,
     /// Records skipped (no data).
@@ -308,6 +313,7 @@ impl AccessStream {
                 Kind::Read | Kind::Plain => c.reads += n,
                 Kind::Write => c.writes += n,
                 Kind::Touch => c.touches += n,
+                Kind::Drop => c.drops += n,
             }
             if done + n < req.npages {
                 self.pending = Some((req, done + n));
@@ -344,8 +350,18 @@ impl PageSource for AccessStream {
     fn len_hint(&self) -> Option<u64> {
         None
     }
+    /// A plain cache's pages. A dropped page (`Kind::Drop`) is an error: the plain caches
+    /// have no way to take a page out.
     fn next_batch(&mut self) -> Result<Option<&[u32]>, TraceError> {
-        Ok(self.next_accesses()?.map(|(p, _, _)| p))
+        let path = self.path.clone();
+        match self.next_accesses()? {
+            Some((_, kinds, _)) if kinds.contains(&Kind::Drop) => Err(TraceError {
+                path,
+                offset: None,
+                msg: "a plain cache cannot replay `D` lines (pages dropped from their file): use a kernel model (classic, mglru)".into(),
+            }),
+            batch => Ok(batch.map(|(p, _, _)| p)),
+        }
     }
     fn pages_seen(&self) -> u64 {
         self.bound

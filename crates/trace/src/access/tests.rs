@@ -38,6 +38,15 @@ fn text_lines_keep_their_pages_and_operations_and_skip_comments() {
 }
 
 #[test]
+fn text_d_lines_drop_pages_and_are_counted_apart_from_reads() {
+    let dir = scratch();
+    let p = write(&dir, "d.txt", b"R 3\nd 3\nD 4\nW 3\n");
+    assert_eq!(accesses(&p, "text").unwrap(), vec![(3, R), (3, Kind::Drop), (4, Kind::Drop), (3, W)]);
+    let (c, bound) = AccessStream::scan(&p, &Spec::parse("text").unwrap().unwrap()).unwrap();
+    assert_eq!((c.reads, c.writes, c.drops, c.accesses, bound), (1, 1, 2, 4, 5));
+}
+
+#[test]
 fn text_reads_gzip_and_zstd_by_their_magic_whatever_the_name() {
     let dir = scratch();
     let text = b"T 0\nT 1\nW 1\n3\n";

@@ -6,6 +6,9 @@
 //!   write-faults a swapped-out or shared page);
 //! * `T PAGE`: the first touch of anonymous memory, in the order of the `T` lines (the
 //!   prefill);
+//! * `D PAGE`: the page leaves its file (the file was deleted or truncated): the kernel
+//!   models drop it from the page cache with its shadow entry, as
+//!   truncate_inode_pages_range() does (a file kind only);
 //! * blank lines, and everything from a `#` to the end of its line, are ignored.
 //!
 //! The letters may be lower case. A page index must be below 2^31 (8 TiB of 4 KiB pages).
@@ -43,18 +46,19 @@ impl RequestReader for TextReader {
                 "R" | "r" => (Kind::Read, f.next()),
                 "W" | "w" => (Kind::Write, f.next()),
                 "T" | "t" => (Kind::Touch, f.next()),
+                "D" | "d" => (Kind::Drop, f.next()),
                 _ => (Kind::Plain, Some(first)),
             };
             let result = (|| {
                 let page = page.ok_or_else(|| format!("`{first}` needs a page index"))?;
                 if first.len() > 1 && first.chars().all(|c| c.is_ascii_alphabetic()) {
-                    return Err(format!("unknown operation `{first}` (use R, W or T, or a bare page index)"));
+                    return Err(format!("unknown operation `{first}` (use R, W, T or D, or a bare page index)"));
                 }
                 let p: u64 = page.parse().map_err(|_| {
                     if page.starts_with('-') {
                         format!("negative page index `{page}`")
                     } else if kind == Kind::Plain && page.chars().all(|c| c.is_ascii_alphabetic()) {
-                        format!("unknown operation `{page}` (use R, W or T, or a bare page index)")
+                        format!("unknown operation `{page}` (use R, W, T or D, or a bare page index)")
                     } else {
                         format!("`{page}` is not a page index (a whole number from 0)")
                     }
