@@ -20,7 +20,7 @@ room = load("room", "examples/cache_ext/room.py")
 
 LOG = """\
 10 pread64(5</db/000007.ldb>, ""..., 4121, 4000) = 4121
-11 pread64(6</db/000009.ldb>, ""..., 4096, 0 <unfinished ...>
+11 pread64(6</db/000009.ldb>,  <unfinished ...>
 10 pread64(3</usr/lib/libc.so.6>, ""..., 784, 64) = 784
 12 write(8</db/000012.ldb>, ""..., 6000) = 6000
 11 <... pread64 resumed>""..., 4096, 0) = 4096

@@ -10,25 +10,22 @@ other file's. A write to a file gives the pages it spans from where the file's w
 (LevelDB's PosixWritableFile appends to a file it created) as `W PAGE` lines. An unlink of a file gives a `D PAGE` line for each of its pages read so far
 (examples/cache_ext/room.py drops them from the cache), and a later file of that name gets new
 pages. A call strace split ("<unfinished ...>", then "<... pread64 resumed>") is joined by its
-thread id. With DIR, only the files whose path starts with DIR count. A line that is none of
+thread id before it is read. With DIR, only the files whose path starts with DIR count. A line that is none of
 these is counted as skipped.
 """
 import re, sys, collections
 
-CALL = re.compile(r'^(\d+)\s+pread64\((\d+)<([^>]*)>, .*?, (\d+), (\d+)\)\s+=\s+(-?\d+)')
-START = re.compile(r'^(\d+)\s+pread64\((\d+)<([^>]*)>, .*<unfinished \.\.\.>$')
-RESUME = re.compile(r'^(\d+)\s+<\.\.\. pread64 resumed>.*?, (\d+), (\d+)\)\s+=\s+(-?\d+)')
+CALL = re.compile(r'^(\d+)\s+pread64\((\d+)<([^>]*)>,\s*.*?, (\d+), (\d+)\)\s+=\s+(-?\d+)')
 WRITE = re.compile(r'^(\d+)\s+write\((\d+)<([^>]*)>, .*?, (\d+)\)\s+=\s+(-?\d+)')
-WRITE_START = re.compile(r'^(\d+)\s+write\((\d+)<([^>]*)>, .*<unfinished \.\.\.>$')
-WRITE_RESUME = re.compile(r'^(\d+)\s+<\.\.\. write resumed>.*?\)\s+=\s+(-?\d+)')
 UNLINK = re.compile(r'^(\d+)\s+unlink\("([^"]*)"\)\s+=\s+0')
-UNLINK_START = re.compile(r'^(\d+)\s+unlink\("([^"]*)"\s*<unfinished \.\.\.>$')
-UNLINK_RESUME = re.compile(r'^(\d+)\s+<\.\.\. unlink resumed>\)\s+=\s+0')
+# A call strace split across threads: its first part, then the rest on the same thread.
+UNFINISHED = re.compile(r'^(\d+)\s+(.*)<unfinished \.\.\.>$')
+RESUMED = re.compile(r'^(\d+)\s+<\.\.\. \w+ resumed>(.*)$')
 
 
 def main(path, under=''):
     files = {}      # path -> {page index: page id}
-    pending, unlinking, writing = {}, {}, {}
+    pending = {}    # thread id -> the first part of a call strace split
     end = collections.Counter()   # path -> bytes written: LevelDB appends to new files
     by_thread = collections.Counter()
     counts = collections.Counter()
@@ -53,44 +50,27 @@ def main(path, under=''):
             end[name] += n
 
     for line in open(path, errors='replace'):
+        line = line.rstrip('\n')
+        m = UNFINISHED.match(line)
+        if m:
+            pending[m.group(1)] = m.group(2).rstrip()
+            continue
+        m = RESUMED.match(line)
+        if m and m.group(1) in pending:
+            line = f"{m.group(1)} {pending.pop(m.group(1))}{m.group(2)}"
         m = CALL.match(line)
         if m:
             tid, _, name, _, off, ret = m.groups()
             emit(tid, name, int(off), int(ret))
             continue
-        m = START.match(line)
-        if m:
-            pending[m.group(1)] = m.group(3)
-            continue
-        m = RESUME.match(line)
-        if m and m.group(1) in pending:
-            emit(m.group(1), pending.pop(m.group(1)), int(m.group(3)), int(m.group(4)))
-            continue
         m = WRITE.match(line)
         if m:
             written(m.group(1), m.group(3), int(m.group(5)))
             continue
-        m = WRITE_START.match(line)
-        if m:
-            writing[m.group(1)] = m.group(3)
-            continue
-        m = WRITE_RESUME.match(line)
-        if m and m.group(1) in writing:
-            written(m.group(1), writing.pop(m.group(1)), int(m.group(2)))
-            continue
         m = UNLINK.match(line)
-        m = (m.group(1), m.group(2)) if m else None
-        if m is None:
-            s = UNLINK_START.match(line)
-            if s:
-                unlinking[s.group(1)] = s.group(2)
-                continue
-            r = UNLINK_RESUME.match(line)
-            if r and r.group(1) in unlinking:
-                m = (r.group(1), unlinking.pop(r.group(1)))
         if m:
-            end.pop(m[1], None)
-            for page in files.pop(m[1], {}).values():
+            end.pop(m.group(2), None)
+            for page in files.pop(m.group(2), {}).values():
                 out.write(f"D {page}\n")
             counts['files deleted'] += 1
             continue
