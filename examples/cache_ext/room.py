@@ -43,17 +43,15 @@ def reads(tr):
 def lru(tr, cap):
     c = collections.OrderedDict(); miss = 0
     for p in tr:
-        if type(p) is tuple:
-            p = p[0]
-            if p not in c:
-                c[p] = 1
-                if len(c) > cap: c.popitem(last=False)
+        w = type(p) is tuple
+        if w: p = p[0]
+        elif p < 0: c.pop(~p, None); continue
+        if p in c:
+            if not w: c.move_to_end(p)   # a write marks nothing
             continue
-        if p < 0: c.pop(~p, None); continue
-        if p in c: c.move_to_end(p)
-        else:
-            miss += 1; c[p] = 1
-            if len(c) > cap: c.popitem(last=False)
+        miss += not w
+        c[p] = 1
+        if len(c) > cap: c.popitem(last=False)
     return miss
 
 def classic(tr, cap, ratio=10, refault=True):
@@ -118,16 +116,15 @@ def sampling_lfu(tr, cap, k=20, req=32):
             if q in victims: del cnt[q]
             else: lst.append(q)
     for p in tr:
-        if type(p) is tuple:
-            p = p[0]
-            if p not in cnt:
-                make_room(); cnt[p] = 1; lst.append(p)
-            continue
-        if p < 0:
+        w = type(p) is tuple
+        if w: p = p[0]
+        elif p < 0:
             if cnt.pop(~p, None) is not None: gone.add(~p)
             continue
-        if p in cnt: cnt[p] += 1; continue
-        miss += 1
+        if p in cnt:
+            if not w: cnt[p] += 1
+            continue
+        miss += not w
         make_room()
         cnt[p] = 1; lst.append(p)
     return miss
@@ -135,19 +132,14 @@ def sampling_lfu(tr, cap, k=20, req=32):
 def exact_lfu(tr, cap):
     cnt = {}; h = []; miss = 0; t = 0
     for p in tr:
-        if p is not None and type(p) is tuple:
-            p = p[0]; t += 1
-            if p not in cnt:
-                while len(cnt) >= cap:
-                    c, tt, q = heapq.heappop(h)
-                    if q in cnt and cnt[q][0] == c and cnt[q][1] == tt: del cnt[q]
-                cnt[p] = [1, t]; heapq.heappush(h, (1, t, p))
-            continue
-        if p < 0: cnt.pop(~p, None); continue
+        w = type(p) is tuple
+        if w: p = p[0]
+        elif p < 0: cnt.pop(~p, None); continue
         t += 1
         if p in cnt:
-            cnt[p][0] += 1; heapq.heappush(h, (cnt[p][0], cnt[p][1], p)); continue
-        miss += 1
+            if not w: cnt[p][0] += 1; heapq.heappush(h, (cnt[p][0], cnt[p][1], p))
+            continue
+        miss += not w
         while len(cnt) >= cap:
             c, tt, q = heapq.heappop(h)
             if q in cnt and cnt[q][0] == c and cnt[q][1] == tt: del cnt[q]
