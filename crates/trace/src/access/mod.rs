@@ -353,15 +353,15 @@ impl PageSource for AccessStream {
     /// A plain cache's pages. A dropped page (`Kind::Drop`) is an error: the plain caches
     /// have no way to take a page out.
     fn next_batch(&mut self) -> Result<Option<&[u32]>, TraceError> {
-        let path = self.path.clone();
-        match self.next_accesses()? {
-            Some((_, kinds, _)) if kinds.contains(&Kind::Drop) => Err(TraceError {
-                path,
-                offset: None,
-                msg: "a plain cache cannot replay `D` lines (pages dropped from their file): use a kernel model (classic, mglru)".into(),
-            }),
-            batch => Ok(batch.map(|(p, _, _)| p)),
+        if self.next_accesses()?.is_none() {
+            return Ok(None);
         }
+        // The counts include this batch: the first batch with a drop is refused.
+        if self.counts.drops > 0 {
+            let msg = "a plain cache cannot replay `D` lines (pages dropped from their file): use a kernel model (classic, mglru)";
+            return Err(TraceError { path: self.path.clone(), offset: None, msg: msg.into() });
+        }
+        Ok(Some(&self.pages))
     }
     fn pages_seen(&self) -> u64 {
         self.bound
