@@ -705,7 +705,9 @@ impl JobStream {
                     access: if a.kind == TraceKind::Drop { Access::Truncate } else { ph.access },
                     advice: ph.advice,
                     fill,
-                    think_ns: if fill { 0 } else { ph.think_ns },
+                    // A fill or a deletion is not an access of the application's: no think
+                    // time (Op::truncate's 0).
+                    think_ns: if fill || a.kind == TraceKind::Drop { 0 } else { ph.think_ns },
                     due,
                     more: false,
                 });
