@@ -150,6 +150,8 @@ pub struct Plan {
     pub workloads: Vec<Workload>,
     pub tasks: Vec<TaskPlan>,
     pub files: Vec<FileDecl>,
+    /// The phases' traces, read whole: (workload, phase, accesses).
+    pub traces: Vec<crate::trace::PhaseTrace>,
 }
 
 impl Plan {
@@ -247,9 +249,6 @@ impl Plan {
         let mut workloads = Vec::new();
         for (i, w) in raw.workload.iter().enumerate() {
             let wl = w.resolve(i).map_err(|e| err(&format!("workload[{i}].{}", e.key), e.message))?;
-            if wl.phases.iter().any(|p| p.trace.is_some()) {
-                return Err(err(&format!("workload[{i}].trace"), "the oracle's guest does not replay traces yet (run the scenario in the model)".into()));
-            }
             if wl.app_cache.as_ref().is_some_and(|a| a.shared.is_some()) {
                 return Err(err(
                     &format!("workload[{i}].app_cache.shared"),
@@ -273,6 +272,10 @@ impl Plan {
             }
             workloads.push(wl);
         }
+
+        // Traces: sized as the simulator sizes them, then read whole (crate::trace).
+        pagelab_trace::workload::size_traces(&mut workloads, file, &err)?;
+        let traces = crate::trace::preload_all(&workloads).map_err(|(k, m)| err(&k, m))?;
 
         // Tasks and files in the order the simulator creates them.
         let mut tasks = Vec::new();
@@ -304,13 +307,25 @@ impl Plan {
                 });
             }
         }
-        Ok(Plan { machine, cgroups, workloads, tasks, files })
+        Ok(Plan { machine, cgroups, workloads, tasks, files, traces })
     }
 
-    /// The operation stream of task `t`, as the simulator builds it.
+    /// The operation stream of task `t`, as the simulator builds it (its traces replayed
+    /// from memory).
     pub fn stream(&self, t: usize) -> JobStream {
         let tp = &self.tasks[t];
-        JobStream::new(&self.workloads[tp.workload], tp.job)
+        let w = &self.workloads[tp.workload];
+        let open = |spec: &pagelab_workload::TraceSpec, _: u32, _: u64| -> Result<Box<dyn pagelab_workload::TraceAccesses>, String> {
+            let found = w.phases.iter().zip(0..).find(|(ph, _)| ph.trace.as_ref() == Some(spec));
+            let read = found.and_then(|(_, j)| self.traces.iter().find(|t| t.workload == tp.workload && t.phase == j));
+            read.map(|t| t.accesses.replay()).ok_or_else(|| format!("{}: not read by the plan", spec.path))
+        };
+        JobStream::with_traces(w, tp.job, &open).expect("every trace of the plan is read when it is parsed")
+    }
+
+    /// The accesses the plan's traces hold, all phases together.
+    pub fn trace_accesses(&self) -> usize {
+        self.traces.iter().map(|t| t.accesses.len()).sum()
     }
 
     /// Bytes the data disk needs for the files.

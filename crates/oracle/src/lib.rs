@@ -350,7 +350,8 @@ fn boot_runs(a: &OracleArgs, name: &str, effective: &str, plan: &Plan, scenario:
             d
         }
     };
-    let tools = vm::tools_image(&run_dir, &guest, effective)?;
+    let (guest_text, traces) = guest_scenario(effective, &a.scenario.display().to_string())?;
+    let tools = vm::tools_image(&run_dir, &guest, &guest_text, &traces)?;
     let swap_disk = match m.swap_device {
         pagelab::mm::swapfile::DeviceKind::Disk | pagelab::mm::swapfile::DeviceKind::Ssd => Some(m.swap_pages * 4096),
         _ => None,
@@ -395,6 +396,42 @@ fn boot_runs(a: &OracleArgs, name: &str, effective: &str, plan: &Plan, scenario:
     k.cpus = Some(cpus);
     k.calibration.min_free_kbytes = reports[0].before.min_free_kbytes;
     Ok(k)
+}
+
+/// The scenario as the guest reads it, and the traces its tools disk must carry: each
+/// `trace = "PATH"` of a workload or phase (resolved against `file`, the scenario's path)
+/// becomes a file beside the guest's scenario, `trace-N-NAME`.
+fn guest_scenario(effective: &str, file: &str) -> Result<(String, Vec<(String, std::path::PathBuf)>)> {
+    let mut doc: toml::Table = effective.parse()?;
+    let mut traces: Vec<(String, std::path::PathBuf)> = Vec::new();
+    let mut rename = |v: &mut toml::Value| {
+        let Some(p) = v.as_str() else { return };
+        let host = pagelab::trace_workload::resolve_path(file, p);
+        let name = match traces.iter().find(|(_, h)| *h == host) {
+            Some((n, _)) => n.clone(),
+            None => {
+                let base = host.file_name().map_or("trace".into(), |b| b.to_string_lossy().replace(char::is_whitespace, "_"));
+                let n = format!("trace-{}-{base}", traces.len());
+                traces.push((n.clone(), host));
+                n
+            }
+        };
+        *v = toml::Value::String(name);
+    };
+    for w in doc.get_mut("workload").and_then(|w| w.as_array_mut()).into_iter().flatten() {
+        if let Some(t) = w.get_mut("trace") {
+            rename(t);
+        }
+        for ph in w.get_mut("phase").and_then(|p| p.as_array_mut()).into_iter().flatten() {
+            if let Some(t) = ph.get_mut("trace") {
+                rename(t);
+            }
+        }
+    }
+    if traces.is_empty() {
+        return Ok((effective.to_string(), traces));
+    }
+    Ok((toml::to_string(&doc)?, traces))
 }
 
 /// Run directories of interrupted runs (a day old and more) go: they may hold swap images.
@@ -652,5 +689,25 @@ mod tests {
         assert!(!o.kernel.calibration.overrides.contains(&"machine.cpus=1".to_string()), "the guest's two CPUs are the model's");
         a.set = vec![];
         assert!(oracle(&a).unwrap_err().to_string().contains("ran with 2 CPU(s)"));
+    }
+
+    #[test]
+    fn a_scenarios_traces_travel_to_the_guest_beside_its_scenario() {
+        let (dir, p) = scenario_file(&S.replace("file_size = \"16M\"\nops = 5000\n", "trace = \"t.txt\"\ntrace_format = \"text\"\n"));
+        fs::write(dir.path().join("t.txt"), "R 1\nW 4\nD 4\n").unwrap();
+        let (_, effective, _, _) = prepare(&args(&p)).unwrap();
+        let (text, traces) = guest_scenario(&effective, &p.display().to_string()).unwrap();
+        assert_eq!(traces, [("trace-0-t.txt".to_string(), dir.path().join("t.txt"))]);
+        // The guest finds it beside its own scenario and replays what the host's plan does.
+        let guest_dir = tempfile::tempdir().unwrap();
+        fs::write(guest_dir.path().join(&traces[0].0), fs::read(&traces[0].1).unwrap()).unwrap();
+        let guest = Plan::parse(&text, &guest_dir.path().join("scenario.toml").display().to_string()).unwrap();
+        let host = Plan::parse(&effective, &p.display().to_string()).unwrap();
+        assert_eq!(guest.stream(0).collect::<Vec<_>>(), host.stream(0).collect::<Vec<_>>());
+        assert_eq!(guest.files, host.files);
+        // A scenario without traces goes as it is.
+        let (_d, q) = scenario_file(S);
+        let (_, effective, _, _) = prepare(&args(&q)).unwrap();
+        assert_eq!(guest_scenario(&effective, "x").unwrap(), (effective, vec![]));
     }
 }

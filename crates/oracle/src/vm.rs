@@ -114,13 +114,18 @@ fn prune(dir: &Path, keep: &Path) {
     }
 }
 
-/// The tools disk of one run: the guest runner and the scenario it reads.
-pub fn tools_image(run_dir: &Path, guest: &Path, scenario_text: &str) -> Result<PathBuf> {
+/// The tools disk of one run: the guest runner, the scenario it reads and the traces the
+/// scenario names (`traces`: each file's name beside the scenario and its path here).
+pub fn tools_image(run_dir: &Path, guest: &Path, scenario_text: &str, traces: &[(String, PathBuf)]) -> Result<PathBuf> {
     let src = run_dir.join("tools");
     let _ = fs::remove_dir_all(&src);
     fs::create_dir_all(&src)?;
     fs::copy(guest, src.join("pagelab-guest")).with_context(|| format!("cannot copy {}", guest.display()))?;
     fs::write(src.join("scenario.toml"), scenario_text)?;
+    let mut trace_bytes = 0;
+    for (name, path) in traces {
+        trace_bytes += fs::copy(path, src.join(name)).with_context(|| format!("cannot copy the trace {}", path.display()))?;
+    }
     // An experiment's time series: the guest samples its zones and reclaim counters every
     // PAGELAB_ORACLE_SAMPLE_MS milliseconds (docs/fidelity.md); normal runs sample nothing.
     if let Ok(ms) = std::env::var("PAGELAB_ORACLE_SAMPLE_MS") {
@@ -138,7 +143,7 @@ pub fn tools_image(run_dir: &Path, guest: &Path, scenario_text: &str) -> Result<
         }
     }
     let img = run_dir.join("tools.img");
-    let size = fs::metadata(guest)?.len() + (8 << 20);
+    let size = fs::metadata(guest)?.len() + trace_bytes + trace_bytes / 16 + (8 << 20);
     mke2fs(&src, &img, size, "tools")?;
     let _ = fs::remove_dir_all(&src);
     Ok(img)

@@ -19,6 +19,7 @@
 pub mod access;
 pub mod iolog;
 pub mod stats;
+pub mod workload;
 
 use std::fmt;
 use std::fs::File;
@@ -175,6 +176,21 @@ pub fn obj_size(b: &[u8; ORACLE_RECORD]) -> u32 {
 #[inline(always)]
 fn next_vtime(b: &[u8; ORACLE_RECORD]) -> i64 {
     i64::from_le_bytes([b[16], b[17], b[18], b[19], b[20], b[21], b[22], b[23]])
+}
+
+/// A zstd decoder over `src` (`path` names it in errors). Without the `zstd` feature (the
+/// oracle's static guest runner), a zstd trace is an error that says to decompress it.
+pub(crate) fn zstd_decoder<'a>(path: &Path, src: impl Read + Send + 'a) -> Result<Box<dyn Read + Send + 'a>, TraceError> {
+    #[cfg(feature = "zstd")]
+    {
+        let d = zstd::stream::read::Decoder::new(src).map_err(|e| err(path, Some(0), format!("zstd: {e}")))?;
+        Ok(Box::new(d))
+    }
+    #[cfg(not(feature = "zstd"))]
+    {
+        drop(src);
+        Err(err(path, Some(0), "a zstd-compressed trace, which this build cannot read (the oracle's guest runner): decompress it (zstd -d)"))
+    }
 }
 
 /// Counts the bytes read through it (the compressed position of a zstd stream).
@@ -352,8 +368,7 @@ impl OracleReader {
         let (src, compressed, len): (Box<dyn Read + Send>, _, _) = if zstd {
             let n = Arc::new(AtomicU64::new(0));
             let counting = Counting { inner: f, n: n.clone() };
-            let d = zstd::stream::read::Decoder::new(counting).map_err(|e| err(path, Some(0), format!("zstd: {e}")))?;
-            (Box::new(d), Some(n), None)
+            (zstd_decoder(path, counting)?, Some(n), None)
         } else {
             let whole = size / ORACLE_RECORD as u64 * ORACLE_RECORD as u64;
             if whole != size {
@@ -1084,7 +1099,10 @@ pub fn open(path: impl AsRef<Path>, format: Format, two_pass: bool, want_next: b
 pub fn write_oracle(path: impl AsRef<Path>, records: impl IntoIterator<Item = Record>, zstd_level: Option<i32>) -> io::Result<u64> {
     let f = File::create(path)?;
     let mut w: Box<dyn Write> = match zstd_level {
+        #[cfg(feature = "zstd")]
         Some(l) => Box::new(zstd::stream::write::Encoder::new(f, l)?.auto_finish()),
+        #[cfg(not(feature = "zstd"))]
+        Some(_) => return Err(io::Error::other("this build of pagelab-trace writes no zstd (its `zstd` feature is off)")),
         None => Box::new(io::BufWriter::with_capacity(BATCH_BYTES, f)),
     };
     let mut n = 0;

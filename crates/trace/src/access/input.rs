@@ -36,8 +36,7 @@ pub fn open(path: &Path) -> Result<(Box<dyn BufRead + Send>, Compression), Trace
     let head = io::Cursor::new(magic[..got].to_vec());
     let whole = head.chain(f);
     if got == 4 && magic == ZSTD_MAGIC {
-        let d = zstd::stream::read::Decoder::new(whole).map_err(|e| err(path, Some(0), format!("zstd: {e}")))?;
-        Ok((Box::new(BufReader::with_capacity(1 << 16, d)), Compression::Zstd))
+        Ok((Box::new(BufReader::with_capacity(1 << 16, crate::zstd_decoder(path, whole)?)), Compression::Zstd))
     } else if got >= 2 && magic[..2] == GZIP_MAGIC {
         Ok((Box::new(BufReader::with_capacity(1 << 16, flate2::read::MultiGzDecoder::new(whole))), Compression::Gzip))
     } else {
