@@ -395,6 +395,12 @@ pub fn parse_meminfo(text: &str) -> BTreeMap<String, u64> {
         .collect()
 }
 
+/// Free pages on the per-CPU page lists: the sum of the `count:` lines of /proc/zoneinfo's
+/// pagesets (free to the allocator, not in MemFree).
+pub fn pcp_free_pages(zoneinfo: &str) -> u64 {
+    zoneinfo.lines().filter_map(|l| l.trim_start().strip_prefix("count:")).filter_map(|v| v.trim().parse::<u64>().ok()).sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -522,5 +528,12 @@ Node 0, zone    DMA32           12          106            2            0       
         let s = Sample { t_s: 0.1, lru_gen: Some(text.into()), ..Default::default() };
         let back: Sample = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
         assert_eq!(back.lru_gen.as_deref(), Some(text));
+    }
+
+    #[test]
+    fn the_per_cpu_lists_free_pages_are_the_pagesets_counts() {
+        let z = "Node 0, zone      DMA\n  pages free     3808\n              count: 7\nNode 0, zone    DMA32\n  pages free     42226\n              count: 1500\n              count: 12";
+        assert_eq!(pcp_free_pages(z), 1519);
+        assert_eq!(pcp_free_pages("Node 0, zone DMA\n  pages free 3808"), 0);
     }
 }

@@ -23,7 +23,7 @@ const PAGE_BITS: u32 = 60;
 /// A trace's accesses, packed (`page | kind << PAGE_BITS`), shared by every job that
 /// replays it.
 #[derive(Clone)]
-pub struct Packed(Arc<[u64]>);
+pub struct Packed(Arc<Vec<u64>>);
 
 impl std::fmt::Debug for Packed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -83,8 +83,13 @@ pub fn refusal(t: &TraceSpec) -> Option<String> {
 /// Reads the whole trace of a phase whose object has `object_pages` pages, as the
 /// simulator's replay would give it.
 pub fn preload(t: &TraceSpec, object_pages: u64) -> Result<Packed, String> {
+    // Sized once, from a count of the accesses, and never copied: a large buffer freed just
+    // before the workload would sit on the kernel's per-CPU lists (6.12's auto-tuned
+    // pcp->high) and raise their high mark for the run.
+    let spec = spec(&t.format)?;
+    let (counts, _) = pagelab_trace::access::AccessStream::scan(std::path::Path::new(&t.path), &spec).map_err(|e| e.to_string())?;
     let mut src = open(t, object_pages)?;
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(counts.accesses as usize);
     while let Some(a) = src.next_access() {
         if a.object != 0 || a.npages != 1 || a.page >= 1 << PAGE_BITS {
             return Err(format!("{}: access {} (object {}, page {}, {} pages) cannot be replayed by the guest", t.path, out.len(), a.object, a.page, a.npages));
@@ -94,7 +99,7 @@ pub fn preload(t: &TraceSpec, object_pages: u64) -> Result<Packed, String> {
     if let Some(e) = src.take_error() {
         return Err(e);
     }
-    Ok(Packed(out.into()))
+    Ok(Packed(Arc::new(out)))
 }
 
 /// The trace of one phase of a workload, read whole.
@@ -123,7 +128,7 @@ pub fn preload_all(workloads: &[Workload]) -> Result<Vec<PhaseTrace>, (String, S
 }
 
 struct Replay {
-    accesses: Arc<[u64]>,
+    accesses: Arc<Vec<u64>>,
     pos: usize,
 }
 

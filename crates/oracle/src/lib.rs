@@ -225,6 +225,10 @@ pub fn oracle(a: &OracleArgs) -> Result<OracleOutput> {
         at.is_some()
     };
     let before = pagelab_guest::Snapshot { meminfo: kernel.meminfo_before.clone(), min_free_kbytes: kernel.calibration.min_free_kbytes, ..Default::default() };
+    let with_zones = pagelab_guest::Snapshot { zoneinfo: kernel.zoneinfo.clone(), ..before.clone() };
+    if let Some(w) = fidelity::pcp_warning(&with_zones).filter(|w| !kernel.warnings.contains(w)) {
+        kernel.warnings.push(w);
+    }
     let min_free = kernel.calibration.min_free_kbytes;
     kernel.calibration = if a.no_calibrate { Default::default() } else { fidelity::calibrate(m.memory_pages, &before, &sets) };
     kernel.calibration.min_free_kbytes = kernel.calibration.min_free_kbytes.or(min_free);

@@ -48,6 +48,6 @@ if [ ! -f db.loaded ]; then
   cp -a db db.orig && touch db.loaded
 fi
 rm -rf db && cp -a db.orig db
-strace -f -qq -y -e trace=pread64,unlink -e signal=none -s 0 -o run.strace ./ldb_ycsb run "$work/db" "$n" "$threads" "$ops" 2> run.log
+strace -f -qq -y -e trace=pread64,write,unlink -e signal=none -s 0 -o run.strace ./ldb_ycsb run "$work/db" "$n" "$threads" "$ops" 2> run.log
 python3 "$here/strace_pages.py" run.strace > reads.txt
 echo "wrote $work/reads.txt"
