@@ -35,10 +35,17 @@ except KeyboardInterrupt:
 """
 
 
+def default_sigint():
+    # The child starts as a Python started from a terminal does. Under a shell's background
+    # job (`./test.sh &`), SIGINT arrives ignored, the child's Python keeps it ignored, and
+    # Ctrl-C could not reach pagelab at all.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("call", ["run", "sweep"])
 def test_ctrl_c_stops_a_long_call_with_keyboard_interrupt(call):
     # The run would take many minutes; SIGINT must end it with KeyboardInterrupt, not run on.
-    p = subprocess.Popen([sys.executable, "-c", CHILD, call, LONG], stdout=subprocess.PIPE, text=True)
+    p = subprocess.Popen([sys.executable, "-c", CHILD, call, LONG], stdout=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     assert p.stdout.readline().strip() == "started"
     time.sleep(1.0)
     p.send_signal(signal.SIGINT)
@@ -86,7 +93,7 @@ print("other", out["ops"], flush=True)
 def test_a_stop_belongs_to_one_run_and_another_threads_run_completes():
     # Issue 40: the stop flag was process-wide, and the other thread's run returned a
     # truncated report as if normal (6,447,104 of 20,000,000 ops).
-    p = subprocess.Popen([sys.executable, "-c", THREADS, LONG, MEDIUM], stdout=subprocess.PIPE, text=True)
+    p = subprocess.Popen([sys.executable, "-c", THREADS, LONG, MEDIUM], stdout=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     assert p.stdout.readline().strip() == "started"
     time.sleep(0.5)
     p.send_signal(signal.SIGINT)
