@@ -125,7 +125,7 @@ fn settle_pcp_lists(applied: &mut Vec<String>) {
     let (start, total) = pcp_and_total();
     let mut pcp = start;
     let mut waited = 0;
-    while total > 0 && pcp * 20 > total && waited < 30 {
+    while pagelab_guest::report::pcp_crowded(pcp, total) && waited < 30 {
         std::thread::sleep(std::time::Duration::from_secs(1));
         waited += 1;
         pcp = pcp_and_total().0;

@@ -316,8 +316,7 @@ impl Plan {
         let tp = &self.tasks[t];
         let w = &self.workloads[tp.workload];
         let open = |spec: &pagelab_workload::TraceSpec, _: u32, _: u64| -> Result<Box<dyn pagelab_workload::TraceAccesses>, String> {
-            let found = w.phases.iter().zip(0..).find(|(ph, _)| ph.trace.as_ref() == Some(spec));
-            let read = found.and_then(|(_, j)| self.traces.iter().find(|t| t.workload == tp.workload && t.phase == j));
+            let read = self.traces.iter().find(|t| t.workload == tp.workload && w.phases[t.phase].trace.as_ref() == Some(spec));
             read.map(|t| t.accesses.replay()).ok_or_else(|| format!("{}: not read by the plan", spec.path))
         };
         JobStream::with_traces(w, tp.job, &open).expect("every trace of the plan is read when it is parsed")

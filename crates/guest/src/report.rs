@@ -395,6 +395,13 @@ pub fn parse_meminfo(text: &str) -> BTreeMap<String, u64> {
         .collect()
 }
 
+/// Whether more than 5% of MemTotal (`total`, in pages) sits on the per-CPU lists: more
+/// than the oracle suites' runs leave there at their snapshot (at most 4.4%). The guest waits
+/// for such lists to drain, and the oracle warns about a snapshot that still has them.
+pub fn pcp_crowded(pcp: u64, total: u64) -> bool {
+    total > 0 && pcp * 20 > total
+}
+
 /// Free pages on the per-CPU page lists: the sum of the `count:` lines of /proc/zoneinfo's
 /// pagesets (free to the allocator, not in MemFree).
 pub fn pcp_free_pages(zoneinfo: &str) -> u64 {

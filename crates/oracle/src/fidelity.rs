@@ -125,7 +125,7 @@ pub fn pcp_pages(before: &Snapshot) -> u64 {
 pub fn pcp_warning(before: &Snapshot) -> Option<String> {
     let total = before.meminfo.get("MemTotal").copied().unwrap_or(0) / 4;
     let pcp = pcp_pages(before);
-    (total > 0 && pcp * 20 > total).then(|| {
+    pagelab_guest::report::pcp_crowded(pcp, total).then(|| {
         format!(
             "{pcp} free pages ({:.1}% of MemTotal) sat on the per-CPU lists before the workload; the model counts them as kernel memory (up to 4.4% in the suites' runs)",
             100.0 * pcp as f64 / total as f64

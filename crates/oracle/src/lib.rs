@@ -224,9 +224,13 @@ pub fn oracle(a: &OracleArgs) -> Result<OracleOutput> {
         }
         at.is_some()
     };
-    let before = pagelab_guest::Snapshot { meminfo: kernel.meminfo_before.clone(), min_free_kbytes: kernel.calibration.min_free_kbytes, ..Default::default() };
-    let with_zones = pagelab_guest::Snapshot { zoneinfo: kernel.zoneinfo.clone(), ..before.clone() };
-    if let Some(w) = fidelity::pcp_warning(&with_zones).filter(|w| !kernel.warnings.contains(w)) {
+    let before = pagelab_guest::Snapshot {
+        meminfo: kernel.meminfo_before.clone(),
+        zoneinfo: kernel.zoneinfo.clone(),
+        min_free_kbytes: kernel.calibration.min_free_kbytes,
+        ..Default::default()
+    };
+    if let Some(w) = fidelity::pcp_warning(&before).filter(|w| !kernel.warnings.contains(w)) {
         kernel.warnings.push(w);
     }
     let min_free = kernel.calibration.min_free_kbytes;
