@@ -1,5 +1,6 @@
 //! The real kernel as judge: `pagelab oracle SCENARIO.toml` runs the scenario's workload in a
-//! Debian kernel (6.1 or 6.12) under qemu, with the same memory size, cgroups, swap device and
+//! Debian kernel (6.1, 6.12 or 7.3), or in a kernel the user built (`--kernel-image`), under
+//! qemu, with the same memory size, cgroups, swap device and
 //! access sequence, runs the pagelab model on the identical scenario, and prints the two
 //! sets of counters side by side.
 //!
@@ -44,6 +45,11 @@ pub struct OracleArgs {
     /// scenario's machine.kernel.
     #[arg(long)]
     pub kernel: Option<String>,
+    /// Boot this kernel (an x86 bzImage you built) instead of Debian's, and judge it against
+    /// the model of --kernel (or the scenario's machine.kernel). Its guest loads no modules:
+    /// the image needs virtio_pci, virtio_blk, ext4 (with crc32c) and zram built in (=y).
+    #[arg(long, value_name = "BZIMAGE")]
+    pub kernel_image: Option<PathBuf>,
     /// The policy: classic or mglru (the kernel's LRU is switched at run time through
     /// /sys/kernel/mm/lru_gen/enabled); default: the scenario's machine.policy.
     #[arg(long)]
@@ -341,8 +347,10 @@ fn boot_runs(a: &OracleArgs, name: &str, effective: &str, plan: &Plan, scenario:
     }
     setup::ensure_host_tools()?;
     let cache = setup::Cache::open()?;
-    let pkg = setup::kernel_pkg(m.kernel)?;
-    let kimg = setup::kernel_image(&cache, &pkg)?;
+    let kimg = match &a.kernel_image {
+        Some(image) => setup::custom_kernel_image(&cache, image)?,
+        None => setup::kernel_image(&cache, &setup::kernel_pkg(m.kernel)?)?,
+    };
     let guest = setup::guest_binary(&cache)?;
     let data = vm::data_image(&cache, &plan.files)?;
     let run_dir = match &a.keep {
@@ -385,7 +393,10 @@ fn boot_runs(a: &OracleArgs, name: &str, effective: &str, plan: &Plan, scenario:
             timeout: Duration::from_secs(a.timeout),
         }
         .run()
-        .map_err(|e| anyhow!("{e:#}\n(run directory kept: {})", run_dir.display()))?;
+        .map_err(|e| {
+            let hint = if a.kernel_image.is_some() { format!("\n(a --kernel-image needs {})", setup::IMAGE_BUILT_INS) } else { String::new() };
+            anyhow!("{e:#}\n(run directory kept: {}){hint}", run_dir.display())
+        })?;
         let r = GuestReport::extract(&text).map_err(|e| anyhow!("{e} (see {})", run_dir.join("out.txt").display()))?;
         note(format!("guest done in {:.1} s (workload {:.1} s)", t0.elapsed().as_secs_f64(), r.wall_s));
         if let Err(bad) = sequences_match(plan, &r.tasks) {
@@ -528,6 +539,7 @@ mod tests {
         OracleArgs {
             scenario: scenario.to_path_buf(),
             kernel: None,
+            kernel_image: None,
             policy: None,
             set: vec![],
             sysctl: vec![],

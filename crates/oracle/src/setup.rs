@@ -342,17 +342,11 @@ pub fn kernel_image(cache: &Cache, pkg: &KernelPkg) -> Result<KernelImage> {
     let builtin = fs::read_to_string(mdir.join("modules.builtin")).unwrap_or_default();
     let order = module_closure(&dep, &builtin, pkg.modules)?;
 
-    let mut c = Cpio::new(std::io::BufWriter::new(fs::File::create(initrd.with_extension("tmp"))?));
-    for d in ["bin", "dev", "proc", "sys", "mnt", "mnt/data", "mnt/tools", "tmp", "etc", "lib", "lib/modules"] {
-        c.dir(d)?;
-    }
-    c.file("bin/busybox", 0o755, &fs::read(&busybox)?)?;
-    c.file("init", 0o755, INIT.as_bytes())?;
-    let mut names = String::new();
+    let mut modules: Vec<(String, Vec<u8>)> = Vec::new();
     for rel_path in &order {
         let src = mdir.join(rel_path);
         let base = Path::new(rel_path).file_name().expect("a module file").to_string_lossy().into_owned();
-        let (name, data) = if let Some(stem) = base.strip_suffix(".xz") {
+        modules.push(if let Some(stem) = base.strip_suffix(".xz") {
             (stem.to_string(), run_bytes(Command::new("xz").arg("-dc").arg(&src), "xz -dc")?)
         } else if let Some(stem) = base.strip_suffix(".zst") {
             (stem.to_string(), run_bytes(Command::new("zstd").arg("-qdc").arg(&src), "zstd -dc")?)
@@ -360,14 +354,9 @@ pub fn kernel_image(cache: &Cache, pkg: &KernelPkg) -> Result<KernelImage> {
             (stem.to_string(), run_bytes(Command::new("gzip").arg("-dc").arg(&src), "gzip -dc")?)
         } else {
             (base.clone(), fs::read(&src)?)
-        };
-        c.file(&format!("lib/modules/{name}"), 0o644, &data)?;
-        names.push_str(&name);
-        names.push('\n');
+        });
     }
-    c.file("etc/modules.order", 0o644, names.as_bytes())?;
-    c.finish()?.into_inner().map_err(|e| anyhow!("writing the initramfs: {e}"))?.sync_all()?;
-    fs::rename(initrd.with_extension("tmp"), &initrd)?;
+    write_base_initrd(&initrd, &busybox, &modules)?;
     // 6.1/6.12: boot/vmlinuz-RELEASE; 7.3.4 (trixie): usr/lib/modules/RELEASE/vmlinuz.
     let mut image = root.join("boot").join(format!("vmlinuz-{release}"));
     if !image.exists() {
@@ -378,6 +367,74 @@ pub fn kernel_image(cache: &Cache, pkg: &KernelPkg) -> Result<KernelImage> {
     let _ = fs::remove_dir_all(&root);
     fs::write(dir.join("stamp"), &stamp)?;
     Ok(KernelImage { vmlinuz, initrd, release, deb: deb_name })
+}
+
+/// Writes the base initramfs: busybox, `/init` and the modules `/init` loads, in order.
+fn write_base_initrd(initrd: &Path, busybox: &Path, modules: &[(String, Vec<u8>)]) -> Result<()> {
+    let tmp = initrd.with_extension("tmp");
+    let mut c = Cpio::new(std::io::BufWriter::new(fs::File::create(&tmp)?));
+    for d in ["bin", "dev", "proc", "sys", "mnt", "mnt/data", "mnt/tools", "tmp", "etc", "lib", "lib/modules"] {
+        c.dir(d)?;
+    }
+    c.file("bin/busybox", 0o755, &fs::read(busybox)?)?;
+    c.file("init", 0o755, INIT.as_bytes())?;
+    let mut names = String::new();
+    for (name, data) in modules {
+        c.file(&format!("lib/modules/{name}"), 0o644, data)?;
+        names.push_str(name);
+        names.push('\n');
+    }
+    c.file("etc/modules.order", 0o644, names.as_bytes())?;
+    c.finish()?.into_inner().map_err(|e| anyhow!("writing the initramfs: {e}"))?.sync_all()?;
+    fs::rename(&tmp, initrd)?;
+    Ok(())
+}
+
+/// What a kernel given with `--kernel-image` must have built in, since its guest loads no
+/// modules.
+pub const IMAGE_BUILT_INS: &str = "virtio_pci, virtio_blk, ext4 (with crc32c) and zram built in (=y)";
+
+/// The release a bzImage names in its setup header (x86 boot protocol 2.00 and later: the
+/// magic `HdrS` at 0x202, and at 0x20e the offset, less 0x200, of a NUL-terminated version
+/// string whose first word is `uname -r`).
+pub fn bzimage_release(image: &[u8]) -> Result<String, String> {
+    if image.len() < 0x210 || &image[0x202..0x206] != b"HdrS" {
+        return Err("not an x86 bzImage (no `HdrS` setup header at offset 0x202)".into());
+    }
+    let at = u16::from_le_bytes([image[0x20e], image[0x20f]]) as usize;
+    if at == 0 {
+        return Err("its setup header gives no kernel version string (offset 0x20e is 0)".into());
+    }
+    let start = at + 0x200;
+    let text = image.get(start..).ok_or_else(|| format!("its version string's offset {start:#x} lies past the end of the file"))?;
+    let end = text.iter().take(256).position(|&b| b == 0).ok_or_else(|| format!("no NUL-terminated version string at offset {start:#x}"))?;
+    let version = std::str::from_utf8(&text[..end]).map_err(|_| format!("the version string at offset {start:#x} is not UTF-8"))?;
+    version.split_whitespace().next().map(str::to_string).ok_or_else(|| format!("the version string at offset {start:#x} is empty"))
+}
+
+/// A kernel the user built (`--kernel-image`), booted with a base initramfs that loads no
+/// modules: a kernel developer's patched tree, or cache_ext's 6.6.8, judged against a
+/// pinned kernel's model. Cached by the image's contents.
+pub fn custom_kernel_image(cache: &Cache, image: &Path) -> Result<KernelImage> {
+    let bytes = fs::read(image).with_context(|| format!("--kernel-image: cannot read {}", image.display()))?;
+    let release = bzimage_release(&bytes).map_err(|e| anyhow!("--kernel-image {}: {e}", image.display()))?;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    std::hash::Hasher::write(&mut h, &bytes);
+    let key = format!("{:016x}", std::hash::Hasher::finish(&h));
+    let name = format!("kernel-image-{key}");
+    let dir = cache.dir(&name)?;
+    let _l = cache.lock(&name)?;
+    let busybox = static_busybox().ok_or_else(|| anyhow!("no static busybox (install busybox-static)"))?;
+    let stamp = format!("{BASE_FORMAT}\nimage {key}\n{}\n", fs::metadata(&busybox).map(|m| m.len()).unwrap_or(0));
+    let (vmlinuz, initrd) = (dir.join("vmlinuz"), dir.join("base.cpio"));
+    let deb = format!("{} ({release}, built by the user)", image.display());
+    if fs::read_to_string(dir.join("stamp")).ok().as_deref() != Some(&stamp) || !vmlinuz.exists() || !initrd.exists() {
+        note(format!("building the initramfs for {} ({release}; it must have {IMAGE_BUILT_INS})", image.display()));
+        fs::write(&vmlinuz, &bytes)?;
+        write_base_initrd(&initrd, &busybox, &[])?;
+        fs::write(dir.join("stamp"), &stamp)?;
+    }
+    Ok(KernelImage { vmlinuz, initrd, release, deb })
 }
 
 fn run_bytes(cmd: &mut Command, what: &str) -> Result<Vec<u8>> {
@@ -563,5 +620,79 @@ mod tests {
         let p = dir.path().join("not-elf");
         fs::write(&p, b"#!/bin/sh\n").unwrap();
         assert!(!is_static_elf(&p));
+    }
+    /// A bzImage-shaped buffer: the setup header's magic and a version string at `0x200 + at`.
+    fn fake_bzimage(at: u16, version: &[u8]) -> Vec<u8> {
+        let mut b = vec![0u8; (0x210usize).max(0x200 + at as usize + version.len() + 1)];
+        b[0x202..0x206].copy_from_slice(b"HdrS");
+        b[0x20e..0x210].copy_from_slice(&at.to_le_bytes());
+        b[0x200 + at as usize..][..version.len()].copy_from_slice(version);
+        b
+    }
+
+    #[test]
+    fn a_kernel_image_names_its_release_from_the_setup_header() {
+        let img = fake_bzimage(0x1c0, b"6.6.8-cache-ext (root@host) #1 SMP PREEMPT_DYNAMIC");
+        assert_eq!(bzimage_release(&img).unwrap(), "6.6.8-cache-ext");
+        // Not a bzImage: an ELF vmlinux, or anything else.
+        let mut elf = img.clone();
+        elf[0x202..0x206].copy_from_slice(b"\x7fELF");
+        assert!(bzimage_release(&elf).unwrap_err().contains("HdrS"));
+        assert!(bzimage_release(b"short").unwrap_err().contains("not an x86 bzImage"));
+        // A header without a version string, one that points past the file, one unterminated.
+        assert!(bzimage_release(&fake_bzimage(0, b"")).unwrap_err().contains("0x20e is 0"));
+        let mut past = img.clone();
+        past[0x20e..0x210].copy_from_slice(&0x7000u16.to_le_bytes());
+        assert!(bzimage_release(&past).unwrap_err().contains("past the end"));
+        let mut open = fake_bzimage(0x10, b"6.6.8");
+        open.pop();
+        assert!(bzimage_release(&open).unwrap_err().contains("NUL-terminated"));
+    }
+
+    /// The (name, size) of each entry of a newc cpio archive.
+    fn newc_entries(b: &[u8]) -> Vec<(String, usize)> {
+        let (mut at, mut out) = (0, Vec::new());
+        let hex = |s: &[u8]| usize::from_str_radix(std::str::from_utf8(s).unwrap(), 16).unwrap();
+        while at + 110 <= b.len() && &b[at..at + 6] == b"070701" {
+            let (size, namesize) = (hex(&b[at + 54..at + 62]), hex(&b[at + 94..at + 102]));
+            let name = String::from_utf8_lossy(&b[at + 110..at + 110 + namesize - 1]).into_owned();
+            if name == "TRAILER!!!" {
+                break;
+            }
+            out.push((name, size));
+            at = (at + 110 + namesize).next_multiple_of(4);
+            at = (at + size).next_multiple_of(4);
+        }
+        out
+    }
+
+    #[test]
+    fn a_kernel_image_boots_with_an_initramfs_that_loads_no_modules() {
+        if static_busybox().is_none() {
+            eprintln!("skipped: no static busybox on this host (busybox-static)");
+            return;
+        }
+        let root = tempfile::Builder::new().prefix("pagelab-image-").tempdir().unwrap();
+        let cache = Cache { root: root.path().to_path_buf() };
+        let image = root.path().join("bzImage");
+        fs::write(&image, fake_bzimage(0x1c0, b"6.6.8-cache-ext #1")).unwrap();
+        let k = custom_kernel_image(&cache, &image).unwrap();
+        assert_eq!(k.release, "6.6.8-cache-ext");
+        assert!(k.deb.contains("built by the user"));
+        assert_eq!(fs::read(&k.vmlinuz).unwrap(), fs::read(&image).unwrap());
+        let entries = newc_entries(&fs::read(&k.initrd).unwrap());
+        let size = |n: &str| entries.iter().find(|(name, _)| name == n).map(|e| e.1);
+        assert_eq!(size("etc/modules.order"), Some(0), "{entries:?}");
+        assert!(size("init").is_some_and(|s| s > 0) && size("bin/busybox").is_some_and(|s| s > 0));
+        assert!(!entries.iter().any(|(n, _)| n.starts_with("lib/modules/")), "no modules: {entries:?}");
+        // Cached by content: another image gets its own entry.
+        fs::write(&image, fake_bzimage(0x1c0, b"6.6.9 #2")).unwrap();
+        let k2 = custom_kernel_image(&cache, &image).unwrap();
+        assert_eq!(k2.release, "6.6.9");
+        assert_ne!(k2.vmlinuz, k.vmlinuz);
+        // Not a kernel: the error names the file.
+        fs::write(&image, b"#!/bin/sh\n").unwrap();
+        let e = custom_kernel_image(&cache, &image).unwrap_err().to_string();
+        assert!(e.contains("bzImage") && e.contains(&image.display().to_string()), "{e}");
     }
 }

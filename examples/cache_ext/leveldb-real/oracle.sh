@@ -14,22 +14,38 @@
 # the median and the kernel's range); KERNEL 6.1, 6.12 (default) or 7.3. The two policies boot
 # side by side, one guest a core: about 3 minutes a boot under qemu TCG on two cores.
 # Outputs (the scenario, each policy's table and --json) go to $OUT (default
-# oracle-KERNEL beside READS.txt).
+# oracle-KERNEL beside READS.txt). With KERNEL_IMAGE=bzImage the guest boots that kernel
+# instead of Debian's (cache_ext's 6.6.8: kernel-image.sh), judged against KERNEL's model;
+# $OUT then defaults to oracle-image-KERNEL. With CGROUP=SIZE the stream runs in a cgroup of
+# that memory.max and the paper's dirty ratios (its setup: a 10 GiB cgroup, so memcg reclaim,
+# not global, and bench_leveldb.py's vm.dirty_background_ratio 1 and vm.dirty_ratio 30); give
+# a MEMORY large enough that the machine itself never reclaims.
 set -euo pipefail
 reads=$(realpath "${1:?usage: oracle.sh READS.txt [MEMORY] [RUNS] [KERNEL]}")
 mem=${2:-340M}; runs=${3:-1}; kernel=${4:-6.12}
 bin=${PAGELAB:-$(cd "$(dirname "$0")/../../.." && pwd)/target/release/pagelab}
-out=${OUT:-$(dirname "$reads")/oracle-$kernel}
+image=()
+if [ -n "${KERNEL_IMAGE:-}" ]; then image=(--kernel-image "$(realpath "$KERNEL_IMAGE")"); fi
+out=${OUT:-$(dirname "$reads")/oracle-${KERNEL_IMAGE:+image-}$kernel}
+cgroup=/
+cgroup_table=""
+dirty=""
+if [ -n "${CGROUP:-}" ]; then
+  cgroup=/ldb
+  cgroup_table=$'\n[[cgroup]]\npath = "/ldb"\nmax = "'"$CGROUP"$'"\n'
+  dirty=$'dirty_background_ratio = 1\ndirty_ratio = 30'
+fi
 mkdir -p "$out"
 cat > "$out/ldb.toml" <<TOML
 # A real LevelDB's page stream (examples/cache_ext/leveldb-real/), replayed as it was recorded.
 [machine]
 memory = "$mem"
 kernel = "$kernel"
-
+$dirty
+$cgroup_table
 [[workload]]
 name = "ldb"
-cgroup = "/"
+cgroup = "$cgroup"
 kind = "file-rw"
 fadvise = "random"
 trace = "$reads"
@@ -37,7 +53,7 @@ trace_format = "text"
 TOML
 pids=()
 for pol in classic mglru; do
-  "$bin" oracle "$out/ldb.toml" --policy "$pol" --runs "$runs" --timeout 3600 --json "$out/$pol.json" > "$out/$pol.txt" 2>&1 &
+  "$bin" oracle "$out/ldb.toml" "${image[@]}" --policy "$pol" --runs "$runs" --timeout 3600 --json "$out/$pol.json" > "$out/$pol.txt" 2>&1 &
   pids+=($!)
 done
 for p in "${pids[@]}"; do wait "$p" || { echo "oracle failed: see $out/*.txt" >&2; exit 1; }; done
