@@ -310,6 +310,61 @@ fn read_alloc_hists(events: &[&str]) -> BTreeMap<String, String> {
     events.iter().filter_map(|event| Some((event.to_string(), fs::read_to_string(dir.join("events").join(event).join("hist")).ok()?))).collect()
 }
 
+/// One write of an experiment's triggers: the tracefs file, what to append to it, and the
+/// event whose `hist` to read afterwards (none for a kprobe definition).
+#[derive(Debug, PartialEq)]
+struct TriggerWrite {
+    path: PathBuf,
+    value: String,
+    event: Option<String>,
+}
+
+/// Parses the `triggers` file beside the scenario: each line `EVENT TRIGGER` (e.g.
+/// `pagemap/mm_lru_activate hist:keys=stacktrace:vals=hitcount`), or `kprobe DEFINITION`
+/// (e.g. `kprobe p:pl_accessed folio_mark_accessed`, then the event `kprobes/pl_accessed`),
+/// appended to `kprobe_events` in the file's order; blank lines and `#` comments are skipped.
+/// A line that is neither is an error naming its line number.
+fn parse_triggers(dir: &Path, text: &str) -> (Vec<TriggerWrite>, Vec<String>) {
+    let (mut writes, mut errors) = (Vec::new(), Vec::new());
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(def) = line.strip_prefix("kprobe ") {
+            writes.push(TriggerWrite { path: dir.join("kprobe_events"), value: def.trim().to_string(), event: None });
+        } else if let Some((event, trigger)) = line.split_once(char::is_whitespace) {
+            let path = dir.join("events").join(event).join("trigger");
+            writes.push(TriggerWrite { path, value: trigger.trim().to_string(), event: Some(event.to_string()) });
+        } else {
+            errors.push(format!("triggers line {}: `{line}`: expected `EVENT TRIGGER` or `kprobe DEFINITION`", i + 1));
+        }
+    }
+    (writes, errors)
+}
+
+/// Attaches an experiment's triggers ([`parse_triggers`]) before the workload. Returns the
+/// events whose trigger was attached; what fails is a warning in the report.
+fn start_triggers(text: &str, applied: &mut Vec<String>, warnings: &mut Vec<String>) -> Vec<String> {
+    let Some(dir) = tracing_dir() else {
+        warnings.push("triggers: no tracefs in the guest (/sys/kernel/tracing)".into());
+        return Vec::new();
+    };
+    let (writes, errors) = parse_triggers(&dir, text);
+    warnings.extend(errors);
+    let mut attached = Vec::new();
+    for w in writes {
+        match fs::OpenOptions::new().append(true).open(&w.path).and_then(|mut f| f.write_all(w.value.as_bytes())) {
+            Ok(()) => {
+                applied.push(format!("{} = {}", w.path.display(), w.value));
+                attached.extend(w.event);
+            }
+            Err(e) => warnings.push(format!("triggers: cannot write `{}` to {}: {e}", w.value, w.path.display())),
+        }
+    }
+    attached
+}
+
 /// Whether the frame census works on this kernel; a warning says why not.
 fn check_census(warnings: &mut Vec<String>) -> bool {
     match pagelab_guest::frames::read_census() {
@@ -537,6 +592,10 @@ fn run(o: &Opts) -> Result<(), String> {
     let alloc_hists = if wants(&o.scenario, "alloc_hist") { start_alloc_hists(&mut report.applied, &mut report.warnings) } else { Vec::new() };
     let census = wants(&o.scenario, "kpageflags") && check_census(&mut report.warnings);
     let profiles = wants(&o.scenario, "profile") && start_profiles(&mut report.applied, &mut report.warnings);
+    let triggers = match fs::read_to_string(o.scenario.with_file_name("triggers")) {
+        Ok(t) => start_triggers(&t, &mut report.applied, &mut report.warnings),
+        Err(_) => Vec::new(),
+    };
     let pagetypeinfo_before = fs::read_to_string("/proc/pagetypeinfo").ok();
     report.before = snapshot(&o.cgroup_root, &cg_paths);
 
@@ -630,6 +689,13 @@ fn run(o: &Opts) -> Result<(), String> {
     }
     if profiles {
         read_profiles(&mut report);
+    }
+    if let Some(dir) = tracing_dir() {
+        for event in &triggers {
+            if let Ok(t) = fs::read_to_string(dir.join("events").join(event).join("hist")) {
+                report.alloc_hists.insert(format!("trigger:{event}"), t);
+            }
+        }
     }
     // The pageblocks' migratetypes and the free pages by migratetype and order, before and
     // after, in every run (two reads of a small file): the layout `machine.nonmovable` takes,
@@ -843,4 +909,39 @@ fn task(o: &Opts, p: &Plan, t: usize, stream: &mut JobStream, buf: &mut [u8], go
     }
     std::hint::black_box(sink);
     Ok((sum, start.elapsed().as_nanos() as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn experiment_triggers_keep_their_order_and_name_a_bad_line() {
+        let dir = Path::new("/sys/kernel/tracing");
+        let text = "# who marks folios accessed\n\
+                    kprobe p:pl_accessed folio_mark_accessed\n\
+                    kprobes/pl_accessed hist:keys=stacktrace:vals=hitcount\n\
+                    \n\
+                    nonsense\n\
+                    pagemap/mm_lru_activate  hist:keys=stacktrace\n";
+        let (writes, errors) = parse_triggers(dir, text);
+        assert_eq!(
+            writes,
+            [
+                TriggerWrite { path: dir.join("kprobe_events"), value: "p:pl_accessed folio_mark_accessed".into(), event: None },
+                TriggerWrite {
+                    path: dir.join("events/kprobes/pl_accessed/trigger"),
+                    value: "hist:keys=stacktrace:vals=hitcount".into(),
+                    event: Some("kprobes/pl_accessed".into())
+                },
+                TriggerWrite {
+                    path: dir.join("events/pagemap/mm_lru_activate/trigger"),
+                    value: "hist:keys=stacktrace".into(),
+                    event: Some("pagemap/mm_lru_activate".into())
+                },
+            ]
+        );
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].contains("line 5") && errors[0].contains("nonsense"), "{}", errors[0]);
+    }
 }

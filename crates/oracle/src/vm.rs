@@ -142,6 +142,12 @@ pub fn tools_image(run_dir: &Path, guest: &Path, scenario_text: &str, traces: &[
             fs::write(src.join(file), "1")?;
         }
     }
+    // An experiment's tracefs triggers (PAGELAB_ORACLE_TRIGGERS, one per line: `EVENT
+    // TRIGGER`, or `kprobe DEFINITION` for a kprobe event to define first); the guest attaches
+    // them before the workload and reports each event's `hist` (docs/fidelity.md).
+    if let Ok(t) = std::env::var("PAGELAB_ORACLE_TRIGGERS") {
+        fs::write(src.join("triggers"), t)?;
+    }
     let img = run_dir.join("tools.img");
     let size = fs::metadata(guest)?.len() + trace_bytes + trace_bytes / 16 + (8 << 20);
     mke2fs(&src, &img, size, "tools")?;
