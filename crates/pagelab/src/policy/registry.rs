@@ -83,7 +83,7 @@ const KERNEL: [PolicyInfo; 2] = [
     PolicyInfo {
         name: "mglru",
         description: "the kernel's multi-generational LRU (6.1, 6.12, 7.3)",
-        params: "[mglru] walks, pmd_young, min_ttl_ms, refault_distance, prefetch, fg, fg_reset",
+        params: "[mglru] walks, pmd_young, min_ttl_ms, refault_distance, prefetch, fg, fg_reset, refs_width",
         runs: Runs::Both,
         build: Build::Kernel(PolicyKind::Mglru),
     },

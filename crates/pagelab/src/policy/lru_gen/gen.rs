@@ -71,7 +71,8 @@ fn slot(gen: usize, ty: usize) -> u16 {
 impl LruGen {
     /// A folio's refs and tier, and whether it is being lazily promoted (all its access
     /// bits set: sort_folio() protects it whatever the tier, and 7.3 does not count it as
-    /// protected): 6.12's folio_lru_refs()/lru_tier_from_refs(refs) (lazy: refs == 4) or 7.3's
+    /// protected): 6.12's folio_lru_refs()/lru_tier_from_refs(refs) (lazy: refs == 4, or 2 with
+    /// one refs bit, `[mglru] refs_width`) or 7.3's
     /// ([`Kernel::lru_gen_workingset_top_tier`]; lazy: refs + workingset == 5).
     ///
     /// MGLRU-FG: its count and [`fg_tier`]; nothing is lazily promoted (06/32 [R]: the
@@ -89,8 +90,9 @@ impl LruGen {
             let ws = flags & pg::WORKINGSET != 0;
             (refs, lru_tier_from_refs_6_14(refs, ws), refs + ws as u32 == (1 << 2) + 1)
         } else {
+            // sort_folio()'s `refs == BIT(LRU_REFS_WIDTH)` ([`LruGen::refs_width`]).
             let refs = folio_lru_refs(flags);
-            (refs, lru_tier_from_refs(refs), refs == 4)
+            (refs, lru_tier_from_refs(refs), refs == 1 << self.refs_width)
         }
     }
 

@@ -56,6 +56,12 @@ pub struct MglruToml {
     /// What MGLRU-FG resets a promoted folio's count to: "zero" (06/32's text, the default),
     /// "workingset" or "protected" (the development tree's two versions).
     pub fg_reset: Option<String>,
+    /// The kernel build's `LRU_REFS_WIDTH`, 1 or 2 (the default): the bits of page->flags
+    /// left for MGLRU's refs count, `min(MAX_NR_TIERS - 2, 64 - NR_PAGEFLAGS - the zone,
+    /// node, generation and last-cpupid widths)` (include/linux/page-flags-layout.h). A
+    /// distro config (NUMA balancing, 8192 CPUs, NODES_SHIFT 10) leaves 6.6's 26 page flags
+    /// one bit, 6.12's 24 two. 6.1 and 6.12's rules only.
+    pub refs_width: Option<u32>,
 }
 
 /// `MIN_NR_GENS`, `MAX_NR_GENS`, `MAX_NR_TIERS`.
@@ -183,6 +189,8 @@ pub struct LruGen {
     prefetch: bool,
     /// `[mglru] fg`: MGLRU-FG's reset, or None when it is off ([`crate::mm::Config::mglru_fg`]).
     pub(super) fg: Option<crate::mm::swap::FgReset>,
+    /// `[mglru] refs_width`: the build's `LRU_REFS_WIDTH` (1 or 2).
+    pub(super) refs_width: u32,
     /// 6.1 evict_folios() evicted anon this pass (`need_swapping`).
     need_swapping: bool,
     /// 6.12's memcg LRU, one per node (`pgdat->memcg_lru`).
@@ -214,6 +222,7 @@ impl LruGen {
             refault: mm.cfg.refault,
             prefetch: cfg.prefetch.unwrap_or(true),
             fg: mm.cfg.mglru_fg,
+            refs_width: cfg.refs_width.unwrap_or(2),
             need_swapping: false,
             memcg_lru,
             mm_bitmap: Vec::new(),
@@ -305,7 +314,7 @@ impl LruGen {
             f.flags |= pg::REFERENCED;
         } else if f.flags & pg::WORKINGSET == 0 {
             f.flags |= pg::WORKINGSET;
-        } else if f.flags & pg::REFS_MASK != pg::REFS_MASK {
+        } else if (f.flags & pg::REFS_MASK) >> pg::REFS_SHIFT < (1 << self.refs_width) - 1 {
             f.flags += 1 << pg::REFS_SHIFT;
         }
     }

@@ -511,3 +511,54 @@ fn folio_referenced_one_counts_random_read_mappings_in_6_1_and_skips_them_in_6_1
     assert_eq!(referenced_with_advice("6.12", Advice::Sequential), (0, true));
     assert_eq!(referenced_with_advice("6.12", Advice::Normal), (1, false));
 }
+
+/// A 6.12 machine reading one file through read(2), with `[mglru] refs_width = width`.
+fn file_refs_width(width: u32, pages: u64) -> Machine<LruGen> {
+    machine(&format!(
+        "[machine]\nmemory = \"64M\"\nkernel = \"6.12\"\npolicy = \"mglru\"\n[mglru]\nrefs_width = {width}\n\
+         [[workload]]\nname = \"f\"\ncgroup = \"/\"\nkind = \"file-read\"\nfile_size = \"{pages}p\"\nfadvise = \"random\"\nops = 0\n"
+    ))
+}
+
+#[test]
+fn one_refs_bit_saturates_the_count_and_sort_folio_protects_a_folio_read_three_times() {
+    // include/linux/page-flags-layout.h: LRU_REFS_WIDTH is min(2, the bits page->flags has
+    // left); 6.6.8 with a distro config has 1. mm/swap.c: folio_inc_refs() stops at the
+    // field's top; mm/vmscan.c: sort_folio() protects refs == BIT(LRU_REFS_WIDTH) whatever
+    // the tier.
+    for (width, reads, field, lazy) in [(1, 3, 1, true), (2, 3, 1, false), (1, 6, 1, true), (2, 6, 3, true)] {
+        let mut m = file_refs_width(width, 16);
+        // filemap_read() marks a folio accessed once per run of reads of it: alternate pages.
+        for _ in 0..reads {
+            m.apply(0, op(Access::Buffered, 0, false));
+            m.apply(0, op(Access::Buffered, 1, false));
+        }
+        m.drain();
+        let flags = m.mm.folios.get(pfn(&m, 0)).flags;
+        assert_eq!((flags & pg::REFS_MASK) >> pg::REFS_SHIFT, field, "width {width}, {reads} reads");
+        assert!(flags & pg::REFERENCED != 0 && flags & pg::WORKINGSET != 0);
+        assert_eq!(m.policy.refs_tier(flags).2, lazy, "width {width}, {reads} reads");
+    }
+}
+
+#[test]
+fn one_refs_bit_restores_every_recent_refault_of_a_workingset_folio() {
+    // mm/workingset.c: lru_gen_refault() restores a recent refault whose refs reach
+    // BIT(LRU_REFS_WIDTH) - 1: with one bit, any folio evicted with PG_workingset.
+    let restores = |width: u32| {
+        let mut m = file_refs_width(width, 20_000);
+        // Twice over a file a little larger than memory: each page is read twice, apart
+        // (PG_workingset set), before the pass evicts it; the second pass refaults them.
+        for _ in 0..2 {
+            for p in 1..20_000 {
+                m.apply(0, op(Access::Buffered, p, false));
+                m.apply(0, op(Access::Buffered, p - 1, false));
+            }
+        }
+        m.drain();
+        m.check().unwrap();
+        m.mm.events.get(Ev::WorkingsetRestoreFile)
+    };
+    let (one, two) = (restores(1), restores(2));
+    assert!(one > 1000 && two == 0, "restores: one bit {one}, two bits {two}");
+}

@@ -46,6 +46,7 @@ pub(super) fn build(raw: ScenarioToml, name: &str, err: Err) -> Result<Scenario,
     let mglru = raw.mglru.unwrap_or_default();
     let workingset = resolve_workingset(raw.workingset.unwrap_or_default(), &mglru, machine.kernel, err)?;
     let mglru_fg = resolve_fg(&mglru, machine.kernel, workingset.model, err)?;
+    check_refs_width(&mglru, machine.kernel, err)?;
     let mut scenario = Scenario {
         name: name.to_string(),
         mglru,
@@ -951,6 +952,17 @@ fn miniaturize(
     }
     s.sample = Some(spec);
     Ok(())
+}
+
+/// Checks `[mglru] refs_width`, the build's `LRU_REFS_WIDTH`: 1 or 2, and only with the
+/// 6.1 and 6.12 rules (7.3's tier rework and MGLRU-FG keep their own refs field).
+fn check_refs_width(mglru: &MglruToml, kernel: Kernel, err: &dyn Fn(&str, String) -> ScenarioError) -> Result<(), ScenarioError> {
+    match mglru.refs_width {
+        None | Some(2) => Ok(()),
+        Some(1) if matches!(kernel, Kernel::V6_1 | Kernel::V6_12) => Ok(()),
+        Some(1) => Err(err("mglru.refs_width", format!("1 applies to the 6.1 and 6.12 rules, not kernel \"{}\"", kernel.name()))),
+        Some(w) => Err(err("mglru.refs_width", format!("{w}: LRU_REFS_WIDTH is 1 or 2 (MAX_NR_TIERS - 2 at most)"))),
+    }
 }
 
 /// Resolves `[mglru] fg` and `fg_reset` (MGLRU-FG, Kairui Song's RFC of May 2026): off by
