@@ -690,12 +690,9 @@ fn run(o: &Opts) -> Result<(), String> {
     if profiles {
         read_profiles(&mut report);
     }
-    if let Some(dir) = tracing_dir() {
-        for event in &triggers {
-            if let Ok(t) = fs::read_to_string(dir.join("events").join(event).join("hist")) {
-                report.alloc_hists.insert(format!("trigger:{event}"), t);
-            }
-        }
+    let trigger_events: Vec<&str> = triggers.iter().map(String::as_str).collect();
+    for (event, hist) in read_alloc_hists(&trigger_events) {
+        report.alloc_hists.insert(format!("trigger:{event}"), hist);
     }
     // The pageblocks' migratetypes and the free pages by migratetype and order, before and
     // after, in every run (two reads of a small file): the layout `machine.nonmovable` takes,

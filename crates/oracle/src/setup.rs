@@ -315,7 +315,7 @@ pub fn kernel_image(cache: &Cache, pkg: &KernelPkg) -> Result<KernelImage> {
     let busybox = static_busybox().ok_or_else(|| anyhow!("no static busybox (install busybox-static)"))?;
     let stamp = format!("{BASE_FORMAT}\n{deb_name}\n{}\n", fs::metadata(&busybox).map(|m| m.len()).unwrap_or(0));
     let (vmlinuz, initrd, rel) = (dir.join("vmlinuz"), dir.join("base.cpio"), dir.join("release"));
-    if fs::read_to_string(dir.join("stamp")).ok().as_deref() == Some(&stamp) && vmlinuz.exists() && initrd.exists() {
+    if is_built(&dir, &stamp, &[&vmlinuz, &initrd]) {
         return Ok(KernelImage { vmlinuz, initrd, release: fs::read_to_string(&rel)?.trim().to_string(), deb: deb_name });
     }
     note(format!("unpacking {deb_name} and building the initramfs"));
@@ -367,6 +367,11 @@ pub fn kernel_image(cache: &Cache, pkg: &KernelPkg) -> Result<KernelImage> {
     let _ = fs::remove_dir_all(&root);
     fs::write(dir.join("stamp"), &stamp)?;
     Ok(KernelImage { vmlinuz, initrd, release, deb: deb_name })
+}
+
+/// Whether a cache entry is built: its `stamp` file says `stamp` and its `files` exist.
+fn is_built(dir: &Path, stamp: &str, files: &[&Path]) -> bool {
+    fs::read_to_string(dir.join("stamp")).ok().as_deref() == Some(stamp) && files.iter().all(|f| f.exists())
 }
 
 /// Writes the base initramfs: busybox, `/init` and the modules `/init` loads, in order.
@@ -428,7 +433,7 @@ pub fn custom_kernel_image(cache: &Cache, image: &Path) -> Result<KernelImage> {
     let stamp = format!("{BASE_FORMAT}\nimage {key}\n{}\n", fs::metadata(&busybox).map(|m| m.len()).unwrap_or(0));
     let (vmlinuz, initrd) = (dir.join("vmlinuz"), dir.join("base.cpio"));
     let deb = format!("{} ({release}, built by the user)", image.display());
-    if fs::read_to_string(dir.join("stamp")).ok().as_deref() != Some(&stamp) || !vmlinuz.exists() || !initrd.exists() {
+    if !is_built(&dir, &stamp, &[&vmlinuz, &initrd]) {
         note(format!("building the initramfs for {} ({release}; it must have {IMAGE_BUILT_INS})", image.display()));
         fs::write(&vmlinuz, &bytes)?;
         write_base_initrd(&initrd, &busybox, &[])?;

@@ -292,6 +292,13 @@ impl LruGen {
         self.lrugen(k).lists[gen][ty].iter().rev().flat_map(|l| mm.folios.iter_list(l)).collect()
     }
 
+    /// The LRU_REFS field's top, `BIT(LRU_REFS_WIDTH) - 1` (include/linux/mm_inline.h, 6.1
+    /// and 6.12): 3, or 1 with one refs bit ([`LruGen::refs_width`]).
+    #[inline]
+    pub(super) fn refs_max(&self) -> u32 {
+        (1 << self.refs_width) - 1
+    }
+
     /// Models mm/swap.c: folio_inc_refs() (6.1/6.12): the first fd access sets
     /// PG_referenced, the second PG_workingset, later ones count up the LRU_REFS field to 3.
     /// 7.3 counts the field first and sets PG_workingset last ([`lru_gen_inc_refs`],
@@ -314,7 +321,7 @@ impl LruGen {
             f.flags |= pg::REFERENCED;
         } else if f.flags & pg::WORKINGSET == 0 {
             f.flags |= pg::WORKINGSET;
-        } else if (f.flags & pg::REFS_MASK) >> pg::REFS_SHIFT < (1 << self.refs_width) - 1 {
+        } else if (f.flags & pg::REFS_MASK) >> pg::REFS_SHIFT < self.refs_max() {
             f.flags += 1 << pg::REFS_SHIFT;
         }
     }

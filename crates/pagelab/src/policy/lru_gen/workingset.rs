@@ -222,15 +222,14 @@ impl LruGen {
         let in_fault = mm.current_task().is_some_and(|t| mm.tasks[t].in_lru_fault);
         let nr = mm.folios.nr_pages(pfn);
         // lru_gen_refault()'s `refs >= BIT(LRU_REFS_WIDTH) - 1`: 3, or 1 with one refs bit.
-        if in_fault || refs >= (1 << self.refs_width) - 1 {
+        if in_fault || refs >= self.refs_max() {
             if self.fg.is_some() {
                 // MGLRU-FG [I]: every refs bit set is the full count.
                 let fm = mm.folios.get_mut(pfn);
                 fm.flags = fg_with_refs(fm.flags, FG_REFS_MAX);
             } else {
                 // set_mask_bits(LRU_REFS_MASK | PG_workingset): the build's refs bits.
-                let refs_mask = ((1 << self.refs_width) - 1) << pg::REFS_SHIFT;
-                mm.folios.set(pfn, refs_mask | pg::WORKINGSET);
+                mm.folios.set(pfn, (self.refs_max() << pg::REFS_SHIFT) | pg::WORKINGSET);
             }
             count_workingset(mm, memcg, by_type(ty == 1, Ev::WorkingsetRestoreAnon, Ev::WorkingsetRestoreFile), nr);
         }
