@@ -22,6 +22,11 @@ pub struct SeriesPoint {
     /// Each task's operations in the interval, by task name: a query's throughput over
     /// time when several tasks share the machine.
     pub task_ops: BTreeMap<String, u64>,
+    /// Each task's workload operations in the interval, for the tasks whose operation is
+    /// several of their `ops` (a YCSB operation on an lsm store, a read through an
+    /// application cache: the tasks' `workload_ops`), by task name; absent without them.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub task_workload_ops: BTreeMap<String, u64>,
     pub vmstat: BTreeMap<String, u64>,
     /// The policy's state at the end of the interval (`Policy::state()`; MGLRU: the
     /// generations of every memcg).
@@ -341,10 +346,13 @@ pub struct LsmReport {
     /// Seek compactions begun (LevelDB's allowed_seeks run out); a part of `compactions`.
     pub seek_compactions: u64,
     /// With `compaction_thread`: the most full memtables that waited for their flush at
-    /// once. Above 1, a LevelDB writer would have waited (MakeRoomForWrite()), which the
-    /// model leaves out.
+    /// once (1: LevelDB's `imm_`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub most_flushes_waiting: Option<u32>,
+    /// With `compaction_thread`: the writers' waits for a flush (MakeRoomForWrite(): the
+    /// memtable full and the last full one not yet flushed), in polls of 100 µs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_stalls: Option<u64>,
 }
 
 /// Each lsm workload's store, by name (its first job's: the jobs share one store).
@@ -882,6 +890,7 @@ impl Report {
         let mut prev = Events::default();
         let mut prev_ops = 0;
         let mut prev_task_ops = vec![0; m.tasks.len()];
+        let mut prev_task_steps = vec![0; m.tasks.len()];
         let mut prev_latency = crate::hist::Histogram::default();
         for smp in &m.samples {
             let mut delta = Events::default();
@@ -893,11 +902,20 @@ impl Report {
                 v.insert(k.to_string(), *val);
             }
             let task_ops = smp.task_ops.iter().zip(&prev_task_ops).enumerate().map(|(i, (now, before))| (mm.tasks[i].name.clone(), now - before)).collect();
+            let task_workload_ops = smp
+                .task_steps
+                .iter()
+                .zip(&prev_task_steps)
+                .enumerate()
+                .filter(|(i, _)| m.tasks[*i].workload_ops().is_some())
+                .map(|(i, (now, before))| (mm.tasks[i].name.clone(), now - before))
+                .collect();
             let latency = smp.latency.since(&prev_latency).latency();
             series.push(SeriesPoint {
                 t_s: smp.t_ns as f64 / 1e9,
                 ops: smp.ops - prev_ops,
                 task_ops,
+                task_workload_ops,
                 vmstat: v,
                 policy_state: smp.policy.clone(),
                 latency,
@@ -907,6 +925,7 @@ impl Report {
             });
             prev_latency = smp.latency.clone();
             prev_task_ops.clone_from(&smp.task_ops);
+            prev_task_steps.clone_from(&smp.task_steps);
             prev = smp.events.clone();
             prev_ops = smp.ops;
         }

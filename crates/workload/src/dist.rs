@@ -46,6 +46,9 @@ pub enum Distribution {
     /// My-YCSB's ZipfianWorkload (constant 0.99 over the blocks themselves, FNV-1 scrambling,
     /// the two hottest ranks unscrambled).
     MyYcsbZipfian,
+    /// My-YCSB's LatestWorkload, an lsm store's only (crate::ycsb::MyYcsbLatest): each
+    /// client thread reads behind its own inserts.
+    MyYcsbLatest,
     /// TPC-C's non-uniform random NURand(A, 0, n−1) over the blocks (TPC-C 5.11, clause
     /// 2.1.6): `((random(0, A) | random(0, n−1)) + C) mod n`, with C drawn once per task.
     NuRand(u64),
@@ -100,6 +103,7 @@ impl Distribution {
             "zipfian" | "ycsb-zipfian" => Distribution::YcsbZipfian,
             "latest" | "ycsb-latest" | "skewed-latest" => Distribution::Latest,
             "my-ycsb-zipfian" | "my_ycsb_zipfian" => Distribution::MyYcsbZipfian,
+            "my-ycsb-latest" | "my_ycsb_latest" => Distribution::MyYcsbLatest,
             "nurand" => {
                 let a = args.ok_or_else(|| format!("`{text}`: nurand needs TPC-C's constant A, e.g. nurand:8191"))?;
                 let v: u64 = a.trim().parse().map_err(|_| format!("`{text}`: `{a}` is not a whole number"))?;
@@ -120,7 +124,7 @@ impl Distribution {
             }
             _ => {
                 return Err(format!(
-                "`{text}` is not a distribution (use seq, uniform, zipf:θ, zipf-exact:θ, scrambled-zipfian, zipfian, latest, my-ycsb-zipfian, pareto:h, normal:σ%, hotcold:f:p, nurand:A)"
+                "`{text}` is not a distribution (use seq, uniform, zipf:θ, zipf-exact:θ, scrambled-zipfian, zipfian, latest, my-ycsb-zipfian, my-ycsb-latest, pareto:h, normal:σ%, hotcold:f:p, nurand:A)"
             ))
             }
         };
@@ -195,6 +199,7 @@ impl Sampler {
             Distribution::YcsbZipfian => SamplerKind::Ycsb(crate::ycsb::YcsbSampler::zipfian(n)),
             Distribution::Latest => SamplerKind::Ycsb(crate::ycsb::YcsbSampler::latest(n)),
             Distribution::MyYcsbZipfian => SamplerKind::Ycsb(crate::ycsb::YcsbSampler::my_ycsb(n)),
+            Distribution::MyYcsbLatest => SamplerKind::Ycsb(crate::ycsb::YcsbSampler::my_ycsb_rank(n)),
             // Built below, after the scatter offset is drawn.
             Distribution::NuRand(_) => SamplerKind::Uniform,
         };

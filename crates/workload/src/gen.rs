@@ -5,11 +5,12 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use crate::app_cache::{self, AppCache, Lookup};
-use crate::dist::Sampler;
-use crate::lsm::{declarations, Layout, LsmObjects, LsmState, Mix};
+use crate::dist::{Distribution, Sampler};
+use crate::lsm::{declarations, Layout, LsmObjects, LsmState, Mix, OpKind};
 use crate::rng::Rng;
 use crate::search::{SearchCursor, SearchSpec};
 use crate::spec::{Access, Advice, Kind, TraceSpec, Workload};
+use crate::ycsb::MyYcsbLatest;
 
 /// The name of a job's application cache region among its objects (crate::app_cache).
 pub const APP_CACHE_OBJECT: &str = "app_cache";
@@ -239,6 +240,10 @@ struct LsmPhase {
     queue: VecDeque<Op>,
     /// The job is the store's background compaction thread (`lsm.compaction_thread`).
     compactor: bool,
+    /// With `distribution = "my-ycsb-latest"`: the thread's inserts (crate::ycsb::MyYcsbLatest).
+    latest: Option<MyYcsbLatest>,
+    /// A drawn operation that waits for the store's flush (crate::lsm::LsmState::write_stalled).
+    stalled: Option<(OpKind, u64)>,
 }
 
 /// How long LevelDB's compaction thread, with nothing to do, sleeps before it looks again:
@@ -323,8 +328,17 @@ impl JobStream {
                 });
                 let mut state = LsmState::new(spec, layout, LsmObjects { tables, l0, wal, memtable, block_cache, table_cache }, p.advice);
                 state.set_clients(w.jobs.saturating_sub(1));
+                state.inserts_drawn = matches!(p.distribution, Distribution::MyYcsbZipfian | Distribution::MyYcsbLatest);
                 let store = LsmHandle::Own(Box::new(state));
-                LsmPhase { store, mix: spec.mix.of_thread(job, spec.scan_threads), queue: VecDeque::new(), compactor: is_compaction_thread(w, job) }
+                let latest = (p.distribution == Distribution::MyYcsbLatest).then(MyYcsbLatest::default);
+                LsmPhase {
+                    store,
+                    mix: spec.mix.of_thread(job, spec.scan_threads),
+                    queue: VecDeque::new(),
+                    compactor: is_compaction_thread(w, job),
+                    latest,
+                    stalled: None,
+                }
             });
             let mut declare = |object: &str, pages: u64| {
                 let name = if anon { object.to_string() } else { job_file_name(w, object, job) };
@@ -628,6 +642,26 @@ impl JobStream {
         idle.map(|op| Op { think_ns: COMPACTOR_POLL_NS, ..op })
     }
 
+    /// The first part of the YCSB operation `kind` on `key` (its others queued), or, for a
+    /// write that must wait for the store's flush (crate::lsm::LsmState::write_stalled), a
+    /// sleep of [`COMPACTOR_POLL_NS`] touching the memtable, a part of the operation that
+    /// is tried again after it.
+    fn lsm_operation(l: &mut LsmPhase, kind: OpKind, key: u64, think_ns: u64, rng: &mut Rng) -> Op {
+        let writes = matches!(kind, OpKind::Update | OpKind::Insert | OpKind::ReadModifyWrite);
+        if let Some(idle) = l.store.with(|s| (writes && s.write_stalled()).then(|| (s.count_stall(), s.idle_op()).1)) {
+            l.stalled = Some((kind, key));
+            return Op { think_ns: COMPACTOR_POLL_NS, more: true, ..idle };
+        }
+        let queue = &mut l.queue;
+        l.store.with(|s| s.operation(kind, key, rng, queue));
+        // The parts of one YCSB operation: the last ends it (the task's operations).
+        let n = queue.len();
+        queue.iter_mut().enumerate().for_each(|(i, o)| o.more = i + 1 < n);
+        let mut op = queue.pop_front().expect("an operation touches memory");
+        op.think_ns = think_ns;
+        op
+    }
+
     /// The workload's next operation, before an application cache filters it.
     #[inline]
     fn next_op(&mut self) -> Option<Op> {
@@ -652,6 +686,11 @@ impl JobStream {
             }
             if let Some(op) = ph.lsm.as_mut().and_then(|l| l.queue.pop_front()) {
                 return Some(op);
+            }
+            if let Some(l) = ph.lsm.as_mut().filter(|l| l.stalled.is_some()) {
+                let (kind, key) = l.stalled.take().expect("filtered");
+                // Its think time went before its first try.
+                return Some(Self::lsm_operation(l, kind, key, 0, &mut self.rng));
             }
             if ph.ops_left == 0 {
                 if let Some(l) = ph.lsm.as_mut().filter(|l| !l.compactor) {
@@ -734,14 +773,18 @@ impl JobStream {
             let block = ph.sampler.as_mut().expect("sampler built in new()").next(&mut self.rng);
             if let Some(l) = ph.lsm.as_mut() {
                 let u = self.rng.unit();
-                let (rng, queue, mix) = (&mut self.rng, &mut l.queue, l.mix);
-                l.store.with(|s| s.operation(mix, block, u, rng, queue));
-                // The parts of one YCSB operation: the last ends it (the task's operations).
-                let n = queue.len();
-                queue.iter_mut().enumerate().for_each(|(i, o)| o.more = i + 1 < n);
-                let mut op = queue.pop_front().expect("an operation touches memory");
-                op.think_ns = ph.think_ns;
-                return Some(op);
+                let kind = l.mix.kind(u);
+                let (kind, key) = match l.latest.as_mut() {
+                    Some(c) => {
+                        let records = l.store.read(|s| s.layout.records);
+                        match c.next(kind == OpKind::Read, block, records) {
+                            (true, key) => (OpKind::Read, key),
+                            (false, key) => (OpKind::Insert, key),
+                        }
+                    }
+                    None => (kind, block),
+                };
+                return Some(Self::lsm_operation(l, kind, key, ph.think_ns, &mut self.rng));
             }
             let write = match ph.kind {
                 Kind::FileRw | Kind::AnonRw => self.rng.unit() >= ph.read_ratio,

@@ -406,14 +406,35 @@ mod tests {
         // Before any write the thread only sleeps, one poll at a time.
         let idle = bg.next().unwrap();
         assert_eq!((idle.think_ns, idle.access), (gen::COMPACTOR_POLL_NS, Access::Anon));
-        let writes: Vec<Op> = client.by_ref().collect();
+        // The client writes its log and no table until it finds the memtable full while the
+        // last full one waits for its flush (LevelDB's imm_): then it waits, polling.
+        let polls = |op: &Op| op.think_ns == gen::COMPACTOR_POLL_NS;
+        let mut writes = Vec::new();
+        let stall = loop {
+            let op = client.next().expect("the client waits before its operations run out");
+            if polls(&op) {
+                break op;
+            }
+            writes.push(op);
+        };
         assert_eq!(table_writes(&writes), 0, "the client writes its log, no table");
-        let waiting = client.with_lsm(|l| l.background_state().unwrap().flushes_waiting).unwrap();
-        assert!(waiting > 0, "full memtables wait for the thread");
-        let work: Vec<Op> = bg.by_ref().collect();
-        assert!(table_writes(&work) > 0, "the thread writes the L0 tables");
-        assert_eq!(client.with_lsm(|l| (l.flushes, l.background_state().unwrap().flushes_waiting)).unwrap(), (waiting as u64, 0));
-        assert!(work.iter().all(|o| o.think_ns == 0 || o.think_ns == gen::COMPACTOR_POLL_NS));
+        assert!(stall.more && stall.access == Access::Anon, "the wait is a part of the write");
+        assert_eq!(client.with_lsm(|l| l.background_state().unwrap().flushes_waiting), Some(1), "one full memtable waits");
+        assert!(polls(&client.next().unwrap()), "it waits while the thread has not flushed");
+        // The thread flushes, and the client's write goes on.
+        let work: Vec<Op> = std::iter::from_fn(|| bg.next()).take_while(|o| !polls(o)).collect();
+        assert!(table_writes(&work) > 0, "the thread writes the L0 table");
+        assert_eq!(client.with_lsm(|l| (l.flushes, l.background_state().unwrap().flushes_waiting)), Some((1, 0)));
+        assert!(!polls(&client.next().unwrap()), "the write goes on");
+        // Side by side to the end: every full memtable is flushed, and the thread ends.
+        while let Some(op) = client.next() {
+            assert!(op.think_ns == 0 || polls(&op));
+            bg.next();
+        }
+        assert!(bg.by_ref().count() < 1_000_000, "the thread ends with its client");
+        let (flushes, waiting, stalls) =
+            client.with_lsm(|l| (l.flushes, l.background_state().unwrap().flushes_waiting, l.background_state().unwrap().write_stalls)).unwrap();
+        assert!(flushes >= 2 && waiting == 0 && stalls >= 2, "{flushes} flushes, {waiting} waiting, {stalls} polls");
     }
 
     #[test]

@@ -499,7 +499,15 @@ fn resolve_phase(d: &PhaseToml, p: &PhaseToml, name: &str, prefix: &str, unbound
         return Err(err(key("block_size"), "is larger than the object"));
     }
     let distribution = match pick!(distribution) {
-        Some(t) => Distribution::parse(&t).map_err(|m| err(key("distribution"), m))?,
+        Some(t) => match Distribution::parse(&t).map_err(|m| err(key("distribution"), m))? {
+            Distribution::MyYcsbLatest => {
+                return Err(err(
+                    key("distribution"),
+                    "my-ycsb-latest draws an lsm store's keys (each thread reads behind its own inserts): use it with kind = \"lsm\"",
+                ))
+            }
+            d => d,
+        },
         None => Distribution::Uniform,
     };
     let ops = pick!(ops).unwrap_or(if unbounded { u64::MAX } else { object_pages / block_pages });

@@ -107,6 +107,8 @@ enum How {
     Latest(Gray),
     /// My-YCSB's ZipfianWorkload: the formula over the `n` records themselves.
     MyYcsb(Gray),
+    /// The same formula's rank, unhashed (My-YCSB's LatestWorkload).
+    Rank(Gray),
 }
 
 /// A YCSB generator over `n` blocks.
@@ -140,6 +142,13 @@ impl YcsbSampler {
         YcsbSampler { n, how }
     }
 
+    /// My-YCSB's Zipfian rank over the `n` records, not hashed: what [`MyYcsbLatest`]
+    /// folds into a thread's inserts.
+    pub fn my_ycsb_rank(n: u64) -> YcsbSampler {
+        let how = if n < 2 { How::One } else { How::Rank(Gray::new(n, ZIPFIAN_CONSTANT, zetastatic(n, ZIPFIAN_CONSTANT))) };
+        YcsbSampler { n, how }
+    }
+
     /// The block for the uniform draw `u`.
     pub fn block(&self, u: f64) -> u64 {
         let last = self.n - 1;
@@ -149,6 +158,7 @@ impl YcsbSampler {
             How::Scrambled(g) => scramble(g.rank(u), self.n),
             How::Latest(g) => last - g.rank(u).min(last),
             How::MyYcsb(g) => my_ycsb_key(g.rank(u), self.n),
+            How::Rank(g) => g.rank(u),
         }
     }
 
@@ -188,6 +198,34 @@ pub fn fnv1_64(value: u64) -> u64 {
 pub fn my_ycsb_key(rank: u64, n: u64) -> u64 {
     let hashed = if rank < 2 { rank } else { fnv1_64(rank) };
     hashed % n
+}
+
+/// A client thread's state in My-YCSB's `LatestWorkload` (xrp-project/My-YCSB df9f1a6,
+/// core/workload.cpp), the generator of cache_ext's YCSB D. The thread counts the inserts it
+/// made, from 0. An insert writes key number `counter` and counts it. A read draws a
+/// Zipfian rank over all `n` records (unhashed: [`YcsbSampler::my_ycsb_rank`]), folds it
+/// into the count, and reads that many inserts behind the last one. Every key number, read
+/// or written, is FNV-1 hashed onto the records ([`fnv1_64`] mod `n`), so the thread's
+/// inserts rewrite loaded keys. Its first operation is an insert (nothing to read yet); from
+/// `n` inserts on, a write is an update of a key drawn as a read draws it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MyYcsbLatest {
+    inserted: u64,
+}
+
+impl MyYcsbLatest {
+    /// The next operation, `(read, key)`, for a draw that picked a read (`read`) and the
+    /// Zipfian rank `rank`, over `n` records.
+    pub fn next(&mut self, read: bool, rank: u64, n: u64) -> (bool, u64) {
+        let read = read && self.inserted > 0;
+        let number = if read || self.inserted >= n {
+            self.inserted - 1 - rank % self.inserted
+        } else {
+            self.inserted += 1;
+            self.inserted - 1
+        };
+        (read, fnv1_64(number) % n)
+    }
 }
 
 #[cfg(test)]

@@ -182,6 +182,7 @@ impl Task {
             compactions: l.compactions,
             seek_compactions: l.seek_compactions,
             most_flushes_waiting: l.background_state().map(|b| b.most_flushes_waiting),
+            write_stalls: l.background_state().map(|b| b.write_stalls),
         })
     }
 

@@ -16,6 +16,8 @@ pub struct Sample {
     pub ops: u64,
     /// Each task's operations so far, in task order.
     pub task_ops: Vec<u64>,
+    /// Each task's workload operations so far (`Task::steps`), in task order.
+    pub task_steps: Vec<u64>,
     /// The policy's own state (MGLRU: the generations).
     pub policy: Option<serde_json::Value>,
     /// Every operation's latency so far (the machine's histogram): unchanged when the
@@ -50,6 +52,7 @@ impl<P: Policy> Machine<P> {
             return;
         }
         let task_ops: Vec<u64> = self.tasks.iter().map(|t| t.ops).collect();
+        let task_steps: Vec<u64> = self.tasks.iter().map(|t| t.steps).collect();
         let gauges = crate::mm::vmstat::gauges(&self.mm);
         let policy = self.policy.state(&self.mm);
         let unchanged = |s: &Sample| s.events == self.mm.events && s.task_ops == task_ops && s.gauges == gauges && s.policy == policy;
@@ -65,7 +68,18 @@ impl<P: Policy> Machine<P> {
         let ops = task_ops.iter().sum();
         let pressure = self.mm.psi.read_all(at);
         let current = self.mm.memcgs.cg.iter().map(|c| c.usage).collect();
-        self.push_sample(Sample { t_ns: at, events: self.mm.events.clone(), gauges, ops, task_ops, policy, latency: self.latency.clone(), pressure, current });
+        self.push_sample(Sample {
+            t_ns: at,
+            events: self.mm.events.clone(),
+            gauges,
+            ops,
+            task_ops,
+            task_steps,
+            policy,
+            latency: self.latency.clone(),
+            pressure,
+            current,
+        });
     }
 
     fn push_sample(&mut self, s: Sample) {

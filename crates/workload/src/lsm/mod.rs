@@ -72,12 +72,16 @@
 //! it replaces; a new file number keeps the caches from finding a deleted file's entries
 //! (LevelDB's new file numbers).
 //!
-//! **Left out**: the keys a write puts in the memtable and L0 (a get still finds every key
-//! at its level, looking at the L0 tables' filters on the way); without `compaction_thread`,
-//! a background thread (compactions run in the triggering task, in one burst, where LevelDB
-//! overlaps them with the foreground); with it, a writer's wait for an unflushed memtable
-//! (the report's `most_flushes_waiting` says whether one would have waited); the writers'
-//! stalls at 8 and 12 L0 tables; LevelDB's choice of the level with the highest score (the
+//! **Where a get finds a written key** ([`Placement`], lsm/place.rs): in memory until its
+//! memtable's flush, then in that L0 table, then a level lower at each compaction of the
+//! table holding it, until its own level. A get stops at the first place that holds it.
+//!
+//! **Left out**: without `compaction_thread`, a background thread (compactions run in the
+//! triggering task, in one burst, where LevelDB overlaps them with the foreground); with
+//! it, a writer waits for the flush of the last full memtable by polling every
+//! [`crate::gen::COMPACTOR_POLL_NS`] (LevelDB wakes it with a signal), before the whole
+//! operation (a read-modify-write waits before its read); the writers' stalls at 8 and 12
+//! L0 tables (the model compacts L0 at four); LevelDB's choice of the level with the highest score (the
 //! model pushes bytes down every level in turn) and trivial moves;
 //! compression (a block is one page); the manifest; iterator pinning.
 //!
@@ -91,9 +95,13 @@
 //! name and size, about 50 bytes: 51,200 tables for 100 GiB) and one slot entry; the caches'
 //! tables grow with the blocks and tables they hold (crate::app_cache).
 
+mod place;
+
 use std::collections::VecDeque;
 
 use serde::Deserialize;
+
+pub use place::{Found, Placement};
 
 use crate::app_cache::{self, AppCache, AppCacheSpec, AppPolicy, Lookup};
 use crate::gen::Op;
@@ -176,6 +184,19 @@ impl Mix {
         }
     }
 
+    /// The operation the uniform draw `u` picks.
+    pub fn kind(&self, u: f64) -> OpKind {
+        let bounds = [(self.read, OpKind::Read), (self.update, OpKind::Update), (self.insert, OpKind::Insert), (self.scan, OpKind::Scan)];
+        let mut sum = 0.0;
+        for (share, kind) in bounds {
+            sum += share;
+            if u < sum {
+                return kind;
+            }
+        }
+        OpKind::ReadModifyWrite
+    }
+
     /// The mix thread `job` runs with `scan_threads` scan threads, as My-YCSB's leveldb-scan
     /// branch runs its threads (core/worker.cpp: the first `scan_worker_count` threads are
     /// `do_only_scans`; core/workload.cpp, ZipfianWorkload::next_op()): a scan thread only
@@ -187,6 +208,16 @@ impl Mix {
             (_, false) => Mix { read: self.read + self.scan, scan: 0.0, ..self },
         }
     }
+}
+
+/// A YCSB operation ([`Mix::kind`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpKind {
+    Read,
+    Update,
+    Insert,
+    Scan,
+    ReadModifyWrite,
 }
 
 /// A validated `lsm` table.
@@ -684,6 +715,9 @@ pub struct LsmState {
     unflushed: u64,
     /// YCSB's insert counter: inserted keys go past the loaded ones (drawn only by `latest`).
     pub inserted: u64,
+    /// The clients insert the key they drew, a loaded one (My-YCSB's workloads: its
+    /// ZipfianWorkload and LatestWorkload), not a new key past the loaded ones (YCSB's).
+    pub inserts_drawn: bool,
     /// L0 tables holding data (the first `l0_live` of `objects.l0`, oldest first).
     l0_live: usize,
     /// Each table object's file number (LevelDB's): a new one, `next_file_number`, when the
@@ -702,17 +736,25 @@ pub struct LsmState {
     pub seek_compactions: u64,
     /// With `compaction_thread`: the work waiting for it.
     bg: Option<Background>,
+    /// Each level's size compactions owed to the level below ([`LsmState::push_down`]).
+    owed: Vec<u64>,
+    /// The memtable's generation: memtables begun before it ([`Placement`]).
+    generation: u64,
+    /// Where the written keys' newest versions lie ([`Placement`]).
+    pub placement: Placement,
 }
 
 /// What LevelDB's background compaction thread has to do (DBImpl::MaybeScheduleCompaction()
 /// and BackgroundCompaction(), LevelDB 1.23), with `compaction_thread`.
 #[derive(Clone, Debug, Default)]
 pub struct Background {
-    /// Full memtables waiting for their flush (DBImpl::imm_). LevelDB holds one and makes a
-    /// writer that fills the next wait for it (MakeRoomForWrite()); here they queue, and
-    /// `most_flushes_waiting` says whether a writer would have waited.
+    /// Full memtables waiting for their flush (DBImpl::imm_): one at most, since a writer
+    /// that finds the next full waits for it ([`LsmState::write_stalled`]).
     pub flushes_waiting: u32,
     pub most_flushes_waiting: u32,
+    /// The waits of writers for a flush, each counted once per poll of
+    /// [`crate::gen::COMPACTOR_POLL_NS`].
+    pub write_stalls: u64,
     /// The table the seek accounting marked (Version::file_to_compact_) and its level's
     /// table index (`None`: an L0 table). Every flush or compaction installs a new version,
     /// whose mark is empty: a table past its allowed seeks is marked again by its next seek.
@@ -741,6 +783,7 @@ impl LsmState {
         });
         let max_object = objects.tables.iter().flatten().chain(&objects.l0).copied().max().unwrap_or(0);
         let cursor = vec![0; layout.tables.len()];
+        let layout_levels = layout.tables.len();
         let mut allowed_seeks = vec![0; max_object as usize + 1];
         if spec.seek_compaction {
             for &o in objects.tables.iter().flatten() {
@@ -759,6 +802,7 @@ impl LsmState {
             advice,
             unflushed: 0,
             inserted: 0,
+            inserts_drawn: false,
             l0_live: 0,
             file_number: (0..=max_object).collect(),
             next_file_number: max_object + 1,
@@ -768,6 +812,9 @@ impl LsmState {
             allowed_seeks,
             seek_compactions: 0,
             bg: spec.compaction_thread.then(Background::default),
+            owed: vec![0; layout_levels],
+            generation: 0,
+            placement: Placement::default(),
         }
     }
 
@@ -838,40 +885,50 @@ impl LsmState {
         mix64(key) % (self.spec.write_buffer_bytes / PAGE_SIZE)
     }
 
-    /// A point get of `key` (DBImpl::Get): memtable, then each level down to the key's.
+    /// A point get of `key` (DBImpl::Get(), Version::Get()): the memtable, then the L0
+    /// tables newest first, then each level down to the first that holds a version of the
+    /// key: where its last write put it ([`Placement`]), or its own level.
     pub fn get(&mut self, key: u64, out: &mut VecDeque<Op>) {
         out.push_back(Self::anon(self.objects.memtable, self.memtable_page(key), 1, false));
-        let home = self.layout.level_of(key % self.layout.records);
         let key = key % self.layout.records;
-        self.seek_l0(key, true, out);
+        let (l0_from, stop) = match self.placement.find(key, self.l0_live) {
+            Found::Memory => return,
+            Found::L0(i) => (i, None),
+            Found::Level(level) => (0, Some(level)),
+            Found::Home => (0, Some(self.layout.level_of(key))),
+        };
+        self.seek_l0(key, l0_from, stop.is_none(), false, out);
+        let files = self.l0_live - l0_from + stop.map_or(0, |l| l + 1);
+        let Some(stop) = stop else {
+            self.charge_seek(key, files, out);
+            return;
+        };
         let shape = self.layout.shape();
-        for level in 0..=home {
+        for level in 0..=stop {
             let (table, block) = self.layout.table_and_block(key, level);
             let object = self.objects.tables[level][table as usize];
             self.open_table(object, shape, out);
-            if level == home || self.layout.false_positive(key, level) {
+            if level == stop || self.layout.false_positive(key, level) {
                 self.data_block(object, shape, block, out);
             }
         }
-        if self.spec.seek_compaction {
-            self.charge_seek(key, home, out);
-        }
+        self.charge_seek(key, files, out);
     }
 
     /// Models LevelDB 1.23's seek accounting (db/version_set.cc: Version::Get() records the
     /// first table a get consulted once it consults a second; Version::UpdateStats() takes
     /// one from that table's allowed_seeks and, at zero, marks it for compaction;
     /// DBImpl::BackgroundCompaction() then compacts it, PickCompaction()'s seek branch, when
-    /// no level is over its size): the get of `key`, whose record lies in L`home + 1`,
-    /// consulted every live L0 table, newest first, then one table a level down to its own.
+    /// no level is over its size): the get of `key` consulted `files` tables, the newest
+    /// live L0 table first if it looked at one, else the L1 table of the key's range.
     /// An L0 table's compaction is L0's into L1 ([`LsmState::compact`]); an L`n` table's
     /// takes it and the tables of the level below its key range overlaps, and writes them
     /// anew (new files, with their own allowed_seeks), and the bytes cascade down
     /// ([`LsmState::push_down`]). Without `compaction_thread` the compaction's IO is queued
     /// after the get's, on the same thread, as the model's flushes are; with it the table is
     /// marked for the thread (one at a time, Version::file_to_compact_).
-    fn charge_seek(&mut self, key: u64, home: usize, out: &mut VecDeque<Op>) {
-        if self.l0_live + home + 1 < 2 {
+    fn charge_seek(&mut self, key: u64, files: usize, out: &mut VecDeque<Op>) {
+        if !self.spec.seek_compaction || files < 2 {
             return;
         }
         let (first, level) = if self.l0_live > 0 {
@@ -909,19 +966,21 @@ impl LsmState {
             group.extend(self.objects.tables[1][lo as usize..hi as usize].iter().map(|&o| (o, shape)));
         }
         self.compaction(&group, &group, out);
+        self.placement.compact_table(0, j, &self.layout);
         // The table's bytes are L2's now: L2 is over its size and pushes them on down.
         self.push_down(1, 1, out);
     }
 
-    /// The L0 tables a get or a scan looks at, newest first: every one overlaps the key. A
-    /// get reads a data block only where the filter passes (the key is never in L0 here: a
-    /// false positive); a scan's iterator seeks every table's block.
-    fn seek_l0(&mut self, key: u64, get: bool, out: &mut VecDeque<Op>) {
+    /// The L0 tables a get or a scan looks at, newest first down to the one of index `to`:
+    /// every one overlaps the key. A get reads a data block where the filter passes (a false
+    /// positive) and in table `to` if the key is there (`in_to`); a scan's iterator seeks
+    /// every table's block.
+    fn seek_l0(&mut self, key: u64, to: usize, in_to: bool, scan: bool, out: &mut VecDeque<Op>) {
         let shape = self.layout.l0;
-        for i in (0..self.l0_live).rev() {
+        for i in (to..self.l0_live).rev() {
             let object = self.objects.l0[i];
             self.open_table(object, shape, out);
-            if !get || self.layout.false_positive(key, LEVELS + i) {
+            if scan || (i == to && in_to) || self.layout.false_positive(key, LEVELS + i) {
                 let block = (key as u128 * shape.data_blocks as u128 / self.layout.records as u128) as u64;
                 self.data_block(object, shape, block, out);
             }
@@ -941,7 +1000,7 @@ impl LsmState {
     pub fn scan(&mut self, key: u64, len: u64, out: &mut VecDeque<Op>) {
         out.push_back(Self::anon(self.objects.memtable, self.memtable_page(key), 1, false));
         let key = key % self.layout.records;
-        self.seek_l0(key, false, out);
+        self.seek_l0(key, 0, false, true, out);
         let shape = self.layout.shape();
         let (records, data_blocks) = (self.layout.records as u128, self.layout.data_blocks);
         let end = (key as u128 + len as u128).min(records - 1);
@@ -964,24 +1023,45 @@ impl LsmState {
         }
     }
 
-    /// A write (update, insert): appended to the log, stored into the memtable; a full
-    /// memtable is flushed (DBImpl::MakeRoomForWrite()).
-    pub fn write(&mut self, out: &mut VecDeque<Op>) {
+    /// A write (update, insert) of `key` (`None`: a key past the loaded ones, which no get
+    /// asks for): appended to the log, stored into the memtable ([`Placement::write`]); a
+    /// full memtable is flushed (DBImpl::MakeRoomForWrite()).
+    ///
+    /// With `compaction_thread` the room is made before the write, as LevelDB's
+    /// MakeRoomForWrite() makes it: a full memtable becomes the one waiting for the thread,
+    /// in a new log, unless one waits already ([`LsmState::write_stalled`]: the caller first
+    /// waits). Without it the writer flushes a memtable it filled.
+    pub fn write(&mut self, key: Option<u64>, out: &mut VecDeque<Op>) {
+        if let Some(bg) = self.bg.as_mut().filter(|_| self.unflushed >= self.spec.write_buffer_bytes) {
+            bg.flushes_waiting += 1;
+            bg.most_flushes_waiting = bg.most_flushes_waiting.max(bg.flushes_waiting);
+            self.new_log(out);
+        }
+        if let Some(key) = key {
+            self.placement.write(key % self.layout.records, self.generation);
+        }
         let page = (self.unflushed / PAGE_SIZE) % (self.spec.write_buffer_bytes / PAGE_SIZE);
         self.unflushed += self.spec.record_bytes();
         out.push_back(Op { write: true, ..self.read(self.objects.wal, page, 1) });
         out.push_back(Self::anon(self.objects.memtable, page, 1, true));
-        if self.unflushed < self.spec.write_buffer_bytes {
-            return;
+        if self.bg.is_none() && self.unflushed >= self.spec.write_buffer_bytes {
+            self.flush(out);
         }
-        match self.bg.as_mut() {
-            Some(bg) => {
-                // MakeRoomForWrite(): a new log and memtable; the full one waits for the thread.
-                bg.flushes_waiting += 1;
-                bg.most_flushes_waiting = bg.most_flushes_waiting.max(bg.flushes_waiting);
-                self.new_log(out);
-            }
-            None => self.flush(out),
+    }
+
+    /// Whether a write must wait now (LevelDB 1.23's MakeRoomForWrite(): the memtable is
+    /// full and the last full one still waits for its flush, `imm_`, so the writer waits on
+    /// `background_work_finished_signal_`, and the writers queued behind it with it). The
+    /// model's L0 never reaches the slowdown and stop triggers (8 and 12 tables): its thread
+    /// compacts L0 at four.
+    pub fn write_stalled(&self) -> bool {
+        self.bg.as_ref().is_some_and(|bg| bg.flushes_waiting > 0) && self.unflushed >= self.spec.write_buffer_bytes
+    }
+
+    /// A writer waited for the thread's flush ([`LsmState::write_stalled`]).
+    pub fn count_stall(&mut self) {
+        if let Some(bg) = self.bg.as_mut() {
+            bg.write_stalls += 1;
         }
     }
 
@@ -989,19 +1069,30 @@ impl LsmState {
     fn new_log(&mut self, out: &mut VecDeque<Op>) {
         out.push_back(Self::truncate(self.objects.wal, self.spec.write_buffer_bytes / PAGE_SIZE));
         self.unflushed = 0;
+        self.generation += 1;
     }
 
     /// LevelDB's background compaction thread's next piece of work, its operations put in
     /// `out` (DBImpl::BackgroundCompaction(), LevelDB 1.23): a waiting memtable's flush
     /// (CompactMemTable(), with L0's compaction after it at four tables: PickCompaction()'s
-    /// size branch), else the seek compaction of the marked table. False: nothing to do.
+    /// size branch), else one owed size compaction ([`LsmState::push_down`]), else the seek
+    /// compaction of the marked table. A flush goes first, as DoCompactionWork() flushes a
+    /// waiting memtable before it goes on with a compaction; a piece of work is one
+    /// compaction. False: nothing to do.
     pub fn background(&mut self, out: &mut VecDeque<Op>) -> bool {
+        let owes = self.owed.iter().any(|&n| n > 0);
         let Some(bg) = self.bg.as_mut() else { return false };
+        if bg.flushes_waiting > 0 || owes {
+            // Every flush or compaction installs a new version, whose mark is empty.
+            bg.file_to_compact = None;
+        }
         if bg.flushes_waiting > 0 {
             bg.flushes_waiting -= 1;
-            bg.file_to_compact = None;
             self.write_level0(out);
             return true;
+        }
+        if owes {
+            return self.compact_owed(out);
         }
         let Some((first, level)) = bg.file_to_compact.take() else { return false };
         self.seek_compact(first, level, out);
@@ -1124,6 +1215,7 @@ impl LsmState {
         // The bytes L0's tables brought down, pushed on down each level: four tables' after
         // a flush, fewer after a seek compaction of L0.
         let moved = (self.l0_live as u64 * l0.data_blocks).div_ceil(shape.data_blocks);
+        self.placement.compact_level0(self.l0_live, &self.layout);
         self.l0_live = 0;
         self.push_down(0, moved, out);
     }
@@ -1131,52 +1223,73 @@ impl LsmState {
     /// `moved` tables' bytes arrived in level `from` (0-based from L1): each level from
     /// there over its size compacts as many of its tables, round-robin, into the level
     /// below (PickCompaction()'s size branch, one after another: DBImpl's
-    /// MaybeScheduleCompaction() after each compaction), down to the last level.
+    /// MaybeScheduleCompaction() after each compaction), down to the last level. The
+    /// compactions are owed ([`LsmState::owed`]) and, without `compaction_thread`, done at
+    /// once; with it the thread does them one at a time ([`LsmState::background`]).
     fn push_down(&mut self, from: usize, moved: u64, out: &mut VecDeque<Op>) {
-        let shape = self.layout.shape();
-        let tables = self.layout.tables.clone();
-        for level in from..tables.len().saturating_sub(1) {
-            let (here, below) = (tables[level], tables[level + 1]);
-            for _ in 0..moved {
-                let j = self.cursor[level];
-                self.cursor[level] = (j + 1) % here;
-                let lo = j * below / here;
-                let hi = ((j + 1) * below).div_ceil(here).clamp(lo + 1, below);
-                let group: Vec<(u32, Shape)> = std::iter::once(self.objects.tables[level][j as usize])
-                    .chain(self.objects.tables[level + 1][lo as usize..hi as usize].iter().copied())
-                    .map(|o| (o, shape))
-                    .collect();
-                self.compaction(&group, &group, out);
-            }
+        if from + 1 < self.layout.tables.len() {
+            self.owed[from] += moved;
+        }
+        if self.bg.is_none() {
+            while self.compact_owed(out) {}
         }
     }
 
-    /// One YCSB operation on a key drawn by the caller; `u` picks the operation in the
-    /// thread's mix `m` ([`Mix::of_thread`]), `rng` the scan's length.
-    pub fn operation(&mut self, m: Mix, key: u64, u: f64, rng: &mut Rng, out: &mut VecDeque<Op>) {
-        if u < m.read {
-            self.get(key, out);
-        } else if u < m.read + m.update {
-            if self.spec.update_reads {
+    /// One owed compaction, of the highest level that owes one: its table at the level's
+    /// compaction pointer and the tables of the level below that overlap it, whose level
+    /// then owes one more (down to the last level). False: none is owed.
+    fn compact_owed(&mut self, out: &mut VecDeque<Op>) -> bool {
+        let Some(level) = self.owed.iter().position(|&n| n > 0) else { return false };
+        self.owed[level] -= 1;
+        let (here, below) = (self.layout.tables[level], self.layout.tables[level + 1]);
+        let j = self.cursor[level];
+        self.cursor[level] = (j + 1) % here;
+        let lo = j * below / here;
+        let hi = ((j + 1) * below).div_ceil(here).clamp(lo + 1, below);
+        let shape = self.layout.shape();
+        let group: Vec<(u32, Shape)> = std::iter::once(self.objects.tables[level][j as usize])
+            .chain(self.objects.tables[level + 1][lo as usize..hi as usize].iter().copied())
+            .map(|o| (o, shape))
+            .collect();
+        self.compaction(&group, &group, out);
+        self.placement.compact_table(level, j, &self.layout);
+        if level + 2 < self.layout.tables.len() {
+            self.owed[level + 1] += 1;
+        }
+        true
+    }
+
+    /// One YCSB operation `kind` on `key`, drawn by the caller (`rng`: a scan's length).
+    /// An insert writes `key` when the clients insert the key they drew
+    /// ([`LsmState::inserts_drawn`]), else a key past the loaded ones.
+    pub fn operation(&mut self, kind: OpKind, key: u64, rng: &mut Rng, out: &mut VecDeque<Op>) {
+        match kind {
+            OpKind::Read => self.get(key, out),
+            OpKind::Update => {
+                if self.spec.update_reads {
+                    self.get(key, out);
+                }
+                self.write(Some(key), out);
+            }
+            OpKind::Insert => {
+                self.inserted += 1;
+                self.write(self.inserts_drawn.then_some(key), out);
+            }
+            OpKind::Scan => {
+                let len = match self.spec.scan_length {
+                    Some(n) => n,
+                    None => 1 + rng.below(self.spec.max_scan),
+                };
+                let from = out.len();
+                self.scan(key, len, out);
+                if let Some(advice) = self.spec.scan_advice {
+                    out.iter_mut().skip(from).filter(|o| o.access == Access::Buffered).for_each(|o| o.advice = advice);
+                }
+            }
+            OpKind::ReadModifyWrite => {
                 self.get(key, out);
+                self.write(Some(key), out);
             }
-            self.write(out);
-        } else if u < m.read + m.update + m.insert {
-            self.inserted += 1;
-            self.write(out);
-        } else if u < m.read + m.update + m.insert + m.scan {
-            let len = match self.spec.scan_length {
-                Some(n) => n,
-                None => 1 + rng.below(self.spec.max_scan),
-            };
-            let from = out.len();
-            self.scan(key, len, out);
-            if let Some(advice) = self.spec.scan_advice {
-                out.iter_mut().skip(from).filter(|o| o.access == Access::Buffered).for_each(|o| o.advice = advice);
-            }
-        } else {
-            self.get(key, out);
-            self.write(out);
         }
     }
 }
@@ -1370,7 +1483,7 @@ mod tests {
         for key in (0..50u64).map(|i| i * 7_919) {
             let scan = |spec: &LsmSpec, rng: &mut Rng| {
                 let mut ops = VecDeque::new();
-                state(spec).operation(spec.mix, key, 0.5, rng, &mut ops);
+                state(spec).operation(spec.mix.kind(0.5), key, rng, &mut ops);
                 ops
             };
             let mut want = VecDeque::new();
@@ -1393,7 +1506,7 @@ mod tests {
         // YCSB-A's updates are u in [0.5, 1).
         let ops = |s: &LsmSpec, rng: &mut Rng| {
             let mut ops = VecDeque::new();
-            state(s).operation(s.mix, 4_242, 0.7, rng, &mut ops);
+            state(s).operation(s.mix.kind(0.7), 4_242, rng, &mut ops);
             ops
         };
         let (plain, rmw) = (ops(&spec(None), &mut rng), ops(&spec(Some(true)), &mut rng));
@@ -1591,9 +1704,16 @@ mod tests {
         assert_eq!(st.seek_compactions, 1);
         assert!(truncated(&work, first) && work.iter().any(|op| op.object == first && op.write), "read, deleted and written anew");
         assert_eq!(st.allowed_seeks[first as usize], allowed as u64);
+        // Its bytes cascade down to the last level, one compaction a piece of work (a flush
+        // could go between them), and then the thread has nothing left: one mark, one
+        // seek compaction.
         let last = st.layout.tables.len() - 1;
-        assert!(last >= 2 && st.objects.tables[last].iter().any(|&o| truncated(&work, o)), "its bytes cascade down to the last level");
-        assert!(!st.background(&mut VecDeque::new()), "one mark, one compaction");
+        let (mut cascade, mut pieces) = (VecDeque::new(), 0);
+        while st.background(&mut cascade) {
+            pieces += 1;
+        }
+        assert!(last >= 2 && st.objects.tables[last].iter().any(|&o| truncated(&cascade, o)), "its bytes cascade down to the last level");
+        assert_eq!(pieces, last - 1, "a compaction from each level from L2 on");
     }
 
     #[test]
@@ -1608,7 +1728,7 @@ mod tests {
         let l0 = st.objects.l0[0];
         let mut writes = VecDeque::new();
         while st.background_state().unwrap().flushes_waiting == 0 {
-            st.write(&mut writes);
+            st.write(None, &mut writes);
         }
         assert!(writes.iter().any(|o| o.object == st.objects.wal && o.access == Access::Truncate), "the old log deleted");
         assert!(writes.iter().all(|o| o.object != l0), "the writer writes no table");
@@ -1630,7 +1750,7 @@ mod tests {
         let mut st = state(&s);
         let mut ops = VecDeque::new();
         while st.compactions == 0 {
-            st.write(&mut ops);
+            st.write(None, &mut ops);
         }
         assert_eq!(st.flushes, L0_TRIGGER as u64, "four memtables flushed, then L0 compacted");
         let ops: Vec<Op> = ops.into();
@@ -1676,7 +1796,7 @@ mod tests {
         let mut st = state(&s);
         let mut ops = VecDeque::new();
         while st.compactions == 0 {
-            st.write(&mut ops);
+            st.write(None, &mut ops);
             ops.clear();
         }
         // L0 into L1, then 8 tables' worth (4 memtables of 4 MiB over 2 MiB tables) from each
@@ -1695,7 +1815,7 @@ mod tests {
         let mut ops = VecDeque::new();
         let mut key = 0;
         while st.compactions < 20 {
-            st.write(&mut ops);
+            st.write(None, &mut ops);
             key = mix64(key + 1);
             st.get(key % st.layout.records, &mut ops);
             ops.clear();
