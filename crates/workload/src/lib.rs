@@ -438,6 +438,21 @@ mod tests {
     }
 
     #[test]
+    fn my_ycsb_latest_is_refused_outside_an_lsm_store_by_its_key() {
+        let e = workload(|t| t.defaults.distribution = Some("my-ycsb-latest".into())).unwrap_err();
+        assert_eq!(e.key, "distribution");
+        assert!(e.to_string().contains("kind = \"lsm\""), "{e}");
+        let mut t = WorkloadToml { cgroup: Some("/t".into()), name: Some("db".into()), ..Default::default() };
+        t.defaults.kind = Some(Kind::Lsm);
+        t.defaults.ops = Some(10);
+        t.defaults.distribution = Some("my-ycsb-latest".into());
+        t.defaults.lsm = Some(lsm::LsmToml { db_size: Some("64M".into()), ycsb: Some("d".into()), ..Default::default() });
+        let w = t.resolve(0).unwrap();
+        let ops: Vec<Op> = JobStream::new(&w, 0).collect();
+        assert!(ops.iter().any(|o| o.write && o.access == Access::Buffered), "its first operation inserts: a log write");
+    }
+
+    #[test]
     fn a_compaction_thread_needs_a_client_job() {
         let mut t = WorkloadToml { cgroup: Some("/t".into()), name: Some("db".into()), jobs: Some(1), ..Default::default() };
         t.defaults.kind = Some(Kind::Lsm);

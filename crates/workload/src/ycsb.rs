@@ -233,6 +233,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn my_ycsbs_latest_inserts_the_hashed_counter_and_reads_behind_it() {
+        let n = 1_000_003;
+        let mut t = MyYcsbLatest::default();
+        assert_eq!(t.next(true, 5, n), (false, fnv1_64(0) % n), "the first operation inserts key number 0");
+        assert_eq!(t.next(false, 5, n), (false, fnv1_64(1) % n));
+        assert_eq!(t.next(false, 0, n), (false, fnv1_64(2) % n));
+        // Three inserted: rank r reads number 2 - r mod 3, the last insert for rank 0.
+        assert_eq!(t.next(true, 0, n), (true, fnv1_64(2) % n));
+        assert_eq!(t.next(true, 1, n), (true, fnv1_64(1) % n));
+        assert_eq!(t.next(true, 5, n), (true, fnv1_64(0) % n), "5 mod 3 = 2 behind");
+        // Past the records, a write updates a key drawn as a read draws it.
+        let mut full = MyYcsbLatest { inserted: 3 };
+        assert_eq!(full.next(false, 0, 3), (false, fnv1_64(2) % 3));
+        assert_eq!(full, MyYcsbLatest { inserted: 3 });
+    }
+
+    #[test]
     fn fnvhash64_gives_the_values_of_ycsbs_definition() {
         // Computed by hand from YCSB's loop (Python, 64-bit wrap-around, then abs):
         // h = 0xCBF29CE484222325; for 8 octets o (low first): h ^= o; h *= 1099511628211.

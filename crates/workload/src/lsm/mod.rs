@@ -1344,6 +1344,44 @@ mod tests {
     }
 
     #[test]
+    fn a_get_finds_a_written_key_in_memory_then_in_its_l0_table_then_a_level_down() {
+        // LevelDB 1.23: DBImpl::Get() looks at the memtables, Version::Get() at the L0
+        // tables newest first, then at each level, and stops where the key is.
+        let s = spec("1G", "a");
+        let mut st = state(&s);
+        // Below L2, in an L2 table far from the first ones the first compactions push down.
+        let tables_l2 = st.layout.tables[1];
+        let key = (0..st.layout.records).find(|&k| st.layout.level_of(k) >= 2 && st.layout.table_and_block(k, 1).0 >= tables_l2 * 4 / 5).unwrap();
+        // The tables a get reads from, in order.
+        let data_reads = |st: &LsmState, ops: &VecDeque<Op>| -> Vec<u32> {
+            let tables: Vec<u32> = st.objects.tables.iter().flatten().chain(&st.objects.l0).copied().collect();
+            let mut read: Vec<u32> = ops.iter().filter(|o| o.access == Access::Buffered && !o.write && tables.contains(&o.object)).map(|o| o.object).collect();
+            read.dedup();
+            read
+        };
+        let mut ops = VecDeque::new();
+        st.write(Some(key), &mut ops);
+        let mut get = VecDeque::new();
+        st.get(key, &mut get);
+        assert!(get.iter().all(|o| o.access == Access::Anon), "in the memtable: no table looked at");
+        while st.flushes == 0 {
+            st.write(None, &mut ops);
+        }
+        get.clear();
+        st.get(key, &mut get);
+        assert_eq!(data_reads(&st, &get), vec![st.objects.l0[0]], "in its L0 table, and no further");
+        while st.compactions == 0 {
+            st.write(None, &mut ops);
+        }
+        get.clear();
+        st.get(key, &mut get);
+        let (table, _) = st.layout.table_and_block(key, 1);
+        assert_eq!(st.placement.find(key, st.l0_live), Found::Level(1), "L0's compaction, then its L1 table's, carried it to L2");
+        assert_eq!(data_reads(&st, &get).last(), Some(&st.objects.tables[1][table as usize]), "the get stops at L2, above its own level");
+        assert!(data_reads(&st, &get).iter().all(|o| !st.objects.tables[2..].iter().flatten().any(|t| t == o)));
+    }
+
+    #[test]
     fn a_get_reads_the_filter_index_and_data_block_of_the_right_table() {
         let s = spec("1G", "c");
         let mut st = state(&s);

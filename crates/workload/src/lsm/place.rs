@@ -119,3 +119,75 @@ impl Placement {
         self.place.len()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lsm::LsmToml;
+
+    fn layout() -> Layout {
+        let spec = LsmToml { db_size: Some("1G".into()), ycsb: Some("a".into()), ..Default::default() }.resolve().unwrap();
+        Layout::new(&spec)
+    }
+
+    /// A key whose own level is `level` or below (0-based from L1).
+    fn key_below(l: &Layout, level: usize) -> u64 {
+        (0..l.records).find(|&k| l.level_of(k) > level).unwrap()
+    }
+
+    #[test]
+    fn a_key_written_since_the_last_flush_is_found_in_memory() {
+        let l = layout();
+        let (mut p, key) = (Placement::default(), key_below(&l, 1));
+        assert_eq!(p.find(key, 0), Found::Home, "never written");
+        p.write(key, 0);
+        assert_eq!(p.find(key, 0), Found::Memory, "in the memtable");
+        p.write(key + 1, 1);
+        assert_eq!(p.find(key, 0), Found::Memory, "in the full memtable waiting for its flush");
+    }
+
+    #[test]
+    fn a_flushed_key_is_found_in_its_l0_table_until_l0_is_compacted() {
+        let l = layout();
+        let mut p = Placement::default();
+        let (a, b) = (key_below(&l, 1), key_below(&l, 1) + 1);
+        p.write(a, 0);
+        p.write(b, 2);
+        assert_eq!((p.find(a, 3), p.find(b, 3)), (Found::L0(0), Found::L0(2)), "the tables of their memtables");
+        assert_eq!(p.find(b, 2), Found::Memory, "its memtable not yet flushed");
+        p.compact_level0(3, &l);
+        assert_eq!(p.find(a, 0), Found::Level(0), "in L1 after L0's compaction");
+    }
+
+    #[test]
+    fn each_compaction_of_its_table_carries_a_key_a_level_down_until_its_own() {
+        let l = layout();
+        let key = (0..l.records).find(|&k| l.level_of(k) == 2).unwrap();
+        let mut p = Placement::default();
+        p.write(key, 0);
+        p.compact_level0(1, &l);
+        let table = |level| l.table_and_block(key, level).0;
+        p.compact_table(0, table(0) + 1, &l);
+        assert_eq!(p.find(key, 0), Found::Level(0), "another table's compaction leaves it");
+        p.compact_table(0, table(0), &l);
+        assert_eq!(p.find(key, 0), Found::Level(1));
+        p.compact_table(1, table(1), &l);
+        assert_eq!((p.find(key, 0), p.followed()), (Found::Home, 0), "at its own level it is no longer followed");
+    }
+
+    #[test]
+    fn a_key_written_again_is_where_its_last_write_put_it() {
+        let l = layout();
+        let key = key_below(&l, 1);
+        let mut p = Placement::default();
+        p.write(key, 0);
+        p.compact_level0(1, &l);
+        p.write(key, 1);
+        p.compact_table(0, l.table_and_block(key, 0).0, &l);
+        assert_eq!(p.find(key, 0), Found::Memory, "its stale L1 entry does not move it");
+        p.write(key, 1);
+        p.compact_level0(1, &l);
+        assert_eq!(p.find(key, 0), Found::Level(0), "written twice into one memtable, carried once");
+        assert_eq!(p.followed(), 1);
+    }
+}
