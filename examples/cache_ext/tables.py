@@ -501,12 +501,8 @@ def fig11(a, tmp):
 
 def steady_workload_ops(r, names, cgroup=None):
     """The steady rate (steady(), `cgroup` as there) of the tasks `names`' workload operations
-    (YCSB gets and scans), from their parts: the steady rate of their `ops` times their
-    workload operations an op over the whole run."""
-    tasks = [t for t in r["tasks"] if t["name"] in names]
-    parts = sum(t["ops"] for t in tasks)
-    rate = steady(r, lambda name: name in names, cgroup)
-    return rate * sum(t["workload_ops"] for t in tasks) / parts if parts else float("nan")
+    (YCSB gets and scans: the series' task_workload_ops)."""
+    return steady(r, lambda name: name in names, cgroup)
 
 
 def fig10(a, tmp):
