@@ -427,7 +427,7 @@ mod tests {
         assert_eq!(client.with_lsm(|l| (l.flushes, l.background_state().unwrap().flushes_waiting)), Some((1, 0)));
         assert!(!polls(&client.next().unwrap()), "the write goes on");
         // Side by side to the end: every full memtable is flushed, and the thread ends.
-        while let Some(op) = client.next() {
+        for op in client.by_ref() {
             assert!(op.think_ns == 0 || polls(&op));
             bg.next();
         }
