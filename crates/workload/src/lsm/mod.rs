@@ -1058,6 +1058,11 @@ impl LsmState {
         self.bg.as_ref().is_some_and(|bg| bg.flushes_waiting > 0) && self.unflushed >= self.spec.write_buffer_bytes
     }
 
+    /// The size compactions owed ([`LsmState::push_down`]), all levels together.
+    pub fn compactions_owed(&self) -> u64 {
+        self.owed.iter().sum()
+    }
+
     /// A writer waited for the thread's flush ([`LsmState::write_stalled`]).
     pub fn count_stall(&mut self) {
         if let Some(bg) = self.bg.as_mut() {
