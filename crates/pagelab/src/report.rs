@@ -353,6 +353,10 @@ pub struct LsmReport {
     /// memtable full and the last full one not yet flushed), in polls of 100 µs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub write_stalls: Option<u64>,
+    /// With `compaction_thread`: the writes delayed 1 ms at 8 L0 tables or more
+    /// (MakeRoomForWrite()'s slowdown).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_slowdowns: Option<u64>,
     /// With `compaction_thread`: the size compactions owed at the end of the run (the
     /// levels over their sizes, in tables to push down).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -242,8 +242,9 @@ struct LsmPhase {
     compactor: bool,
     /// With `distribution = "my-ycsb-latest"`: the thread's inserts (crate::ycsb::MyYcsbLatest).
     latest: Option<MyYcsbLatest>,
-    /// A drawn operation that waits for the store's flush (crate::lsm::LsmState::write_stalled).
-    stalled: Option<(OpKind, u64)>,
+    /// A drawn operation that waits for the store's thread (crate::lsm::LsmState::write_stalled),
+    /// and whether it was delayed already (crate::lsm::LsmState::write_slowed).
+    stalled: Option<(OpKind, u64, bool)>,
 }
 
 /// How long LevelDB's compaction thread, with nothing to do, sleeps before it looks again:
@@ -315,7 +316,7 @@ impl JobStream {
                 let (files, anon) = declarations(&p.object, spec, &layout);
                 let mut ids = files.into_iter().map(|(n, pages)| declare_named(&mut objects, &mut filled, n, false, pages) as u32);
                 let tables = layout.tables.iter().map(|&n| ids.by_ref().take(n as usize).collect()).collect();
-                let l0 = ids.by_ref().take(crate::lsm::L0_TRIGGER).collect();
+                let l0 = ids.by_ref().take(spec.l0_files()).collect();
                 let wal = ids.next().expect("the log is declared last");
                 // The jobs are the threads of one store (crate::lsm, "Threads"): its anonymous
                 // regions are the process's, one each, named after the store.
@@ -642,15 +643,29 @@ impl JobStream {
         idle.map(|op| Op { think_ns: COMPACTOR_POLL_NS, ..op })
     }
 
-    /// The first part of the YCSB operation `kind` on `key` (its others queued), or, for a
-    /// write that must wait for the store's flush (crate::lsm::LsmState::write_stalled), a
-    /// sleep of [`COMPACTOR_POLL_NS`] touching the memtable, a part of the operation that
-    /// is tried again after it.
-    fn lsm_operation(l: &mut LsmPhase, kind: OpKind, key: u64, think_ns: u64, rng: &mut Rng) -> Op {
+    /// The first part of the YCSB operation `kind` on `key` (its others queued). A write
+    /// the store's thread holds back (LevelDB's MakeRoomForWrite()) first sleeps, touching
+    /// the memtable, in a part of the operation after which it is tried again: once for
+    /// crate::lsm::SLOWDOWN_NS when L0 is long (crate::lsm::LsmState::write_slowed, not yet
+    /// `delayed`), then [`COMPACTOR_POLL_NS`] at a time while it must wait
+    /// (crate::lsm::LsmState::write_stalled).
+    fn lsm_operation(l: &mut LsmPhase, (kind, key, delayed): (OpKind, u64, bool), think_ns: u64, rng: &mut Rng) -> Op {
         let writes = matches!(kind, OpKind::Update | OpKind::Insert | OpKind::ReadModifyWrite);
-        if let Some(idle) = l.store.with(|s| (writes && s.write_stalled()).then(|| (s.count_stall(), s.idle_op()).1)) {
-            l.stalled = Some((kind, key));
-            return Op { think_ns: COMPACTOR_POLL_NS, more: true, ..idle };
+        let held = l.store.with(|s| {
+            let sleep = match () {
+                _ if !writes => None,
+                _ if !delayed && s.write_slowed() => Some((crate::lsm::SLOWDOWN_NS, true)),
+                _ if s.write_stalled() => Some((COMPACTOR_POLL_NS, false)),
+                _ => None,
+            };
+            sleep.map(|(ns, slowed)| {
+                s.count_stall(slowed);
+                (ns, s.idle_op())
+            })
+        });
+        if let Some((ns, idle)) = held {
+            l.stalled = Some((kind, key, true));
+            return Op { think_ns: ns, more: true, ..idle };
         }
         let queue = &mut l.queue;
         l.store.with(|s| s.operation(kind, key, rng, queue));
@@ -688,9 +703,9 @@ impl JobStream {
                 return Some(op);
             }
             if let Some(l) = ph.lsm.as_mut().filter(|l| l.stalled.is_some()) {
-                let (kind, key) = l.stalled.take().expect("filtered");
+                let (kind, key, delayed) = l.stalled.take().expect("filtered");
                 // Its think time went before its first try.
-                return Some(Self::lsm_operation(l, kind, key, 0, &mut self.rng));
+                return Some(Self::lsm_operation(l, (kind, key, delayed), 0, &mut self.rng));
             }
             if ph.ops_left == 0 {
                 if let Some(l) = ph.lsm.as_mut().filter(|l| !l.compactor) {
@@ -784,7 +799,7 @@ impl JobStream {
                     }
                     None => (kind, block),
                 };
-                return Some(Self::lsm_operation(l, kind, key, ph.think_ns, &mut self.rng));
+                return Some(Self::lsm_operation(l, (kind, key, false), ph.think_ns, &mut self.rng));
             }
             let write = match ph.kind {
                 Kind::FileRw | Kind::AnonRw => self.rng.unit() >= ph.read_ratio,

@@ -76,14 +76,22 @@
 //! memtable's flush, then in that L0 table, then a level lower at each compaction of the
 //! table holding it, until its own level. A get stops at the first place that holds it.
 //!
+//! **With `compaction_thread`** the thread flushes a waiting memtable first, then does the
+//! size compaction of the level with the highest score (L0's tables over four, a level's
+//! bytes over its size: [`LsmState::pick_compaction`]), then a seek compaction, one
+//! compaction a piece of work. The writers are held back as LevelDB's MakeRoomForWrite()
+//! holds them: a write is delayed 1 ms at 8 L0 tables, and a writer that needs a new
+//! memtable waits while the last full one is not flushed or L0 holds 12 tables.
+//!
 //! **Left out**: without `compaction_thread`, a background thread (compactions run in the
-//! triggering task, in one burst, where LevelDB overlaps them with the foreground); with
-//! it, a writer waits for the flush of the last full memtable by polling every
-//! [`crate::gen::COMPACTOR_POLL_NS`] (LevelDB wakes it with a signal), before the whole
-//! operation (a read-modify-write waits before its read); the writers' stalls at 8 and 12
-//! L0 tables (the model compacts L0 at four); LevelDB's choice of the level with the highest score (the
-//! model pushes bytes down every level in turn) and trivial moves;
-//! compression (a block is one page); the manifest; iterator pinning.
+//! triggering task, in one burst, where LevelDB overlaps them with the foreground, and L0
+//! is compacted at four tables); with it, the wait is a poll every
+//! [`crate::gen::COMPACTOR_POLL_NS`] (LevelDB wakes the writer with a signal), before the
+//! whole operation (a read-modify-write waits before its read), and the thread looks for a
+//! waiting memtable between compactions (LevelDB: after every key); a level's compactions
+//! go round-robin over its tables (the compaction pointer) and push their bytes down one
+//! level at a time; trivial moves; compression (a block is one page); the manifest;
+//! iterator pinning.
 //!
 //! **YCSB mixes** (`ycsb`, YCSB's workloads/workload[a-f]): a 50% reads, 50% updates; b 95/5;
 //! c reads only; d 95% reads of the `latest` keys, 5% inserts; e 95% scans, 5% inserts;
@@ -386,6 +394,17 @@ impl LsmSpec {
         self.key_bytes + self.value_bytes + RECORD_OVERHEAD
     }
 
+    /// The L0 table files: four without `compaction_thread` (the model compacts L0 at four
+    /// in the writer's task), twelve with it (LevelDB's thread compacts L0 when its score is
+    /// the highest, and the writers stop at [`L0_STOP`]).
+    pub fn l0_files(&self) -> usize {
+        if self.compaction_thread {
+            L0_STOP
+        } else {
+            L0_TRIGGER
+        }
+    }
+
     /// The records of the database.
     pub fn records(&self) -> u64 {
         self.db_bytes / self.record_bytes()
@@ -659,7 +678,7 @@ fn mix64(key: u64) -> u64 {
 pub struct LsmObjects {
     /// Per level, the object index of each table.
     pub tables: Vec<Vec<u32>>,
-    /// The L0 tables' objects (kL0_CompactionTrigger of them, reused).
+    /// The L0 tables' objects ([`LsmSpec::l0_files`] of them, reused).
     pub l0: Vec<u32>,
     pub wal: u32,
     pub memtable: u32,
@@ -673,13 +692,13 @@ pub type Declarations = (Vec<(String, u64)>, [(&'static str, u64); 3]);
 /// Object names and sizes of an LSM phase, in declaration order: the tables (level by level),
 /// the L0 tables, the log, then the anonymous regions (memtable, block cache, table cache).
 pub fn declarations(root: &str, s: &LsmSpec, l: &Layout) -> Declarations {
-    let mut files = Vec::with_capacity(l.tables.iter().sum::<u64>() as usize + L0_TRIGGER + 1);
+    let mut files = Vec::with_capacity(l.tables.iter().sum::<u64>() as usize + s.l0_files() + 1);
     for (level, &n) in l.tables.iter().enumerate() {
         for t in 0..n {
             files.push((format!("{root}/L{}/{t:06}.ldb", level + 1), l.table_pages()));
         }
     }
-    for t in 0..L0_TRIGGER {
+    for t in 0..s.l0_files() {
         files.push((format!("{root}/L0/{t:06}.ldb"), l.l0.pages()));
     }
     files.push((format!("{root}/wal.log"), s.write_buffer_bytes / PAGE_SIZE));
@@ -693,11 +712,19 @@ pub fn declarations(root: &str, s: &LsmSpec, l: &Layout) -> Declarations {
 
 /// Open tables the table cache holds: `max_open_files` less LevelDB's ten, at most every table.
 fn table_cache_slots(s: &LsmSpec, l: &Layout) -> u64 {
-    (s.max_open_files - NON_TABLE_FILES).min(l.tables.iter().sum::<u64>() + L0_TRIGGER as u64).max(1)
+    (s.max_open_files - NON_TABLE_FILES).min(l.tables.iter().sum::<u64>() + s.l0_files() as u64).max(1)
 }
 
 /// LevelDB's kL0_CompactionTrigger: L0 is compacted into L1 once it holds this many tables.
 pub const L0_TRIGGER: usize = 4;
+/// L0 tables at which LevelDB 1.23 delays each write by 1 ms (kL0_SlowdownWritesTrigger).
+pub const L0_SLOWDOWN: usize = 8;
+/// L0 tables at which LevelDB 1.23 stops a writer that needs a new memtable
+/// (kL0_StopWritesTrigger).
+pub const L0_STOP: usize = 12;
+/// LevelDB's delay of a write at [`L0_SLOWDOWN`] L0 tables (MakeRoomForWrite():
+/// SleepForMicroseconds(1000)).
+pub const SLOWDOWN_NS: u64 = 1_000_000;
 /// LevelDB's PosixWritableFile buffer (kWritableFileBufferSize): tables are written 64 KiB
 /// at a time.
 const WRITE_PAGES: u64 = 16;
@@ -752,9 +779,11 @@ pub struct Background {
     /// that finds the next full waits for it ([`LsmState::write_stalled`]).
     pub flushes_waiting: u32,
     pub most_flushes_waiting: u32,
-    /// The waits of writers for a flush, each counted once per poll of
-    /// [`crate::gen::COMPACTOR_POLL_NS`].
+    /// The waits of writers for a flush or for L0 below [`L0_STOP`] tables, each counted
+    /// once per poll of [`crate::gen::COMPACTOR_POLL_NS`].
     pub write_stalls: u64,
+    /// The writes delayed by [`SLOWDOWN_NS`] at [`L0_SLOWDOWN`] L0 tables.
+    pub write_slowdowns: u64,
     /// The table the seek accounting marked (Version::file_to_compact_) and its level's
     /// table index (`None`: an L0 table). Every flush or compaction installs a new version,
     /// whose mark is empty: a table past its allowed seeks is marked again by its next seek.
@@ -1050,12 +1079,18 @@ impl LsmState {
     }
 
     /// Whether a write must wait now (LevelDB 1.23's MakeRoomForWrite(): the memtable is
-    /// full and the last full one still waits for its flush, `imm_`, so the writer waits on
-    /// `background_work_finished_signal_`, and the writers queued behind it with it). The
-    /// model's L0 never reaches the slowdown and stop triggers (8 and 12 tables): its thread
-    /// compacts L0 at four.
+    /// full and the last full one still waits for its flush, `imm_`, or L0 holds
+    /// [`L0_STOP`] tables, so the writer waits on `background_work_finished_signal_`, and
+    /// the writers queued behind it with it).
     pub fn write_stalled(&self) -> bool {
-        self.bg.as_ref().is_some_and(|bg| bg.flushes_waiting > 0) && self.unflushed >= self.spec.write_buffer_bytes
+        let waits = self.bg.as_ref().is_some_and(|bg| bg.flushes_waiting > 0 || self.l0_live >= L0_STOP);
+        waits && self.unflushed >= self.spec.write_buffer_bytes
+    }
+
+    /// Whether a write is delayed by [`SLOWDOWN_NS`] first (MakeRoomForWrite(): L0 holds
+    /// [`L0_SLOWDOWN`] tables or more; once a write).
+    pub fn write_slowed(&self) -> bool {
+        self.bg.is_some() && self.l0_live >= L0_SLOWDOWN
     }
 
     /// The size compactions owed ([`LsmState::push_down`]), all levels together.
@@ -1063,10 +1098,14 @@ impl LsmState {
         self.owed.iter().sum()
     }
 
-    /// A writer waited for the thread's flush ([`LsmState::write_stalled`]).
-    pub fn count_stall(&mut self) {
+    /// A writer waited for the thread ([`LsmState::write_stalled`]; `slowed`: it was delayed,
+    /// [`LsmState::write_slowed`]).
+    pub fn count_stall(&mut self, slowed: bool) {
         if let Some(bg) = self.bg.as_mut() {
-            bg.write_stalls += 1;
+            match slowed {
+                true => bg.write_slowdowns += 1,
+                false => bg.write_stalls += 1,
+            }
         }
     }
 
@@ -1079,15 +1118,15 @@ impl LsmState {
 
     /// LevelDB's background compaction thread's next piece of work, its operations put in
     /// `out` (DBImpl::BackgroundCompaction(), LevelDB 1.23): a waiting memtable's flush
-    /// (CompactMemTable(), with L0's compaction after it at four tables: PickCompaction()'s
-    /// size branch), else one owed size compaction ([`LsmState::push_down`]), else the seek
-    /// compaction of the marked table. A flush goes first, as DoCompactionWork() flushes a
-    /// waiting memtable before it goes on with a compaction; a piece of work is one
-    /// compaction. False: nothing to do.
+    /// (CompactMemTable()), else the size compaction of the level with the highest score
+    /// ([`LsmState::pick_compaction`]: L0's into L1, or one a level owes the level below),
+    /// else the seek compaction of the marked table. A flush goes first, as
+    /// DoCompactionWork() flushes a waiting memtable before it goes on with a compaction; a
+    /// piece of work is one compaction. False: nothing to do.
     pub fn background(&mut self, out: &mut VecDeque<Op>) -> bool {
-        let owes = self.owed.iter().any(|&n| n > 0);
+        let pick = self.pick_compaction();
         let Some(bg) = self.bg.as_mut() else { return false };
-        if bg.flushes_waiting > 0 || owes {
+        if bg.flushes_waiting > 0 || pick.is_some() {
             // Every flush or compaction installs a new version, whose mark is empty.
             bg.file_to_compact = None;
         }
@@ -1096,11 +1135,14 @@ impl LsmState {
             self.write_level0(out);
             return true;
         }
-        if owes {
-            return self.compact_owed(out);
+        match pick {
+            Some(None) => self.compact(out),
+            Some(Some(level)) => self.compact_level(level, out),
+            None => {
+                let Some((first, level)) = bg.file_to_compact.take() else { return false };
+                self.seek_compact(first, level, out);
+            }
         }
-        let Some((first, level)) = bg.file_to_compact.take() else { return false };
-        self.seek_compact(first, level, out);
         true
     }
 
@@ -1172,16 +1214,21 @@ impl LsmState {
     /// The background thread's flush: the waiting memtable becomes an L0 table (its log was
     /// replaced when the writer filled it).
     fn write_level0(&mut self, out: &mut VecDeque<Op>) {
+        if self.l0_live == self.objects.l0.len() {
+            // Not reached: the writers stop at L0_STOP tables, the files there are.
+            self.compact(out);
+        }
         let object = self.objects.l0[self.l0_live];
         self.write_table(object, self.layout.l0, out);
         self.count_level0(out);
     }
 
-    /// A new L0 table: four are compacted.
+    /// A new L0 table: without `compaction_thread` four are compacted at once; with it the
+    /// thread compacts L0 when L0's score is the highest ([`LsmState::pick_compaction`]).
     fn count_level0(&mut self, out: &mut VecDeque<Op>) {
         self.l0_live += 1;
         self.flushes += 1;
-        if self.l0_live == L0_TRIGGER {
+        if self.l0_live == L0_TRIGGER && self.bg.is_none() {
             self.compact(out);
         }
     }
@@ -1245,6 +1292,13 @@ impl LsmState {
     /// then owes one more (down to the last level). False: none is owed.
     fn compact_owed(&mut self, out: &mut VecDeque<Op>) -> bool {
         let Some(level) = self.owed.iter().position(|&n| n > 0) else { return false };
+        self.compact_level(level, out);
+        true
+    }
+
+    /// One size compaction of `level`, which owes one: its table at the level's compaction
+    /// pointer and the tables of the level below that overlap it.
+    fn compact_level(&mut self, level: usize, out: &mut VecDeque<Op>) {
         self.owed[level] -= 1;
         let (here, below) = (self.layout.tables[level], self.layout.tables[level + 1]);
         let j = self.cursor[level];
@@ -1261,7 +1315,23 @@ impl LsmState {
         if level + 2 < self.layout.tables.len() {
             self.owed[level + 1] += 1;
         }
-        true
+    }
+
+    /// The size compaction LevelDB 1.23's thread picks (VersionSet::Finalize(), then
+    /// PickCompaction()'s size branch): the level with the highest score, if it is 1 or
+    /// more, the first on a tie. L0's score is its tables over four (kL0_CompactionTrigger);
+    /// a level's, its bytes over its size: its tables and those it owes the level below,
+    /// over its tables. `Some(None)`: L0's compaction; `Some(Some(level))`: that level's.
+    fn pick_compaction(&self) -> Option<Option<usize>> {
+        let mut best = (self.l0_live as f64 / L0_TRIGGER as f64, None);
+        for (level, &owed) in self.owed.iter().enumerate() {
+            let tables = self.layout.tables[level] as f64;
+            let score = (tables + owed as f64) / tables;
+            if owed > 0 && score > best.0 {
+                best = (score, Some(level));
+            }
+        }
+        (best.0 >= 1.0).then_some(best.1)
     }
 
     /// One YCSB operation `kind` on `key`, drawn by the caller (`rng`: a scan's length).
@@ -1323,8 +1393,8 @@ mod tests {
                     .collect()
             })
             .collect();
-        let l0 = (next..next + L0_TRIGGER as u32).collect();
-        let next = next + L0_TRIGGER as u32;
+        let l0 = (next..next + s.l0_files() as u32).collect();
+        let next = next + s.l0_files() as u32;
         let objects = LsmObjects { tables, l0, wal: next, memtable: next + 1, block_cache: next + 2, table_cache: next + 3 };
         LsmState::new(s, layout, objects, Advice::Normal)
     }
@@ -1757,6 +1827,56 @@ mod tests {
         }
         assert!(last >= 2 && st.objects.tables[last].iter().any(|&o| truncated(&cascade, o)), "its bytes cascade down to the last level");
         assert_eq!(pieces, last - 1, "a compaction from each level from L2 on");
+    }
+
+    #[test]
+    fn the_thread_compacts_the_level_with_the_highest_score_first() {
+        // LevelDB 1.23's VersionSet::Finalize() and PickCompaction(): L0 scores its tables
+        // over four, a level its bytes over its size; the highest score of 1 or more goes.
+        let spec = my_ycsb("256M", |t| t.compaction_thread = Some(true));
+        let mut st = state(&spec);
+        let l1 = st.layout.tables[0];
+        assert_eq!(st.pick_compaction(), None, "nothing over its size");
+        st.l0_live = L0_TRIGGER - 1;
+        assert_eq!(st.pick_compaction(), None, "three L0 tables score 0.75");
+        st.l0_live = L0_TRIGGER;
+        assert_eq!(st.pick_compaction(), Some(None), "four score 1: L0's compaction");
+        st.owed[0] = l1;
+        assert_eq!(st.pick_compaction(), Some(Some(0)), "L1 at twice its size scores 2");
+        st.l0_live = 3 * L0_TRIGGER;
+        assert_eq!(st.pick_compaction(), Some(None), "twelve L0 tables score 3");
+        st.l0_live = 0;
+        st.owed[0] = 0;
+        // The deepest level with a level below: the last level is never over its size.
+        let deep = st.layout.tables.len() - 2;
+        st.owed[deep] = 1;
+        assert_eq!(st.pick_compaction(), Some(Some(deep)), "a deep level one table over its size");
+        let mut work = VecDeque::new();
+        assert!(st.background(&mut work) && st.owed[deep] == 0, "the thread compacts it");
+    }
+
+    #[test]
+    fn a_write_is_delayed_at_eight_l0_tables_and_a_writer_stops_at_twelve_for_a_new_memtable() {
+        // LevelDB 1.23's MakeRoomForWrite(): a 1 ms delay at kL0_SlowdownWritesTrigger, a wait
+        // at kL0_StopWritesTrigger when the memtable is full.
+        let spec = my_ycsb("256M", |t| t.compaction_thread = Some(true));
+        let mut st = state(&spec);
+        assert_eq!(st.objects.l0.len(), L0_STOP, "twelve L0 files for the thread to fill");
+        st.l0_live = L0_SLOWDOWN - 1;
+        assert!(!st.write_slowed() && !st.write_stalled());
+        st.l0_live = L0_SLOWDOWN;
+        assert!(st.write_slowed() && !st.write_stalled(), "delayed, not stopped");
+        st.l0_live = L0_STOP;
+        assert!(!st.write_stalled(), "room in the memtable: the write goes in");
+        let mut ops = VecDeque::new();
+        while st.unflushed < st.spec.write_buffer_bytes {
+            st.write(None, &mut ops);
+        }
+        assert!(st.write_stalled(), "a full memtable and twelve L0 tables: the writer waits");
+        assert_eq!(st.background_state().unwrap().flushes_waiting, 0, "for L0, not for a flush");
+        let mut work = VecDeque::new();
+        assert!(st.background(&mut work) && st.l0_live == 0, "the thread compacts L0");
+        assert!(!st.write_stalled(), "and the writer goes on");
     }
 
     #[test]

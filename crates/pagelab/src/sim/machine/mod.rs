@@ -183,6 +183,7 @@ impl Task {
             seek_compactions: l.seek_compactions,
             most_flushes_waiting: l.background_state().map(|b| b.most_flushes_waiting),
             write_stalls: l.background_state().map(|b| b.write_stalls),
+            write_slowdowns: l.background_state().map(|b| b.write_slowdowns),
             compactions_owed: l.background_state().map(|_| l.compactions_owed()),
         })
     }
