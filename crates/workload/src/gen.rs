@@ -652,11 +652,14 @@ impl JobStream {
     fn lsm_operation(l: &mut LsmPhase, (kind, key, delayed): (OpKind, u64, bool), think_ns: u64, rng: &mut Rng) -> Op {
         let writes = matches!(kind, OpKind::Update | OpKind::Insert | OpKind::ReadModifyWrite);
         let held = l.store.with(|s| {
-            let sleep = match () {
-                _ if !writes => None,
-                _ if !delayed && s.write_slowed() => Some((crate::lsm::SLOWDOWN_NS, true)),
-                _ if s.write_stalled() => Some((COMPACTOR_POLL_NS, false)),
-                _ => None,
+            let sleep = if !writes {
+                None
+            } else if !delayed && s.write_slowed() {
+                Some((crate::lsm::SLOWDOWN_NS, true))
+            } else if s.write_stalled() {
+                Some((COMPACTOR_POLL_NS, false))
+            } else {
+                None
             };
             sleep.map(|(ns, slowed)| {
                 s.count_stall(slowed);

@@ -18,7 +18,9 @@
 //! tables split the key range evenly.
 //!
 //! **A get** (LevelDB's DBImpl::Get, Version::Get): the memtable (a load of one page of its
-//! anonymous region), then each level from L1 down to the key's own: the table whose range
+//! anonymous region), then the L0 tables newest first, then each level from L1 down to the
+//! first that holds a version of the key, its own or where its last write put it (below,
+//! "Where a get finds a written key"): the table whose range
 //! holds the key is looked up in the **table cache** (`max_open_files` 1000, less LevelDB's
 //! 10 for other files: 990 open tables, LRU), whose entries hold each open table's index and
 //! filter in anonymous memory; a table not open is opened, reading its footer, index block
@@ -29,7 +31,7 @@
 //! the index names goes through the **block cache**
 //! (`block_cache` 8 MiB, LevelDB's default when none is given, LRU of 4 KiB blocks in
 //! anonymous memory: crate::app_cache) and is read with pread on a miss. The get stops at
-//! the key's level; a false positive reads a data block and goes on.
+//! the key's place; a false positive reads a data block and goes on.
 //!
 //! **A scan** (YCSB's SCAN, a DBIter over a merging iterator): seeks every level, then reads
 //! forward `1..=max_scan` records (uniform, YCSB's `maxscanlength` 100), or always
