@@ -648,9 +648,23 @@ impl JobStream {
     /// the memtable, in a part of the operation after which it is tried again: once for
     /// crate::lsm::SLOWDOWN_NS when L0 is long (crate::lsm::LsmState::write_slowed, not yet
     /// `delayed`), then [`COMPACTOR_POLL_NS`] at a time while it must wait
-    /// (crate::lsm::LsmState::write_stalled).
+    /// (crate::lsm::LsmState::write_stalled). With the store's thread, an operation that
+    /// reads before it writes does its read first and its write (`OpKind::Put`) after it, so
+    /// that only the write waits.
     fn lsm_operation(l: &mut LsmPhase, (kind, key, delayed): (OpKind, u64, bool), think_ns: u64, rng: &mut Rng) -> Op {
-        let writes = matches!(kind, OpKind::Update | OpKind::Insert | OpKind::ReadModifyWrite);
+        let reads_first = kind == OpKind::ReadModifyWrite || (kind == OpKind::Update && l.store.read(|s| s.spec.update_reads));
+        if reads_first && l.store.read(|s| s.background_state().is_some()) {
+            // My-YCSB's read-modify-write is a Get, then a Put (leveldb_client.cpp), and only
+            // the Put can wait for LevelDB's thread: the read now, the write tried after it.
+            let queue = &mut l.queue;
+            l.store.with(|s| s.get(key, queue));
+            queue.iter_mut().for_each(|o| o.more = true);
+            l.stalled = Some((OpKind::Put, key, false));
+            let mut op = queue.pop_front().expect("a get touches memory");
+            op.think_ns = think_ns;
+            return op;
+        }
+        let writes = matches!(kind, OpKind::Update | OpKind::Insert | OpKind::ReadModifyWrite | OpKind::Put);
         let held = l.store.with(|s| {
             let sleep = if !writes {
                 None

@@ -438,6 +438,42 @@ mod tests {
     }
 
     #[test]
+    fn with_a_compaction_thread_a_read_modify_write_reads_before_its_write_waits() {
+        // My-YCSB's read-modify-write is a Get, then a Put; LevelDB's MakeRoomForWrite()
+        // holds back only the Put.
+        let mut t = WorkloadToml { cgroup: Some("/t".into()), name: Some("db".into()), jobs: Some(2), ..Default::default() };
+        t.defaults.kind = Some(Kind::Lsm);
+        t.defaults.ops = Some(3_000);
+        t.defaults.distribution = Some("uniform".into());
+        t.defaults.lsm = Some(lsm::LsmToml {
+            db_size: Some("64M".into()),
+            ycsb: Some("f".into()),
+            write_buffer_size: Some("64K".into()),
+            compaction_thread: Some(true),
+            ..Default::default()
+        });
+        let w = t.resolve(0).unwrap();
+        let (mut client, mut bg) = (JobStream::new(&w, 0), JobStream::new(&w, 1));
+        bg.share_lsm_stores(&client.lsm_stores());
+        let mut operation = Vec::new();
+        loop {
+            let op = client.next().expect("the client waits before its operations run out");
+            if op.think_ns == gen::COMPACTOR_POLL_NS {
+                break;
+            }
+            operation.push(op);
+            if !operation.last().unwrap().more {
+                operation.clear();
+            }
+        }
+        assert!(!operation.is_empty(), "the waiting operation did something first");
+        let (wal, memtable) = client.with_lsm(|l| (l.objects.wal, l.objects.memtable)).unwrap();
+        let put = |o: &Op| o.write && (o.object == wal || o.object == memtable);
+        assert!(!operation.iter().any(put), "its read, and no log or memtable write yet: {operation:?}");
+        assert!(operation.iter().any(|o| o.access == Access::Anon), "the get looked at the memtable");
+    }
+
+    #[test]
     fn my_ycsb_latest_is_refused_outside_an_lsm_store_by_its_key() {
         let e = workload(|t| t.defaults.distribution = Some("my-ycsb-latest".into())).unwrap_err();
         assert_eq!(e.key, "distribution");

@@ -88,8 +88,8 @@
 //! **Left out**: without `compaction_thread`, a background thread (compactions run in the
 //! triggering task, in one burst, where LevelDB overlaps them with the foreground, and L0
 //! is compacted at four tables); with it, the wait is a poll every
-//! [`crate::gen::COMPACTOR_POLL_NS`] (LevelDB wakes the writer with a signal), before the
-//! whole operation (a read-modify-write waits before its read), and the thread looks for a
+//! [`crate::gen::COMPACTOR_POLL_NS`] (LevelDB wakes the writer with a signal; a
+//! read-modify-write waits after its read, before its write), and the thread looks for a
 //! waiting memtable between compactions (LevelDB: after every key); a level's compactions
 //! go round-robin over its tables (the compaction pointer) and push their bytes down one
 //! level at a time; trivial moves; compression (a block is one page); the manifest;
@@ -230,6 +230,9 @@ pub enum OpKind {
     Insert,
     Scan,
     ReadModifyWrite,
+    /// The write of an update or a read-modify-write on its own, after its read
+    /// (crate::gen runs the two apart, so that the write alone waits for the thread).
+    Put,
 }
 
 /// A validated `lsm` table.
@@ -1036,6 +1039,7 @@ impl LsmState {
                 self.get(key, out);
                 self.write(Some(key), out);
             }
+            OpKind::Put => self.write(Some(key), out),
         }
     }
 }
