@@ -382,22 +382,28 @@ mod tests {
         assert_eq!(b.with_lsm(|l| l.block_cache.misses), Some(blocks), "one cache: thread 1 missed nothing");
     }
 
-    #[test]
-    fn an_lsm_stores_compaction_thread_does_the_flushes_and_ends_with_its_clients() {
-        // LevelDB's background thread (db/db_impl.cc): the writers fill memtables, the thread
-        // writes them as L0 tables; it sleeps while nothing waits and ends with the clients.
+    /// A 64 MiB store with 64 KiB memtables, YCSB mix `ycsb` on uniform keys, one client
+    /// thread and LevelDB's compaction thread.
+    fn store_with_a_thread(ycsb: &str) -> Workload {
         let mut t = WorkloadToml { cgroup: Some("/t".into()), name: Some("db".into()), jobs: Some(2), ..Default::default() };
         t.defaults.kind = Some(Kind::Lsm);
         t.defaults.ops = Some(3_000);
         t.defaults.distribution = Some("uniform".into());
         t.defaults.lsm = Some(lsm::LsmToml {
             db_size: Some("64M".into()),
-            ycsb: Some("a".into()),
+            ycsb: Some(ycsb.into()),
             write_buffer_size: Some("64K".into()),
             compaction_thread: Some(true),
             ..Default::default()
         });
-        let w = t.resolve(0).unwrap();
+        t.resolve(0).unwrap()
+    }
+
+    #[test]
+    fn an_lsm_stores_compaction_thread_does_the_flushes_and_ends_with_its_clients() {
+        // LevelDB's background thread (db/db_impl.cc): the writers fill memtables, the thread
+        // writes them as L0 tables; it sleeps while nothing waits and ends with the clients.
+        let w = store_with_a_thread("a");
         assert!(!is_compaction_thread(&w, 0) && is_compaction_thread(&w, 1));
         let (mut client, mut bg) = (JobStream::new(&w, 0), JobStream::new(&w, 1));
         bg.share_lsm_stores(&client.lsm_stores());
@@ -441,18 +447,7 @@ mod tests {
     fn with_a_compaction_thread_a_read_modify_write_reads_before_its_write_waits() {
         // My-YCSB's read-modify-write is a Get, then a Put; LevelDB's MakeRoomForWrite()
         // holds back only the Put.
-        let mut t = WorkloadToml { cgroup: Some("/t".into()), name: Some("db".into()), jobs: Some(2), ..Default::default() };
-        t.defaults.kind = Some(Kind::Lsm);
-        t.defaults.ops = Some(3_000);
-        t.defaults.distribution = Some("uniform".into());
-        t.defaults.lsm = Some(lsm::LsmToml {
-            db_size: Some("64M".into()),
-            ycsb: Some("f".into()),
-            write_buffer_size: Some("64K".into()),
-            compaction_thread: Some(true),
-            ..Default::default()
-        });
-        let w = t.resolve(0).unwrap();
+        let w = store_with_a_thread("f");
         let (mut client, mut bg) = (JobStream::new(&w, 0), JobStream::new(&w, 1));
         bg.share_lsm_stores(&client.lsm_stores());
         let mut operation = Vec::new();
