@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::app_cache::{self, AppCache, Lookup};
 use crate::dist::{Distribution, Sampler};
-use crate::lsm::{declarations, Layout, LsmObjects, LsmState, Mix, OpKind};
+use crate::lsm::{declarations, Layout, LsmObjects, LsmState, Mix, OpKind, Retry};
 use crate::rng::Rng;
 use crate::search::{SearchCursor, SearchSpec};
 use crate::spec::{Access, Advice, Kind, TraceSpec, Workload};
@@ -242,15 +242,22 @@ struct LsmPhase {
     compactor: bool,
     /// With `distribution = "my-ycsb-latest"`: the thread's inserts (crate::ycsb::MyYcsbLatest).
     latest: Option<MyYcsbLatest>,
-    /// A drawn operation that waits for the store's thread (crate::lsm::LsmState::write_stalled),
-    /// and whether it was delayed already (crate::lsm::LsmState::write_slowed).
-    stalled: Option<(OpKind, u64, bool)>,
+    /// The operation to try again once the queued parts are done: held back by the store's
+    /// thread (crate::lsm::LsmState::client_operation).
+    stalled: Option<Retry>,
 }
 
 /// How long LevelDB's compaction thread, with nothing to do, sleeps before it looks again:
 /// the model's stand-in for its wait on `background_work_finished_signal_`, which a writer
 /// or a get's seek accounting signals (MaybeScheduleCompaction()).
 pub const COMPACTOR_POLL_NS: u64 = 100_000;
+
+/// Marks `queue`'s operations as the parts of one operation of the task (`Op::more`): every
+/// one but the last, or every one when the operation goes on after them (`ends` false).
+fn one_operation(queue: &mut VecDeque<Op>, ends: bool) {
+    let n = queue.len();
+    queue.iter_mut().enumerate().for_each(|(i, o)| o.more = !ends || i + 1 < n);
+}
 
 /// Whether job `job` of `w` is an lsm store's background compaction thread: the last job of
 /// a workload of several whose store has `compaction_thread`.
@@ -330,8 +337,9 @@ impl JobStream {
                 let mut state = LsmState::new(spec, layout, LsmObjects { tables, l0, wal, memtable, block_cache, table_cache }, p.advice);
                 state.set_clients(w.jobs.saturating_sub(1));
                 state.inserts_drawn = matches!(p.distribution, Distribution::MyYcsbZipfian | Distribution::MyYcsbLatest);
+                let records = state.layout.records;
                 let store = LsmHandle::Own(Box::new(state));
-                let latest = (p.distribution == Distribution::MyYcsbLatest).then(MyYcsbLatest::default);
+                let latest = (p.distribution == Distribution::MyYcsbLatest).then(|| MyYcsbLatest::new(records));
                 LsmPhase {
                     store,
                     mix: spec.mix.of_thread(job, spec.scan_threads),
@@ -635,62 +643,22 @@ impl JobStream {
     fn compactor_op(l: &mut LsmPhase) -> Option<Op> {
         let (work, idle) = l.store.with(|s| (s.background(&mut l.queue), s.clients_running().then(|| s.idle_op())));
         if work {
-            // A piece of work is one operation of the thread: every part but the last `more`.
-            let n = l.queue.len();
-            l.queue.iter_mut().enumerate().for_each(|(i, o)| o.more = i + 1 < n);
+            // A piece of work is one operation of the thread.
+            one_operation(&mut l.queue, true);
             return l.queue.pop_front();
         }
         idle.map(|op| Op { think_ns: COMPACTOR_POLL_NS, ..op })
     }
 
-    /// The first part of the YCSB operation `kind` on `key` (its others queued). A write
-    /// the store's thread holds back (LevelDB's MakeRoomForWrite()) first sleeps, touching
-    /// the memtable, in a part of the operation after which it is tried again: once for
-    /// crate::lsm::SLOWDOWN_NS when L0 is long (crate::lsm::LsmState::write_slowed, not yet
-    /// `delayed`), then [`COMPACTOR_POLL_NS`] at a time while it must wait
-    /// (crate::lsm::LsmState::write_stalled). With the store's thread, an operation that
-    /// reads before it writes does its read first and its write (`OpKind::Put`) after it, so
-    /// that only the write waits.
-    fn lsm_operation(l: &mut LsmPhase, (kind, key, delayed): (OpKind, u64, bool), think_ns: u64, rng: &mut Rng) -> Op {
-        let reads_first = kind == OpKind::ReadModifyWrite || (kind == OpKind::Update && l.store.read(|s| s.spec.update_reads));
-        if reads_first && l.store.read(|s| s.background_state().is_some()) {
-            // My-YCSB's read-modify-write is a Get, then a Put (leveldb_client.cpp), and only
-            // the Put can wait for LevelDB's thread: the read now, the write tried after it.
-            let queue = &mut l.queue;
-            l.store.with(|s| s.get(key, queue));
-            queue.iter_mut().for_each(|o| o.more = true);
-            l.stalled = Some((OpKind::Put, key, false));
-            let mut op = queue.pop_front().expect("a get touches memory");
-            op.think_ns = think_ns;
-            return op;
-        }
-        let writes = matches!(kind, OpKind::Update | OpKind::Insert | OpKind::ReadModifyWrite | OpKind::Put);
-        let held = l.store.with(|s| {
-            let sleep = if !writes {
-                None
-            } else if !delayed && s.write_slowed() {
-                Some((crate::lsm::SLOWDOWN_NS, true))
-            } else if s.write_stalled() {
-                Some((COMPACTOR_POLL_NS, false))
-            } else {
-                None
-            };
-            sleep.map(|(ns, slowed)| {
-                s.count_stall(slowed);
-                (ns, s.idle_op())
-            })
-        });
-        if let Some((ns, idle)) = held {
-            l.stalled = Some((kind, key, true));
-            return Op { think_ns: ns, more: true, ..idle };
-        }
+    /// The first part of a try of a client's YCSB operation (crate::lsm::LsmState::client_operation),
+    /// its other parts queued. An operation to try again after them is kept (`stalled`), and
+    /// then its parts all go on (`more`).
+    fn lsm_operation(l: &mut LsmPhase, try_: Retry, think_ns: u64, rng: &mut Rng) -> Op {
         let queue = &mut l.queue;
-        l.store.with(|s| s.operation(kind, key, rng, queue));
-        // The parts of one YCSB operation: the last ends it (the task's operations).
-        let n = queue.len();
-        queue.iter_mut().enumerate().for_each(|(i, o)| o.more = i + 1 < n);
+        l.stalled = l.store.with(|s| s.client_operation(try_, rng, queue));
+        one_operation(queue, l.stalled.is_none());
         let mut op = queue.pop_front().expect("an operation touches memory");
-        op.think_ns = think_ns;
+        op.think_ns += think_ns;
         op
     }
 
@@ -720,9 +688,9 @@ impl JobStream {
                 return Some(op);
             }
             if let Some(l) = ph.lsm.as_mut().filter(|l| l.stalled.is_some()) {
-                let (kind, key, delayed) = l.stalled.take().expect("filtered");
+                let again = l.stalled.take().expect("filtered");
                 // Its think time went before its first try.
-                return Some(Self::lsm_operation(l, (kind, key, delayed), 0, &mut self.rng));
+                return Some(Self::lsm_operation(l, again, 0, &mut self.rng));
             }
             if ph.ops_left == 0 {
                 if let Some(l) = ph.lsm.as_mut().filter(|l| !l.compactor) {
@@ -806,17 +774,12 @@ impl JobStream {
             if let Some(l) = ph.lsm.as_mut() {
                 let u = self.rng.unit();
                 let kind = l.mix.kind(u);
-                let (kind, key) = match l.latest.as_mut() {
-                    Some(c) => {
-                        let records = l.store.read(|s| s.layout.records);
-                        match c.next(kind == OpKind::Read, block, records) {
-                            (true, key) => (OpKind::Read, key),
-                            (false, key) => (OpKind::Insert, key),
-                        }
-                    }
+                let (kind, key) = match l.latest.as_mut().map(|c| c.next(kind == OpKind::Read, block)) {
+                    Some((true, key)) => (OpKind::Read, key),
+                    Some((false, key)) => (OpKind::Insert, key),
                     None => (kind, block),
                 };
-                return Some(Self::lsm_operation(l, (kind, key, false), ph.think_ns, &mut self.rng));
+                return Some(Self::lsm_operation(l, Retry { kind, key, delayed: false }, ph.think_ns, &mut self.rng));
             }
             let write = match ph.kind {
                 Kind::FileRw | Kind::AnonRw => self.rng.unit() >= ph.read_ratio,

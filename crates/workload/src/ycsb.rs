@@ -208,15 +208,23 @@ pub fn my_ycsb_key(rank: u64, n: u64) -> u64 {
 /// or written, is FNV-1 hashed onto the records ([`fnv1_64`] mod `n`), so the thread's
 /// inserts rewrite loaded keys. Its first operation is an insert (nothing to read yet); from
 /// `n` inserts on, a write is an update of a key drawn as a read draws it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MyYcsbLatest {
+    /// The records.
+    n: u64,
     inserted: u64,
 }
 
 impl MyYcsbLatest {
+    /// A thread that has inserted nothing yet, over `n` records.
+    pub fn new(n: u64) -> MyYcsbLatest {
+        MyYcsbLatest { n, inserted: 0 }
+    }
+
     /// The next operation, `(read, key)`, for a draw that picked a read (`read`) and the
-    /// Zipfian rank `rank`, over `n` records.
-    pub fn next(&mut self, read: bool, rank: u64, n: u64) -> (bool, u64) {
+    /// Zipfian rank `rank`.
+    pub fn next(&mut self, read: bool, rank: u64) -> (bool, u64) {
+        let n = self.n;
         let read = read && self.inserted > 0;
         let number = if read || self.inserted >= n {
             self.inserted - 1 - rank % self.inserted
@@ -235,18 +243,18 @@ mod tests {
     #[test]
     fn my_ycsbs_latest_inserts_the_hashed_counter_and_reads_behind_it() {
         let n = 1_000_003;
-        let mut t = MyYcsbLatest::default();
-        assert_eq!(t.next(true, 5, n), (false, fnv1_64(0) % n), "the first operation inserts key number 0");
-        assert_eq!(t.next(false, 5, n), (false, fnv1_64(1) % n));
-        assert_eq!(t.next(false, 0, n), (false, fnv1_64(2) % n));
+        let mut t = MyYcsbLatest::new(n);
+        assert_eq!(t.next(true, 5), (false, fnv1_64(0) % n), "the first operation inserts key number 0");
+        assert_eq!(t.next(false, 5), (false, fnv1_64(1) % n));
+        assert_eq!(t.next(false, 0), (false, fnv1_64(2) % n));
         // Three inserted: rank r reads number 2 - r mod 3, the last insert for rank 0.
-        assert_eq!(t.next(true, 0, n), (true, fnv1_64(2) % n));
-        assert_eq!(t.next(true, 1, n), (true, fnv1_64(1) % n));
-        assert_eq!(t.next(true, 5, n), (true, fnv1_64(0) % n), "5 mod 3 = 2 behind");
+        assert_eq!(t.next(true, 0), (true, fnv1_64(2) % n));
+        assert_eq!(t.next(true, 1), (true, fnv1_64(1) % n));
+        assert_eq!(t.next(true, 5), (true, fnv1_64(0) % n), "5 mod 3 = 2 behind");
         // Past the records, a write updates a key drawn as a read draws it.
-        let mut full = MyYcsbLatest { inserted: 3 };
-        assert_eq!(full.next(false, 0, 3), (false, fnv1_64(2) % 3));
-        assert_eq!(full, MyYcsbLatest { inserted: 3 });
+        let mut full = MyYcsbLatest { n: 3, inserted: 3 };
+        assert_eq!(full.next(false, 0), (false, fnv1_64(2) % 3));
+        assert_eq!(full, MyYcsbLatest { n: 3, inserted: 3 });
     }
 
     #[test]

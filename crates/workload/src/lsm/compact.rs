@@ -21,8 +21,9 @@
 
 use std::collections::VecDeque;
 
-use super::{LsmState, Shape, L0_SLOWDOWN, L0_STOP, L0_TRIGGER, WRITE_PAGES};
-use crate::gen::Op;
+use super::{LsmState, OpKind, Shape, L0_SLOWDOWN, L0_STOP, L0_TRIGGER, SLOWDOWN_NS, WRITE_PAGES};
+use crate::gen::{Op, COMPACTOR_POLL_NS};
+use crate::rng::Rng;
 use crate::size::PAGE_SIZE;
 
 /// What LevelDB's background compaction thread has to do (DBImpl::MaybeScheduleCompaction()
@@ -44,6 +45,16 @@ pub struct Background {
     file_to_compact: Option<(u32, Option<u64>)>,
     /// The client threads still running; the thread ends when none is and no work waits.
     pub clients: u32,
+}
+
+/// A client's operation to try, or to try again once the parts before it are done
+/// ([`LsmState::client_operation`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Retry {
+    pub kind: OpKind,
+    pub key: u64,
+    /// It was delayed already ([`LsmState::write_slowed`]: once a write).
+    pub delayed: bool,
 }
 
 impl LsmState {
@@ -103,18 +114,57 @@ impl LsmState {
         self.push_down(1, 1, out);
     }
 
+    /// One try of a client thread's YCSB operation `try_.kind` on `try_.key`: its parts
+    /// into `out`, and the operation to try again once they are done, if any. With
+    /// `compaction_thread` the writers are held back as LevelDB 1.23's MakeRoomForWrite()
+    /// holds them:
+    /// - an operation that reads before it writes (a read-modify-write, My-YCSB's update:
+    ///   a Get, then a Put) does its read, and its write (`OpKind::Put`) is tried after it,
+    ///   so that only the write waits;
+    /// - a write is first delayed [`SLOWDOWN_NS`](super::SLOWDOWN_NS), once, when L0 is long
+    ///   ([`LsmState::write_slowed`]);
+    /// - then it sleeps [`COMPACTOR_POLL_NS`] at a time while it must wait
+    ///   ([`LsmState::write_stalled`]; LevelDB wakes it with a signal).
+    ///
+    /// A sleep touches the memtable, as the idle thread's look for work does.
+    pub fn client_operation(&mut self, try_: Retry, rng: &mut Rng, out: &mut VecDeque<Op>) -> Option<Retry> {
+        let Retry { kind, key, delayed } = try_;
+        let reads_first = kind == OpKind::ReadModifyWrite || (kind == OpKind::Update && self.spec.update_reads);
+        if reads_first && self.bg.is_some() {
+            self.get(key, out);
+            return Some(Retry { kind: OpKind::Put, key, delayed: false });
+        }
+        let writes = matches!(kind, OpKind::Update | OpKind::Insert | OpKind::ReadModifyWrite | OpKind::Put);
+        let sleep = if !writes {
+            None
+        } else if !delayed && self.write_slowed() {
+            Some((SLOWDOWN_NS, true))
+        } else if self.write_stalled() {
+            Some((COMPACTOR_POLL_NS, false))
+        } else {
+            None
+        };
+        if let Some((ns, slowed)) = sleep {
+            self.count_stall(slowed);
+            out.push_back(Op { think_ns: ns, ..self.idle_op() });
+            return Some(Retry { delayed: true, ..try_ });
+        }
+        self.operation(kind, key, rng, out);
+        None
+    }
+
     /// Whether a write must wait now (LevelDB 1.23's MakeRoomForWrite(): the memtable is
     /// full and the last full one still waits for its flush, `imm_`, or L0 holds
     /// [`L0_STOP`] tables, so the writer waits on `background_work_finished_signal_`, and
     /// the writers queued behind it with it).
-    pub fn write_stalled(&self) -> bool {
+    pub(super) fn write_stalled(&self) -> bool {
         let waits = self.bg.as_ref().is_some_and(|bg| bg.flushes_waiting > 0 || self.l0_live >= L0_STOP);
         waits && self.unflushed >= self.spec.write_buffer_bytes
     }
 
     /// Whether a write is delayed by [`SLOWDOWN_NS`](super::SLOWDOWN_NS) first
     /// (MakeRoomForWrite(): L0 holds [`L0_SLOWDOWN`] tables or more; once a write).
-    pub fn write_slowed(&self) -> bool {
+    pub(super) fn write_slowed(&self) -> bool {
         self.bg.is_some() && self.l0_live >= L0_SLOWDOWN
     }
 
@@ -125,7 +175,7 @@ impl LsmState {
 
     /// A writer waited for the thread ([`LsmState::write_stalled`]; `slowed`: it was delayed,
     /// [`LsmState::write_slowed`]).
-    pub fn count_stall(&mut self, slowed: bool) {
+    fn count_stall(&mut self, slowed: bool) {
         if let Some(bg) = self.bg.as_mut() {
             match slowed {
                 true => bg.write_slowdowns += 1,

@@ -112,7 +112,7 @@ use std::collections::VecDeque;
 
 use serde::Deserialize;
 
-pub use compact::Background;
+pub use compact::{Background, Retry};
 pub use place::{Found, Placement};
 
 use crate::app_cache::{self, AppCache, AppCacheSpec, AppPolicy, Lookup};
