@@ -140,15 +140,18 @@ def compaction_thread(name):
 
 def steady(r, task=None, cgroup=None):
     """Workload operations (YCSB's, for an lsm store) a second once the page cache is full:
-    the intervals after the first whose
-    file pages reach 98% of the run's most (the paper measures after a warm-up). `task`: the
-    tasks counted (a name prefix, or a test of the name), else every task but a compaction
+    the intervals after the first whose file pages reach 98% of the run's most (the paper
+    measures after a warm-up). `task`: the tasks counted (a name prefix, a set of names, or
+    a test of the name), else every task but a compaction
     thread (lsm.compaction_thread's `<store>.compaction`). `cgroup`: full
     means that cgroup's memory.current reaches 98% of its most, for a tenant beside
     another (Fig. 11: the paper measured the store after its own warm-up)."""
     if isinstance(task, str):
         prefix = task
         task = lambda name: name.startswith(prefix)  # noqa: E731
+    elif isinstance(task, (set, frozenset)):
+        names = task
+        task = lambda name: name in names  # noqa: E731
     s = r["series"]
 
     def level(x):
@@ -472,7 +475,7 @@ def fig11(a, tmp):
         # From the store's cgroup full (1 s), not the machine's page cache: that waits for
         # the search to fill its cgroup (3 s), and its last second held the default's
         # compaction burst (the README's Fig. 11 section).
-        return steady_workload_ops(x, {t["name"] for t in x["tasks"] if t["name"].startswith("leveldb") and not compaction_thread(t["name"])}, "/db")
+        return steady(x, {t["name"] for t in x["tasks"] if t["name"].startswith("leveldb") and not compaction_thread(t["name"])}, "/db")
 
     def search(x):
         # the ten passes end with the search's last thread (a task's time excludes its start)
@@ -497,12 +500,6 @@ def fig11(a, tmp):
     row("global LFU vs tailored, search", 0.5, search(tl) / search(gl), gl, tl, "/search", t, True)
     print()
     print(t.line("Fig. 11"))
-
-
-def steady_workload_ops(r, names, cgroup=None):
-    """The steady rate (steady(), `cgroup` as there) of the tasks `names`' workload operations
-    (YCSB gets and scans: the series' task_workload_ops)."""
-    return steady(r, lambda name: name in names, cgroup)
 
 
 def fig10(a, tmp):
@@ -537,7 +534,7 @@ def fig10(a, tmp):
                                             policies={"/db": get_scan.GetScan(("leveldb.0",), threshold)})
             with open(out, "w") as f:
                 json.dump(r[label], f)
-    tp = {c: (steady_workload_ops(x, gets), steady_workload_ops(x, scan)) for c, x in r.items()}
+    tp = {c: (steady(x, gets), steady(x, scan)) for c, x in r.items()}
     d = tp["default"]
     print("| setup | GET ops/s (steady) | vs default | SCAN ops/s (steady) | vs default | file refaults | read from disk (MiB) | ran (s) |")
     print("|---|---|---|---|---|---|---|---|")
