@@ -114,8 +114,9 @@ impl Placement {
         self.place.insert(key, Place::Level(level));
     }
 
-    /// Keys followed (the report's and the tests' view).
-    pub fn followed(&self) -> usize {
+    /// Keys followed (what the tests look at).
+    #[cfg(test)]
+    fn followed(&self) -> usize {
         self.place.len()
     }
 }
